@@ -1,0 +1,22 @@
+# CUDA detection. AUTO builds gpu/ wherever nvcc exists, even on a machine with no GPU, so that CI
+# compiles every kernel; the binary then reports "no GPU" at run time and the model backend serves.
+set(SUMLAB_HAVE_CUDA OFF)
+if(NOT SUMLAB_CUDA STREQUAL "OFF")
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+    # sm_90 machine code (H100/H200) plus compute_90 PTX for anything newer.
+    set(CMAKE_CUDA_ARCHITECTURES 90)
+  endif()
+  if(NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
+    set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
+  endif()
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    enable_language(CUDA)
+    find_package(CUDAToolkit REQUIRED)
+    set(SUMLAB_HAVE_CUDA ON)
+  elseif(SUMLAB_CUDA STREQUAL "ON")
+    message(FATAL_ERROR "SUMLAB_CUDA=ON but no CUDA compiler was found")
+  endif()
+endif()
+message(STATUS "sumlab: CUDA ${SUMLAB_HAVE_CUDA}")

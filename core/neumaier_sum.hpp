@@ -1,0 +1,34 @@
+#pragma once
+// Neumaier's improved Kahan–Babuška summation.
+//
+// Assumes IEEE binary32/64, round-to-nearest-even, no FMA contraction, no reassociation.
+// Order: serial, left to right: t = s + x_i; the exact error of that addition (Fast2Sum, with the
+//   larger-magnitude operand first) is added into a separate correction c; s = t. The result is
+//   s + c, one final rounding. s starts at x0, c at +0.
+// Bound (Neumaier 1974): |s_hat - s| <= u |s| + (4 n u^2) * sum|x_i| (conservative explicit
+//   form of u|s| + O(n u^2) sum|x_i|, valid for n u <= 0.1). Unlike Kahan it stays accurate when
+//   an addend is larger than the running sum.
+// Order dependence: yes, weakly.
+#include <cmath>
+#include <cstddef>
+#include <span>
+
+namespace sumlab {
+
+template <class T> T neumaier_sum(std::span<const T> x) {
+  if (x.empty()) return T(0);
+  T s = x[0];
+  T c = T(0);
+  for (std::size_t i = 1; i < x.size(); ++i) {
+    const T t = s + x[i];
+    if (std::fabs(s) >= std::fabs(x[i]))
+      c += (s - t) + x[i];
+    else
+      c += (x[i] - t) + s;
+    s = t;
+  }
+  // With an infinite s the corrections are NaN; the IEEE sum is s itself.
+  return std::isfinite(s) ? s + c : s;
+}
+
+}  // namespace sumlab

@@ -1,0 +1,192 @@
+#pragma once
+// portable_log and portable_exp: the natural logarithm and exponential of a double, built from
+// +, -, *, / and exact bit manipulation only, so that the same source gives the same bits on the
+// CPU and the GPU. libm's log/exp (and CUDA's) are not correctly rounded and differ between
+// implementations; IEEE +, -, *, / and sqrt are correctly rounded everywhere, so a function made
+// of them alone is reproducible, provided no multiply-add is fused: the host is built with
+// -ffp-contract=off and GPU code with --fmad=false (cmake/SumlabFlags.cmake).
+//
+// Algorithms: those of fdlibm's e_log.c and e_exp.c (Sun Microsystems, 1993; the notice below),
+// re-expressed with 64-bit words; the polynomial coefficients are fdlibm's, given here as exact
+// bit patterns.
+//   log: x = 2^k (1+f) with sqrt(2)/2 < 1+f < sqrt(2); s = f/(2+f); log(1+f) = 2s + s R(s^2)
+//        with a degree-14 Remez polynomial R (|error| < 2^-58.45); log x = k ln2_hi + (f - (hfsq -
+//        (s (hfsq + R) + k ln2_lo))) with ln2 = ln2_hi + ln2_lo and k ln2_hi exact.
+//   exp: x = k ln2 + r, |r| <= ln2/2, r = hi - lo (Cody-Waite, k ln2_hi exact); exp(r) = 1 + r +
+//        r c/(2 - c) with c = r - r^2 P(r^2), P a degree-5 Remez polynomial (|error| < 2^-59);
+//        then scale by 2^k with exact bit arithmetic (one rounding when the result is subnormal).
+// Accuracy (fdlibm's analysis: < 1 ulp): measured against MPFR's correctly rounded values on
+// 10^6 points over 2^-1074 .. 2^1024 (log) and -745.2 .. 709.8 (exp): max error 0.811 ulp (log),
+// 0.857 ulp (exp) (tests/core/portable_math_test.cpp); at most 1 ulp from glibc's std::log /
+// std::exp on the same points.
+// Specials: log(NaN) = NaN, log(x < 0) = NaN, log(+-0) = -Inf, log(+Inf) = +Inf;
+// exp(NaN) = NaN, exp(+Inf) = +Inf, exp(-Inf) = +0, exp(x > 709.78...) = +Inf,
+// exp(x < -745.13...) = +0. No floating-point exceptions are raised on purpose.
+// portable_sqrt is the IEEE correctly rounded square root (std::sqrt on the host, sqrt in device
+// code), reproducible as is.
+//
+// ====================================================
+// Copyright (C) 1993 by Sun Microsystems, Inc. All rights reserved.
+//
+// Developed at SunSoft, a Sun Microsystems, Inc. business.
+// Permission to use, copy, modify, and distribute this
+// software is freely granted, provided that this notice
+// is preserved.
+// ====================================================
+#include <cstdint>
+
+#include "core/hd.hpp"
+
+#if !defined(__CUDA_ARCH__)
+#include <cmath>
+#include <cstring>
+#endif
+
+namespace sumlab {
+
+SUMLAB_HD inline std::uint64_t double_to_bits(double x) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<std::uint64_t>(__double_as_longlong(x));
+#else
+  std::uint64_t b;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+#endif
+}
+
+SUMLAB_HD inline double double_from_bits(std::uint64_t b) {
+#if defined(__CUDA_ARCH__)
+  return __longlong_as_double(static_cast<long long>(b));
+#else
+  double x;
+  std::memcpy(&x, &b, sizeof x);
+  return x;
+#endif
+}
+
+SUMLAB_HD inline double portable_sqrt(double x) {
+#if defined(__CUDA_ARCH__)
+  return ::sqrt(x);
+#else
+  return std::sqrt(x);
+#endif
+}
+
+namespace detail {
+// 2^k for -1022 <= k <= 1023, exactly.
+SUMLAB_HD inline double pow2(int k) {
+  return double_from_bits(static_cast<std::uint64_t>(k + 1023) << 52);
+}
+constexpr std::uint64_t kNanBits = 0x7ff8000000000000ull;
+constexpr std::uint64_t kInfBits = 0x7ff0000000000000ull;
+}  // namespace detail
+
+SUMLAB_HD inline double portable_log(double x) {
+  const double ln2_hi = double_from_bits(0x3fe62e42fee00000ull);  // 6.93147180369123816490e-01
+  const double ln2_lo = double_from_bits(0x3dea39ef35793c76ull);  // 1.90821492927058770002e-10
+  const double Lg1 = double_from_bits(0x3fe5555555555593ull);     // 6.666666666666735130e-01
+  const double Lg2 = double_from_bits(0x3fd999999997fa04ull);     // 3.999999999940941908e-01
+  const double Lg3 = double_from_bits(0x3fd2492494229359ull);     // 2.857142874366239149e-01
+  const double Lg4 = double_from_bits(0x3fcc71c51d8e78afull);     // 2.222219843214978396e-01
+  const double Lg5 = double_from_bits(0x3fc7466496cb03deull);     // 1.818357216161805012e-01
+  const double Lg6 = double_from_bits(0x3fc39a09d078c69full);     // 1.531383769920937332e-01
+  const double Lg7 = double_from_bits(0x3fc2f112df3e5244ull);     // 1.479819860511658591e-01
+
+  std::uint64_t u = double_to_bits(x);
+  int k = 0;
+  if (u >= 0x7ff0000000000000ull) {  // +Inf, NaN, or negative (sign bit set)
+    if (u == detail::kInfBits) return x;
+    if ((u & 0x7fffffffffffffffull) == 0) return double_from_bits(detail::kInfBits | (1ull << 63));
+    return double_from_bits(detail::kNanBits);
+  }
+  if (u < 0x0010000000000000ull) {  // +0 or subnormal
+    if (u == 0) return double_from_bits(detail::kInfBits | (1ull << 63));  // log(+0) = -Inf
+    x *= double_from_bits(0x4350000000000000ull);                         // 2^54, exact
+    u = double_to_bits(x);
+    k = -54;
+  }
+  k += static_cast<int>(u >> 52) - 1023;
+  // hx: the top 20 bits of the fraction (fdlibm's high word without the exponent).
+  const std::uint32_t hx = static_cast<std::uint32_t>(u >> 32) & 0x000fffffu;
+  // Fractions at or above 0x6a09c (1 + f >= ~sqrt(2)) are halved: exponent field 0x3fe, k + 1.
+  const std::uint32_t i = (hx + 0x95f64u) & 0x100000u;
+  const std::uint64_t reduced =
+      (u & 0x000fffffffffffffull) | (static_cast<std::uint64_t>(i ^ 0x3ff00000u) << 32);
+  k += static_cast<int>(i >> 20);
+  const double f = double_from_bits(reduced) - 1.0;  // exact (Sterbenz)
+  const double dk = static_cast<double>(k);
+
+  if (((2 + hx) & 0x000fffffu) < 3) {  // -2^-20 <= f < 2^-20: a short series suffices
+    if (f == 0.0) return k == 0 ? 0.0 : dk * ln2_hi + dk * ln2_lo;
+    const double R = f * f * (0.5 - 0.33333333333333333 * f);
+    return k == 0 ? f - R : dk * ln2_hi - ((R - dk * ln2_lo) - f);
+  }
+  const double s = f / (2.0 + f);
+  const double z = s * s;
+  const double w = z * z;
+  const double t1 = w * (Lg2 + w * (Lg4 + w * Lg6));
+  const double t2 = z * (Lg1 + w * (Lg3 + w * (Lg5 + w * Lg7)));
+  const double R = t2 + t1;
+  // fdlibm's switch: the hfsq form is more accurate for f away from 0 (hx in (0x6147a, 0x6b851)).
+  const int sel = (static_cast<int>(hx) - 0x6147a) | (0x6b851 - static_cast<int>(hx));
+  if (sel > 0) {
+    const double hfsq = 0.5 * f * f;
+    return k == 0 ? f - (hfsq - s * (hfsq + R))
+                  : dk * ln2_hi - ((hfsq - (s * (hfsq + R) + dk * ln2_lo)) - f);
+  }
+  return k == 0 ? f - s * (f - R) : dk * ln2_hi - ((s * (f - R) - dk * ln2_lo) - f);
+}
+
+SUMLAB_HD inline double portable_exp(double x) {
+  const double ln2_hi = double_from_bits(0x3fe62e42fee00000ull);  // 6.93147180369123816490e-01
+  const double ln2_lo = double_from_bits(0x3dea39ef35793c76ull);  // 1.90821492927058770002e-10
+  const double inv_ln2 = double_from_bits(0x3ff71547652b82feull); // 1.44269504088896338700e+00
+  const double P1 = double_from_bits(0x3fc555555555553eull);      // 1.66666666666666019037e-01
+  const double P2 = double_from_bits(0xbf66c16c16bebd93ull);      // -2.77777777770155933842e-03
+  const double P3 = double_from_bits(0x3f11566aaf25de2cull);      // 6.61375632143793436117e-05
+  const double P4 = double_from_bits(0xbebbbd41c5d26bf1ull);      // -1.65339022054652515390e-06
+  const double P5 = double_from_bits(0x3e66376972bea4d0ull);      // 4.13813679705723846039e-08
+  const double o_threshold = double_from_bits(0x40862e42fefa39efull);  // 7.09782712893383973e+02
+  const double u_threshold = double_from_bits(0xc0874910d52d3051ull);  // -7.4513321910194110e+02
+
+  const std::uint64_t u = double_to_bits(x);
+  const std::uint64_t ax = u & 0x7fffffffffffffffull;
+  if (ax >= detail::kInfBits) {  // NaN or +-Inf
+    if (ax > detail::kInfBits) return x;
+    return (u >> 63) ? 0.0 : x;
+  }
+  if (x > o_threshold) return double_from_bits(detail::kInfBits);
+  if (x < u_threshold) return 0.0;
+
+  const std::uint32_t hx = static_cast<std::uint32_t>(ax >> 32);  // high word of |x|
+  double hi = 0.0, lo = 0.0, r;
+  int k = 0;
+  if (hx > 0x3fd62e42u) {    // |x| > ln2/2
+    if (hx < 0x3ff0a2b2u) {  // |x| < 1.5 ln2: k = +-1
+      k = (u >> 63) ? -1 : 1;
+    } else {
+      k = static_cast<int>(inv_ln2 * x + ((u >> 63) ? -0.5 : 0.5));  // truncation: round(x/ln2)
+    }
+    const double dk = static_cast<double>(k);
+    hi = x - dk * ln2_hi;  // exact: k ln2_hi has 32 trailing zero bits
+    lo = dk * ln2_lo;
+    r = hi - lo;
+  } else if (hx < 0x3e300000u) {  // |x| < 2^-28: exp(x) = 1 + x to within half an ulp
+    return 1.0 + x;
+  } else {
+    r = x;
+  }
+
+  const double t = r * r;
+  const double c = r - t * (P1 + t * (P2 + t * (P3 + t * (P4 + t * P5))));
+  if (k == 0) return 1.0 - ((r * c) / (c - 2.0) - r);
+  const double y = 1.0 - ((lo - (r * c) / (2.0 - c)) - hi);  // exp(r), in [0.70, 1.42]
+  if (k >= -1021) {
+    // k <= 1024; 2^1024 is not a double, so scale in two exact steps there.
+    return k == 1024 ? y * 2.0 * detail::pow2(1023) : y * detail::pow2(k);
+  }
+  // Subnormal result: y * 2^(k + 1000) is exact (normal), and * 2^-1000 rounds once.
+  return y * detail::pow2(k + 1000) * detail::pow2(-1000);
+}
+
+}  // namespace sumlab

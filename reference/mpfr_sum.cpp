@@ -1,0 +1,292 @@
+// Exact sums with MPFR. See reference/mpfr_sum.hpp for the exactness argument; in short: every
+// variable that holds a sum has P = (emax + 1 - e_min) + 64 + 3 bits, enough for the exact sum of
+// any n < 2^64 values of T (an integer multiple of 2^e_min below 2^(emax+1+64)), so mpfr_sum and
+// mpfr_add into it are exact, and the one rounding is the final mpfr_get_flt / mpfr_get_d.
+//
+// Order of work, per chunk of 2^12 elements (small enough to stay in L2):
+//   1. each finite nonzero x_i is written straight into a one-limb MPFR value through MPFR's
+//      documented custom interface (mpfr_custom_init_set: significand limb + exponent, no
+//      allocation, exact: a 24- or 53-bit significand fits in a 64-bit limb), positive terms in one
+//      array and negative terms in another;
+//   2. mpfr_sum of each array into a variable wide enough for that chunk's exact sum (at most P
+//      bits; usually far fewer, which is what keeps mpfr_sum fast), added to the running positive
+//      and negative totals with mpfr_add at P bits (exact).
+// The split by sign costs nothing (each term goes to exactly one array) and gives sum|x_i| =
+// pos - neg for free. NaN, +-Inf and zeros never enter MPFR: they are counted on the side and
+// the IEEE special rules are applied at the end.
+#include "reference/mpfr_sum.hpp"
+
+#include <mpfr.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/float_traits.hpp"
+#include "core/metrics.hpp"
+
+namespace sumlab::reference {
+namespace {
+
+static_assert(GMP_NUMB_BITS == 64, "one 64-bit limb must hold a significand of float or double");
+
+// Bits of a variable that holds any exact sum of fewer than 2^64 values of T (see the header).
+template <class T> constexpr mpfr_prec_t exact_precision() {
+  return (FloatTraits<T>::emax + 1 - FloatTraits<T>::min_subnormal_exp) + 64 + 3;
+}
+
+// An owned mpfr_t of fixed precision.
+class Mpfr {
+ public:
+  explicit Mpfr(mpfr_prec_t precision) { mpfr_init2(value_, precision); }
+  ~Mpfr() { mpfr_clear(value_); }
+  Mpfr(const Mpfr&) = delete;
+  Mpfr& operator=(const Mpfr&) = delete;
+  mpfr_ptr get() { return value_; }
+  mpfr_srcptr get() const { return value_; }
+
+ private:
+  mpfr_t value_;
+};
+
+void require_exact(int ternary, const char* what) {
+  if (ternary != 0) throw std::logic_error(std::string("mpfr_sum: inexact ") + what);
+}
+
+// The one rounding: RNDN into T, overflowing to +-Inf past the threshold (checked by hand-made
+// cases in the test). An exact sum below the normal range is a multiple of 2^e_min and so exactly
+// representable; rounding into the subnormal range (also correct in mpfr_get_flt / mpfr_get_d)
+// is exercised by exact_moments' tests.
+template <class T> T round_to(mpfr_srcptr v) {
+  if constexpr (sizeof(T) == sizeof(float)) {
+    return mpfr_get_flt(v, MPFR_RNDN);
+  } else {
+    return mpfr_get_d(v, MPFR_RNDN);
+  }
+}
+
+// The exact sums of the positive and of the negative terms, plus what was seen on the side.
+template <class T> struct ExactParts {
+  Mpfr pos{exact_precision<T>()};
+  Mpfr neg{exact_precision<T>()};
+  std::size_t n = 0;
+  bool any_nan = false, any_pos_inf = false, any_neg_inf = false;
+  bool all_neg_zero = true;  // every input is -0 (vacuously true when n == 0: see signed_zero)
+};
+
+// Per-thread buffers for one chunk: 2 x kChunk one-limb custom MPFR values (no allocation per
+// call).
+template <class T> struct Workspace {
+  static constexpr std::size_t kChunk = std::size_t(1) << 12;
+  std::vector<__mpfr_struct> items[2];
+  std::vector<mp_limb_t> limbs[2];
+  std::vector<mpfr_ptr> ptrs[2];
+  Mpfr partial{exact_precision<T>()};
+
+  Workspace() {
+    for (int s = 0; s < 2; ++s) {
+      items[s].resize(kChunk);
+      limbs[s].resize(kChunk);
+      ptrs[s].resize(kChunk);
+      for (std::size_t i = 0; i < kChunk; ++i) ptrs[s][i] = &items[s][i];
+    }
+  }
+  static Workspace& local() {
+    thread_local Workspace w;
+    return w;
+  }
+};
+
+// x = sign * m * 2^q with m the integer significand (hidden bit included for normals):
+// returns false for NaN/Inf/zero after recording them in `parts`.
+template <class T>
+bool decompose(T x, ExactParts<T>& parts, std::uint64_t& m, int& q, bool& negative) {
+  using Traits = FloatTraits<T>;
+  constexpr int kFracBits = Traits::precision - 1;
+  constexpr int kTotalBits = int(sizeof(T) * 8);
+  const std::uint64_t bits = to_bits(x);
+  negative = (bits >> (kTotalBits - 1)) != 0;
+  const std::uint64_t frac = bits & ((std::uint64_t(1) << kFracBits) - 1);
+  const int biased = int((bits >> kFracBits) & ((std::uint64_t(1) << Traits::exponent_bits) - 1));
+  const bool is_neg_zero = negative && biased == 0 && frac == 0;
+  if (!is_neg_zero) parts.all_neg_zero = false;
+  if (biased == (1 << Traits::exponent_bits) - 1) {
+    if (frac != 0) parts.any_nan = true;
+    else if (negative) parts.any_neg_inf = true;
+    else parts.any_pos_inf = true;
+    return false;
+  }
+  if (biased == 0) {
+    if (frac == 0) return false;
+    m = frac;
+    q = Traits::min_subnormal_exp;
+  } else {
+    m = frac | (std::uint64_t(1) << kFracBits);
+    q = biased + Traits::min_subnormal_exp - 1;
+  }
+  return true;
+}
+
+template <class T> void accumulate(std::span<const T> x, ExactParts<T>& parts) {
+  auto& w = Workspace<T>::local();
+  mpfr_set_zero(parts.pos.get(), 1);
+  mpfr_set_zero(parts.neg.get(), 1);
+  parts.n = x.size();
+  for (std::size_t begin = 0; begin < x.size(); begin += Workspace<T>::kChunk) {
+    const std::size_t end = std::min(x.size(), begin + Workspace<T>::kChunk);
+    std::size_t count[2] = {0, 0};
+    // Lowest and highest bit of the chunk's terms, per sign, to size the chunk's partial sum.
+    int lowest[2] = {std::numeric_limits<int>::max(), std::numeric_limits<int>::max()};
+    int highest[2] = {std::numeric_limits<int>::min(), std::numeric_limits<int>::min()};
+    for (std::size_t i = begin; i < end; ++i) {
+      std::uint64_t m;
+      int q;
+      bool negative;
+      if (!decompose(x[i], parts, m, q, negative)) continue;
+      // Normalise m into the limb's top bit: value = (limb / 2^64) * 2^(q + bit_length(m)).
+      const int length = 64 - std::countl_zero(m);
+      const int s = negative ? 1 : 0;
+      const std::size_t k = count[s]++;
+      lowest[s] = std::min(lowest[s], q);
+      highest[s] = std::max(highest[s], q + length);
+      w.limbs[s][k] = m << (64 - length);
+      mpfr_custom_init_set(&w.items[s][k], negative ? -MPFR_REGULAR_KIND : MPFR_REGULAR_KIND,
+                           mpfr_exp_t(q + length), 64, &w.limbs[s][k]);
+    }
+    for (int s = 0; s < 2; ++s) {
+      if (count[s] == 0) continue;
+      // The chunk's sum is a multiple of 2^lowest below 2^(highest + 13) (count <= 2^12), so this
+      // many bits hold it exactly; most data spans far fewer bits than P, and mpfr_sum's work
+      // grows with the output precision. (The ternary check below would catch a mistake here.)
+      const mpfr_prec_t bits = mpfr_prec_t(highest[s] - lowest[s]) + 13 + 2;
+      mpfr_set_prec(w.partial.get(), std::min(bits, exact_precision<T>()));
+      require_exact(mpfr_sum(w.partial.get(), w.ptrs[s].data(), count[s], MPFR_RNDN), "chunk sum");
+      mpfr_ptr total = s ? parts.neg.get() : parts.pos.get();
+      require_exact(mpfr_add(total, total, w.partial.get(), MPFR_RNDN), "chunk add");
+    }
+  }
+}
+
+// The IEEE special result, if any: NaN, +-Inf; nothing (false) when all inputs are finite.
+template <class T> bool special_sum(const ExactParts<T>& parts, T& out) {
+  constexpr T inf = std::numeric_limits<T>::infinity();
+  if (parts.any_nan || (parts.any_pos_inf && parts.any_neg_inf)) {
+    out = std::numeric_limits<T>::quiet_NaN();
+  } else if (parts.any_pos_inf) {
+    out = inf;
+  } else if (parts.any_neg_inf) {
+    out = -inf;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// Exact sum pos + neg of finite inputs (P bits, exact); `out` must have exact_precision<T>().
+template <class T> void exact_total(const ExactParts<T>& parts, mpfr_ptr out) {
+  require_exact(mpfr_add(out, parts.pos.get(), parts.neg.get(), MPFR_RNDN), "total");
+}
+
+// Zero results carry the IEEE sign: -0 only when every one of n > 0 inputs is -0.
+template <class R, class T> R signed_zero(const ExactParts<T>& parts) {
+  return parts.n > 0 && parts.all_neg_zero ? -R(0) : R(0);
+}
+
+template <class R, class T> R rounded_sum(std::span<const T> x) {
+  ExactParts<T> parts;
+  accumulate(x, parts);
+  T special;
+  if (special_sum(parts, special)) return R(special);
+  Mpfr total(exact_precision<T>());
+  exact_total(parts, total.get());
+  if (mpfr_zero_p(total.get())) return signed_zero<R>(parts);
+  return round_to<R>(total.get());
+}
+
+}  // namespace
+
+template <class T> T correctly_rounded_sum(std::span<const T> x) { return rounded_sum<T>(x); }
+
+template <class T> double exact_sum_as_double(std::span<const T> x) {
+  return rounded_sum<double>(x);
+}
+
+template <class T> ErrorMetrics measure(std::span<const T> x, T computed) {
+  constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+  constexpr mpfr_prec_t P = exact_precision<T>();
+  ErrorMetrics m;
+  ExactParts<T> parts;
+  accumulate(x, parts);
+
+  T special;
+  if (special_sum(parts, special)) {
+    m.exact = m.rounded = double(special);
+    m.abs_error = m.rel_error = m.ulps = m.correct_bits = nan;
+    m.sum_abs = m.condition = nan;
+    m.special = true;
+    return m;
+  }
+
+  Mpfr total(P), sum_abs(P), ratio(53);
+  exact_total(parts, total.get());
+  require_exact(mpfr_sub(sum_abs.get(), parts.pos.get(), parts.neg.get(), MPFR_RNDN), "sum_abs");
+  const bool zero = mpfr_zero_p(total.get()) != 0;
+  const T rounded = zero ? signed_zero<T>(parts) : round_to<T>(total.get());
+  m.exact = zero ? double(rounded) : mpfr_get_d(total.get(), MPFR_RNDN);
+  m.rounded = double(rounded);
+  m.sum_abs = mpfr_get_d(sum_abs.get(), MPFR_RNDN);
+  if (zero) {
+    m.condition = condition_number(m.sum_abs, 0.0);
+  } else {
+    // One correctly rounded division of the two exact values (53 bits, then exact to double
+    // unless the ratio leaves double's range).
+    mpfr_div(ratio.get(), sum_abs.get(), total.get(), MPFR_RNDN);
+    mpfr_abs(ratio.get(), ratio.get(), MPFR_RNDN);
+    m.condition = mpfr_get_d(ratio.get(), MPFR_RNDN);
+  }
+
+  if (!std::isfinite(computed)) {
+    m.abs_error = m.rel_error = m.ulps = m.correct_bits = nan;
+    m.special = true;
+    return m;
+  }
+
+  // diff = computed - exact, exact: both are integer multiples of 2^e_min below 2^(P-2).
+  Mpfr diff(P + 2);
+  mpfr_set_d(diff.get(), double(computed), MPFR_RNDN);  // exact: float and double fit in double
+  require_exact(mpfr_sub(diff.get(), diff.get(), total.get(), MPFR_RNDN), "error");
+  mpfr_abs(diff.get(), diff.get(), MPFR_RNDN);
+  m.abs_error = mpfr_get_d(diff.get(), MPFR_RNDN);
+
+  if (zero) {
+    m.rel_error = mpfr_zero_p(diff.get()) ? 0.0 : std::numeric_limits<double>::infinity();
+  } else {
+    mpfr_div(ratio.get(), diff.get(), total.get(), MPFR_RNDN);
+    mpfr_abs(ratio.get(), ratio.get(), MPFR_RNDN);
+    m.rel_error = mpfr_get_d(ratio.get(), MPFR_RNDN);
+  }
+  m.correct_bits = correct_bits(m.rel_error, FloatTraits<T>::precision);
+
+  // ulp_T(rounded) is a power of two 2^k (ulp(max) when the exact sum overflowed T), so the
+  // division is an exact exponent shift and ulps is rounded once.
+  const T base = std::isfinite(rounded) ? rounded : std::numeric_limits<T>::max();
+  const int k = std::ilogb(ulp(base));
+  Mpfr scaled(P + 2);
+  mpfr_div_2si(scaled.get(), diff.get(), k, MPFR_RNDN);
+  m.ulps = mpfr_get_d(scaled.get(), MPFR_RNDN);
+  return m;
+}
+
+template float correctly_rounded_sum<float>(std::span<const float>);
+template double correctly_rounded_sum<double>(std::span<const double>);
+template double exact_sum_as_double<float>(std::span<const float>);
+template double exact_sum_as_double<double>(std::span<const double>);
+template ErrorMetrics measure<float>(std::span<const float>, float);
+template ErrorMetrics measure<double>(std::span<const double>, double);
+
+}  // namespace sumlab::reference

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Render sumlab run folders into figures (SVG + PNG) and a report (report.html, report.md).
+
+    render.py RUN_DIR... --out DIR [--force] [--quiet]
+
+Reads only the run folders (provenance.json, summary.json, the study CSVs); never runs the lab.
+Each CSV with a renderer in sumlab_report.studies.RENDERERS is drawn; any other CSV is listed as
+skipped. Exit status: 0 done, 2 bad input (not a run, nothing to render, report exists without
+--force). `sumlab report` calls this script; see reports/README.md.
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from pathlib import Path
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from sumlab_report.document import Document, Heading, Paragraph, slug, write_html, write_markdown  # noqa: E402
+from sumlab_report.figures import Palette  # noqa: E402
+from sumlab_report.run_folder import Run, RunError, load_run, read_csv  # noqa: E402
+from sumlab_report.studies import RENDERERS, Context, provenance_blocks  # noqa: E402
+
+FIGURES = "figures"
+
+
+def run_labels(paths: list[Path]) -> list[str]:
+    """Folder names, or the paths as given where two folders share a name."""
+    names = [p.resolve().name or str(p) for p in paths]
+    return [str(p) if names.count(n) > 1 else n for p, n in zip(paths, names)]
+
+
+def build(runs: list[Run], out_dir: Path) -> Document:
+    palette = Palette()
+    doc = Document("sumlab report")
+    doc.add(Heading("sumlab report", 1))
+    intro = Paragraph("")
+    checks_at = len(doc.blocks) + 1
+    doc.add(intro)
+    skipped: list[str] = []
+    rendered = 0
+    ctx_checks = []
+    alarms: list[str] = []
+    for run in runs:
+        ctx = Context(out_dir, f"{FIGURES}/{slug(run.label)}-" if len(runs) > 1 else f"{FIGURES}/", palette)
+        doc.add(Heading(f"Run {run.label} ({run.study})", 2, anchor=slug(run.label)))
+        doc.add(*provenance_blocks(run))
+        order = list(RENDERERS)
+        known = sorted((p for p in run.csv_paths if p.name in RENDERERS), key=lambda p: order.index(p.name))
+        for p in run.csv_paths:
+            if p.name not in RENDERERS:
+                skipped.append(f"{run.label}/{p.name}")
+        if not known:
+            doc.add(Paragraph(f"Nothing to draw: this folder holds no CSV this report knows "
+                              f"(study '{run.study}'; known: {', '.join(sorted(RENDERERS))}).", "note"))
+        for p in known:
+            data = read_csv(p)
+            rendered += 1
+            if not data.rows:
+                doc.add(Paragraph(f"`{p.name}` has no rows yet (the study had not finished a cell).", "note"))
+                continue
+            doc.add(*RENDERERS[p.name](run, data, ctx))
+        ctx_checks += ctx.bound_checks
+        alarms += ctx.alarms
+    if rendered == 0:
+        raise RunError("nothing to render: no folder holds a CSV this report knows ("
+                       + ", ".join(sorted(RENDERERS)) + ")")
+
+    listing = "; ".join(f"{r.label} ({r.study})" for r in runs)
+    intro.text = (f"Rendered by `reports/render.py` from {len(runs)} run folder(s): {listing}. Every figure "
+                  "and table is regenerated from the run folders' files only; names in legends and tables "
+                  "are the algorithm, dtype and distribution names the lab wrote.")
+    checks = [Paragraph(text, "alarm") for text in alarms]
+    bad = [(lbl, name, n, total) for lbl, name, n, total in ctx_checks if n]
+    if bad:
+        for lbl, name, n, total in bad:
+            checks.append(Paragraph(f"{n} of {total} measurements in {lbl}/{name} exceed their algorithm's "
+                                    "documented error bound. See the red rows below.", "alarm"))
+    elif ctx_checks:
+        total = sum(t for *_, t in ctx_checks)
+        checks.append(Paragraph(f"Bound check: all {total} measurements lie within their algorithm's "
+                                "documented error bound.", "ok"))
+    if skipped:
+        checks.append(Paragraph("Skipped (no renderer for this kind of data yet): " + ", ".join(skipped) + ".",
+                                "note"))
+    doc.blocks[checks_at:checks_at] = checks
+    return doc
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR")
+    ap.add_argument("--out", type=Path, required=True, help="output folder (created)")
+    ap.add_argument("--force", action="store_true", help="replace an existing report in --out")
+    ap.add_argument("--quiet", action="store_true", help="do not print the HTML path")
+    a = ap.parse_args(argv)
+    try:
+        runs = [load_run(p, lbl) for p, lbl in zip(a.runs, run_labels(a.runs))]
+        out = a.out
+        if (out / "report.html").exists() or (out / "report.md").exists():
+            if not a.force:
+                raise RunError(f"'{out}' already holds a report; pass --force to replace it")
+            if (out / FIGURES).is_dir():  # the earlier report's figures: stale ones must not linger
+                shutil.rmtree(out / FIGURES)
+        out.mkdir(parents=True, exist_ok=True)
+        doc = build(runs, out)
+        html = write_html(doc, out)
+        write_markdown(doc, out)
+    except RunError as e:
+        print(f"render.py: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"render.py: cannot write the report: {e}", file=sys.stderr)
+        return 2
+    if not a.quiet:
+        print(html)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,90 @@
+"""Reading a run folder: provenance.json, summary.json and tidy CSVs (written by `sumlab study`).
+
+Nothing here calls the C++ code: a run folder is the whole interface between the lab and its
+reports. Numbers stay strings until a renderer asks for them, so a report never reformats a value
+it only shows (hex bits, exact figures).
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class RunError(Exception):
+    """A folder that cannot be rendered (not a run, unreadable files): one line for the user."""
+
+
+def num(text: str | None) -> float:
+    """A CSV field as a float: 'inf', '-inf', 'nan' as IEEE values, an empty field as NaN."""
+    if text is None or text == "":
+        return math.nan
+    try:
+        return float(text)
+    except ValueError:
+        return math.nan
+
+
+@dataclass
+class CsvData:
+    name: str
+    columns: list[str]
+    rows: list[dict[str, str]]
+
+    def values(self, column: str) -> list[str]:
+        return [r.get(column, "") for r in self.rows]
+
+    def ordered_unique(self, column: str) -> list[str]:
+        """Distinct values in order of first appearance (the order the study wrote them, which for
+        algorithms is the registry order in code)."""
+        seen: dict[str, None] = {}
+        for r in self.rows:
+            seen.setdefault(r.get(column, ""), None)
+        return list(seen)
+
+
+def read_csv(path: Path) -> CsvData:
+    try:
+        with path.open(newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            rows = [r for r in reader if any(v not in ("", None) for v in r.values())]
+            return CsvData(path.name, list(reader.fieldnames or []), rows)
+    except (OSError, UnicodeDecodeError, csv.Error) as e:
+        raise RunError(f"cannot read {path}: {e}") from e
+
+
+def read_json(path: Path) -> dict | None:
+    if not path.exists():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise RunError(f"cannot read {path}: {e}") from e
+
+
+@dataclass
+class Run:
+    path: Path
+    label: str
+    provenance: dict
+    summary: dict | None
+    csv_paths: list[Path] = field(default_factory=list)
+
+    @property
+    def study(self) -> str:
+        return str(self.provenance.get("study", "unknown"))
+
+
+def load_run(path: Path, label: str) -> Run:
+    if not path.is_dir():
+        raise RunError(f"'{path}' is not a folder")
+    prov = read_json(path / "provenance.json")
+    if prov is None:
+        raise RunError(f"'{path}' holds no run (no provenance.json)")
+    if not isinstance(prov, dict):
+        raise RunError(f"{path / 'provenance.json'} is not a JSON object")
+    summary = read_json(path / "summary.json")
+    return Run(path, label, prov, summary if isinstance(summary, dict) else None,
+               sorted(p for p in path.glob("*.csv") if p.is_file()))

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Installs what is missing, configures and builds one preset (default: release, CUDA auto-detected).
+# Usage: scripts/build.sh [preset] [cmake --build args...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+preset=${1:-${SUMLAB_PRESET:-release}}
+shift || true
+scripts/install-deps.sh
+cmake --preset "$preset" >/dev/null
+cmake --build --preset "$preset" -j "$(nproc)" "$@"

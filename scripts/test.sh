@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Quick start, command 2: install what is missing, build everything, run the whole test suite.
+# GPU tests (label gpu) skip with a message on a machine without a CUDA device.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+preset=${SUMLAB_PRESET:-release}
+scripts/build.sh "$preset"
+ctest --preset "$preset" "$@"

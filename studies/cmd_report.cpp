@@ -1,0 +1,142 @@
+// `sumlab report RUN_DIR... [--out DIR] [--force]`: renders run folders into figures and a
+// self-contained HTML report (plus Markdown) with reports/render.py under a Python that has
+// matplotlib. The report reads only the run folders; this command only checks them, picks the
+// output folder, finds the interpreter and runs the script.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "studies/commands.hpp"
+
+extern char** environ;
+
+namespace sumlab {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ReportOptions {
+  std::vector<std::string> runs;
+  std::string out;
+  bool force = false;
+};
+
+// Runs argv[0] (looked up on PATH when it has no '/') with argv and waits. Its stdout and stderr
+// go to /dev/null when `quiet`. Returns the exit status, 128 + signal, or -1 when it cannot start.
+int spawn_and_wait(const std::vector<std::string>& args, bool quiet) {
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (quiet) {
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  }
+  std::fflush(nullptr);  // our own output first, in order
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) return -1;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return -1;
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+}
+
+// The first of $SUMLAB_PYTHON, /usr/bin/python3, python3 on PATH that imports matplotlib.
+// /usr/bin/python3 comes before PATH because Debian's python3-matplotlib installs for it, while a
+// python3 earlier on PATH (pyenv, a venv) often lacks it.
+std::string find_python() {
+  std::vector<std::string> candidates;
+  if (const char* env = std::getenv("SUMLAB_PYTHON"); env && *env) candidates.emplace_back(env);
+  candidates.emplace_back("/usr/bin/python3");
+  candidates.emplace_back("python3");
+  for (const auto& c : candidates)
+    if (spawn_and_wait({c, "-c", "import matplotlib"}, true) == 0) return c;
+  throw UserError(
+      "no Python with matplotlib found (tried $SUMLAB_PYTHON, /usr/bin/python3, python3 on PATH); "
+      "install python3-matplotlib or set SUMLAB_PYTHON to an interpreter that has it");
+}
+
+// A run folder is what `sumlab study` writes: provenance.json and at least one CSV. Which CSVs
+// it can draw is render.py's business (it lists the ones it skips).
+void check_run_folder(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw UserError(fmt::format("'{}' is not a folder (expected a run folder written by `sumlab study`)",
+                                dir.string()));
+  if (!fs::is_regular_file(dir / "provenance.json", ec))
+    throw UserError(fmt::format("'{}' holds no run (no provenance.json; expected a folder written by "
+                                "`sumlab study`)",
+                                dir.string()));
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.is_regular_file() && e.path().extension() == ".csv") return;
+  throw UserError(fmt::format("'{}' holds no run data (provenance.json but no CSV file)", dir.string()));
+}
+
+void run_report(const ReportOptions& o) {
+  for (const auto& r : o.runs) check_run_folder(r);
+  if (o.runs.size() > 1 && o.out.empty())
+    throw UserError("several run folders need --out DIR for the combined report");
+  const fs::path out = o.out.empty() ? fs::path(o.runs.front()) / "report" : fs::path(o.out);
+
+  std::error_code ec;
+  if (fs::exists(out, ec) && !fs::is_directory(out, ec))
+    throw UserError(fmt::format("output '{}' exists and is not a folder", out.string()));
+  const bool has_report = fs::exists(out / "report.html", ec) || fs::exists(out / "report.md", ec);
+  if (has_report && !o.force)
+    throw UserError(fmt::format("'{}' already holds a report; pass --force to replace it", out.string()));
+
+  const fs::path script = fs::path(SUMLAB_SOURCE_DIR) / "reports" / "render.py";
+  if (!fs::is_regular_file(script, ec))
+    throw UserError(fmt::format("the report script {} is missing (sumlab renders reports from its source "
+                                "tree)",
+                                script.string()));
+  const std::string python = find_python();
+
+  const bool created = !fs::exists(out, ec);
+  fs::create_directories(out, ec);
+  if (ec) throw UserError(fmt::format("cannot create output folder '{}': {}", out.string(), ec.message()));
+
+  std::vector<std::string> args{python, script.string()};
+  args.insert(args.end(), o.runs.begin(), o.runs.end());
+  args.insert(args.end(), {"--out", out.string(), "--quiet"});
+  if (o.force) args.emplace_back("--force");
+  const int rc = spawn_and_wait(args, false);
+  if (rc != 0 && created) fs::remove(out, ec);  // only if still empty: a folder we made for nothing
+  if (rc != 0)
+    throw UserError(rc < 0 ? fmt::format("cannot run {}", python)
+                           : fmt::format("rendering failed: {} exited with status {}", script.string(), rc));
+  fmt::print("{}\n", (out / "report.html").string());
+}
+
+}  // namespace
+
+void register_report(CLI::App& app) {
+  auto o = std::make_shared<ReportOptions>();
+  auto* cmd = app.add_subcommand(
+      "report",
+      "Render run folders into figures (SVG, PNG) and a self-contained report.html (+ report.md); "
+      "prints the HTML path");
+  cmd->add_option("run_dirs", o->runs, "Run folders written by `sumlab study`")->required();
+  cmd->add_option("--out", o->out, "Output folder (default RUN_DIR/report; required for several folders)");
+  cmd->add_flag("--force", o->force, "Replace a report already in the output folder");
+  cmd->callback([o] { run_report(*o); });
+}
+
+}  // namespace sumlab

@@ -1,0 +1,327 @@
+// `sumlab study ...`: the accuracy studies. Each study: options -> config -> one library call per
+// cell -> rows appended to the run folder's CSV (flushed per cell, so an interrupted study keeps
+// what it finished and --resume continues it).
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <memory>
+
+#include "core/cpu_algorithms.hpp"
+#include "core/float_traits.hpp"
+#include "core/generators.hpp"
+#include "core/growth_fit.hpp"
+#include "reference/mpfr_sum.hpp"
+#include "studies/commands.hpp"
+#include "studies/input_file.hpp"
+#include "studies/input_options.hpp"
+#include "studies/json_number.hpp"
+#include "studies/progress.hpp"
+#include "studies/run_folder.hpp"
+
+namespace sumlab {
+namespace {
+
+struct StudyOptions {
+  std::string out;
+  bool quick = false, force = false, resume = false;
+  std::vector<std::string> algorithms{"all"};
+  std::vector<std::string> dists;
+  std::vector<std::string> dtypes{"float32", "float64"};
+  int seeds = 0;
+  int log2_min = 4, log2_max = 0;
+  std::string backend = "cpu";
+};
+
+const std::vector<std::string> kErrorVsNColumns = {
+    "study", "backend", "dtype", "dist", "n", "seed", "algorithm", "value", "hex", "reference",
+    "reference_hex", "abs_error", "rel_error", "ulps", "correct_bits", "bound", "within_bound",
+    "sum_abs", "condition"};
+const std::vector<std::string> kCellKey = {"dtype", "dist", "n", "seed"};
+
+bool fs_exists(const std::filesystem::path& p) { return std::filesystem::exists(p); }
+
+std::string num(double v) { return fmt::format("{}", v); }
+
+const std::vector<std::string> kHeadlineColumns = {"figure", "algorithm", "dtype", "n", "value", "hex",
+                                                   "reference", "expected", "matches"};
+
+// The seeds' headline figures, re-measured by the lab itself on every error-vs-n run.
+std::vector<std::vector<std::string>> headline_rows() {
+  std::vector<std::vector<std::string>> rows;
+  auto add = [&](const std::string& figure, const std::vector<float>& x, const char* algorithm,
+                 const std::string& expected_text, bool matches, float value) {
+    const float ref = reference::correctly_rounded_sum<float>(x);
+    rows.push_back({figure, algorithm, "float32", std::to_string(x.size()), num(value), hex_bits(value),
+                    num(ref), expected_text, matches ? "1" : "0"});
+  };
+  auto run = [](const char* name, const std::vector<float>& x) {
+    return find_cpu_algorithm<float>(name)->sum(x).value;
+  };
+  {
+    const std::vector<float> x(10'000'000, 0.1f);
+    const float serial = run("serial", x), tree = run("pairwise", x);
+    add("1e7 x 0.1f", x, "serial", "1087937", serial == 1087937.0f, serial);
+    add("1e7 x 0.1f", x, "pairwise", "1000000", tree == 1000000.0f, tree);
+  }
+  {
+    DistributionSpec spec;  // uniform [0, 1)
+    const std::vector<float> x = generate<float>(spec, 1, std::size_t{1} << 26);
+    const float ref = reference::correctly_rounded_sum<float>(x);
+    const float serial = run("serial", x), tree = run("pairwise", x);
+    add("2^26 U[0,1) floats", x, "serial", "16777216 (stalls at 2^24)", serial == 16777216.0f, serial);
+    add("2^26 U[0,1) floats", x, "pairwise", "within 1 ulp of the correctly rounded sum",
+        std::fabs(tree - ref) <= ulp(ref), tree);
+  }
+  {
+    const std::vector<float> x(10'000, 1.0f);
+    const float v = run("serial_bf16", x);
+    add("bfloat16 accumulator, 1e4 x 1.0", x, "serial_bf16", "256 (stalls at ~256 x the addend)", v == 256.0f, v);
+  }
+  return rows;
+}
+
+template <class T> std::vector<const CpuAlgorithm<T>*> pick(const std::vector<std::string>& names) {
+  std::vector<const CpuAlgorithm<T>*> out;
+  for (const auto& name : names) {
+    if (name == "all") {
+      for (const auto& a : cpu_algorithms<T>()) out.push_back(&a);
+    } else if (const auto* a = find_cpu_algorithm<T>(name)) {
+      out.push_back(a);
+    } else {
+      throw UserError("unknown algorithm '" + name + "'");
+    }
+  }
+  return out;
+}
+
+// One cell: one input (dtype, dist, n, seed), every selected algorithm, one row each.
+// `prefix` holds the leading identifying columns of the study's CSV.
+template <class T> std::vector<std::vector<std::string>> accuracy_cell(
+    const std::vector<std::string>& algorithms, const DistributionSpec& spec, std::uint64_t n,
+    std::uint64_t seed, const std::vector<std::string>& prefix) {
+  const std::vector<T> x = generate<T>(spec, seed, static_cast<std::size_t>(n));
+  const std::span<const T> xs(x);
+  const T ref = reference::correctly_rounded_sum<T>(xs);
+  std::vector<std::vector<std::string>> rows;
+  for (const auto* a : pick<T>(algorithms)) {
+    const SumResult<T> r = a->sum(xs);
+    const auto m = reference::measure<T>(xs, r.value);
+    const double bound = a->bound(x.size(), m.sum_abs, std::fabs(m.exact)) + r.extra_error_bound;
+    std::vector<std::string> row = prefix;
+    for (std::string f : {std::string(a->info.name), num(r.value), hex_bits(r.value), num(ref),
+                          hex_bits(ref), num(m.abs_error), num(m.rel_error), num(m.ulps),
+                          num(m.correct_bits), num(bound),
+                          std::string((m.special || m.abs_error <= bound) ? "1" : "0"), num(m.sum_abs),
+                          num(m.condition)})
+      row.push_back(std::move(f));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::vector<std::uint64_t> sizes_for(const StudyOptions& o) {
+  const int hi = o.log2_max ? o.log2_max : (o.quick ? 20 : 24);
+  if (o.log2_min < 0 || hi < o.log2_min || hi > 40)
+    throw UserError(fmt::format("empty or invalid size range 2^{}..2^{}", o.log2_min, hi));
+  std::vector<std::uint64_t> n;
+  const int step = o.quick ? 2 : 1;
+  for (int k = o.log2_min; k <= hi; k += step) n.push_back(std::uint64_t{1} << k);
+  // Non-powers of two: the trees of pairwise codes change shape there.
+  for (std::uint64_t extra : {std::uint64_t{1000}, std::uint64_t{100003}, std::uint64_t{3000001}})
+    if (extra >= (std::uint64_t{1} << o.log2_min) && extra <= (std::uint64_t{1} << hi)) n.push_back(extra);
+  std::sort(n.begin(), n.end());
+  return n;
+}
+
+// Per (dtype, dist, algorithm): the fitted growth exponent of the relative error.
+nlohmann::ordered_json summarize(const CsvTable& t) {
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> series;
+  const int ci = t.column("dtype"), di = t.column("dist"), ai = t.column("algorithm"),
+            ni = t.column("n"), ei = t.column("rel_error");
+  for (const auto& r : t.rows) {
+    auto& s = series[r[ci] + "|" + r[di] + "|" + r[ai]];
+    s.first.push_back(std::stod(r[ni]));
+    s.second.push_back(std::stod(r[ei]));
+  }
+  nlohmann::ordered_json fits = nlohmann::ordered_json::array();
+  for (const auto& [key, s] : series) {
+    const auto p1 = key.find('|'), p2 = key.find('|', p1 + 1);
+    const GrowthFit f = fit_growth(s.first, s.second);
+    nlohmann::ordered_json j;
+    j["dtype"] = key.substr(0, p1);
+    j["dist"] = key.substr(p1 + 1, p2 - p1 - 1);
+    j["algorithm"] = key.substr(p2 + 1);
+    j["points"] = f.points;
+    j["exponent"] = f.ok ? nlohmann::ordered_json(f.exponent) : nlohmann::ordered_json();
+    j["ci95"] = f.ok ? nlohmann::ordered_json::array({f.ci_low, f.ci_high}) : nlohmann::ordered_json();
+    j["r_squared"] = f.ok ? nlohmann::ordered_json(f.r_squared) : nlohmann::ordered_json();
+    fits.push_back(j);
+  }
+  return fits;
+}
+
+void run_error_vs_n(const StudyOptions& o) {
+  const auto sizes = sizes_for(o);
+  const std::vector<std::string> dists =
+      o.dists.empty() ? std::vector<std::string>{"uniform", "normal", "constant", "cancellation", "lognormal"}
+                      : o.dists;
+  for (const auto& d : dists) {
+    try {
+      (void)parse_distribution(d);
+    } catch (const std::invalid_argument& e) {
+      throw UserError(e.what());
+    }
+  }
+  for (const auto& d : o.dtypes) (void)parse_dtype(d);
+  (void)pick<float>(o.algorithms);  // unknown names fail before any folder is touched
+  const int seeds = o.seeds > 0 ? o.seeds : (o.quick ? 2 : 3);
+  check_fits_in_memory(sizes.back() * 8 * 2, fmt::format("n = {}", sizes.back()));
+
+  const std::string out = o.out.empty() ? "runs/error-vs-n" : o.out;
+  RunFolder folder(out, "error-vs-n", o.resume ? RunMode::resume : (o.force ? RunMode::force : RunMode::fresh),
+                   this_command_line());
+  folder.write_json("provenance.json", provenance("error-vs-n", this_command_line(), o.backend));
+  const auto done = folder.done_keys("error_vs_n.csv", kCellKey);
+  CsvAppender csv(folder.file("error_vs_n.csv"), kErrorVsNColumns);
+
+  const std::size_t total = o.dtypes.size() * dists.size() * sizes.size() * static_cast<std::size_t>(seeds);
+  Progress progress("error-vs-n", total);
+  std::size_t skipped = 0;
+  for (const auto& dtype : o.dtypes)
+    for (const auto& dist : dists)
+      for (const auto n : sizes)
+        for (int s = 1; s <= seeds; ++s) {
+          const std::string key = dtype + "|" + dist + "|" + std::to_string(n) + "|" + std::to_string(s) + "|";
+          const std::string what = fmt::format("{} {} n={} seed={}", dtype, dist, n, s);
+          if (done.count(key)) {
+            ++skipped;
+            progress.step(what + " (done before)");
+            continue;
+          }
+          DistributionSpec spec;
+          spec.kind = parse_distribution(dist);
+          const auto seed = static_cast<std::uint64_t>(s);
+          const std::vector<std::string> prefix{"error-vs-n", o.backend, dtype, dist, std::to_string(n),
+                                                std::to_string(seed)};
+          csv.rows(parse_dtype(dtype) == Dtype::float32
+                       ? accuracy_cell<float>(o.algorithms, spec, n, seed, prefix)
+                       : accuracy_cell<double>(o.algorithms, spec, n, seed, prefix));
+          progress.step(what);
+        }
+  progress.finish();
+  if (!fs_exists(folder.file("headlines.csv"))) {
+    CsvAppender h(folder.file("headlines.csv"), kHeadlineColumns);
+    h.rows(headline_rows());
+  }
+
+  nlohmann::ordered_json summary;
+  summary["study"] = "error-vs-n";
+  summary["csv"] = "error_vs_n.csv";
+  summary["cells"] = total;
+  summary["cells_resumed"] = skipped;
+  summary["growth_fits"] = summarize(read_csv(folder.file("error_vs_n.csv")));
+  folder.write_json("summary.json", summary);
+  fmt::print("error-vs-n: {} cells ({} from an earlier run) in {}\n", total, skipped, folder.dir().string());
+}
+
+
+const std::vector<std::string> kErrorVsCondColumns = {
+    "study", "backend", "dtype", "n", "seed", "requested_condition", "algorithm", "value", "hex",
+    "reference", "reference_hex", "abs_error", "rel_error", "ulps", "correct_bits", "bound",
+    "within_bound", "sum_abs", "condition"};
+
+// Relative error against the condition number sum|x|/|sum x| on Ogita-Rump-Oishi inputs:
+// 10^0 .. 10^40 (float) / 10^60 (double).
+void run_error_vs_cond(const StudyOptions& o, std::uint64_t n, int step) {
+  for (const auto& d : o.dtypes) (void)parse_dtype(d);
+  (void)pick<float>(o.algorithms);
+  if (n < 4) throw UserError("error-vs-cond needs --n >= 4");
+  if (step < 1) throw UserError("--decades-step must be >= 1");
+  const int seeds = o.seeds > 0 ? o.seeds : (o.quick ? 2 : 3);
+  check_fits_in_memory(n * 8 * 2, fmt::format("n = {}", n));
+  const std::string out = o.out.empty() ? "runs/error-vs-cond" : o.out;
+  RunFolder folder(out, "error-vs-cond", o.resume ? RunMode::resume : (o.force ? RunMode::force : RunMode::fresh),
+                   this_command_line());
+  folder.write_json("provenance.json", provenance("error-vs-cond", this_command_line(), o.backend));
+  const auto done = folder.done_keys("error_vs_cond.csv", {"dtype", "requested_condition", "seed"});
+  CsvAppender csv(folder.file("error_vs_cond.csv"), kErrorVsCondColumns);
+  std::vector<std::pair<std::string, int>> plan;  // (dtype, decade)
+  for (const auto& dtype : o.dtypes)
+    for (int k = 0; k <= (parse_dtype(dtype) == Dtype::float32 ? 40 : 60); k += step) plan.emplace_back(dtype, k);
+  Progress progress("error-vs-cond", plan.size() * static_cast<std::size_t>(seeds));
+  for (const auto& [dtype, k] : plan)
+    for (int s = 1; s <= seeds; ++s) {
+      const std::string cond = fmt::format("1e{}", k);
+      const std::string what = fmt::format("{} cond={} seed={}", dtype, cond, s);
+      if (done.count(dtype + "|" + cond + "|" + std::to_string(s) + "|")) {
+        progress.step(what + " (done before)");
+        continue;
+      }
+      DistributionSpec spec;
+      spec.kind = Distribution::ill_conditioned;
+      spec.condition = std::pow(10.0, k);
+      const auto seed = static_cast<std::uint64_t>(s);
+      const std::vector<std::string> prefix{"error-vs-cond", o.backend, dtype, std::to_string(n),
+                                            std::to_string(seed), cond};
+      csv.rows(parse_dtype(dtype) == Dtype::float32 ? accuracy_cell<float>(o.algorithms, spec, n, seed, prefix)
+                                                    : accuracy_cell<double>(o.algorithms, spec, n, seed, prefix));
+      progress.step(what);
+    }
+  progress.finish();
+  nlohmann::ordered_json summary;
+  summary["study"] = "error-vs-cond";
+  summary["csv"] = "error_vs_cond.csv";
+  summary["n"] = n;
+  summary["cells"] = plan.size() * static_cast<std::size_t>(seeds);
+  folder.write_json("summary.json", summary);
+  fmt::print("error-vs-cond: {} cells in {}\n", plan.size() * static_cast<std::size_t>(seeds), folder.dir().string());
+}
+
+void add_common(CLI::App* cmd, StudyOptions& o) {
+  cmd->add_option("--out", o.out, "Run folder to create (default runs/<study>)");
+  cmd->add_flag("--quick", o.quick, "A small version that runs in seconds");
+  cmd->add_flag("--force", o.force, "Replace an existing run in --out");
+  cmd->add_flag("--resume", o.resume, "Continue the run in --out, skipping the cells it finished");
+  cmd->add_option("--algorithms", o.algorithms, "Algorithms (comma list or 'all')")->delimiter(',');
+  cmd->add_option("--dists", o.dists, "Distributions (comma list)")->delimiter(',');
+  cmd->add_option("--dtypes", o.dtypes, "float32,float64")->delimiter(',');
+  cmd->add_option("--seeds", o.seeds, "Seeds per cell (default 3, quick 2)")->check(CLI::Range(1, 1000));
+  cmd->add_option("--backend", o.backend, "cpu (GPU backends come with the GPU studies)")
+      ->check(CLI::IsMember({"cpu"}));
+}
+
+}  // namespace
+
+void register_study(CLI::App& app) {
+  auto* study = app.add_subcommand("study", "Run an accuracy study into a run folder");
+  study->require_subcommand(1);
+  auto o = std::make_shared<StudyOptions>();
+  auto* evn = study->add_subcommand("error-vs-n", "Error against MPFR as n grows, per algorithm and distribution");
+  add_common(evn, *o);
+  evn->add_option("--log2-min", o->log2_min, "Smallest n = 2^k")->capture_default_str();
+  evn->add_option("--log2-max", o->log2_max, "Largest n = 2^k (default 24, quick 20)");
+  evn->callback([o] {
+    if (o->force && o->resume) throw UserError("--force and --resume exclude each other");
+    run_error_vs_n(*o);
+  });
+
+  auto c = std::make_shared<StudyOptions>();
+  auto cn = std::make_shared<std::uint64_t>(0);
+  auto step = std::make_shared<int>(0);
+  auto* evc = study->add_subcommand("error-vs-cond",
+                                    "Relative error against the condition number on ill-conditioned sums");
+  add_common(evc, *c);
+  evc->add_option("--n", *cn, "Elements per sum (default 10000, quick 1000)");
+  evc->add_option("--decades-step", *step, "Condition numbers 10^0, 10^step, ... (default 2, quick 5)");
+  evc->callback([c, cn, step] {
+    if (c->force && c->resume) throw UserError("--force and --resume exclude each other");
+    if (!c->dists.empty()) throw UserError("error-vs-cond always uses the ill_conditioned generator");
+    run_error_vs_cond(*c, *cn ? *cn : (c->quick ? 1000 : 10000), *step ? *step : (c->quick ? 5 : 2));
+  });
+}
+
+}  // namespace sumlab

@@ -1,0 +1,155 @@
+// `sumlab sum`: add one array with one or all algorithms and compare each result with the exact
+// MPFR reference.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cmath>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <vector>
+
+#include "core/cpu_algorithms.hpp"
+#include "core/float_traits.hpp"
+#include "core/metrics.hpp"
+#include "reference/mpfr_sum.hpp"
+#include "studies/commands.hpp"
+#include "studies/input_options.hpp"
+#include "studies/json_number.hpp"
+
+namespace sumlab {
+namespace {
+
+struct SumOptions {
+  InputOptions input;
+  std::vector<std::string> algorithms{"all"};
+  std::size_t pairwise_base = 1;
+  bool json = false;
+};
+
+template <class T> struct Row {
+  std::string algorithm;
+  SumResult<T> result;
+  reference::ErrorMetrics metrics;
+  double bound = 0;
+};
+
+// Resolves "all" and comma lists into registry entries; unknown names are a UserError that lists
+// the valid ones.
+template <class T> std::vector<const CpuAlgorithm<T>*> select_algorithms(const std::vector<std::string>& names) {
+  std::vector<const CpuAlgorithm<T>*> out;
+  for (const auto& name : names) {
+    if (name == "all") {
+      for (const auto& a : cpu_algorithms<T>()) out.push_back(&a);
+      continue;
+    }
+    const auto* a = find_cpu_algorithm<T>(name);
+    if (!a) {
+      std::string valid;
+      for (const auto& b : cpu_algorithms<T>()) valid += (valid.empty() ? "" : ", ") + std::string(b.info.name);
+      throw UserError("unknown algorithm '" + name + "' (valid: all, " + valid + ")");
+    }
+    out.push_back(a);
+  }
+  return out;
+}
+
+template <class T> int run_sum(const SumOptions& opts, std::vector<T>& x) {
+  const std::span<const T> xs(x);
+  const auto algorithms = select_algorithms<T>(opts.algorithms);
+  const T reference_value = reference::correctly_rounded_sum<T>(xs);
+
+  std::vector<Row<T>> rows;
+  for (const auto* a : algorithms) {
+    Row<T> row;
+    row.algorithm = std::string(a->info.name);
+    row.result = (a->info.name == "pairwise" && opts.pairwise_base != 1)
+                     ? pairwise_with_base<T>(xs, opts.pairwise_base)
+                     : a->sum(xs);
+    row.metrics = reference::measure<T>(xs, row.result.value);
+    row.bound = (a->info.name == "pairwise" && opts.pairwise_base != 1)
+                    ? pairwise_bound<T>(x.size(), opts.pairwise_base, row.metrics.sum_abs)
+                    : a->bound(x.size(), row.metrics.sum_abs, std::fabs(row.metrics.exact));
+    row.bound += row.result.extra_error_bound;
+    rows.push_back(std::move(row));
+  }
+
+  const std::string dtype(FloatTraits<T>::dtype);
+  if (opts.json) {
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (const auto& r : rows) {
+      nlohmann::ordered_json j;
+      j["algorithm"] = r.algorithm;
+      j["backend"] = "cpu";
+      j["dtype"] = dtype;
+      j["n"] = x.size();
+      j["value"] = json_number(r.result.value);
+      j["value_decimal"] = fmt::format("{}", r.result.value);
+      j["hex"] = hex_bits(r.result.value);
+      j["reference"] = json_number(reference_value);
+      j["reference_hex"] = hex_bits(reference_value);
+      j["abs_error"] = json_number(r.metrics.abs_error);
+      j["rel_error"] = json_number(r.metrics.rel_error);
+      j["ulps"] = json_number(r.metrics.ulps);
+      j["ulps_from_rounded"] = signed_ulp_distance(reference_value, r.result.value);
+      j["correct_bits"] = json_number(r.metrics.correct_bits);
+      j["bound"] = json_number(r.bound);
+      j["within_bound"] = r.metrics.special || r.metrics.abs_error <= r.bound;
+      j["sum_abs"] = json_number(r.metrics.sum_abs);
+      j["condition"] = json_number(r.metrics.condition);
+      j["special"] = r.metrics.special;
+      j["diagnostics"] = r.result.diagnostics;
+      out.push_back(std::move(j));
+    }
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+
+  std::cout << fmt::format("input      {}\n", describe_input(opts.input, x.size()));
+  std::cout << fmt::format("reference  {} ({})  correctly rounded {} sum (MPFR)\n",
+                           reference_value, hex_bits(reference_value), dtype);
+  if (!rows.empty()) {
+    const auto& m = rows.front().metrics;
+    std::cout << fmt::format("sum|x|     {:.6g}   condition sum|x|/|sum x| = {:.3g}\n", m.sum_abs,
+                             m.condition);
+    if (m.special) std::cout << "note       the input holds NaN or Inf: results are IEEE specials, errors undefined\n";
+  }
+  std::cout << fmt::format("\n{:<15} {:>26} {:>20} {:>11} {:>11} {:>11} {:>11}  {}\n", "algorithm",
+                           "value", "bits", "abs err", "rel err", "ulps", "bound", "notes");
+  for (const auto& r : rows) {
+    std::string notes = r.result.diagnostics;
+    if (!r.metrics.special && r.metrics.abs_error > r.bound) notes += " EXCEEDS BOUND";
+    std::cout << fmt::format("{:<15} {:>26} {:>20} {:>11.3e} {:>11.3e} {:>11.4g} {:>11.3e}  {}\n",
+                             r.algorithm, fmt::format("{}", r.result.value), hex_bits(r.result.value),
+                             r.metrics.abs_error, r.metrics.rel_error, r.metrics.ulps, r.bound, notes);
+  }
+  return 0;
+}
+
+std::string algorithm_help() {
+  std::string s = "Algorithm name, 'all', or a comma list. CPU algorithms:\n";
+  for (const auto& a : cpu_algorithms<double>())
+    s += fmt::format("  {:<15} {}\n", a.info.name, a.info.summary);
+  return s;
+}
+
+}  // namespace
+
+void register_sum(CLI::App& app) {
+  auto opts = std::make_shared<SumOptions>();
+  auto* cmd = app.add_subcommand("sum", "Add one array with one or all algorithms and compare "
+                                        "each result with the exact MPFR reference");
+  add_input_options(*cmd, opts->input);
+  cmd->add_option("-a,--algorithm", opts->algorithms, algorithm_help())->delimiter(',');
+  cmd->add_option("--pairwise-base", opts->pairwise_base,
+                  "Base-case size of 'pairwise' (1 = the textbook tree; 128 = serial runs of <=128)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 40));
+  cmd->add_flag("--json", opts->json, "Print one JSON object per algorithm");
+  cmd->callback([opts] {
+    Array a = load_input(opts->input);
+    if (auto* f = std::get_if<std::vector<float>>(&a)) run_sum<float>(*opts, *f);
+    else run_sum<double>(*opts, std::get<std::vector<double>>(a));
+  });
+}
+
+}  // namespace sumlab

@@ -1,0 +1,21 @@
+#pragma once
+// Each `sumlab` subcommand lives in its own cmd_<name>.cpp and registers itself here.
+// A command's callback returns through CLI11; failures throw sumlab::UserError, which main()
+// prints as one line on stderr with a non-zero exit.
+#include <stdexcept>
+#include <string>
+
+namespace CLI { class App; }
+
+namespace sumlab {
+
+struct UserError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+void register_sum(CLI::App& app);
+void register_study(CLI::App& app);
+void register_verify(CLI::App& app);
+void register_report(CLI::App& app);
+
+}  // namespace sumlab

@@ -1,0 +1,109 @@
+#include "studies/input_options.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <stdexcept>
+
+#include "core/generators.hpp"
+#include "studies/commands.hpp"
+
+namespace sumlab {
+
+void add_input_options(CLI::App& cmd, InputOptions& o) {
+  cmd.add_option("--dist", o.dist,
+                 "Generator: uniform[lo,hi), normal(mu,sigma), constant(value), cancellation, "
+                 "lognormal(mu,sigma), ill_conditioned(cond) (Ogita-Rump-Oishi)")
+      ->capture_default_str();
+  cmd.add_option("-n,--n", o.n, "Number of elements")->capture_default_str();
+  cmd.add_option("--seed", o.seed, "Generator seed: element i is a pure function of (seed, i)")
+      ->capture_default_str();
+  cmd.add_option("--lo", o.lo, "uniform: lower end")->capture_default_str();
+  cmd.add_option("--hi", o.hi, "uniform: upper end (excluded)")->capture_default_str();
+  cmd.add_option("--mu", o.mu, "normal/lognormal: mean (of the log for lognormal)")->capture_default_str();
+  cmd.add_option("--sigma", o.sigma, "normal/lognormal: standard deviation")->capture_default_str();
+  cmd.add_option("--value", o.value, "constant: the value (rounded to the dtype)")->capture_default_str();
+  cmd.add_option("--cond", o.condition, "ill_conditioned: requested condition number sum|x|/|sum x|")
+      ->capture_default_str();
+  cmd.add_option("--order", o.order,
+                 "Ordering applied after generation: as_generated, ascending, descending, "
+                 "magnitude_ascending, magnitude_descending")
+      ->capture_default_str();
+  cmd.add_option("--input", o.input, "Read the array from a file (.npy, .csv/.txt, or raw binary)");
+  cmd.add_option("--format", o.format, "Input file format: npy, csv or raw (default: from the extension)");
+  cmd.add_option("--dtype", o.dtype, "float32 or float64 (default float32; an .npy file's own type)");
+}
+
+void check_fits_in_memory(std::uint64_t bytes, const std::string& what) {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return;
+  const double total = static_cast<double>(pages) * static_cast<double>(page);
+  if (static_cast<double>(bytes) > 0.8 * total)
+    throw UserError(fmt::format("{} needs {:.1f} GiB but this machine has {:.1f} GiB of memory", what,
+                                static_cast<double>(bytes) / (1 << 30), total / (1 << 30)));
+}
+
+namespace {
+
+DistributionSpec make_spec(const InputOptions& o) {
+  DistributionSpec s;
+  try {
+    s.kind = parse_distribution(o.dist);
+  } catch (const std::invalid_argument& e) {
+    throw UserError(e.what());
+  }
+  s.lo = o.lo;
+  s.hi = o.hi;
+  s.mu = o.mu;
+  s.sigma = o.sigma;
+  s.value = o.value;
+  s.condition = o.condition;
+  if (s.kind == Distribution::uniform && !(o.lo < o.hi)) throw UserError("uniform needs --lo < --hi");
+  if ((s.kind == Distribution::normal || s.kind == Distribution::lognormal) && !(o.sigma >= 0))
+    throw UserError("--sigma must be >= 0");
+  if (s.kind == Distribution::ill_conditioned && !(o.condition >= 1))
+    throw UserError("--cond must be >= 1");
+  return s;
+}
+
+template <class T> std::vector<T> generate_array(const InputOptions& o) {
+  const DistributionSpec spec = make_spec(o);
+  Ordering ordering;
+  try {
+    ordering = parse_ordering(o.order);
+  } catch (const std::invalid_argument& e) {
+    throw UserError(e.what());
+  }
+  check_fits_in_memory(o.n * sizeof(T) * 2, fmt::format("n = {} {} elements", o.n, sizeof(T) == 4 ? "float32" : "float64"));
+  std::vector<T> x;
+  try {
+    x = generate<T>(spec, o.seed, static_cast<std::size_t>(o.n));
+  } catch (const std::invalid_argument& e) {
+    throw UserError(e.what());
+  }
+  apply_ordering(x, ordering);
+  return x;
+}
+
+}  // namespace
+
+Array load_input(const InputOptions& o) {
+  if (!o.input.empty()) return read_array(o.input, o.format, o.dtype);
+  const Dtype d = o.dtype.empty() ? Dtype::float32 : parse_dtype(o.dtype);
+  if (d == Dtype::float32) return generate_array<float>(o);
+  return generate_array<double>(o);
+}
+
+std::string describe_input(const InputOptions& o, std::size_t n) {
+  if (!o.input.empty()) return fmt::format("file {} (n = {})", o.input, n);
+  std::string params;
+  if (o.dist == "uniform") params = fmt::format("[{}, {})", o.lo, o.hi);
+  else if (o.dist == "normal" || o.dist == "lognormal") params = fmt::format("(mu={}, sigma={})", o.mu, o.sigma);
+  else if (o.dist == "constant") params = fmt::format("({})", o.value);
+  else if (o.dist == "ill_conditioned") params = fmt::format("(cond={:g})", o.condition);
+  std::string order = o.order == "as_generated" ? "" : ", " + o.order;
+  return fmt::format("{}{} n = {} seed = {}{}", o.dist, params, n, o.seed, order);
+}
+
+}  // namespace sumlab

@@ -1,0 +1,138 @@
+// core/portable_math: accuracy of portable_log / portable_exp against MPFR's correctly rounded
+// values (max error in ulps, measured), against std::log / std::exp (ulp distance), the specials,
+// and a golden checksum of the exact bits (so that a build which contracts a*b+c into an FMA, or
+// any edit that changes a result bit, is caught: the GPU relies on these bits).
+#include "core/portable_math.hpp"
+
+#include <gtest/gtest.h>
+#include <mpfr.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <random>
+
+#include "core/counter_rng.hpp"
+#include "core/float_traits.hpp"
+#include "core/metrics.hpp"
+
+namespace {
+
+using sumlab::portable_exp;
+using sumlab::portable_log;
+
+// |y - f(x)| in ulps of the correctly rounded f(x), with f(x) from MPFR at 256 bits.
+class UlpError {
+ public:
+  UlpError() { mpfr_inits2(256, exact_, diff_, static_cast<mpfr_ptr>(nullptr)); }
+  ~UlpError() { mpfr_clears(exact_, diff_, static_cast<mpfr_ptr>(nullptr)); }
+  double operator()(double x, double y, bool is_log) {
+    mpfr_set_d(exact_, x, MPFR_RNDN);
+    if (is_log) mpfr_log(exact_, exact_, MPFR_RNDN);
+    else mpfr_exp(exact_, exact_, MPFR_RNDN);
+    const double cr = mpfr_get_d(exact_, MPFR_RNDN);
+    if (std::isinf(cr) || std::isinf(y)) {
+      return cr == y ? 0.0 : std::numeric_limits<double>::infinity();
+    }
+    mpfr_set_d(diff_, y, MPFR_RNDN);
+    mpfr_sub(diff_, diff_, exact_, MPFR_RNDN);
+    mpfr_div_2si(diff_, diff_, std::ilogb(sumlab::ulp(cr)), MPFR_RNDN);
+    return std::fabs(mpfr_get_d(diff_, MPFR_RNDN));
+  }
+
+ private:
+  mpfr_t exact_, diff_;
+};
+
+TEST(PortableLog, WithinOneUlpOfCorrectlyRounded) {
+  UlpError err;
+  double worst = 0, worst_x = 0;
+  std::uint64_t worst_std = 0;
+  auto check = [&](double x) {
+    const double y = portable_log(x);
+    const double e = err(x, y, true);
+    if (e > worst) worst = e, worst_x = x;
+    worst_std = std::max(worst_std, sumlab::ulp_distance(y, std::log(x)));
+  };
+  for (std::uint64_t i = 0; i < 50000; ++i) {
+    // Uniform over bit patterns of positive finite doubles: every binade, subnormals included.
+    const std::uint64_t bits = sumlab::random_bits(1, i, 0) % 0x7ff0000000000000ull;
+    check(sumlab::double_from_bits(bits));
+    // Near 1 (f tiny, and both sides of the hfsq switch) and in [0.5, 2).
+    check(1.0 + (sumlab::uniform_double(1, i, 1) - 0.5) * std::ldexp(1.0, -int(i % 40)));
+    check(0.5 + 1.5 * sumlab::uniform_double(1, i, 2));
+  }
+  for (int k = -1074; k <= 1023; ++k) check(std::ldexp(1.0, k));
+  std::printf("portable_log: max error %.4f ulp at x = %a; max distance from std::log %llu ulp\n",
+              worst, worst_x, static_cast<unsigned long long>(worst_std));
+  EXPECT_LT(worst, 1.0);
+  EXPECT_LE(worst_std, 1u);
+}
+
+TEST(PortableExp, WithinOneUlpOfCorrectlyRounded) {
+  UlpError err;
+  double worst = 0, worst_x = 0;
+  std::uint64_t worst_std = 0;
+  auto check = [&](double x) {
+    const double y = portable_exp(x);
+    const double e = err(x, y, false);
+    if (e > worst) worst = e, worst_x = x;
+    worst_std = std::max(worst_std, sumlab::ulp_distance(y, std::exp(x)));
+  };
+  for (std::uint64_t i = 0; i < 50000; ++i) {
+    check(-745.2 + (709.8 + 745.2) * sumlab::uniform_double(2, i, 0));   // the whole range
+    check((sumlab::uniform_double(2, i, 1) - 0.5) * 4.0);                 // |x| < 2 (k = 0, +-1)
+    check((sumlab::uniform_double(2, i, 2) - 0.5) * std::ldexp(1.0, -int(i % 60)));  // tiny
+    check(-745.2 + 37.0 * sumlab::uniform_double(2, i, 3));               // subnormal results
+  }
+  std::printf("portable_exp: max error %.4f ulp at x = %a; max distance from std::exp %llu ulp\n",
+              worst, worst_x, static_cast<unsigned long long>(worst_std));
+  EXPECT_LT(worst, 1.0);
+  EXPECT_LE(worst_std, 1u);
+}
+
+TEST(PortableMath, Specials) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_EQ(portable_log(1.0), 0.0);
+  EXPECT_FALSE(std::signbit(portable_log(1.0)));
+  EXPECT_EQ(portable_log(0.0), -inf);
+  EXPECT_EQ(portable_log(-0.0), -inf);
+  EXPECT_EQ(portable_log(inf), inf);
+  EXPECT_TRUE(std::isnan(portable_log(-1.0)));
+  EXPECT_TRUE(std::isnan(portable_log(-inf)));
+  EXPECT_TRUE(std::isnan(portable_log(nan)));
+  EXPECT_EQ(portable_log(std::ldexp(1.0, -1074)), std::log(std::ldexp(1.0, -1074)));
+  EXPECT_EQ(portable_exp(0.0), 1.0);
+  EXPECT_EQ(portable_exp(-0.0), 1.0);
+  EXPECT_EQ(portable_exp(inf), inf);
+  EXPECT_EQ(portable_exp(-inf), 0.0);
+  EXPECT_TRUE(std::isnan(portable_exp(nan)));
+  EXPECT_EQ(portable_exp(710.0), inf);
+  EXPECT_EQ(portable_exp(709.78), std::exp(709.78));
+  EXPECT_EQ(portable_exp(-746.0), 0.0);
+  EXPECT_EQ(portable_exp(-745.0), std::ldexp(1.0, -1074));  // rounds up to the smallest subnormal
+  EXPECT_LE(sumlab::ulp_distance(portable_exp(1.0), std::exp(1.0)), 1u);  // not correctly rounded
+  EXPECT_EQ(sumlab::portable_sqrt(2.0), std::sqrt(2.0));
+}
+
+// A hash of the exact result bits over fixed inputs. The expected values were produced by this
+// implementation (x86-64, g++ -O2 -ffp-contract=off); the GPU build must reproduce them too.
+std::uint64_t checksum(bool is_log) {
+  std::uint64_t h = 0;
+  for (std::uint64_t i = 0; i < 100000; ++i) {
+    const std::uint64_t bits = sumlab::random_bits(9, i, 0) % 0x7ff0000000000000ull;
+    const double x = is_log ? sumlab::double_from_bits(bits)
+                            : -745.2 + 1455.0 * sumlab::uniform_double(9, i, 1);
+    h = sumlab::mix64(h ^ sumlab::double_to_bits(is_log ? portable_log(x) : portable_exp(x)));
+  }
+  return h;
+}
+
+TEST(PortableMath, GoldenBits) {
+  EXPECT_EQ(checksum(true), 0x1f0a142fd8c761e6ull);
+  EXPECT_EQ(checksum(false), 0xa2dac48eeb24e052ull);
+}
+
+}  // namespace

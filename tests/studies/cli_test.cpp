@@ -1,0 +1,163 @@
+// The built `sumlab` binary on good and bad input: output and exit codes.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+struct Result {
+  int code;
+  std::string out;  // stdout and stderr together
+};
+
+Result run(const std::string& args) {
+  const std::string cmd = std::string(SUMLAB_BINARY) + " " + args + " 2>&1";
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), buf.size(), p)) out += buf.data();
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
+}
+
+std::filesystem::path temp_dir(const std::string& name) {
+  auto d = std::filesystem::temp_directory_path() / ("sumlab_cli_test_" + name);
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+TEST(Cli, TenMillionTenthsSerialJson) {
+  const Result r = run("sum --dist constant --value 0.1 --n 10000000 --dtype float32 --algorithm serial --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 1u);
+  EXPECT_EQ(j[0]["algorithm"], "serial");
+  EXPECT_EQ(j[0]["value"].get<double>(), 1087937.0);
+  EXPECT_EQ(j[0]["hex"], "0x4984ce08");
+  EXPECT_EQ(j[0]["reference"].get<double>(), 1000000.0);
+  EXPECT_EQ(j[0]["reference_hex"], "0x49742400");
+  for (const char* k : {"abs_error", "rel_error", "ulps"}) EXPECT_TRUE(j[0].contains(k)) << k;
+  EXPECT_NEAR(j[0]["abs_error"].get<double>(), 87936.985, 0.01);
+}
+
+TEST(Cli, AllAlgorithmsTableAndHelp) {
+  const Result r = run("sum --dist uniform --n 1000 --algorithm all");
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* name : {"serial", "pairwise", "numpy_pairwise", "kahan", "neumaier", "fixed_point", "exact"})
+    EXPECT_NE(r.out.find(name), std::string::npos) << name;
+  const Result h = run("sum --help");
+  EXPECT_EQ(h.code, 0);
+  EXPECT_NE(h.out.find("superaccumulator"), std::string::npos);
+}
+
+TEST(Cli, ExactIsZeroUlpsInJson) {
+  const Result r = run("sum --dist lognormal --n 4097 --dtype float64 --algorithm exact,serial --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_LE(j[0]["ulps"].get<double>(), 0.5);  // against the exact sum: at most half an ulp
+  EXPECT_EQ(j[0]["ulps_from_rounded"].get<double>(), 0.0);
+  EXPECT_EQ(j[0]["hex"], j[0]["reference_hex"]);
+}
+
+TEST(Cli, ReadsNpyCsvAndRaw) {
+  const auto d = temp_dir("files");
+  {
+    std::ofstream csv(d / "x.csv");
+    csv << "0.5, 0.25\n1e-8,inf\n";
+  }
+  Result r = run("sum --input " + (d / "x.csv").string() + " --algorithm exact --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out)[0]["value"], "inf");
+
+  {
+    std::ofstream npy(d / "x.npy", std::ios::binary);
+    std::string header = "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }";
+    while ((10 + header.size() + 1) % 64) header += ' ';
+    header += '\n';
+    npy << "\x93NUMPY" << char(1) << char(0) << char(header.size() & 0xff) << char(header.size() >> 8) << header;
+    const double v[3] = {1.0, 2.0, 0.125};
+    npy.write(reinterpret_cast<const char*>(v), sizeof v);
+  }
+  r = run("sum --input " + (d / "x.npy").string() + " --algorithm serial --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out)[0]["value"].get<double>(), 3.125);
+
+  {
+    std::ofstream raw(d / "x.bin", std::ios::binary);
+    const float v[2] = {1.5f, 2.0f};
+    raw.write(reinterpret_cast<const char*>(v), sizeof v);
+  }
+  r = run("sum --input " + (d / "x.bin").string() + " --dtype float32 --algorithm serial --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out)[0]["value"].get<double>(), 3.5);
+}
+
+TEST(Cli, BadInputFailsCleanly) {
+  const auto d = temp_dir("bad");
+  {
+    std::ofstream(d / "bad.npy") << "not an npy file at all";
+    std::ofstream(d / "bad.csv") << "1.0, 2.0, banana\n";
+    std::ofstream(d / "odd.bin") << "abc";
+  }
+  struct Case {
+    std::string args, needle;
+  };
+  const Case cases[] = {
+      {"sum --input /nonexistent/x.npy", "cannot read"},
+      {"sum --input " + (d / "bad.npy").string(), "bad magic"},
+      {"sum --input " + (d / "bad.csv").string(), "banana"},
+      {"sum --input " + (d / "odd.bin").string() + " --dtype float32", "whole number"},
+      {"sum --input " + (d / "odd.bin").string(), "needs --dtype"},
+      {"sum --dist uniform --n 10 --dtype int8", "unsupported dtype"},
+      {"sum --dist uniform --n 10 --algorithm bogus", "unknown algorithm"},
+      {"sum --dist nosuch --n 10", "nosuch"},
+      {"sum --dist uniform --n 100000000000000", "memory"},
+  };
+  for (const auto& c : cases) {
+    const Result r = run(c.args);
+    EXPECT_NE(r.code, 0) << c.args;
+    EXPECT_LT(r.code, 128) << c.args << " crashed: " << r.out;
+    EXPECT_NE(r.out.find(c.needle), std::string::npos) << c.args << " -> " << r.out;
+  }
+}
+
+TEST(Cli, ZeroElementsSumToPositiveZero) {
+  const Result r = run("sum --dist uniform --n 0 --algorithm all --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const auto& row : nlohmann::json::parse(r.out)) EXPECT_EQ(row["hex"], "0x00000000") << row["algorithm"];
+}
+
+TEST(Cli, StudyWritesRunFolderAndResumes) {
+  const auto d = temp_dir("study") / "run";
+  const std::string base = "study error-vs-n --quick --log2-max 8 --seeds 1 --dists uniform,constant --out " + d.string();
+  Result r = run(base);
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* f : {"error_vs_n.csv", "summary.json", "provenance.json"})
+    EXPECT_TRUE(std::filesystem::exists(d / f)) << f;
+  auto count_lines = [&] {
+    std::ifstream in(d / "error_vs_n.csv");
+    std::string line;
+    int n = 0;
+    while (std::getline(in, line)) ++n;
+    return n;
+  };
+  const int lines = count_lines();
+  EXPECT_GT(lines, 1);
+  // A second run into the same folder refuses to overwrite; --resume adds nothing new.
+  r = run(base);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("--resume"), std::string::npos) << r.out;
+  r = run(base + " --resume");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(count_lines(), lines);
+}
+
+}  // namespace

@@ -1,0 +1,207 @@
+// `sumlab report` on a tiny run folder: the files it writes, the names it shows, and bad input.
+// Rendering needs a Python with matplotlib; without one those tests skip with a message (CI
+// installs python3-matplotlib). The refusals are checked before any Python is looked for.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code;
+  std::string out;  // stdout and stderr together
+};
+
+Result run(const std::string& args) {
+  const std::string cmd = std::string(SUMLAB_BINARY) + " " + args + " 2>&1";
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), buf.size(), p)) out += buf.data();
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
+}
+
+fs::path temp_dir(const std::string& name) {
+  auto d = fs::temp_directory_path() / ("sumlab_report_test_" + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A tiny error-vs-n run, made once per process (ctest runs each test in its own process, maybe in
+// parallel: the folder name carries the pid so no process removes another's run).
+const fs::path& tiny_run() {
+  static const fs::path dir = [] {
+    const fs::path d = temp_dir("run_" + std::to_string(getpid())) / "tiny";
+    const Result r = run("study error-vs-n --quick --log2-max 8 --seeds 1 --dists uniform,constant --out " +
+                         d.string());
+    EXPECT_EQ(r.code, 0) << r.out;
+    return d;
+  }();
+  return dir;
+}
+
+std::set<std::string> algorithms_in(const fs::path& csv) {
+  std::ifstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> header;
+  for (std::stringstream s(line); std::getline(s, line, ',');) header.push_back(line);
+  std::size_t col = 0;
+  while (col < header.size() && header[col] != "algorithm") ++col;
+  std::set<std::string> names;
+  while (std::getline(in, line)) {
+    std::stringstream s(line);
+    std::string field;
+    for (std::size_t i = 0; i <= col && std::getline(s, field, ','); ++i) {}
+    if (!field.empty()) names.insert(field);
+  }
+  return names;
+}
+
+#define SKIP_WITHOUT_MATPLOTLIB(r)                                                     \
+  if ((r).out.find("no Python with matplotlib") != std::string::npos)                  \
+  GTEST_SKIP() << "no Python with matplotlib here (CI installs python3-matplotlib): " << (r).out
+
+TEST(Report, RendersFiguresHtmlAndMarkdown) {
+  const fs::path& d = tiny_run();
+  const fs::path out = temp_dir("render") / "out";
+  const Result r = run("report " + d.string() + " --out " + out.string());
+  SKIP_WITHOUT_MATPLOTLIB(r);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const fs::path html = out / "report.html";
+  EXPECT_NE(r.out.find(html.string()), std::string::npos) << "prints the HTML path: " << r.out;
+  ASSERT_TRUE(fs::exists(html));
+  EXPECT_TRUE(fs::exists(out / "report.md"));
+  int svg = 0, png = 0;
+  for (const auto& e : fs::recursive_directory_iterator(out)) {
+    svg += e.path().extension() == ".svg";
+    png += e.path().extension() == ".png";
+  }
+  EXPECT_GE(svg, 1);
+  EXPECT_GE(png, 1);
+
+  // Self-contained: every image is embedded, nothing is fetched.
+  const std::string page = slurp(html);
+  EXPECT_NE(page.find("src=\"data:image/"), std::string::npos);
+  for (std::size_t at = page.find("src=\""); at != std::string::npos; at = page.find("src=\"", at + 1))
+    EXPECT_EQ(page.compare(at, 10, "src=\"data:"), 0) << page.substr(at, 60);
+  EXPECT_EQ(page.find("http://"), std::string::npos);
+  EXPECT_EQ(page.find("https://"), std::string::npos);
+
+  // Every algorithm the run measured is named (labels come from the data).
+  const auto names = algorithms_in(d / "error_vs_n.csv");
+  EXPECT_GE(names.size(), 5u);
+  const std::string md = slurp(out / "report.md");
+  for (const auto& name : names) {
+    EXPECT_NE(page.find(name), std::string::npos) << name;
+    EXPECT_NE(md.find(name), std::string::npos) << name;
+  }
+  EXPECT_NE(md.find(".png)"), std::string::npos);
+}
+
+TEST(Report, DefaultOutputAndForce) {
+  const fs::path d = temp_dir("default") / "run";
+  fs::copy(tiny_run(), d, fs::copy_options::recursive);
+  Result r = run("report " + d.string());
+  SKIP_WITHOUT_MATPLOTLIB(r);
+  ASSERT_EQ(r.code, 0) << r.out;
+  ASSERT_TRUE(fs::exists(d / "report" / "report.html"));
+  const auto before = fs::last_write_time(d / "report" / "report.html");
+
+  r = run("report " + d.string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--force"), std::string::npos) << r.out;
+  EXPECT_EQ(fs::last_write_time(d / "report" / "report.html"), before);
+
+  r = run("report " + d.string() + " --force");
+  EXPECT_EQ(r.code, 0) << r.out;
+}
+
+TEST(Report, SeveralRunFoldersInOneReport) {
+  const fs::path base = temp_dir("several");
+  fs::copy(tiny_run(), base / "first", fs::copy_options::recursive);
+  fs::copy(tiny_run(), base / "second", fs::copy_options::recursive);
+  const std::string both = (base / "first").string() + " " + (base / "second").string();
+  Result r = run("report " + both);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("--out"), std::string::npos) << r.out;
+
+  r = run("report " + both + " --out " + (base / "out").string());
+  SKIP_WITHOUT_MATPLOTLIB(r);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string page = slurp(base / "out" / "report.html");
+  EXPECT_NE(page.find("first"), std::string::npos);
+  EXPECT_NE(page.find("second"), std::string::npos);
+}
+
+TEST(Report, ExistingReportIsNotOverwrittenWithoutForce) {
+  const fs::path out = temp_dir("existing");
+  std::ofstream(out / "report.html") << "keep me";
+  const Result r = run("report " + tiny_run().string() + " --out " + out.string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("already holds a report"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--force"), std::string::npos) << r.out;
+  EXPECT_EQ(slurp(out / "report.html"), "keep me");
+}
+
+TEST(Report, FolderWithoutRunFailsClearly) {
+  const fs::path empty = temp_dir("empty");
+  Result r = run("report " + empty.string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("holds no run"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(empty / "report"));
+
+  r = run("report " + (empty / "nonexistent").string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("not a folder"), std::string::npos) << r.out;
+
+  std::ofstream(empty / "provenance.json") << "{\"study\": \"error-vs-n\"}";
+  r = run("report " + empty.string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("no CSV"), std::string::npos) << r.out;
+
+  r = run("report");
+  EXPECT_NE(r.code, 0);
+  EXPECT_LT(r.code, 128) << r.out;
+}
+
+TEST(Report, UnknownDataIsSkippedWithANote) {
+  const fs::path base = temp_dir("unknown");
+  const fs::path mixed = base / "mixed";
+  fs::copy(tiny_run(), mixed, fs::copy_options::recursive);
+  std::ofstream(mixed / "some_future_study.csv") << "a,b\n1,2\n";
+  Result r = run("report " + mixed.string());
+  SKIP_WITHOUT_MATPLOTLIB(r);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(slurp(mixed / "report" / "report.html").find("some_future_study.csv"), std::string::npos);
+
+  const fs::path only = base / "only";
+  fs::create_directories(only);
+  fs::copy_file(tiny_run() / "provenance.json", only / "provenance.json");
+  std::ofstream(only / "some_future_study.csv") << "a,b\n1,2\n";
+  r = run("report " + only.string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("nothing to render"), std::string::npos) << r.out;
+}
+
+}  // namespace
