@@ -144,9 +144,11 @@ template <class T> class Superaccumulator {
     if (chunks_.empty()) chunks_.assign(num_chunks, 0);
     std::uint64_t* const chunks = chunks_.data();
     std::size_t j = 0;
-    for (; j + num_lanes <= n; j += num_lanes) {
-      for (std::size_t l = 0; l < num_lanes; ++l) {
-        add_one(chunks + l * lane_chunks, std::bit_cast<Bits>(xs[j + l]), negative_zeros);
+    // Input j goes to lane j % num_lanes; two rounds of lanes per iteration (measured faster).
+    for (; j + 2 * num_lanes <= n; j += 2 * num_lanes) {
+      for (std::size_t l = 0; l < 2 * num_lanes; ++l) {
+        add_one(chunks + (l % num_lanes) * lane_chunks, std::bit_cast<Bits>(xs[j + l]),
+                negative_zeros);
       }
     }
     for (; j < n; ++j) add_one(chunks, std::bit_cast<Bits>(xs[j]), negative_zeros);
@@ -283,12 +285,13 @@ template <class T> class Superaccumulator {
   // A normal input x = (-1)^s * m * 2^(e - 1 + min_exponent) with m = f | hidden bit: its
   // significand goes, unshifted, into the chunk of its (s, e).
   void add_one(std::uint64_t* lane, Bits u, std::uint64_t& negative_zeros) {
-    const Bits e = (u >> frac_bits) & exp_mask;
-    if (e - 1 >= exp_mask - 1) [[unlikely]] {  // e == 0 or e == all ones, in one compare
+    const Bits ix = u >> frac_bits;  // the sign and the exponent field
+    // e == 0 or e == all ones, in one test: e + 1 is 0 or 1 modulo 2^exponent_bits.
+    if (((ix + 1) & (exp_mask - 1)) == 0) [[unlikely]] {
       add_rare(lane, u, negative_zeros);
       return;
     }
-    add_to_chunk(lane, u >> frac_bits, std::uint64_t((u & frac_mask) | (frac_mask + 1)));
+    add_to_chunk(lane, ix, std::uint64_t((u & frac_mask) | (frac_mask + 1)));
   }
 
   // The path without chunks: the significand shifted into three limbs at once.
