@@ -102,8 +102,11 @@ CsvAppender::~CsvAppender() {
 
 void CsvAppender::write_line(const std::vector<std::string>& fields) {
   std::string line;
-  for (std::size_t i = 0; i < fields.size(); ++i) line += (i ? "," : "") + csv_field(fields[i]);
-  line += "\n";
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (i) line.push_back(',');
+    line.append(csv_field(fields[i]));
+  }
+  line.push_back('\n');
   if (std::fwrite(line.data(), 1, line.size(), file_) != line.size())
     throw UserError(std::string("write failed: ") + std::strerror(errno));
 }
@@ -241,9 +244,12 @@ nlohmann::ordered_json provenance(const std::string& study, const std::string& c
 std::string join_command_line(int argc, const char* const* argv) {
   std::string s;
   for (int i = 0; i < argc; ++i) {
-    std::string a = argv[i];
+    const std::string a = argv[i];
     const bool plain = !a.empty() && a.find_first_of(" \t\"'$\\") == std::string::npos;
-    s += (i ? " " : "") + (plain ? a : "'" + a + "'");
+    if (i) s.push_back(' ');
+    if (!plain) s.push_back('\'');
+    s.append(a);
+    if (!plain) s.push_back('\'');
   }
   return s;
 }
