@@ -309,6 +309,9 @@ void register_study(CLI::App& app) {
     run_error_vs_n(*o);
   });
 
+  register_study_determinism(*study);
+  register_study_variance(*study);
+
   auto c = std::make_shared<StudyOptions>();
   auto cn = std::make_shared<std::uint64_t>(0);
   auto step = std::make_shared<int>(0);

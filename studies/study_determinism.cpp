@@ -1,0 +1,1219 @@
+// `sumlab study determinism`: which sums give the same bits run to run, which give the same bits
+// for every launch shape, and how far apart the different answers are. Measured, then compared
+// with each kernel's declared class (core/gpu_kernel.hpp, core/cpu_peers.hpp).
+//
+// One cell = one input (dtype, dist, seed, n). In a cell, every selected GPU kernel runs every
+// shape of the sweep it accepts (grids x blocks x vectors x mappings, canonicalized and checked by
+// validate_shape, deduplicated), R times each; every CPU peer runs R times per thread count.
+//   cuda backend   every run is a launch on the GPU (the input stays on the device); the CPU order
+//                  model predicts each deterministic (kernel, shape) and the row says whether the
+//                  GPU agreed; for gpu_atomic the model's sampled arrival orders are written beside
+//                  the measured values (source model_sampled).
+//   model backend  a deterministic kernel's runs are identical by construction: the model is
+//                  evaluated once per shape and stands for all R runs (source model). gpu_atomic's
+//                  R runs are R arrival orders drawn by the model (source model_sampled). Library
+//                  peers (CUB, Thrust) have no model and are left out.
+//   CPU peers      measured on either backend (source measured).
+// A shape runs R times, or fewer (at least 2) once --max-shape-seconds of it are spent: the row's
+// `runs` says how many. Per (kernel, input) the measurements are classified by
+// core/determinism_classify.hpp; per kernel the least deterministic input decides.
+//
+// Files (columns in data/README.md): determinism_runs.csv (one row per distinct value of each
+// shape), determinism_inputs.csv (one row per kernel and input: the cell's done-marker for
+// --resume), determinism_classes.csv (one row per kernel, rewritten at the end), summary.json,
+// provenance.json. --save-golden writes every deterministic GPU result's bits; --check-golden
+// re-runs those cases alone and fails on any change.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <memory>
+#include <set>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/cpu_peers.hpp"
+#include "core/determinism_classify.hpp"
+#include "core/exact_sum.hpp"
+#include "core/float_traits.hpp"
+#include "core/generators.hpp"
+#include "core/gpu_kernel.hpp"
+#include "core/launch_shape.hpp"
+#include "core/metrics.hpp"
+#include "core/order_model/cross_block.hpp"
+#include "core/order_model/model_sum.hpp"
+#include "reference/mpfr_sum.hpp"
+#include "studies/backend.hpp"
+#include "studies/commands.hpp"
+#include "studies/input_options.hpp"
+#include "studies/progress.hpp"
+#include "studies/run_folder.hpp"
+
+#if defined(SUMLAB_WITH_CUDA)
+#include "gpu/gpu_sum.hpp"
+#endif
+
+namespace sumlab {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::vector<std::string> kRunsColumns = {
+    "study", "backend", "kind", "kernel", "dtype", "dist", "seed", "n", "shape", "grid", "block", "vector",
+    "mapping", "threads", "source", "runs", "count", "value", "hex", "ulps_from_rounded", "abs_error",
+    "rel_error", "reference_hex", "model_hex", "model_agrees", "ms"};
+const std::vector<std::string> kInputsColumns = {
+    "study", "backend", "kind", "kernel", "dtype", "dist", "seed", "n", "declared", "measured", "agreement",
+    "source", "shapes", "runs_per_shape", "runs", "distinct_within_shape_max", "shapes_with_variation",
+    "distinct_across_shapes", "nan_patterns", "min_ulps", "max_ulps", "spread_ulps", "max_abs_ulps",
+    "max_rel_error", "reference_hex", "model_mismatches"};
+const std::vector<std::string> kClassesColumns = {
+    "study", "backend", "kind", "kernel", "declared", "measured", "agreement", "inputs", "inputs_at_measured",
+    "witness", "shapes_max", "distinct_within_shape_max", "distinct_across_shapes_max", "spread_ulps_max",
+    "max_abs_ulps", "model_mismatches", "source", "note"};
+const std::vector<std::string> kCellKey = {"dtype", "dist", "n", "seed"};
+
+struct DeterminismOptions {
+  std::string out;
+  bool quick = false, force = false, resume = false;
+  std::string backend;
+  std::vector<std::string> kernels;
+  std::vector<std::string> dists, dtypes, sizes;
+  std::string runs_text;
+  std::vector<std::string> grids, blocks, vectors, mappings, threads;
+  std::uint64_t seed = 1;
+  int jobs = 0;
+  int atomic_samples = 100;
+  double max_shape_seconds = 2.0;
+  std::string serial_max = "2^24";
+  std::string save_golden, check_golden;
+};
+
+// --- parsing the command line's lists -----------------------------------------------------------
+
+// "1000", "2^20", "2^20+3", "2^24-1".
+std::int64_t parse_size(const std::string& text) {
+  try {
+    std::size_t pos = 0;
+    std::int64_t v = 0;
+    if (text.rfind("2^", 0) == 0) {
+      const int e = std::stoi(text.substr(2), &pos);
+      if (e < 0 || e > 40) throw UserError("--sizes: '" + text + "': the exponent must be 0..40");
+      v = std::int64_t(1) << e;
+      pos += 2;
+      if (pos < text.size()) {
+        std::size_t p2 = 0;
+        const long long off = std::stoll(text.substr(pos), &p2);
+        if (pos + p2 != text.size()) throw std::invalid_argument("trailing");
+        v += off;
+      }
+    } else {
+      v = std::stoll(text, &pos);
+      if (pos != text.size()) throw std::invalid_argument("trailing");
+    }
+    if (v < 0) throw UserError("--sizes: '" + text + "' is negative");
+    return v;
+  } catch (const std::logic_error&) {
+    throw UserError("--sizes: '" + text + "' is not a number, 2^k or 2^k+c");
+  }
+}
+
+std::string size_text(std::int64_t n) {
+  for (int e = 10; e <= 40; ++e) {
+    const std::int64_t p = std::int64_t(1) << e;
+    if (n == p) return "2^" + std::to_string(e);
+    if (n > p && n - p <= 16) return "2^" + std::to_string(e) + "+" + std::to_string(n - p);
+  }
+  return std::to_string(n);
+}
+
+long long parse_integer(const std::string& option, const std::string& text, const std::string& what) {
+  try {
+    std::size_t pos = 0;
+    const long long v = std::stoll(text, &pos);
+    if (pos != text.size()) throw std::invalid_argument("trailing");
+    return v;
+  } catch (const std::logic_error&) {
+    throw UserError(option + ": '" + text + "' is not " + what);
+  }
+}
+
+int parse_runs(const std::string& text, bool quick) {
+  if (text.empty()) return quick ? 5 : 20;
+  const long long r = parse_integer("--runs", text, "a whole number of runs");
+  if (r < 2 || r > 100000)
+    throw UserError("--runs must be 2..100000 (got " + text + "): one run cannot show run-to-run variation");
+  return static_cast<int>(r);
+}
+
+// Grid sizes: integers, or kSM = k times the multiprocessor count ("SM", "4SM").
+std::vector<int> parse_grids(const std::vector<std::string>& items, int sm) {
+  std::vector<int> out;
+  for (const auto& t : items) {
+    long long g = 0;
+    if (t.size() >= 2 && t.substr(t.size() - 2) == "SM") {
+      const std::string k = t.substr(0, t.size() - 2);
+      g = (k.empty() ? 1 : parse_integer("--grids", k, "a multiple like 4SM")) * sm;
+    } else {
+      g = parse_integer("--grids", t, "a grid size (an integer, or kSM for k times the SM count)");
+    }
+    if (g < 1 || g > max_grid)
+      throw UserError(fmt::format("--grids: {} gives {} blocks; a grid must be 1..{}", t, g, max_grid));
+    out.push_back(static_cast<int>(g));
+  }
+  if (out.empty()) throw UserError("--grids is empty");
+  return out;
+}
+
+std::vector<int> parse_blocks(const std::vector<std::string>& items) {
+  std::vector<int> out;
+  for (const auto& t : items) {
+    const long long b = parse_integer("--blocks", t, "a block size");
+    if (b < 32 || b > max_block || b % 32 != 0)
+      throw UserError(fmt::format("--blocks: {} is not a multiple of 32 in 32..{} (every shaped kernel runs "
+                                  "whole warps)", t, max_block));
+    out.push_back(static_cast<int>(b));
+  }
+  if (out.empty()) throw UserError("--blocks is empty");
+  return out;
+}
+
+std::vector<int> parse_vectors(const std::vector<std::string>& items) {
+  std::vector<int> out;
+  for (const auto& t : items) {
+    const long long v = parse_integer("--vectors", t, "a vector width");
+    if (v != 1 && v != 2 && v != 4) throw UserError("--vectors: " + t + " is not an elements-per-load of 1, 2 or 4");
+    out.push_back(static_cast<int>(v));
+  }
+  if (out.empty()) throw UserError("--vectors is empty");
+  return out;
+}
+
+std::vector<Mapping> parse_mappings(const std::vector<std::string>& items) {
+  std::vector<Mapping> out;
+  for (const auto& t : items) {
+    const auto m = parse_mapping(t);
+    if (!m) throw UserError("--mappings: '" + t + "' is not one of " + std::string(mapping_names()));
+    out.push_back(*m);
+  }
+  if (out.empty()) throw UserError("--mappings is empty");
+  return out;
+}
+
+std::vector<int> parse_threads(const std::vector<std::string>& items) {
+  std::vector<int> out;
+  for (const auto& t : items) {
+    const long long v = parse_integer("--threads", t, "a thread count");
+    if (v < 1 || v > 1024) throw UserError("--threads: " + t + " is not a thread count in 1..1024");
+    out.push_back(static_cast<int>(v));
+  }
+  if (out.empty()) throw UserError("--threads is empty");
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+template <class T> std::vector<T> dedupe(std::vector<T> v) {
+  std::vector<T> out;
+  for (const auto& x : v)
+    if (std::find(out.begin(), out.end(), x) == out.end()) out.push_back(x);
+  return out;
+}
+
+// --- the plan ----------------------------------------------------------------------------------
+
+struct Plan {
+  BackendKind backend = BackendKind::model;
+  std::string device;
+  int sm = 132;
+  std::vector<GpuKernel> kernels;
+  std::vector<std::string> peers;
+  std::vector<std::string> skipped;  // "gpu_cub: ..." (not measurable here)
+  std::vector<std::int64_t> sizes;
+  std::vector<std::string> dists, dtypes;
+  int runs = 20;
+  std::vector<LaunchShape> raw_shapes;  // the product of the lists, before each kernel's pruning
+  std::vector<int> grids, blocks, vectors;
+  std::vector<Mapping> mappings;
+  std::vector<int> threads;
+  int jobs = 1;
+  int atomic_samples = 100;
+  double max_shape_seconds = 2.0;
+  std::int64_t serial_max = std::int64_t(1) << 24;
+  std::uint64_t seed = 1;
+};
+
+void select_kernels(const DeterminismOptions& o, Plan& p) {
+  std::vector<std::string> names = o.kernels.empty() ? std::vector<std::string>{"all"} : o.kernels;
+  auto add_gpu = [&](GpuKernel k) {
+    if (std::find(p.kernels.begin(), p.kernels.end(), k) != p.kernels.end()) return;
+    if (!info(k).modelled && p.backend == BackendKind::model) {
+      p.skipped.push_back(std::string(info(k).name) + ": library peer with no model; measured on --backend cuda only");
+      return;
+    }
+    p.kernels.push_back(k);
+  };
+  auto add_peer = [&](std::string_view n) {
+    if (std::find(p.peers.begin(), p.peers.end(), n) == p.peers.end()) p.peers.emplace_back(n);
+  };
+  for (const auto& name : names) {
+    if (name == "all" || name == "gpu")
+      for (const auto& k : gpu_kernels())
+        if (!k.diagnostic_only) add_gpu(k.kernel);
+    if (name == "all" || name == "cpu")
+      for (const auto& peer : cpu_peers<float>()) add_peer(peer.info.name);
+    if (name == "all" || name == "gpu" || name == "cpu") continue;
+    if (const auto k = find_gpu_kernel(name)) {
+      if (info(*k).diagnostic_only)
+        throw UserError(name + " is a diagnostic with no meaningful value (see `sumlab verify --racy`)");
+      add_gpu(*k);
+    } else if (find_cpu_peer<float>(name)) {
+      add_peer(name);
+    } else {
+      throw UserError("--kernels: unknown '" + name + "' (valid: all, gpu, cpu, " + gpu_kernel_names() + ", " +
+                      cpu_peer_names() + ")");
+    }
+  }
+  if (p.kernels.empty() && p.peers.empty()) throw UserError("--kernels selects nothing measurable on this backend");
+}
+
+Plan make_plan(const DeterminismOptions& o, const Backend& b) {
+  Plan p;
+  p.backend = b.kind();
+  p.device = b.description();
+  p.sm = b.sm_count();
+  p.runs = parse_runs(o.runs_text, o.quick);
+  const bool cuda = p.backend == BackendKind::cuda;
+  select_kernels(o, p);
+
+  std::vector<std::string> sizes = o.sizes;
+  if (sizes.empty())
+    sizes = cuda ? (o.quick ? std::vector<std::string>{"2^20"} : std::vector<std::string>{"2^20", "2^24", "2^26"})
+                 : (o.quick ? std::vector<std::string>{"4099"} : std::vector<std::string>{"2^16+3", "2^20"});
+  for (const auto& s : sizes) p.sizes.push_back(parse_size(s));
+  p.sizes = dedupe(p.sizes);
+  p.dists = dedupe(o.dists.empty() ? (o.quick ? std::vector<std::string>{"uniform", "cancellation"}
+                                              : std::vector<std::string>{"uniform", "normal", "cancellation"})
+                                   : o.dists);
+  for (const auto& d : p.dists) {
+    try {
+      (void)parse_distribution(d);
+    } catch (const std::invalid_argument& e) {
+      throw UserError(std::string("--dists: ") + e.what());
+    }
+  }
+  p.dtypes = dedupe(o.dtypes.empty() ? (o.quick ? std::vector<std::string>{"float32"}
+                                                : std::vector<std::string>{"float32", "float64"})
+                                     : o.dtypes);
+  for (const auto& t : p.dtypes)
+    if (t != "float32" && t != "float64") throw UserError("--dtypes: '" + t + "' is not float32 or float64");
+
+  const auto grid_text = o.grids.empty() ? (o.quick ? std::vector<std::string>{"1", "SM", "8SM"}
+                                                    : std::vector<std::string>{"1", "SM", "2SM", "4SM", "8SM"})
+                                         : o.grids;
+  p.grids = dedupe(parse_grids(grid_text, p.sm));
+  p.blocks = dedupe(parse_blocks(o.blocks.empty() ? (o.quick ? std::vector<std::string>{"32", "256"}
+                                                             : std::vector<std::string>{"32", "128", "256", "1024"})
+                                                  : o.blocks));
+  p.vectors = dedupe(parse_vectors(o.vectors.empty() ? std::vector<std::string>{"1", "4"} : o.vectors));
+  p.mappings = dedupe(parse_mappings(o.mappings.empty() ? std::vector<std::string>{"grid_stride", "contiguous"}
+                                                        : o.mappings));
+  for (int g : p.grids)
+    for (int bl : p.blocks)
+      for (int v : p.vectors)
+        for (Mapping m : p.mappings) {
+          LaunchShape s;
+          s.grid = g;
+          s.block = bl;
+          s.vector = v;
+          s.mapping = m;
+          p.raw_shapes.push_back(s);
+        }
+  const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  p.threads = parse_threads(o.threads.empty()
+                                ? std::vector<std::string>{"1", "2", "4", std::to_string(hw)}
+                                : o.threads);
+  p.jobs = o.jobs > 0 ? o.jobs : hw;
+  if (o.atomic_samples < 2 || o.atomic_samples > 1000000) throw UserError("--atomic-samples must be 2..1000000");
+  p.atomic_samples = o.atomic_samples;
+  if (!(o.max_shape_seconds > 0)) throw UserError("--max-shape-seconds must be positive");
+  p.max_shape_seconds = o.max_shape_seconds;
+  p.serial_max = parse_size(o.serial_max);
+  p.seed = o.seed;
+  return p;
+}
+
+// The shapes kernel k runs on n elements of dtype: the sweep canonicalized for k (fields it does
+// not read reset), checked by validate_shape, deduplicated in sweep order.
+std::vector<LaunchShape> shapes_for(GpuKernel k, const Plan& p, std::string_view dtype, std::int64_t n) {
+  std::vector<LaunchShape> out;
+  std::set<std::string> seen;
+  if (k == GpuKernel::serial && n > p.serial_max) return out;
+  for (const auto& raw : p.raw_shapes) {
+    const LaunchShape s = canonicalize(k, raw, p.sm);
+    if (!validate_shape(k, s, dtype, n).empty()) continue;
+    if (seen.insert(to_string(s)).second) out.push_back(s);
+  }
+  return out;
+}
+
+bool shape_free(GpuKernel k) { return info(k).shape_fields == 0; }
+
+// --- one cell ----------------------------------------------------------------------------------
+
+template <class T> std::string fmt_value(T v) { return fmt::format("{}", v); }
+
+template <class T> bool same_bits(T a, T b) {
+  return to_bits(a) == to_bits(b) || (std::isnan(a) && std::isnan(b));
+}
+
+// Runs fn(i) for i in [0, count) on `threads` threads.
+template <class F> void parallel_for(std::size_t count, int threads, F fn) {
+  std::atomic<std::size_t> next{0};
+  std::vector<std::thread> pool;
+  const int t = std::max(1, std::min<int>(threads, static_cast<int>(count)));
+  for (int w = 0; w < t; ++w)
+    pool.emplace_back([&] {
+      for (std::size_t i = next++; i < count; i = next++) fn(i);
+    });
+  for (auto& th : pool) th.join();
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+template <class T> struct ShapeRecord {
+  std::string label;
+  LaunchShape shape;
+  int threads = 0;  // CPU peers: the thread count; 0 for GPU kernels
+  std::string source;
+  std::vector<ValueCount<T>> values;
+  double ms = std::numeric_limits<double>::quiet_NaN();
+  bool has_model = false;  // cuda: the model's prediction for this deterministic (kernel, shape)
+  T model{};
+  std::vector<ValueCount<T>> model_samples;  // cuda, gpu_atomic: the model's sampled arrival orders
+  int model_sample_count = 0;
+};
+
+template <class T> struct KernelRecord {
+  std::string name;
+  std::string kind;  // gpu | cpu_peer
+  Determinism declared = Determinism::run_to_run;
+  std::vector<ShapeRecord<T>> shapes;
+};
+
+// The input of one cell, on the host and (cuda) on the device, and one launch of a kernel on it.
+template <class T> class CellInput {
+ public:
+  CellInput(Backend& backend, const DistributionSpec& spec, std::string_view dist, std::uint64_t seed,
+            std::int64_t n)
+      : backend_(backend) {
+    const auto count = static_cast<std::size_t>(n);
+    check_fits_in_memory(static_cast<std::uint64_t>(n) * sizeof(T) * 2,
+                         fmt::format("n = {} {} elements", n, FloatTraits<T>::dtype));
+#if defined(SUMLAB_WITH_CUDA)
+    if (backend.kind() == BackendKind::cuda) {
+      try {
+        buf_ = gpu::DeviceBuffer<T>(n);
+        if (spec.kind != Distribution::ill_conditioned && n > 0) {
+          gpu::fill<T>(buf_, spec, seed);
+          x_ = buf_.download();
+          // The device generator must be the CPU's (core/generators.hpp); spot-check it.
+          for (std::size_t i = 0; i < count; i += std::max<std::size_t>(1, count / 1024))
+            if (!same_bits(x_[i], generate_element<T>(spec, seed, static_cast<std::uint64_t>(i))))
+              throw UserError(fmt::format("the device generator differs from the CPU's at {} element {}", dist, i));
+          return;
+        }
+        x_ = host(spec, seed, count);
+        if (n > 0) buf_.upload(std::span<const T>(x_));
+        return;
+      } catch (const UserError&) {
+        throw;
+      } catch (const std::exception& e) {
+        throw UserError(e.what());
+      }
+    }
+#endif
+    (void)dist;
+    x_ = host(spec, seed, count);
+  }
+
+  std::span<const T> x() const { return x_; }
+
+  // One run: the kernel's value (has_value false: no value on this backend) and its time.
+  KernelOutcome<T> run(GpuKernel k, const LaunchShape& s) {
+#if defined(SUMLAB_WITH_CUDA)
+    if (backend_.kind() == BackendKind::cuda) {
+      const gpu::GpuSumResult<T> r = gpu::gpu_sum<T>(k, s, buf_);
+      if (!r.ok()) throw UserError(std::string(info(k).name) + " " + to_string(s) + ": " + r.error);
+      KernelOutcome<T> o;
+      o.has_value = !info(k).diagnostic_only;
+      o.value = r.value;
+      o.accumulator = r.accumulator;
+      o.ms = r.ms;
+      o.note = r.note;
+      return o;
+    }
+#endif
+    return backend_.sum(k, s, std::span<const T>(x_));
+  }
+
+ private:
+  static std::vector<T> host(const DistributionSpec& spec, std::uint64_t seed, std::size_t n) {
+    try {
+      return generate<T>(spec, seed, n);
+    } catch (const std::invalid_argument& e) {
+      throw UserError(e.what());
+    }
+  }
+  Backend& backend_;
+  std::vector<T> x_;
+#if defined(SUMLAB_WITH_CUDA)
+  gpu::DeviceBuffer<T> buf_;
+#endif
+};
+
+// Runs `once` until R runs are done, or (after at least 2) the shape's time budget is spent.
+// Returns the values and the run times (ms).
+template <class T, class F>
+std::pair<std::vector<T>, std::vector<double>> repeat(int R, double budget_s, F once) {
+  std::vector<T> values;
+  std::vector<double> ms;
+  const auto t0 = std::chrono::steady_clock::now();
+  double fastest = std::numeric_limits<double>::infinity();
+  for (int r = 0; r < R; ++r) {
+    const auto a = std::chrono::steady_clock::now();
+    const auto [v, t] = once();
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
+    values.push_back(v);
+    ms.push_back(t);
+    fastest = std::min(fastest, wall);
+    const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (r + 1 >= 2 && spent + fastest > budget_s) break;
+  }
+  return {values, ms};
+}
+
+std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t a, std::uint64_t b) {
+  order_model::SplitMix64 g{seed ^ (a * 0x9e3779b97f4a7c15ull) ^ (b * 0xc2b2ae3d27d4eb4full)};
+  return g.next();
+}
+
+template <class T> struct CellOutput {
+  std::vector<std::vector<std::string>> runs_rows, inputs_rows;
+  long model_mismatches = 0;
+  bool exact_matches_mpfr = true;
+};
+
+template <class T>
+CellOutput<T> run_cell(Backend& backend, const Plan& p, const std::string& dist, std::int64_t n, Progress& progress) {
+  const std::string dtype(FloatTraits<T>::dtype);
+  const bool cuda = p.backend == BackendKind::cuda;
+  DistributionSpec spec;
+  spec.kind = parse_distribution(dist);
+  CellInput<T> input(backend, spec, dist, p.seed, n);
+  const std::span<const T> x = input.x();
+  const std::string where = fmt::format("{} {} n={}", dtype, dist, size_text(n));
+
+  // The reference (MPFR, correctly rounded) and the exact sum for residuals (core's
+  // superaccumulator, cross-checked against MPFR here).
+  const T reference = reference::correctly_rounded_sum<T>(x);
+  Superaccumulator<T> exact;
+  exact.add(x);
+  CellOutput<T> out;
+  out.exact_matches_mpfr = same_bits(exact.round(), reference);
+
+  std::vector<KernelRecord<T>> records;
+  // GPU kernels: the shapes, then R runs (cuda) or the model's values (model).
+  struct ModelJob {
+    std::size_t record, shape;
+    bool atomic;
+    int samples;
+  };
+  std::vector<ModelJob> jobs;
+  for (GpuKernel k : p.kernels) {
+    const auto shapes = shapes_for(k, p, dtype, n);
+    if (shapes.empty()) continue;
+    KernelRecord<T> rec;
+    rec.name = std::string(info(k).name);
+    rec.kind = "gpu";
+    rec.declared = info(k).determinism;
+    const bool atomic = k == GpuKernel::atomic;
+    for (std::size_t si = 0; si < shapes.size(); ++si) {
+      ShapeRecord<T> sr;
+      sr.shape = shapes[si];
+      sr.label = to_string(shapes[si]);
+      if (cuda) {
+        bool has_value = true;
+        auto [values, ms] = repeat<T>(p.runs, p.max_shape_seconds, [&] {
+          const KernelOutcome<T> o = input.run(k, sr.shape);
+          has_value = has_value && o.has_value;
+          return std::pair<T, double>(o.value, o.ms);
+        });
+        if (!has_value) continue;
+        sr.source = "measured";
+        sr.values = tally<T>(std::span<const T>(values));
+        sr.ms = median(ms);
+        if (info(k).modelled) jobs.push_back({records.size(), rec.shapes.size(), atomic, p.atomic_samples});
+      } else {
+        sr.source = atomic ? "model_sampled" : "model";
+        jobs.push_back({records.size(), rec.shapes.size(), atomic, p.runs});
+      }
+      rec.shapes.push_back(std::move(sr));
+    }
+    progress.step(where + " " + rec.name + (cuda ? " (GPU)" : ""));
+    records.push_back(std::move(rec));
+  }
+
+  // The model: every deterministic (kernel, shape) once; gpu_atomic's partials once per shape, then
+  // `samples` arrival orders drawn uniformly (seeded by the input and the shape). Independent jobs
+  // on p.jobs CPU threads; two_pass and last_block share one evaluation (same order, same code).
+  {
+    std::map<std::string, std::size_t> first_of;  // model key -> job index that computes it
+    std::vector<std::size_t> alias(jobs.size());
+    std::vector<std::string> keys(jobs.size());
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+      const auto& job = jobs[j];
+      const ShapeRecord<T>& sr = records[job.record].shapes[job.shape];
+      const GpuKernel k = *find_gpu_kernel(records[job.record].name);
+      std::string name(info(k).name);
+      if (k == GpuKernel::last_block) name = "gpu_two_pass";
+      LaunchShape s = sr.shape;
+      if (k == GpuKernel::last_block) s.cross = CrossBlock::second_kernel;
+      keys[j] = name + "/" + to_string(s);
+      alias[j] = first_of.emplace(keys[j], j).first->second;
+    }
+    std::vector<std::size_t> unique;
+    for (std::size_t j = 0; j < jobs.size(); ++j)
+      if (alias[j] == j) unique.push_back(j);
+    std::vector<T> values(jobs.size());
+    std::vector<bool> has(jobs.size(), false);
+    std::vector<std::vector<ValueCount<T>>> samples(jobs.size());
+    parallel_for(unique.size(), p.jobs, [&](std::size_t u) {
+      const std::size_t j = unique[u];
+      const auto& job = jobs[j];
+      const auto& rec = records[job.record];
+      const GpuKernel k = *find_gpu_kernel(rec.name);
+      const LaunchShape& s = rec.shapes[job.shape].shape;
+      if (job.atomic) {
+        const std::vector<T> partials = model_block_partials<T>(s, x);
+        const auto drawn = order_model::sample_atomic_results<T>(std::span<const T>(partials), job.samples,
+                                                                 mix_seed(p.seed, static_cast<std::uint64_t>(n), j));
+        for (const auto& d : drawn) samples[j].push_back({d.value, d.count});
+        has[j] = true;
+      } else if (cuda) {  // the prediction for the GPU's bits
+        const ModelResult<T> m = model_sum<T>(k, s, x);
+        has[j] = m.has_value && m.error.empty();
+        values[j] = m.value;
+      } else {  // the model backend's value (ModelBackend::sum is model_sum: stateless, thread-safe)
+        const KernelOutcome<T> m = backend.sum(k, s, x);
+        has[j] = m.has_value;
+        values[j] = m.value;
+      }
+    });
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+      const std::size_t a = alias[j];
+      ShapeRecord<T>& sr = records[jobs[j].record].shapes[jobs[j].shape];
+      if (!has[a]) continue;
+      if (jobs[j].atomic) {
+        if (cuda) {
+          sr.model_samples = samples[a];
+          sr.model_sample_count = jobs[j].samples;
+        } else {
+          sr.values = samples[a];
+        }
+      } else if (cuda) {
+        sr.has_model = true;
+        sr.model = values[a];
+      } else {
+        sr.values = {{values[a], p.runs}};
+      }
+    }
+    // Model-backend shapes with no value (none expected: library peers are not planned there).
+    for (auto& rec : records)
+      std::erase_if(rec.shapes, [](const ShapeRecord<T>& s) { return s.values.empty(); });
+  }
+
+  // CPU peers: measured on this host, their "shape" the thread count.
+  for (const auto& name : p.peers) {
+    const CpuPeer<T>* peer = find_cpu_peer<T>(name);
+    KernelRecord<T> rec;
+    rec.name = name;
+    rec.kind = "cpu_peer";
+    rec.declared = peer->info.determinism;
+    const std::vector<int> threads = peer->takes_threads ? p.threads : std::vector<int>{1};
+    for (int t : threads) {
+      ShapeRecord<T> sr;
+      sr.threads = t;
+      sr.label = "threads=" + std::to_string(t);
+      sr.source = "measured";
+      auto [values, ms] = repeat<T>(p.runs, p.max_shape_seconds, [&] {
+        const auto a = std::chrono::steady_clock::now();
+        const T v = peer->sum(x, t);
+        return std::pair<T, double>(
+            v, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
+      });
+      sr.values = tally<T>(std::span<const T>(values));
+      sr.ms = median(ms);
+      rec.shapes.push_back(std::move(sr));
+    }
+    progress.step(where + " " + name);
+    records.push_back(std::move(rec));
+  }
+
+  // Rows. Residuals exact - value are exact in the superaccumulator and rounded once to T.
+  std::map<typename FloatTraits<T>::Bits, std::pair<double, double>> errors;  // bits -> (abs, rel)
+  auto error_of = [&](T v) {
+    const auto b = to_bits(v);
+    if (auto it = errors.find(b); it != errors.end()) return it->second;
+    std::pair<double, double> e{std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN()};
+    if (std::isfinite(v) && std::isfinite(reference)) {
+      Superaccumulator<T> r = exact;
+      r.add(-v);
+      const double abs_err = std::fabs(static_cast<double>(r.round()));
+      const double ref = std::fabs(static_cast<double>(reference));
+      e = {abs_err, ref > 0 ? abs_err / ref : (abs_err == 0 ? 0.0 : std::numeric_limits<double>::infinity())};
+    }
+    errors.emplace(b, e);
+    return e;
+  };
+  const std::string seed = std::to_string(p.seed), n_text = std::to_string(n), backend_name(to_string(p.backend));
+  const std::string ref_hex = hex_bits(reference);
+  auto ulps_text = [&](T v) {
+    return std::isnan(v) || std::isnan(reference) ? std::string("nan")
+                                                  : std::to_string(signed_ulp_distance(v, reference));
+  };
+  for (const auto& rec : records) {
+    std::vector<ShapeOutcome<T>> outcomes;
+    long mismatches = 0;
+    double max_rel = 0;
+    for (const auto& sr : rec.shapes) {
+      outcomes.push_back({sr.label, sr.values});
+      const bool gpu = rec.kind == "gpu";
+      std::vector<std::string> shape_cols =
+          gpu ? std::vector<std::string>{std::to_string(sr.shape.grid), std::to_string(sr.shape.block),
+                                         std::to_string(sr.shape.vector), std::string(to_string(sr.shape.mapping)), ""}
+              : std::vector<std::string>{"", "", "", "", std::to_string(sr.threads)};
+      int runs = 0;
+      for (const auto& v : sr.values) runs += v.count;
+      std::set<typename FloatTraits<T>::Bits> sampled;
+      for (const auto& m : sr.model_samples) sampled.insert(to_bits(m.value));
+      bool shape_mismatch = false;
+      auto emit = [&](const ValueCount<T>& v, const std::string& source, int total, const std::string& model_hex,
+                      const std::string& agrees, const std::string& ms) {
+        const auto [abs_err, rel] = error_of(v.value);
+        if (std::isfinite(rel)) max_rel = std::max(max_rel, rel);
+        std::vector<std::string> row{"determinism", backend_name, rec.kind, rec.name, dtype, dist, seed, n_text,
+                                     sr.label};
+        row.insert(row.end(), shape_cols.begin(), shape_cols.end());
+        for (std::string f : {source, std::to_string(total), std::to_string(v.count), fmt_value(v.value),
+                              hex_bits(v.value), ulps_text(v.value), fmt::format("{}", abs_err),
+                              fmt::format("{}", rel), ref_hex, model_hex, agrees, ms})
+          row.push_back(std::move(f));
+        out.runs_rows.push_back(std::move(row));
+      };
+      const std::string ms = std::isnan(sr.ms) ? "" : fmt::format("{:.4g}", sr.ms);
+      for (const auto& v : sr.values) {
+        std::string model_hex, agrees;
+        if (sr.has_model) {
+          model_hex = hex_bits(sr.model);
+          agrees = same_bits(v.value, sr.model) ? "1" : "0";
+          if (agrees == "0") shape_mismatch = true;
+        } else if (!sr.model_samples.empty()) {
+          agrees = sampled.count(to_bits(v.value)) ? "1" : "0";
+        }
+        emit(v, sr.source, runs, model_hex, agrees, ms);
+      }
+      for (const auto& m : sr.model_samples) emit(m, "model_sampled", sr.model_sample_count, "", "", "");
+      if (shape_mismatch) ++mismatches;
+    }
+    out.model_mismatches += mismatches;
+    const auto c = classify<T>(std::span<const ShapeOutcome<T>>(outcomes), reference);
+    if (!c) continue;
+    const std::string source = rec.shapes.empty() ? "" : rec.shapes.front().source;
+    const bool has_model_col = cuda && rec.kind == "gpu" && info(*find_gpu_kernel(rec.name)).modelled &&
+                               rec.declared != Determinism::not_deterministic;
+    out.inputs_rows.push_back(
+        {"determinism", backend_name, rec.kind, rec.name, dtype, dist, seed, n_text,
+         std::string(to_string(rec.declared)), std::string(to_string(c->measured)),
+         std::string(to_string(compare(rec.declared, c->measured))), source, std::to_string(c->shapes),
+         std::to_string(p.runs), std::to_string(c->runs), std::to_string(c->distinct_within_shape_max),
+         std::to_string(c->shapes_with_variation), std::to_string(c->distinct_across_shapes),
+         std::to_string(c->nan_patterns), c->has_ulps ? std::to_string(c->min_ulps) : "nan",
+         c->has_ulps ? std::to_string(c->max_ulps) : "nan", c->has_ulps ? std::to_string(c->spread_ulps) : "nan",
+         c->has_ulps ? std::to_string(c->max_abs_ulps) : "nan", fmt::format("{}", max_rel), ref_hex,
+         has_model_col ? std::to_string(mismatches) : ""});
+  }
+  return out;
+}
+
+// --- the end of a run: classes, summary, golden ------------------------------------------------------
+
+std::string kernel_note(const std::string& kind, const std::string& name, BackendKind backend) {
+  if (kind == "cpu_peer") {
+    const CpuPeer<float>* p = find_cpu_peer<float>(name);
+    std::string note = cpu_peer_backend(name);
+    if (p && !p->takes_threads) note += "; takes no thread count: one shape (threads=1)";
+    return note;
+  }
+  const auto k = find_gpu_kernel(name);
+  if (!k) return "";
+  if (*k == GpuKernel::atomic)
+    return backend == BackendKind::model
+               ? "runs are the model's sampled arrival orders (uniformly random block permutations)"
+               : "runs measured; model_sampled rows: the model's arrival orders beside them";
+  if (shape_free(*k)) return "takes no launch shape: one shape, invariance by construction";
+  if (backend == BackendKind::model) return "model: one evaluation per shape stands for every run";
+  if (!info(*k).modelled) return "library peer: measured, not modelled";
+  return "";
+}
+
+struct ClassRow {
+  std::string kind, kernel;
+  Determinism declared;
+  std::vector<Classification> per_input;
+  std::vector<std::string> inputs;
+  int shapes_max = 0;
+  long model_mismatches = -1;  // -1: not applicable
+  std::string source;
+};
+
+std::vector<ClassRow> class_rows(const CsvTable& t) {
+  std::vector<ClassRow> rows;
+  auto col = [&](const std::vector<std::string>& r, const char* c) {
+    const int i = t.column(c);
+    return i >= 0 ? r[static_cast<std::size_t>(i)] : std::string();
+  };
+  auto to_i64 = [](const std::string& s) -> std::int64_t { return s == "nan" || s.empty() ? 0 : std::stoll(s); };
+  for (const auto& r : t.rows) {
+    const std::string kernel = col(r, "kernel");
+    auto it = std::find_if(rows.begin(), rows.end(), [&](const ClassRow& c) { return c.kernel == kernel; });
+    if (it == rows.end()) {
+      ClassRow c;
+      c.kind = col(r, "kind");
+      c.kernel = kernel;
+      c.declared = parse_determinism(col(r, "declared")).value_or(Determinism::run_to_run);
+      c.source = col(r, "source");
+      rows.push_back(c);
+      it = rows.end() - 1;
+    }
+    Classification c;
+    c.measured = parse_determinism(col(r, "measured")).value_or(Determinism::not_deterministic);
+    c.shapes = std::stoi(col(r, "shapes"));
+    c.distinct_within_shape_max = std::stoi(col(r, "distinct_within_shape_max"));
+    c.distinct_across_shapes = std::stoi(col(r, "distinct_across_shapes"));
+    c.has_ulps = col(r, "spread_ulps") != "nan";
+    c.spread_ulps = static_cast<std::uint64_t>(to_i64(col(r, "spread_ulps")));
+    c.max_abs_ulps = static_cast<std::uint64_t>(to_i64(col(r, "max_abs_ulps")));
+    it->per_input.push_back(c);
+    it->inputs.push_back(fmt::format("{} {} n={}", col(r, "dtype"), col(r, "dist"), size_text(std::stoll(col(r, "n")))));
+    it->shapes_max = std::max(it->shapes_max, c.shapes);
+    const std::string mm = col(r, "model_mismatches");
+    if (!mm.empty()) it->model_mismatches = std::max<long>(0, it->model_mismatches) + std::stol(mm);
+    if (it->source != col(r, "source")) it->source = "mixed";
+  }
+  return rows;
+}
+
+// Golden entries: every GPU result of a kernel declared deterministic whose shape gave one value.
+nlohmann::ordered_json golden_cases(const CsvTable& runs) {
+  auto col = [&](const std::vector<std::string>& r, const char* c) {
+    return r[static_cast<std::size_t>(runs.column(c))];
+  };
+  std::map<std::string, std::vector<const std::vector<std::string>*>> by_case;
+  for (const auto& r : runs.rows) {
+    if (col(r, "kind") != "gpu" || col(r, "source") == "model_sampled") continue;
+    const auto k = find_gpu_kernel(col(r, "kernel"));
+    if (!k || info(*k).determinism == Determinism::not_deterministic) continue;
+    const std::string key = col(r, "kernel") + "|" + col(r, "dtype") + "|" + col(r, "dist") + "|" + col(r, "seed") +
+                            "|" + col(r, "n") + "|" + col(r, "shape");
+    by_case[key].push_back(&r);
+  }
+  nlohmann::ordered_json cases = nlohmann::ordered_json::array();
+  for (const auto& [key, rows] : by_case) {
+    if (rows.size() != 1) continue;  // more than one value in one shape: nothing golden about it
+    const auto& r = *rows.front();
+    nlohmann::ordered_json c;
+    c["kernel"] = col(r, "kernel");
+    c["shape"] = col(r, "shape");
+    c["dist"] = col(r, "dist");
+    c["seed"] = std::stoull(col(r, "seed"));
+    c["n"] = std::stoll(col(r, "n"));
+    c["dtype"] = col(r, "dtype");
+    c["hex"] = col(r, "hex");
+    cases.push_back(c);
+  }
+  return cases;
+}
+
+void write_golden(const fs::path& path, const CsvTable& runs, const Plan& p) {
+  nlohmann::ordered_json g;
+  g["format"] = "sumlab-golden/1";
+  g["what"] = "bits of every deterministic GPU sum of a `sumlab study determinism` run; "
+              "`sumlab study determinism --check-golden FILE` re-runs each case and reports any change";
+  g["backend"] = std::string(to_string(p.backend));
+  g["device"] = p.device;
+  const auto prov = provenance("determinism", this_command_line(), std::string(to_string(p.backend)));
+  for (const char* k : {"git_commit", "git_dirty", "date_utc", "driver", "cuda_runtime"})
+    if (prov.contains(k)) g[k] = prov[k];
+  g["cases"] = golden_cases(runs);
+  const fs::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp);
+    if (!out) throw UserError("cannot write the golden file '" + path.string() + "'");
+    out << g.dump(1) << "\n";
+    if (!out) throw UserError("write failed: '" + tmp.string() + "'");
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) throw UserError("cannot write '" + path.string() + "': " + ec.message());
+  fmt::print("golden: {} deterministic cases -> {}\n", g["cases"].size(), path.string());
+}
+
+// Replaces `name` with its rows whose cell is in `done` (an interrupted cell's partial rows go).
+void prune_unfinished(const RunFolder& folder, const std::string& name, const std::vector<std::string>& columns,
+                      const std::set<std::string>& done) {
+  const fs::path path = folder.file(name);
+  if (!fs::exists(path)) return;
+  const CsvTable t = read_csv(path);
+  std::vector<int> idx;
+  for (const auto& c : kCellKey) idx.push_back(t.column(c));
+  std::vector<std::vector<std::string>> keep;
+  for (const auto& r : t.rows) {
+    std::string k;
+    for (int i : idx) k += (i >= 0 ? r[static_cast<std::size_t>(i)] : std::string()) + "|";
+    if (done.count(k)) keep.push_back(r);
+  }
+  if (keep.size() == t.rows.size()) return;
+  fs::remove(path);
+  CsvAppender csv(path, columns);
+  csv.rows(keep);
+}
+
+void finish_run(const RunFolder& folder, const Plan& p, const DeterminismOptions& o, double seconds,
+                std::size_t cells, std::size_t resumed, long exact_mpfr_mismatches) {
+  const CsvTable inputs = read_csv(folder.file("determinism_inputs.csv"));
+  const std::vector<ClassRow> rows = class_rows(inputs);
+  const fs::path classes_path = folder.file("determinism_classes.csv");
+  fs::remove(classes_path);
+  CsvAppender classes(classes_path, kClassesColumns);
+  nlohmann::ordered_json summary_classes = nlohmann::ordered_json::array();
+  long total_mismatches = 0;
+  std::string table;
+  for (const auto& r : rows) {
+    const ClassSummary s = summarize(std::span<const Classification>(r.per_input));
+    const Agreement a = compare(r.declared, s.measured);
+    const std::string witness = s.witness >= 0 ? r.inputs[static_cast<std::size_t>(s.witness)] : "";
+    const std::string note = kernel_note(r.kind, r.kernel, p.backend);
+    if (r.model_mismatches > 0) total_mismatches += r.model_mismatches;
+    classes.row({"determinism", std::string(to_string(p.backend)), r.kind, r.kernel,
+                 std::string(to_string(r.declared)), std::string(to_string(s.measured)), std::string(to_string(a)),
+                 std::to_string(s.inputs), std::to_string(s.inputs_at_measured), witness,
+                 std::to_string(r.shapes_max), std::to_string(s.distinct_within_shape_max),
+                 std::to_string(s.distinct_across_shapes_max), std::to_string(s.spread_ulps_max),
+                 std::to_string(s.max_abs_ulps), r.model_mismatches < 0 ? "" : std::to_string(r.model_mismatches),
+                 r.source, note});
+    nlohmann::ordered_json j;
+    j["kernel"] = r.kernel;
+    j["kind"] = r.kind;
+    j["declared"] = to_string(r.declared);
+    j["measured"] = to_string(s.measured);
+    j["agreement"] = to_string(a);
+    j["witness"] = witness;
+    summary_classes.push_back(j);
+    table += fmt::format("  {:<18} {:<8} {:<17} {:<17} {:<9} {:>6} {:>7} {:>8}  {}\n", r.kernel, r.kind,
+                         to_string(r.declared), to_string(s.measured), to_string(a), s.distinct_within_shape_max,
+                         s.distinct_across_shapes_max, s.spread_ulps_max, witness);
+  }
+
+  // The expectations: fixed-point and exact in the last class, the two-pass tree in the
+  // middle one, atomics in the first.
+  nlohmann::ordered_json expectations = nlohmann::ordered_json::array();
+  const std::pair<const char*, Determinism> expected[] = {{"gpu_fixed_point", Determinism::shape_invariant},
+                                                          {"gpu_exact", Determinism::shape_invariant},
+                                                          {"gpu_two_pass", Determinism::run_to_run},
+                                                          {"gpu_atomic", Determinism::not_deterministic}};
+  for (const auto& [name, want] : expected) {
+    auto it = std::find_if(rows.begin(), rows.end(), [&](const ClassRow& r) { return r.kernel == name; });
+    if (it == rows.end()) continue;
+    const Determinism got = summarize(std::span<const Classification>(it->per_input)).measured;
+    expectations.push_back({{"kernel", name}, {"expected", to_string(want)}, {"measured", to_string(got)},
+                            {"ok", got == want}});
+  }
+
+  nlohmann::ordered_json summary;
+  summary["study"] = "determinism";
+  summary["backend"] = to_string(p.backend);
+  summary["device"] = p.device;
+  summary["csv"] = {"determinism_runs.csv", "determinism_inputs.csv", "determinism_classes.csv"};
+  summary["cells"] = cells;
+  summary["cells_resumed"] = resumed;
+  summary["seconds"] = seconds;
+  summary["runs_per_shape"] = p.runs;
+  summary["max_shape_seconds"] = p.max_shape_seconds;
+  nlohmann::ordered_json sweep;
+  sweep["grids"] = p.grids;
+  sweep["blocks"] = p.blocks;
+  sweep["vectors"] = p.vectors;
+  std::vector<std::string> maps;
+  for (Mapping m : p.mappings) maps.emplace_back(to_string(m));
+  sweep["mappings"] = maps;
+  sweep["sm_count"] = p.sm;
+  sweep["cpu_threads"] = p.threads;
+  sweep["atomic_model_samples"] = p.backend == BackendKind::cuda ? p.atomic_samples : p.runs;
+  summary["sweep"] = sweep;
+  std::vector<std::string> sizes;
+  for (auto n : p.sizes) sizes.push_back(size_text(n));
+  summary["sizes"] = sizes;
+  summary["dists"] = p.dists;
+  summary["dtypes"] = p.dtypes;
+  summary["seed"] = p.seed;
+  summary["not_measured"] = p.skipped;
+  summary["model_mismatches"] = p.backend == BackendKind::cuda ? nlohmann::ordered_json(total_mismatches)
+                                                               : nlohmann::ordered_json();
+  summary["exact_vs_mpfr_mismatches"] = exact_mpfr_mismatches;
+  summary["classes"] = summary_classes;
+  summary["expectations"] = expectations;
+  if (!o.save_golden.empty()) summary["golden"] = o.save_golden;
+  folder.write_json("summary.json", summary);
+
+  fmt::print("determinism ({}, {}): {} cells ({} from an earlier run) in {:.1f} s -> {}\n", to_string(p.backend),
+             p.device, cells, resumed, seconds, folder.dir().string());
+  fmt::print("  {:<18} {:<8} {:<17} {:<17} {:<9} {:>6} {:>7} {:>8}  {}\n", "kernel", "kind", "declared", "measured",
+             "agreement", "within", "across", "spread", "witness (least deterministic input)");
+  fmt::print("{}", table);
+  for (const auto& e : expectations)
+    if (!e["ok"].get<bool>())
+      fmt::print("  EXPECTED {} to be {}, measured {}\n", e["kernel"].get<std::string>(),
+                 e["expected"].get<std::string>(), e["measured"].get<std::string>());
+  if (p.backend == BackendKind::cuda)
+    fmt::print("  GPU vs model: {} shape(s) disagreed\n", total_mismatches);
+  if (exact_mpfr_mismatches) fmt::print("  core exact sum != MPFR on {} input(s)\n", exact_mpfr_mismatches);
+  for (const auto& s : p.skipped) fmt::print("  not measured: {}\n", s);
+
+  if (!o.save_golden.empty()) write_golden(o.save_golden, read_csv(folder.file("determinism_runs.csv")), p);
+}
+
+void run_determinism(const DeterminismOptions& o) {
+  if (o.force && o.resume) throw UserError("--force and --resume exclude each other");
+  const auto t0 = std::chrono::steady_clock::now();
+  std::unique_ptr<Backend> backend = make_backend(o.backend);
+  const Plan p = make_plan(o, *backend);
+  std::uint64_t largest = 0;
+  for (auto n : p.sizes) largest = std::max(largest, static_cast<std::uint64_t>(n));
+  check_fits_in_memory(largest * 8 * 2, fmt::format("n = {}", largest));
+
+  const std::string out = o.out.empty() ? "runs/determinism" : o.out;
+  const RunMode mode = o.resume ? RunMode::resume : (o.force ? RunMode::force : RunMode::fresh);
+  // An earlier provenance's command lines are kept when resuming: the folder is their union.
+  nlohmann::ordered_json earlier = nlohmann::ordered_json::array();
+  if (o.resume && fs::exists(fs::path(out) / "provenance.json")) {
+    std::ifstream in(fs::path(out) / "provenance.json");
+    const auto old = nlohmann::ordered_json::parse(in, nullptr, false);
+    if (!old.is_discarded() && old.is_object()) {
+      if (old.contains("earlier_command_lines")) earlier = old["earlier_command_lines"];
+      if (old.contains("command_line")) earlier.push_back(old["command_line"]);
+    }
+  }
+  RunFolder folder(out, "determinism", mode, this_command_line());
+  auto prov = provenance("determinism", this_command_line(), std::string(to_string(p.backend)));
+  prov["device"] = p.device;
+  if (!earlier.empty()) prov["earlier_command_lines"] = earlier;
+  folder.write_json("provenance.json", prov);
+
+  const auto done = folder.done_keys("determinism_inputs.csv", kCellKey);
+  prune_unfinished(folder, "determinism_runs.csv", kRunsColumns, done);
+  CsvAppender runs_csv(folder.file("determinism_runs.csv"), kRunsColumns);
+  CsvAppender inputs_csv(folder.file("determinism_inputs.csv"), kInputsColumns);
+
+  std::size_t steps = 0;
+  for (const auto& dt : p.dtypes)
+    for (auto n : p.sizes) {
+      (void)n;
+      for (GpuKernel k : p.kernels)
+        if (!info(k).float_input_only || dt == "float32") ++steps;
+      steps += p.peers.size();
+    }
+  steps *= p.dists.size();
+  Progress progress("determinism", steps);
+  std::size_t cells = 0, resumed = 0;
+  long exact_mismatches = 0;
+  for (const auto& dt : p.dtypes)
+    for (auto n : p.sizes)
+      for (const auto& dist : p.dists) {
+        ++cells;
+        const std::string key = dt + "|" + dist + "|" + std::to_string(n) + "|" + std::to_string(p.seed) + "|";
+        if (done.count(key)) {
+          ++resumed;
+          progress.step(fmt::format("{} {} n={} (done before)", dt, dist, size_text(n)));
+          continue;
+        }
+        if (dt == "float32") {
+          const auto c = run_cell<float>(*backend, p, dist, n, progress);
+          runs_csv.rows(c.runs_rows);
+          inputs_csv.rows(c.inputs_rows);
+          exact_mismatches += c.exact_matches_mpfr ? 0 : 1;
+        } else {
+          const auto c = run_cell<double>(*backend, p, dist, n, progress);
+          runs_csv.rows(c.runs_rows);
+          inputs_csv.rows(c.inputs_rows);
+          exact_mismatches += c.exact_matches_mpfr ? 0 : 1;
+        }
+      }
+  progress.finish();
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  finish_run(folder, p, o, secs, cells, resumed, exact_mismatches);
+}
+
+// --- --check-golden ----------------------------------------------------------------------------
+
+template <class T>
+void check_golden_input(Backend& backend, const std::vector<nlohmann::json>& cases, long& drift, long& skipped,
+                        long& checked) {
+  const auto& first = cases.front();
+  DistributionSpec spec;
+  try {
+    spec.kind = parse_distribution(first["dist"].get<std::string>());
+  } catch (const std::invalid_argument& e) {
+    throw UserError(std::string("golden file: ") + e.what());
+  }
+  const auto seed = first["seed"].get<std::uint64_t>();
+  const auto n = first["n"].get<std::int64_t>();
+  CellInput<T> input(backend, spec, first["dist"].get<std::string>(), seed, n);
+  for (const auto& c : cases) {
+    const std::string name = c["kernel"].get<std::string>(), shape_text = c["shape"].get<std::string>();
+    const auto k = find_gpu_kernel(name);
+    if (!k) throw UserError("golden file: unknown kernel '" + name + "'");
+    const auto shape = parse_launch_shape(shape_text);
+    if (!shape) throw UserError("golden file: '" + shape_text + "' is not a launch shape");
+    const KernelOutcome<T> o = input.run(*k, *shape);
+    const std::string what = fmt::format("{} {} {} seed={} n={} [{}]", name, FloatTraits<T>::dtype,
+                                         c["dist"].get<std::string>(), seed, size_text(n), shape_text);
+    if (!o.has_value) {
+      ++skipped;
+      continue;
+    }
+    ++checked;
+    const std::string want = c["hex"].get<std::string>(), got = hex_bits(o.value);
+    if (want == got) continue;
+    ++drift;
+    std::string detail;
+    using Bits = typename FloatTraits<T>::Bits;
+    try {
+      const T golden = from_bits<T>(static_cast<Bits>(std::stoull(want, nullptr, 16)));
+      detail = fmt::format(" ({} -> {}, {:+} ulps)", fmt_value(golden), fmt_value(o.value),
+                           signed_ulp_distance(o.value, golden));
+    } catch (const std::logic_error&) {
+      detail = " (golden hex unreadable)";
+    }
+    fmt::print("DRIFT {}: golden {} now {}{}\n", what, want, got, detail);
+  }
+}
+
+void run_check_golden(const DeterminismOptions& o) {
+  std::ifstream in(o.check_golden);
+  if (!in) throw UserError("cannot read the golden file '" + o.check_golden + "'");
+  const nlohmann::json g = nlohmann::json::parse(in, nullptr, false);
+  if (g.is_discarded() || !g.is_object() || g.value("format", "") != "sumlab-golden/1" || !g.contains("cases") ||
+      !g["cases"].is_array())
+    throw UserError("'" + o.check_golden + "' is not a sumlab golden file (format sumlab-golden/1)");
+  std::unique_ptr<Backend> backend = make_backend(o.backend);
+  // One input per (dtype, dist, seed, n), every case on it.
+  std::map<std::string, std::vector<nlohmann::json>> groups;
+  for (const auto& c : g["cases"]) {
+    for (const char* k : {"kernel", "shape", "dist", "seed", "n", "dtype", "hex"})
+      if (!c.contains(k)) throw UserError(std::string("golden file: a case lacks '") + k + "'");
+    const std::string dtype = c["dtype"].get<std::string>();
+    if (dtype != "float32" && dtype != "float64") throw UserError("golden file: dtype '" + dtype + "'");
+    groups[fmt::format("{}|{}|{}|{}", dtype, c["dist"].get<std::string>(), c["seed"].get<std::uint64_t>(),
+                       c["n"].get<std::int64_t>())]
+        .push_back(c);
+  }
+  long drift = 0, skipped = 0, checked = 0;
+  try {
+  fmt::print("golden check: {} cases from {} (saved on {}: {}) on backend {} ({})\n", g["cases"].size(),
+             o.check_golden, g.value("backend", "?"), g.value("device", "?"), to_string(backend->kind()),
+             backend->description());
+  for (const auto& [key, cases] : groups) {
+    if (key.rfind("float32", 0) == 0) check_golden_input<float>(*backend, cases, drift, skipped, checked);
+    else check_golden_input<double>(*backend, cases, drift, skipped, checked);
+  }
+  } catch (const nlohmann::json::exception& e) {
+    throw UserError("golden file '" + o.check_golden + "': " + e.what());
+  }
+  fmt::print("golden check: {} cases checked, {} drifted, {} without a value on this backend\n", checked, drift,
+             skipped);
+  if (drift > 0)
+    throw UserError(fmt::format("golden check: {} of {} cases drifted from {}", drift, checked, o.check_golden));
+}
+
+}  // namespace
+
+void register_study_determinism(CLI::App& study) {
+  auto o = std::make_shared<DeterminismOptions>();
+  auto* cmd = study.add_subcommand(
+      "determinism",
+      "Which sums give the same bits run to run and for every launch shape: every GPU kernel over a sweep of "
+      "shapes, R runs each, and CPU peers over thread counts; measured classes compared with declared ones");
+  cmd->add_option("--out", o->out, "Run folder to create (default runs/determinism)");
+  cmd->add_flag("--quick", o->quick,
+                "A small version: sizes 4099 (model) or 2^20 (cuda), uniform and cancellation, float32, grids "
+                "1,SM,8SM, blocks 32,256, 5 runs");
+  cmd->add_flag("--force", o->force, "Replace an existing run in --out");
+  cmd->add_flag("--resume", o->resume, "Continue the run in --out, skipping the inputs it finished");
+  cmd->add_option("--backend", o->backend, "cuda or model (default: cuda when a GPU is present, else model)");
+  cmd->add_option("--kernels", o->kernels,
+                  "GPU kernels and CPU peers (comma list; all, gpu, cpu, or names: " + gpu_kernel_names() + ", " +
+                      cpu_peer_names() + ")")
+      ->delimiter(',');
+  cmd->add_option("--dists", o->dists, "Distributions (default uniform,normal,cancellation)")->delimiter(',');
+  cmd->add_option("--dtypes", o->dtypes, "float32,float64 (default both)")->delimiter(',');
+  cmd->add_option("--sizes", o->sizes,
+                  "Sizes: numbers, 2^k or 2^k+c (default 2^16+3,2^20 on the model, 2^20,2^24,2^26 on cuda)")
+      ->delimiter(',');
+  cmd->add_option("--runs", o->runs_text, "Runs per shape, 2.. (default 20, quick 5)");
+  cmd->add_option("--grids", o->grids, "Grid sizes: integers or kSM (default 1,SM,2SM,4SM,8SM)")->delimiter(',');
+  cmd->add_option("--blocks", o->blocks, "Block sizes, multiples of 32 up to 1024 (default 32,128,256,1024)")
+      ->delimiter(',');
+  cmd->add_option("--vectors", o->vectors, "Elements per load: 1, 2, 4 (default 1,4)")->delimiter(',');
+  cmd->add_option("--mappings", o->mappings, "grid_stride,contiguous (default both)")->delimiter(',');
+  cmd->add_option("--threads", o->threads, "CPU peers' thread counts (default 1,2,4,all cores)")->delimiter(',');
+  cmd->add_option("--seed", o->seed, "Generator seed of every input")->capture_default_str();
+  cmd->add_option("--jobs", o->jobs, "CPU threads for the order model (0 = all cores)")->capture_default_str();
+  cmd->add_option("--atomic-samples", o->atomic_samples,
+                  "cuda: arrival orders the model draws per gpu_atomic shape (the model backend draws --runs)")
+      ->capture_default_str();
+  cmd->add_option("--max-shape-seconds", o->max_shape_seconds,
+                  "Stop repeating a shape once this much time is spent on it (after at least 2 runs)")
+      ->capture_default_str();
+  cmd->add_option("--serial-max", o->serial_max, "Largest n for gpu_serial (one GPU thread)")->capture_default_str();
+  cmd->add_option("--save-golden", o->save_golden,
+                  "Also write the bits of every deterministic GPU result to this JSON file");
+  cmd->add_option("--check-golden", o->check_golden,
+                  "Only re-run the cases of this golden file and report any bits that changed (exit 1 on drift)");
+  cmd->callback([o] {
+    if (!o->check_golden.empty()) {
+      if (!o->save_golden.empty()) throw UserError("--check-golden and --save-golden exclude each other");
+      run_check_golden(*o);
+      return;
+    }
+    run_determinism(*o);
+  });
+}
+
+}  // namespace sumlab
