@@ -19,6 +19,9 @@
 #include <mpfr.h>
 
 #include <algorithm>
+#include <exception>
+#include <memory>
+#include <thread>
 #include <bit>
 #include <cmath>
 #include <cstddef>
@@ -132,7 +135,7 @@ bool decompose(T x, ExactParts<T>& parts, std::uint64_t& m, int& q, bool& negati
   return true;
 }
 
-template <class T> void accumulate(std::span<const T> x, ExactParts<T>& parts) {
+template <class T> void accumulate_serial(std::span<const T> x, ExactParts<T>& parts) {
   auto& w = Workspace<T>::local();
   mpfr_set_zero(parts.pos.get(), 1);
   mpfr_set_zero(parts.neg.get(), 1);
@@ -169,6 +172,47 @@ template <class T> void accumulate(std::span<const T> x, ExactParts<T>& parts) {
       mpfr_ptr total = s ? parts.neg.get() : parts.pos.get();
       require_exact(mpfr_add(total, total, w.partial.get(), MPFR_RNDN), "chunk add");
     }
+  }
+}
+
+// Large inputs are split over threads: each part's exact sums are exact, and adding exact values
+// at P bits is exact, so the split changes nothing but the time (Workspace is thread-local).
+template <class T> void accumulate(std::span<const T> x, ExactParts<T>& parts) {
+  constexpr std::size_t kMinPerThread = std::size_t{1} << 21;
+  const std::size_t hw = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t threads = std::min<std::size_t>({hw, 32, x.size() / kMinPerThread});
+  if (threads <= 1) {
+    accumulate_serial(x, parts);
+    return;
+  }
+  std::vector<ExactParts<T>> partial(threads);
+  std::vector<std::thread> pool;
+  std::vector<std::exception_ptr> errors(threads);
+  const std::size_t step = (x.size() + threads - 1) / threads;
+  for (std::size_t t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      try {
+        const std::size_t begin = std::min(x.size(), t * step), end = std::min(x.size(), begin + step);
+        accumulate_serial(x.subspan(begin, end - begin), partial[t]);
+      } catch (...) {
+        errors[t] = std::current_exception();
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  mpfr_set_zero(parts.pos.get(), 1);
+  mpfr_set_zero(parts.neg.get(), 1);
+  parts.n = 0;
+  for (const auto& p : partial) {
+    require_exact(mpfr_add(parts.pos.get(), parts.pos.get(), p.pos.get(), MPFR_RNDN), "thread add");
+    require_exact(mpfr_add(parts.neg.get(), parts.neg.get(), p.neg.get(), MPFR_RNDN), "thread add");
+    parts.n += p.n;
+    parts.any_nan |= p.any_nan;
+    parts.any_pos_inf |= p.any_pos_inf;
+    parts.any_neg_inf |= p.any_neg_inf;
+    parts.all_neg_zero &= p.all_neg_zero;
   }
 }
 
@@ -216,12 +260,10 @@ template <class T> double exact_sum_as_double(std::span<const T> x) {
   return rounded_sum<double>(x);
 }
 
-template <class T> ErrorMetrics measure(std::span<const T> x, T computed) {
+template <class T> ErrorMetrics measure_parts(const ExactParts<T>& parts, T computed) {
   constexpr double nan = std::numeric_limits<double>::quiet_NaN();
   constexpr mpfr_prec_t P = exact_precision<T>();
   ErrorMetrics m;
-  ExactParts<T> parts;
-  accumulate(x, parts);
 
   T special;
   if (special_sum(parts, special)) {
@@ -281,6 +323,26 @@ template <class T> ErrorMetrics measure(std::span<const T> x, T computed) {
   m.ulps = mpfr_get_d(scaled.get(), MPFR_RNDN);
   return m;
 }
+
+template <class T> ErrorMetrics measure(std::span<const T> x, T computed) {
+  ExactParts<T> parts;
+  accumulate(x, parts);
+  return measure_parts(parts, computed);
+}
+
+template <class T> struct ExactSum<T>::Impl {
+  ExactParts<T> parts;
+};
+template <class T> ExactSum<T>::ExactSum(std::span<const T> x) : impl_(std::make_unique<Impl>()) {
+  accumulate(x, impl_->parts);
+  rounded_ = measure_parts(impl_->parts, T(0)).rounded;
+}
+template <class T> ExactSum<T>::~ExactSum() = default;
+template <class T> ErrorMetrics ExactSum<T>::measure(T computed) const {
+  return measure_parts(impl_->parts, computed);
+}
+template class ExactSum<float>;
+template class ExactSum<double>;
 
 template float correctly_rounded_sum<float>(std::span<const float>);
 template double correctly_rounded_sum<double>(std::span<const double>);

@@ -15,6 +15,9 @@
 #include "core/generators.hpp"
 #include "core/growth_fit.hpp"
 #include "reference/mpfr_sum.hpp"
+#include "core/gpu_kernel.hpp"
+#include "core/launch_shape.hpp"
+#include "studies/backend.hpp"
 #include "studies/commands.hpp"
 #include "studies/input_file.hpp"
 #include "studies/input_options.hpp"
@@ -33,7 +36,8 @@ struct StudyOptions {
   std::vector<std::string> dtypes{"float32", "float64"};
   int seeds = 0;
   int log2_min = 4, log2_max = 0;
-  std::string backend = "cpu";
+  std::string backend;  // "" = cuda when a GPU is present, else model; "cpu" = CPU algorithms only
+  std::vector<std::string> gpu_kernels{"all"};
 };
 
 const std::vector<std::string> kErrorVsNColumns = {
@@ -99,32 +103,76 @@ template <class T> std::vector<const CpuAlgorithm<T>*> pick(const std::vector<st
 }
 
 // One cell: one input (dtype, dist, n, seed), every selected algorithm, one row each.
-// `prefix` holds the leading identifying columns of the study's CSV.
+// The GPU kernels a study runs on a backend: every modelled kernel (and, on cuda, the library
+// peers), unless --gpu-kernels names some ("none" for CPU algorithms only).
+std::vector<GpuKernel> pick_kernels(const std::vector<std::string>& names, const Backend* backend) {
+  std::vector<GpuKernel> out;
+  if (!backend) return out;
+  for (const auto& name : names) {
+    if (name == "none") return {};
+    if (name == "all") {
+      for (const auto& k : gpu_kernels())
+        if (!k.diagnostic_only && k.kernel != GpuKernel::atomic &&
+            (k.modelled || backend->kind() == BackendKind::cuda))
+          out.push_back(k.kernel);
+    } else if (auto k = find_gpu_kernel(name)) {
+      out.push_back(*k);
+    } else {
+      throw UserError("unknown GPU kernel '" + name + "' (valid: all, none, " + gpu_kernel_names() + ")");
+    }
+  }
+  return out;
+}
+
+// One cell: one input, every selected CPU algorithm and GPU kernel, one row each. The exact sum is
+// computed once (MPFR) and every result measured against it. `prefix` holds the study's leading
+// identifying columns; its second field (backend) is replaced per row.
 template <class T> std::vector<std::vector<std::string>> accuracy_cell(
-    const std::vector<std::string>& algorithms, const DistributionSpec& spec, std::uint64_t n,
-    std::uint64_t seed, const std::vector<std::string>& prefix) {
+    const std::vector<std::string>& algorithms, const std::vector<GpuKernel>& kernels, Backend* backend,
+    const DistributionSpec& spec, std::uint64_t n, std::uint64_t seed, std::vector<std::string> prefix) {
   const std::vector<T> x = generate<T>(spec, seed, static_cast<std::size_t>(n));
   const std::span<const T> xs(x);
-  const T ref = reference::correctly_rounded_sum<T>(xs);
+  const reference::ExactSum<T> exact(xs);
+  const T ref = static_cast<T>(exact.rounded());
   std::vector<std::vector<std::string>> rows;
-  for (const auto* a : pick<T>(algorithms)) {
-    const SumResult<T> r = a->sum(xs);
-    const auto m = reference::measure<T>(xs, r.value);
-    const double bound = a->bound(x.size(), m.sum_abs, std::fabs(m.exact)) + r.extra_error_bound;
+  auto emit = [&](const std::string& backend_name, std::string_view name, T value, double bound) {
+    const auto m = exact.measure(value);
     std::vector<std::string> row = prefix;
-    for (std::string f : {std::string(a->info.name), num(r.value), hex_bits(r.value), num(ref),
-                          hex_bits(ref), num(m.abs_error), num(m.rel_error), num(m.ulps),
-                          num(m.correct_bits), num(bound),
-                          std::string((m.special || m.abs_error <= bound) ? "1" : "0"), num(m.sum_abs),
-                          num(m.condition)})
+    row[1] = backend_name;
+    for (std::string f : {std::string(name), num(value), hex_bits(value), num(ref), hex_bits(ref),
+                          num(m.abs_error), num(m.rel_error), num(m.ulps), num(m.correct_bits), num(bound),
+                          std::string((m.special || !(bound >= 0) || m.abs_error <= bound) ? "1" : "0"),
+                          num(m.sum_abs), num(m.condition)})
       row.push_back(std::move(f));
     rows.push_back(std::move(row));
+  };
+  const auto m0 = exact.measure(ref);
+  for (const auto* a : pick<T>(algorithms)) {
+    const SumResult<T> r = a->sum(xs);
+    emit("cpu", a->info.name, r.value, a->bound(x.size(), m0.sum_abs, std::fabs(m0.exact)) + r.extra_error_bound);
+  }
+  for (GpuKernel k : kernels) {
+    const auto& ki = info(k);
+    if (ki.float_input_only && !std::is_same_v<T, float>) continue;
+    const LaunchShape shape = default_shape(k, backend->sm_count());
+    if (!validate_shape(k, shape, FloatTraits<T>::dtype, static_cast<std::int64_t>(n)).empty()) continue;
+    const KernelOutcome<T> r = backend->sum(k, shape, xs);
+    if (!r.has_value) continue;
+    // A GPU tree's bound: gamma(depth) sum|x| with the longest chain of roundings the shape gives
+    // an element (thread chain + warp + block + cross-block levels); not tabulated per kernel yet,
+    // so the generic serial bound, which bounds any order, is recorded (-1 marks "no bound").
+    const double bound = (ki.determinism == Determinism::shape_invariant)
+                             ? std::max(unit_roundoff<T>() * std::fabs(m0.exact),
+                                        std::ldexp(1.0, FloatTraits<T>::min_subnormal_exp - 1)) +
+                                   (k == GpuKernel::fixed_point ? unit_roundoff<T>() * m0.sum_abs : 0.0)
+                             : gamma<T>(static_cast<double>(n > 0 ? n - 1 : 0)) * m0.sum_abs;
+    emit(std::string(backend->name()), ki.name, r.value, bound);
   }
   return rows;
 }
 
-std::vector<std::uint64_t> sizes_for(const StudyOptions& o) {
-  const int hi = o.log2_max ? o.log2_max : (o.quick ? 20 : 24);
+std::vector<std::uint64_t> sizes_for(const StudyOptions& o, bool cuda) {
+  const int hi = o.log2_max ? o.log2_max : (o.quick ? 20 : (cuda ? 30 : 24));
   if (o.log2_min < 0 || hi < o.log2_min || hi > 40)
     throw UserError(fmt::format("empty or invalid size range 2^{}..2^{}", o.log2_min, hi));
   std::vector<std::uint64_t> n;
@@ -165,7 +213,6 @@ nlohmann::ordered_json summarize(const CsvTable& t) {
 }
 
 void run_error_vs_n(const StudyOptions& o) {
-  const auto sizes = sizes_for(o);
   const std::vector<std::string> dists =
       o.dists.empty() ? std::vector<std::string>{"uniform", "normal", "constant", "cancellation", "lognormal"}
                       : o.dists;
@@ -178,13 +225,18 @@ void run_error_vs_n(const StudyOptions& o) {
   }
   for (const auto& d : o.dtypes) (void)parse_dtype(d);
   (void)pick<float>(o.algorithms);  // unknown names fail before any folder is touched
+  const bool cuda = o.backend == "cuda" || (o.backend.empty() && cuda_backend_available());
+  const auto sizes = sizes_for(o, cuda);
   const int seeds = o.seeds > 0 ? o.seeds : (o.quick ? 2 : 3);
   check_fits_in_memory(sizes.back() * 8 * 2, fmt::format("n = {}", sizes.back()));
+  auto backend = o.backend == "cpu" ? nullptr : make_backend(o.backend);
+  const auto kernels = pick_kernels(o.gpu_kernels, backend.get());
+  const std::string backend_name = backend ? std::string(backend->name()) : "cpu";
 
   const std::string out = o.out.empty() ? "runs/error-vs-n" : o.out;
   RunFolder folder(out, "error-vs-n", o.resume ? RunMode::resume : (o.force ? RunMode::force : RunMode::fresh),
                    this_command_line());
-  folder.write_json("provenance.json", provenance("error-vs-n", this_command_line(), o.backend));
+  folder.write_json("provenance.json", provenance("error-vs-n", this_command_line(), backend_name));
   const auto done = folder.done_keys("error_vs_n.csv", kCellKey);
   CsvAppender csv(folder.file("error_vs_n.csv"), kErrorVsNColumns);
 
@@ -208,8 +260,8 @@ void run_error_vs_n(const StudyOptions& o) {
           const std::vector<std::string> prefix{"error-vs-n", o.backend, dtype, dist, std::to_string(n),
                                                 std::to_string(seed)};
           csv.rows(parse_dtype(dtype) == Dtype::float32
-                       ? accuracy_cell<float>(o.algorithms, spec, n, seed, prefix)
-                       : accuracy_cell<double>(o.algorithms, spec, n, seed, prefix));
+                       ? accuracy_cell<float>(o.algorithms, kernels, backend.get(), spec, n, seed, prefix)
+                       : accuracy_cell<double>(o.algorithms, kernels, backend.get(), spec, n, seed, prefix));
           progress.step(what);
         }
   progress.finish();
@@ -243,10 +295,13 @@ void run_error_vs_cond(const StudyOptions& o, std::uint64_t n, int step) {
   if (step < 1) throw UserError("--decades-step must be >= 1");
   const int seeds = o.seeds > 0 ? o.seeds : (o.quick ? 2 : 3);
   check_fits_in_memory(n * 8 * 2, fmt::format("n = {}", n));
+  auto backend = o.backend == "cpu" ? nullptr : make_backend(o.backend);
+  const auto kernels = pick_kernels(o.gpu_kernels, backend.get());
+  const std::string backend_name = backend ? std::string(backend->name()) : "cpu";
   const std::string out = o.out.empty() ? "runs/error-vs-cond" : o.out;
   RunFolder folder(out, "error-vs-cond", o.resume ? RunMode::resume : (o.force ? RunMode::force : RunMode::fresh),
                    this_command_line());
-  folder.write_json("provenance.json", provenance("error-vs-cond", this_command_line(), o.backend));
+  folder.write_json("provenance.json", provenance("error-vs-cond", this_command_line(), backend_name));
   const auto done = folder.done_keys("error_vs_cond.csv", {"dtype", "requested_condition", "seed"});
   CsvAppender csv(folder.file("error_vs_cond.csv"), kErrorVsCondColumns);
   std::vector<std::pair<std::string, int>> plan;  // (dtype, decade)
@@ -267,8 +322,8 @@ void run_error_vs_cond(const StudyOptions& o, std::uint64_t n, int step) {
       const auto seed = static_cast<std::uint64_t>(s);
       const std::vector<std::string> prefix{"error-vs-cond", o.backend, dtype, std::to_string(n),
                                             std::to_string(seed), cond};
-      csv.rows(parse_dtype(dtype) == Dtype::float32 ? accuracy_cell<float>(o.algorithms, spec, n, seed, prefix)
-                                                    : accuracy_cell<double>(o.algorithms, spec, n, seed, prefix));
+      csv.rows(parse_dtype(dtype) == Dtype::float32 ? accuracy_cell<float>(o.algorithms, kernels, backend.get(), spec, n, seed, prefix)
+                                                    : accuracy_cell<double>(o.algorithms, kernels, backend.get(), spec, n, seed, prefix));
       progress.step(what);
     }
   progress.finish();
@@ -290,8 +345,11 @@ void add_common(CLI::App* cmd, StudyOptions& o) {
   cmd->add_option("--dists", o.dists, "Distributions (comma list)")->delimiter(',');
   cmd->add_option("--dtypes", o.dtypes, "float32,float64")->delimiter(',');
   cmd->add_option("--seeds", o.seeds, "Seeds per cell (default 3, quick 2)")->check(CLI::Range(1, 1000));
-  cmd->add_option("--backend", o.backend, "cpu (GPU backends come with the GPU studies)")
-      ->check(CLI::IsMember({"cpu"}));
+  cmd->add_option("--backend", o.backend,
+                  "Where the GPU kernels run: cuda, model (the CPU executing their exact order), or cpu "
+                  "(CPU algorithms only). Default: cuda when a GPU is present, else model")
+      ->check(CLI::IsMember({"cuda", "model", "cpu"}));
+  cmd->add_option("--gpu-kernels", o.gpu_kernels, "GPU kernels (comma list, 'all' or 'none')")->delimiter(',');
 }
 
 }  // namespace

@@ -86,7 +86,7 @@ const std::vector<std::string> kCellKey = {"dtype", "dist", "n", "seed"};
 
 struct DeterminismOptions {
   std::string out;
-  bool quick = false, force = false, resume = false;
+  bool quick = false, force = false, resume = false, summarize_only = false;
   std::string backend;
   std::vector<std::string> kernels;
   std::vector<std::string> dists, dtypes, sizes;
@@ -548,7 +548,10 @@ CellOutput<T> run_cell(Backend& backend, const Plan& p, const std::string& dist,
   std::vector<ModelJob> jobs;
   for (GpuKernel k : p.kernels) {
     const auto shapes = shapes_for(k, p, dtype, n);
-    if (shapes.empty()) continue;
+    if (shapes.empty()) {  // e.g. gpu_serial above --serial-max
+      progress.step(where + " " + std::string(info(k).name) + " (no shape for this input)");
+      continue;
+    }
     KernelRecord<T> rec;
     rec.name = std::string(info(k).name);
     rec.kind = "gpu";
@@ -871,18 +874,23 @@ void write_golden(const fs::path& path, const CsvTable& runs, const Plan& p) {
   const auto prov = provenance("determinism", this_command_line(), std::string(to_string(p.backend)));
   for (const char* k : {"git_commit", "git_dirty", "date_utc", "driver", "cuda_runtime"})
     if (prov.contains(k)) g[k] = prov[k];
-  g["cases"] = golden_cases(runs);
+  const nlohmann::ordered_json cases = golden_cases(runs);
   const fs::path tmp = path.string() + ".tmp";
   {
+    // One case per line: small, and a drift shows as a one-line diff.
     std::ofstream out(tmp);
     if (!out) throw UserError("cannot write the golden file '" + path.string() + "'");
-    out << g.dump(1) << "\n";
+    out << "{\n";
+    for (const auto& [k, v] : g.items()) out << "  " << nlohmann::ordered_json(k).dump() << ": " << v.dump() << ",\n";
+    out << "  \"cases\": [\n";
+    for (std::size_t i = 0; i < cases.size(); ++i) out << "    " << cases[i].dump() << (i + 1 < cases.size() ? ",\n" : "\n");
+    out << "  ]\n}\n";
     if (!out) throw UserError("write failed: '" + tmp.string() + "'");
   }
   std::error_code ec;
   fs::rename(tmp, path, ec);
   if (ec) throw UserError("cannot write '" + path.string() + "': " + ec.message());
-  fmt::print("golden: {} deterministic cases -> {}\n", g["cases"].size(), path.string());
+  fmt::print("golden: {} deterministic cases -> {}\n", cases.size(), path.string());
 }
 
 // Replaces `name` with its rows whose cell is in `done` (an interrupted cell's partial rows go).
@@ -961,7 +969,21 @@ void finish_run(const RunFolder& folder, const Plan& p, const DeterminismOptions
   summary["backend"] = to_string(p.backend);
   summary["device"] = p.device;
   summary["csv"] = {"determinism_runs.csv", "determinism_inputs.csv", "determinism_classes.csv"};
-  summary["cells"] = cells;
+  // What the folder holds (a resumed folder may hold more than this invocation planned).
+  std::vector<std::string> held_sizes, held_dists, held_dtypes;
+  std::set<std::string> held_cells;
+  auto add_unique = [](std::vector<std::string>& v, const std::string& x) {
+    if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
+  };
+  for (const auto& r : inputs.rows) {
+    auto f = [&](const char* c) { return r[static_cast<std::size_t>(inputs.column(c))]; };
+    add_unique(held_sizes, size_text(std::stoll(f("n"))));
+    add_unique(held_dists, f("dist"));
+    add_unique(held_dtypes, f("dtype"));
+    held_cells.insert(f("dtype") + "|" + f("dist") + "|" + f("n") + "|" + f("seed"));
+  }
+  summary["cells"] = held_cells.size();
+  summary["cells_this_run"] = cells - resumed;
   summary["cells_resumed"] = resumed;
   summary["seconds"] = seconds;
   summary["runs_per_shape"] = p.runs;
@@ -976,12 +998,17 @@ void finish_run(const RunFolder& folder, const Plan& p, const DeterminismOptions
   sweep["sm_count"] = p.sm;
   sweep["cpu_threads"] = p.threads;
   sweep["atomic_model_samples"] = p.backend == BackendKind::cuda ? p.atomic_samples : p.runs;
+  // This invocation's sweep (earlier ones: provenance.json's earlier_command_lines); a
+  // --summarize-only pass ran nothing and keeps the one the folder's summary already names.
+  if (o.summarize_only && fs::exists(folder.file("summary.json"))) {
+    std::ifstream in(folder.file("summary.json"));
+    const auto old = nlohmann::ordered_json::parse(in, nullptr, false);
+    if (!old.is_discarded() && old.contains("sweep")) sweep = old["sweep"];
+  }
   summary["sweep"] = sweep;
-  std::vector<std::string> sizes;
-  for (auto n : p.sizes) sizes.push_back(size_text(n));
-  summary["sizes"] = sizes;
-  summary["dists"] = p.dists;
-  summary["dtypes"] = p.dtypes;
+  summary["sizes"] = held_sizes;
+  summary["dists"] = held_dists;
+  summary["dtypes"] = held_dtypes;
   summary["seed"] = p.seed;
   summary["not_measured"] = p.skipped;
   summary["model_mismatches"] = p.backend == BackendKind::cuda ? nlohmann::ordered_json(total_mismatches)
@@ -992,8 +1019,9 @@ void finish_run(const RunFolder& folder, const Plan& p, const DeterminismOptions
   if (!o.save_golden.empty()) summary["golden"] = o.save_golden;
   folder.write_json("summary.json", summary);
 
-  fmt::print("determinism ({}, {}): {} cells ({} from an earlier run) in {:.1f} s -> {}\n", to_string(p.backend),
-             p.device, cells, resumed, seconds, folder.dir().string());
+  fmt::print("determinism ({}, {}): {} cells run now, {} from an earlier run, {} in the folder; {:.1f} s -> {}\n",
+             to_string(p.backend), p.device, cells - resumed, resumed, held_cells.size(), seconds,
+             folder.dir().string());
   fmt::print("  {:<18} {:<8} {:<17} {:<17} {:<9} {:>6} {:>7} {:>8}  {}\n", "kernel", "kind", "declared", "measured",
              "agreement", "within", "across", "spread", "witness (least deterministic input)");
   fmt::print("{}", table);
@@ -1011,6 +1039,7 @@ void finish_run(const RunFolder& folder, const Plan& p, const DeterminismOptions
 
 void run_determinism(const DeterminismOptions& o) {
   if (o.force && o.resume) throw UserError("--force and --resume exclude each other");
+  if (o.summarize_only && !o.resume) throw UserError("--summarize-only needs --resume (a folder to summarize)");
   const auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<Backend> backend = make_backend(o.backend);
   const Plan p = make_plan(o, *backend);
@@ -1050,12 +1079,17 @@ void run_determinism(const DeterminismOptions& o) {
       steps += p.peers.size();
     }
   steps *= p.dists.size();
+  if (o.summarize_only) steps = p.dtypes.size() * p.sizes.size() * p.dists.size();
   Progress progress("determinism", steps);
   std::size_t cells = 0, resumed = 0;
   long exact_mismatches = 0;
   for (const auto& dt : p.dtypes)
     for (auto n : p.sizes)
       for (const auto& dist : p.dists) {
+        if (o.summarize_only) {
+          progress.step(fmt::format("{} {} n={} (not run: --summarize-only)", dt, dist, size_text(n)));
+          continue;
+        }
         ++cells;
         const std::string key = dt + "|" + dist + "|" + std::to_string(n) + "|" + std::to_string(p.seed) + "|";
         if (done.count(key)) {
@@ -1133,26 +1167,26 @@ void run_check_golden(const DeterminismOptions& o) {
       !g["cases"].is_array())
     throw UserError("'" + o.check_golden + "' is not a sumlab golden file (format sumlab-golden/1)");
   std::unique_ptr<Backend> backend = make_backend(o.backend);
-  // One input per (dtype, dist, seed, n), every case on it.
-  std::map<std::string, std::vector<nlohmann::json>> groups;
-  for (const auto& c : g["cases"]) {
-    for (const char* k : {"kernel", "shape", "dist", "seed", "n", "dtype", "hex"})
-      if (!c.contains(k)) throw UserError(std::string("golden file: a case lacks '") + k + "'");
-    const std::string dtype = c["dtype"].get<std::string>();
-    if (dtype != "float32" && dtype != "float64") throw UserError("golden file: dtype '" + dtype + "'");
-    groups[fmt::format("{}|{}|{}|{}", dtype, c["dist"].get<std::string>(), c["seed"].get<std::uint64_t>(),
-                       c["n"].get<std::int64_t>())]
-        .push_back(c);
-  }
   long drift = 0, skipped = 0, checked = 0;
   try {
-  fmt::print("golden check: {} cases from {} (saved on {}: {}) on backend {} ({})\n", g["cases"].size(),
-             o.check_golden, g.value("backend", "?"), g.value("device", "?"), to_string(backend->kind()),
-             backend->description());
-  for (const auto& [key, cases] : groups) {
-    if (key.rfind("float32", 0) == 0) check_golden_input<float>(*backend, cases, drift, skipped, checked);
-    else check_golden_input<double>(*backend, cases, drift, skipped, checked);
-  }
+    // One input per (dtype, dist, seed, n), every case on it.
+    std::map<std::string, std::vector<nlohmann::json>> groups;
+    for (const auto& c : g["cases"]) {
+      for (const char* k : {"kernel", "shape", "dist", "seed", "n", "dtype", "hex"})
+        if (!c.contains(k)) throw UserError(std::string("golden file: a case lacks '") + k + "'");
+      const std::string dtype = c["dtype"].get<std::string>();
+      if (dtype != "float32" && dtype != "float64") throw UserError("golden file: dtype '" + dtype + "'");
+      groups[fmt::format("{}|{}|{}|{}", dtype, c["dist"].get<std::string>(), c["seed"].get<std::uint64_t>(),
+                         c["n"].get<std::int64_t>())]
+          .push_back(c);
+    }
+    fmt::print("golden check: {} cases from {} (saved on {}: {}) on backend {} ({})\n", g["cases"].size(),
+               o.check_golden, g.value("backend", "?"), g.value("device", "?"), to_string(backend->kind()),
+               backend->description());
+    for (const auto& [key, cases] : groups) {
+      if (key.rfind("float32", 0) == 0) check_golden_input<float>(*backend, cases, drift, skipped, checked);
+      else check_golden_input<double>(*backend, cases, drift, skipped, checked);
+    }
   } catch (const nlohmann::json::exception& e) {
     throw UserError("golden file '" + o.check_golden + "': " + e.what());
   }
@@ -1176,6 +1210,8 @@ void register_study_determinism(CLI::App& study) {
                 "1,SM,8SM, blocks 32,256, 5 runs");
   cmd->add_flag("--force", o->force, "Replace an existing run in --out");
   cmd->add_flag("--resume", o->resume, "Continue the run in --out, skipping the inputs it finished");
+  cmd->add_flag("--summarize-only", o->summarize_only,
+                "With --resume: run nothing; rewrite the classes, summary.json (and --save-golden) from the folder");
   cmd->add_option("--backend", o->backend, "cuda or model (default: cuda when a GPU is present, else model)");
   cmd->add_option("--kernels", o->kernels,
                   "GPU kernels and CPU peers (comma list; all, gpu, cpu, or names: " + gpu_kernel_names() + ", " +

@@ -1,8 +1,625 @@
-// `sumlab study variance` lands with its issue; until then the subcommand does not exist.
+// `sumlab study variance`: the row kernels (core/row_reduce/, gpu/rows.hpp) on LLM-shaped inputs,
+// three tables in one run folder (columns: data/README.md):
+//   row_variance.csv  per (dtype, offset, method, layout): the variance of rows offset + N(0, 1)
+//                     against the exact MPFR variance (median and max relative error), rows with a
+//                     negative variance, rows whose normalised output holds a NaN, and on the cuda
+//                     backend the time per row against the memory-bound time (bytes over the
+//                     device-to-device copy bandwidth measured in the same run);
+//   row_softmax.csv   per (dtype, scale, method, layout): softmax of rows scale * N(0, 1) against a
+//                     long-double reference: max absolute and relative error of the probabilities,
+//                     max |sum p - 1|, NaN rows, time;
+//   row_argmax.csv    per (dtype, case, layout): ties, signed zeros, NaN and Inf rows against a
+//                     serial torch.argmax scan: rows whose index or value differs;
+//   row_verify.csv    cuda backend (unless --verify none): GPU bits == model bits for every row
+//                     kernel (studies/verify_rows.hpp), one line per (kernel, dtype).
+// The study is thin: options -> config -> library calls (row_backend.hpp) -> CSV rows. Each
+// (dtype, offset) / (dtype, scale) / (dtype, argmax case) is a cell: appended and flushed when it
+// finishes; --resume skips the cells already in the folder.
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <future>
+#include <iterator>
+#include <limits>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/counter_rng.hpp"
+#include "core/generators.hpp"
+#include "core/row_reduce/row_input.hpp"
+#include "core/row_reduce/row_kernel.hpp"
+#include "reference/exact_moments.hpp"
 #include "studies/commands.hpp"
+#include "studies/input_options.hpp"
+#include "studies/progress.hpp"
+#include "studies/row_backend.hpp"
+#include "studies/run_folder.hpp"
+#include "studies/verify_rows.hpp"
 
 namespace sumlab {
-void register_study_variance(CLI::App&) {}
+namespace {
+
+using row_reduce::bfloat16_bits;
+using row_reduce::RowKernel;
+using row_reduce::RowLayout;
+using row_reduce::RowShape;
+
+struct VarianceOptions {
+  std::string out, backend;
+  bool quick = false, force = false, resume = false;
+  // -1: not given (default 1024 x 4096, quick 64 x 1024; softmax 256, argmax 64 rows, quick 16, 8).
+  std::int64_t rows = -1, cols = -1, softmax_rows = -1, argmax_rows = -1;
+  std::vector<double> offsets;                     // default 0, 1, 10, .., 1e6
+  std::vector<double> scales;                      // default 1, 10, 100, 1e3, 1e4
+  std::vector<std::string> dtypes{"float32"};
+  std::vector<int> blocks{256};                    // block_per_row block sizes
+  int warp_block = 256;                            // warp_per_row: block/32 rows per block
+  std::uint64_t seed = 1;
+  int reps = 0;                                    // timed launches per cell (default 20, quick 3)
+  std::string verify;                              // full | quick | none (default: quick on cuda)
+};
+
+struct Plan {
+  BackendKind backend;
+  std::string backend_name;
+  std::int64_t rows, cols, softmax_rows, argmax_rows;
+  std::vector<double> offsets, scales;
+  std::vector<RowShape> shapes;
+  int reps;
+  std::string verify;
+};
+
+const std::vector<std::string> kVarianceColumns = {
+    "study", "backend", "dtype", "rows", "cols", "offset", "seed", "method", "layout", "block",
+    "median_rel_error", "max_rel_error", "negative_variance_rows", "nan_variance_rows", "nan_output_rows",
+    "ms", "us_per_row", "bound_us_per_row", "time_over_bound", "copy_gbps", "bytes"};
+const std::vector<std::string> kSoftmaxColumns = {
+    "study", "backend", "dtype", "rows", "cols", "scale", "seed", "method", "layout", "block", "max_abs_error",
+    "max_rel_error", "median_row_max_rel_error", "max_sum_error", "nan_rows", "ms", "us_per_row",
+    "bound_us_per_row", "time_over_bound", "copy_gbps", "bytes"};
+const std::vector<std::string> kArgmaxColumns = {
+    "study", "backend", "dtype", "rows", "cols", "case", "seed", "method", "layout", "block", "index_mismatches",
+    "value_mismatches", "expected_index_row0", "index_row0", "description"};
+const std::vector<std::string> kVerifyColumns = {"kernel", "dtype", "cases", "mismatches", "errors",
+                                                 "first_failure"};
+
+constexpr RowKernel kMomentKernels[] = {RowKernel::textbook, RowKernel::two_pass, RowKernel::welford,
+                                        RowKernel::welford_equal};
+constexpr RowKernel kSoftmaxKernels[] = {RowKernel::softmax_online, RowKernel::softmax_three_pass};
+
+std::string num(double v) { return fmt::format("{}", v); }
+std::string opt_num(const std::optional<double>& v) { return v ? num(*v) : std::string(); }
+
+// Runs fn(i) for i in [0, count) on up to `threads` threads (the model backend's CPU work).
+template <class F> void parallel_for(std::size_t count, unsigned threads, F fn) {
+  threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(count)));
+  std::vector<std::future<void>> jobs;
+  std::atomic<std::size_t> next{0};
+  for (unsigned t = 0; t < threads; ++t)
+    jobs.push_back(std::async(std::launch::async, [&] {
+      for (std::size_t i = next++; i < count; i = next++) fn(i);
+    }));
+  for (auto& j : jobs) j.get();  // rethrows a worker's exception
+}
+
+unsigned cpu_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+// --- inputs ------------------------------------------------------------------------------------
+
+// x = (In) (offset + scale * z), z = standard_normal(seed, i) in double, rounded once to the dtype
+// (bfloat16: to float, then to bfloat16). Element i is generate_element(normal(offset, scale)).
+template <class In> std::vector<In> normal_rows(std::int64_t rows, std::int64_t cols, double offset, double scale,
+                                                std::uint64_t seed) {
+  std::vector<In> x(static_cast<std::size_t>(rows * cols));
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double v = offset + scale * standard_normal(seed, i);
+    if constexpr (std::is_same_v<In, bfloat16_bits>) {
+      x[i] = row_reduce::to_bfloat16_bits(static_cast<float>(v));
+    } else {
+      x[i] = static_cast<In>(v);
+    }
+  }
+  return x;
+}
+
+template <class In> std::vector<row_reduce::row_acc_t<In>> widened(const std::vector<In>& x) {
+  std::vector<row_reduce::row_acc_t<In>> w(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) w[i] = row_reduce::RowInput<In>::widen(x[i]);
+  return w;
+}
+
+// Exact population variance of each row, correctly rounded to double (MPFR), rows split over threads.
+template <class Acc> std::vector<double> exact_variances(const std::vector<Acc>& x, std::int64_t rows, std::int64_t cols) {
+  std::vector<double> v(static_cast<std::size_t>(rows));
+  const std::int64_t chunk = 16;
+  const auto chunks = static_cast<std::size_t>((rows + chunk - 1) / chunk);
+  parallel_for(chunks, cpu_threads(), [&](std::size_t c) {
+    const std::int64_t r0 = static_cast<std::int64_t>(c) * chunk, r1 = std::min(rows, r0 + chunk);
+    const std::span<const Acc> part(x.data() + r0 * cols, static_cast<std::size_t>((r1 - r0) * cols));
+    const auto m = reference::exact_row_moments<Acc>(part, r1 - r0, cols);
+    for (std::int64_t r = r0; r < r1; ++r) v[static_cast<std::size_t>(r)] = m[static_cast<std::size_t>(r - r0)].variance_d;
+  });
+  return v;
+}
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return std::nan("");
+  std::sort(v.begin(), v.end());
+  const std::size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+// The memory-bound cost of a row kernel: the input read once, the output written once, two
+// per-row statistics written.
+template <class In> double kernel_bytes(std::int64_t rows, std::int64_t cols, bool writes_out) {
+  using Acc = row_reduce::row_acc_t<In>;
+  return double(rows) * double(cols) * double(sizeof(In) + (writes_out ? sizeof(Acc) : 0)) +
+         double(rows) * 2.0 * double(sizeof(Acc));
+}
+
+// ms, us/row, bound us/row, time/bound, copy GB/s, bytes.
+std::vector<std::string> timing_fields(const std::optional<double>& ms, double bytes, std::int64_t rows,
+                                       const std::optional<double>& bandwidth) {
+  if (!ms || !bandwidth || *bandwidth <= 0) return {opt_num(ms), "", "", "", "", num(bytes)};
+  const double bound_ms = bytes / *bandwidth * 1e3;
+  return {num(*ms), num(*ms * 1e3 / double(rows)), num(bound_ms * 1e3 / double(rows)), num(*ms / bound_ms),
+          num(*bandwidth / 1e9), num(bytes)};
+}
+
+// --- the cells ---------------------------------------------------------------------------------
+
+template <class In>
+std::vector<std::vector<std::string>> variance_cell(const Plan& p, const VarianceOptions& o, double offset,
+                                                    const std::optional<double>& bandwidth) {
+  using Acc = row_reduce::row_acc_t<In>;
+  const std::string dtype(row_reduce::RowInput<In>::dtype);
+  const std::vector<In> x = normal_rows<In>(p.rows, p.cols, offset, 1.0, o.seed);
+  const std::vector<double> exact = exact_variances(widened(x), p.rows, p.cols);
+  const RowRunner<In> runner(p.backend, x, p.rows, p.cols);
+
+  struct Job {
+    RowShape shape;
+    RowKernel kernel;
+    std::vector<std::string> row;
+  };
+  std::vector<Job> jobs;
+  for (const RowShape& s : p.shapes)
+    for (RowKernel k : kMomentKernels) jobs.push_back({s, k, {}});
+  auto run = [&](std::size_t i) {
+    Job& j = jobs[i];
+    const auto r = runner.run(j.kernel, j.shape, true, p.reps);
+    const auto& out = r.outputs;
+    std::vector<double> err(static_cast<std::size_t>(p.rows));
+    long negative = 0, nan_var = 0, nan_out = 0;
+    for (std::int64_t row = 0; row < p.rows; ++row) {
+      const auto ri = static_cast<std::size_t>(row);
+      const double v = static_cast<double>(out.variance[ri]);
+      const double e = std::fabs(v - exact[ri]) / exact[ri];
+      err[ri] = std::isnan(e) ? std::numeric_limits<double>::infinity() : e;
+      negative += v < 0;
+      nan_var += std::isnan(v);
+      const Acc* y = out.out.data() + row * p.cols;
+      nan_out += std::any_of(y, y + p.cols, [](Acc a) { return std::isnan(a); });
+    }
+    const double max_err = err.empty() ? std::nan("") : *std::max_element(err.begin(), err.end());
+    j.row = {"variance", p.backend_name, dtype, std::to_string(p.rows), std::to_string(p.cols), num(offset),
+             std::to_string(o.seed), std::string(row_reduce::info(j.kernel).name),
+             std::string(row_reduce::to_string(j.shape.layout)), std::to_string(j.shape.block), num(median_of(err)),
+             num(max_err), std::to_string(negative), std::to_string(nan_var), std::to_string(nan_out)};
+    for (auto& f : timing_fields(r.ms, kernel_bytes<In>(p.rows, p.cols, true), p.rows, bandwidth))
+      j.row.push_back(std::move(f));
+  };
+  // The model's CPU work runs in parallel; GPU launches one after another (they are timed).
+  if (p.backend == BackendKind::model) {
+    parallel_for(jobs.size(), cpu_threads(), run);
+  } else {
+    for (std::size_t i = 0; i < jobs.size(); ++i) run(i);
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (auto& j : jobs) rows.push_back(std::move(j.row));
+  return rows;
+}
+
+template <class In>
+std::vector<std::vector<std::string>> softmax_cell(const Plan& p, const VarianceOptions& o, double scale,
+                                                   const std::optional<double>& bandwidth) {
+  using Acc = row_reduce::row_acc_t<In>;
+  const std::string dtype(row_reduce::RowInput<In>::dtype);
+  const std::int64_t rows = p.softmax_rows, cols = p.cols;
+  const std::vector<In> x = normal_rows<In>(rows, cols, 0.0, scale, o.seed);
+  const std::vector<Acc> w = widened(x);
+  // Reference in long double (64-bit significand): the max, exp(x - max) (x - max exact: both are
+  // Acc values, and long double holds their difference), the sum, the quotient. Its relative
+  // error is ~ a few 2^-64, far below float32's 2^-24 and float64's 2^-53.
+  std::vector<long double> ref(w.size());
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const Acc* xr = w.data() + r * cols;
+    long double m = -std::numeric_limits<long double>::infinity(), s = 0;
+    for (std::int64_t j = 0; j < cols; ++j) m = std::max(m, static_cast<long double>(xr[j]));
+    for (std::int64_t j = 0; j < cols; ++j) s += std::exp(static_cast<long double>(xr[j]) - m);
+    for (std::int64_t j = 0; j < cols; ++j)
+      ref[static_cast<std::size_t>(r * cols + j)] = std::exp(static_cast<long double>(xr[j]) - m) / s;
+  }
+  const RowRunner<In> runner(p.backend, x, rows, cols);
+  std::vector<std::vector<std::string>> out_rows;
+  for (const RowShape& s : p.shapes)
+    for (RowKernel k : kSoftmaxKernels) {
+      const auto r = runner.run(k, s, true, p.reps);
+      double max_abs = 0, max_rel = 0, max_sum = 0;
+      std::vector<double> row_rel;
+      long nan_rows = 0;
+      for (std::int64_t row = 0; row < rows; ++row) {
+        bool has_nan = false;
+        long double sum = 0;
+        double worst = 0;
+        for (std::int64_t j = 0; j < cols; ++j) {
+          const auto i = static_cast<std::size_t>(row * cols + j);
+          const double pv = static_cast<double>(r.outputs.out[i]);
+          has_nan |= std::isnan(pv);
+          sum += pv;
+          const long double d = std::fabs(static_cast<long double>(pv) - ref[i]);
+          max_abs = std::max(max_abs, static_cast<double>(d));
+          if (ref[i] >= static_cast<long double>(std::numeric_limits<Acc>::min()))
+            worst = std::max(worst, static_cast<double>(d / ref[i]));
+        }
+        nan_rows += has_nan;
+        row_rel.push_back(worst);
+        max_rel = std::max(max_rel, worst);
+        max_sum = std::max(max_sum, static_cast<double>(std::fabs(sum - 1.0L)));
+      }
+      std::vector<std::string> row = {"softmax", p.backend_name, dtype, std::to_string(rows), std::to_string(cols),
+                                      num(scale), std::to_string(o.seed), std::string(row_reduce::info(k).name),
+                                      std::string(row_reduce::to_string(s.layout)), std::to_string(s.block),
+                                      num(max_abs), num(max_rel), num(median_of(row_rel)), num(max_sum),
+                                      std::to_string(nan_rows)};
+      for (auto& f : timing_fields(r.ms, kernel_bytes<In>(rows, cols, true), rows, bandwidth)) row.push_back(std::move(f));
+      out_rows.push_back(std::move(row));
+    }
+  return out_rows;
+}
+
+// --- argmax -------------------------------------------------------------------------------------
+
+struct ArgmaxCase {
+  const char* name;
+  const char* description;
+};
+constexpr ArgmaxCase kArgmaxCases[] = {
+    {"distinct", "N(0,1) values: one maximum"},
+    {"ties_constant", "every element 1: index 0"},
+    {"ties_quantized", "N(0,1) rounded to integers: the maximum repeats; the first wins"},
+    {"ties_planted", "the maximum (+8) planted at two random columns: the lower one wins"},
+    {"signed_zero", "+0 and -0 only (equal): index 0"},
+    {"nan_single", "one NaN at a random column: NaN is the maximum"},
+    {"nan_several", "NaN at three random columns: the first NaN wins"},
+    {"nan_and_inf", "+Inf at one column, NaN at a later one: NaN beats +Inf"},
+    {"pos_inf_ties", "+Inf at two random columns: the lower one wins"},
+    {"all_neg_inf", "every element -Inf: index 0"},
+};
+
+double argmax_case_value(const std::string& c, std::uint64_t seed, std::int64_t r, std::int64_t j, std::int64_t cols) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const auto i = static_cast<std::uint64_t>(r * cols + j);
+  const double z = standard_normal(seed, i);
+  auto col = [&](std::uint32_t stream) {
+    return static_cast<std::int64_t>(random_bits(seed, static_cast<std::uint64_t>(r), 500 + stream) %
+                                     static_cast<std::uint64_t>(cols));
+  };
+  if (c == "distinct") return z;
+  if (c == "ties_constant") return 1.0;
+  if (c == "ties_quantized") return std::round(z);
+  if (c == "ties_planted") return (j == col(1) || j == col(2)) ? 8.0 : z;
+  if (c == "signed_zero") return (random_bits(seed, i, 510) & 1) ? -0.0 : 0.0;
+  if (c == "nan_single") return j == col(1) ? std::nan("") : z;
+  if (c == "nan_several") return (j == col(1) || j == col(2) || j == col(3)) ? std::nan("") : z;
+  if (c == "nan_and_inf") {
+    const std::int64_t a = col(1), b = col(2);
+    if (j == std::min(a, b)) return inf;
+    if (j == std::max(a, b) && a != b) return std::nan("");
+    return z;
+  }
+  if (c == "pos_inf_ties") return (j == col(1) || j == col(2)) ? inf : z;
+  return -inf;  // all_neg_inf
+}
+
+// A serial scan with torch.argmax's rules, written independently of core/row_reduce/argmax.hpp:
+// the first NaN if any, else the first occurrence of the largest value.
+template <class Acc> std::int64_t serial_argmax(const Acc* x, std::int64_t cols) {
+  std::int64_t best = -1;
+  for (std::int64_t j = 0; j < cols; ++j) {
+    if (best < 0) {
+      best = j;
+    } else if (std::isnan(x[best])) {
+      break;
+    } else if (std::isnan(x[j]) || x[j] > x[best]) {
+      best = j;
+    }
+  }
+  return best;
+}
+
+template <class In>
+std::vector<std::vector<std::string>> argmax_cell(const Plan& p, const VarianceOptions& o, const ArgmaxCase& c) {
+  using Acc = row_reduce::row_acc_t<In>;
+  const std::string dtype(row_reduce::RowInput<In>::dtype);
+  const std::int64_t rows = p.argmax_rows, cols = p.cols;
+  std::vector<In> x(static_cast<std::size_t>(rows * cols));
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t j = 0; j < cols; ++j) {
+      const double v = argmax_case_value(c.name, o.seed, r, j, cols);
+      auto& e = x[static_cast<std::size_t>(r * cols + j)];
+      if constexpr (std::is_same_v<In, bfloat16_bits>) {
+        e = row_reduce::to_bfloat16_bits(static_cast<float>(v));
+      } else {
+        e = static_cast<In>(v);
+      }
+    }
+  const std::vector<Acc> w = widened(x);
+  std::vector<std::int64_t> expected(static_cast<std::size_t>(rows));
+  for (std::int64_t r = 0; r < rows; ++r) expected[static_cast<std::size_t>(r)] = serial_argmax(w.data() + r * cols, cols);
+  const RowRunner<In> runner(p.backend, x, rows, cols);
+  std::vector<std::vector<std::string>> out;
+  for (const RowShape& s : p.shapes) {
+    const auto r = runner.run(RowKernel::argmax, s, false, 1);
+    long bad_index = 0, bad_value = 0;
+    for (std::int64_t row = 0; row < rows; ++row) {
+      const auto ri = static_cast<std::size_t>(row);
+      const std::int64_t got = r.outputs.max_index[ri];
+      bad_index += got != expected[ri];
+      const Acc want = w[static_cast<std::size_t>(row * cols + expected[ri])];
+      const Acc v = r.outputs.max_value[ri];
+      bad_value += !(std::isnan(want) ? std::isnan(v) : (v == want && std::signbit(v) == std::signbit(want)));
+    }
+    out.push_back({"argmax", p.backend_name, dtype, std::to_string(rows), std::to_string(cols), c.name,
+                   std::to_string(o.seed), "argmax", std::string(row_reduce::to_string(s.layout)),
+                   std::to_string(s.block), std::to_string(bad_index), std::to_string(bad_value),
+                   std::to_string(expected.empty() ? -1 : expected[0]),
+                   std::to_string(r.outputs.max_index.empty() ? -1 : r.outputs.max_index[0]), c.description});
+  }
+  return out;
+}
+
+// --- driver ------------------------------------------------------------------------------------
+
+Plan make_plan(const VarianceOptions& o) {
+  Plan p;
+  p.backend = pick_row_backend(o.backend);
+  p.backend_name = std::string(to_string(p.backend));
+  p.rows = o.rows != -1 ? o.rows : (o.quick ? 64 : 1024);
+  p.cols = o.cols != -1 ? o.cols : (o.quick ? 1024 : 4096);
+  p.softmax_rows = o.softmax_rows != -1 ? o.softmax_rows : (o.quick ? 16 : 256);
+  p.argmax_rows = o.argmax_rows != -1 ? o.argmax_rows : (o.quick ? 8 : 64);
+  p.offsets = o.offsets.empty() ? std::vector<double>{0, 1, 10, 100, 1e3, 1e4, 1e5, 1e6} : o.offsets;
+  p.scales = o.scales.empty() ? std::vector<double>{1, 10, 100, 1e3, 1e4} : o.scales;
+  p.reps = o.reps ? o.reps : (o.quick ? 3 : 20);
+  p.verify = o.verify.empty() ? (p.backend == BackendKind::cuda ? "quick" : "none") : o.verify;
+  if (p.rows < 1 || p.softmax_rows < 1 || p.argmax_rows < 1)
+    throw UserError(fmt::format("--rows, --softmax-rows and --argmax-rows must be >= 1 (got {}, {}, {})", p.rows,
+                                p.softmax_rows, p.argmax_rows));
+  if (p.cols < 1) throw UserError(fmt::format("--cols must be >= 1 (got {})", p.cols));
+  for (double v : p.offsets)
+    if (!std::isfinite(v)) throw UserError("--offsets must be finite");
+  for (double v : p.scales)
+    if (!std::isfinite(v) || v <= 0) throw UserError("--scales must be finite and > 0");
+  p.shapes.push_back(RowShape{RowLayout::warp_per_row, o.warp_block});
+  for (int b : o.blocks) p.shapes.push_back(RowShape{RowLayout::block_per_row, b});
+  // Every shape, dtype and size is checked before the run folder is touched.
+  for (const auto& d : o.dtypes) {
+    if (d != "float32" && d != "bfloat16" && d != "float64")
+      throw UserError("unknown dtype '" + d + "' (valid: float32, bfloat16, float64)");
+    for (const auto& s : p.shapes)
+      for (const auto& i : row_reduce::row_kernels())
+        for (std::int64_t r : {p.rows, p.softmax_rows, p.argmax_rows}) {
+          const std::string why = row_reduce::validate_row_shape(i.kernel, s, d, r, p.cols);
+          if (!why.empty()) throw UserError(why);
+        }
+  }
+  const std::int64_t biggest = std::max({p.rows, p.softmax_rows, p.argmax_rows});
+  // Input, widened copy, reference and a few outputs alive at once (8 model jobs in parallel).
+  check_fits_in_memory(static_cast<std::uint64_t>(biggest) * static_cast<std::uint64_t>(p.cols) * 8u * 16u,
+                       fmt::format("{} x {} rows", biggest, p.cols));
+  return p;
+}
+
+template <class F> void for_dtype(const std::string& d, F f) {
+  if (d == "float32") {
+    f(static_cast<float*>(nullptr));
+  } else if (d == "bfloat16") {
+    f(static_cast<bfloat16_bits*>(nullptr));
+  } else {
+    f(static_cast<double*>(nullptr));
+  }
+}
+
+void print_variance_table(const CsvTable& t) {
+  const int off = t.column("offset"), m = t.column("method"), lay = t.column("layout"), med = t.column("median_rel_error"),
+            mx = t.column("max_rel_error"), neg = t.column("negative_variance_rows"), nan = t.column("nan_output_rows"),
+            tob = t.column("time_over_bound"), dt = t.column("dtype");
+  fmt::print("{:<9} {:>8} {:<14} {:<14} {:>11} {:>11} {:>9} {:>8} {:>10}\n", "dtype", "offset", "method", "layout",
+             "median_rel", "max_rel", "negative", "nan_out", "t/bound");
+  for (const auto& r : t.rows) {
+    auto g = [&](int c) { return c >= 0 ? r[static_cast<std::size_t>(c)] : std::string(); };
+    auto e = [&](int c) {
+      const std::string s = g(c);
+      return s.empty() ? s : fmt::format("{:.3g}", std::stod(s));
+    };
+    fmt::print("{:<9} {:>8} {:<14} {:<14} {:>11} {:>11} {:>9} {:>8} {:>10}\n", g(dt), g(off), g(m), g(lay), e(med), e(mx),
+               g(neg), g(nan), e(tob));
+  }
+}
+
+void run_variance_study(const VarianceOptions& o) {
+  if (o.force && o.resume) throw UserError("--force and --resume exclude each other");
+  if (!o.verify.empty() && o.verify != "full" && o.verify != "quick" && o.verify != "none")
+    throw UserError("--verify must be full, quick or none");
+  const Plan p = make_plan(o);
+  if (p.verify != "none" && p.backend != BackendKind::cuda)
+    throw UserError("--verify " + p.verify + " compares GPU and model bits: it needs --backend cuda");
+
+  const std::string out = o.out.empty() ? "runs/variance" : o.out;
+  RunFolder folder(out, "variance", o.resume ? RunMode::resume : (o.force ? RunMode::force : RunMode::fresh),
+                   this_command_line());
+  folder.write_json("provenance.json", provenance("variance", this_command_line(), p.backend_name));
+  const std::string description = row_backend_description(p.backend);
+  fmt::print("variance study on {}: {}\n", p.backend_name, description);
+
+  // GPU bits == model bits first: the study reports only what this chain verified.
+  nlohmann::ordered_json verify_json;
+  long verify_failures = 0;
+  if (p.verify != "none") {
+    if (o.resume && std::filesystem::exists(folder.file("row_verify.csv"))) {
+      verify_json = "done before (row_verify.csv)";
+    } else {
+      RowVerifyOptions vo;
+      vo.quick = p.verify == "quick";
+      vo.seed = o.seed;
+      const RowVerifySummary v = verify_rows(vo);
+      fmt::print("{}", v.table());
+      std::filesystem::remove(folder.file("row_verify.csv"));
+      CsvAppender csv(folder.file("row_verify.csv"), kVerifyColumns);
+      std::vector<std::vector<std::string>> rows;
+      for (const auto& l : v.lines)
+        rows.push_back({l.kernel, l.dtype, std::to_string(l.cases), std::to_string(l.mismatches),
+                        std::to_string(l.errors), l.first_failure});
+      csv.rows(rows);
+      verify_json = {{"sweep", p.verify}, {"gpu", v.gpu}, {"cases", v.cases()}, {"mismatches", v.mismatches()},
+                     {"errors", v.errors()}, {"seconds", v.seconds}};
+      verify_failures = v.mismatches() + v.errors();
+      if (!v.ok())
+        fmt::print(stderr, "WARNING: row kernels: {} case(s) where GPU and model bits differ or failed (row_verify.csv); "
+                           "the study continues, then exits non-zero\n", verify_failures);
+    }
+  }
+
+  const std::size_t bytes = static_cast<std::size_t>(kernel_bytes<float>(p.rows, p.cols, true));
+  const std::optional<double> bandwidth = copy_bandwidth(p.backend, bytes);
+  if (bandwidth) fmt::print("device-to-device copy of {:.1f} MB: {:.1f} GB/s (read + write)\n", double(bytes) / 1e6, *bandwidth / 1e9);
+
+  const auto done_var = folder.done_keys("row_variance.csv", {"dtype", "offset"});
+  const auto done_soft = folder.done_keys("row_softmax.csv", {"dtype", "scale"});
+  const auto done_arg = folder.done_keys("row_argmax.csv", {"dtype", "case"});
+  CsvAppender var_csv(folder.file("row_variance.csv"), kVarianceColumns);
+  CsvAppender soft_csv(folder.file("row_softmax.csv"), kSoftmaxColumns);
+  CsvAppender arg_csv(folder.file("row_argmax.csv"), kArgmaxColumns);
+  const std::size_t total =
+      o.dtypes.size() * (p.offsets.size() + p.scales.size() + std::size(kArgmaxCases));
+  Progress progress("variance", total);
+  std::size_t resumed = 0;
+  for (const auto& dtype : o.dtypes) {
+    for_dtype(dtype, [&](auto* tag) {
+      using In = std::remove_pointer_t<decltype(tag)>;
+      for (double offset : p.offsets) {
+        const std::string what = fmt::format("{} offset {}", dtype, num(offset));
+        if (done_var.count(dtype + "|" + num(offset) + "|")) {
+          ++resumed;
+          progress.step(what + " (done before)");
+          continue;
+        }
+        var_csv.rows(variance_cell<In>(p, o, offset, bandwidth));
+        progress.step(what);
+      }
+      for (double scale : p.scales) {
+        const std::string what = fmt::format("{} softmax scale {}", dtype, num(scale));
+        if (done_soft.count(dtype + "|" + num(scale) + "|")) {
+          ++resumed;
+          progress.step(what + " (done before)");
+          continue;
+        }
+        soft_csv.rows(softmax_cell<In>(p, o, scale, bandwidth));
+        progress.step(what);
+      }
+      for (const ArgmaxCase& c : kArgmaxCases) {
+        const std::string what = fmt::format("{} argmax {}", dtype, c.name);
+        if (done_arg.count(dtype + "|" + c.name + "|")) {
+          ++resumed;
+          progress.step(what + " (done before)");
+          continue;
+        }
+        arg_csv.rows(argmax_cell<In>(p, o, c));
+        progress.step(what);
+      }
+    });
+  }
+  progress.finish();
+
+  const CsvTable var = read_csv(folder.file("row_variance.csv"));
+  print_variance_table(var);
+  const CsvTable arg = read_csv(folder.file("row_argmax.csv"));
+  long argmax_bad = 0;
+  for (const auto& r : arg.rows)
+    argmax_bad += std::stol(r[static_cast<std::size_t>(arg.column("index_mismatches"))]) +
+                  std::stol(r[static_cast<std::size_t>(arg.column("value_mismatches"))]);
+  fmt::print("argmax: {} mismatching rows over {} (case, layout) runs\n", argmax_bad, arg.rows.size());
+
+  nlohmann::ordered_json summary;
+  summary["study"] = "variance";
+  summary["backend"] = p.backend_name;
+  summary["device"] = description;
+  summary["rows"] = p.rows;
+  summary["cols"] = p.cols;
+  summary["softmax_rows"] = p.softmax_rows;
+  summary["argmax_rows"] = p.argmax_rows;
+  summary["offsets"] = p.offsets;
+  summary["scales"] = p.scales;
+  summary["dtypes"] = o.dtypes;
+  nlohmann::ordered_json shapes = nlohmann::ordered_json::array();
+  for (const auto& s : p.shapes) shapes.push_back(row_reduce::to_string(s));
+  summary["shapes"] = shapes;
+  summary["seed"] = o.seed;
+  summary["reps"] = p.reps;
+  summary["copy_bandwidth_gbps"] = bandwidth ? nlohmann::ordered_json(*bandwidth / 1e9) : nlohmann::ordered_json();
+  summary["layer_norm_eps"] = row_reduce::layer_norm_eps;
+  summary["verify"] = verify_json;
+  summary["argmax_mismatching_rows"] = argmax_bad;
+  summary["cells"] = total;
+  summary["cells_resumed"] = resumed;
+  summary["csv"] = {"row_variance.csv", "row_softmax.csv", "row_argmax.csv"};
+  folder.write_json("summary.json", summary);
+  fmt::print("variance: {} cells ({} from an earlier run) in {}\n", total, resumed, folder.dir().string());
+  if (verify_failures)
+    throw UserError(fmt::format("{} row-kernel case(s) where the GPU's bits differ from the model's or failed to run: "
+                                "see {}", verify_failures, folder.file("row_verify.csv").string()));
+  if (argmax_bad) throw UserError(fmt::format("argmax disagreed with torch.argmax semantics on {} row(s)", argmax_bad));
+}
+
+}  // namespace
+
+void register_study_variance(CLI::App& study) {
+  auto o = std::make_shared<VarianceOptions>();
+  auto* cmd = study.add_subcommand(
+      "variance",
+      "Row kernels on LLM-shaped rows: variance (textbook, two-pass, Welford/Chan) vs MPFR by row offset, "
+      "softmax (online vs three-pass) by logit scale, argmax ties and NaN; cuda or model backend");
+  cmd->add_option("--out", o->out, "Run folder to create (default runs/variance)");
+  cmd->add_flag("--quick", o->quick, "A small version: 64 x 1024 rows, 3 timed launches");
+  cmd->add_flag("--force", o->force, "Replace an existing run in --out");
+  cmd->add_flag("--resume", o->resume, "Continue the run in --out, skipping the cells it finished");
+  cmd->add_option("--backend", o->backend, "cuda or model (default: cuda when a GPU is present, else model)");
+  cmd->add_option("--rows", o->rows, "Rows of the variance matrix (default 1024, quick 64)");
+  cmd->add_option("--cols", o->cols, "Columns of every matrix (default 4096, quick 1024)");
+  cmd->add_option("--softmax-rows", o->softmax_rows, "Rows of each softmax matrix (default 256, quick 16)");
+  cmd->add_option("--argmax-rows", o->argmax_rows, "Rows of each argmax case (default 64, quick 8)");
+  cmd->add_option("--offsets", o->offsets, "Row offsets, rows = offset + N(0,1) (default 0,1,10,...,1e6)")
+      ->delimiter(',');
+  cmd->add_option("--scales", o->scales, "Softmax logit scales, rows = scale * N(0,1) (default 1,10,...,1e4)")
+      ->delimiter(',');
+  cmd->add_option("--dtypes", o->dtypes, "float32, bfloat16, float64 (comma list; default float32)")->delimiter(',');
+  cmd->add_option("--blocks", o->blocks, "block_per_row block sizes (comma list; default 256)")->delimiter(',');
+  cmd->add_option("--warp-block", o->warp_block, "warp_per_row block size (block/32 rows per block)")
+      ->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Generator seed")->capture_default_str();
+  cmd->add_option("--reps", o->reps, "Timed launches per kernel on cuda, median kept (default 20, quick 3)");
+  cmd->add_option("--verify", o->verify,
+                  "GPU bits vs model bits before the study: full, quick or none (default quick on cuda, none on "
+                  "model)");
+  cmd->callback([o] { run_variance_study(*o); });
+}
+
 }  // namespace sumlab

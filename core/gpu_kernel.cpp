@@ -1,0 +1,187 @@
+#include "core/gpu_kernel.hpp"
+
+#include <array>
+
+namespace sumlab {
+namespace {
+
+constexpr unsigned shuffle_fields =
+    field_grid | field_block | field_vector | field_mapping | field_warp | field_block_stage;
+constexpr unsigned load_fields = field_grid | field_block | field_vector | field_mapping;
+
+constexpr std::array<GpuKernelInfo, 18> kernels{{
+    {GpuKernel::serial, "gpu_serial", "one GPU thread adds left to right (the CPU serial sum's order)",
+     "s = x0; s += x1; ...; s += x_{n-1}; one thread, no shape", Determinism::shape_invariant, true,
+     0, false, false, false},
+    {GpuKernel::interleaved, "gpu_interleaved",
+     "Harris 1: shared-memory tree, interleaved addressing (divergent warps)",
+     "block of B loads x[bB+t] (0 past n); for s = 1,2,..,B/2: threads t with t%2s==0 do "
+     "w[t] += w[t+s]; relaunch on the block partials until one value",
+     Determinism::run_to_run, true, field_block, true, false, false},
+    {GpuKernel::strided, "gpu_strided",
+     "Harris 2: shared-memory tree, strided indexing (bank conflicts)",
+     "as gpu_interleaved, with thread t adding w[2st] += w[2st+s]: the same pairs, so the same bits",
+     Determinism::run_to_run, true, field_block, true, false, false},
+    {GpuKernel::sequential, "gpu_sequential",
+     "Harris 3: shared-memory tree, sequential addressing",
+     "block of B loads x[bB+t]; for h = B/2..1: t < h does w[t] += w[t+h]; relaunch until one",
+     Determinism::run_to_run, true, field_block, true, false, false},
+    {GpuKernel::first_add, "gpu_first_add", "Harris 4: first add during load, then sequential tree",
+     "w[t] = x[2bB+t] (+ x[2bB+t+B] if < n); sequential tree; relaunch until one",
+     Determinism::run_to_run, true, field_block, true, false, false},
+    {GpuKernel::warp_unrolled, "gpu_warp_unrolled",
+     "Harris 5: as 4, last warp unrolled with __syncwarp (no implicit lockstep)",
+     "as gpu_first_add; levels h <= 32 run in warp 0 with __syncwarp between them: same pairs, "
+     "same bits as gpu_first_add",
+     Determinism::run_to_run, true, field_block, true, false, false},
+    {GpuKernel::unrolled, "gpu_unrolled",
+     "Harris 6: as 5, fully unrolled for a compile-time block size, last warp by __shfl_down_sync",
+     "as gpu_first_add (same pairs, same bits); block size a template parameter 32..1024",
+     Determinism::run_to_run, true, field_block, true, false, false},
+    {GpuKernel::multi_add, "gpu_multi_add",
+     "Harris 7: many elements per thread (grid-stride pairs), unrolled tree, second pass",
+     "thread t of block b: v = 0; for i = 2bB+t step 2BG: v += (x[i] + x[i+B]) (or v += x[i] at "
+     "the end); unrolled sequential tree; the same kernel with grid 1 over the G partials",
+     Determinism::run_to_run, true, field_grid | field_block, true, false, false},
+    {GpuKernel::two_pass, "gpu_two_pass",
+     "shuffle warp tree + grid-stride loop, a second kernel reduces the block partials",
+     "thread chain (mapping, vector) -> warp stage -> block stage -> partial per block; a second "
+     "launch of one block reduces the partials with the same chain, warp and block stages",
+     Determinism::run_to_run, true, shuffle_fields, false, false, false},
+    {GpuKernel::atomic, "gpu_atomic",
+     "shuffle warp tree + grid-stride loop, atomicAdd of each block's partial (single pass)",
+     "as gpu_two_pass up to the block partials; then out = ((0 + p_a) + p_b) + ... in the order "
+     "the blocks happen to arrive",
+     Determinism::not_deterministic, true, shuffle_fields, false, false, false},
+    {GpuKernel::last_block, "gpu_last_block",
+     "single pass; the last block to finish (acq_rel device counter) reduces the partials",
+     "as gpu_two_pass; the final reduction runs in the last-arriving block, with the second "
+     "kernel's order, so its bits equal gpu_two_pass's for the same shape",
+     Determinism::run_to_run, true, shuffle_fields, false, false, false},
+    {GpuKernel::kahan, "gpu_kahan",
+     "Kahan inside each thread; (sum, compensation) pairs combined by TwoSum through the trees",
+     "per thread: y = x - c; t = s + y; c = (t - s) - y; s = t. Pairs meet through the warp, "
+     "block and cross-block stages by s = a.s + b.s, e = TwoSum error, c = (a.c + b.c) - e; "
+     "result s - c",
+     Determinism::run_to_run, true, shuffle_fields | field_cross, false, false, false},
+    {GpuKernel::double_acc, "gpu_double_acc",
+     "float input accumulated in double through every stage, rounded to float once",
+     "as gpu_two_pass with acc = acc + (double)x and double partials; value = (float)total",
+     Determinism::run_to_run, true, shuffle_fields | field_cross, false, true, false},
+    {GpuKernel::fixed_point, "gpu_fixed_point",
+     "quantize to int64 at scale 2^k (k from max|x|), add exactly in 128 bits: order-independent",
+     "pass 1: max|x|; k as core/fixed_point_sum.hpp; pass 2: q_i = RNE(x_i 2^k) summed as 128-bit "
+     "integers per thread/warp/block; host adds the block sums and converts as the CPU does",
+     Determinism::shape_invariant, true, load_fields, false, false, false},
+    {GpuKernel::exact, "gpu_exact",
+     "correctly rounded: integer limbs per block (shared-memory 64-bit atomics), host merge",
+     "each element split into 32-bit limbs of a fixed-point superaccumulator and added with "
+     "integer atomics (order-free); block limbs merged and rounded once by core/exact_sum.hpp",
+     Determinism::shape_invariant, true, load_fields, false, false, false},
+    {GpuKernel::cub, "gpu_cub", "cub::DeviceReduce::Sum (library peer; its order is CUB's)",
+     "CUB's own tuning policy; measured, not modelled", Determinism::run_to_run, false, 0, false,
+     false, false},
+    {GpuKernel::thrust, "gpu_thrust", "thrust::reduce (library peer; its order is Thrust's)",
+     "Thrust's own order (CUB underneath); measured, not modelled", Determinism::run_to_run, false,
+     0, false, false, false},
+    {GpuKernel::racy_tree, "gpu_racy_tree",
+     "DIAGNOSTIC: sequential tree with the barrier after the load removed (a data race)",
+     "as gpu_sequential without the __syncthreads() between the loads and the first level: thread t "
+     "may read w[t+h] before thread t+h wrote it. Exists only to show racecheck catching it",
+     Determinism::not_deterministic, false, field_block, true, false, true},
+}};
+
+}  // namespace
+
+std::span<const GpuKernelInfo> gpu_kernels() { return kernels; }
+
+const GpuKernelInfo& info(GpuKernel k) {
+  for (const auto& i : kernels)
+    if (i.kernel == k) return i;
+  return kernels[0];  // unreachable: every enumerator has a row
+}
+
+std::optional<GpuKernel> find_gpu_kernel(std::string_view name) {
+  for (const auto& i : kernels)
+    if (i.name == name) return i.kernel;
+  return std::nullopt;
+}
+
+std::string gpu_kernel_names(bool include_diagnostic) {
+  std::string out;
+  for (const auto& i : kernels) {
+    if (i.diagnostic_only && !include_diagnostic) continue;
+    if (!out.empty()) out += ", ";
+    out += i.name;
+  }
+  return out;
+}
+
+std::optional<CrossBlock> fixed_cross_block(GpuKernel k) {
+  switch (k) {
+    case GpuKernel::two_pass: return CrossBlock::second_kernel;
+    case GpuKernel::atomic: return CrossBlock::atomic;
+    case GpuKernel::last_block: return CrossBlock::last_block;
+    default: return std::nullopt;
+  }
+}
+
+LaunchShape default_shape(GpuKernel k, int sm_count) {
+  LaunchShape s;
+  s.grid = 4 * (sm_count > 0 ? sm_count : 132);
+  s.block = 256;
+  const unsigned f = info(k).shape_fields;
+  s.vector = (f & field_vector) ? 4 : 1;
+  if (auto c = fixed_cross_block(k)) s.cross = *c;
+  if (!(f & field_grid)) s.grid = 1;
+  if (k == GpuKernel::serial) s.block = 1;
+  return s;
+}
+
+LaunchShape canonicalize(GpuKernel k, const LaunchShape& s, int sm_count) {
+  const LaunchShape d = default_shape(k, sm_count);
+  const unsigned f = info(k).shape_fields;
+  LaunchShape c = s;
+  if (!(f & field_grid)) c.grid = d.grid;
+  if (!(f & field_block)) c.block = d.block;
+  if (!(f & field_vector)) c.vector = d.vector;
+  if (!(f & field_mapping)) c.mapping = d.mapping;
+  if (!(f & field_warp)) c.warp = d.warp;
+  if (!(f & field_block_stage)) c.block_stage = d.block_stage;
+  if (!(f & field_cross)) c.cross = d.cross;
+  if (auto x = fixed_cross_block(k)) c.cross = *x;
+  return c;
+}
+
+std::string validate_shape(GpuKernel k, const LaunchShape& s, std::string_view dtype,
+                           std::int64_t n) {
+  const GpuKernelInfo& i = info(k);
+  if (n < 0) return "n must be >= 0";
+  if (i.float_input_only && dtype != "float32")
+    return std::string(i.name) + " takes float32 input (it accumulates in double); got " +
+           std::string(dtype);
+  if (i.shape_fields == 0) return "";  // serial, cub, thrust: no shape
+  if (auto e = validate(s); !e.empty()) return std::string(i.name) + ": " + e;
+  if (i.block_pow2 && !is_pow2(s.block))
+    return std::string(i.name) + ": block must be a power of two (its shared-memory tree halves "
+           "the block each level); got " + std::to_string(s.block);
+  if (i.block_pow2 && s.block < 32 && k != GpuKernel::racy_tree)
+    return std::string(i.name) + ": block must be at least 32 (one full warp); got " +
+           std::to_string(s.block);
+  if ((i.shape_fields & field_warp) && s.block % 32 != 0)
+    return std::string(i.name) + ": block must be a multiple of 32 (whole warps take part in "
+           "every shuffle); got " + std::to_string(s.block);
+  if (auto c = fixed_cross_block(k); c && s.cross != *c)
+    return std::string(i.name) + " always uses the cross-block stage " + std::string(to_string(*c)) +
+           " (got " + std::string(to_string(s.cross)) + "); pick gpu_two_pass, gpu_atomic or "
+           "gpu_last_block for the stage you want";
+  if ((i.shape_fields & field_cross) && s.cross == CrossBlock::atomic)
+    return std::string(i.name) + ": cross-block stage must be second_kernel or last_block (atomic "
+           "would make it non-deterministic; gpu_atomic is the atomic kernel)";
+  if (k == GpuKernel::exact && n >= (std::int64_t(1) << 31))
+    return "gpu_exact: n must be below 2^31 (each shared-memory limb adds at most 2^32 per "
+           "element into a signed 64-bit word)";
+  return "";
+}
+
+}  // namespace sumlab

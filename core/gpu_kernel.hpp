@@ -1,0 +1,86 @@
+#pragma once
+// The registry of GPU summation kernels: name, one-line summary, order of operations, declared
+// determinism, whether the CPU order model (core/order_model/) reproduces its bits, and which
+// launch-shape fields it takes. The CLI, `sumlab verify`, the CUDA dispatch and the model all take
+// their names and rules from here. Lives in core/ (no CUDA) so the model backend works everywhere.
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "core/determinism.hpp"
+#include "core/launch_shape.hpp"
+
+namespace sumlab {
+
+enum class GpuKernel {
+  serial,          // one thread, left to right
+  interleaved,     // Harris 1: interleaved addressing, divergent
+  strided,         // Harris 2: strided indexing, bank conflicts
+  sequential,      // Harris 3: sequential addressing
+  first_add,       // Harris 4: first add during load
+  warp_unrolled,   // Harris 5: last warp unrolled with __syncwarp
+  unrolled,        // Harris 6: fully unrolled for a compile-time block size
+  multi_add,       // Harris 7: many elements per thread
+  two_pass,        // shuffles + grid-stride loop, second kernel over the block partials
+  atomic,          // shuffles + grid-stride loop, atomicAdd of the block partials
+  last_block,      // shuffles + grid-stride loop, last block done reduces the partials
+  kahan,           // Kahan per thread, compensated pair combine through the trees
+  double_acc,      // float input, double accumulator everywhere
+  fixed_point,     // integer accumulation of quantized values (core/fixed_point_sum.hpp)
+  exact,           // correctly rounded: integer limbs, merged by core/exact_sum.hpp
+  cub,             // cub::DeviceReduce::Sum (library peer)
+  thrust,          // thrust::reduce (library peer)
+  racy_tree,       // sequential tree with its first barrier removed: exists for racecheck only
+};
+
+// Shape fields a kernel reads; the others are ignored (and canonicalize() resets them).
+enum ShapeField : unsigned {
+  field_grid = 1u << 0,
+  field_block = 1u << 1,
+  field_vector = 1u << 2,
+  field_mapping = 1u << 3,
+  field_warp = 1u << 4,
+  field_block_stage = 1u << 5,
+  field_cross = 1u << 6,
+};
+
+struct GpuKernelInfo {
+  GpuKernel kernel;
+  std::string_view name;     // CLI name, CSV column value, plot label ("gpu_two_pass")
+  std::string_view summary;  // one line
+  std::string_view order;    // the order of operations, in terms of the shape
+  Determinism determinism;   // declared; the determinism study measures it
+  bool modelled;             // core/order_model reproduces its bits for every shape and n
+  unsigned shape_fields;     // ShapeField bits the kernel reads
+  bool block_pow2;           // block must be a power of two (the classic shared-memory trees)
+  bool float_input_only;     // double_acc: float in, double accumulator
+  bool diagnostic_only;      // racy_tree: never part of a sum or a sweep
+};
+
+std::span<const GpuKernelInfo> gpu_kernels();
+const GpuKernelInfo& info(GpuKernel k);
+std::optional<GpuKernel> find_gpu_kernel(std::string_view name);
+// "gpu_serial, gpu_interleaved, ..." (diagnostic kernels excluded unless asked).
+std::string gpu_kernel_names(bool include_diagnostic = false);
+
+// The shape a kernel runs with when the caller gives none: 4 blocks per SM, 256 threads,
+// grid-stride, 4-wide loads where the kernel takes them, and the kernel's own cross-block stage.
+LaunchShape default_shape(GpuKernel k, int sm_count = 132);
+
+// The shape with every field the kernel ignores reset to default_shape's value (and, for kernels
+// that fix their cross-block stage, that stage). Two shapes with the same canonical form run the
+// same order; `sumlab verify` deduplicates on it.
+LaunchShape canonicalize(GpuKernel k, const LaunchShape& s, int sm_count = 132);
+
+// "" when kernel k can run shape s on n elements of dtype `dtype` ("float32"/"float64");
+// otherwise a sentence naming the problem and what would be accepted.
+std::string validate_shape(GpuKernel k, const LaunchShape& s, std::string_view dtype,
+                           std::int64_t n);
+
+// The fixed cross-block stage of two_pass/atomic/last_block; nullopt for kernels that take it
+// from the shape (kahan, double_acc) or have none.
+std::optional<CrossBlock> fixed_cross_block(GpuKernel k);
+
+}  // namespace sumlab

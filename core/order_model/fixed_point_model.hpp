@@ -1,0 +1,143 @@
+#pragma once
+// gpu_fixed_point's arithmetic, shared by the CUDA kernel and the host, so that its bits equal
+// core/fixed_point_sum.hpp's for every launch shape.
+//
+// The GPU kernel does what fixed_point_sum does, split across the machine: pass 1 finds the largest
+// finite magnitude (a max: order-free), the host derives k from it with fixed_point_sum's own
+// max_exponent; pass 2 quantises every element with fixed_quantise (below: the same integer steps
+// as fixed_point_detail::quantise, written so that nvcc can compile them for the device) and adds
+// the q_i as wrapping 128-bit integers (exact, so any grouping gives the same S); the host converts
+// S * 2^-k with fixed_point_from_integer (below: the same conversion as fixed_point_sum's tail).
+// The model of the kernel is therefore fixed_point_sum itself; tests/core/order_model_test.cpp
+// checks that the split pieces reproduce it bitwise.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+
+#include "core/exact_sum.hpp"
+#include "core/fixed_point_sum.hpp"
+#include "core/hd.hpp"
+
+namespace sumlab::order_model {
+
+SUMLAB_HD inline int bit_width_u64(std::uint64_t m) {
+#if defined(__CUDA_ARCH__)
+  return m == 0 ? 0 : 64 - __clzll(static_cast<long long>(m));
+#else
+  return m == 0 ? 0 : 64 - __builtin_clzll(m);
+#endif
+}
+SUMLAB_HD inline int countr_zero_u64(std::uint64_t m) {
+#if defined(__CUDA_ARCH__)
+  return m == 0 ? 64 : __ffsll(static_cast<long long>(m)) - 1;
+#else
+  return m == 0 ? 64 : __builtin_ctzll(m);
+#endif
+}
+
+struct FixedQuantised {
+  std::int64_t q = 0;  // magnitude (the sign is applied by the caller)
+  int bits_lost = 0;
+  bool saturated = false;
+};
+
+// q = RNE(m * 2^shift) for m < 2^53, saturated to 2^63 - 1: fixed_point_detail::quantise, step
+// for step.
+SUMLAB_HD inline FixedQuantised fixed_quantise(std::uint64_t m, long long shift) {
+  FixedQuantised r;
+  if (m == 0) return r;
+  const int width = bit_width_u64(m);
+  if (shift >= 0) {
+    if (width + shift > 63) {
+      r.q = 0x7fffffffffffffffLL;
+      r.saturated = true;
+    } else {
+      r.q = static_cast<std::int64_t>(m << shift);
+    }
+    return r;
+  }
+  const long long s = -shift;
+  const int low = countr_zero_u64(m);
+  if (low >= s) {
+    r.q = static_cast<std::int64_t>(m >> s);
+    return r;
+  }
+  r.bits_lost = static_cast<int>((s < width ? s : width) - low);
+  if (s >= 64) return r;
+  const std::uint64_t kept = m >> s;
+  const std::uint64_t rest = m & ((std::uint64_t(1) << s) - 1);
+  const std::uint64_t half = std::uint64_t(1) << (s - 1);
+  const bool up = rest > half || (rest == half && (kept & 1) != 0);
+  r.q = static_cast<std::int64_t>(kept + (up ? 1 : 0));
+  return r;
+}
+
+// One element: is it NaN/Inf (then not quantised), its sign, and its quantised magnitude.
+template <class Bits>
+SUMLAB_HD inline FixedQuantised fixed_quantise_bits(Bits u, long long k, int frac_bits, int exponent_bits,
+                                                     int bias, bool& special, bool& negative) {
+  const Bits exp_mask = (Bits(1) << exponent_bits) - 1;
+  const Bits frac_mask = (Bits(1) << frac_bits) - 1;
+  const Bits e = (u >> frac_bits) & exp_mask;
+  negative = (u >> (sizeof(Bits) * 8 - 1)) != 0;
+  special = e == exp_mask;
+  if (special) return FixedQuantised{};
+  const std::uint64_t m = static_cast<std::uint64_t>((u & frac_mask) | (e == 0 ? Bits(0) : frac_mask + 1));
+  const long long ex = (e == 0 ? 1 : static_cast<long long>(e)) - bias - frac_bits;
+  return fixed_quantise(m, ex + k);
+}
+
+// k from the largest finite magnitude's bit pattern (0 when there is none), exactly as
+// fixed_point_sum derives it: its max_exponent applied to that one value.
+template <class T> int fixed_scale_from_largest(T largest_magnitude) {
+  const auto e = fixed_point_detail::max_exponent<T>(std::span<const T>(&largest_magnitude, 1));
+  return e ? 61 - *e : 0;
+}
+
+// S * 2^-k correctly rounded to T, with the specials' IEEE rules: fixed_point_sum's conversion.
+template <class T>
+T fixed_point_from_integer(detail::uint128 sum, long long k, const SpecialCounts& specials) {
+  using Acc = Superaccumulator<T>;
+  Acc acc;
+  acc.add_specials(specials);
+  const bool negative = static_cast<detail::int128>(sum) < 0;
+  detail::uint128 a = negative ? -sum : sum;
+  long long t = -k - Acc::min_exponent;
+  if (t < 0) {
+    a = -t >= 128 ? 0 : a >> -t;
+    t = 0;
+  }
+  bool beyond_range = false;
+  for (int j = 0; j < 4 && a != 0; ++j, a >>= Acc::limb_bits) {
+    const auto digit = static_cast<std::int64_t>(static_cast<std::uint64_t>(a) & 0xffffffffu);
+    if (digit == 0) continue;
+    const long long bit = t + static_cast<long long>(Acc::limb_bits) * j;
+    const long long limb = bit / Acc::limb_bits;
+    if (limb >= Acc::num_limbs) {
+      beyond_range = true;
+      break;
+    }
+    const std::int64_t v = digit << (bit % Acc::limb_bits);
+    acc.add_limb(static_cast<int>(limb), negative ? -v : v);
+  }
+  T value = acc.round();
+  if (beyond_range && !std::isnan(value))
+    value = negative ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
+  return value;
+}
+
+template <class T> struct FixedPointModel {
+  T value;
+  std::string note;
+};
+
+// The model of gpu_fixed_point: the CPU fixed-point sum (scale from max|x|).
+template <class T> FixedPointModel<T> fixed_point_model(std::span<const T> x) {
+  const auto o = fixed_point_sum_with_report<T>(x);
+  return {o.sum.value, o.sum.diagnostics};
+}
+
+}  // namespace sumlab::order_model

@@ -1,0 +1,99 @@
+#pragma once
+// The arithmetic of each modelled GPU reduction, written once and compiled for both sides.
+//
+// The CUDA kernels (gpu/) and the CPU order model (core/order_model/) call these SUMLAB_HD
+// functions, so the only thing that can differ between the two is the ORDER in which they are
+// applied, which is exactly what the model reproduces. Assumptions: IEEE binary32/64 with
+// round-to-nearest-even on both sides, no FMA contraction (the host builds with -ffp-contract=off,
+// the modelled kernels with --fmad=false), no flush-to-zero (nvcc's default -ftz=false), no
+// reassociation. Each operation is a plain IEEE add/subtract, so one operation gives the same bits
+// on the CPU and the GPU; only NaN payloads may differ (the GPU returns the canonical NaN), which
+// is why comparisons treat every NaN as equal (same_bits below).
+//
+// An op has:  Acc identity();           the value an idle thread contributes (+0)
+//             Acc add(Acc a, In x);      one step of a thread's sequential chain over its elements
+//             Acc combine(Acc a, Acc b); one node of a warp/block/cross-block tree (a = own value,
+//                                        b = the partner's), also the chain step over partials
+//             Out finish(Acc a);         the value returned
+#include <cstdint>
+#include <cstring>
+
+#include "core/hd.hpp"
+
+namespace sumlab {
+
+// Plain sum in T.
+template <class T> struct PlainSumOp {
+  using In = T;
+  using Acc = T;
+  using Out = T;
+  SUMLAB_HD static Acc identity() { return T(0); }
+  SUMLAB_HD static Acc add(Acc a, In x) { return a + x; }
+  SUMLAB_HD static Acc combine(Acc a, Acc b) { return a + b; }
+  SUMLAB_HD static Out finish(Acc a) { return a; }
+};
+
+// float input, double accumulator in every stage, one rounding to float at the end. The widening
+// (float)->double is exact, so every add is a double add.
+struct DoubleAccOp {
+  using In = float;
+  using Acc = double;
+  using Out = float;
+  SUMLAB_HD static Acc identity() { return 0.0; }
+  SUMLAB_HD static Acc add(Acc a, In x) { return a + static_cast<double>(x); }
+  SUMLAB_HD static Acc combine(Acc a, Acc b) { return a + b; }
+  SUMLAB_HD static Out finish(Acc a) { return static_cast<float>(a); }
+};
+
+// A Kahan accumulator: the represented value is s - c (c holds the negative of the low part lost
+// by the additions that produced s).
+template <class T> struct KahanPair {
+  T s;
+  T c;
+};
+
+// Kahan inside each thread (the serial Kahan step of core/kahan_sum.hpp, starting from (+0, +0)),
+// and a compensated combine of two pairs for every tree node:
+//   s = a.s + b.s, e = the exact rounding error of that add (Knuth's TwoSum, 6 operations, valid
+//   for any magnitudes), c = (a.c + b.c) - e, so s - c = a.s - a.c + b.s - b.c up to the rounding
+//   of the small compensation terms. The result is s - c, rounded once.
+// Infinities make t - s = Inf - Inf = NaN, so an input with Inf gives NaN (as the CPU Kahan does).
+template <class T> struct KahanOp {
+  using In = T;
+  using Acc = KahanPair<T>;
+  using Out = T;
+  SUMLAB_HD static Acc identity() { return Acc{T(0), T(0)}; }
+  SUMLAB_HD static Acc add(Acc a, In x) {
+    const T y = x - a.c;
+    const T t = a.s + y;
+    const T c = (t - a.s) - y;
+    return Acc{t, c};
+  }
+  SUMLAB_HD static Acc combine(Acc a, Acc b) {
+    const T s = a.s + b.s;
+    const T bb = s - a.s;
+    const T e = (a.s - (s - bb)) + (b.s - bb);
+    const T c = (a.c + b.c) - e;
+    return Acc{s, c};
+  }
+  SUMLAB_HD static Out finish(Acc a) { return a.s - a.c; }
+};
+
+// Bitwise equality, except that any two NaNs are equal: IEEE leaves NaN payloads to the
+// implementation (x86 propagates an operand's payload, NVIDIA GPUs return the canonical NaN).
+template <class T> SUMLAB_HD bool same_bits(T a, T b) {
+  if (a != a && b != b) return true;
+  if constexpr (sizeof(T) == 4) {
+    std::uint32_t x, y;
+    std::memcpy(&x, &a, 4);
+    std::memcpy(&y, &b, 4);
+    return x == y;
+  } else {
+    std::uint64_t x, y;
+    std::memcpy(&x, &a, 8);
+    std::memcpy(&y, &b, 8);
+    return x == y;
+  }
+}
+
+}  // namespace sumlab

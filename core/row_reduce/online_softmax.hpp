@@ -1,0 +1,64 @@
+#pragma once
+// The online softmax (Milakov & Gimelshein 2018): a row's (m, l) = (running max, sum of exp(x - m))
+// kept in one pass, two states merged by rescaling both sums to the larger max. The arithmetic of
+// the `softmax_online` row kernel (CPU model and GPU alike). exp is acc_exp (row_math.hpp).
+//
+//   identity       (-Inf, 0)
+//   step(x)        x > m:  l = l * exp(m - x) + 1; m = x
+//                  else:   l = l + (x == m ? 1 : exp(x - m))
+//   merge(a, b)    M = (b.m > a.m ? b.m : a.m); s_a = (a.m == M ? 1 : exp(a.m - M)), s_b likewise;
+//                  l = l_a * s_a + l_b * s_b; m = M
+//   probability    p = exp(x - m) / l                                       (softmax_probability)
+// Why "== M ? 1": exp(0) is 1 anyway for finite values; the test makes (-Inf) - (-Inf) and
+// (+Inf) - (+Inf) never reach exp, so the identity merges exactly (merge(identity, b) == b, bits
+// included), two idle lanes stay the identity, and -Inf inputs contribute 0 once a finite max
+// exists. The merge is commutative in bits (one max, one commutative sum) and associative to
+// rounding (every exponent stays <= 0, so nothing overflows; each rescaling is one rounded exp).
+// Specials (torch.softmax semantics): a NaN input makes l NaN (exp(NaN)), hence every probability
+// NaN; a row whose max is not finite (any +Inf, all -Inf, or cols = 0) has every output NaN
+// (softmax_probability checks m), as torch gives NaN for Inf - Inf. m itself is never NaN.
+#include "core/hd.hpp"
+#include "core/row_reduce/row_math.hpp"
+
+namespace sumlab::row_reduce {
+
+template <class Acc> struct SoftmaxState {
+  Acc m;
+  Acc l;
+};
+
+template <class Acc> SUMLAB_HD inline SoftmaxState<Acc> softmax_identity() {
+  return SoftmaxState<Acc>{-acc_inf<Acc>(), Acc(0)};
+}
+
+template <class Acc> SUMLAB_HD inline SoftmaxState<Acc> online_softmax_step(SoftmaxState<Acc> s, Acc x) {
+  if (x > s.m) {
+    s.l = s.l * acc_exp(s.m - x) + Acc(1);
+    s.m = x;
+  } else {
+    s.l = s.l + (x == s.m ? Acc(1) : acc_exp(x - s.m));
+  }
+  return s;
+}
+
+template <class Acc> SUMLAB_HD inline SoftmaxState<Acc> online_softmax_merge(const SoftmaxState<Acc>& a,
+                                                                             const SoftmaxState<Acc>& b) {
+  const Acc m = b.m > a.m ? b.m : a.m;
+  const Acc sa = a.m == m ? Acc(1) : acc_exp(a.m - m);
+  const Acc sb = b.m == m ? Acc(1) : acc_exp(b.m - m);
+  return SoftmaxState<Acc>{m, a.l * sa + b.l * sb};
+}
+
+template <class Acc> struct OnlineSoftmaxOp {
+  using State = SoftmaxState<Acc>;
+  SUMLAB_HD static State identity() { return softmax_identity<Acc>(); }
+  SUMLAB_HD static State combine(const State& a, const State& b) { return online_softmax_merge(a, b); }
+};
+
+// exp(x - m) / l, or NaN for the whole row when m is not finite (see above).
+template <class Acc> SUMLAB_HD inline Acc softmax_probability(Acc x, Acc m, Acc l) {
+  if (!acc_isfinite(m)) return acc_nan<Acc>();
+  return acc_exp(x - m) / l;
+}
+
+}  // namespace sumlab::row_reduce

@@ -1,0 +1,58 @@
+#pragma once
+// The elementary functions of the row kernels, one definition for the CPU model and the GPU, so
+// that both produce the same bits:
+//   acc_exp   float: (float) portable_exp((double) x), the double exp of core/portable_math.hpp
+//             (built from + - * / only, < 1 ulp in double) rounded once to float; double:
+//             portable_exp. CUDA's expf/__expf and glibc's expf are different functions and would
+//             not agree with each other in the last bit.
+//   acc_sqrt  the IEEE correctly rounded square root (sqrtss / __fsqrt_rn, sqrt / __dsqrt_rn).
+// Assumptions: IEEE binary32/64, round to nearest even, no FMA contraction (host -ffp-contract=off,
+// device --fmad=false), no flush to zero.
+#include <limits>
+
+#include "core/hd.hpp"
+#include "core/portable_math.hpp"
+
+#if !defined(__CUDA_ARCH__)
+#include <cmath>
+#endif
+
+namespace sumlab::row_reduce {
+
+SUMLAB_HD inline float acc_exp(float x) { return static_cast<float>(portable_exp(static_cast<double>(x))); }
+SUMLAB_HD inline double acc_exp(double x) { return portable_exp(x); }
+
+SUMLAB_HD inline float acc_sqrt(float x) {
+#if defined(__CUDA_ARCH__)
+  return __fsqrt_rn(x);
+#else
+  return std::sqrt(x);
+#endif
+}
+SUMLAB_HD inline double acc_sqrt(double x) {
+#if defined(__CUDA_ARCH__)
+  return __dsqrt_rn(x);
+#else
+  return std::sqrt(x);
+#endif
+}
+
+template <class Acc> SUMLAB_HD constexpr Acc acc_inf() { return std::numeric_limits<Acc>::infinity(); }
+template <class Acc> SUMLAB_HD constexpr Acc acc_nan() { return std::numeric_limits<Acc>::quiet_NaN(); }
+template <class Acc> SUMLAB_HD inline bool acc_isnan(Acc x) {
+#if defined(__CUDA_ARCH__)
+  return isnan(x);
+#else
+  return std::isnan(x);
+#endif
+}
+// Neither NaN nor +-Inf.
+template <class Acc> SUMLAB_HD inline bool acc_isfinite(Acc x) {
+#if defined(__CUDA_ARCH__)
+  return isfinite(x);
+#else
+  return std::isfinite(x);
+#endif
+}
+
+}  // namespace sumlab::row_reduce

@@ -1,0 +1,114 @@
+#pragma once
+// Host dispatch shared by the launchers: the outcome of one sum, a grow-only device workspace (so a
+// sweep of thousands of launches does not pay a cudaMalloc each), and a CUDA-event timer. Every
+// function here throws GpuError (through SUMLAB_CUDA_CHECK) on failure; gpu_sum() turns that into
+// GpuSumResult::error. Shapes reaching these functions were validated by gpu_sum().
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "core/gpu_kernel.hpp"
+#include "core/launch_shape.hpp"
+#include "gpu/cuda_check.cuh"
+
+namespace sumlab::gpu::detail {
+
+template <class T> struct LaunchOutcome {
+  T value{};
+  double accumulator = 0;
+  float ms = 0;
+  std::string note;
+};
+
+// One device allocation, grown on demand and kept for the process (freed at exit).
+class Workspace {
+ public:
+  ~Workspace() {
+    if (ptr_) cudaFree(ptr_);  // at exit: nothing useful to do with an error here
+  }
+  // At least `bytes` bytes, 256-byte aligned; contents undefined; invalidated by the next call.
+  void* reserve(std::size_t bytes) {
+    if (bytes > bytes_) {
+      if (ptr_) SUMLAB_CUDA_CHECK(cudaFree(ptr_));
+      ptr_ = nullptr;
+      bytes_ = 0;
+      SUMLAB_CUDA_CHECK(cudaMalloc(&ptr_, bytes));
+      bytes_ = bytes;
+    }
+    return ptr_;
+  }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+inline Workspace& workspace() {
+  static Workspace w;
+  return w;
+}
+
+// Carves typed, 256-byte-aligned regions out of the workspace, in order.
+class Carver {
+ public:
+  template <class T> Carver& add(T** out, std::size_t count) {
+    offsets_[n_] = total_;
+    slots_[n_++] = reinterpret_cast<void**>(out);
+    total_ += (count * sizeof(T) + 255) / 256 * 256;
+    return *this;
+  }
+  void commit() {
+    char* base = static_cast<char*>(workspace().reserve(total_ == 0 ? 256 : total_));
+    for (int i = 0; i < n_; ++i) *slots_[i] = base + offsets_[i];
+  }
+
+ private:
+  void** slots_[8] = {};
+  std::size_t offsets_[8] = {};
+  int n_ = 0;
+  std::size_t total_ = 0;
+};
+
+// Device time between start() and stop(), on the default stream.
+class EventTimer {
+ public:
+  EventTimer() {
+    SUMLAB_CUDA_CHECK(cudaEventCreate(&start_));
+    SUMLAB_CUDA_CHECK(cudaEventCreate(&stop_));
+  }
+  ~EventTimer() {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  EventTimer(const EventTimer&) = delete;
+  EventTimer& operator=(const EventTimer&) = delete;
+  void start() { SUMLAB_CUDA_CHECK(cudaEventRecord(start_)); }
+  float stop() {
+    SUMLAB_CUDA_CHECK(cudaEventRecord(stop_));
+    SUMLAB_CUDA_CHECK(cudaEventSynchronize(stop_));
+    float ms = 0;
+    SUMLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+    return ms;
+  }
+
+ private:
+  cudaEvent_t start_{};
+  cudaEvent_t stop_{};
+};
+
+template <class T> T copy_to_host(const T* d) {
+  T h{};
+  SUMLAB_CUDA_CHECK(cudaMemcpy(&h, d, sizeof(T), cudaMemcpyDeviceToHost));
+  return h;
+}
+
+// The launchers, one per family (T = input element type).
+template <class T> LaunchOutcome<T> dispatch_shuffle(GpuKernel k, const LaunchShape& s, const T* d_in, std::int64_t n);
+template <class T> LaunchOutcome<T> dispatch_classic(GpuKernel k, const LaunchShape& s, const T* d_in, std::int64_t n);
+template <class T> LaunchOutcome<T> dispatch_exact(const LaunchShape& s, const T* d_in, std::int64_t n);
+template <class T> LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const T* d_in, std::int64_t n);
+template <class T> LaunchOutcome<T> dispatch_library(GpuKernel k, const T* d_in, std::int64_t n);
+
+}  // namespace sumlab::gpu::detail

@@ -1,0 +1,81 @@
+// Host dispatch of the shuffle family: gpu_two_pass, gpu_atomic, gpu_last_block, gpu_kahan,
+// gpu_double_acc.
+#include <type_traits>
+
+#include "core/order_model/reduce_ops.hpp"
+#include "gpu/device/dispatch.cuh"
+#include "gpu/device/kernels/shuffle_reduce_kernels.cuh"
+
+namespace sumlab::gpu::detail {
+namespace {
+
+template <class Op, int V>
+void launch_first_pass(const LaunchShape& s, const typename Op::In* d_in, std::int64_t n,
+                       typename Op::Acc* d_partials, typename Op::Acc* d_total, typename Op::Out* d_out,
+                       unsigned int* d_counter) {
+  shuffle_reduce_kernel<Op, V><<<s.grid, s.block>>>(d_in, n, s.mapping, s.warp, s.block_stage, s.cross,
+                                                    d_partials, d_total, d_out, d_counter);
+  SUMLAB_CUDA_CHECK_LAUNCH("shuffle_reduce_kernel");
+}
+
+template <class Op>
+LaunchOutcome<typename Op::Out> run(const LaunchShape& s, const typename Op::In* d_in, std::int64_t n) {
+  using Acc = typename Op::Acc;
+  using Out = typename Op::Out;
+  Acc* d_partials = nullptr;
+  Acc* d_total = nullptr;
+  Out* d_out = nullptr;
+  unsigned int* d_counter = nullptr;
+  Carver c;
+  c.add(&d_partials, static_cast<std::size_t>(s.grid)).add(&d_total, 1).add(&d_out, 1).add(&d_counter, 1);
+  c.commit();
+  // +0 for the atomic kernel's accumulator; the last-block counter is reset before every launch.
+  SUMLAB_CUDA_CHECK(cudaMemset(d_out, 0, sizeof(Out)));
+  SUMLAB_CUDA_CHECK(cudaMemset(d_total, 0, sizeof(Acc)));
+  SUMLAB_CUDA_CHECK(cudaMemset(d_counter, 0, sizeof(unsigned int)));
+
+  EventTimer timer;
+  timer.start();
+  switch (s.vector) {
+    case 1: launch_first_pass<Op, 1>(s, d_in, n, d_partials, d_total, d_out, d_counter); break;
+    case 2: launch_first_pass<Op, 2>(s, d_in, n, d_partials, d_total, d_out, d_counter); break;
+    case 4: launch_first_pass<Op, 4>(s, d_in, n, d_partials, d_total, d_out, d_counter); break;
+    default: throw GpuError("vector width " + std::to_string(s.vector) + " not supported");
+  }
+  if (s.cross == CrossBlock::second_kernel) {
+    reduce_partials_kernel<Op><<<1, s.block>>>(d_partials, s.grid, s.warp, s.block_stage, d_total, d_out);
+    SUMLAB_CUDA_CHECK_LAUNCH("reduce_partials_kernel");
+  }
+  LaunchOutcome<Out> r;
+  r.ms = timer.stop();
+  SUMLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  r.value = copy_to_host(d_out);
+  if constexpr (std::is_same_v<Acc, double> && std::is_same_v<Out, float>) {
+    r.accumulator = copy_to_host(d_total);
+  } else {
+    r.accumulator = static_cast<double>(r.value);
+  }
+  return r;
+}
+
+}  // namespace
+
+template <class T>
+LaunchOutcome<T> dispatch_shuffle(GpuKernel k, const LaunchShape& s, const T* d_in, std::int64_t n) {
+  switch (k) {
+    case GpuKernel::two_pass:
+    case GpuKernel::atomic:
+    case GpuKernel::last_block: return run<PlainSumOp<T>>(s, d_in, n);
+    case GpuKernel::kahan: return run<KahanOp<T>>(s, d_in, n);
+    case GpuKernel::double_acc:
+      if constexpr (std::is_same_v<T, float>) return run<DoubleAccOp>(s, d_in, n);
+      break;
+    default: break;
+  }
+  throw GpuError("dispatch_shuffle: not a shuffle-family kernel");
+}
+
+template LaunchOutcome<float> dispatch_shuffle<float>(GpuKernel, const LaunchShape&, const float*, std::int64_t);
+template LaunchOutcome<double> dispatch_shuffle<double>(GpuKernel, const LaunchShape&, const double*, std::int64_t);
+
+}  // namespace sumlab::gpu::detail

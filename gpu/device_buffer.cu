@@ -1,0 +1,82 @@
+#include "gpu/device_buffer.hpp"
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "gpu/cuda_check.cuh"
+
+namespace sumlab::gpu {
+
+template <class T> struct DeviceBuffer<T>::Impl {
+  T* d = nullptr;
+  std::int64_t n = 0;
+  ~Impl() {
+    if (d) cudaFree(d);  // a destructor cannot report; the next checked call would
+  }
+};
+
+namespace {
+std::string gib(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+  return buf;
+}
+}  // namespace
+
+template <class T> DeviceBuffer<T>::DeviceBuffer() : impl_(std::make_unique<Impl>()) {}
+
+template <class T> DeviceBuffer<T>::DeviceBuffer(std::int64_t n) : impl_(std::make_unique<Impl>()) {
+  if (n < 0) throw GpuError("DeviceBuffer: negative size " + std::to_string(n));
+  impl_->n = n;
+  if (n == 0) return;
+  const double bytes = double(n) * sizeof(T);
+  std::size_t free_b = 0, total_b = 0;
+  SUMLAB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  if (bytes > double(free_b))
+    throw GpuError("n = " + std::to_string(n) + " elements need " + gib(bytes) +
+                   " of device memory, but only " + gib(double(free_b)) + " of " + gib(double(total_b)) +
+                   " are free");
+  const cudaError_t e = cudaMalloc(&impl_->d, static_cast<std::size_t>(n) * sizeof(T));
+  if (e != cudaSuccess) {
+    impl_->d = nullptr;
+    cudaGetLastError();  // clear the (non-sticky) allocation error
+    throw GpuError("cudaMalloc of " + gib(bytes) + " for n = " + std::to_string(n) + " failed: " +
+                   cudaGetErrorString(e));
+  }
+}
+
+template <class T> DeviceBuffer<T>::~DeviceBuffer() = default;
+template <class T> DeviceBuffer<T>::DeviceBuffer(DeviceBuffer&&) noexcept = default;
+template <class T> DeviceBuffer<T>& DeviceBuffer<T>::operator=(DeviceBuffer&&) noexcept = default;
+
+template <class T> std::int64_t DeviceBuffer<T>::size() const { return impl_ ? impl_->n : 0; }
+template <class T> const T* DeviceBuffer<T>::device_data() const { return impl_ ? impl_->d : nullptr; }
+template <class T> T* DeviceBuffer<T>::device_data() { return impl_ ? impl_->d : nullptr; }
+
+template <class T> void DeviceBuffer<T>::upload(std::span<const T> host) {
+  if (static_cast<std::int64_t>(host.size()) != size())
+    throw GpuError("DeviceBuffer::upload: " + std::to_string(host.size()) + " elements for a buffer of " +
+                   std::to_string(size()));
+  if (host.empty()) return;
+  SUMLAB_CUDA_CHECK(cudaMemcpy(impl_->d, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+}
+
+template <class T> void DeviceBuffer<T>::download(std::span<T> host) const {
+  if (static_cast<std::int64_t>(host.size()) != size())
+    throw GpuError("DeviceBuffer::download: " + std::to_string(host.size()) + " elements for a buffer of " +
+                   std::to_string(size()));
+  if (host.empty()) return;
+  SUMLAB_CUDA_CHECK(cudaMemcpy(host.data(), impl_->d, host.size() * sizeof(T), cudaMemcpyDeviceToHost));
+}
+
+template <class T> std::vector<T> DeviceBuffer<T>::download() const {
+  std::vector<T> h(static_cast<std::size_t>(size()));
+  download(std::span<T>(h));
+  return h;
+}
+
+template class DeviceBuffer<float>;
+template class DeviceBuffer<double>;
+
+}  // namespace sumlab::gpu

@@ -1,0 +1,41 @@
+#pragma once
+// DeviceBuffer<T>: n elements of T in GPU memory, owned (RAII, move-only). No CUDA types in this
+// header, so studies/ and tests build with the host compiler; the allocation lives behind a pimpl.
+// One buffer serves many launches: `sumlab verify` fills it once per (distribution, size) and runs
+// every kernel and shape on it without re-uploading.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace sumlab::gpu {
+
+template <class T> class DeviceBuffer {
+ public:
+  DeviceBuffer();
+  // Allocates n elements (uninitialised). Throws GpuError with the request and the device's free
+  // memory when it does not fit ("n beyond device memory" is a message, not a crash).
+  explicit DeviceBuffer(std::int64_t n);
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer&&) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&&) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  std::int64_t size() const;
+  void upload(std::span<const T> host);    // host.size() must equal size()
+  void download(std::span<T> host) const;  // host.size() must equal size()
+  std::vector<T> download() const;
+  // The device address, opaque to host code (for the launchers in gpu/).
+  const T* device_data() const;
+  T* device_data();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+extern template class DeviceBuffer<float>;
+extern template class DeviceBuffer<double>;
+
+}  // namespace sumlab::gpu

@@ -1,0 +1,124 @@
+// Public entry points of gpu/: device queries and gpu_sum(), which validates the request, picks the
+// family's launcher and turns any GpuError (CUDA failures carry file:line) into a returned error.
+#include "gpu/gpu_sum.hpp"
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "core/float_traits.hpp"
+#include "gpu/cuda_check.cuh"
+#include "gpu/device/dispatch.cuh"
+
+namespace sumlab::gpu {
+
+bool gpu_available(std::string* why) {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    if (why) *why = std::string("no CUDA device: cudaGetDeviceCount: ") + cudaGetErrorString(e);
+    return false;
+  }
+  if (count == 0) {
+    if (why) *why = "no CUDA device: the driver reports 0 devices";
+    return false;
+  }
+  return true;
+}
+
+namespace {
+std::string cuda_version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+}  // namespace
+
+DeviceInfo device_info() {
+  std::string why;
+  if (!gpu_available(&why)) throw GpuError(why);
+  cudaDeviceProp p{};
+  SUMLAB_CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
+  DeviceInfo d;
+  d.name = p.name;
+  d.sm_count = p.multiProcessorCount;
+  d.cc_major = p.major;
+  d.cc_minor = p.minor;
+  d.l2_bytes = p.l2CacheSize;
+  SUMLAB_CUDA_CHECK(cudaMemGetInfo(&d.free_memory, &d.total_memory));
+  int v = 0;
+  SUMLAB_CUDA_CHECK(cudaDriverGetVersion(&v));
+  d.driver_version = cuda_version_text(v);
+  SUMLAB_CUDA_CHECK(cudaRuntimeGetVersion(&v));
+  d.runtime_version = cuda_version_text(v);
+  return d;
+}
+
+template <class T>
+GpuSumResult<T> gpu_sum(GpuKernel k, const LaunchShape& shape, const DeviceBuffer<T>& input) {
+  GpuSumResult<T> r;
+  const std::int64_t n = input.size();
+  const LaunchShape s = canonicalize(k, shape);
+  r.error = validate_shape(k, s, FloatTraits<T>::dtype, n);
+  if (!r.error.empty()) return r;
+  const std::uintptr_t addr = reinterpret_cast<std::uintptr_t>(input.device_data());
+  if ((info(k).shape_fields & field_vector) && addr % (static_cast<std::uintptr_t>(s.vector) * sizeof(T)) != 0) {
+    r.error = "vector width " + std::to_string(s.vector) + " needs the input aligned to " +
+              std::to_string(s.vector * sizeof(T)) + " bytes; this buffer is not";
+    return r;
+  }
+  std::string why;
+  if (!gpu_available(&why)) {
+    r.error = why;
+    return r;
+  }
+  try {
+    detail::LaunchOutcome<T> o;
+    const T* d = input.device_data();
+    switch (k) {
+      case GpuKernel::two_pass:
+      case GpuKernel::atomic:
+      case GpuKernel::last_block:
+      case GpuKernel::kahan:
+      case GpuKernel::double_acc: o = detail::dispatch_shuffle<T>(k, s, d, n); break;
+      case GpuKernel::serial:
+      case GpuKernel::interleaved:
+      case GpuKernel::strided:
+      case GpuKernel::sequential:
+      case GpuKernel::first_add:
+      case GpuKernel::warp_unrolled:
+      case GpuKernel::unrolled:
+      case GpuKernel::multi_add:
+      case GpuKernel::racy_tree: o = detail::dispatch_classic<T>(k, s, d, n); break;
+      case GpuKernel::fixed_point: o = detail::dispatch_fixed_point<T>(s, d, n); break;
+      case GpuKernel::exact: o = detail::dispatch_exact<T>(s, d, n); break;
+      case GpuKernel::cub:
+      case GpuKernel::thrust: o = detail::dispatch_library<T>(k, d, n); break;
+    }
+    r.value = o.value;
+    r.accumulator = o.accumulator;
+    r.ms = o.ms;
+    r.note = o.note;
+  } catch (const GpuError& e) {
+    r.error = e.what();
+  }
+  return r;
+}
+
+template <class T>
+GpuSumResult<T> gpu_sum(GpuKernel k, const LaunchShape& s, std::span<const T> host_input) {
+  try {
+    DeviceBuffer<T> buf(static_cast<std::int64_t>(host_input.size()));
+    buf.upload(host_input);
+    return gpu_sum<T>(k, s, buf);
+  } catch (const GpuError& e) {
+    GpuSumResult<T> r;
+    r.error = e.what();
+    return r;
+  }
+}
+
+template GpuSumResult<float> gpu_sum<float>(GpuKernel, const LaunchShape&, const DeviceBuffer<float>&);
+template GpuSumResult<double> gpu_sum<double>(GpuKernel, const LaunchShape&, const DeviceBuffer<double>&);
+template GpuSumResult<float> gpu_sum<float>(GpuKernel, const LaunchShape&, std::span<const float>);
+template GpuSumResult<double> gpu_sum<double>(GpuKernel, const LaunchShape&, std::span<const double>);
+
+}  // namespace sumlab::gpu

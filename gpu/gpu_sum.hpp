@@ -1,0 +1,67 @@
+#pragma once
+// The GPU summation kernels behind a plain C++ API: no CUDA types here, so studies/ and tests
+// compile with the host compiler. Kernels, their order and their shape rules: core/gpu_kernel.hpp;
+// the shape: core/launch_shape.hpp; the CPU model of the same order: core/order_model/.
+//
+// Errors: a shape the kernel cannot run, an input that does not fit, or any failing CUDA call come
+// back in GpuSumResult::error as one line (CUDA failures with the file:line of the call), never as
+// a crash or a hang. gpu_available() says whether any of this can run here, and why not.
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+
+#include "core/generators.hpp"
+#include "core/gpu_kernel.hpp"
+#include "core/launch_shape.hpp"
+#include "gpu/device_buffer.hpp"
+
+namespace sumlab::gpu {
+
+// A CUDA failure (file:line and the CUDA error name/description) or a refused request.
+struct GpuError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// True when a CUDA device is usable; otherwise false and, if why != nullptr, the reason
+// ("no CUDA device: cudaGetDeviceCount: no CUDA-capable device is detected").
+bool gpu_available(std::string* why = nullptr);
+
+struct DeviceInfo {
+  std::string name;            // "NVIDIA H200"
+  int sm_count = 0;
+  int cc_major = 0, cc_minor = 0;
+  std::size_t total_memory = 0, free_memory = 0;
+  int l2_bytes = 0;
+  std::string driver_version;   // the CUDA version the driver supports, "13.0"
+  std::string runtime_version;  // the CUDA runtime linked in, "13.0"
+};
+// Device 0. Throws GpuError when there is none.
+DeviceInfo device_info();
+
+// Generates the input on the device: element i = generate_element<T>(spec, seed, i), bit-identical
+// to core/generators.hpp's generate() on the CPU. Throws GpuError for ill_conditioned (host-only:
+// its elements depend on n; generate() it and upload).
+template <class T> void fill(DeviceBuffer<T>& buf, const DistributionSpec& spec, std::uint64_t seed);
+
+template <class T> struct GpuSumResult {
+  T value{};
+  // gpu_double_acc: the double total before the final rounding (compared with the model's);
+  // otherwise the value widened.
+  double accumulator = 0;
+  double ms = 0;      // device time of the launch(es), CUDA events, input already on the device
+  std::string note;   // e.g. the fixed-point scale, or "meaningless value: racy kernel"
+  std::string error;  // non-empty: nothing ran, or a CUDA call failed (file:line)
+  bool ok() const { return error.empty(); }
+};
+
+// Runs kernel k with shape s over the buffer (T = input element type; float for double_acc).
+// Kernels that take no shape ignore it (core/gpu_kernel.hpp: canonicalize).
+template <class T>
+GpuSumResult<T> gpu_sum(GpuKernel k, const LaunchShape& s, const DeviceBuffer<T>& input);
+
+// Uploads host_input first (one allocation per call; prefer the buffer overload in loops).
+template <class T>
+GpuSumResult<T> gpu_sum(GpuKernel k, const LaunchShape& s, std::span<const T> host_input);
+
+}  // namespace sumlab::gpu

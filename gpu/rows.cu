@@ -1,0 +1,303 @@
+// Host side of the row kernels: validation, device memory, the launch of each kernel's template
+// instance, timing, download. Every CUDA call is checked (gpu/cuda_check.cuh); a GpuError becomes
+// GpuRowsResult::error.
+#include "gpu/rows.hpp"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "gpu/cuda_check.cuh"
+#include "gpu/rows/argmax_kernel.cuh"
+#include "gpu/rows/moments_kernel.cuh"
+#include "gpu/rows/softmax_kernel.cuh"
+
+namespace sumlab::gpu {
+
+using row_reduce::RowKernel;
+using row_reduce::RowLayout;
+using row_reduce::RowShape;
+using row_reduce::row_acc_t;
+
+namespace {
+
+std::string gib(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+  return buf;
+}
+
+// An owned device allocation of `bytes` (nullptr for 0), after checking that it fits.
+class DeviceBytes {
+ public:
+  DeviceBytes() = default;
+  DeviceBytes(std::size_t bytes, const std::string& what) : bytes_(bytes) {
+    if (bytes == 0) return;
+    std::size_t free_b = 0, total_b = 0;
+    SUMLAB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    if (bytes > free_b)
+      throw GpuError(what + " needs " + gib(double(bytes)) + " of device memory, but only " + gib(double(free_b)) +
+                     " of " + gib(double(total_b)) + " are free");
+    const cudaError_t e = cudaMalloc(&ptr_, bytes);
+    if (e != cudaSuccess) {
+      ptr_ = nullptr;
+      cudaGetLastError();
+      throw GpuError("cudaMalloc of " + gib(double(bytes)) + " for " + what + " failed: " + cudaGetErrorString(e));
+    }
+  }
+  ~DeviceBytes() {
+    if (ptr_) cudaFree(ptr_);  // a destructor cannot report; the next checked call would
+  }
+  DeviceBytes(DeviceBytes&& o) noexcept : ptr_(o.ptr_), bytes_(o.bytes_) { o.ptr_ = nullptr; }
+  DeviceBytes& operator=(DeviceBytes&& o) noexcept {
+    std::swap(ptr_, o.ptr_);
+    std::swap(bytes_, o.bytes_);
+    return *this;
+  }
+  DeviceBytes(const DeviceBytes&) = delete;
+  DeviceBytes& operator=(const DeviceBytes&) = delete;
+  template <class T> T* as() const { return static_cast<T*>(ptr_); }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+template <class T> void download(std::vector<T>& host, const T* d) {
+  if (host.empty()) return;
+  SUMLAB_CUDA_CHECK(cudaMemcpy(host.data(), d, host.size() * sizeof(T), cudaMemcpyDeviceToHost));
+}
+
+class EventPair {
+ public:
+  EventPair() {
+    SUMLAB_CUDA_CHECK(cudaEventCreate(&a_));
+    SUMLAB_CUDA_CHECK(cudaEventCreate(&b_));
+  }
+  ~EventPair() {
+    cudaEventDestroy(a_);
+    cudaEventDestroy(b_);
+  }
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+  void start() { SUMLAB_CUDA_CHECK(cudaEventRecord(a_)); }
+  float stop() {
+    SUMLAB_CUDA_CHECK(cudaEventRecord(b_));
+    SUMLAB_CUDA_CHECK(cudaEventSynchronize(b_));
+    float ms = 0;
+    SUMLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, a_, b_));
+    return ms;
+  }
+
+ private:
+  cudaEvent_t a_{}, b_{};
+};
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+// Device outputs of one kernel family.
+template <class Acc> struct DeviceOutputs {
+  DeviceBytes a, b, index, out;  // per-row stat 1, stat 2, argmax index, rows x cols output
+};
+
+template <class In>
+void launch(RowKernel k, const RowShape& s, const In* d_in, std::int64_t rows, std::int64_t cols,
+            DeviceOutputs<row_acc_t<In>>& o) {
+  using Acc = row_acc_t<In>;
+  using namespace gpu::rows;
+  const std::int64_t rpb = s.rows_per_block();
+  const unsigned grid = static_cast<unsigned>((rows + rpb - 1) / rpb);
+  const unsigned block = static_cast<unsigned>(s.block);
+  Acc* a = o.a.template as<Acc>();
+  Acc* b = o.b.template as<Acc>();
+  Acc* out = o.out.template as<Acc>();
+  switch (k) {
+    case RowKernel::textbook:
+      row_moments_kernel<RowKernel::textbook, In><<<grid, block>>>(d_in, rows, cols, s.layout, a, b, out);
+      break;
+    case RowKernel::two_pass:
+      row_moments_kernel<RowKernel::two_pass, In><<<grid, block>>>(d_in, rows, cols, s.layout, a, b, out);
+      break;
+    case RowKernel::welford:
+      row_moments_kernel<RowKernel::welford, In><<<grid, block>>>(d_in, rows, cols, s.layout, a, b, out);
+      break;
+    case RowKernel::welford_equal:
+      row_moments_kernel<RowKernel::welford_equal, In><<<grid, block>>>(d_in, rows, cols, s.layout, a, b, out);
+      break;
+    case RowKernel::softmax_online:
+      row_softmax_kernel<RowKernel::softmax_online, In><<<grid, block>>>(d_in, rows, cols, s.layout, a, b, out);
+      break;
+    case RowKernel::softmax_three_pass:
+      row_softmax_kernel<RowKernel::softmax_three_pass, In><<<grid, block>>>(d_in, rows, cols, s.layout, a, b, out);
+      break;
+    case RowKernel::argmax:
+      row_argmax_kernel<In><<<grid, block>>>(d_in, rows, cols, s.layout, a, o.index.template as<std::int64_t>());
+      break;
+  }
+  SUMLAB_CUDA_CHECK_LAUNCH("row kernel");
+}
+
+}  // namespace
+
+template <class In> struct RowMatrix<In>::Impl {
+  DeviceBytes data;
+  std::int64_t rows = 0, cols = 0;
+};
+
+template <class In>
+RowMatrix<In>::RowMatrix(std::span<const In> host, std::int64_t rows, std::int64_t cols)
+    : impl_(std::make_unique<Impl>()) {
+  if (rows < 0 || cols < 0 || static_cast<std::int64_t>(host.size()) != rows * cols)
+    throw std::invalid_argument("RowMatrix: " + std::to_string(host.size()) + " elements for " +
+                                std::to_string(rows) + " x " + std::to_string(cols));
+  impl_->rows = rows;
+  impl_->cols = cols;
+  if (host.empty()) return;
+  std::string why;
+  if (!gpu_available(&why)) throw GpuError(why);
+  impl_->data = DeviceBytes(host.size() * sizeof(In),
+                            "a " + std::to_string(rows) + " x " + std::to_string(cols) + " matrix");
+  SUMLAB_CUDA_CHECK(cudaMemcpy(impl_->data.template as<In>(), host.data(), host.size() * sizeof(In),
+                               cudaMemcpyHostToDevice));
+}
+template <class In> RowMatrix<In>::~RowMatrix() = default;
+template <class In> RowMatrix<In>::RowMatrix(RowMatrix&&) noexcept = default;
+template <class In> RowMatrix<In>& RowMatrix<In>::operator=(RowMatrix&&) noexcept = default;
+template <class In> std::int64_t RowMatrix<In>::rows() const { return impl_->rows; }
+template <class In> std::int64_t RowMatrix<In>::cols() const { return impl_->cols; }
+template <class In> const In* RowMatrix<In>::device_data() const { return impl_->data.template as<In>(); }
+
+template <class In>
+GpuRowsResult<row_acc_t<In>> gpu_rows(RowKernel k, const RowShape& s, const RowMatrix<In>& x,
+                                      const RowRunOptions& opts) {
+  using Acc = row_acc_t<In>;
+  GpuRowsResult<Acc> r;
+  const std::int64_t rows = x.rows(), cols = x.cols();
+  r.error = row_reduce::validate_row_shape(k, s, row_reduce::RowInput<In>::dtype, rows, cols);
+  if (!r.error.empty()) return r;
+  if (opts.reps < 1) {
+    r.error = "reps must be >= 1";
+    return r;
+  }
+  row_reduce::resize_for(r.outputs, k, rows, cols, opts.want_out);
+  if (rows == 0) return r;
+  std::string why;
+  if (!gpu_available(&why)) {
+    r.error = why;
+    return r;
+  }
+  try {
+    DeviceOutputs<Acc> o;
+    const auto ur = static_cast<std::size_t>(rows);
+    const bool argmax = row_reduce::info(k).family == row_reduce::RowFamily::argmax;
+    o.a = DeviceBytes(ur * sizeof(Acc), "per-row results");
+    if (argmax) {
+      o.index = DeviceBytes(ur * sizeof(std::int64_t), "argmax indices");
+    } else {
+      o.b = DeviceBytes(ur * sizeof(Acc), "per-row results");
+    }
+    if (!r.outputs.out.empty()) o.out = DeviceBytes(r.outputs.out.size() * sizeof(Acc), "the rows x cols output");
+
+    if (opts.reps > 1) launch<In>(k, s, x.device_data(), rows, cols, o);  // warm-up
+    std::vector<double> times;
+    EventPair ev;
+    for (int i = 0; i < opts.reps; ++i) {
+      ev.start();
+      launch<In>(k, s, x.device_data(), rows, cols, o);
+      times.push_back(ev.stop());
+    }
+    SUMLAB_CUDA_CHECK(cudaDeviceSynchronize());
+    r.ms = median(times);
+    auto& out = r.outputs;
+    switch (row_reduce::info(k).family) {
+      case row_reduce::RowFamily::moments:
+        download(out.mean, o.a.template as<Acc>());
+        download(out.variance, o.b.template as<Acc>());
+        break;
+      case row_reduce::RowFamily::softmax:
+        download(out.row_max, o.a.template as<Acc>());
+        download(out.row_sum, o.b.template as<Acc>());
+        break;
+      case row_reduce::RowFamily::argmax:
+        download(out.max_value, o.a.template as<Acc>());
+        download(out.max_index, o.index.template as<std::int64_t>());
+        break;
+    }
+    download(out.out, o.out.template as<Acc>());
+  } catch (const GpuError& e) {
+    r.error = e.what();
+  }
+  return r;
+}
+
+template <class In>
+GpuRowsResult<row_acc_t<In>> gpu_rows(RowKernel k, const RowShape& s, std::span<const In> x, std::int64_t rows,
+                                      std::int64_t cols, const RowRunOptions& opts) {
+  try {
+    const RowMatrix<In> m(x, rows, cols);
+    return gpu_rows<In>(k, s, m, opts);
+  } catch (const std::exception& e) {  // GpuError, or a size mismatch
+    GpuRowsResult<row_acc_t<In>> r;
+    r.error = e.what();
+    return r;
+  }
+}
+
+CopyBandwidth measure_copy_bandwidth(std::size_t bytes, int reps) {
+  CopyBandwidth c;
+  c.bytes = bytes;
+  if (bytes == 0 || reps < 1) {
+    c.error = "measure_copy_bandwidth: bytes and reps must be positive";
+    return c;
+  }
+  std::string why;
+  if (!gpu_available(&why)) {
+    c.error = why;
+    return c;
+  }
+  try {
+    DeviceBytes src(bytes, "the bandwidth probe"), dst(bytes, "the bandwidth probe");
+    SUMLAB_CUDA_CHECK(cudaMemset(src.as<char>(), 0, bytes));
+    SUMLAB_CUDA_CHECK(cudaMemcpy(dst.as<char>(), src.as<char>(), bytes, cudaMemcpyDeviceToDevice));  // warm-up
+    std::vector<double> times;
+    EventPair ev;
+    for (int i = 0; i < reps; ++i) {
+      ev.start();
+      SUMLAB_CUDA_CHECK(cudaMemcpy(dst.as<char>(), src.as<char>(), bytes, cudaMemcpyDeviceToDevice));
+      times.push_back(ev.stop());
+    }
+    c.ms = median(times);
+    c.bytes_per_s = c.ms > 0 ? 2.0 * double(bytes) / (c.ms * 1e-3) : 0;
+  } catch (const GpuError& e) {
+    c.error = e.what();
+  }
+  return c;
+}
+
+template class RowMatrix<float>;
+template class RowMatrix<double>;
+template class RowMatrix<row_reduce::bfloat16_bits>;
+template GpuRowsResult<float> gpu_rows<float>(RowKernel, const RowShape&, const RowMatrix<float>&, const RowRunOptions&);
+template GpuRowsResult<double> gpu_rows<double>(RowKernel, const RowShape&, const RowMatrix<double>&,
+                                                const RowRunOptions&);
+template GpuRowsResult<float> gpu_rows<row_reduce::bfloat16_bits>(RowKernel, const RowShape&,
+                                                                  const RowMatrix<row_reduce::bfloat16_bits>&,
+                                                                  const RowRunOptions&);
+template GpuRowsResult<float> gpu_rows<float>(RowKernel, const RowShape&, std::span<const float>, std::int64_t,
+                                              std::int64_t, const RowRunOptions&);
+template GpuRowsResult<double> gpu_rows<double>(RowKernel, const RowShape&, std::span<const double>, std::int64_t,
+                                                std::int64_t, const RowRunOptions&);
+template GpuRowsResult<float> gpu_rows<row_reduce::bfloat16_bits>(RowKernel, const RowShape&,
+                                                                  std::span<const row_reduce::bfloat16_bits>,
+                                                                  std::int64_t, std::int64_t, const RowRunOptions&);
+
+}  // namespace sumlab::gpu

@@ -1,0 +1,33 @@
+#pragma once
+// __global__ kernel of argmax: (value, index) per row, torch.argmax semantics
+// (core/row_reduce/argmax.hpp, shared with the CPU model). Exact: the same element wins in every
+// layout, so its bits are shape-invariant.
+#include <cstdint>
+
+#include "core/row_reduce/argmax.hpp"
+#include "core/row_reduce/row_input.hpp"
+#include "gpu/rows/row_tree.cuh"
+
+namespace sumlab::gpu::rows {
+
+template <class In>
+__global__ void row_argmax_kernel(const In* __restrict__ d_in, std::int64_t rows, std::int64_t cols,
+                                  row_reduce::RowLayout layout, row_reduce::row_acc_t<In>* d_value,
+                                  std::int64_t* d_index) {
+  using namespace row_reduce;
+  using Acc = row_acc_t<In>;
+  __shared__ __align__(16) unsigned char smem[smem_state_bytes];
+  const RowGroup g = row_group(layout);
+  if (g.row >= rows) return;
+  const In* row = d_in + g.row * cols;
+  ArgmaxState<Acc> s = argmax_identity<Acc>();
+  for (std::int64_t j = g.t; j < cols; j += g.threads)
+    s = argmax_step(s, RowInput<In>::widen(row[j]), static_cast<std::int32_t>(j));
+  s = group_reduce<ArgmaxOp<Acc>>(s, g.block_stage, reinterpret_cast<ArgmaxState<Acc>*>(smem));
+  if (g.t == 0) {
+    d_value[g.row] = s.value;
+    d_index[g.row] = argmax_index(s.index);
+  }
+}
+
+}  // namespace sumlab::gpu::rows

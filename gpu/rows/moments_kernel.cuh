@@ -1,0 +1,62 @@
+#pragma once
+// __global__ kernel of the moments family: textbook, two_pass, welford, welford_equal, each
+// followed by the normalised output (x - mean) * rstd. Arithmetic: core/row_reduce/ (shared with
+// the CPU model), order: core/row_reduce/row_kernel.hpp, trees: row_tree.cuh.
+#include <cstdint>
+#include <type_traits>
+
+#include "core/row_reduce/layer_norm.hpp"
+#include "core/row_reduce/one_pass_moments.hpp"
+#include "core/row_reduce/row_input.hpp"
+#include "core/row_reduce/two_pass_moments.hpp"
+#include "core/row_reduce/welford.hpp"
+#include "gpu/rows/row_tree.cuh"
+
+namespace sumlab::gpu::rows {
+
+template <row_reduce::RowKernel K, class In>
+__global__ void row_moments_kernel(const In* __restrict__ d_in, std::int64_t rows, std::int64_t cols,
+                                   row_reduce::RowLayout layout, row_reduce::row_acc_t<In>* d_mean,
+                                   row_reduce::row_acc_t<In>* d_variance, row_reduce::row_acc_t<In>* d_out) {
+  using namespace row_reduce;
+  using Acc = row_acc_t<In>;
+  __shared__ __align__(16) unsigned char smem[smem_state_bytes];
+  const RowGroup g = row_group(layout);
+  if (g.row >= rows) return;  // warp_per_row only: the whole warp leaves together
+  const In* row = d_in + g.row * cols;
+  const Acc n = static_cast<Acc>(cols);
+  MeanVariance<Acc> mv;
+  if constexpr (K == RowKernel::textbook) {
+    SumSquares<Acc> s = SumSquaresOp<Acc>::identity();
+    for (std::int64_t j = g.t; j < cols; j += g.threads) s = sum_squares_step(s, RowInput<In>::widen(row[j]));
+    s = group_reduce<SumSquaresOp<Acc>>(s, g.block_stage, reinterpret_cast<SumSquares<Acc>*>(smem));
+    mv = textbook_finish(s, n);
+  } else if constexpr (K == RowKernel::two_pass) {
+    Acc s = Acc(0);
+    for (std::int64_t j = g.t; j < cols; j += g.threads) s = sum_step(s, RowInput<In>::widen(row[j]));
+    s = group_reduce<PlainSumOp<Acc>>(s, g.block_stage, reinterpret_cast<Acc*>(smem));
+    const Acc mean = s / n;
+    Acc q = Acc(0);
+    for (std::int64_t j = g.t; j < cols; j += g.threads)
+      q = squared_deviation_step(q, RowInput<In>::widen(row[j]), mean);
+    q = group_reduce<PlainSumOp<Acc>>(q, g.block_stage, reinterpret_cast<Acc*>(smem));
+    mv = MeanVariance<Acc>{mean, q / n};
+  } else {
+    static_assert(K == RowKernel::welford || K == RowKernel::welford_equal, "a moments kernel");
+    using Op = std::conditional_t<K == RowKernel::welford, ChanMergeOp<Acc>, ChanEqualMergeOp<Acc>>;
+    RowMoments<Acc> s = Op::identity();
+    for (std::int64_t j = g.t; j < cols; j += g.threads) s = welford_step(s, RowInput<In>::widen(row[j]));
+    s = group_reduce<Op>(s, g.block_stage, reinterpret_cast<RowMoments<Acc>*>(smem));
+    mv = welford_finish(s);
+  }
+  if (g.t == 0) {
+    d_mean[g.row] = mv.mean;
+    d_variance[g.row] = mv.variance;
+  }
+  if (d_out == nullptr) return;
+  const Acc rstd = layer_norm_rstd(mv.variance);
+  Acc* out = d_out + g.row * cols;
+  for (std::int64_t j = g.t; j < cols; j += g.threads) out[j] = layer_norm_apply(RowInput<In>::widen(row[j]), mv.mean, rstd);
+}
+
+}  // namespace sumlab::gpu::rows

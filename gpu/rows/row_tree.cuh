@@ -1,0 +1,83 @@
+#pragma once
+// The row kernels' group reduction on the GPU (order: core/row_reduce/row_kernel.hpp; the CPU model
+// of the same order: core/row_reduce/row_tree.hpp): XOR butterfly in every warp, for block_per_row
+// a second butterfly over the warp totals run by every warp, then lane 0's value broadcast.
+#include <cstdint>
+#include <cstring>
+
+#include "core/row_reduce/row_kernel.hpp"
+
+namespace sumlab::gpu::rows {
+
+inline constexpr unsigned full_mask = 0xffffffffu;
+// Shared memory for 32 states of any row kernel (the largest: RowMoments<double>, 24 bytes).
+inline constexpr int smem_state_bytes = 32 * 32;
+
+// Shuffles any trivially copyable state as 32-bit words: the bits travel unchanged (NaN payloads
+// included), so a shuffled state is exactly the partner's.
+template <class S> __device__ __forceinline__ S shfl_xor_state(const S& v, int m) {
+  static_assert(sizeof(S) % 4 == 0, "states are made of 32-bit words");
+  unsigned w[sizeof(S) / 4];
+  memcpy(w, &v, sizeof(S));
+#pragma unroll
+  for (int k = 0; k < static_cast<int>(sizeof(S) / 4); ++k) w[k] = __shfl_xor_sync(full_mask, w[k], m);
+  S r;
+  memcpy(&r, w, sizeof(S));
+  return r;
+}
+template <class S> __device__ __forceinline__ S shfl_idx_state(const S& v, int lane) {
+  unsigned w[sizeof(S) / 4];
+  memcpy(w, &v, sizeof(S));
+#pragma unroll
+  for (int k = 0; k < static_cast<int>(sizeof(S) / 4); ++k) w[k] = __shfl_sync(full_mask, w[k], lane);
+  S r;
+  memcpy(&r, w, sizeof(S));
+  return r;
+}
+
+// Five steps m = 16, 8, 4, 2, 1: lane i computes combine(own, lane i ^ m's value). All 32 lanes call.
+template <class Op> __device__ __forceinline__ typename Op::State butterfly(typename Op::State v) {
+#pragma unroll
+  for (int m = 16; m > 0; m >>= 1) v = Op::combine(v, shfl_xor_state(v, m));
+  return v;
+}
+
+// Which row this thread works on, its index t among the row's T threads, and whether the block
+// stage runs.
+struct RowGroup {
+  std::int64_t row;
+  int t;
+  int threads;
+  bool block_stage;
+};
+
+__device__ __forceinline__ RowGroup row_group(row_reduce::RowLayout layout) {
+  if (layout == row_reduce::RowLayout::warp_per_row) {
+    const std::int64_t rows_per_block = blockDim.x >> 5;
+    return RowGroup{std::int64_t(blockIdx.x) * rows_per_block + (threadIdx.x >> 5),
+                    static_cast<int>(threadIdx.x & 31), 32, false};
+  }
+  return RowGroup{std::int64_t(blockIdx.x), static_cast<int>(threadIdx.x), static_cast<int>(blockDim.x), true};
+}
+
+// Every thread of the row's group calls (a warp for warp_per_row, the whole block for
+// block_per_row: the barriers need every thread). smem: 32 states of shared memory. Returns lane 0's
+// result in every thread. Ends with the shared words free for reuse (the second barrier).
+template <class Op>
+__device__ __forceinline__ typename Op::State group_reduce(typename Op::State v, bool block_stage,
+                                                           typename Op::State* smem) {
+  v = butterfly<Op>(v);
+  if (block_stage) {
+    const int lane = static_cast<int>(threadIdx.x & 31);
+    const int warp = static_cast<int>(threadIdx.x >> 5);
+    const int warps = static_cast<int>(blockDim.x >> 5);
+    if (lane == 0) smem[warp] = v;
+    __syncthreads();
+    v = lane < warps ? smem[lane] : Op::identity();
+    __syncthreads();  // every warp has read the totals before the next reduction writes them
+    v = butterfly<Op>(v);
+  }
+  return shfl_idx_state(v, 0);
+}
+
+}  // namespace sumlab::gpu::rows

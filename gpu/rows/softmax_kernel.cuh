@@ -1,0 +1,51 @@
+#pragma once
+// __global__ kernel of the softmax family: softmax_online (one pass for (m, l), one for the
+// output) and softmax_three_pass (max, sum of exp, output). Arithmetic: core/row_reduce/
+// online_softmax.hpp and three_pass_softmax.hpp (shared with the CPU model); exp is acc_exp, the
+// portable double exp, never CUDA's expf (which the CPU could not reproduce).
+#include <cstdint>
+
+#include "core/row_reduce/online_softmax.hpp"
+#include "core/row_reduce/row_input.hpp"
+#include "core/row_reduce/three_pass_softmax.hpp"
+#include "core/row_reduce/two_pass_moments.hpp"
+#include "gpu/rows/row_tree.cuh"
+
+namespace sumlab::gpu::rows {
+
+template <row_reduce::RowKernel K, class In>
+__global__ void row_softmax_kernel(const In* __restrict__ d_in, std::int64_t rows, std::int64_t cols,
+                                   row_reduce::RowLayout layout, row_reduce::row_acc_t<In>* d_max,
+                                   row_reduce::row_acc_t<In>* d_sum, row_reduce::row_acc_t<In>* d_out) {
+  using namespace row_reduce;
+  using Acc = row_acc_t<In>;
+  __shared__ __align__(16) unsigned char smem[smem_state_bytes];
+  const RowGroup g = row_group(layout);
+  if (g.row >= rows) return;
+  const In* row = d_in + g.row * cols;
+  Acc m, l;
+  if constexpr (K == RowKernel::softmax_online) {
+    SoftmaxState<Acc> s = softmax_identity<Acc>();
+    for (std::int64_t j = g.t; j < cols; j += g.threads) s = online_softmax_step(s, RowInput<In>::widen(row[j]));
+    s = group_reduce<OnlineSoftmaxOp<Acc>>(s, g.block_stage, reinterpret_cast<SoftmaxState<Acc>*>(smem));
+    m = s.m;
+    l = s.l;
+  } else {
+    static_assert(K == RowKernel::softmax_three_pass, "a softmax kernel");
+    m = MaxOp<Acc>::identity();
+    for (std::int64_t j = g.t; j < cols; j += g.threads) m = max_step(m, RowInput<In>::widen(row[j]));
+    m = group_reduce<MaxOp<Acc>>(m, g.block_stage, reinterpret_cast<Acc*>(smem));
+    l = Acc(0);
+    for (std::int64_t j = g.t; j < cols; j += g.threads) l = sum_exp_step(l, RowInput<In>::widen(row[j]), m);
+    l = group_reduce<PlainSumOp<Acc>>(l, g.block_stage, reinterpret_cast<Acc*>(smem));
+  }
+  if (g.t == 0) {
+    d_max[g.row] = m;
+    d_sum[g.row] = l;
+  }
+  if (d_out == nullptr) return;
+  Acc* out = d_out + g.row * cols;
+  for (std::int64_t j = g.t; j < cols; j += g.threads) out[j] = softmax_probability(RowInput<In>::widen(row[j]), m, l);
+}
+
+}  // namespace sumlab::gpu::rows

@@ -1,0 +1,114 @@
+#include "studies/row_backend.hpp"
+
+#include <stdexcept>
+
+#include "core/row_reduce/row_model.hpp"
+#include "studies/commands.hpp"
+
+#if defined(SUMLAB_WITH_CUDA)
+#include "gpu/rows.hpp"
+#endif
+
+namespace sumlab {
+
+using row_reduce::RowKernel;
+using row_reduce::RowShape;
+
+BackendKind pick_row_backend(const std::string& name) {
+  if (name == "model") return BackendKind::model;
+  if (!name.empty() && name != "cuda") throw UserError("unknown backend '" + name + "' (valid: cuda, model)");
+  std::string why;
+  const bool gpu = cuda_backend_available(&why);
+  if (name == "cuda" && !gpu) throw UserError(why);
+  return gpu ? BackendKind::cuda : BackendKind::model;
+}
+
+std::string row_backend_description(BackendKind kind) {
+#if defined(SUMLAB_WITH_CUDA)
+  if (kind == BackendKind::cuda) {
+    try {
+      const gpu::DeviceInfo d = gpu::device_info();
+      return d.name + " (" + std::to_string(d.sm_count) + " SMs, compute " + std::to_string(d.cc_major) + "." +
+             std::to_string(d.cc_minor) + ", driver CUDA " + d.driver_version + ", runtime " + d.runtime_version + ")";
+    } catch (const gpu::GpuError& e) {
+      throw UserError(e.what());
+    }
+  }
+#endif
+  (void)kind;
+  return "CPU model of the row kernels' order (core/row_reduce/row_model.hpp)";
+}
+
+template <class In> struct RowRunner<In>::Impl {
+  BackendKind kind;
+  std::span<const In> x;
+  std::int64_t rows, cols;
+#if defined(SUMLAB_WITH_CUDA)
+  std::unique_ptr<gpu::RowMatrix<In>> device;
+#endif
+};
+
+template <class In>
+RowRunner<In>::RowRunner(BackendKind kind, std::span<const In> x, std::int64_t rows, std::int64_t cols)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->kind = kind;
+  impl_->x = x;
+  impl_->rows = rows;
+  impl_->cols = cols;
+#if defined(SUMLAB_WITH_CUDA)
+  if (kind == BackendKind::cuda) {
+    try {
+      impl_->device = std::make_unique<gpu::RowMatrix<In>>(x, rows, cols);
+    } catch (const std::exception& e) {
+      throw UserError(e.what());
+    }
+  }
+#else
+  if (kind == BackendKind::cuda) throw UserError("this sumlab was built without CUDA");
+#endif
+}
+
+template <class In> RowRunner<In>::~RowRunner() = default;
+
+template <class In>
+RowRun<typename RowRunner<In>::Acc> RowRunner<In>::run(RowKernel k, const RowShape& s, bool want_out, int reps) const {
+  RowRun<Acc> r;
+#if defined(SUMLAB_WITH_CUDA)
+  if (impl_->kind == BackendKind::cuda) {
+    gpu::RowRunOptions o;
+    o.want_out = want_out;
+    o.reps = reps;
+    auto g = gpu::gpu_rows<In>(k, s, *impl_->device, o);
+    if (!g.ok()) throw UserError(g.error);
+    r.outputs = std::move(g.outputs);
+    r.ms = g.ms;
+    return r;
+  }
+#endif
+  (void)reps;
+  try {
+    r.outputs = row_reduce::model_rows<In>(k, s, impl_->x, impl_->rows, impl_->cols, want_out);
+  } catch (const std::invalid_argument& e) {
+    throw UserError(e.what());
+  }
+  return r;
+}
+
+std::optional<double> copy_bandwidth(BackendKind kind, std::size_t bytes) {
+#if defined(SUMLAB_WITH_CUDA)
+  if (kind == BackendKind::cuda) {
+    const gpu::CopyBandwidth c = gpu::measure_copy_bandwidth(bytes);
+    if (!c.ok()) throw UserError(c.error);
+    return c.bytes_per_s;
+  }
+#endif
+  (void)kind;
+  (void)bytes;
+  return std::nullopt;
+}
+
+template class RowRunner<float>;
+template class RowRunner<double>;
+template class RowRunner<row_reduce::bfloat16_bits>;
+
+}  // namespace sumlab

@@ -1,0 +1,68 @@
+#include "studies/shape_options.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include "studies/commands.hpp"
+
+namespace sumlab {
+
+bool ShapeOptions::any_given() const {
+  for (const CLI::Option* o : {grid_opt, block_opt, vector_opt, mapping_opt, warp_opt, block_stage_opt, cross_opt})
+    if (o && o->count() > 0) return true;
+  return false;
+}
+
+void add_shape_options(CLI::App& cmd, ShapeOptions& o) {
+  const std::string group = "Launch shape (GPU kernels; default: each kernel's own)";
+  o.grid_opt = cmd.add_option("--grid", o.grid, "Blocks in the grid (default 4 x SM count)")->group(group);
+  o.block_opt = cmd.add_option("--block", o.block, "Threads per block, 1..1024 (default 256)")->group(group);
+  o.vector_opt = cmd.add_option("--vector", o.vector, "Elements per load: 1, 2 or 4 (default 4)")->group(group);
+  o.mapping_opt = cmd.add_option("--mapping", o.mapping,
+                                 "Element-to-thread mapping: " + std::string(mapping_names()))->group(group);
+  o.warp_opt = cmd.add_option("--warp-stage", o.warp_stage,
+                              "Warp tree: " + std::string(warp_stage_names()))->group(group);
+  o.block_stage_opt = cmd.add_option("--block-stage", o.block_stage,
+                                     "Tree over the warp totals: " + std::string(block_stage_names()))->group(group);
+  o.cross_opt = cmd.add_option("--cross-block", o.cross_block,
+                               "How blocks meet: " + std::string(cross_block_names()) +
+                                   " (gpu_two_pass/gpu_atomic/gpu_last_block fix their own)")->group(group);
+}
+
+namespace {
+bool given(const CLI::Option* o) { return o && o->count() > 0; }
+
+template <class E, class Parse>
+E parse_or_throw(const std::string& text, Parse parse, std::string_view option, std::string_view valid) {
+  if (auto v = parse(text)) return *v;
+  throw UserError("--" + std::string(option) + " '" + text + "' is not one of " + std::string(valid));
+}
+}  // namespace
+
+LaunchShape resolve_shape(const ShapeOptions& o, GpuKernel k, int sm_count, std::string_view dtype,
+                          std::int64_t n) {
+  LaunchShape s = default_shape(k, sm_count);
+  if (given(o.grid_opt)) s.grid = o.grid;
+  if (given(o.block_opt)) s.block = o.block;
+  if (given(o.vector_opt)) s.vector = o.vector;
+  if (given(o.mapping_opt))
+    s.mapping = parse_or_throw<Mapping>(o.mapping, parse_mapping, "mapping", mapping_names());
+  if (given(o.warp_opt))
+    s.warp = parse_or_throw<WarpStage>(o.warp_stage, parse_warp_stage, "warp-stage", warp_stage_names());
+  if (given(o.block_stage_opt))
+    s.block_stage = parse_or_throw<BlockStage>(o.block_stage, parse_block_stage, "block-stage", block_stage_names());
+  if (given(o.cross_opt)) {
+    const CrossBlock c = parse_or_throw<CrossBlock>(o.cross_block, parse_cross_block, "cross-block", cross_block_names());
+    // A kernel with its own cross-block stage refuses another one (validate_shape says which to use).
+    s.cross = c;
+  }
+  // Validate before canonicalizing, so that a bad value is reported even for a field the kernel
+  // ignores (grid 0 is an error, not a default); then reset the ignored fields.
+  if (const std::string e = validate(s); !e.empty() && info(k).shape_fields != 0) throw UserError(e);
+  if (auto fixed = fixed_cross_block(k); fixed && given(o.cross_opt) && s.cross != *fixed)
+    throw UserError(validate_shape(k, s, dtype, n));
+  s = canonicalize(k, s, sm_count);
+  if (const std::string e = validate_shape(k, s, dtype, n); !e.empty()) throw UserError(e);
+  return s;
+}
+
+}  // namespace sumlab

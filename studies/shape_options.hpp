@@ -1,0 +1,34 @@
+#pragma once
+// The launch-shape options shared by `sumlab sum`, `sumlab verify` and the studies:
+// --grid --block --vector --mapping --warp-stage --block-stage --cross-block. An option not given
+// keeps the kernel's default (core/gpu_kernel.hpp: default_shape); a kernel ignores the fields it
+// does not take (canonicalize), and the shape actually used is what outputs report.
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/gpu_kernel.hpp"
+#include "core/launch_shape.hpp"
+
+namespace CLI { class App; class Option; }
+
+namespace sumlab {
+
+struct ShapeOptions {
+  int grid = 0, block = 0, vector = 0;
+  std::string mapping, warp_stage, block_stage, cross_block;
+  // Set by add_shape_options; count() > 0 means the user gave the option.
+  CLI::Option *grid_opt = nullptr, *block_opt = nullptr, *vector_opt = nullptr, *mapping_opt = nullptr,
+              *warp_opt = nullptr, *block_stage_opt = nullptr, *cross_opt = nullptr;
+  bool any_given() const;
+};
+
+void add_shape_options(CLI::App& cmd, ShapeOptions& o);
+
+// default_shape(k, sm_count) with every given option applied, canonicalized for k and validated
+// for (dtype, n): a shape the kernel cannot run throws UserError with validate_shape's sentence
+// (block above 1024 or not a multiple of 32, grid 0, vector 3, an unknown stage name, ...).
+LaunchShape resolve_shape(const ShapeOptions& o, GpuKernel k, int sm_count, std::string_view dtype,
+                          std::int64_t n);
+
+}  // namespace sumlab

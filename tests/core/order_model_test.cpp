@@ -1,0 +1,639 @@
+// The CPU order model of the GPU kernels (core/order_model/), checked on the CPU (no GPU needed):
+// hand-derived warp-tree bits, shape dependence where it must exist and invariance where it must
+// not, awkward sizes, and each kernel's model against a literal, thread-by-thread re-implementation
+// of its CUDA code (tests/gpu/ then compares the model with the real GPU).
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <set>
+#include <span>
+#include <vector>
+
+#include "core/exact_sum.hpp"
+#include "core/fixed_point_sum.hpp"
+#include "core/float_traits.hpp"
+#include "core/generators.hpp"
+#include "core/gpu_kernel.hpp"
+#include "core/kahan_sum.hpp"
+#include "core/launch_shape.hpp"
+#include "core/order_model/block_tree.hpp"
+#include "core/order_model/classic_trees.hpp"
+#include "core/order_model/cross_block.hpp"
+#include "core/order_model/exact_digits.hpp"
+#include "core/order_model/fixed_point_model.hpp"
+#include "core/order_model/model_sum.hpp"
+#include "core/order_model/reduce_ops.hpp"
+#include "core/order_model/smem_race.hpp"
+#include "core/order_model/warp_tree.hpp"
+#include "core/serial_sum.hpp"
+
+namespace sumlab {
+namespace {
+
+using order_model::warp_size;
+
+template <class T> std::vector<T> uniform_input(std::size_t n, std::uint64_t seed = 7) {
+  DistributionSpec spec;
+  return generate<T>(spec, seed, n);
+}
+
+template <class T> std::vector<T> input_of(Distribution d, std::size_t n, std::uint64_t seed = 11) {
+  DistributionSpec spec;
+  spec.kind = d;
+  return generate<T>(spec, seed, n);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A literal simulator: the CUDA code of gpu/ transcribed thread by thread (each thread walks its
+// own indices exactly as for_each_owned does, shuffles are simulated lane by lane, shared-memory
+// levels follow the kernels' if-conditions). Independent of the model's streaming implementation.
+
+template <class Op>
+typename Op::Acc literal_thread(std::span<const typename Op::In> x, std::int64_t g, std::int64_t threads, int V,
+                                Mapping m) {
+  const auto n = static_cast<std::int64_t>(x.size());
+  typename Op::Acc acc = Op::identity();
+  if (m == Mapping::grid_stride) {
+    const std::int64_t nvec = n / V;
+    for (std::int64_t j = g; j < nvec; j += threads)
+      for (int k = 0; k < V; ++k) acc = Op::add(acc, x[static_cast<std::size_t>(j * V + k)]);
+    if (V > 1 && nvec * V < n && nvec % threads == g)
+      for (std::int64_t i = nvec * V; i < n; ++i) acc = Op::add(acc, x[static_cast<std::size_t>(i)]);
+  } else {
+    const std::int64_t per_thread = (n + threads - 1) / threads;
+    const std::int64_t chunk = n == 0 ? 0 : (per_thread + V - 1) / V * V;
+    const std::int64_t begin = g * chunk;
+    const std::int64_t end = std::min(n, begin + chunk);
+    for (std::int64_t i = begin; i < end; ++i) acc = Op::add(acc, x[static_cast<std::size_t>(i)]);
+  }
+  return acc;
+}
+
+template <class Op> void literal_warp(typename Op::Acc* lanes, WarpStage w) {
+  for (int off = 16; off > 0; off >>= 1) {
+    typename Op::Acc got[32];
+    for (int l = 0; l < 32; ++l) {
+      const int src = w == WarpStage::shfl_down ? (l + off < 32 ? l + off : l) : (l ^ off);
+      got[l] = lanes[src];
+    }
+    for (int l = 0; l < 32; ++l) lanes[l] = Op::combine(lanes[l], got[l]);
+  }
+}
+
+// block_reduce of gpu/block/block_reduce.cuh, for one block's thread values.
+template <class Op>
+typename Op::Acc literal_block(std::vector<typename Op::Acc> v, WarpStage w, BlockStage bs) {
+  using Acc = typename Op::Acc;
+  const int block = static_cast<int>(v.size());
+  const int warps = block / 32;
+  for (int wp = 0; wp < warps; ++wp) literal_warp<Op>(&v[static_cast<std::size_t>(wp * 32)], w);
+  std::vector<Acc> s_warp(32, Op::identity());
+  for (int wp = 0; wp < warps; ++wp) s_warp[static_cast<std::size_t>(wp)] = v[static_cast<std::size_t>(wp * 32)];
+  if (bs == BlockStage::smem_tree) {
+    int p = 1;
+    while (p < warps) p *= 2;
+    for (int h = p / 2; h > 0; h /= 2)
+      for (int tid = 0; tid < block; ++tid)
+        if (tid < h && tid + h < warps)
+          s_warp[static_cast<std::size_t>(tid)] = Op::combine(s_warp[static_cast<std::size_t>(tid)], s_warp[static_cast<std::size_t>(tid + h)]);
+    return s_warp[0];
+  }
+  Acc lanes[32];
+  for (int l = 0; l < 32; ++l) lanes[l] = l < warps ? s_warp[static_cast<std::size_t>(l)] : Op::identity();
+  literal_warp<Op>(lanes, w);
+  return lanes[0];
+}
+
+// The shuffle kernel + the second kernel (or the last block: same code).
+template <class Op>
+typename Op::Acc literal_shuffle(std::span<const typename Op::In> x, const LaunchShape& s) {
+  using Acc = typename Op::Acc;
+  const std::int64_t threads = s.threads();
+  std::vector<Acc> partials(static_cast<std::size_t>(s.grid));
+  for (int b = 0; b < s.grid; ++b) {
+    std::vector<Acc> v(static_cast<std::size_t>(s.block));
+    for (int t = 0; t < s.block; ++t)
+      v[static_cast<std::size_t>(t)] = literal_thread<Op>(x, std::int64_t(b) * s.block + t, threads, s.vector, s.mapping);
+    partials[static_cast<std::size_t>(b)] = literal_block<Op>(v, s.warp, s.block_stage);
+  }
+  std::vector<Acc> v(static_cast<std::size_t>(s.block), Op::identity());
+  for (int t = 0; t < s.block; ++t)
+    for (int i = t; i < s.grid; i += s.block)
+      v[static_cast<std::size_t>(t)] = Op::combine(v[static_cast<std::size_t>(t)], partials[static_cast<std::size_t>(i)]);
+  return literal_block<Op>(v, s.warp, s.block_stage);
+}
+
+// Harris 1-6 and the racy tree's correct twin, one pass, as the kernels are written.
+template <class T> std::vector<T> literal_classic_pass(GpuKernel k, int B, std::span<const T> x) {
+  const auto n = static_cast<std::int64_t>(x.size());
+  const bool first_add = !(k == GpuKernel::interleaved || k == GpuKernel::strided || k == GpuKernel::sequential);
+  const std::int64_t per = first_add ? 2 * B : B;
+  const std::int64_t grid = (n + per - 1) / per;
+  std::vector<T> out;
+  for (std::int64_t b = 0; b < grid; ++b) {
+    std::vector<T> w(static_cast<std::size_t>(B));
+    for (int t = 0; t < B; ++t) {
+      const std::int64_t i = b * per + t;
+      T v = i < n ? x[static_cast<std::size_t>(i)] : T(0);
+      if (first_add && i + B < n) v = v + x[static_cast<std::size_t>(i + B)];
+      w[static_cast<std::size_t>(t)] = v;
+    }
+    auto W = [&w](int i) -> T& { return w[static_cast<std::size_t>(i)]; };
+    if (k == GpuKernel::interleaved) {
+      for (int s = 1; s < B; s *= 2)
+        for (int t = 0; t < B; ++t)
+          if (t % (2 * s) == 0) W(t) = W(t) + W(t + s);
+      out.push_back(W(0));
+    } else if (k == GpuKernel::strided) {
+      for (int s = 1; s < B; s *= 2)
+        for (int t = 0; t < B; ++t) {
+          const int idx = 2 * s * t;
+          if (idx < B) W(idx) = W(idx) + W(idx + s);
+        }
+      out.push_back(W(0));
+    } else if (k == GpuKernel::sequential || k == GpuKernel::first_add) {
+      for (int h = B / 2; h > 0; h /= 2)
+        for (int t = 0; t < h; ++t) W(t) = W(t) + W(t + h);
+      out.push_back(W(0));
+    } else if (k == GpuKernel::warp_unrolled) {
+      for (int h = B / 2; h > 32; h /= 2)
+        for (int t = 0; t < h; ++t) W(t) = W(t) + W(t + h);
+      if (B >= 64)
+        for (int t = 0; t < 32; ++t) W(t) = W(t) + W(t + 32);
+      for (int h = 16; h > 0; h /= 2)
+        for (int t = 0; t < h; ++t) W(t) = W(t) + W(t + h);
+      out.push_back(W(0));
+    } else {  // unrolled: levels >= 64 in shared memory, then 32 lanes with shuffles (all lanes)
+      for (int h = B / 2; h >= 64; h /= 2)
+        for (int t = 0; t < h; ++t) W(t) = W(t) + W(t + h);
+      T lanes[32];
+      for (int l = 0; l < 32; ++l) lanes[l] = B >= 64 ? W(l) + W(l + 32) : W(l);
+      literal_warp<PlainSumOp<T>>(lanes, WarpStage::shfl_down);
+      out.push_back(lanes[0]);
+    }
+  }
+  return out;
+}
+
+template <class T> T literal_classic(GpuKernel k, int B, std::span<const T> x) {
+  if (x.empty()) return T(0);
+  std::vector<T> cur = literal_classic_pass<T>(k, B, x);
+  while (cur.size() > 1) cur = literal_classic_pass<T>(k, B, std::span<const T>(cur));
+  return cur[0];
+}
+
+// Harris 7: per thread, as multi_add_kernel's loop, then the unrolled tree; second pass grid 1.
+template <class T> std::vector<T> literal_multi_add_pass(int G, int B, std::span<const T> x) {
+  const auto n = static_cast<std::int64_t>(x.size());
+  std::vector<T> out;
+  for (int b = 0; b < G; ++b) {
+    std::vector<T> w(static_cast<std::size_t>(B));
+    for (int t = 0; t < B; ++t) {
+      T v = T(0);
+      for (std::int64_t i = std::int64_t(b) * 2 * B + t; i < n; i += 2LL * B * G)
+        v = (i + B < n) ? v + (x[static_cast<std::size_t>(i)] + x[static_cast<std::size_t>(i + B)])
+                        : v + x[static_cast<std::size_t>(i)];
+      w[static_cast<std::size_t>(t)] = v;
+    }
+    out.push_back(literal_classic_pass<T>(GpuKernel::unrolled, B, std::span<const T>(w)).at(0));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+TEST(WarpTree, HandDerivedBitsOnThirtyTwoValues) {
+  // Lane 0 holds 2^24, every other lane 1. In float the spacing at 2^24 is 2, so a serial sum
+  // loses every 1 (2^24 + 1 rounds to even, 2^24) and returns 2^24. The warp tree instead adds
+  // the ones among themselves first. shfl_down, lane 0:
+  //   off 16: 2^24 + 1 -> 2^24 (tie to even)          lanes 1..15: 1 + 1 = 2
+  //   off  8: 2^24 + 2            (lane 8 = 2)         lanes 1..7:  2 + 2 = 4
+  //   off  4: 2^24 + 2 + 4 = 2^24 + 6                  lanes 1..3:  4 + 4 = 8
+  //   off  2: 2^24 + 6 + 8 = 2^24 + 14                 lane 1:      8 + 8 = 16
+  //   off  1: 2^24 + 14 + 16 = 2^24 + 30 = 16777246 = 0x4b80000f   (exact sum: 2^24 + 31)
+  // Lane 31 gets its own value back at every step: 1, 2, 4, 8, 16, 32.
+  std::array<float, warp_size> lanes;
+  lanes.fill(1.0f);
+  lanes[0] = 16777216.0f;
+  std::array<float, warp_size> down = lanes;
+  order_model::warp_tree_lanes<PlainSumOp<float>>(down, WarpStage::shfl_down);
+  EXPECT_EQ(to_bits(down[0]), 0x4b80000fu);
+  EXPECT_EQ(down[0], 16777246.0f);
+  EXPECT_EQ(down[31], 32.0f);
+  // The serial order, for contrast.
+  EXPECT_EQ(serial_sum<float>(std::span<const float>(lanes)), 16777216.0f);
+  // xor butterfly: every lane ends with the total, and lane 0 pairs the same operands.
+  std::array<float, warp_size> bfly = lanes;
+  order_model::warp_tree_lanes<PlainSumOp<float>>(bfly, WarpStage::xor_butterfly);
+  for (float v : bfly) EXPECT_EQ(to_bits(v), 0x4b80000fu);
+}
+
+TEST(WarpTree, DownAndButterflyAgreeInLaneZeroOnRandomData) {
+  const auto x = uniform_input<double>(32 * 50, 3);
+  for (int w = 0; w < 50; ++w) {
+    std::array<double, 32> lanes;
+    for (int l = 0; l < 32; ++l) lanes[l] = x[static_cast<std::size_t>(w * 32 + l)] * 1e6 - 5e5;
+    EXPECT_EQ(to_bits(order_model::warp_tree<PlainSumOp<double>>(lanes, WarpStage::shfl_down)),
+              to_bits(order_model::warp_tree<PlainSumOp<double>>(lanes, WarpStage::xor_butterfly)));
+  }
+}
+
+TEST(BlockTree, SequentialAndInterleavedPairings) {
+  // Words 0..7 hold 1..8 times powers that make every pairing visible in the bits.
+  std::vector<float> w{16777216.0f, 1, 1, 1, 1, 1, 1, 1};
+  auto seq = w;
+  // Sequential: h=4: w0+w4, w1+w5.. ; h=2 ; h=1. Lane-0 chain: 2^24+1 -> 2^24; + (w2+w6=2) -> 2^24+2;
+  // + ((w1+w5)+(w3+w7) = 4) -> 2^24+6.
+  EXPECT_EQ(order_model::smem_sequential_tree<PlainSumOp<float>>(std::span<float>(seq)), 16777222.0f);
+  auto inter = w;
+  // Interleaved: s=1: w0+w1 -> 2^24 (tie), w2+w3=2, ..; s=2: 2^24+2, 4; s=4: 2^24+2+4 = 2^24+6.
+  EXPECT_EQ(order_model::smem_interleaved_tree<PlainSumOp<float>>(std::span<float>(inter)), 16777222.0f);
+  // Non-power-of-two word counts (the warp totals of a 96-thread block are 3 words).
+  std::vector<double> three{1.0, 1e-16, 1e16};
+  // P = 4: h=2: w0 += w2 (1 + 1e16 = 1e16), h=1: w0 += w1 -> 1e16.
+  EXPECT_EQ(order_model::smem_sequential_tree<PlainSumOp<double>>(std::span<double>(three)), 1e16);
+}
+
+TEST(ShapeDependence, TwoPassChangesWithTheShapeFixedPointAndExactDoNot) {
+  const auto x = uniform_input<float>(100000, 5);
+  const std::span<const float> xs(x);
+  LaunchShape a;
+  a.grid = 1;
+  a.block = 32;
+  a.vector = 1;
+  LaunchShape b = default_shape(GpuKernel::two_pass);
+  const auto ta = model_sum<float>(GpuKernel::two_pass, a, xs);
+  const auto tb = model_sum<float>(GpuKernel::two_pass, b, xs);
+  ASSERT_TRUE(ta.has_value && tb.has_value);
+  EXPECT_NE(to_bits(ta.value), to_bits(tb.value)) << ta.value << " vs " << tb.value;
+
+  for (GpuKernel k : {GpuKernel::exact, GpuKernel::fixed_point}) {
+    LaunchShape sa = canonicalize(k, a), sb = canonicalize(k, b);
+    const auto ma = model_sum<float>(k, sa, xs);
+    const auto mb = model_sum<float>(k, sb, xs);
+    ASSERT_TRUE(ma.has_value && mb.has_value);
+    EXPECT_EQ(to_bits(ma.value), to_bits(mb.value));
+  }
+  EXPECT_EQ(to_bits(model_sum<float>(GpuKernel::exact, a, xs).value), to_bits(exact_sum<float>(xs)));
+  EXPECT_EQ(to_bits(model_sum<float>(GpuKernel::fixed_point, a, xs).value),
+            to_bits(fixed_point_sum<float>(xs).value));
+}
+
+// Shapes that stress every field, including non-powers of two and idle threads.
+std::vector<LaunchShape> test_shapes() {
+  std::vector<LaunchShape> out;
+  const int grids[] = {1, 2, 3, 7};
+  const int blocks[] = {32, 64, 96, 256};
+  int i = 0;
+  for (int g : grids)
+    for (int b : blocks) {
+      LaunchShape s;
+      s.grid = g;
+      s.block = b;
+      s.vector = (i % 3 == 0) ? 1 : (i % 3 == 1 ? 2 : 4);
+      s.mapping = (i / 2) % 2 ? Mapping::contiguous : Mapping::grid_stride;
+      s.warp = (i / 3) % 2 ? WarpStage::xor_butterfly : WarpStage::shfl_down;
+      s.block_stage = (i / 5) % 2 ? BlockStage::smem_tree : BlockStage::warp_of_warps;
+      out.push_back(s);
+      ++i;
+    }
+  return out;
+}
+
+const std::size_t kAwkwardSizes[] = {0, 1, 2, 3, 31, 32, 33, 63, 64, 65, 95, 97, 255, 256, 257, 1000, 4099};
+
+TEST(ModelVsLiteral, ShuffleFamilyEveryShapeEverySize) {
+  const auto xf = input_of<float>(Distribution::cancellation, 4099);
+  const auto xd = input_of<double>(Distribution::cancellation, 4099);
+  for (const auto& base : test_shapes())
+    for (std::size_t n : kAwkwardSizes) {
+      const std::span<const float> f(xf.data(), n);
+      const std::span<const double> d(xd.data(), n);
+      SCOPED_TRACE(to_string(base) + " n=" + std::to_string(n));
+      for (GpuKernel k : {GpuKernel::two_pass, GpuKernel::last_block, GpuKernel::kahan}) {
+        const LaunchShape s = canonicalize(k, base);
+        const auto mf = model_sum<float>(k, s, f);
+        const auto md = model_sum<double>(k, s, d);
+        ASSERT_TRUE(mf.has_value && md.has_value) << mf.error;
+        if (k == GpuKernel::kahan) {
+          EXPECT_TRUE(same_bits(mf.value, KahanOp<float>::finish(literal_shuffle<KahanOp<float>>(f, s))));
+          EXPECT_TRUE(same_bits(md.value, KahanOp<double>::finish(literal_shuffle<KahanOp<double>>(d, s))));
+        } else {
+          EXPECT_TRUE(same_bits(mf.value, literal_shuffle<PlainSumOp<float>>(f, s)));
+          EXPECT_TRUE(same_bits(md.value, literal_shuffle<PlainSumOp<double>>(d, s)));
+        }
+      }
+      const auto mda = model_sum<float>(GpuKernel::double_acc, base, f);
+      ASSERT_TRUE(mda.has_value);
+      const double lit = literal_shuffle<DoubleAccOp>(f, base);
+      EXPECT_TRUE(same_bits(mda.accumulator, lit));
+      EXPECT_TRUE(same_bits(mda.value, static_cast<float>(lit)));
+    }
+}
+
+TEST(ModelVsLiteral, LastBlockEqualsTwoPass) {
+  const auto x = uniform_input<float>(5000);
+  for (const auto& s : test_shapes()) {
+    const auto a = model_sum<float>(GpuKernel::two_pass, canonicalize(GpuKernel::two_pass, s), std::span<const float>(x));
+    const auto b = model_sum<float>(GpuKernel::last_block, canonicalize(GpuKernel::last_block, s), std::span<const float>(x));
+    EXPECT_EQ(to_bits(a.value), to_bits(b.value));
+  }
+}
+
+TEST(ModelVsLiteral, ClassicKernelsEveryBlockEverySize) {
+  const auto xf = input_of<float>(Distribution::lognormal, 4099);
+  const auto xd = input_of<double>(Distribution::normal, 4099);
+  const GpuKernel classic[] = {GpuKernel::interleaved, GpuKernel::strided, GpuKernel::sequential,
+                               GpuKernel::first_add, GpuKernel::warp_unrolled, GpuKernel::unrolled};
+  for (int B : {32, 64, 128, 256, 1024})
+    for (std::size_t n : kAwkwardSizes) {
+      SCOPED_TRACE("block " + std::to_string(B) + " n=" + std::to_string(n));
+      LaunchShape s;
+      s.block = B;
+      const std::span<const float> f(xf.data(), n);
+      const std::span<const double> d(xd.data(), n);
+      for (GpuKernel k : classic) {
+        EXPECT_TRUE(same_bits(model_sum<float>(k, s, f).value, literal_classic<float>(k, B, f))) << info(k).name;
+        EXPECT_TRUE(same_bits(model_sum<double>(k, s, d).value, literal_classic<double>(k, B, d))) << info(k).name;
+      }
+      // Harris 2 pairs the same words as 1; 5 and 6 the same as 4.
+      EXPECT_EQ(to_bits(model_sum<float>(GpuKernel::interleaved, s, f).value),
+                to_bits(model_sum<float>(GpuKernel::strided, s, f).value));
+      EXPECT_EQ(to_bits(model_sum<float>(GpuKernel::first_add, s, f).value),
+                to_bits(model_sum<float>(GpuKernel::unrolled, s, f).value));
+      for (int G : {1, 2, 5}) {
+        s.grid = G;
+        const auto p = literal_multi_add_pass<float>(G, B, f);
+        const float lit = p.size() == 1 ? p[0] : literal_multi_add_pass<float>(1, B, std::span<const float>(p))[0];
+        EXPECT_TRUE(same_bits(model_sum<float>(GpuKernel::multi_add, s, f).value, lit)) << "G=" << G;
+      }
+    }
+}
+
+TEST(ModelEdgeCases, EmptyAndSingleElement) {
+  const std::vector<float> none;
+  const std::vector<float> one{-0.0f};
+  const std::vector<float> seven{7.5f};
+  for (const auto& k : gpu_kernels()) {
+    if (!k.modelled) continue;
+    const LaunchShape s = default_shape(k.kernel);
+    const auto m0 = model_sum<float>(k.kernel, s, std::span<const float>(none));
+    ASSERT_TRUE(m0.has_value) << k.name << " " << m0.error;
+    EXPECT_EQ(to_bits(m0.value), 0u) << k.name;  // +0
+    const auto m7 = model_sum<float>(k.kernel, s, std::span<const float>(seven));
+    EXPECT_EQ(m7.value, 7.5f) << k.name;
+    // A lone -0: the serial kernel starts from x0 (-0), the exact sum keeps -0, the fixed-point sum
+    // too; the trees start from +0 (an idle thread's identity), so they give +0.
+    const auto mz = model_sum<float>(k.kernel, s, std::span<const float>(one));
+    const bool keeps_sign = k.kernel == GpuKernel::serial || k.kernel == GpuKernel::exact ||
+                            k.kernel == GpuKernel::fixed_point;
+    EXPECT_EQ(std::signbit(mz.value), keeps_sign) << k.name;
+  }
+}
+
+TEST(ModelEdgeCases, SerialKernelIsTheCpuSerialSum) {
+  for (std::size_t n : kAwkwardSizes) {
+    const auto x = uniform_input<float>(n);
+    EXPECT_EQ(to_bits(model_sum<float>(GpuKernel::serial, LaunchShape{}, std::span<const float>(x)).value),
+              to_bits(serial_sum<float>(std::span<const float>(x))));
+  }
+}
+
+TEST(ModelEdgeCases, ManyIdleBlocksAndThreads) {
+  // 33 elements over 1000 blocks of 1024 threads: almost every block idle. Still the literal sum.
+  const auto x = uniform_input<double>(33);
+  LaunchShape s;
+  s.grid = 1000;
+  s.block = 1024;
+  s.vector = 4;
+  const auto m = model_sum<double>(GpuKernel::two_pass, s, std::span<const double>(x));
+  EXPECT_TRUE(same_bits(m.value, literal_shuffle<PlainSumOp<double>>(std::span<const double>(x), s)));
+}
+
+TEST(ModelEdgeCases, InvalidShapeGivesAnErrorNotAValue) {
+  const auto x = uniform_input<float>(10);
+  LaunchShape s;
+  s.block = 100;
+  const auto m = model_sum<float>(GpuKernel::two_pass, s, std::span<const float>(x));
+  EXPECT_FALSE(m.has_value);
+  EXPECT_NE(m.error.find("multiple of 32"), std::string::npos);
+  const auto c = model_sum<float>(GpuKernel::cub, LaunchShape{}, std::span<const float>(x));
+  EXPECT_FALSE(c.has_value);
+  EXPECT_TRUE(c.error.empty());
+}
+
+TEST(KahanModel, AtLeastAsAccurateAsThePlainTree) {
+  // Cancellation input: the compensated tree should be at least as close to the exact sum.
+  const auto x = input_of<float>(Distribution::cancellation, 200000, 3);
+  const std::span<const float> xs(x);
+  const LaunchShape s = default_shape(GpuKernel::kahan);
+  const double exact = static_cast<double>(exact_sum<double>(std::vector<double>(x.begin(), x.end())));
+  const double kahan = model_sum<float>(GpuKernel::kahan, s, xs).value;
+  const double plain = model_sum<float>(GpuKernel::two_pass, canonicalize(GpuKernel::two_pass, s), xs).value;
+  EXPECT_LE(std::fabs(kahan - exact), std::fabs(plain - exact));
+}
+
+TEST(KahanModel, CombineIsTheExactErrorOfTheAdd) {
+  // s - c of a combine equals a.s - a.c + b.s - b.c whenever the compensations are representable.
+  const KahanPair<double> a{1.0, 0.0}, b{1e-17, 0.0};
+  const auto r = KahanOp<double>::combine(a, b);
+  EXPECT_EQ(r.s, 1.0);
+  EXPECT_EQ(r.c, -1e-17);
+}
+
+TEST(SmemRace, MissingBarrierReportsReadBeforeWriteAndNoValue) {
+  const std::vector<float> w{1, 2, 3, 4, 5, 6, 7, 8};
+  const auto safe = order_model::smem_tree_trace<float>(std::span<const float>(w), -1);
+  ASSERT_TRUE(safe.value.has_value());
+  EXPECT_EQ(*safe.value, 36.0f);
+  EXPECT_TRUE(safe.races.empty());
+  EXPECT_EQ(safe.levels, 3);
+
+  // seeds/003: remove the barrier after the loads; thread 0 reads word 4 before thread 4 wrote it.
+  const auto racy = order_model::smem_tree_trace<float>(std::span<const float>(w), 0);
+  EXPECT_FALSE(racy.value.has_value());
+  ASSERT_EQ(racy.races.size(), 4u);
+  EXPECT_EQ(racy.races[0].level, 1);
+  EXPECT_EQ(racy.races[0].reader, 0);
+  EXPECT_EQ(racy.races[0].word, 4);
+  EXPECT_EQ(racy.races[0].writer, 4);
+  EXPECT_EQ(order_model::describe(racy.races[0]), "level 1 (h=4): thread 0 read word 4 before thread 4 wrote it");
+
+  // Between level 1 and level 2: threads 0, 1 read words 2, 3 written at level 1.
+  const auto mid = order_model::smem_tree_trace<float>(std::span<const float>(w), 1);
+  EXPECT_FALSE(mid.value.has_value());
+  ASSERT_EQ(mid.races.size(), 2u);
+  EXPECT_EQ(mid.races[1].level, 2);
+  EXPECT_EQ(mid.races[1].reader, 1);
+  EXPECT_EQ(mid.races[1].word, 3);
+
+  // The racy kernel's model says so instead of giving a number.
+  const auto m = model_sum<float>(GpuKernel::racy_tree, default_shape(GpuKernel::racy_tree), std::span<const float>(w));
+  EXPECT_FALSE(m.has_value);
+  EXPECT_NE(m.note.find("read word"), std::string::npos);
+}
+
+TEST(AtomicModel, SampledArrivalOrdersGiveSeveralValues) {
+  const auto x = uniform_input<float>(1 << 20, 9);
+  LaunchShape s = default_shape(GpuKernel::atomic);
+  s.grid = 264;
+  const auto partials = model_block_partials<float>(s, std::span<const float>(x));
+  ASSERT_EQ(partials.size(), 264u);
+  const auto dist = order_model::sample_atomic_results<float>(std::span<const float>(partials), 200, 1);
+  EXPECT_GT(dist.size(), 1u);
+  int total = 0;
+  for (const auto& o : dist) total += o.count;
+  EXPECT_EQ(total, 200);
+  // Same seed, same distribution.
+  const auto again = order_model::sample_atomic_results<float>(std::span<const float>(partials), 200, 1);
+  ASSERT_EQ(again.size(), dist.size());
+  for (std::size_t i = 0; i < dist.size(); ++i) EXPECT_EQ(to_bits(again[i].value), to_bits(dist[i].value));
+  // The model's single value is the launch order's fold; with one block there is one order.
+  const auto launch = model_sum<float>(GpuKernel::atomic, s, std::span<const float>(x));
+  const auto order = order_model::launch_order(s.grid);
+  EXPECT_EQ(to_bits(launch.value), to_bits(order_model::atomic_fold<float>(std::span<const float>(partials), std::span<const int>(order))));
+  s.grid = 1;
+  const auto one = model_block_partials<float>(s, std::span<const float>(x));
+  const auto d1 = order_model::sample_atomic_results<float>(std::span<const float>(one), 50, 2);
+  EXPECT_EQ(d1.size(), 1u);
+  // A windowed arrival model (blocks arrive by waves) also varies, less.
+  const auto windowed = order_model::sample_atomic_results<float>(std::span<const float>(partials), 200, 1, {16});
+  EXPECT_GE(windowed.size(), 1u);
+}
+
+TEST(ExactDigits, SplitThenAddLimbsIsTheExactSum) {
+  for (Distribution d : {Distribution::uniform, Distribution::cancellation, Distribution::lognormal}) {
+    const auto x = input_of<double>(d, 3000);
+    Superaccumulator<double> acc;
+    SpecialCounts sc;
+    sc.count = x.size();
+    std::vector<std::int64_t> limbs(Superaccumulator<double>::num_limbs, 0);
+    for (double v : x) {
+      const auto dg = order_model::exact_digits(v);
+      if (!dg.negative_zero) sc.all_negative_zero = false;
+      if (dg.cls != order_model::ExactClass::finite) continue;
+      for (int j = 0; j < 3; ++j) {
+        const auto digit = static_cast<std::int64_t>(dg.digit[j]);
+        limbs[static_cast<std::size_t>(dg.limb + j)] += dg.negative ? -digit : digit;
+      }
+    }
+    for (int k = 0; k < Superaccumulator<double>::num_limbs; ++k)
+      if (limbs[static_cast<std::size_t>(k)] != 0) acc.add_limb(k, limbs[static_cast<std::size_t>(k)]);
+    acc.add_specials(sc);
+    EXPECT_EQ(to_bits(acc.round()), to_bits(exact_sum<double>(std::span<const double>(x))));
+  }
+  // The per-thread limb window of gpu_exact (flushes into shared limbs): same totals as adding
+  // every digit directly, for data with few exponents (few flushes) and with every exponent
+  // (a flush per element), split over 7 "threads" in an interleaved order.
+  for (int wide = 0; wide < 2; ++wide) {
+    std::vector<double> x = input_of<double>(Distribution::uniform, 20000);
+    if (wide) {
+      order_model::SplitMix64 r{5};
+      for (auto& v : x) {
+        std::uint64_t b = r.next();
+        if (((b >> 52) & 0x7ff) == 0x7ff) b &= ~(std::uint64_t(0x7ff) << 52);
+        v = from_bits<double>(b);
+      }
+    }
+    constexpr int L = Superaccumulator<double>::num_limbs;
+    std::vector<std::int64_t> shared(L, 0);
+    auto sink = [&shared](int limb, long long v) { shared[static_cast<std::size_t>(limb)] += v; };
+    std::vector<order_model::ExactLimbWindow<8>> windows(7);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const auto dg = order_model::exact_digits(x[i]);
+      if (dg.cls == order_model::ExactClass::finite) windows[i % 7].add(dg, L, sink);
+    }
+    for (auto& w : windows) w.flush(L, sink);
+    Superaccumulator<double> acc;
+    for (int k = 0; k < L; ++k)
+      if (shared[static_cast<std::size_t>(k)] != 0) acc.add_limb(k, shared[static_cast<std::size_t>(k)]);
+    SpecialCounts sc;
+    sc.count = x.size();
+    sc.all_negative_zero = false;
+    acc.add_specials(sc);
+    EXPECT_TRUE(same_bits(acc.round(), exact_sum<double>(std::span<const double>(x)))) << "wide=" << wide;
+  }
+  // Edge values: subnormals, the largest finite, specials, zeros.
+  const float edge[] = {std::numeric_limits<float>::denorm_min(), -std::numeric_limits<float>::denorm_min(),
+                        std::numeric_limits<float>::max(), -0.0f, 0.0f, 1.0f,
+                        std::numeric_limits<float>::infinity(), std::nanf("")};
+  EXPECT_EQ(order_model::exact_digits(edge[0]).limb, 0);
+  EXPECT_EQ(order_model::exact_digits(edge[0]).digit[0], 1u);
+  EXPECT_TRUE(order_model::exact_digits(edge[1]).negative);
+  EXPECT_EQ(order_model::exact_digits(edge[2]).cls, order_model::ExactClass::finite);
+  EXPECT_TRUE(order_model::exact_digits(edge[3]).negative_zero);
+  EXPECT_EQ(order_model::exact_digits(edge[4]).cls, order_model::ExactClass::zero);
+  EXPECT_EQ(order_model::exact_digits(edge[6]).cls, order_model::ExactClass::pos_inf);
+  EXPECT_EQ(order_model::exact_digits(edge[7]).cls, order_model::ExactClass::nan);
+}
+
+template <class T> T split_fixed_point(std::span<const T> x, std::size_t chunk) {
+  using Bits = typename FloatTraits<T>::Bits;
+  // Pass 1 as max_magnitude_kernel: the largest finite magnitude's bits.
+  Bits largest = 0;
+  const int frac_bits = FloatTraits<T>::precision - 1;
+  const Bits exp_mask = (Bits(1) << FloatTraits<T>::exponent_bits) - 1;
+  for (T v : x) {
+    const Bits a = to_bits(v) & (~Bits(0) >> 1);
+    if ((a >> frac_bits) != exp_mask && a > largest) largest = a;
+  }
+  const long long k = order_model::fixed_scale_from_largest<T>(from_bits<T>(largest));
+  // Pass 2 as fixed_point_kernel, added in chunks from the back (another grouping and order).
+  sumlab::detail::uint128 total = 0;
+  SpecialCounts sc;
+  for (std::size_t end = x.size(); end > 0;) {
+    const std::size_t begin = end > chunk ? end - chunk : 0;
+    sumlab::detail::uint128 part = 0;
+    for (std::size_t i = begin; i < end; ++i) {
+      sc.observe(x[i]);
+      bool special = false, negative = false;
+      const auto q = order_model::fixed_quantise_bits<Bits>(to_bits(x[i]), k, frac_bits, FloatTraits<T>::exponent_bits,
+                                                            FloatTraits<T>::emax, special, negative);
+      if (special) continue;
+      const auto mag = static_cast<sumlab::detail::uint128>(static_cast<std::uint64_t>(q.q));
+      part += negative ? -mag : mag;
+    }
+    total += part;
+    end = begin;
+  }
+  return order_model::fixed_point_from_integer<T>(total, k, sc);
+}
+
+TEST(FixedPointModel, SplitPipelineReproducesTheCpuSum) {
+  for (Distribution d : {Distribution::uniform, Distribution::normal, Distribution::cancellation,
+                         Distribution::lognormal, Distribution::constant}) {
+    const auto f = input_of<float>(d, 5000);
+    const auto g = input_of<double>(d, 5000);
+    for (std::size_t chunk : {1u, 7u, 1000u}) {
+      EXPECT_EQ(to_bits(split_fixed_point<float>(std::span<const float>(f), chunk)),
+                to_bits(fixed_point_sum<float>(std::span<const float>(f)).value));
+      EXPECT_EQ(to_bits(split_fixed_point<double>(std::span<const double>(g), chunk)),
+                to_bits(fixed_point_sum<double>(std::span<const double>(g)).value));
+    }
+  }
+  const std::vector<float> negzeros{-0.0f, -0.0f};
+  EXPECT_TRUE(std::signbit(split_fixed_point<float>(std::span<const float>(negzeros), 1)));
+  const std::vector<float> specials{1.0f, std::numeric_limits<float>::infinity(), -2.0f};
+  EXPECT_TRUE(std::isinf(split_fixed_point<float>(std::span<const float>(specials), 2)));
+  const std::vector<double> empty;
+  EXPECT_EQ(to_bits(split_fixed_point<double>(std::span<const double>(empty), 3)), 0u);
+}
+
+TEST(FixedPointModel, QuantiseMatchesTheCpuStepForStep) {
+  order_model::SplitMix64 rng{42};
+  for (int i = 0; i < 20000; ++i) {
+    const std::uint64_t m = rng.next() >> (11 + rng.below(53));
+    const long long shift = static_cast<long long>(rng.below(200)) - 120;
+    const auto a = order_model::fixed_quantise(m, shift);
+    const auto b = fixed_point_detail::quantise(m, shift);
+    ASSERT_EQ(a.q, b.q) << m << " " << shift;
+    ASSERT_EQ(a.bits_lost, b.bits_lost);
+    ASSERT_EQ(a.saturated, b.saturated);
+  }
+}
+
+}  // namespace
+}  // namespace sumlab

@@ -1,0 +1,277 @@
+// The GPU kernels against the CPU order model and the CPU algorithms (label `gpu`: these need a
+// CUDA device and skip with the reason when there is none, so CI without a GPU stays green).
+#include "gpu/gpu_sum.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/exact_sum.hpp"
+#include "core/fixed_point_sum.hpp"
+#include "core/float_traits.hpp"
+#include "core/generators.hpp"
+#include "core/gpu_kernel.hpp"
+#include "core/order_model/model_sum.hpp"
+#include "core/order_model/reduce_ops.hpp"
+#include "reference/mpfr_sum.hpp"
+
+namespace sumlab {
+namespace {
+
+#define SUMLAB_REQUIRE_GPU()                                   \
+  do {                                                         \
+    std::string why_;                                          \
+    if (!gpu::gpu_available(&why_)) GTEST_SKIP() << why_;      \
+  } while (0)
+
+const std::int64_t kSizes[] = {0, 1, 2, 31, 32, 33, 63, 64, 65, 255, 256, 257, 1000, 1023, 1024, 1025, 4099, 100003};
+
+std::vector<LaunchShape> shapes() {
+  std::vector<LaunchShape> out;
+  auto add = [&](int g, int b, int v, Mapping m, WarpStage w, BlockStage bs, CrossBlock c) {
+    LaunchShape s;
+    s.grid = g;
+    s.block = b;
+    s.vector = v;
+    s.mapping = m;
+    s.warp = w;
+    s.block_stage = bs;
+    s.cross = c;
+    out.push_back(s);
+  };
+  add(1, 32, 1, Mapping::grid_stride, WarpStage::shfl_down, BlockStage::warp_of_warps, CrossBlock::second_kernel);
+  add(3, 96, 2, Mapping::contiguous, WarpStage::xor_butterfly, BlockStage::smem_tree, CrossBlock::last_block);
+  add(132, 256, 4, Mapping::grid_stride, WarpStage::shfl_down, BlockStage::smem_tree, CrossBlock::last_block);
+  add(7, 1024, 4, Mapping::contiguous, WarpStage::shfl_down, BlockStage::warp_of_warps, CrossBlock::second_kernel);
+  add(1056, 64, 1, Mapping::grid_stride, WarpStage::xor_butterfly, BlockStage::warp_of_warps, CrossBlock::second_kernel);
+  add(1, 1024, 2, Mapping::grid_stride, WarpStage::shfl_down, BlockStage::smem_tree, CrossBlock::second_kernel);
+  return out;
+}
+
+template <class T> std::vector<T> input(Distribution d, std::int64_t n, std::uint64_t seed = 3) {
+  DistributionSpec spec;
+  spec.kind = d;
+  return generate<T>(spec, seed, static_cast<std::size_t>(n));
+}
+
+template <class T> void check_against_model(Distribution d) {
+  const auto x_all = input<T>(d, kSizes[std::size(kSizes) - 1]);
+  for (std::int64_t n : kSizes) {
+    const std::span<const T> x(x_all.data(), static_cast<std::size_t>(n));
+    gpu::DeviceBuffer<T> buf(n);
+    buf.upload(x);
+    for (const auto& base : shapes())
+      for (const auto& k : gpu_kernels()) {
+        if (!k.modelled || k.diagnostic_only) continue;
+        if (k.float_input_only && sizeof(T) != 4) continue;
+        const LaunchShape s = canonicalize(k.kernel, base);
+        if (k.kernel == GpuKernel::atomic && s.grid != 1) continue;  // one arrival order only at grid 1
+        if (!validate_shape(k.kernel, s, FloatTraits<T>::dtype, n).empty()) continue;
+        SCOPED_TRACE(std::string(k.name) + " [" + to_string(s) + "] n=" + std::to_string(n));
+        const auto g = gpu::gpu_sum<T>(k.kernel, s, buf);
+        ASSERT_TRUE(g.ok()) << g.error;
+        const auto m = model_sum<T>(k.kernel, s, x);
+        ASSERT_TRUE(m.has_value) << m.error;
+        EXPECT_TRUE(same_bits(g.value, m.value)) << hex_bits(g.value) << " vs model " << hex_bits(m.value);
+        if (k.kernel == GpuKernel::double_acc) {
+          EXPECT_TRUE(same_bits(g.accumulator, m.accumulator));
+        }
+      }
+  }
+}
+
+TEST(GpuVsModel, FloatUniform) {
+  SUMLAB_REQUIRE_GPU();
+  check_against_model<float>(Distribution::uniform);
+}
+TEST(GpuVsModel, FloatCancellation) {
+  SUMLAB_REQUIRE_GPU();
+  check_against_model<float>(Distribution::cancellation);
+}
+TEST(GpuVsModel, DoubleLognormal) {
+  SUMLAB_REQUIRE_GPU();
+  check_against_model<double>(Distribution::lognormal);
+}
+TEST(GpuVsModel, DoubleNormal) {
+  SUMLAB_REQUIRE_GPU();
+  check_against_model<double>(Distribution::normal);
+}
+
+TEST(GpuExact, CorrectlyRoundedOnEdgeTablesForEveryShape) {
+  SUMLAB_REQUIRE_GPU();
+  const float inf = std::numeric_limits<float>::infinity();
+  const float big = std::numeric_limits<float>::max();
+  const float tiny = std::numeric_limits<float>::denorm_min();
+  const std::vector<std::vector<float>> tables = {
+      {},
+      {-0.0f},
+      {-0.0f, -0.0f, -0.0f},
+      {-0.0f, 0.0f},
+      {1.0f, 1e-8f, -1.0f},
+      {big, big, -big},                 // exact sum fits after cancellation
+      {big, big},                       // overflows to +Inf
+      {tiny, tiny, -tiny, tiny},        // subnormal result
+      {16777216.0f, 1.0f, 1.0f},        // the serial sum loses both ones
+      {inf, 1.0f},
+      {inf, -inf},
+      {std::nanf(""), 1.0f},
+  };
+  for (const auto& t : tables)
+    for (const auto& s : shapes()) {
+      const auto g = gpu::gpu_sum<float>(GpuKernel::exact, canonicalize(GpuKernel::exact, s), std::span<const float>(t));
+      ASSERT_TRUE(g.ok()) << g.error;
+      const float ref = reference::correctly_rounded_sum<float>(std::span<const float>(t));
+      EXPECT_TRUE(same_bits(g.value, ref)) << hex_bits(g.value) << " vs MPFR " << hex_bits(ref) << " n=" << t.size();
+    }
+}
+
+TEST(GpuExactAndFixedPoint, SameBitsAsTheCpuForEveryShape) {
+  SUMLAB_REQUIRE_GPU();
+  for (Distribution d : {Distribution::uniform, Distribution::cancellation, Distribution::lognormal}) {
+    const auto x = input<double>(d, 300007, 5);
+    const auto f = input<float>(d, 300007, 5);
+    const double ex = exact_sum<double>(std::span<const double>(x));
+    const double fx = fixed_point_sum<double>(std::span<const double>(x)).value;
+    const float exf = exact_sum<float>(std::span<const float>(f));
+    const float fxf = fixed_point_sum<float>(std::span<const float>(f)).value;
+    gpu::DeviceBuffer<double> bd(static_cast<std::int64_t>(x.size()));
+    bd.upload(std::span<const double>(x));
+    gpu::DeviceBuffer<float> bf(static_cast<std::int64_t>(f.size()));
+    bf.upload(std::span<const float>(f));
+    for (const auto& s : shapes()) {
+      EXPECT_EQ(to_bits(gpu::gpu_sum<double>(GpuKernel::exact, canonicalize(GpuKernel::exact, s), bd).value), to_bits(ex));
+      EXPECT_EQ(to_bits(gpu::gpu_sum<double>(GpuKernel::fixed_point, canonicalize(GpuKernel::fixed_point, s), bd).value),
+                to_bits(fx));
+      EXPECT_EQ(to_bits(gpu::gpu_sum<float>(GpuKernel::exact, canonicalize(GpuKernel::exact, s), bf).value), to_bits(exf));
+      EXPECT_EQ(to_bits(gpu::gpu_sum<float>(GpuKernel::fixed_point, canonicalize(GpuKernel::fixed_point, s), bf).value),
+                to_bits(fxf));
+    }
+  }
+}
+
+TEST(GpuFill, DeviceGeneratorMatchesTheCpu) {
+  SUMLAB_REQUIRE_GPU();
+  for (Distribution d : {Distribution::uniform, Distribution::normal, Distribution::cancellation,
+                         Distribution::lognormal, Distribution::constant}) {
+    DistributionSpec spec;
+    spec.kind = d;
+    gpu::DeviceBuffer<float> bf(100003);
+    gpu::fill<float>(bf, spec, 9);
+    gpu::DeviceBuffer<double> bd(100003);
+    gpu::fill<double>(bd, spec, 9);
+    const auto hf = generate<float>(spec, 9, 100003);
+    const auto hd = generate<double>(spec, 9, 100003);
+    const auto gf = bf.download();
+    const auto gd = bd.download();
+    for (std::size_t i = 0; i < hf.size(); ++i) {
+      ASSERT_EQ(to_bits(gf[i]), to_bits(hf[i])) << to_string(d) << " float element " << i;
+      ASSERT_EQ(to_bits(gd[i]), to_bits(hd[i])) << to_string(d) << " double element " << i;
+    }
+  }
+  DistributionSpec ill;
+  ill.kind = Distribution::ill_conditioned;
+  gpu::DeviceBuffer<float> b(10);
+  EXPECT_THROW(gpu::fill<float>(b, ill, 1), gpu::GpuError);
+}
+
+TEST(GpuDeterminism, TwoPassLastBlockAndPeersRepeat) {
+  SUMLAB_REQUIRE_GPU();
+  const auto x = input<float>(Distribution::uniform, 1 << 22, 1);
+  gpu::DeviceBuffer<float> buf(1 << 22);
+  buf.upload(std::span<const float>(x));
+  for (GpuKernel k : {GpuKernel::two_pass, GpuKernel::last_block, GpuKernel::cub, GpuKernel::thrust}) {
+    std::set<std::uint32_t> seen;
+    for (int r = 0; r < 10; ++r) seen.insert(to_bits(gpu::gpu_sum<float>(k, default_shape(k), buf).value));
+    EXPECT_EQ(seen.size(), 1u) << info(k).name;
+  }
+  // two_pass and last_block share the order: same bits for the same stages.
+  LaunchShape s = default_shape(GpuKernel::two_pass);
+  const float a = gpu::gpu_sum<float>(GpuKernel::two_pass, s, buf).value;
+  s.cross = CrossBlock::last_block;
+  const float b = gpu::gpu_sum<float>(GpuKernel::last_block, s, buf).value;
+  EXPECT_EQ(to_bits(a), to_bits(b));
+}
+
+TEST(GpuLibraryPeers, CloseToTheExactSum) {
+  SUMLAB_REQUIRE_GPU();
+  const auto x = input<double>(Distribution::uniform, 1 << 20, 2);
+  const double ex = exact_sum<double>(std::span<const double>(x));
+  for (GpuKernel k : {GpuKernel::cub, GpuKernel::thrust}) {
+    const auto g = gpu::gpu_sum<double>(k, LaunchShape{}, std::span<const double>(x));
+    ASSERT_TRUE(g.ok()) << g.error;
+    EXPECT_NEAR(g.value, ex, 1e-9 * ex) << info(k).name;
+  }
+  const auto e = gpu::gpu_sum<double>(GpuKernel::cub, LaunchShape{}, std::span<const double>());
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e.value, 0.0);
+}
+
+TEST(GpuBadInput, ClearErrorsNeverACrash) {
+  SUMLAB_REQUIRE_GPU();
+  const std::vector<float> x(1000, 1.0f);
+  LaunchShape s = default_shape(GpuKernel::two_pass);
+  s.block = 2048;
+  auto r = gpu::gpu_sum<float>(GpuKernel::two_pass, s, std::span<const float>(x));
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.error.find("1024"), std::string::npos);
+  s.block = 100;
+  r = gpu::gpu_sum<float>(GpuKernel::two_pass, s, std::span<const float>(x));
+  EXPECT_NE(r.error.find("multiple of 32"), std::string::npos);
+  s = default_shape(GpuKernel::two_pass);
+  s.grid = 0;
+  r = gpu::gpu_sum<float>(GpuKernel::two_pass, s, std::span<const float>(x));
+  EXPECT_NE(r.error.find("grid"), std::string::npos);
+  s = default_shape(GpuKernel::sequential);
+  s.block = 96;
+  r = gpu::gpu_sum<float>(GpuKernel::sequential, s, std::span<const float>(x));
+  EXPECT_NE(r.error.find("power of two"), std::string::npos);
+  const std::vector<double> xd(10, 1.0);
+  const auto rd = gpu::gpu_sum<double>(GpuKernel::double_acc, default_shape(GpuKernel::double_acc), std::span<const double>(xd));
+  EXPECT_NE(rd.error.find("float32"), std::string::npos);
+  // Far more than any GPU holds: a message, not a crash.
+  EXPECT_THROW(gpu::DeviceBuffer<double> huge(std::int64_t(1) << 40), gpu::GpuError);
+  try {
+    gpu::DeviceBuffer<double> huge(std::int64_t(1) << 40);
+  } catch (const gpu::GpuError& e) {
+    EXPECT_NE(std::string(e.what()).find("free"), std::string::npos);
+  }
+  // The device still works afterwards.
+  EXPECT_TRUE(gpu::gpu_sum<float>(GpuKernel::two_pass, default_shape(GpuKernel::two_pass), std::span<const float>(x)).ok());
+}
+
+TEST(GpuInfo, DeviceQuery) {
+  SUMLAB_REQUIRE_GPU();
+  const auto d = gpu::device_info();
+  EXPECT_FALSE(d.name.empty());
+  EXPECT_GT(d.sm_count, 0);
+  EXPECT_GE(d.cc_major, 9) << "built for sm_90 (+ compute_90 PTX)";
+  EXPECT_FALSE(d.driver_version.empty());
+}
+
+TEST(GpuRacyTree, LaunchesAndIsNeverModelled) {
+  SUMLAB_REQUIRE_GPU();
+  const auto x = input<float>(Distribution::uniform, 4096);
+  const auto r = gpu::gpu_sum<float>(GpuKernel::racy_tree, default_shape(GpuKernel::racy_tree), std::span<const float>(x));
+  EXPECT_TRUE(r.ok()) << r.error;
+  EXPECT_NE(r.note.find("meaningless"), std::string::npos);
+  EXPECT_FALSE(model_sum<float>(GpuKernel::racy_tree, default_shape(GpuKernel::racy_tree), std::span<const float>(x)).has_value);
+}
+
+TEST(GpuAvailability, SaysWhyWhenThereIsNoDevice) {
+  std::string why;
+  if (gpu::gpu_available(&why)) GTEST_SKIP() << "a device is present";
+  EXPECT_NE(why.find("no CUDA device"), std::string::npos);
+  const std::vector<float> x(10, 1.0f);
+  const auto r = gpu::gpu_sum<float>(GpuKernel::two_pass, default_shape(GpuKernel::two_pass), std::span<const float>(x));
+  EXPECT_FALSE(r.ok());
+  EXPECT_FALSE(r.error.empty());
+}
+
+}  // namespace
+}  // namespace sumlab

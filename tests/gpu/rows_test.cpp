@@ -1,0 +1,132 @@
+// The row kernels on the GPU against their CPU model, bit for bit (label `gpu`: these need a CUDA
+// device and skip with the reason when there is none, so CI without a GPU stays green).
+#include "gpu/rows.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/generators.hpp"
+#include "core/row_reduce/row_input.hpp"
+#include "core/row_reduce/row_kernel.hpp"
+#include "core/row_reduce/row_model.hpp"
+
+namespace sumlab::row_reduce {
+namespace {
+
+#define SUMLAB_REQUIRE_GPU()                                   \
+  do {                                                         \
+    std::string why_;                                          \
+    if (!gpu::gpu_available(&why_)) GTEST_SKIP() << why_;      \
+  } while (0)
+
+const RowShape kShapes[] = {{RowLayout::warp_per_row, 32},   {RowLayout::warp_per_row, 256},
+                            {RowLayout::block_per_row, 32},  {RowLayout::block_per_row, 64},
+                            {RowLayout::block_per_row, 96},  {RowLayout::block_per_row, 256},
+                            {RowLayout::block_per_row, 1024}};
+const std::int64_t kCols[] = {0, 1, 31, 32, 33, 1000, 4096, 4097};
+
+// rows x cols: offset 1e4 + N(0,1), with a few specials in the last rows (NaN, +Inf, -Inf runs).
+template <class In> std::vector<In> input(std::int64_t rows, std::int64_t cols) {
+  std::vector<In> x(static_cast<std::size_t>(rows * cols));
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    double v = 1e4 + standard_normal(12, i);
+    const auto r = static_cast<std::int64_t>(i) / std::max<std::int64_t>(cols, 1);
+    const auto j = static_cast<std::int64_t>(i) % std::max<std::int64_t>(cols, 1);
+    if (r == rows - 1 && j == cols / 2) v = std::nan("");
+    if (r == rows - 2 && j == cols / 3) v = std::numeric_limits<double>::infinity();
+    if (r == rows - 3 && j % 2) v = -std::numeric_limits<double>::infinity();
+    if constexpr (std::is_same_v<In, bfloat16_bits>) {
+      x[i] = to_bfloat16_bits(static_cast<float>(v));
+    } else {
+      x[i] = static_cast<In>(v);
+    }
+  }
+  return x;
+}
+
+template <class In> void check_all() {
+  for (std::int64_t cols : kCols) {
+    const std::int64_t rows = 67;  // 67 rows: a partly filled last block for warp_per_row/256
+    const std::vector<In> x = input<In>(rows, cols);
+    const gpu::RowMatrix<In> m(std::span<const In>(x), rows, cols);
+    for (const auto& s : kShapes)
+      for (const auto& i : row_kernels()) {
+        const auto g = gpu::gpu_rows<In>(i.kernel, s, m);
+        ASSERT_TRUE(g.ok()) << g.error;
+        const auto model = model_rows<In>(i.kernel, s, std::span<const In>(x), rows, cols);
+        std::string first;
+        EXPECT_EQ(count_mismatches(g.outputs, model, &first), 0)
+            << i.name << " " << to_string(s) << " cols " << cols << ": " << first;
+      }
+  }
+}
+
+TEST(Rows, GpuBitsEqualModelBitsFloat32) {
+  SUMLAB_REQUIRE_GPU();
+  check_all<float>();
+}
+TEST(Rows, GpuBitsEqualModelBitsBfloat16) {
+  SUMLAB_REQUIRE_GPU();
+  check_all<bfloat16_bits>();
+}
+TEST(Rows, GpuBitsEqualModelBitsFloat64) {
+  SUMLAB_REQUIRE_GPU();
+  check_all<double>();
+}
+
+TEST(Rows, ZeroRowsAndOneElementRows) {
+  SUMLAB_REQUIRE_GPU();
+  const std::vector<float> none;
+  for (const auto& i : row_kernels()) {
+    const auto g = gpu::gpu_rows<float>(i.kernel, kShapes[1], std::span<const float>(none), 0, 4096);
+    ASSERT_TRUE(g.ok()) << g.error;
+    EXPECT_TRUE(g.outputs.out.empty() && g.outputs.mean.empty() && g.outputs.max_index.empty());
+  }
+  const std::vector<float> one{3.5f, -1.0f, 1e4f};
+  for (const auto& s : kShapes) {
+    const auto g = gpu::gpu_rows<float>(RowKernel::welford, s, std::span<const float>(one), 3, 1);
+    ASSERT_TRUE(g.ok()) << g.error;
+    for (std::size_t r = 0; r < 3; ++r) {
+      EXPECT_EQ(g.outputs.mean[r], one[r]);
+      EXPECT_EQ(g.outputs.variance[r], 0.0f);
+    }
+  }
+}
+
+TEST(Rows, RunToRunBitsAreIdentical) {
+  SUMLAB_REQUIRE_GPU();
+  const std::int64_t rows = 1024, cols = 4096;
+  const std::vector<float> x = input<float>(rows, cols);
+  const gpu::RowMatrix<float> m(std::span<const float>(x), rows, cols);
+  for (const auto& i : row_kernels()) {
+    const auto a = gpu::gpu_rows<float>(i.kernel, kShapes[5], m);
+    const auto b = gpu::gpu_rows<float>(i.kernel, kShapes[5], m, gpu::RowRunOptions{true, 3});
+    ASSERT_TRUE(a.ok() && b.ok()) << a.error << b.error;
+    EXPECT_EQ(count_mismatches(a.outputs, b.outputs), 0) << i.name;
+    EXPECT_GT(b.ms, 0.0);
+  }
+}
+
+TEST(Rows, BadShapesComeBackAsErrors) {
+  SUMLAB_REQUIRE_GPU();
+  const std::vector<float> x(64, 1.0f);
+  const std::span<const float> xs(x);
+  auto err = [&](RowShape s, std::int64_t rows, std::int64_t cols) {
+    return gpu::gpu_rows<float>(RowKernel::textbook, s, xs, rows, cols).error;
+  };
+  EXPECT_NE(err({RowLayout::block_per_row, 48}, 2, 32).find("multiple of 32"), std::string::npos);
+  EXPECT_NE(err({RowLayout::block_per_row, 2048}, 2, 32).find("32..1024"), std::string::npos);
+  EXPECT_NE(err({RowLayout::warp_per_row, 256}, 3, 32).find("3 x 32"), std::string::npos);
+  const auto bw = gpu::measure_copy_bandwidth(std::size_t(1) << 24);
+  ASSERT_TRUE(bw.ok()) << bw.error;
+  EXPECT_GT(bw.bytes_per_s, 1e9);
+}
+
+}  // namespace
+}  // namespace sumlab::row_reduce

@@ -1,0 +1,186 @@
+// `sumlab study variance` on the model backend with tiny sizes: the run folder, its columns and
+// rows, the textbook formula's negative variances at offset 1e4, and bad shapes refused cleanly.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "studies/verify_rows.hpp"
+
+namespace {
+
+struct Result {
+  int code;
+  std::string out;  // stdout and stderr together
+};
+
+Result run(const std::string& args) {
+  const std::string cmd = std::string(SUMLAB_BINARY) + " " + args + " 2>&1";
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), buf.size(), p)) out += buf.data();
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
+}
+
+std::filesystem::path temp_dir(const std::string& name) {
+  auto d = std::filesystem::temp_directory_path() / ("sumlab_variance_test_" + name);
+  std::filesystem::remove_all(d);
+  return d;
+}
+
+struct Csv {
+  std::vector<std::string> header;
+  std::vector<std::map<std::string, std::string>> rows;
+};
+
+std::vector<std::string> split(const std::string& line) {
+  std::vector<std::string> f;
+  std::string cur;
+  bool quoted = false;
+  for (char c : line) {
+    if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ',' && !quoted) {
+      f.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  f.push_back(cur);
+  return f;
+}
+
+Csv read_csv(const std::filesystem::path& p) {
+  Csv c;
+  std::ifstream in(p);
+  std::string line;
+  std::getline(in, line);
+  c.header = split(line);
+  while (std::getline(in, line)) {
+    const auto f = split(line);
+    std::map<std::string, std::string> row;
+    for (std::size_t i = 0; i < c.header.size() && i < f.size(); ++i) row[c.header[i]] = f[i];
+    c.rows.push_back(row);
+  }
+  return c;
+}
+
+const std::string kTiny =
+    "study variance --backend model --rows 48 --cols 2048 --softmax-rows 4 --argmax-rows 3 "
+    "--offsets 0,10000 --scales 1,100 --blocks 64,256";
+
+TEST(VarianceStudy, ModelBackendWritesTheThreeTables) {
+  const auto dir = temp_dir("tiny");
+  const Result r = run(kTiny + " --out " + dir.string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* f : {"provenance.json", "summary.json", "row_variance.csv", "row_softmax.csv", "row_argmax.csv"})
+    EXPECT_TRUE(std::filesystem::exists(dir / f)) << f;
+  EXPECT_FALSE(std::filesystem::exists(dir / "row_verify.csv"));  // model backend: nothing to verify
+
+  const Csv v = read_csv(dir / "row_variance.csv");
+  const std::vector<std::string> columns = {
+      "study", "backend", "dtype", "rows", "cols", "offset", "seed", "method", "layout", "block",
+      "median_rel_error", "max_rel_error", "negative_variance_rows", "nan_variance_rows", "nan_output_rows",
+      "ms", "us_per_row", "bound_us_per_row", "time_over_bound", "copy_gbps", "bytes"};
+  EXPECT_EQ(v.header, columns);
+  // 2 offsets x 4 methods x 3 shapes (warp_per_row/256, block_per_row/64, block_per_row/256).
+  ASSERT_EQ(v.rows.size(), 2u * 4u * 3u);
+  int textbook_negative_1e4 = 0;
+  for (const auto& row : v.rows) {
+    EXPECT_EQ(row.at("backend"), "model");
+    EXPECT_EQ(row.at("ms"), "");  // no time on the model backend
+    EXPECT_EQ(row.at("rows"), "48");
+    if (row.at("method") == "textbook" && row.at("offset") == "10000") {
+      textbook_negative_1e4 += std::stoi(row.at("negative_variance_rows"));
+      EXPECT_EQ(row.at("nan_output_rows"), row.at("negative_variance_rows"));
+    } else if (row.at("method") != "textbook") {
+      EXPECT_EQ(row.at("negative_variance_rows"), "0") << row.at("method");
+      EXPECT_LT(std::stod(row.at("max_rel_error")), 1e-2) << row.at("method") << " " << row.at("offset");
+    }
+    if (row.at("offset") == "0") {
+      EXPECT_LT(std::stod(row.at("max_rel_error")), 1e-4) << row.at("method");
+    }
+  }
+  EXPECT_GT(textbook_negative_1e4, 0) << r.out;
+
+  const Csv s = read_csv(dir / "row_softmax.csv");
+  ASSERT_EQ(s.rows.size(), 2u * 2u * 3u);
+  for (const auto& row : s.rows) {
+    EXPECT_EQ(row.at("nan_rows"), "0");
+    EXPECT_LT(std::stod(row.at("max_sum_error")), 1e-5);
+  }
+  const Csv a = read_csv(dir / "row_argmax.csv");
+  ASSERT_EQ(a.rows.size(), 10u * 3u);
+  for (const auto& row : a.rows) {
+    EXPECT_EQ(row.at("index_mismatches"), "0") << row.at("case");
+    EXPECT_EQ(row.at("value_mismatches"), "0") << row.at("case");
+  }
+  std::ifstream sj(dir / "summary.json");
+  const auto j = nlohmann::json::parse(sj);
+  EXPECT_EQ(j["backend"], "model");
+  EXPECT_EQ(j["argmax_mismatching_rows"], 0);
+
+  // An existing run is not overwritten without --force; --resume skips every finished cell.
+  EXPECT_NE(run(kTiny + " --out " + dir.string()).code, 0);
+  const Result again = run(kTiny + " --out " + dir.string() + " --resume");
+  ASSERT_EQ(again.code, 0) << again.out;
+  EXPECT_NE(again.out.find("(14 from an earlier run)"), std::string::npos) << again.out;
+  EXPECT_EQ(read_csv(dir / "row_variance.csv").rows.size(), v.rows.size());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(VarianceStudy, BadShapesFailCleanlyBeforeTouchingTheFolder) {
+  const auto dir = temp_dir("bad");
+  struct Bad {
+    std::string args, message;
+  };
+  const Bad bad[] = {
+      {"--backend model --blocks 48", "multiple of 32"},
+      {"--backend model --blocks 2048", "32..1024"},
+      {"--backend model --warp-block 0", "multiple of 32"},
+      {"--backend model --cols 0", "--cols must be >= 1"},
+      {"--backend model --rows 0", "must be >= 1"},
+      {"--backend model --cols 16777217", "2^24"},
+      {"--backend model --dtypes float16", "unknown dtype"},
+      {"--backend model --scales 0", "--scales"},
+      {"--backend model --verify full", "needs --backend cuda"},
+      {"--backend tpu", "unknown backend"},
+  };
+  for (const auto& b : bad) {
+    const Result r = run("study variance --quick --out " + dir.string() + " " + b.args);
+    EXPECT_NE(r.code, 0) << b.args;
+    EXPECT_NE(r.out.find(b.message), std::string::npos) << b.args << ": " << r.out;
+    EXPECT_EQ(r.out.find("terminate"), std::string::npos) << r.out;
+    EXPECT_FALSE(std::filesystem::exists(dir)) << b.args;
+  }
+}
+
+// The row part of `sumlab verify` without a GPU: the model side of every case evaluates and argmax
+// is the same under every shape (what the lead's verify prints when no GPU is present).
+TEST(VerifyRows, ModelOnlySweepCoversEveryKernelAndDtype) {
+  sumlab::RowVerifyOptions o;
+  o.quick = true;
+  o.model_only = true;
+  const sumlab::RowVerifySummary s = sumlab::verify_rows(o);
+  EXPECT_FALSE(s.gpu);
+  EXPECT_TRUE(s.ok()) << s.table();
+  ASSERT_EQ(s.lines.size(), 7u * 3u);
+  for (const auto& l : s.lines) EXPECT_EQ(l.cases, 4 * 11 * 3) << l.kernel << " " << l.dtype;
+  EXPECT_NE(s.table().find("argmax"), std::string::npos);
+  o.kernels = {"no_such_kernel"};
+  EXPECT_THROW(sumlab::verify_rows(o), std::runtime_error);
+}
+
+}  // namespace

@@ -1,0 +1,162 @@
+// `sumlab verify`, the backend choice and the launch-shape options, on a machine with or without a
+// GPU (the GPU half of verify itself is exercised by scripts/device-check.sh on an H200).
+#include <CLI/CLI.hpp>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "core/gpu_kernel.hpp"
+#include "studies/backend.hpp"
+#include "studies/commands.hpp"
+#include "studies/gpu_runs.hpp"
+#include "studies/shape_options.hpp"
+
+namespace sumlab {
+namespace {
+
+struct Result {
+  int code;
+  std::string out;  // stdout and stderr together
+};
+
+Result run(const std::string& args) {
+  const std::string cmd = std::string(SUMLAB_BINARY) + " " + args + " 2>&1";
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), buf.size(), p)) out += buf.data();
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
+}
+
+bool have_gpu() { return cuda_backend_available(nullptr); }
+
+TEST(VerifyCli, WithoutAGpuSaysWhyAndFails) {
+  if (have_gpu()) GTEST_SKIP() << "a GPU is present";
+  const Result r = run("verify --quick");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("no CUDA device"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--allow-no-gpu"), std::string::npos) << r.out;
+}
+
+TEST(VerifyCli, ModelSideAloneWithAllowNoGpu) {
+  if (have_gpu()) GTEST_SKIP() << "a GPU is present: the full check runs instead (scripts/device-check.sh)";
+  const Result r = run("verify --allow-no-gpu --quick --dists uniform,random_bits --threads 2");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("gpu_two_pass"), std::string::npos);
+  EXPECT_NE(r.out.find("gpu_exact"), std::string::npos);
+  EXPECT_NE(r.out.find("only the model side ran"), std::string::npos);
+}
+
+TEST(VerifyCli, BadOptionsAreOneLineErrors) {
+  Result r = run("verify --allow-no-gpu --sizes 12x");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("not a number"), std::string::npos) << r.out;
+  r = run("verify --allow-no-gpu --dists nosuch");
+  EXPECT_EQ(r.code, 2) << r.out;
+  r = run("verify --allow-no-gpu --kernels gpu_nosuch");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("gpu_two_pass"), std::string::npos) << r.out;  // lists the valid names
+}
+
+TEST(Backend, ChoiceAndErrors) {
+  const auto m = make_backend("model");
+  EXPECT_EQ(m->name(), "model");
+  EXPECT_EQ(m->sm_count(), 132);
+  const auto d = make_backend("");
+  EXPECT_EQ(d->kind(), have_gpu() ? BackendKind::cuda : BackendKind::model);
+  EXPECT_THROW(make_backend("opencl"), UserError);
+  if (!have_gpu()) {
+    try {
+      make_backend("cuda");
+      ADD_FAILURE() << "expected a UserError";
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find("no CUDA device"), std::string::npos) << e.what();
+    }
+  }
+  // The model backend: a value for a modelled kernel, none for a library peer, an error for a bad shape.
+  const std::vector<float> x(1000, 0.5f);
+  const auto two = m->sum(GpuKernel::two_pass, default_shape(GpuKernel::two_pass), std::span<const float>(x));
+  EXPECT_TRUE(two.has_value);
+  EXPECT_EQ(two.value, 500.0f);
+  EXPECT_FALSE(m->sum(GpuKernel::cub, LaunchShape{}, std::span<const float>(x)).has_value);
+  LaunchShape bad = default_shape(GpuKernel::two_pass);
+  bad.block = 33;
+  EXPECT_THROW(m->sum(GpuKernel::two_pass, bad, std::span<const float>(x)), UserError);
+}
+
+// Parses `args` into ShapeOptions through a CLI11 app, then resolves the shape for kernel k.
+LaunchShape resolve(const std::vector<std::string>& args, GpuKernel k) {
+  CLI::App app;
+  ShapeOptions o;
+  add_shape_options(app, o);
+  std::vector<std::string> argv = args;
+  std::reverse(argv.begin(), argv.end());
+  app.parse(argv);
+  return resolve_shape(o, k, 132, "float32", 1000);
+}
+
+TEST(ShapeOptions, DefaultsOverridesAndErrors) {
+  EXPECT_EQ(resolve({}, GpuKernel::two_pass), default_shape(GpuKernel::two_pass));
+  const LaunchShape s = resolve({"--grid", "7", "--block", "96", "--vector", "2", "--mapping", "contiguous",
+                                 "--warp-stage", "xor_butterfly", "--block-stage", "smem_tree"},
+                                GpuKernel::kahan);
+  EXPECT_EQ(to_string(s), "7x96 v2 contiguous xor_butterfly smem_tree second_kernel");
+  // A kernel ignores the fields it does not take.
+  EXPECT_EQ(resolve({"--vector", "2"}, GpuKernel::sequential).vector, default_shape(GpuKernel::sequential).vector);
+  EXPECT_EQ(resolve({"--cross-block", "last_block"}, GpuKernel::kahan).cross, CrossBlock::last_block);
+  auto fails = [](const std::vector<std::string>& args, GpuKernel k, const std::string& needle) {
+    try {
+      resolve(args, k);
+      ADD_FAILURE() << "no error for " << args.front();
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  fails({"--block", "100"}, GpuKernel::two_pass, "multiple of 32");
+  fails({"--block", "2048"}, GpuKernel::two_pass, "1024");
+  fails({"--grid", "0"}, GpuKernel::two_pass, "grid");
+  fails({"--grid", "0"}, GpuKernel::sequential, "grid");  // even where the field is ignored
+  fails({"--vector", "3"}, GpuKernel::two_pass, "1, 2 or 4");
+  fails({"--block", "96"}, GpuKernel::sequential, "power of two");
+  fails({"--mapping", "diagonal"}, GpuKernel::two_pass, "grid_stride|contiguous");
+  fails({"--cross-block", "atomic"}, GpuKernel::two_pass, "second_kernel");
+  fails({"--cross-block", "atomic"}, GpuKernel::kahan, "second_kernel or last_block");
+}
+
+TEST(GpuRuns, SelectRunAndDescribe) {
+  EXPECT_TRUE(select_gpu_kernels({"serial", "kahan"}).empty());  // CPU names are not GPU kernels
+  const auto some = select_gpu_kernels({"serial", "gpu_two_pass", "gpu_exact"});
+  ASSERT_EQ(some.size(), 2u);
+  EXPECT_EQ(some[0], GpuKernel::two_pass);
+  EXPECT_EQ(select_gpu_kernels({"all"}).size(), gpu_kernels().size() - 1);  // all but the racy tree
+  EXPECT_THROW(select_gpu_kernels({"gpu_nosuch"}), UserError);
+  const auto model = make_backend("model");
+  CLI::App app;
+  ShapeOptions o;
+  add_shape_options(app, o);
+  app.parse(std::vector<std::string>{"64", "--block"});
+  const std::vector<double> x(777, 0.25);
+  const auto runs = run_gpu_kernels<double>(*model, select_gpu_kernels({"all"}), o, std::span<const double>(x));
+  EXPECT_EQ(runs.size(), gpu_kernels().size() - 2);  // no racy tree; gpu_double_acc needs float32
+  for (const auto& r : runs) {
+    if (!info(r.kernel).modelled) continue;
+    EXPECT_TRUE(r.outcome.has_value) << info(r.kernel).name;
+    EXPECT_EQ(r.outcome.value, 194.25) << info(r.kernel).name;
+    if (info(r.kernel).shape_fields & field_block) {
+      EXPECT_EQ(r.shape.block, 64) << info(r.kernel).name;
+    }
+  }
+  EXPECT_TRUE(shape_json(GpuKernel::serial, LaunchShape{}).is_null());
+  const auto j = shape_json(GpuKernel::two_pass, default_shape(GpuKernel::two_pass));
+  EXPECT_EQ(j["grid"], 528);
+  EXPECT_EQ(j["cross_block"], "second_kernel");
+}
+
+}  // namespace
+}  // namespace sumlab
