@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# One call on a lent H200 that produces every GPU artefact the issues ask for, within ~9.5 minutes:
+#   1. scripts/device-check.sh  set-up (carried .debs), build, `sumlab verify --quick`, the gpu tests,
+#                               compute-sanitizer memcheck + racecheck          -> $OUT/check/
+#   2. scripts/device-rows.sh   row kernels: gpu tests, variance study (verifies GPU == model bits),
+#                               sanitizers                                      -> $OUT/rows/
+#   3. scripts/device-determinism.sh  determinism study, golden file           -> $OUT/det/
+#   4. error-vs-n and error-vs-cond on the cuda backend                        -> $OUT/accuracy/
+# Everything is packed into $OUT/device-all.tar.gz (the tool returns at most 8 files); reports are
+# rendered afterwards on the CPU machine with `sumlab report`.
+# Usage (device tool): SUMLAB_DEBS=.debs OUT=$OUT scripts/device-all.sh
+set -uo pipefail
+export SUMLAB_NO_REPORT=1
+OUT=${OUT:-$PWD/out/device-all}
+mkdir -p "$OUT"
+T0=$SECONDS
+say() { echo "[device-all +$((SECONDS - T0))s] $*" | tee -a "$OUT/device-all.log"; }
+
+say "1. check (set-up, build, verify --quick, gpu tests, sanitizers)"
+OUT="$OUT/check" SUMLAB_DEADLINE=${SUMLAB_CHECK_DEADLINE:-200} SUMLAB_VERIFY_ARGS="--quick" \
+  bash scripts/device-check.sh > "$OUT/check.console" 2>&1
+say "check exit $?"
+
+# The dependency prefix device-check.sh unpacked, for the incremental builds below.
+U=/tmp/sumlab-deps/usr
+if [ -d "$U" ]; then
+  export CMAKE_PREFIX_PATH="$U" CPATH="$U/include:$U/include/x86_64-linux-gnu:$U/include/eigen3"
+  export LIBRARY_PATH="$U/lib/x86_64-linux-gnu" LD_LIBRARY_PATH="$U/lib/x86_64-linux-gnu"
+  export PKG_CONFIG_PATH="$U/lib/x86_64-linux-gnu/pkgconfig:$U/share/pkgconfig"
+fi
+[ -x build/cuda/sumlab ] || { say "no build/cuda/sumlab: stopping"; tail -40 "$OUT/check.console"; exit 1; }
+
+say "2. rows"
+OUT="$OUT/rows" SUMLAB_DEADLINE=${SUMLAB_ROWS_DEADLINE:-110} bash scripts/device-rows.sh > "$OUT/rows.console" 2>&1
+say "rows exit $?"
+
+say "3. determinism"
+OUT="$OUT/det" SUMLAB_DEADLINE=${SUMLAB_DET_DEADLINE:-125} bash scripts/device-determinism.sh > "$OUT/det.console" 2>&1
+say "determinism exit $?"
+
+say "4. accuracy studies on the cuda backend"
+mkdir -p "$OUT/accuracy"
+timeout --signal=INT --kill-after=10 "${SUMLAB_EVN_SECONDS:-85}" build/cuda/sumlab study error-vs-n --backend cuda \
+  --log2-max 28 --seeds 1 --dtypes float32,float64 --algorithms serial,pairwise,kahan,exact \
+  --out "$OUT/accuracy/error-vs-n" > "$OUT/accuracy/error-vs-n.log" 2>&1
+say "error-vs-n exit $? (124/130: time limit; the rows finished so far are kept)"
+timeout --signal=INT --kill-after=10 "${SUMLAB_EVC_SECONDS:-30}" build/cuda/sumlab study error-vs-cond --backend cuda \
+  --seeds 1 --out "$OUT/accuracy/error-vs-cond" > "$OUT/accuracy/error-vs-cond.log" 2>&1
+say "error-vs-cond exit $?"
+
+say "packing"
+tar -czf "$OUT/device-all.tar.gz" -C "$OUT" --exclude=device-all.tar.gz check rows det accuracy \
+  check.console rows.console det.console 2>/dev/null
+ls -la "$OUT/device-all.tar.gz" | tee -a "$OUT/device-all.log"
+# Only the archive and this log travel back (the tool returns at most 8 files).
+find "$OUT" -mindepth 1 -maxdepth 1 ! -name device-all.tar.gz ! -name device-all.log -exec rm -rf {} +
+say "done"
