@@ -11,6 +11,8 @@
 # Usage (device tool): SUMLAB_DEBS=.debs OUT=$OUT scripts/device-all.sh
 set -uo pipefail
 export SUMLAB_NO_REPORT=1
+# The copy on the device has no .git: provenance.json takes the commit from the carried note.
+[ -f "${SUMLAB_DEBS:-.debs}/commit.txt" ] && export SUMLAB_GIT_COMMIT="$(cut -d" " -f1 "${SUMLAB_DEBS:-.debs}/commit.txt")"
 OUT=${OUT:-$PWD/out/device-all}
 mkdir -p "$OUT"
 T0=$SECONDS

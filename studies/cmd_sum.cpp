@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <limits>
+#include <memory>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -13,9 +15,13 @@
 #include "core/float_traits.hpp"
 #include "core/metrics.hpp"
 #include "reference/mpfr_sum.hpp"
+#include "core/gpu_kernel.hpp"
+#include "studies/backend.hpp"
 #include "studies/commands.hpp"
+#include "studies/gpu_runs.hpp"
 #include "studies/input_options.hpp"
 #include "studies/json_number.hpp"
+#include "studies/shape_options.hpp"
 
 namespace sumlab {
 namespace {
@@ -25,10 +31,15 @@ struct SumOptions {
   std::vector<std::string> algorithms{"all"};
   std::size_t pairwise_base = 1;
   bool json = false;
+  std::string backend;  // for GPU kernels: cuda, model, or "" (cuda when a GPU is present)
+  ShapeOptions shape;
 };
 
 template <class T> struct Row {
   std::string algorithm;
+  std::string backend = "cpu";
+  nlohmann::ordered_json shape;  // null for CPU algorithms and shape-less kernels
+  bool has_value = true;
   SumResult<T> result;
   reference::ErrorMetrics metrics;
   double bound = 0;
@@ -43,11 +54,12 @@ template <class T> std::vector<const CpuAlgorithm<T>*> select_algorithms(const s
       for (const auto& a : cpu_algorithms<T>()) out.push_back(&a);
       continue;
     }
+    if (name == "gpu" || find_gpu_kernel(name) || name.rfind("gpu_", 0) == 0) continue;  // GPU kernels
     const auto* a = find_cpu_algorithm<T>(name);
     if (!a) {
       std::string valid;
       for (const auto& b : cpu_algorithms<T>()) valid += (valid.empty() ? "" : ", ") + std::string(b.info.name);
-      throw UserError("unknown algorithm '" + name + "' (valid: all, " + valid + ")");
+      throw UserError("unknown algorithm '" + name + "' (valid: all, gpu, " + valid + ", " + gpu_kernel_names() + ")");
     }
     out.push_back(a);
   }
@@ -73,6 +85,28 @@ template <class T> int run_sum(const SumOptions& opts, std::vector<T>& x) {
     row.bound += row.result.extra_error_bound;
     rows.push_back(std::move(row));
   }
+  const auto kernels = select_gpu_kernels(opts.algorithms);
+  std::unique_ptr<Backend> backend;
+  if (!kernels.empty() || !opts.backend.empty()) backend = make_backend(opts.backend);
+  if (backend) {
+    for (auto& r : run_gpu_kernels<T>(*backend, kernels, opts.shape, xs)) {
+      Row<T> row;
+      row.algorithm = std::string(info(r.kernel).name);
+      row.backend = std::string(backend->name());
+      row.shape = shape_json(r.kernel, r.shape);
+      row.has_value = r.outcome.has_value;
+      row.result.value = r.outcome.has_value ? r.outcome.value : std::numeric_limits<T>::quiet_NaN();
+      row.result.diagnostics = r.outcome.note;
+      row.metrics = reference::measure<T>(xs, row.result.value);
+      // Any summation order is bounded by the serial bound gamma(n-1) sum|x| (the longest chain);
+      // per-shape tree depths are not tabulated, so that valid, loose bound is reported.
+      row.bound = info(r.kernel).kernel == GpuKernel::exact
+                      ? unit_roundoff<T>() * std::fabs(row.metrics.exact)
+                      : gamma<T>(static_cast<double>(x.empty() ? 0 : x.size() - 1)) * row.metrics.sum_abs +
+                            (r.kernel == GpuKernel::fixed_point ? unit_roundoff<T>() * row.metrics.sum_abs : 0.0);
+      rows.push_back(std::move(row));
+    }
+  }
 
   const std::string dtype(FloatTraits<T>::dtype);
   if (opts.json) {
@@ -80,7 +114,8 @@ template <class T> int run_sum(const SumOptions& opts, std::vector<T>& x) {
     for (const auto& r : rows) {
       nlohmann::ordered_json j;
       j["algorithm"] = r.algorithm;
-      j["backend"] = "cpu";
+      j["backend"] = r.backend;
+      j["shape"] = r.shape;
       j["dtype"] = dtype;
       j["n"] = x.size();
       j["value"] = json_number(r.result.value);
@@ -106,6 +141,7 @@ template <class T> int run_sum(const SumOptions& opts, std::vector<T>& x) {
   }
 
   std::cout << fmt::format("input      {}\n", describe_input(opts.input, x.size()));
+  if (backend) std::cout << fmt::format("backend    {}\n", backend->description());
   std::cout << fmt::format("reference  {} ({})  correctly rounded {} sum (MPFR)\n",
                            reference_value, hex_bits(reference_value), dtype);
   if (!rows.empty()) {
@@ -118,6 +154,7 @@ template <class T> int run_sum(const SumOptions& opts, std::vector<T>& x) {
                            "value", "bits", "abs err", "rel err", "ulps", "bound", "notes");
   for (const auto& r : rows) {
     std::string notes = r.result.diagnostics;
+    if (r.shape.contains("text")) notes = r.shape["text"].template get<std::string>() + (notes.empty() ? "" : "; " + notes);
     if (!r.metrics.special && r.metrics.abs_error > r.bound) notes += " EXCEEDS BOUND";
     std::cout << fmt::format("{:<15} {:>26} {:>20} {:>11.3e} {:>11.3e} {:>11.4g} {:>11.3e}  {}\n",
                              r.algorithm, fmt::format("{}", r.result.value), hex_bits(r.result.value),
@@ -127,9 +164,12 @@ template <class T> int run_sum(const SumOptions& opts, std::vector<T>& x) {
 }
 
 std::string algorithm_help() {
-  std::string s = "Algorithm name, 'all', or a comma list. CPU algorithms:\n";
+  std::string s = "Algorithm name, 'all' (CPU), 'gpu' (every GPU kernel), or a comma list. CPU algorithms:\n";
   for (const auto& a : cpu_algorithms<double>())
-    s += fmt::format("  {:<15} {}\n", a.info.name, a.info.summary);
+    s += fmt::format("  {:<18} {}\n", a.info.name, a.info.summary);
+  s += "GPU kernels (run on --backend cuda or model):\n";
+  for (const auto& k : gpu_kernels())
+    if (!k.diagnostic_only) s += fmt::format("  {:<18} {}\n", k.name, k.summary);
   return s;
 }
 
@@ -145,6 +185,11 @@ void register_sum(CLI::App& app) {
                   "Base-case size of 'pairwise' (1 = the textbook tree; 128 = serial runs of <=128)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 40));
   cmd->add_flag("--json", opts->json, "Print one JSON object per algorithm");
+  cmd->add_option("--backend", opts->backend,
+                  "Where GPU kernels run: cuda (a GPU) or model (the CPU executing their exact order); "
+                  "default cuda when a GPU is present, else model")
+      ->check(CLI::IsMember({"cuda", "model"}));
+  add_shape_options(*cmd, opts->shape);
   cmd->callback([opts] {
     Array a = load_input(opts->input);
     if (auto* f = std::get_if<std::vector<float>>(&a)) run_sum<float>(*opts, *f);

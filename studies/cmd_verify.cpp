@@ -60,6 +60,7 @@
 #include "core/order_model/smem_race.hpp"
 #include "studies/backend.hpp"
 #include "studies/commands.hpp"
+#include "studies/verify_rows.hpp"
 #include "studies/progress.hpp"
 
 #if defined(SUMLAB_WITH_CUDA)
@@ -705,14 +706,26 @@ void run_verify(const VerifyOptions& o) {
     atomic_demo(opts, sm, std::cout, atomic_csv, atomic_failures);
   }
 #endif
+  // The row kernels (variance, softmax, argmax): GPU bits == model bits over layouts and shapes.
+  RowVerifyOptions ro;
+  ro.quick = opts.quick;
+  ro.seed = opts.seed;
+  ro.model_only = !gpu;
+  if (!opts.csv.empty()) {
+    const auto dot = opts.csv.rfind(".csv");
+    ro.csv = (dot == std::string::npos ? opts.csv : opts.csv.substr(0, dot)) + "_rows.csv";
+  }
+  const RowVerifySummary rows = verify_rows(ro);
+  std::cout << "\nrow kernels\n" << rows.table();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cout << fmt::format("\n{} cases in {:.1f} s{}\n", v.cases(), secs,
                            opts.csv.empty() ? "" : "; every case in " + opts.csv);
   std::cout.flush();
-  if (v.mismatches() > 0 || v.errors() > 0 || atomic_failures > 0 || !not_covered.empty())
-    throw UserError(fmt::format("verify: {} mismatches, {} errors, {} two-pass disagreements, {} inputs not covered "
-                                "(see above)",
-                                v.mismatches(), v.errors(), atomic_failures, not_covered.size()));
+  if (v.mismatches() > 0 || v.errors() > 0 || atomic_failures > 0 || !not_covered.empty() || !rows.ok())
+    throw UserError(fmt::format("verify: {} mismatches, {} errors, {} two-pass disagreements, {} inputs not covered, "
+                                "row kernels {} (see above)",
+                                v.mismatches(), v.errors(), atomic_failures, not_covered.size(),
+                                rows.ok() ? "ok" : "FAILED"));
   if (!gpu) std::cout << "no GPU: only the model side ran (" << why << ")\n";
 }
 

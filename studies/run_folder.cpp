@@ -3,6 +3,7 @@
 #include <array>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -215,8 +216,12 @@ nlohmann::ordered_json provenance(const std::string& study, const std::string& c
   p["study"] = study;
   p["command_line"] = command_line;
   p["date_utc"] = utc_now();
-  const std::string commit = run_command("git -C '" + src + "' rev-parse HEAD 2>/dev/null");
-  p["git_commit"] = commit.empty() ? "unknown" : commit;
+  // SUMLAB_GIT_COMMIT names the commit where the tree has no .git (a copy sent to a GPU machine).
+  const char* given = std::getenv("SUMLAB_GIT_COMMIT");
+  std::string commit = given ? given : run_command("git -C '" + src + "' rev-parse HEAD 2>/dev/null");
+  if (!given && (commit.size() != 40 || commit.find_first_not_of("0123456789abcdef") != std::string::npos))
+    commit = "unknown";
+  p["git_commit"] = commit;
   p["git_dirty"] = !run_command("git -C '" + src + "' status --porcelain --untracked-files=no 2>/dev/null").empty();
   p["compiler"] = SUMLAB_CXX_COMPILER;
   p["cxx_flags"] = SUMLAB_CXX_FLAGS;
