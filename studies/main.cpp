@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   sumlab::register_study(app);
   sumlab::register_verify(app);
   sumlab::register_report(app);
+  sumlab::register_explain(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

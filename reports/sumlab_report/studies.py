@@ -852,3 +852,69 @@ RENDERERS.update({
     "row_argmax.csv": render_row_argmax,
     "row_verify.csv": render_row_verify,
 })
+
+
+# --- order diagrams (sumlab explain --csv RUN_DIR/order_trace.csv) --------------------------------
+# One row per input element and per addition of the traced tree (columns in data/README.md); one
+# panel per (kernel, dtype, n, shape): inputs on the bottom row in index order, each addition above
+# the mean position of its operands, coloured by the stage that performs it.
+
+_STAGE_COLOUR = {"thread": "#1f77b4", "warp": "#2ca02c", "block": "#ff7f0e", "cross-block": "#d62728"}
+
+
+def render_order_trace(run: Run, data: CsvData, ctx: Context) -> list:
+    groups: dict[tuple, list] = defaultdict(list)
+    for r in data.rows:
+        groups[(r.get("kernel", ""), r.get("dtype", ""), r.get("n", ""), r.get("shape", ""))].append(r)
+    fig, axes = plt.subplots(len(groups), 1, figsize=(10, 3.2 * len(groups)), squeeze=False)
+    for ax, (key, rows) in zip(axes[:, 0], groups.items()):
+        kernel, dtype, n, shape = key
+        pos: dict[str, tuple[float, int]] = {}
+        leaves = [r for r in rows if r.get("stage") == "input"]
+        for i, r in enumerate(leaves):
+            pos[r["node"]] = (float(i), 0)
+        adds = [r for r in rows if r.get("stage") != "input"]
+        for r in adds:  # rows are in evaluation order: operands come first
+            a, b = pos.get(r["lhs"], (0.0, 0)), pos.get(r["rhs"], (0.0, 0))
+            pos[r["node"]] = ((a[0] + b[0]) / 2, max(a[1], b[1]) + 1)
+        for r in adds:
+            x, y = pos[r["node"]]
+            for child in (r["lhs"], r["rhs"]):
+                if child in pos:
+                    cx, cy = pos[child]
+                    ax.plot([x, cx], [y, cy], color="#aaaaaa", lw=0.8, zorder=1)
+        for stage, colour in _STAGE_COLOUR.items():
+            pts = [pos[r["node"]] for r in adds if r.get("stage") == stage]
+            if pts:
+                ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=28, color=colour, label=stage, zorder=2)
+        ax.scatter([pos[r["node"]][0] for r in leaves], [0] * len(leaves), s=18, marker="s", color="#444444",
+                   label="input", zorder=2)
+        if len(leaves) <= 32:
+            for r in leaves:
+                ax.annotate(f"{r['node']}\nt{r.get('first_thread', '')}", pos[r["node"]], textcoords="offset points",
+                            xytext=(0, -22), ha="center", fontsize=6)
+        if adds:
+            top = max(adds, key=lambda r: pos[r["node"]][1])
+            ax.annotate(f"= {top['value']}", pos[top["node"]], textcoords="offset points", xytext=(8, 4), fontsize=8)
+        ax.set_title(f"{kernel} {dtype} n={n}, shape {shape}", fontsize=9)
+        ax.set_yticks([])
+        ax.set_xticks([])
+        ax.set_ylabel("additions ↑")
+        ax.legend(loc="upper left", fontsize=7, frameon=False, ncol=5)
+        ax.margins(x=0.03, y=0.25)
+    stem = ctx.fig_prefix + "order-trace"
+    figures.save(fig, ctx.out_dir, stem)
+    return [
+        Heading("Order diagrams", 3, anchor=slug(run.label + "-order")),
+        Paragraph("What this shows: the exact tree of additions the order model performs for each kernel and "
+                  "launch shape (sumlab explain), the same operations the GPU kernel performs; two shapes of "
+                  "the same kernel pair different partial sums, which is why their bits can differ. t<k> is "
+                  "the thread that loads each input."),
+        Figure(stem, "Order of additions per launch shape",
+               "Inputs (squares) in index order at the bottom; each dot is one addition, placed above its "
+               "operands and coloured by stage (thread chain, warp shuffles, shared-memory block stage, "
+               "cross-block). Additions of the identity from idle lanes are omitted."),
+    ]
+
+
+RENDERERS["order_trace.csv"] = render_order_trace

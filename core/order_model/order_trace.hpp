@@ -1,0 +1,103 @@
+#pragma once
+// An order trace: the model's own stage functions (block_partials, reduce_partials) run with an op
+// whose accumulator is a node of an expression DAG, so the additions a kernel performs for a launch
+// shape are recorded exactly as the model performs them, with every intermediate value rounded as
+// in T. `sumlab explain` prints and draws it; its final value is checked against model_sum's bits.
+//
+// Stages are read off what each addition covers: every leaf x[i] belongs to one thread (from the
+// shape's mapping), a node covers the range of threads of its leaves, and an addition is
+//   thread      a step of one thread's chain over its own elements,
+//   warp        both operands within one warp (shuffles, no barrier),
+//   block       within one block across warps (shared memory, after __syncthreads),
+//   cross-block partials of different blocks (second kernel, last block, or atomics).
+// Additions of the identity (+0 from idle lanes and threads) are recorded but marked `idle`.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/launch_shape.hpp"
+
+namespace sumlab::order_model {
+
+enum class TraceStage { thread, warp, block, cross_block };
+
+inline const char* to_string(TraceStage s) {
+  switch (s) {
+    case TraceStage::thread: return "thread";
+    case TraceStage::warp: return "warp";
+    case TraceStage::block: return "block";
+    case TraceStage::cross_block: return "cross-block";
+  }
+  return "?";
+}
+
+struct TraceEvent {
+  int lhs, rhs;            // node ids; leaves are -(index + 2), the identity is -1
+  double value;            // the rounded result, widened
+  TraceStage stage;
+  std::int64_t first_thread, last_thread;
+  bool idle;               // one operand covers no element (the identity, or sums of it)
+};
+
+template <class T> struct Trace {
+  std::vector<TraceEvent> events;      // node k is events[k]
+  std::vector<T> leaves;
+  std::vector<std::int64_t> leaf_thread;
+  int block = 0;
+};
+
+template <class T> Trace<T>*& current_trace() {
+  thread_local Trace<T>* t = nullptr;
+  return t;
+}
+
+template <class T> struct TracedValue {
+  T value{};
+  int id = -1;  // -1: the identity; <= -2: leaf -(id + 2); >= 0: an addition node
+  std::int64_t first = -1, last = -1;  // threads covered (-1: none, the identity)
+};
+
+template <class T> struct TracedLeaf {
+  T value{};
+  std::int64_t index = 0;
+};
+
+// The op: the arithmetic is PlainSumOp's (a + b in T), recorded.
+template <class T> struct TracedSumOp {
+  using In = TracedLeaf<T>;
+  using Acc = TracedValue<T>;
+  using Out = T;
+  static Acc identity() { return Acc{}; }
+  static Acc record(const Acc& a, const Acc& b, bool chain) {
+    Trace<T>& t = *current_trace<T>();
+    Acc r;
+    r.value = a.value + b.value;
+    r.first = a.first < 0 ? b.first : (b.first < 0 ? a.first : std::min(a.first, b.first));
+    r.last = std::max(a.last, b.last);
+    TraceStage stage = TraceStage::cross_block;
+    const std::int64_t block = t.block;
+    if (chain) stage = TraceStage::thread;
+    else if (r.first / 32 == r.last / 32) stage = TraceStage::warp;
+    else if (r.first / block == r.last / block) stage = TraceStage::block;
+    r.id = static_cast<int>(t.events.size());
+    t.events.push_back({a.id, b.id, static_cast<double>(r.value), stage, r.first, r.last,
+                        a.first < 0 || b.first < 0});
+    return r;
+  }
+  static Acc add(Acc a, In x) {
+    Trace<T>& t = *current_trace<T>();
+    const std::int64_t th = t.leaf_thread[static_cast<std::size_t>(x.index)];
+    return record(a, Acc{x.value, -static_cast<int>(x.index) - 2, th, th}, true);
+  }
+  static Acc combine(Acc a, Acc b) { return record(a, b, false); }
+  static Out finish(Acc a) { return a.value; }
+};
+
+// The thread that owns element i under the shape's mapping (the model's thread_chain order).
+inline std::int64_t owner_thread(std::int64_t i, std::int64_t n, const LaunchShape& s) {
+  if (s.mapping == Mapping::grid_stride) return (i / s.vector) % s.threads();
+  return i / contiguous_chunk(n, s.threads(), s.vector);
+}
+
+}  // namespace sumlab::order_model
