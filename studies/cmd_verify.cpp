@@ -60,6 +60,7 @@
 #include "core/order_model/smem_race.hpp"
 #include "studies/backend.hpp"
 #include "studies/commands.hpp"
+#include "studies/size_text.hpp"
 #include "studies/verify_rows.hpp"
 #include "studies/progress.hpp"
 
@@ -90,42 +91,6 @@ struct VerifyOptions {
   bool racy = false;
   double time_limit = 0;  // seconds; 0 = none
 };
-
-// "1000", "2^20", "2^20+3", "2^24-1".
-std::int64_t parse_size(const std::string& text) {
-  try {
-    std::size_t pos = 0;
-    std::int64_t v = 0;
-    if (text.rfind("2^", 0) == 0) {
-      const int e = std::stoi(text.substr(2), &pos);
-      if (e < 0 || e > 40) throw UserError("size '" + text + "': exponent must be 0..40");
-      v = std::int64_t(1) << e;
-      pos += 2;
-      if (pos < text.size()) {
-        std::size_t p2 = 0;
-        const long long off = std::stoll(text.substr(pos), &p2);
-        if (pos + p2 != text.size()) throw std::invalid_argument("trailing");
-        v += off;
-      }
-    } else {
-      v = std::stoll(text, &pos);
-      if (pos != text.size()) throw std::invalid_argument("trailing");
-    }
-    if (v < 0) throw UserError("size '" + text + "' is negative");
-    return v;
-  } catch (const std::logic_error&) {
-    throw UserError("size '" + text + "' is not a number, 2^k or 2^k+c");
-  }
-}
-
-std::string size_text(std::int64_t n) {
-  for (int e = 10; e <= 40; ++e) {
-    const std::int64_t p = std::int64_t(1) << e;
-    if (n == p) return "2^" + std::to_string(e);
-    if (n > p && n - p <= 16) return "2^" + std::to_string(e) + "+" + std::to_string(n - p);
-  }
-  return std::to_string(n);
-}
 
 // The sweep's shapes (see the header comment).
 std::vector<LaunchShape> sweep_shapes(int sm, int count) {
