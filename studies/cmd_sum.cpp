@@ -85,7 +85,11 @@ template <class T> int run_sum(const SumOptions& opts, std::vector<T>& x) {
     row.bound += row.result.extra_error_bound;
     rows.push_back(std::move(row));
   }
-  const auto kernels = select_gpu_kernels(opts.algorithms);
+  // 'all' means every CPU algorithm here (see --help); 'gpu' selects every GPU kernel.
+  std::vector<std::string> gpu_names;
+  for (const auto& name : opts.algorithms)
+    if (name != "all") gpu_names.push_back(name);
+  const auto kernels = select_gpu_kernels(gpu_names);
   std::unique_ptr<Backend> backend;
   if (!kernels.empty() || !opts.backend.empty()) backend = make_backend(opts.backend);
   if (backend) {

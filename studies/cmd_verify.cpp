@@ -259,7 +259,7 @@ class Verifier {
   std::vector<Case> cases_for(std::int64_t n, bool is_float) const {
     std::vector<Case> out;
     const std::vector<LaunchShape>& shapes = n <= kLargeSize ? shapes_ : large_shapes_;
-    const std::int64_t serial_max = parse_size(opts_.serial_max);
+    const std::int64_t serial_max = parse_size(opts_.serial_max, "--serial-max");
     for (GpuKernel k : kernels_) {
       if (info(k).float_input_only && !is_float) continue;
       if (k == GpuKernel::serial && n > serial_max) continue;
@@ -468,7 +468,7 @@ class Verifier {
 // gpu_atomic at n = atomic_n: measured values over `runs` launches per shape next to the model's
 // sampled arrival orders; gpu_two_pass on the same shapes for contrast.
 void atomic_demo(const VerifyOptions& o, int sm, std::ostream& os, const std::string& csv_path, int& failures) {
-  const std::int64_t n = parse_size(o.atomic_n);
+  const std::int64_t n = parse_size(o.atomic_n, "--atomic-n");
   if (n == 0 || o.atomic_runs <= 0) return;
   DistributionSpec spec;  // uniform [0, 1), float32: the measured blog's setup (seeds/001)
   gpu::DeviceBuffer<float> buf(n);
@@ -607,7 +607,7 @@ void run_verify(const VerifyOptions& o) {
     opts.dists = {"uniform", "normal", "cancellation", "lognormal", "constant", "ill_conditioned", "random_bits"};
   if (opts.kernels.empty()) opts.kernels = {"all"};
   std::vector<std::int64_t> sizes;
-  for (const auto& s : opts.sizes) sizes.push_back(parse_size(s));
+  for (const auto& s : opts.sizes) sizes.push_back(parse_size(s, "--sizes"));
   std::vector<Input> inputs;
   for (const auto& d : opts.dists) inputs.push_back(parse_input(d));
   if (opts.dtype != "both" && opts.dtype != "float32" && opts.dtype != "float64")

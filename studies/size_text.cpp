@@ -6,13 +6,13 @@
 
 namespace sumlab {
 
-std::int64_t parse_size(const std::string& text) {
+std::int64_t parse_size(const std::string& text, const std::string& option) {
   try {
     std::size_t pos = 0;
     std::int64_t v = 0;
     if (text.rfind("2^", 0) == 0) {
       const int e = std::stoi(text.substr(2), &pos);
-      if (e < 0 || e > 40) throw UserError("size '" + text + "': the exponent must be 0..40");
+      if (e < 0 || e > 40) throw UserError(option + ": '" + text + "': the exponent must be 0..40");
       v = std::int64_t(1) << e;
       pos += 2;
       if (pos < text.size()) {
@@ -25,10 +25,10 @@ std::int64_t parse_size(const std::string& text) {
       v = std::stoll(text, &pos);
       if (pos != text.size()) throw std::invalid_argument("trailing");
     }
-    if (v < 0) throw UserError("size '" + text + "' is negative");
+    if (v < 0) throw UserError(option + ": '" + text + "' is negative");
     return v;
   } catch (const std::logic_error&) {
-    throw UserError("size '" + text + "' is not a number, 2^k or 2^k+c");
+    throw UserError(option + ": '" + text + "' is not a number, 2^k or 2^k+c");
   }
 }
 

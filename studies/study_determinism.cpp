@@ -267,7 +267,7 @@ Plan make_plan(const DeterminismOptions& o, const Backend& b) {
   if (sizes.empty())
     sizes = cuda ? (o.quick ? std::vector<std::string>{"2^20"} : std::vector<std::string>{"2^20", "2^24", "2^26"})
                  : (o.quick ? std::vector<std::string>{"4099"} : std::vector<std::string>{"2^16+3", "2^20"});
-  for (const auto& s : sizes) p.sizes.push_back(parse_size(s));
+  for (const auto& s : sizes) p.sizes.push_back(parse_size(s, "--sizes"));
   p.sizes = dedupe(p.sizes);
   p.dists = dedupe(o.dists.empty() ? (o.quick ? std::vector<std::string>{"uniform", "cancellation"}
                                               : std::vector<std::string>{"uniform", "normal", "cancellation"})
