@@ -238,7 +238,7 @@ void run_error_vs_n(const StudyOptions& o) {
   RunFolder folder(out, "error-vs-n", o.resume ? RunMode::resume : (o.force ? RunMode::force : RunMode::fresh),
                    this_command_line());
   folder.write_json("provenance.json", provenance("error-vs-n", this_command_line(), backend_name));
-  const auto done = folder.done_keys("error_vs_n.csv", kCellKey);
+  const auto done = folder.done_keys("error_vs_n.csv", kCellKey, true);
   CsvAppender csv(folder.file("error_vs_n.csv"), kErrorVsNColumns);
 
   const std::size_t total = o.dtypes.size() * dists.size() * sizes.size() * static_cast<std::size_t>(seeds);
@@ -303,7 +303,7 @@ void run_error_vs_cond(const StudyOptions& o, std::uint64_t n, int step) {
   RunFolder folder(out, "error-vs-cond", o.resume ? RunMode::resume : (o.force ? RunMode::force : RunMode::fresh),
                    this_command_line());
   folder.write_json("provenance.json", provenance("error-vs-cond", this_command_line(), backend_name));
-  const auto done = folder.done_keys("error_vs_cond.csv", {"dtype", "requested_condition", "seed"});
+  const auto done = folder.done_keys("error_vs_cond.csv", {"dtype", "requested_condition", "seed"}, true);
   CsvAppender csv(folder.file("error_vs_cond.csv"), kErrorVsCondColumns);
   std::vector<std::pair<std::string, int>> plan;  // (dtype, decade)
   for (const auto& dtype : o.dtypes)

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "studies/commands.hpp"
@@ -75,13 +76,26 @@ CsvAppender::CsvAppender(const fs::path& path, const std::vector<std::string>& c
     : columns_(columns.size()) {
   const bool existing = fs::exists(path) && fs::file_size(path) > 0;
   if (existing) {
+    // A run interrupted in the middle of a write leaves a last line without its newline: cut it off,
+    // so that resumed rows start on a line of their own (read_csv already ignores such a line).
+    std::string content;
+    {
+      std::ifstream in(path, std::ios::binary);
+      content.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    if (!content.empty() && content.back() != '\n') {
+      const auto last = content.rfind('\n');
+      fs::resize_file(path, last == std::string::npos ? 0 : last + 1);
+    }
+  }
+  if (existing && fs::file_size(path) > 0) {
     const CsvTable t = read_csv(path);
     if (t.header != columns)
       throw UserError("'" + path.string() + "' has other columns than this study writes; use --force to start over");
   }
   file_ = std::fopen(path.c_str(), "a");
   if (!file_) throw UserError("cannot write '" + path.string() + "': " + std::strerror(errno));
-  if (!existing) {
+  if (!existing || fs::file_size(path) == 0) {
     write_line(columns);
     std::fflush(file_);
   }
@@ -181,18 +195,46 @@ RunFolder::RunFolder(const fs::path& dir, const std::string& study, RunMode mode
 }
 
 std::set<std::string> RunFolder::done_keys(const std::string& csv_name,
-                                           const std::vector<std::string>& key_columns) const {
+                                           const std::vector<std::string>& key_columns,
+                                           bool redo_last_cell) const {
   std::set<std::string> keys;
   const fs::path path = file(csv_name);
   if (!fs::exists(path)) return keys;
   const CsvTable t = read_csv(path);
   std::vector<int> idx;
   for (const auto& c : key_columns) idx.push_back(t.column(c));
-  for (const auto& r : t.rows) {
+  auto key_of = [&](const std::vector<std::string>& r) {
     std::string k;
     for (int i : idx) k += (i >= 0 ? r[static_cast<std::size_t>(i)] : std::string()) + "|";
-    keys.insert(k);
+    return k;
+  };
+  // Cells are appended one after another, so only the last one can have been cut short by an
+  // interruption: its rows are removed and it is run again.
+  if (!redo_last_cell) {
+    for (const auto& r : t.rows) keys.insert(key_of(r));
+    return keys;
   }
+  const std::string last = t.rows.empty() ? std::string() : key_of(t.rows.back());
+  std::string kept;
+  for (std::size_t i = 0; i < t.header.size(); ++i) kept += (i ? "," : "") + csv_field(t.header[i]);
+  kept += "\n";
+  for (const auto& r : t.rows) {
+    const std::string k = key_of(r);
+    if (k == last) continue;
+    keys.insert(k);
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      if (i) kept.push_back(',');
+      kept.append(csv_field(r[i]));
+    }
+    kept.push_back('\n');
+  }
+  const fs::path tmp = file(csv_name + ".tmp");
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out << kept;
+    if (!out) throw UserError("cannot rewrite '" + path.string() + "'");
+  }
+  fs::rename(tmp, path);
   return keys;
 }
 

@@ -55,8 +55,12 @@ class RunFolder {
             const std::string& command_line);
   const std::filesystem::path& dir() const { return dir_; }
   std::filesystem::path file(const std::string& name) const { return dir_ / name; }
-  // Keys (a cell's identifying columns joined with '|') already present in a CSV: what resume skips.
-  std::set<std::string> done_keys(const std::string& csv_name, const std::vector<std::string>& key_columns) const;
+  // Keys (a cell's identifying columns joined with '|') of the cells a CSV holds: what resume
+  // skips. With redo_last_cell (for studies that write a cell as several rows), the last cell in
+  // the file, the only one an interruption can have cut short, is removed from the file and not
+  // counted as done.
+  std::set<std::string> done_keys(const std::string& csv_name, const std::vector<std::string>& key_columns,
+                                  bool redo_last_cell = false) const;
   // Writes `name` atomically (temporary file, then rename): never a half-written file.
   void write_json(const std::string& name, const nlohmann::ordered_json& j) const;
 
