@@ -1,4 +1,6 @@
 // The built `sumlab` binary on good and bad input: output and exit codes.
+#include "tests/studies/run_sumlab.hpp"
+
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -13,20 +15,8 @@
 
 namespace {
 
-struct Result {
-  int code;
-  std::string out;  // stdout and stderr together
-};
-
-Result run(const std::string& args) {
-  const std::string cmd = std::string(SUMLAB_BINARY) + " " + args + " 2>&1";
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), p)) out += buf.data();
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
-}
+using sumlab::test::Result;
+using sumlab::test::run;
 
 std::filesystem::path temp_dir(const std::string& name) {
   auto d = std::filesystem::temp_directory_path() / ("sumlab_cli_test_" + name);
@@ -187,7 +177,9 @@ TEST(CliGpu, BadShapesAndMissingDeviceFailCleanly) {
   EXPECT_EQ(r.code, 2) << r.out;
   // On a machine without a GPU, asking for one is a clear error (with a GPU this runs).
   r = run("sum --n 1000 --algorithm gpu_two_pass --backend cuda");
-  if (r.code != 0) EXPECT_NE(r.out.find("no CUDA device"), std::string::npos) << r.out;
+  if (r.code != 0) {
+    EXPECT_NE(r.out.find("no CUDA device"), std::string::npos) << r.out;
+  }
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 // `sumlab explain`: the traced tree reproduces the order model's bits, shows the stages the shape
 // implies, and rejects what it cannot draw.
+#include "tests/studies/run_sumlab.hpp"
+
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -11,19 +13,8 @@
 
 namespace {
 
-struct Result {
-  int code;
-  std::string out;
-};
-
-Result run(const std::string& args) {
-  FILE* p = popen((std::string(SUMLAB_BINARY) + " " + args + " 2>&1").c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), p)) out += buf.data();
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128, out};
-}
+using sumlab::test::Result;
+using sumlab::test::run;
 
 TEST(Explain, TraceMatchesModelForEveryShuffleKernelAndShape) {
   for (const char* k : {"gpu_two_pass", "gpu_last_block", "gpu_atomic"})

@@ -1,6 +1,8 @@
 // `sumlab report` on a tiny run folder: the files it writes, the names it shows, and bad input.
 // Rendering needs a Python with matplotlib; without one those tests skip with a message (CI
 // installs python3-matplotlib). The refusals are checked before any Python is looked for.
+#include "tests/studies/run_sumlab.hpp"
+
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,20 +20,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int code;
-  std::string out;  // stdout and stderr together
-};
-
-Result run(const std::string& args) {
-  const std::string cmd = std::string(SUMLAB_BINARY) + " " + args + " 2>&1";
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), p)) out += buf.data();
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
-}
+using sumlab::test::Result;
+using sumlab::test::run;
 
 fs::path temp_dir(const std::string& name) {
   auto d = fs::temp_directory_path() / ("sumlab_report_test_" + name);

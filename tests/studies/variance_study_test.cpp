@@ -1,5 +1,7 @@
 // `sumlab study variance` on the model backend with tiny sizes: the run folder, its columns and
 // rows, the textbook formula's negative variances at offset 1e4, and bad shapes refused cleanly.
+#include "tests/studies/run_sumlab.hpp"
+
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -18,20 +20,8 @@
 
 namespace {
 
-struct Result {
-  int code;
-  std::string out;  // stdout and stderr together
-};
-
-Result run(const std::string& args) {
-  const std::string cmd = std::string(SUMLAB_BINARY) + " " + args + " 2>&1";
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), p)) out += buf.data();
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
-}
+using sumlab::test::Result;
+using sumlab::test::run;
 
 std::filesystem::path temp_dir(const std::string& name) {
   auto d = std::filesystem::temp_directory_path() / ("sumlab_variance_test_" + name);

@@ -1,5 +1,7 @@
 // `sumlab verify`, the backend choice and the launch-shape options, on a machine with or without a
 // GPU (the GPU half of verify itself is exercised by scripts/device-check.sh on an H200).
+#include "tests/studies/run_sumlab.hpp"
+
 #include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -19,20 +21,8 @@
 namespace sumlab {
 namespace {
 
-struct Result {
-  int code;
-  std::string out;  // stdout and stderr together
-};
-
-Result run(const std::string& args) {
-  const std::string cmd = std::string(SUMLAB_BINARY) + " " + args + " 2>&1";
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), p)) out += buf.data();
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
-}
+using sumlab::test::Result;
+using sumlab::test::run;
 
 bool have_gpu() { return cuda_backend_available(nullptr); }
 
