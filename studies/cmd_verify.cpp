@@ -60,6 +60,7 @@
 #include "core/order_model/smem_race.hpp"
 #include "studies/backend.hpp"
 #include "studies/commands.hpp"
+#include "studies/parallel_for.hpp"
 #include "studies/size_text.hpp"
 #include "studies/verify_rows.hpp"
 #include "studies/progress.hpp"
@@ -208,18 +209,6 @@ struct Tally {
   std::set<std::string> shapes;
   long cases = 0, mismatches = 0, errors = 0;
 };
-
-// Runs fn(i) for i in [0, count) on `threads` threads.
-template <class F> void parallel_for(std::size_t count, int threads, F fn) {
-  std::atomic<std::size_t> next{0};
-  std::vector<std::thread> pool;
-  const int t = std::max(1, std::min<int>(threads, static_cast<int>(count)));
-  for (int w = 0; w < t; ++w)
-    pool.emplace_back([&] {
-      for (std::size_t i = next++; i < count; i = next++) fn(i);
-    });
-  for (auto& th : pool) th.join();
-}
 
 template <class T> std::uint64_t bits_of(T v) { return static_cast<std::uint64_t>(to_bits(v)); }
 

@@ -53,9 +53,11 @@
 #include "core/metrics.hpp"
 #include "core/order_model/cross_block.hpp"
 #include "core/order_model/model_sum.hpp"
+#include "core/order_model/reduce_ops.hpp"
 #include "reference/mpfr_sum.hpp"
 #include "studies/backend.hpp"
 #include "studies/commands.hpp"
+#include "studies/parallel_for.hpp"
 #include "studies/size_text.hpp"
 #include "studies/input_options.hpp"
 #include "studies/progress.hpp"
@@ -339,22 +341,6 @@ bool shape_free(GpuKernel k) { return info(k).shape_fields == 0; }
 // --- one cell ----------------------------------------------------------------------------------
 
 template <class T> std::string fmt_value(T v) { return fmt::format("{}", v); }
-
-template <class T> bool same_bits(T a, T b) {
-  return to_bits(a) == to_bits(b) || (std::isnan(a) && std::isnan(b));
-}
-
-// Runs fn(i) for i in [0, count) on `threads` threads.
-template <class F> void parallel_for(std::size_t count, int threads, F fn) {
-  std::atomic<std::size_t> next{0};
-  std::vector<std::thread> pool;
-  const int t = std::max(1, std::min<int>(threads, static_cast<int>(count)));
-  for (int w = 0; w < t; ++w)
-    pool.emplace_back([&] {
-      for (std::size_t i = next++; i < count; i = next++) fn(i);
-    });
-  for (auto& th : pool) th.join();
-}
 
 double median(std::vector<double> v) {
   if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
