@@ -52,6 +52,34 @@ DeviceInfo device_info() {
   return d;
 }
 
+namespace detail {
+template <class T> LaunchOutcome<T> dispatch(GpuKernel k, const LaunchShape& s, const LaunchInputs<T>& in, std::int64_t n) {
+  switch (k) {
+    case GpuKernel::two_pass:
+    case GpuKernel::atomic:
+    case GpuKernel::last_block:
+    case GpuKernel::kahan:
+    case GpuKernel::double_acc: return dispatch_shuffle<T>(k, s, in, n);
+    case GpuKernel::serial:
+    case GpuKernel::interleaved:
+    case GpuKernel::strided:
+    case GpuKernel::sequential:
+    case GpuKernel::first_add:
+    case GpuKernel::warp_unrolled:
+    case GpuKernel::unrolled:
+    case GpuKernel::multi_add:
+    case GpuKernel::racy_tree: return dispatch_classic<T>(k, s, in, n);
+    case GpuKernel::fixed_point: return dispatch_fixed_point<T>(s, in, n);
+    case GpuKernel::exact: return dispatch_exact<T>(s, in, n);
+    case GpuKernel::cub:
+    case GpuKernel::thrust: return dispatch_library<T>(k, in, n);
+  }
+  throw GpuError("dispatch: unknown kernel");
+}
+template LaunchOutcome<float> dispatch<float>(GpuKernel, const LaunchShape&, const LaunchInputs<float>&, std::int64_t);
+template LaunchOutcome<double> dispatch<double>(GpuKernel, const LaunchShape&, const LaunchInputs<double>&, std::int64_t);
+}  // namespace detail
+
 template <class T>
 GpuSumResult<T> gpu_sum(GpuKernel k, const LaunchShape& shape, const DeviceBuffer<T>& input) {
   GpuSumResult<T> r;
@@ -71,28 +99,9 @@ GpuSumResult<T> gpu_sum(GpuKernel k, const LaunchShape& shape, const DeviceBuffe
     return r;
   }
   try {
-    detail::LaunchOutcome<T> o;
-    const T* d = input.device_data();
-    switch (k) {
-      case GpuKernel::two_pass:
-      case GpuKernel::atomic:
-      case GpuKernel::last_block:
-      case GpuKernel::kahan:
-      case GpuKernel::double_acc: o = detail::dispatch_shuffle<T>(k, s, d, n); break;
-      case GpuKernel::serial:
-      case GpuKernel::interleaved:
-      case GpuKernel::strided:
-      case GpuKernel::sequential:
-      case GpuKernel::first_add:
-      case GpuKernel::warp_unrolled:
-      case GpuKernel::unrolled:
-      case GpuKernel::multi_add:
-      case GpuKernel::racy_tree: o = detail::dispatch_classic<T>(k, s, d, n); break;
-      case GpuKernel::fixed_point: o = detail::dispatch_fixed_point<T>(s, d, n); break;
-      case GpuKernel::exact: o = detail::dispatch_exact<T>(s, d, n); break;
-      case GpuKernel::cub:
-      case GpuKernel::thrust: o = detail::dispatch_library<T>(k, d, n); break;
-    }
+    detail::LaunchInputs<T> in;
+    in.base = input.device_data();
+    const detail::LaunchOutcome<T> o = detail::dispatch<T>(k, s, in, n);
     r.value = o.value;
     r.accumulator = o.accumulator;
     r.ms = o.ms;

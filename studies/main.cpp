@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   sumlab::register_verify(app);
   sumlab::register_report(app);
   sumlab::register_explain(app);
+  sumlab::register_bench(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

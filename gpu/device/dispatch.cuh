@@ -18,8 +18,20 @@ namespace sumlab::gpu::detail {
 template <class T> struct LaunchOutcome {
   T value{};
   double accumulator = 0;
-  float ms = 0;
+  float ms = 0;  // device time of one launch sequence (the mean over LaunchInputs::launches)
   std::string note;
+};
+
+// What a timed sequence of launches reads: launch l reads the n elements at at(l). gpu_sum() runs
+// one launch of one copy; the benchmark (gpu/bench.cu) runs many back to back, rotating through
+// copies so that a launch does not find its input in L2 where the previous launch left it. The
+// result (value, note) is the last launch's; ms is the events' time over all launches / launches.
+template <class T> struct LaunchInputs {
+  const T* base = nullptr;
+  std::int64_t stride = 0;  // elements between copies
+  int copies = 1;
+  int launches = 1;
+  const T* at(int l) const { return base + std::int64_t(l % copies) * stride; }
 };
 
 // One device allocation, grown on demand and kept for the process (freed at exit).
@@ -105,10 +117,13 @@ template <class T> T copy_to_host(const T* d) {
 }
 
 // The launchers, one per family (T = input element type).
-template <class T> LaunchOutcome<T> dispatch_shuffle(GpuKernel k, const LaunchShape& s, const T* d_in, std::int64_t n);
-template <class T> LaunchOutcome<T> dispatch_classic(GpuKernel k, const LaunchShape& s, const T* d_in, std::int64_t n);
-template <class T> LaunchOutcome<T> dispatch_exact(const LaunchShape& s, const T* d_in, std::int64_t n);
-template <class T> LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const T* d_in, std::int64_t n);
-template <class T> LaunchOutcome<T> dispatch_library(GpuKernel k, const T* d_in, std::int64_t n);
+template <class T> LaunchOutcome<T> dispatch_shuffle(GpuKernel k, const LaunchShape& s, const LaunchInputs<T>& in, std::int64_t n);
+template <class T> LaunchOutcome<T> dispatch_classic(GpuKernel k, const LaunchShape& s, const LaunchInputs<T>& in, std::int64_t n);
+template <class T> LaunchOutcome<T> dispatch_exact(const LaunchShape& s, const LaunchInputs<T>& in, std::int64_t n);
+template <class T> LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T>& in, std::int64_t n);
+template <class T> LaunchOutcome<T> dispatch_library(GpuKernel k, const LaunchInputs<T>& in, std::int64_t n);
+
+// Runs kernel k (any family) over in: the switch gpu_sum() and the benchmark share.
+template <class T> LaunchOutcome<T> dispatch(GpuKernel k, const LaunchShape& s, const LaunchInputs<T>& in, std::int64_t n);
 
 }  // namespace sumlab::gpu::detail

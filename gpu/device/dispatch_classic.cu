@@ -61,7 +61,7 @@ std::int64_t per_block(GpuKernel k, int block) {
 }  // namespace
 
 template <class T>
-LaunchOutcome<T> dispatch_classic(GpuKernel k, const LaunchShape& s, const T* d_in, std::int64_t n) {
+LaunchOutcome<T> dispatch_classic(GpuKernel k, const LaunchShape& s, const LaunchInputs<T>& in, std::int64_t n) {
   LaunchOutcome<T> r;
   if (k == GpuKernel::serial) {
     T* d_out = nullptr;
@@ -70,9 +70,11 @@ LaunchOutcome<T> dispatch_classic(GpuKernel k, const LaunchShape& s, const T* d_
     c.commit();
     EventTimer timer;
     timer.start();
-    serial_kernel<T><<<1, 1>>>(d_in, n, d_out);
-    SUMLAB_CUDA_CHECK_LAUNCH("serial_kernel");
-    r.ms = timer.stop();
+    for (int l = 0; l < in.launches; ++l) {
+      serial_kernel<T><<<1, 1>>>(in.at(l), n, d_out);
+      SUMLAB_CUDA_CHECK_LAUNCH("serial_kernel");
+    }
+    r.ms = timer.stop() / in.launches;
     r.value = copy_to_host(d_out);
     r.accumulator = static_cast<double>(r.value);
     return r;
@@ -85,12 +87,14 @@ LaunchOutcome<T> dispatch_classic(GpuKernel k, const LaunchShape& s, const T* d_
     c.commit();
     EventTimer timer;
     timer.start();
-    with_static_block<LaunchMultiAdd, T>(s.block, static_cast<unsigned>(s.grid), d_in, n,
-                                         s.grid == 1 ? d_out : d_partials);
-    if (s.grid > 1)
-      with_static_block<LaunchMultiAdd, T>(s.block, 1u, static_cast<const T*>(d_partials),
-                                           std::int64_t(s.grid), d_out);
-    r.ms = timer.stop();
+    for (int l = 0; l < in.launches; ++l) {
+      with_static_block<LaunchMultiAdd, T>(s.block, static_cast<unsigned>(s.grid), in.at(l), n,
+                                           s.grid == 1 ? d_out : d_partials);
+      if (s.grid > 1)
+        with_static_block<LaunchMultiAdd, T>(s.block, 1u, static_cast<const T*>(d_partials),
+                                             std::int64_t(s.grid), d_out);
+    }
+    r.ms = timer.stop() / in.launches;
     r.value = copy_to_host(d_out);
     r.accumulator = static_cast<double>(r.value);
     return r;
@@ -105,25 +109,28 @@ LaunchOutcome<T> dispatch_classic(GpuKernel k, const LaunchShape& s, const T* d_
   c.commit();
   EventTimer timer;
   timer.start();
-  const T* cur = d_in;
-  std::int64_t cur_n = n;
-  int pass = 0;
-  do {
-    const std::int64_t grid = (cur_n + per - 1) / per;
-    T* out = pass % 2 == 0 ? d_a : d_b;
-    launch_pass<T>(k, static_cast<unsigned>(grid), s.block, cur, cur_n, out);
-    cur = out;
-    cur_n = grid;
-    ++pass;
-  } while (cur_n > 1);
-  r.ms = timer.stop();
+  const T* cur = nullptr;
+  for (int l = 0; l < in.launches; ++l) {
+    cur = in.at(l);
+    std::int64_t cur_n = n;
+    int pass = 0;
+    do {
+      const std::int64_t grid = (cur_n + per - 1) / per;
+      T* out = pass % 2 == 0 ? d_a : d_b;
+      launch_pass<T>(k, static_cast<unsigned>(grid), s.block, cur, cur_n, out);
+      cur = out;
+      cur_n = grid;
+      ++pass;
+    } while (cur_n > 1);
+  }
+  r.ms = timer.stop() / in.launches;
   r.value = copy_to_host(cur);
   r.accumulator = static_cast<double>(r.value);
   if (k == GpuKernel::racy_tree) r.note = "meaningless value: the racy tree reads words before they are written";
   return r;
 }
 
-template LaunchOutcome<float> dispatch_classic<float>(GpuKernel, const LaunchShape&, const float*, std::int64_t);
-template LaunchOutcome<double> dispatch_classic<double>(GpuKernel, const LaunchShape&, const double*, std::int64_t);
+template LaunchOutcome<float> dispatch_classic<float>(GpuKernel, const LaunchShape&, const LaunchInputs<float>&, std::int64_t);
+template LaunchOutcome<double> dispatch_classic<double>(GpuKernel, const LaunchShape&, const LaunchInputs<double>&, std::int64_t);
 
 }  // namespace sumlab::gpu::detail

@@ -10,7 +10,7 @@
 namespace sumlab::gpu::detail {
 
 template <class T>
-LaunchOutcome<T> dispatch_exact(const LaunchShape& s, const T* d_in, std::int64_t n) {
+LaunchOutcome<T> dispatch_exact(const LaunchShape& s, const LaunchInputs<T>& in, std::int64_t n) {
   constexpr int L = ExactLayout<T>::num_limbs;
   unsigned long long* d_limbs = nullptr;
   unsigned long long* d_special = nullptr;
@@ -19,15 +19,18 @@ LaunchOutcome<T> dispatch_exact(const LaunchShape& s, const T* d_in, std::int64_
   c.commit();
   EventTimer timer;
   timer.start();
-  switch (s.vector) {
-    case 1: exact_limbs_kernel<T, 1><<<s.grid, s.block>>>(d_in, n, s.mapping, d_limbs, d_special); break;
-    case 2: exact_limbs_kernel<T, 2><<<s.grid, s.block>>>(d_in, n, s.mapping, d_limbs, d_special); break;
-    case 4: exact_limbs_kernel<T, 4><<<s.grid, s.block>>>(d_in, n, s.mapping, d_limbs, d_special); break;
-    default: throw GpuError("vector width " + std::to_string(s.vector) + " not supported");
+  for (int l = 0; l < in.launches; ++l) {
+    const T* d_in = in.at(l);
+    switch (s.vector) {
+      case 1: exact_limbs_kernel<T, 1><<<s.grid, s.block>>>(d_in, n, s.mapping, d_limbs, d_special); break;
+      case 2: exact_limbs_kernel<T, 2><<<s.grid, s.block>>>(d_in, n, s.mapping, d_limbs, d_special); break;
+      case 4: exact_limbs_kernel<T, 4><<<s.grid, s.block>>>(d_in, n, s.mapping, d_limbs, d_special); break;
+      default: throw GpuError("vector width " + std::to_string(s.vector) + " not supported");
+    }
+    SUMLAB_CUDA_CHECK_LAUNCH("exact_limbs_kernel");
   }
-  SUMLAB_CUDA_CHECK_LAUNCH("exact_limbs_kernel");
   LaunchOutcome<T> r;
-  r.ms = timer.stop();
+  r.ms = timer.stop() / in.launches;
   std::vector<unsigned long long> limbs(static_cast<std::size_t>(s.grid) * L);
   std::vector<unsigned long long> special(static_cast<std::size_t>(s.grid) * exact_specials);
   SUMLAB_CUDA_CHECK(cudaMemcpy(limbs.data(), d_limbs, limbs.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
@@ -53,7 +56,7 @@ LaunchOutcome<T> dispatch_exact(const LaunchShape& s, const T* d_in, std::int64_
   return r;
 }
 
-template LaunchOutcome<float> dispatch_exact<float>(const LaunchShape&, const float*, std::int64_t);
-template LaunchOutcome<double> dispatch_exact<double>(const LaunchShape&, const double*, std::int64_t);
+template LaunchOutcome<float> dispatch_exact<float>(const LaunchShape&, const LaunchInputs<float>&, std::int64_t);
+template LaunchOutcome<double> dispatch_exact<double>(const LaunchShape&, const LaunchInputs<double>&, std::int64_t);
 
 }  // namespace sumlab::gpu::detail

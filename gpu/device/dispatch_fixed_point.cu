@@ -31,26 +31,29 @@ void launch(const LaunchShape& s, const T* d_in, std::int64_t n, unsigned long l
 }  // namespace
 
 template <class T>
-LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const T* d_in, std::int64_t n) {
+LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T>& in, std::int64_t n) {
   unsigned long long* d_max = nullptr;
   unsigned long long* d_block_sum = nullptr;
   unsigned long long* d_stats = nullptr;
   Carver c;
   c.add(&d_max, 1).add(&d_block_sum, 2 * static_cast<std::size_t>(s.grid)).add(&d_stats, fixed_stats);
   c.commit();
-  SUMLAB_CUDA_CHECK(cudaMemset(d_max, 0, sizeof(unsigned long long)));
-  SUMLAB_CUDA_CHECK(cudaMemset(d_stats, 0, fixed_stats * sizeof(unsigned long long)));
   long long k = 0;
   EventTimer timer;
   timer.start();
-  switch (s.vector) {
-    case 1: launch<T, 1>(s, d_in, n, d_max, &k, d_block_sum, d_stats); break;
-    case 2: launch<T, 2>(s, d_in, n, d_max, &k, d_block_sum, d_stats); break;
-    case 4: launch<T, 4>(s, d_in, n, d_max, &k, d_block_sum, d_stats); break;
-    default: throw GpuError("vector width " + std::to_string(s.vector) + " not supported");
+  for (int l = 0; l < in.launches; ++l) {
+    // Both zeroed before every launch (timed: part of the sum).
+    SUMLAB_CUDA_CHECK(cudaMemsetAsync(d_max, 0, sizeof(unsigned long long)));
+    SUMLAB_CUDA_CHECK(cudaMemsetAsync(d_stats, 0, fixed_stats * sizeof(unsigned long long)));
+    switch (s.vector) {
+      case 1: launch<T, 1>(s, in.at(l), n, d_max, &k, d_block_sum, d_stats); break;
+      case 2: launch<T, 2>(s, in.at(l), n, d_max, &k, d_block_sum, d_stats); break;
+      case 4: launch<T, 4>(s, in.at(l), n, d_max, &k, d_block_sum, d_stats); break;
+      default: throw GpuError("vector width " + std::to_string(s.vector) + " not supported");
+    }
   }
   LaunchOutcome<T> r;
-  r.ms = timer.stop();  // includes the 8-byte copy of max|x| between the passes
+  r.ms = timer.stop() / in.launches;  // includes the 8-byte copy of max|x| between the passes
   std::vector<unsigned long long> blocks(2 * static_cast<std::size_t>(s.grid));
   unsigned long long stats[fixed_stats];
   SUMLAB_CUDA_CHECK(cudaMemcpy(blocks.data(), d_block_sum, blocks.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
@@ -76,7 +79,7 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const T* d_in, std::
   return r;
 }
 
-template LaunchOutcome<float> dispatch_fixed_point<float>(const LaunchShape&, const float*, std::int64_t);
-template LaunchOutcome<double> dispatch_fixed_point<double>(const LaunchShape&, const double*, std::int64_t);
+template LaunchOutcome<float> dispatch_fixed_point<float>(const LaunchShape&, const LaunchInputs<float>&, std::int64_t);
+template LaunchOutcome<double> dispatch_fixed_point<double>(const LaunchShape&, const LaunchInputs<double>&, std::int64_t);
 
 }  // namespace sumlab::gpu::detail

@@ -19,7 +19,7 @@ void launch_first_pass(const LaunchShape& s, const typename Op::In* d_in, std::i
 }
 
 template <class Op>
-LaunchOutcome<typename Op::Out> run(const LaunchShape& s, const typename Op::In* d_in, std::int64_t n) {
+LaunchOutcome<typename Op::Out> run(const LaunchShape& s, const LaunchInputs<typename Op::In>& in, std::int64_t n) {
   using Acc = typename Op::Acc;
   using Out = typename Op::Out;
   Acc* d_partials = nullptr;
@@ -29,25 +29,29 @@ LaunchOutcome<typename Op::Out> run(const LaunchShape& s, const typename Op::In*
   Carver c;
   c.add(&d_partials, static_cast<std::size_t>(s.grid)).add(&d_total, 1).add(&d_out, 1).add(&d_counter, 1);
   c.commit();
-  // +0 for the atomic kernel's accumulator; the last-block counter is reset before every launch.
+  // The last-block counter is reset before the launches (and by the last block after each).
   SUMLAB_CUDA_CHECK(cudaMemset(d_out, 0, sizeof(Out)));
   SUMLAB_CUDA_CHECK(cudaMemset(d_total, 0, sizeof(Acc)));
   SUMLAB_CUDA_CHECK(cudaMemset(d_counter, 0, sizeof(unsigned int)));
 
   EventTimer timer;
   timer.start();
-  switch (s.vector) {
-    case 1: launch_first_pass<Op, 1>(s, d_in, n, d_partials, d_total, d_out, d_counter); break;
-    case 2: launch_first_pass<Op, 2>(s, d_in, n, d_partials, d_total, d_out, d_counter); break;
-    case 4: launch_first_pass<Op, 4>(s, d_in, n, d_partials, d_total, d_out, d_counter); break;
-    default: throw GpuError("vector width " + std::to_string(s.vector) + " not supported");
-  }
-  if (s.cross == CrossBlock::second_kernel) {
-    reduce_partials_kernel<Op><<<1, s.block>>>(d_partials, s.grid, s.warp, s.block_stage, d_total, d_out);
-    SUMLAB_CUDA_CHECK_LAUNCH("reduce_partials_kernel");
+  for (int l = 0; l < in.launches; ++l) {
+    // +0 for the atomic kernel's accumulator, before every launch (timed: it is part of the sum).
+    if (s.cross == CrossBlock::atomic && l > 0) SUMLAB_CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(Out)));
+    switch (s.vector) {
+      case 1: launch_first_pass<Op, 1>(s, in.at(l), n, d_partials, d_total, d_out, d_counter); break;
+      case 2: launch_first_pass<Op, 2>(s, in.at(l), n, d_partials, d_total, d_out, d_counter); break;
+      case 4: launch_first_pass<Op, 4>(s, in.at(l), n, d_partials, d_total, d_out, d_counter); break;
+      default: throw GpuError("vector width " + std::to_string(s.vector) + " not supported");
+    }
+    if (s.cross == CrossBlock::second_kernel) {
+      reduce_partials_kernel<Op><<<1, s.block>>>(d_partials, s.grid, s.warp, s.block_stage, d_total, d_out);
+      SUMLAB_CUDA_CHECK_LAUNCH("reduce_partials_kernel");
+    }
   }
   LaunchOutcome<Out> r;
-  r.ms = timer.stop();
+  r.ms = timer.stop() / in.launches;
   SUMLAB_CUDA_CHECK(cudaDeviceSynchronize());
   r.value = copy_to_host(d_out);
   if constexpr (std::is_same_v<Acc, double> && std::is_same_v<Out, float>) {
@@ -61,21 +65,21 @@ LaunchOutcome<typename Op::Out> run(const LaunchShape& s, const typename Op::In*
 }  // namespace
 
 template <class T>
-LaunchOutcome<T> dispatch_shuffle(GpuKernel k, const LaunchShape& s, const T* d_in, std::int64_t n) {
+LaunchOutcome<T> dispatch_shuffle(GpuKernel k, const LaunchShape& s, const LaunchInputs<T>& in, std::int64_t n) {
   switch (k) {
     case GpuKernel::two_pass:
     case GpuKernel::atomic:
-    case GpuKernel::last_block: return run<PlainSumOp<T>>(s, d_in, n);
-    case GpuKernel::kahan: return run<KahanOp<T>>(s, d_in, n);
+    case GpuKernel::last_block: return run<PlainSumOp<T>>(s, in, n);
+    case GpuKernel::kahan: return run<KahanOp<T>>(s, in, n);
     case GpuKernel::double_acc:
-      if constexpr (std::is_same_v<T, float>) return run<DoubleAccOp>(s, d_in, n);
+      if constexpr (std::is_same_v<T, float>) return run<DoubleAccOp>(s, in, n);
       break;
     default: break;
   }
   throw GpuError("dispatch_shuffle: not a shuffle-family kernel");
 }
 
-template LaunchOutcome<float> dispatch_shuffle<float>(GpuKernel, const LaunchShape&, const float*, std::int64_t);
-template LaunchOutcome<double> dispatch_shuffle<double>(GpuKernel, const LaunchShape&, const double*, std::int64_t);
+template LaunchOutcome<float> dispatch_shuffle<float>(GpuKernel, const LaunchShape&, const LaunchInputs<float>&, std::int64_t);
+template LaunchOutcome<double> dispatch_shuffle<double>(GpuKernel, const LaunchShape&, const LaunchInputs<double>&, std::int64_t);
 
 }  // namespace sumlab::gpu::detail

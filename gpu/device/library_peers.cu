@@ -12,30 +12,31 @@
 namespace sumlab::gpu::detail {
 
 template <class T>
-LaunchOutcome<T> dispatch_library(GpuKernel k, const T* d_in, std::int64_t n) {
+LaunchOutcome<T> dispatch_library(GpuKernel k, const LaunchInputs<T>& in, std::int64_t n) {
   LaunchOutcome<T> r;
   if (k == GpuKernel::cub) {
     std::size_t temp_bytes = 0;
     T* d_out = nullptr;
-    SUMLAB_CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, temp_bytes, d_in, d_out, n));
+    SUMLAB_CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, temp_bytes, in.at(0), d_out, n));
     void* d_temp = nullptr;
     Carver c;
     c.add(&d_out, 1).add(reinterpret_cast<unsigned char**>(&d_temp), temp_bytes);
     c.commit();
     EventTimer timer;
     timer.start();
-    SUMLAB_CUDA_CHECK(cub::DeviceReduce::Sum(d_temp, temp_bytes, d_in, d_out, n));
-    r.ms = timer.stop();
+    for (int l = 0; l < in.launches; ++l)
+      SUMLAB_CUDA_CHECK(cub::DeviceReduce::Sum(d_temp, temp_bytes, in.at(l), d_out, n));
+    r.ms = timer.stop() / in.launches;
     r.value = copy_to_host(d_out);
   } else if (k == GpuKernel::thrust) {
     EventTimer timer;
     timer.start();
     try {
-      r.value = thrust::reduce(thrust::device, d_in, d_in + n, T(0));
+      for (int l = 0; l < in.launches; ++l) r.value = thrust::reduce(thrust::device, in.at(l), in.at(l) + n, T(0));
     } catch (const thrust::system_error& e) {
       throw GpuError(std::string("thrust::reduce failed: ") + e.what());
     }
-    r.ms = timer.stop();
+    r.ms = timer.stop() / in.launches;  // includes thrust's copy of the result to the host
   } else {
     throw GpuError("dispatch_library: not a library kernel");
   }
@@ -43,7 +44,7 @@ LaunchOutcome<T> dispatch_library(GpuKernel k, const T* d_in, std::int64_t n) {
   return r;
 }
 
-template LaunchOutcome<float> dispatch_library<float>(GpuKernel, const float*, std::int64_t);
-template LaunchOutcome<double> dispatch_library<double>(GpuKernel, const double*, std::int64_t);
+template LaunchOutcome<float> dispatch_library<float>(GpuKernel, const LaunchInputs<float>&, std::int64_t);
+template LaunchOutcome<double> dispatch_library<double>(GpuKernel, const LaunchInputs<double>&, std::int64_t);
 
 }  // namespace sumlab::gpu::detail

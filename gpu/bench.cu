@@ -1,0 +1,146 @@
+// sumlab bench's timing (gpu/bench.hpp): rotated inputs, a warm-up, event-timed samples of
+// back-to-back sums, medians; and the read roof kernel.
+#include "gpu/bench.hpp"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "core/float_traits.hpp"
+#include "gpu/cuda_check.cuh"
+#include "gpu/device/dispatch.cuh"
+#include "gpu/gpu_sum.hpp"
+#include "gpu/thread/thread_chain.cuh"
+
+namespace sumlab::gpu {
+namespace {
+
+std::size_t l2_bytes() {
+  cudaDeviceProp p{};
+  SUMLAB_CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
+  return static_cast<std::size_t>(p.l2CacheSize);
+}
+
+// Reads every element with 16-byte loads (the trailing partial vector by scalar loads) and folds
+// the bits into one word, written only if it equals a value no input gives in practice: the
+// loads cannot be removed and nothing is stored.
+template <class T>
+__global__ void read_kernel(const T* __restrict__ d_in, std::int64_t n, unsigned long long* d_sink) {
+  constexpr int V = 16 / int(sizeof(T));
+  const std::int64_t threads = std::int64_t(gridDim.x) * blockDim.x;
+  const std::int64_t g = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  unsigned long long fold = 0;
+  detail::for_each_owned<V>(d_in, n, g, threads, Mapping::grid_stride, [&fold](T x) {
+    typename FloatTraits<T>::Bits b;
+    memcpy(&b, &x, sizeof(T));
+    fold ^= b;
+  });
+  if (fold == 0x9e3779b97f4a7c15ull) *d_sink = fold;
+}
+
+template <class T> double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+// Warm-up, calibration, samples: run(launches) enqueues `launches` sums and returns their
+// LaunchOutcome (ms = the mean per sum).
+template <class T, class Run> Timing sample(Run&& run, const TimingOptions& o) {
+  Timing t;
+  const detail::LaunchOutcome<T> warm = run(1);
+  t.value = static_cast<double>(warm.value);
+  t.value_hex = hex_bits(warm.value);
+  const double one = std::max<double>(warm.ms, 1e-4);
+  t.launches = static_cast<int>(std::clamp<double>(std::ceil(o.target_sample_ms / one), 1, o.max_launches));
+  std::vector<double> ms;
+  for (int i = 0; i < std::max(1, o.samples); ++i) ms.push_back(run(t.launches).ms);
+  t.samples = static_cast<int>(ms.size());
+  t.ms = median<T>(ms);
+  t.ms_min = *std::min_element(ms.begin(), ms.end());
+  t.ms_max = *std::max_element(ms.begin(), ms.end());
+  return t;
+}
+
+}  // namespace
+
+template <class T>
+BenchInput<T>::BenchInput(std::int64_t n, const DistributionSpec& spec, std::uint64_t seed, std::size_t min_total_bytes)
+    : n_(n) {
+  if (n < 0) throw GpuError("bench input: n must be >= 0");
+  std::string why;
+  if (!gpu_available(&why)) throw GpuError(why);
+  if (min_total_bytes == 0) min_total_bytes = 4 * l2_bytes();
+  stride_ = std::max<std::int64_t>(64, (n + 63) / 64 * 64);
+  const std::size_t copy_bytes = static_cast<std::size_t>(stride_) * sizeof(T);
+  copies_ = static_cast<int>(std::clamp<std::size_t>((min_total_bytes + copy_bytes - 1) / copy_bytes, 1, 4096));
+  buffer_ = DeviceBuffer<T>(stride_ * copies_);
+  fill(buffer_, spec, seed);
+}
+
+template <class T> Timing time_sum(GpuKernel k, const LaunchShape& shape, const BenchInput<T>& input, const TimingOptions& o) {
+  const LaunchShape s = canonicalize(k, shape);
+  Timing t;
+  t.error = validate_shape(k, s, FloatTraits<T>::dtype, input.n());
+  if (!t.error.empty()) return t;
+  detail::LaunchInputs<T> in;
+  in.base = input.buffer().device_data();
+  in.stride = input.stride();
+  in.copies = input.copies();
+  try {
+    t = sample<T>([&](int launches) {
+      in.launches = launches;
+      return detail::dispatch<T>(k, s, in, input.n());
+    }, o);
+  } catch (const GpuError& e) {
+    t = Timing{};
+    t.error = e.what();
+  }
+  return t;
+}
+
+template <class T> Timing time_read(const BenchInput<T>& input, const TimingOptions& o) {
+  Timing best;
+  try {
+    int sms = 0;
+    SUMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    unsigned long long* d_sink = nullptr;
+    detail::Carver c;
+    c.add(&d_sink, 1);
+    c.commit();
+    for (const int per_sm : {2, 4, 8, 16}) {
+      for (const int block : {256, 512, 1024}) {
+        if (per_sm * block > 2048) continue;  // more than one SM holds
+        const Timing t = sample<T>([&](int launches) {
+          detail::LaunchOutcome<T> r;
+          detail::EventTimer timer;
+          timer.start();
+          for (int l = 0; l < launches; ++l) {
+            const T* d_in = input.buffer().device_data() + std::int64_t(l % input.copies()) * input.stride();
+            read_kernel<T><<<sms * per_sm, block>>>(d_in, input.n(), d_sink);
+            SUMLAB_CUDA_CHECK_LAUNCH("read_kernel");
+          }
+          r.ms = timer.stop() / launches;
+          return r;
+        }, o);
+        if (best.samples == 0 || t.ms < best.ms) best = t;
+      }
+    }
+    best.value_hex.clear();
+  } catch (const GpuError& e) {
+    best = Timing{};
+    best.error = e.what();
+  }
+  return best;
+}
+
+template class BenchInput<float>;
+template class BenchInput<double>;
+template Timing time_sum<float>(GpuKernel, const LaunchShape&, const BenchInput<float>&, const TimingOptions&);
+template Timing time_sum<double>(GpuKernel, const LaunchShape&, const BenchInput<double>&, const TimingOptions&);
+template Timing time_read<float>(const BenchInput<float>&, const TimingOptions&);
+template Timing time_read<double>(const BenchInput<double>&, const TimingOptions&);
+
+}  // namespace sumlab::gpu

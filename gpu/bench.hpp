@@ -1,0 +1,71 @@
+#pragma once
+// Timing of the GPU sums, for `sumlab bench` (no CUDA types here). A reduction reads each element
+// once and is memory-bound, so what is measured is the device time of one sum, in the same run as
+// two peers: CUB's DeviceReduce::Sum (gpu_cub) and a plain read kernel that loads every byte and
+// adds nothing (time_read), the practical bandwidth roof.
+//
+// Method (each figure is the median of `samples` samples):
+// - the input is `copies` copies of the n elements laid end to end (BenchInput), together at least
+//   min_total_bytes (default 4 x the L2 size), and consecutive launches rotate through them, so no
+//   launch finds its input in L2 where the previous one left it (at n >= 2^24 floats one copy is
+//   already larger than the H200's 60 MB L2);
+// - one untimed warm-up launch (it also allocates the workspace and gives the value), then each
+//   sample times `launches` back-to-back sums with CUDA events and divides by `launches`, with
+//   launches chosen so that a sample lasts about target_sample_ms: launch gaps at small n count,
+//   as they do for a caller, but the events' own resolution does not;
+// - whatever a kernel does per sum (a memset it needs, a second kernel, a copy of an intermediate
+//   to the host) is inside the timed sequence.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/generators.hpp"
+#include "core/gpu_kernel.hpp"
+#include "core/launch_shape.hpp"
+#include "gpu/device_buffer.hpp"
+
+namespace sumlab::gpu {
+
+template <class T> class BenchInput {
+ public:
+  // Generates copy c's element i as generate_element(spec, seed, c * stride + i) on the device, so
+  // copy 0 is the standard input of (spec, seed, n). Throws GpuError when it does not fit.
+  BenchInput(std::int64_t n, const DistributionSpec& spec, std::uint64_t seed, std::size_t min_total_bytes = 0);
+  std::int64_t n() const { return n_; }
+  std::int64_t stride() const { return stride_; }  // a multiple of 64 elements (256-byte aligned copies)
+  int copies() const { return copies_; }
+  const DeviceBuffer<T>& buffer() const { return buffer_; }
+
+ private:
+  std::int64_t n_ = 0, stride_ = 0;
+  int copies_ = 1;
+  DeviceBuffer<T> buffer_;
+};
+
+struct TimingOptions {
+  int samples = 15;
+  double target_sample_ms = 4.0;
+  int max_launches = 4000;
+};
+
+struct Timing {
+  double ms = 0;      // median device time of one sum
+  double ms_min = 0;  // fastest and slowest sample
+  double ms_max = 0;
+  int launches = 0;   // sums per sample
+  int samples = 0;
+  double value = 0;   // the warm-up's result on copy 0 (the standard input), widened
+  std::string value_hex;  // its bits in T
+  std::string error;  // non-empty: nothing valid was timed
+  bool ok() const { return error.empty(); }
+};
+
+// Kernel k with shape s (canonicalised and validated as gpu_sum does).
+template <class T> Timing time_sum(GpuKernel k, const LaunchShape& s, const BenchInput<T>& in, const TimingOptions& o = {});
+
+// The read roof: the fastest of a small sweep of a read-only kernel's shapes (grid-stride 16-byte
+// loads, 64 bytes in flight per thread, the loaded bits folded so that the compiler keeps every
+// load). Bytes per second = n * sizeof(T) / ms.
+template <class T> Timing time_read(const BenchInput<T>& in, const TimingOptions& o = {});
+
+}  // namespace sumlab::gpu

@@ -1,0 +1,299 @@
+// `sumlab bench`: how fast each sum is, as ratios against peers measured in the same run.
+//   bench_gpu.csv  per (dtype, distribution, n, kernel, shape): median time of one sum (gpu/bench.hpp
+//                  says how: rotated inputs larger than L2, warm-up, event-timed samples), GB/s,
+//                  and the ratios to CUB's DeviceReduce::Sum and to the read roof of that cell.
+//   bench_cpu.csv  per (dtype, algorithm): ns per element of every CPU algorithm, and the ratio to
+//                  the ordered double loop (`serial` on float64) timed in the same run.
+// Without a GPU only bench_cpu.csv is written, so the command runs on any laptop.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/cpu_algorithms.hpp"
+#include "core/float_traits.hpp"
+#include "core/generators.hpp"
+#include "core/gpu_kernel.hpp"
+#include "studies/commands.hpp"
+#include "studies/input_file.hpp"
+#include "studies/progress.hpp"
+#include "studies/run_folder.hpp"
+#include "studies/size_text.hpp"
+#if defined(SUMLAB_WITH_CUDA)
+#include "gpu/bench.hpp"
+#include "gpu/gpu_sum.hpp"
+#endif
+
+namespace sumlab {
+namespace {
+
+struct BenchOptions {
+  std::string out = "runs/bench";
+  bool force = false, quick = false, no_gpu = false, no_cpu = false, sweep = false;
+  std::vector<std::string> kernels;  // empty: every kernel but the diagnostic one
+  std::vector<std::string> dtypes{"float32", "float64"};
+  std::vector<std::string> dists{"uniform"};
+  std::vector<std::string> exact_dists{"normal", "lognormal", "cancellation", "lognormal:12"};
+  int log2_min = 20, log2_max = 30, log2_step = 2;
+  int samples = 15;
+  std::int64_t cpu_n = 10'000'000;
+  int cpu_reps = 7;
+  std::uint64_t seed = 1;
+};
+
+const std::vector<std::string> kGpuColumns{"dtype", "distribution", "n", "kernel", "shape", "role", "ms", "ms_min",
+                                           "ms_max", "launches", "samples", "gb_per_s", "ratio_cub", "ratio_read",
+                                           "cub_ms", "read_ms", "value_hex", "error"};
+const std::vector<std::string> kCpuColumns{"dtype", "algorithm", "n", "ns_per_element", "ns_min", "reps",
+                                           "ratio_serial_double", "value_hex"};
+
+std::string num(double x) { return fmt::format("{:.6g}", x); }
+
+// "name" or "lognormal:SIGMA" / "normal:SIGMA" (lognormal:12 spans about 2^-200 .. 2^200 at 2^30
+// elements: far past the 2^60 range the exact kernel's fast path covers).
+DistributionSpec parse_bench_dist(const std::string& text) {
+  DistributionSpec spec;
+  const auto colon = text.find(':');
+  try {
+    spec.kind = parse_distribution(text.substr(0, colon));
+  } catch (const std::invalid_argument& e) {
+    throw UserError(std::string("--dists/--exact-dists: ") + e.what());
+  }
+  if (colon != std::string::npos) {
+    if (spec.kind != Distribution::normal && spec.kind != Distribution::lognormal)
+      throw UserError("--dists: only normal:SIGMA and lognormal:SIGMA take a parameter ('" + text + "')");
+    try {
+      spec.sigma = std::stod(text.substr(colon + 1));
+    } catch (const std::exception&) {
+      throw UserError("--dists: '" + text + "' is not NAME:SIGMA");
+    }
+  }
+  return spec;
+}
+
+// ---- CPU -------------------------------------------------------------------------------------
+
+double serial_double_ns = 0;  // the peer, set by the float64 pass (run first)
+
+template <class T> std::vector<std::vector<std::string>> cpu_rows(const BenchOptions& o) {
+  DistributionSpec spec;
+  const std::vector<T> x = generate<T>(spec, o.seed, static_cast<std::size_t>(o.cpu_n));
+  std::vector<std::vector<std::string>> rows;
+  for (const CpuAlgorithm<T>& a : cpu_algorithms<T>()) {
+    std::vector<double> ns;
+    T value{};
+    for (int r = 0; r < std::max(1, o.cpu_reps); ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      value = a.sum(std::span<const T>(x)).value;
+      const auto t1 = std::chrono::steady_clock::now();
+      ns.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() / static_cast<double>(x.size()));
+    }
+    std::sort(ns.begin(), ns.end());
+    const double med = ns[ns.size() / 2];
+    if (std::is_same_v<T, double> && a.info.name == "serial") serial_double_ns = med;
+    rows.push_back({std::string(FloatTraits<T>::dtype), std::string(a.info.name), std::to_string(x.size()), num(med),
+                    num(ns.front()), std::to_string(ns.size()), "", hex_bits(value)});
+  }
+  return rows;
+}
+
+void bench_cpu(const BenchOptions& o, RunFolder& folder, nlohmann::ordered_json& summary) {
+  std::vector<std::vector<std::string>> rows;
+  Progress progress("cpu bench", o.dtypes.size());
+  // float64 first: its ordered loop is the peer every ratio divides by.
+  std::vector<std::string> order = o.dtypes;
+  std::stable_sort(order.begin(), order.end(), [](const std::string& a, const std::string& b) {
+    return parse_dtype(a) == Dtype::float64 && parse_dtype(b) != Dtype::float64;
+  });
+  if (parse_dtype(order.front()) != Dtype::float64) cpu_rows<double>(o);  // the peer alone
+  for (const auto& dt : order) {
+    auto r = parse_dtype(dt) == Dtype::float32 ? cpu_rows<float>(o) : cpu_rows<double>(o);
+    rows.insert(rows.end(), r.begin(), r.end());
+    progress.step(dt);
+  }
+  progress.finish();
+  CsvAppender csv(folder.file("bench_cpu.csv"), kCpuColumns);
+  for (auto& r : rows) r[6] = serial_double_ns > 0 ? num(std::stod(r[3]) / serial_double_ns) : "";
+  csv.rows(rows);
+  summary["cpu"] = {{"n", o.cpu_n}, {"serial_double_ns_per_element", serial_double_ns}};
+  for (const auto& r : rows)
+    if (r[1] == "exact") summary["cpu"]["exact_" + r[0] + "_ratio_serial_double"] = std::stod(r[6]);
+}
+
+// ---- GPU -------------------------------------------------------------------------------------
+
+#if defined(SUMLAB_WITH_CUDA)
+std::vector<GpuKernel> bench_kernels(const BenchOptions& o) {
+  std::vector<GpuKernel> ks;
+  if (o.kernels.empty()) {
+    for (const auto& k : gpu_kernels())
+      if (!k.diagnostic_only) ks.push_back(k.kernel);
+    return ks;
+  }
+  for (const auto& name : o.kernels) {
+    const auto k = find_gpu_kernel(name);
+    if (!k) throw UserError("--kernels: unknown kernel '" + name + "' (valid: " + gpu_kernel_names() + ")");
+    ks.push_back(*k);
+  }
+  return ks;
+}
+
+// The shapes a kernel is timed with: its default, and with --sweep (for kernels that take a grid
+// and block) 1, 2, 4, 8 blocks per SM x 256, 512, 1024 threads with 4-wide loads.
+std::vector<std::pair<LaunchShape, std::string>> bench_shapes(GpuKernel k, int sms, bool sweep) {
+  std::vector<std::pair<LaunchShape, std::string>> v{{default_shape(k, sms), "default"}};
+  const unsigned f = info(k).shape_fields;
+  if (!sweep || !(f & field_grid) || !(f & field_block)) return v;
+  for (int per_sm : {1, 2, 4, 8})
+    for (int block : {256, 512, 1024}) {
+      if (per_sm * block > 2048) continue;
+      LaunchShape s = default_shape(k, sms);
+      s.grid = per_sm * sms;
+      s.block = block;
+      if (f & field_vector) s.vector = 4;
+      s = canonicalize(k, s, sms);
+      bool seen = false;
+      for (const auto& [t, role] : v) seen = seen || t == s;
+      if (!seen) v.push_back({s, "sweep"});
+    }
+  return v;
+}
+
+template <class T>
+void bench_gpu_cell(const BenchOptions& o, const std::vector<GpuKernel>& kernels, int sms, const std::string& dist,
+                    std::int64_t n, CsvAppender& csv, Progress& progress) {
+  const std::string dt(FloatTraits<T>::dtype);
+  const gpu::BenchInput<T> input(n, parse_bench_dist(dist), o.seed);
+  gpu::TimingOptions to;
+  to.samples = o.samples;
+  const gpu::Timing read = gpu::time_read<T>(input, to);
+  const gpu::Timing cub = gpu::time_sum<T>(GpuKernel::cub, default_shape(GpuKernel::cub, sms), input, to);
+  const double bytes = static_cast<double>(n) * sizeof(T);
+  std::vector<std::vector<std::string>> rows;
+  auto row = [&](const std::string& kernel, const std::string& shape, const std::string& role, const gpu::Timing& t) {
+    const bool ok = t.ok() && t.ms > 0;
+    rows.push_back({dt, dist, std::to_string(n), kernel, shape, role, ok ? num(t.ms) : "", ok ? num(t.ms_min) : "",
+                    ok ? num(t.ms_max) : "", std::to_string(t.launches), std::to_string(t.samples),
+                    ok ? num(bytes / (t.ms * 1e-3) / 1e9) : "", ok && cub.ok() ? num(cub.ms / t.ms) : "",
+                    ok && read.ok() ? num(read.ms / t.ms) : "", cub.ok() ? num(cub.ms) : "",
+                    read.ok() ? num(read.ms) : "", t.value_hex, t.error});
+  };
+  row("read_roof", "", "peer", read);
+  row("gpu_cub", "", "peer", cub);
+  const bool extra_dist = std::find(o.dists.begin(), o.dists.end(), dist) == o.dists.end();
+  for (GpuKernel k : kernels) {
+    if (k == GpuKernel::cub) continue;
+    if (info(k).float_input_only && !std::is_same_v<T, float>) continue;
+    if (extra_dist && k != GpuKernel::exact) continue;        // the range study is the exact sum's
+    if (k == GpuKernel::serial && n > (std::int64_t(1) << 20)) continue;  // one thread: seconds
+    for (const auto& [shape, role] : bench_shapes(k, sms, o.sweep && n >= (std::int64_t(1) << 24))) {
+      const gpu::Timing t = gpu::time_sum<T>(k, shape, input, to);
+      const bool has_shape = info(k).shape_fields != 0;
+      row(std::string(info(k).name), has_shape ? to_string(shape) : "", role, t);
+    }
+  }
+  csv.rows(rows);
+  progress.step(fmt::format("{} {} n={}", dt, dist, size_text(n)));
+}
+#endif
+
+void run_bench(const BenchOptions& o) {
+  if (o.log2_min < 0 || o.log2_max > 31 || o.log2_min > o.log2_max || o.log2_step < 1)
+    throw UserError("--log2-min/--log2-max/--log2-step: need 0 <= min <= max <= 31 and step >= 1");
+  if (o.samples < 1 || o.cpu_reps < 1 || o.cpu_n < 1) throw UserError("--samples, --cpu-reps and --cpu-n must be >= 1");
+  for (const auto& dt : o.dtypes) (void)parse_dtype(dt);  // a bad name fails before anything runs
+  for (const auto& d : o.dists) (void)parse_bench_dist(d);
+  for (const auto& d : o.exact_dists) (void)parse_bench_dist(d);
+  bool gpu = !o.no_gpu;
+  std::string device = "none";
+#if defined(SUMLAB_WITH_CUDA)
+  std::string why;
+  if (gpu && !gpu::gpu_available(&why)) {
+    fmt::print(stderr, "bench: {}; timing the CPU algorithms only\n", why);
+    gpu = false;
+  }
+  const std::vector<GpuKernel> kernels = gpu ? bench_kernels(o) : std::vector<GpuKernel>{};
+#else
+  if (gpu) fmt::print(stderr, "bench: built without CUDA; timing the CPU algorithms only\n");
+  gpu = false;
+#endif
+  RunFolder folder(o.out, "bench", o.force ? RunMode::force : RunMode::fresh, this_command_line());
+  auto prov = provenance("bench", this_command_line(), gpu ? "cuda" : "cpu");
+  nlohmann::ordered_json summary;
+  summary["study"] = "bench";
+#if defined(SUMLAB_WITH_CUDA)
+  if (gpu) {
+    const gpu::DeviceInfo d = gpu::device_info();
+    device = fmt::format("{} ({} SMs, L2 {} MB)", d.name, d.sm_count, d.l2_bytes >> 20);
+    prov["device"] = device;
+    folder.write_json("provenance.json", prov);
+    std::vector<std::int64_t> sizes;
+    for (int e = o.log2_min; e <= o.log2_max; e += o.log2_step) sizes.push_back(std::int64_t(1) << e);
+    std::vector<std::string> dists = o.dists;
+    if (std::find(kernels.begin(), kernels.end(), GpuKernel::exact) != kernels.end())
+      for (const auto& d : o.exact_dists)
+        if (std::find(dists.begin(), dists.end(), d) == dists.end()) dists.push_back(d);
+    Progress progress("gpu bench", o.dtypes.size() * sizes.size() * dists.size());
+    CsvAppender csv(folder.file("bench_gpu.csv"), kGpuColumns);
+    for (const auto& dt : o.dtypes)
+      for (const auto& dist : dists)
+        for (const std::int64_t n : sizes) {
+          if (parse_dtype(dt) == Dtype::float32) bench_gpu_cell<float>(o, kernels, d.sm_count, dist, n, csv, progress);
+          else bench_gpu_cell<double>(o, kernels, d.sm_count, dist, n, csv, progress);
+        }
+    progress.finish();
+  }
+#endif
+  if (!gpu) folder.write_json("provenance.json", prov);
+  summary["device"] = device;
+  if (!o.no_cpu) bench_cpu(o, folder, summary);
+  summary["csv"] = nlohmann::ordered_json::array();
+  if (gpu) summary["csv"].push_back("bench_gpu.csv");
+  if (!o.no_cpu) summary["csv"].push_back("bench_cpu.csv");
+  folder.write_json("summary.json", summary);
+  fmt::print("bench written to {}\n", folder.dir().string());
+}
+
+}  // namespace
+
+void register_bench(CLI::App& app) {
+  auto o = std::make_shared<BenchOptions>();
+  auto* cmd = app.add_subcommand("bench", "Time every sum on the GPU (against CUB and a read roof) and the CPU");
+  cmd->add_option("--out", o->out, "Run folder to create (default runs/bench)");
+  cmd->add_flag("--force", o->force, "Replace an existing run in --out");
+  cmd->add_flag("--quick", o->quick, "A small version: n = 2^20 and 2^24, 5 samples, CPU n = 10^6");
+  cmd->add_flag("--sweep", o->sweep, "Also time 12 grid x block shapes per kernel at n >= 2^24 (best is reported)");
+  cmd->add_flag("--no-gpu", o->no_gpu, "Time the CPU algorithms only");
+  cmd->add_flag("--no-cpu", o->no_cpu, "Time the GPU kernels only");
+  cmd->add_option("--kernels", o->kernels, "GPU kernels (comma list of gpu_* names; default all)")->delimiter(',');
+  cmd->add_option("--dtypes", o->dtypes, "float32, float64 (comma list)")->delimiter(',')->capture_default_str();
+  cmd->add_option("--dists", o->dists, "Input distributions for every kernel (comma list)")->delimiter(',')->capture_default_str();
+  cmd->add_option("--exact-dists", o->exact_dists, "Extra distributions timed for gpu_exact (and CUB), the range study")
+      ->delimiter(',')->capture_default_str();
+  cmd->add_option("--log2-min", o->log2_min, "Smallest n = 2^min")->capture_default_str();
+  cmd->add_option("--log2-max", o->log2_max, "Largest n = 2^max")->capture_default_str();
+  cmd->add_option("--log2-step", o->log2_step, "Step of the exponent")->capture_default_str();
+  cmd->add_option("--samples", o->samples, "Timed samples per measurement (median kept)")->capture_default_str();
+  cmd->add_option("--cpu-n", o->cpu_n, "Elements of the CPU timing")->capture_default_str();
+  cmd->add_option("--cpu-reps", o->cpu_reps, "CPU repetitions (median kept)")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Generator seed")->capture_default_str();
+  cmd->callback([o] {
+    BenchOptions b = *o;
+    if (b.quick) {
+      b.log2_min = std::max(b.log2_min, 20);
+      b.log2_max = std::min(b.log2_max, 24);
+      b.log2_step = std::max(b.log2_step, 4);
+      b.samples = std::min(b.samples, 5);
+      b.cpu_n = std::min<std::int64_t>(b.cpu_n, 1'000'000);
+      b.cpu_reps = std::min(b.cpu_reps, 3);
+    }
+    run_bench(b);
+  });
+}
+
+}  // namespace sumlab
