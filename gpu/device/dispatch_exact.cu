@@ -1,6 +1,8 @@
-// Host dispatch of gpu_exact: per-block integer limbs from the kernel, merged and rounded once on
-// the host by core/exact_sum.hpp's Superaccumulator (the same code as the CPU exact sum, so the
-// GPU's bits are the CPU's by construction, for every shape).
+// Host dispatch of gpu_exact (gpu/device/kernels/exact_kernel.cuh): the limbs kernel, then the
+// merge kernel's column sums; the host copies the num_limbs totals (88 bytes for float, 544 for
+// double, like any sum's result) and rounds them once with core/exact_sum.hpp's Superaccumulator
+// (the same code as the CPU exact sum, so the GPU's bits are the CPU's by construction, for every
+// shape).
 #include <vector>
 
 #include "core/exact_sum.hpp"
@@ -12,44 +14,45 @@ namespace sumlab::gpu::detail {
 template <class T>
 LaunchOutcome<T> dispatch_exact(const LaunchShape& s, const LaunchInputs<T>& in, std::int64_t n) {
   constexpr int L = ExactLayout<T>::num_limbs;
-  unsigned long long* d_limbs = nullptr;
+  long long* d_block_limbs = nullptr;
+  unsigned long long* d_block_special = nullptr;
+  long long* d_limbs = nullptr;
   unsigned long long* d_special = nullptr;
   Carver c;
-  c.add(&d_limbs, static_cast<std::size_t>(s.grid) * L).add(&d_special, static_cast<std::size_t>(s.grid) * exact_specials);
+  c.add(&d_block_limbs, static_cast<std::size_t>(s.grid) * L)
+      .add(&d_block_special, static_cast<std::size_t>(s.grid) * exact_specials)
+      .add(&d_limbs, L)
+      .add(&d_special, exact_specials);
   c.commit();
   EventTimer timer;
   timer.start();
   for (int l = 0; l < in.launches; ++l) {
     const T* d_in = in.at(l);
     switch (s.vector) {
-      case 1: exact_limbs_kernel<T, 1><<<s.grid, s.block>>>(d_in, n, s.mapping, d_limbs, d_special); break;
-      case 2: exact_limbs_kernel<T, 2><<<s.grid, s.block>>>(d_in, n, s.mapping, d_limbs, d_special); break;
-      case 4: exact_limbs_kernel<T, 4><<<s.grid, s.block>>>(d_in, n, s.mapping, d_limbs, d_special); break;
+      case 1: exact_limbs_kernel<T, 1><<<s.grid, s.block>>>(d_in, n, s.mapping, d_block_limbs, d_block_special); break;
+      case 2: exact_limbs_kernel<T, 2><<<s.grid, s.block>>>(d_in, n, s.mapping, d_block_limbs, d_block_special); break;
+      case 4: exact_limbs_kernel<T, 4><<<s.grid, s.block>>>(d_in, n, s.mapping, d_block_limbs, d_block_special); break;
       default: throw GpuError("vector width " + std::to_string(s.vector) + " not supported");
     }
     SUMLAB_CUDA_CHECK_LAUNCH("exact_limbs_kernel");
+    exact_merge_kernel<T><<<L + exact_specials, 256>>>(d_block_limbs, d_block_special, s.grid, d_limbs, d_special);
+    SUMLAB_CUDA_CHECK_LAUNCH("exact_merge_kernel");
   }
   LaunchOutcome<T> r;
   r.ms = timer.stop() / in.launches;
-  std::vector<unsigned long long> limbs(static_cast<std::size_t>(s.grid) * L);
-  std::vector<unsigned long long> special(static_cast<std::size_t>(s.grid) * exact_specials);
-  SUMLAB_CUDA_CHECK(cudaMemcpy(limbs.data(), d_limbs, limbs.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
-  SUMLAB_CUDA_CHECK(cudaMemcpy(special.data(), d_special, special.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
-
+  long long limbs[L];
+  unsigned long long special[exact_specials];
+  SUMLAB_CUDA_CHECK(cudaMemcpy(limbs, d_limbs, sizeof limbs, cudaMemcpyDeviceToHost));
+  SUMLAB_CUDA_CHECK(cudaMemcpy(special, d_special, sizeof special, cudaMemcpyDeviceToHost));
   Superaccumulator<T> acc;
+  for (int k = 0; k < L; ++k)
+    if (limbs[k] != 0) acc.add_limb(k, limbs[k]);
   SpecialCounts sc;
   sc.count = static_cast<std::uint64_t>(n);
-  for (int b = 0; b < s.grid; ++b) {
-    for (int k = 0; k < L; ++k) {
-      const auto v = static_cast<std::int64_t>(limbs[static_cast<std::size_t>(b) * L + k]);
-      if (v != 0) acc.add_limb(k, v);
-    }
-    const unsigned long long* sp = &special[static_cast<std::size_t>(b) * exact_specials];
-    sc.nan += sp[exact_nan];
-    sc.pos_inf += sp[exact_pos_inf];
-    sc.neg_inf += sp[exact_neg_inf];
-    if (sp[exact_not_negative_zero] != 0) sc.all_negative_zero = false;
-  }
+  sc.nan = special[exact_nan];
+  sc.pos_inf = special[exact_pos_inf];
+  sc.neg_inf = special[exact_neg_inf];
+  sc.all_negative_zero = special[exact_not_negative_zero] == 0;
   acc.add_specials(sc);
   r.value = acc.round();
   r.accumulator = static_cast<double>(r.value);

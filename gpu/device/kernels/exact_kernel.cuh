@@ -1,15 +1,37 @@
 #pragma once
-// __global__ kernel of gpu_exact: every element, split by bit manipulation into at most three
-// 32-bit digits of core/exact_sum.hpp's superaccumulator layout, is added into a per-thread window
-// of limbs in registers (core/order_model/exact_digits.hpp), flushed into the block's limbs in
-// shared memory with 64-bit integer atomics. Integer addition is exact and associative, so neither
-// the launch shape nor the order in which the atomics land can change the limbs: the result is the
-// same for every shape and every run. Blocks write their raw limbs and special counts; the host adds
-// them with Superaccumulator<T>::add_limb / add_specials and rounds once (gpu/device/dispatch_exact.cu).
+// __global__ kernels of gpu_exact: the exact sum, correctly rounded once, the same bits for every
+// launch shape and every run, in one pass over the input at close to memory speed.
 //
-// Bound on a shared limb (why int64 cannot overflow): each element adds a digit of magnitude
-// < 2^32 to any limb, and a block sees fewer than 2^31 elements (validate_shape caps n), so every
-// limb stays below 2^63 in magnitude before the host normalises the carries.
+// Per thread, a fast path of error-free additions in double on fixed grids (the binning idea of
+// Demmel and Nguyen's reproducible sums, made exact by sending the last remainder to integer limbs):
+//   level l holds S_l = M_l + (a multiple of g_l), M_l = 1.5 * 2^k_l, g_l = 2^(k_l - 52) its ulp.
+//   x goes into level 0: t = S_0 + x; d = t - S_0; r = x - d; S_0 = t. While S_0 stays in
+//   [2^k_0, 2^(k_0+1)) (ensured below), t - S_0 is exact (Sterbenz) and equals x rounded to the grid
+//   g_0, and r = x - d is exact too: its bits are x's bits below g_0 (at most x's own width), or
+//   x - (+-g_0) for g_0/2 <= |x| <= g_0 (Sterbenz again). r (|r| <= g_0 / 2) goes into level 1 the
+//   same way, and so on; nothing is lost at any step. A remainder left after the last level is
+//   added exactly, as 32-bit integer digits, to the block's limbs in shared memory (slow path).
+// Grids: the thread's elements satisfy |x| < 2^B (B its anchor); k_0 = B + 11 and
+// k_(l+1) = k_l - 52 - 1 + 11, so every addend of level l is at most 2^(k_l - 11) in magnitude
+// and 512 of them move S_l by at most 2^(k_l - 2): S_l never leaves its binade. Every 512 elements
+// (and at the end, and before a re-anchor) each S_l - M_l, an exact multiple of g_l below 2^51 g_l,
+// is converted to an integer and added to the block's limbs (a flush). With 2 levels (float input,
+// converted to double exactly) every element above 2^(B - 60) is absorbed by the fast path: inputs
+// whose dynamic range is under 2^60 never take the slow path once the anchor is set; with 3 levels
+// (double input) the same holds above 2^(B - 73).
+// Anchor: B starts empty (every element takes the slow path until the first nonzero finite one);
+// a finite element with |x| >= 2^B flushes and re-anchors on it (B = its exponent + 1), which a
+// thread does about ln(elements) times on random data. NaN and Inf are counted, never added.
+// Double inputs above 2^1012 (whose M_0 would overflow) are added by the slow path directly.
+//
+// Why the bits cannot depend on the launch: every value reaching the limbs is an exact integer
+// multiple of 2^min_subnormal_exp, integer addition is associative, and the host rounds the exact
+// total once (core/exact_sum.hpp's Superaccumulator): the same result as exact_sum on the CPU.
+//
+// Bounds (why int64 limbs do not overflow): a flush or slow-path add puts a digit of magnitude
+// < 2^32 into a limb; a block performs fewer than 2^31 of them (validate_shape caps n), so a block
+// limb stays below 2^63. Each block carry-normalises its limbs (digits in [0, 2^32), the top one
+// signed) before writing them, so the merge kernel's column sums over <= 2^24 blocks stay below 2^57.
 #include <cstdint>
 
 #include "core/exact_sum.hpp"
@@ -26,55 +48,176 @@ enum ExactSpecial { exact_nan = 0, exact_pos_inf = 1, exact_neg_inf = 2, exact_n
 template <class T> struct ExactLayout {
   static constexpr int num_limbs = Superaccumulator<T>::num_limbs;
   static constexpr int limb_bits = Superaccumulator<T>::limb_bits;
+  static constexpr int min_exponent = FloatTraits<T>::min_subnormal_exp;
   static_assert(limb_bits == 32, "the digit split below assumes 32-bit limbs");
-  static_assert(Superaccumulator<T>::min_exponent == FloatTraits<T>::min_subnormal_exp,
-                "limb 0 bit 0 must weigh the smallest subnormal");
+  static_assert(Superaccumulator<T>::min_exponent == min_exponent, "limb 0 bit 0 must weigh the smallest subnormal");
+  static constexpr int levels = sizeof(T) == 4 ? 2 : 3;
+  static constexpr int flush_every = 512;
+  // Largest anchor: M_0 = 1.5 * 2^(B + 11) must be a finite double.
+  static constexpr int max_anchor = sizeof(T) == 4 ? FloatTraits<T>::emax + 2 : 1012;
+  // The highest limb a flush touches: level 0's grid 2^(B - 41), an integer below 2^51 shifted by
+  // up to 31 bits, three digits.
+  static_assert((max_anchor - 41 - min_exponent) / limb_bits + 2 < num_limbs, "a flush must fit the limbs");
 };
 
-// One element into the thread's limb window (core/order_model/exact_digits.hpp says why a window),
-// whose flushes go to the block's shared limbs as 64-bit atomics; specials are counted directly.
-template <class T, int W>
-__device__ __forceinline__ void exact_add_element(T x, order_model::ExactLimbWindow<W>& w, unsigned long long* s_limbs,
-                                                  unsigned long long* s_special, bool& not_negative_zero) {
-  constexpr int L = Superaccumulator<T>::num_limbs;
-  const order_model::ExactDigits d = order_model::exact_digits<T>(x);
-  if (!d.negative_zero) not_negative_zero = true;
-  switch (d.cls) {
-    case order_model::ExactClass::zero: return;  // adds nothing (its sign only matters via the flag)
-    case order_model::ExactClass::nan: atomicAdd(&s_special[exact_nan], 1ull); return;
-    case order_model::ExactClass::pos_inf: atomicAdd(&s_special[exact_pos_inf], 1ull); return;
-    case order_model::ExactClass::neg_inf: atomicAdd(&s_special[exact_neg_inf], 1ull); return;
-    case order_model::ExactClass::finite: break;
-  }
-  w.add(d, L, [s_limbs](int limb, long long v) {
-    atomicAdd(&s_limbs[limb], static_cast<unsigned long long>(v));  // two's complement: a signed add
-  });
+// Adds q * 2^(p + min_exponent) (p >= 0, |q| < 2^52) to the shared limbs as three digits.
+template <class T> __device__ __forceinline__ void add_scaled(unsigned long long* s_limbs, long long q, int p) {
+  const int limb = p >> 5;
+  __int128 w = static_cast<__int128>(q) << (p & 31);
+  atomicAdd(&s_limbs[limb], static_cast<unsigned long long>(w & 0xffffffff));
+  w >>= 32;  // arithmetic: the digits below are non-negative, the top one carries the sign
+  atomicAdd(&s_limbs[limb + 1], static_cast<unsigned long long>(w & 0xffffffff));
+  w >>= 32;
+  const long long top = static_cast<long long>(w);
+  if (top != 0) atomicAdd(&s_limbs[limb + 2], static_cast<unsigned long long>(top));
 }
 
-// d_block_limbs: gridDim.x * num_limbs int64 (as unsigned), d_block_special: gridDim.x * 4 counts.
+// Every member is force-inlined and nothing takes the object's address, so s, m and the window
+// stay in registers (a call that took `this` would move them to local memory).
+template <class T> struct ExactThread {
+  using Layout = ExactLayout<T>;
+  static constexpr int L = Layout::levels;
+  double s[L];
+  double m[L];
+  int grid_exp[L];
+  T threshold = T(0);  // 2^B: |x| < threshold takes the fast path (0: no anchor yet)
+  int count = 0;       // fast-path elements since the last flush
+  bool not_negative_zero = false;
+  order_model::ExactLimbWindow<8> window;  // the slow path's digits, flushed to the block in batches
+
+  __device__ __forceinline__ void flush(unsigned long long* s_limbs) {
+    if (count == 0) return;
+    count = 0;
+#pragma unroll
+    for (int l = 0; l < L; ++l) {
+      const double v = s[l] - m[l];  // exact: both in [2^k, 2^(k+1)]
+      s[l] = m[l];
+      if (v == 0) continue;
+      const int e = grid_exp[l] > Layout::min_exponent ? grid_exp[l] : Layout::min_exponent;
+      // v is a multiple of 2^e below 2^(e + 51): an exact integer after scaling.
+      const long long q = __double2ll_rn(ldexp(v, -e));
+      add_scaled<T>(s_limbs, q, e - Layout::min_exponent);
+    }
+  }
+
+  __device__ __forceinline__ void anchor(int b) {
+    int k = b + 11;
+#pragma unroll
+    for (int l = 0; l < L; ++l) {
+      m[l] = ldexp(1.5, k);
+      s[l] = m[l];
+      grid_exp[l] = k - 52;
+      k = grid_exp[l] - 1 + 11;
+    }
+    threshold = static_cast<T>(ldexp(1.0, b));  // +Inf for a float anchor of 129: only NaN/Inf fail it
+  }
+
+  // A finite nonzero value's digits into the window (exact; the window flushes to s_limbs).
+  __device__ __forceinline__ void add_digits(const order_model::ExactDigits& d, unsigned long long* s_limbs) {
+    window.add(d, Layout::num_limbs,
+               [s_limbs](int limb, long long v) { atomicAdd(&s_limbs[limb], static_cast<unsigned long long>(v)); });
+  }
+
+  // An element the fast path refused (|x| >= 2^B, or no anchor yet). Returns true when the caller
+  // should now add x by the fast path (after a re-anchor); otherwise x was handled here: a zero,
+  // NaN or Inf (counted), or a double too large for an anchor (added as digits).
+  __device__ __forceinline__ bool refused(T x, unsigned long long* s_limbs, unsigned long long* s_special) {
+    const order_model::ExactDigits d = order_model::exact_digits<T>(x);
+    switch (d.cls) {
+      case order_model::ExactClass::zero: return false;
+      case order_model::ExactClass::nan: atomicAdd(&s_special[exact_nan], 1ull); return false;
+      case order_model::ExactClass::pos_inf: atomicAdd(&s_special[exact_pos_inf], 1ull); return false;
+      case order_model::ExactClass::neg_inf: atomicAdd(&s_special[exact_neg_inf], 1ull); return false;
+      case order_model::ExactClass::finite: break;
+    }
+    int e = 0;
+    frexp(static_cast<double>(x), &e);  // |x| in [2^(e-1), 2^e)
+    if (e > Layout::max_anchor) {
+      add_digits(d, s_limbs);
+      return false;
+    }
+    flush(s_limbs);
+    anchor(e);
+    return true;
+  }
+
+  __device__ __forceinline__ void fast(T x, unsigned long long* s_limbs) {
+    double r = static_cast<double>(x);
+#pragma unroll
+    for (int l = 0; l < L; ++l) {
+      const double t = s[l] + r;
+      const double d = t - s[l];
+      s[l] = t;
+      r = r - d;
+      if (r == 0) break;
+    }
+    // Below the last level: r holds some of x's own bits, so it is exact in T.
+    if (r != 0) add_digits(order_model::exact_digits<T>(static_cast<T>(r)), s_limbs);
+    if (++count == Layout::flush_every) flush(s_limbs);
+  }
+
+  __device__ __forceinline__ void add(T x, unsigned long long* s_limbs, unsigned long long* s_special) {
+    typename FloatTraits<T>::Bits u;
+    memcpy(&u, &x, sizeof(T));
+    not_negative_zero |= u != (typename FloatTraits<T>::Bits(1) << (sizeof(T) * 8 - 1));
+    if (fabs(x) < threshold || refused(x, s_limbs, s_special)) fast(x, s_limbs);
+  }
+};
+
+// d_block_limbs: gridDim.x * num_limbs carry-normalised limbs, d_block_special: gridDim.x * 4 counts.
 template <class T, int V>
 __global__ void exact_limbs_kernel(const T* __restrict__ d_in, std::int64_t num_items, Mapping mapping,
-                                   unsigned long long* d_block_limbs, unsigned long long* d_block_special) {
-  constexpr int L = ExactLayout<T>::num_limbs;
-  __shared__ unsigned long long s_limbs[L];
+                                   long long* d_block_limbs, unsigned long long* d_block_special) {
+  constexpr int NL = ExactLayout<T>::num_limbs;
+  __shared__ unsigned long long s_limbs[NL];
   __shared__ unsigned long long s_special[exact_specials];
-  for (int k = static_cast<int>(threadIdx.x); k < L; k += static_cast<int>(blockDim.x)) s_limbs[k] = 0;
+  for (int k = static_cast<int>(threadIdx.x); k < NL; k += static_cast<int>(blockDim.x)) s_limbs[k] = 0;
   if (threadIdx.x < exact_specials) s_special[threadIdx.x] = 0;
   __syncthreads();
   const std::int64_t threads = std::int64_t(gridDim.x) * blockDim.x;
   const std::int64_t g = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  bool not_negative_zero = false;
-  order_model::ExactLimbWindow<8> window;
-  for_each_owned<V>(d_in, num_items, g, threads, mapping,
-                    [&](T x) { exact_add_element<T, 8>(x, window, s_limbs, s_special, not_negative_zero); });
+  ExactThread<T> t;
+  for_each_owned<V>(d_in, num_items, g, threads, mapping, [&](T x) { t.add(x, s_limbs, s_special); });
+  t.flush(s_limbs);
   unsigned long long* const limbs = s_limbs;
-  window.flush(L, [limbs](int limb, long long v) { atomicAdd(&limbs[limb], static_cast<unsigned long long>(v)); });
-  if (not_negative_zero) atomicAdd(&s_special[exact_not_negative_zero], 1ull);
+  t.window.flush(NL, [limbs](int limb, long long v) { atomicAdd(&limbs[limb], static_cast<unsigned long long>(v)); });
+  if (t.not_negative_zero) atomicAdd(&s_special[exact_not_negative_zero], 1ull);
   __syncthreads();
-  for (int k = static_cast<int>(threadIdx.x); k < L; k += static_cast<int>(blockDim.x))
-    d_block_limbs[std::int64_t(blockIdx.x) * L + k] = s_limbs[k];
+  if (threadIdx.x == 0) {  // carry-normalise: digits in [0, 2^32), the top limb signed
+    long long carry = 0;
+    for (int k = 0; k < NL - 1; ++k) {
+      const long long v = static_cast<long long>(s_limbs[k]) + carry;
+      d_block_limbs[std::int64_t(blockIdx.x) * NL + k] = v & 0xffffffffll;
+      carry = v >> 32;
+    }
+    d_block_limbs[std::int64_t(blockIdx.x) * NL + NL - 1] = static_cast<long long>(s_limbs[NL - 1]) + carry;
+  }
   if (threadIdx.x < exact_specials)
     d_block_special[std::int64_t(blockIdx.x) * exact_specials + threadIdx.x] = s_special[threadIdx.x];
+}
+
+// Block c sums column c of the blocks' normalised limbs (c < num_limbs) or special counts (the
+// rest): integers, so the grouping is free. Launched with num_limbs + exact_specials blocks.
+template <class T>
+__global__ void exact_merge_kernel(const long long* d_block_limbs, const unsigned long long* d_block_special, int blocks,
+                                   long long* d_limbs, unsigned long long* d_special) {
+  constexpr int NL = ExactLayout<T>::num_limbs;
+  __shared__ long long s_warp[32];
+  const int c = static_cast<int>(blockIdx.x);
+  long long v = 0;
+  for (int b = static_cast<int>(threadIdx.x); b < blocks; b += static_cast<int>(blockDim.x))
+    v += c < NL ? d_block_limbs[std::int64_t(b) * NL + c]
+                : static_cast<long long>(d_block_special[std::int64_t(b) * exact_specials + (c - NL)]);
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
+  if ((threadIdx.x & 31) == 0) s_warp[threadIdx.x >> 5] = v;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    long long total = 0;
+    for (int w = 0; w < static_cast<int>(blockDim.x + 31) / 32; ++w) total += s_warp[w];
+    if (c < NL) d_limbs[c] = total;
+    else d_special[c - NL] = static_cast<unsigned long long>(total);
+  }
 }
 
 }  // namespace sumlab::gpu::detail
