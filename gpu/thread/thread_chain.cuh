@@ -18,10 +18,12 @@ template <class T, int V> inline constexpr int load_ahead = 64 / int(sizeof(T) *
 
 // Calls f(x[i]) for the elements thread g of `threads` owns, in its chain order: grid-stride over
 // V-element vectors (the trailing partial vector by scalar loads, by its owner, last), or a
-// contiguous chunk of contiguous_chunk(n, threads, V) elements.
-template <int V, class T, class F>
-__device__ __forceinline__ void for_each_owned(const T* __restrict__ d_in, std::int64_t n,
-                                               std::int64_t g, std::int64_t threads, Mapping m, F&& f) {
+// contiguous chunk of contiguous_chunk(n, threads, V) elements. Grid-stride threads hand the U
+// vectors they loaded ahead to group(x), x a T[U * V] in chain order, and every other element to
+// f (a kernel whose result does not depend on the order, gpu_exact, checks a group at once).
+template <int V, class T, class F, class G>
+__device__ __forceinline__ void for_each_owned_grouped(const T* __restrict__ d_in, std::int64_t n, std::int64_t g,
+                                                       std::int64_t threads, Mapping m, F&& f, G&& group) {
   const Vec<T, V>* __restrict__ vin = reinterpret_cast<const Vec<T, V>*>(d_in);
   if (m == Mapping::grid_stride) {
     const std::int64_t nvec = n / V;
@@ -35,10 +37,12 @@ __device__ __forceinline__ void for_each_owned(const T* __restrict__ d_in, std::
       Vec<T, V> v[U];
 #pragma unroll
       for (int u = 0; u < U; ++u) v[u] = vin[j + u * threads];
+      T x[U * V];
 #pragma unroll
       for (int u = 0; u < U; ++u)
 #pragma unroll
-        for (int k = 0; k < V; ++k) f(v[u].v[k]);
+        for (int k = 0; k < V; ++k) x[u * V + k] = v[u].v[k];
+      group(x);
     }
     for (; j < nvec; j += threads) {
       const Vec<T, V> v = vin[j];
@@ -59,6 +63,15 @@ __device__ __forceinline__ void for_each_owned(const T* __restrict__ d_in, std::
     }
     for (; i < end; ++i) f(d_in[i]);
   }
+}
+
+template <int V, class T, class F>
+__device__ __forceinline__ void for_each_owned(const T* __restrict__ d_in, std::int64_t n, std::int64_t g,
+                                               std::int64_t threads, Mapping m, F&& f) {
+  for_each_owned_grouped<V>(d_in, n, g, threads, m, f, [&f](const T(&x)[load_ahead<T, V> * V]) {
+#pragma unroll
+    for (int i = 0; i < load_ahead<T, V> * V; ++i) f(x[i]);
+  });
 }
 
 // The thread's chain: acc = identity; acc = Op::add(acc, x) for each owned x in order.

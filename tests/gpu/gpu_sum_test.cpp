@@ -155,6 +155,58 @@ TEST(GpuExactAndFixedPoint, SameBitsAsTheCpuForEveryShape) {
   }
 }
 
+// gpu_exact's fast path (error-free additions on per-thread double grids) covers a range of 2^60
+// (float) / 2^73 (double) below each thread's anchor; everything else takes the exact digit path:
+// re-anchors on growing magnitudes, remainders below the last grid (a whole group redone element
+// by element), doubles above 2^1012, subnormals, specials. Inputs that exercise all of them, at a
+// size where every thread runs many groups and flushes, against MPFR, for every shape.
+template <class T> std::vector<T> wide_range_input(std::size_t n, int every_tiny) {
+  using Traits = FloatTraits<T>;
+  std::uint64_t state = 0x9e3779b97f4a7c15ull;
+  auto next = [&state] {  // splitmix64: the test's own pure sequence
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  };
+  std::vector<T> x(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double m = 1.0 + static_cast<double>(next() >> 11) * 0x1p-53;  // [1, 2)
+    const double sign = (next() & 1) ? -1.0 : 1.0;
+    int e;
+    if (every_tiny > 0) e = i % static_cast<std::size_t>(every_tiny) == 0 ? Traits::min_subnormal_exp + 3 : -1 - int(next() % 8);
+    else e = Traits::min_subnormal_exp + int(next() % static_cast<std::uint64_t>(Traits::emax - Traits::min_subnormal_exp - 1));
+    x[i] = static_cast<T>(sign * std::ldexp(m, e));
+  }
+  return x;
+}
+
+template <class T> void check_exact_wide(std::size_t n, int every_tiny) {
+  const auto x = wide_range_input<T>(n, every_tiny);
+  const T ref = reference::correctly_rounded_sum<T>(std::span<const T>(x));
+  const T fixed = fixed_point_sum<T>(std::span<const T>(x)).value;
+  gpu::DeviceBuffer<T> buf(static_cast<std::int64_t>(n));
+  buf.upload(std::span<const T>(x));
+  for (const auto& s : shapes()) {
+    SCOPED_TRACE(to_string(s) + " tiny every " + std::to_string(every_tiny));
+    const auto g = gpu::gpu_sum<T>(GpuKernel::exact, canonicalize(GpuKernel::exact, s), buf);
+    ASSERT_TRUE(g.ok()) << g.error;
+    EXPECT_TRUE(same_bits(g.value, ref)) << hex_bits(g.value) << " vs MPFR " << hex_bits(ref);
+    const auto f = gpu::gpu_sum<T>(GpuKernel::fixed_point, canonicalize(GpuKernel::fixed_point, s), buf);
+    ASSERT_TRUE(f.ok()) << f.error;
+    EXPECT_TRUE(same_bits(f.value, fixed)) << hex_bits(f.value) << " vs CPU fixed point " << hex_bits(fixed);
+  }
+}
+
+TEST(GpuExact, WideRangesAndTheSlowPathsStayExact) {
+  SUMLAB_REQUIRE_GPU();
+  check_exact_wide<float>(1 << 18, 0);      // every exponent of float, random signs
+  check_exact_wide<double>(1 << 18, 0);     // every exponent of double, up to 2^1023
+  check_exact_wide<float>(1 << 18, 4099);   // [2^-9, 1) with rare subnormals: groups redone
+  check_exact_wide<double>(1 << 18, 4099);
+  check_exact_wide<float>(1 << 18, 1 << 30);  // one subnormal (element 0), then a narrow range
+}
+
 TEST(GpuFill, DeviceGeneratorMatchesTheCpu) {
   SUMLAB_REQUIRE_GPU();
   for (Distribution d : {Distribution::uniform, Distribution::normal, Distribution::cancellation,

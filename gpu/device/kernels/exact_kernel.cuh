@@ -13,8 +13,9 @@
 //   added exactly, as 32-bit integer digits, to the block's limbs in shared memory (slow path).
 // Grids: the thread's elements satisfy |x| < 2^B (B its anchor); k_0 = B + 11 and
 // k_(l+1) = k_l - 52 - 1 + 11, so every addend of level l is at most 2^(k_l - 11) in magnitude
-// and 512 of them move S_l by at most 2^(k_l - 2): S_l never leaves its binade. Every 512 elements
-// (and at the end, and before a re-anchor) each S_l - M_l, an exact multiple of g_l below 2^51 g_l,
+// and fewer than 1024 of them move S_l by less than 2^(k_l - 1): S_l never leaves its binade.
+// After 512 to 527 elements (and at the end, and before a re-anchor) each S_l - M_l, an exact
+// multiple of g_l below 2^51 g_l,
 // is converted to an integer and added to the block's limbs (a flush). With 2 levels (float input,
 // converted to double exactly) every element above 2^(B - 60) is absorbed by the fast path: inputs
 // whose dynamic range is under 2^60 never take the slow path once the anchor is set; with 3 levels
@@ -74,8 +75,15 @@ template <class T> __device__ __forceinline__ void add_scaled(unsigned long long
 
 // Every member is force-inlined and nothing takes the object's address, so s, m and the window
 // stay in registers (a call that took `this` would move them to local memory).
-template <class T> struct ExactThread {
+// Range: also track the largest finite and the smallest nonzero magnitude (as bit patterns, which
+// order like the magnitudes), for gpu_fixed_point's one-pass path.
+template <class T, bool Range = false> struct ExactThread {
   using Layout = ExactLayout<T>;
+  using Bits = typename FloatTraits<T>::Bits;
+  static constexpr Bits sign_bit = Bits(1) << (sizeof(T) * 8 - 1);
+  static constexpr Bits inf_bits = ((Bits(1) << FloatTraits<T>::exponent_bits) - 1) << (FloatTraits<T>::precision - 1);
+  Bits largest_finite = 0;
+  Bits smallest_nonzero = ~Bits(0);
   static constexpr int L = Layout::levels;
   double s[L];
   double m[L];
@@ -156,33 +164,114 @@ template <class T> struct ExactThread {
     if (++count == Layout::flush_every) flush(s_limbs);
   }
 
+  // N elements at once, the common case: when all are finite and below 2^B (one test on their
+  // largest magnitude bits) they go through every level without a branch, the remainders' absolute
+  // values summed into `lost`; lost == 0 (no element had bits below the last grid) is the rule, and
+  // otherwise the levels are restored and the group is redone element by element by add(). The
+  // group adds at most N - 1 elements past flush_every before its flush: fewer than 1024 addends
+  // of <= 2^(k - 11), so S_l still stays in its binade.
+  template <int N>
+  __device__ __forceinline__ void add_group(const T (&x)[N], unsigned long long* s_limbs, unsigned long long* s_special) {
+    constexpr Bits sign = sign_bit;
+    Bits largest = 0;
+    Bits smallest = ~Bits(0);
+    bool nnz = false;
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      Bits u;
+      memcpy(&u, &x[i], sizeof(T));
+      nnz |= u != sign;
+      const Bits a = u & ~sign;
+      largest = a > largest ? a : largest;  // NaN and Inf patterns are the largest
+      if constexpr (Range) smallest = a != 0 && a < smallest ? a : smallest;
+    }
+    Bits limit;
+    memcpy(&limit, &threshold, sizeof(T));
+    if (largest < limit) {
+      double saved[L];
+#pragma unroll
+      for (int l = 0; l < L; ++l) saved[l] = s[l];
+      double lost = 0;
+#pragma unroll
+      for (int i = 0; i < N; ++i) {
+        double r = static_cast<double>(x[i]);
+#pragma unroll
+        for (int l = 0; l < L; ++l) {
+          const double t = s[l] + r;
+          const double d = t - s[l];
+          s[l] = t;
+          r = r - d;
+        }
+        lost = lost + fabs(r);  // nonzero remainders are >= 2^min_exponent: they cannot sum to 0
+      }
+      if (lost == 0) {
+        not_negative_zero |= nnz;
+        if constexpr (Range) {  // all finite here
+          largest_finite = largest > largest_finite ? largest : largest_finite;
+          smallest_nonzero = smallest < smallest_nonzero ? smallest : smallest_nonzero;
+        }
+        count += N;
+        if (count >= Layout::flush_every) flush(s_limbs);
+        return;
+      }
+#pragma unroll
+      for (int l = 0; l < L; ++l) s[l] = saved[l];
+    }
+#pragma unroll
+    for (int i = 0; i < N; ++i) add(x[i], s_limbs, s_special);
+  }
+
   __device__ __forceinline__ void add(T x, unsigned long long* s_limbs, unsigned long long* s_special) {
-    typename FloatTraits<T>::Bits u;
+    Bits u;
     memcpy(&u, &x, sizeof(T));
-    not_negative_zero |= u != (typename FloatTraits<T>::Bits(1) << (sizeof(T) * 8 - 1));
+    not_negative_zero |= u != sign_bit;
+    if constexpr (Range) {
+      const Bits a = u & ~sign_bit;
+      if (a < inf_bits && a > largest_finite) largest_finite = a;
+      if (a != 0 && a < smallest_nonzero) smallest_nonzero = a;
+    }
     if (fabs(x) < threshold || refused(x, s_limbs, s_special)) fast(x, s_limbs);
   }
 };
 
 // d_block_limbs: gridDim.x * num_limbs carry-normalised limbs, d_block_special: gridDim.x * 4 counts.
-template <class T, int V>
+// Range: d_range[0] / d_range[1] receive (atomicMax / atomicMin) the largest finite and smallest
+// nonzero magnitude bit patterns; the caller sets them to 0 and ~0 first.
+template <class T, int V, bool Range = false>
 __global__ void exact_limbs_kernel(const T* __restrict__ d_in, std::int64_t num_items, Mapping mapping,
-                                   long long* d_block_limbs, unsigned long long* d_block_special) {
+                                   long long* d_block_limbs, unsigned long long* d_block_special,
+                                   unsigned long long* d_range = nullptr) {
   constexpr int NL = ExactLayout<T>::num_limbs;
   __shared__ unsigned long long s_limbs[NL];
   __shared__ unsigned long long s_special[exact_specials];
+  __shared__ unsigned long long s_range[2];
   for (int k = static_cast<int>(threadIdx.x); k < NL; k += static_cast<int>(blockDim.x)) s_limbs[k] = 0;
   if (threadIdx.x < exact_specials) s_special[threadIdx.x] = 0;
+  if (Range && threadIdx.x == 0) {
+    s_range[0] = 0;
+    s_range[1] = ~0ull;
+  }
   __syncthreads();
   const std::int64_t threads = std::int64_t(gridDim.x) * blockDim.x;
   const std::int64_t g = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  ExactThread<T> t;
-  for_each_owned<V>(d_in, num_items, g, threads, mapping, [&](T x) { t.add(x, s_limbs, s_special); });
+  ExactThread<T, Range> t;
+  for_each_owned_grouped<V>(
+      d_in, num_items, g, threads, mapping, [&](T x) { t.add(x, s_limbs, s_special); },
+      [&](const T(&x)[load_ahead<T, V> * V]) { t.add_group(x, s_limbs, s_special); });
   t.flush(s_limbs);
   unsigned long long* const limbs = s_limbs;
   t.window.flush(NL, [limbs](int limb, long long v) { atomicAdd(&limbs[limb], static_cast<unsigned long long>(v)); });
   if (t.not_negative_zero) atomicAdd(&s_special[exact_not_negative_zero], 1ull);
+  if constexpr (Range) {
+    if (t.largest_finite != 0) atomicMax(&s_range[0], static_cast<unsigned long long>(t.largest_finite));
+    if (t.smallest_nonzero != ~typename FloatTraits<T>::Bits(0))
+      atomicMin(&s_range[1], static_cast<unsigned long long>(t.smallest_nonzero));
+  }
   __syncthreads();
+  if (Range && threadIdx.x == 0) {
+    if (s_range[0] != 0) atomicMax(&d_range[0], s_range[0]);
+    if (s_range[1] != ~0ull) atomicMin(&d_range[1], s_range[1]);
+  }
   if (threadIdx.x == 0) {  // carry-normalise: digits in [0, 2^32), the top limb signed
     long long carry = 0;
     for (int k = 0; k < NL - 1; ++k) {

@@ -1,8 +1,8 @@
 #pragma once
 // __global__ kernels of gpu_fixed_point (core/order_model/fixed_point_model.hpp says why its bits
 // equal core/fixed_point_sum.hpp's for every shape):
-//   max_magnitude_kernel  the largest finite |x| as a bit pattern (finite non-negative patterns
-//                         order like their values), by warp shuffles and one atomicMax per warp;
+// (the largest finite |x|, which sets the scale, comes from gpu_exact's kernel run with range
+// tracking: gpu/device/dispatch_fixed_point.cu)
 //   fixed_point_kernel    q_i = RNE(x_i 2^k) (fixed_quantise), summed as wrapping 128-bit integers
 //                         per thread, warp and block (any grouping: integer addition is exact),
 //                         with the quantisation report's counts.
@@ -39,26 +39,6 @@ __device__ __forceinline__ unsigned __int128 warp_sum_u128(unsigned __int128 v) 
     v += (static_cast<unsigned __int128>(hi) << 64) | lo;
   }
   return v;
-}
-
-template <class T, int V>
-__global__ void max_magnitude_kernel(const T* __restrict__ d_in, std::int64_t num_items, Mapping mapping,
-                                     unsigned long long* d_max) {
-  using Bits = typename FloatTraits<T>::Bits;
-  constexpr int frac_bits = FloatTraits<T>::precision - 1;
-  constexpr Bits exp_mask = (Bits(1) << FloatTraits<T>::exponent_bits) - 1;
-  constexpr Bits magnitude_mask = ~Bits(0) >> 1;
-  const std::int64_t threads = std::int64_t(gridDim.x) * blockDim.x;
-  const std::int64_t g = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  unsigned long long largest = 0;
-  for_each_owned<V>(d_in, num_items, g, threads, mapping, [&](T x) {
-    Bits u;
-    memcpy(&u, &x, sizeof(T));
-    const Bits a = u & magnitude_mask;
-    if ((a >> frac_bits) != exp_mask && a > largest) largest = a;
-  });
-  largest = warp_max_u64(largest);
-  if ((threadIdx.x & 31) == 0 && largest != 0) atomicMax(d_max, largest);
 }
 
 // d_block_sum: 2 words per block (low, high 64 bits of the block's wrapping 128-bit sum).
