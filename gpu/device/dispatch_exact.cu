@@ -27,16 +27,7 @@ LaunchOutcome<T> dispatch_exact(const LaunchShape& s, const LaunchInputs<T>& in,
   EventTimer timer;
   timer.start();
   for (int l = 0; l < in.launches; ++l) {
-    const T* d_in = in.at(l);
-    switch (s.vector) {
-      case 1: exact_limbs_kernel<T, 1><<<s.grid, s.block>>>(d_in, n, s.mapping, d_block_limbs, d_block_special); break;
-      case 2: exact_limbs_kernel<T, 2><<<s.grid, s.block>>>(d_in, n, s.mapping, d_block_limbs, d_block_special); break;
-      case 4: exact_limbs_kernel<T, 4><<<s.grid, s.block>>>(d_in, n, s.mapping, d_block_limbs, d_block_special); break;
-      default: throw GpuError("vector width " + std::to_string(s.vector) + " not supported");
-    }
-    SUMLAB_CUDA_CHECK_LAUNCH("exact_limbs_kernel");
-    exact_merge_kernel<T><<<L + exact_specials, 256>>>(d_block_limbs, d_block_special, s.grid, d_limbs, d_special);
-    SUMLAB_CUDA_CHECK_LAUNCH("exact_merge_kernel");
+    launch_exact<T, false>(s, in.at(l), n, d_block_limbs, d_block_special, d_limbs, d_special, nullptr);
   }
   LaunchOutcome<T> r;
   r.ms = timer.stop() / in.launches;

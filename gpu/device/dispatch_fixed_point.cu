@@ -46,15 +46,7 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
     // Pass 1: the exact sum and the range (largest finite, smallest nonzero magnitude).
     SUMLAB_CUDA_CHECK(cudaMemsetAsync(d_range, 0, sizeof(unsigned long long)));
     SUMLAB_CUDA_CHECK(cudaMemsetAsync(d_range + 1, 0xff, sizeof(unsigned long long)));
-    switch (s.vector) {
-      case 1: exact_limbs_kernel<T, 1, true><<<s.grid, s.block>>>(d_in, n, s.mapping, d_block_limbs, d_block_special, d_range); break;
-      case 2: exact_limbs_kernel<T, 2, true><<<s.grid, s.block>>>(d_in, n, s.mapping, d_block_limbs, d_block_special, d_range); break;
-      case 4: exact_limbs_kernel<T, 4, true><<<s.grid, s.block>>>(d_in, n, s.mapping, d_block_limbs, d_block_special, d_range); break;
-      default: throw GpuError("vector width " + std::to_string(s.vector) + " not supported");
-    }
-    SUMLAB_CUDA_CHECK_LAUNCH("exact_limbs_kernel (fixed point)");
-    exact_merge_kernel<T><<<L + exact_specials, 256>>>(d_block_limbs, d_block_special, s.grid, d_limbs, d_special);
-    SUMLAB_CUDA_CHECK_LAUNCH("exact_merge_kernel (fixed point)");
+    launch_exact<T, true>(s, d_in, n, d_block_limbs, d_block_special, d_limbs, d_special, d_range);
     unsigned long long range[2];
     SUMLAB_CUDA_CHECK(cudaMemcpy(range, d_range, sizeof range, cudaMemcpyDeviceToHost));
     using Bits = typename FloatTraits<T>::Bits;

@@ -37,7 +37,9 @@
 
 #include "core/exact_sum.hpp"
 #include "core/float_traits.hpp"
+#include "core/launch_shape.hpp"
 #include "core/order_model/exact_digits.hpp"
+#include "gpu/cuda_check.cuh"
 #include "gpu/thread/thread_chain.cuh"
 
 namespace sumlab::gpu::detail {
@@ -145,7 +147,7 @@ template <class T, bool Range = false> struct ExactThread {
       return false;
     }
     flush(s_limbs);
-    anchor(e);
+    anchor(e + 2 < Layout::max_anchor ? e + 2 : Layout::max_anchor);  // a margin, as first_anchor's
     return true;
   }
 
@@ -164,15 +166,59 @@ template <class T, bool Range = false> struct ExactThread {
     if (++count == Layout::flush_every) flush(s_limbs);
   }
 
+  // The levels 0 .. Levels-1 over a group, without a branch; true when no element left bits below
+  // the last of them (the remainders' bits are OR-ed on the integer pipe: one test per group).
+  // r can be -0 only for a -0 input, which then just sends the group to the careful path.
+  template <int Levels, int N> __device__ __forceinline__ bool try_levels(const T (&x)[N]) {
+    unsigned long long lost = 0;
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      double r = static_cast<double>(x[i]);
+#pragma unroll
+      for (int l = 0; l < Levels; ++l) {
+        const double t = s[l] + r;
+        const double d = t - s[l];
+        s[l] = t;
+        r = r - d;
+      }
+      lost |= static_cast<unsigned long long>(__double_as_longlong(r));
+    }
+    return lost == 0;
+  }
+
+  // A thread's first group anchors on the largest finite magnitude among the warp's first groups
+  // (plus a margin of 2^2), so that on random data a thread rarely meets a larger element later
+  // (each would cost a re-anchor and a careful group).
+  template <int N> __device__ __forceinline__ void first_anchor(const T (&x)[N]) {
+    Bits largest = 0;
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      Bits u;
+      memcpy(&u, &x[i], sizeof(T));
+      const Bits a = u & ~sign_bit;
+      largest = a < inf_bits && a > largest ? a : largest;
+    }
+    constexpr int drop = int(sizeof(Bits)) * 8 - 32;  // the exponent is in the top 32 bits
+    const unsigned top = __reduce_max_sync(__activemask(), static_cast<unsigned>(largest >> drop));
+    if (top == 0) return;
+    int e = 0;
+    const Bits w = static_cast<Bits>(top) << drop;
+    T v;
+    memcpy(&v, &w, sizeof(T));
+    frexp(static_cast<double>(v), &e);
+    anchor(e + 2 < Layout::max_anchor ? e + 2 : Layout::max_anchor);
+  }
+
   // N elements at once, the common case: when all are finite and below 2^B (one test on their
-  // largest magnitude bits) they go through every level without a branch, the remainders' absolute
-  // values summed into `lost`; lost == 0 (no element had bits below the last grid) is the rule, and
-  // otherwise the levels are restored and the group is redone element by element by add(). The
-  // group adds at most N - 1 elements past flush_every before its flush: fewer than 1024 addends
-  // of <= 2^(k - 11), so S_l still stays in its binade.
+  // largest magnitude bits) they go through the first level(s) without a branch (float: level 0
+  // alone, which holds every element above 2^(B - 17); double: levels 0 and 1), then, if some
+  // element left bits below them, through every level; if bits are left even then, the levels are
+  // restored and the group is redone element by element by add(). A group adds at most N - 1
+  // elements past flush_every before its flush: fewer than 1024 addends of <= 2^(k - 11), so S_l
+  // still stays in its binade.
   template <int N>
   __device__ __forceinline__ void add_group(const T (&x)[N], unsigned long long* s_limbs, unsigned long long* s_special) {
-    constexpr Bits sign = sign_bit;
+    if (threshold == T(0)) first_anchor(x);
     Bits largest = 0;
     Bits smallest = ~Bits(0);
     bool nnz = false;
@@ -180,31 +226,25 @@ template <class T, bool Range = false> struct ExactThread {
     for (int i = 0; i < N; ++i) {
       Bits u;
       memcpy(&u, &x[i], sizeof(T));
-      nnz |= u != sign;
-      const Bits a = u & ~sign;
+      nnz |= u != sign_bit;
+      const Bits a = u & ~sign_bit;
       largest = a > largest ? a : largest;  // NaN and Inf patterns are the largest
       if constexpr (Range) smallest = a != 0 && a < smallest ? a : smallest;
     }
     Bits limit;
     memcpy(&limit, &threshold, sizeof(T));
     if (largest < limit) {
+      constexpr int first = sizeof(T) == 4 ? 1 : 2;
       double saved[L];
 #pragma unroll
       for (int l = 0; l < L; ++l) saved[l] = s[l];
-      double lost = 0;
+      bool done = try_levels<first>(x);
+      if (!done && first < L) {
 #pragma unroll
-      for (int i = 0; i < N; ++i) {
-        double r = static_cast<double>(x[i]);
-#pragma unroll
-        for (int l = 0; l < L; ++l) {
-          const double t = s[l] + r;
-          const double d = t - s[l];
-          s[l] = t;
-          r = r - d;
-        }
-        lost = lost + fabs(r);  // nonzero remainders are >= 2^min_exponent: they cannot sum to 0
+        for (int l = 0; l < L; ++l) s[l] = saved[l];
+        done = try_levels<L>(x);
       }
-      if (lost == 0) {
+      if (done) {
         not_negative_zero |= nnz;
         if constexpr (Range) {  // all finite here
           largest_finite = largest > largest_finite ? largest : largest_finite;
@@ -237,10 +277,13 @@ template <class T, bool Range = false> struct ExactThread {
 // d_block_limbs: gridDim.x * num_limbs carry-normalised limbs, d_block_special: gridDim.x * 4 counts.
 // Range: d_range[0] / d_range[1] receive (atomicMax / atomicMin) the largest finite and smallest
 // nonzero magnitude bit patterns; the caller sets them to 0 and ~0 first.
-template <class T, int V, bool Range = false>
-__global__ void exact_limbs_kernel(const T* __restrict__ d_in, std::int64_t num_items, Mapping mapping,
+// MaxThreads, MinBlocks: the instantiation's __launch_bounds__. Blocks of up to 256 threads are
+// compiled for 3 resident blocks per SM (at most 85 registers), blocks of up to 512 for one
+// (128 registers: the levels and the window never spill), 1024 for one (64 registers, which spills).
+template <class T, int V, bool Range, int MaxThreads, int MinBlocks>
+__global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(const T* __restrict__ d_in, std::int64_t num_items, Mapping mapping,
                                    long long* d_block_limbs, unsigned long long* d_block_special,
-                                   unsigned long long* d_range = nullptr) {
+                                   unsigned long long* d_range) {
   constexpr int NL = ExactLayout<T>::num_limbs;
   __shared__ unsigned long long s_limbs[NL];
   __shared__ unsigned long long s_special[exact_specials];
@@ -307,6 +350,34 @@ __global__ void exact_merge_kernel(const long long* d_block_limbs, const unsigne
     if (c < NL) d_limbs[c] = total;
     else d_special[c - NL] = static_cast<unsigned long long>(total);
   }
+}
+
+// Host side: the limbs kernel for the shape (vector width, block size) and then the merge kernel,
+// asynchronously on the default stream. d_limbs / d_special receive the column sums.
+template <class T, bool Range>
+void launch_exact(const LaunchShape& s, const T* d_in, std::int64_t n, long long* d_block_limbs,
+                  unsigned long long* d_block_special, long long* d_limbs, unsigned long long* d_special,
+                  unsigned long long* d_range) {
+  auto go = [&](auto kernel) {
+    kernel<<<s.grid, s.block>>>(d_in, n, s.mapping, d_block_limbs, d_block_special, d_range);
+  };
+  const int size_class = s.block <= 256 ? 0 : s.block <= 512 ? 1 : 2;
+  switch (s.vector * 3 + size_class) {
+    case 3: go(exact_limbs_kernel<T, 1, Range, 256, 3>); break;
+    case 4: go(exact_limbs_kernel<T, 1, Range, 512, 1>); break;
+    case 5: go(exact_limbs_kernel<T, 1, Range, 1024, 1>); break;
+    case 6: go(exact_limbs_kernel<T, 2, Range, 256, 3>); break;
+    case 7: go(exact_limbs_kernel<T, 2, Range, 512, 1>); break;
+    case 8: go(exact_limbs_kernel<T, 2, Range, 1024, 1>); break;
+    case 12: go(exact_limbs_kernel<T, 4, Range, 256, 3>); break;
+    case 13: go(exact_limbs_kernel<T, 4, Range, 512, 1>); break;
+    case 14: go(exact_limbs_kernel<T, 4, Range, 1024, 1>); break;
+    default: throw GpuError("vector width " + std::to_string(s.vector) + " not supported");
+  }
+  SUMLAB_CUDA_CHECK_LAUNCH("exact_limbs_kernel");
+  exact_merge_kernel<T><<<ExactLayout<T>::num_limbs + exact_specials, 256>>>(d_block_limbs, d_block_special, s.grid,
+                                                                           d_limbs, d_special);
+  SUMLAB_CUDA_CHECK_LAUNCH("exact_merge_kernel");
 }
 
 }  // namespace sumlab::gpu::detail
