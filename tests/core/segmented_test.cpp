@@ -244,7 +244,8 @@ TEST(SegmentOffsets, OverflowOfTheIndexTypeNamesThePosition) {
   EXPECT_NE(message({0, 100, 300, 300}, 300, 255).find("position 2 (value 300) overflows the index type"),
             std::string::npos);
   // int32 offsets that wrapped past 2^31 - 1 go negative: named, with the likely cause.
-  const std::string wrapped = message({0, 2'000'000'000, -2'094'967'296}, 10, 2'147'483'647);
+  // (3e9 values: the true offsets 2e9 and 2.2e9, the second wrapped in int32.)
+  const std::string wrapped = message({0, 2'000'000'000, -2'094'967'296}, 3'000'000'000u, 2'147'483'647);
   EXPECT_NE(wrapped.find("position 2"), std::string::npos) << wrapped;
   EXPECT_NE(wrapped.find("did the index type overflow"), std::string::npos) << wrapped;
   // n itself beyond the index type: the last offset cannot reach it.
