@@ -189,21 +189,27 @@ CellRows run_cell(const Plan& p, const std::string& dist, const std::vector<Offs
   auto execute = [&](std::size_t i) {
     Job& j = jobs[i];
     j.run = runner.run(j.st, j.shape, p.reps);
-    if (p.backend == BackendKind::cuda && segmented::info(j.st).where == Where::gpu_modelled) {
-      const auto m = runner.model(j.st, j.shape);
-      bool same = m.size() == j.run.sums.size();
-      for (std::size_t k = 0; same && k < m.size(); ++k) same = same_bits(m[k], j.run.sums[k]);
-      j.equals_model = same;
-    }
     if (j.first_shape) {
       j.run_hashes.push_back(bits_hash(j.run.sums));
       for (int r = 1; r < p.runs; ++r) j.run_hashes.push_back(bits_hash(runner.run(j.st, j.shape, 1).sums));
     }
   };
+  // On cuda the GPU bits are checked against the model's, computed on every CPU core once the
+  // timed launches (one at a time) are done.
+  auto check_model = [&](std::size_t i) {
+    Job& j = jobs[i];
+    if (p.backend != BackendKind::cuda || segmented::info(j.st).where != Where::gpu_modelled) return;
+    const auto m = runner.model(j.st, j.shape);
+    bool same = m.size() == j.run.sums.size();
+    for (std::size_t k = 0; same && k < m.size(); ++k) same = same_bits(m[k], j.run.sums[k]);
+    j.equals_model = same;
+  };
+  const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (p.backend == BackendKind::model) {
-    parallel_for(jobs.size(), static_cast<int>(std::max(1u, std::thread::hardware_concurrency())), execute);
+    parallel_for(jobs.size(), threads, execute);
   } else {
-    for (std::size_t i = 0; i < jobs.size(); ++i) execute(i);  // timed launches, one at a time
+    for (std::size_t i = 0; i < jobs.size(); ++i) execute(i);
+    parallel_for(jobs.size(), threads, check_model);
   }
 
   CellRows out;

@@ -43,7 +43,7 @@ template <class T> void check_models() {
     DistributionSpec spec;
     spec.kind = Distribution::cancellation;
     const std::vector<T> x = generate<T>(spec, 4, static_cast<std::size_t>(off.back()));
-    const gpu::SegmentedInput<T> in(std::span<const T>(x), std::span<const Offset>(off));
+    const gpu::SegmentedInput<T> in{std::span<const T>(x), std::span<const Offset>(off)};
     for (const auto& i : strategies()) {
       if (i.where != Where::gpu_modelled) continue;
       for (const SegShape& s : kShapes) {
@@ -82,7 +82,7 @@ TEST(GpuSegmented, EmptySegmentsArePositiveZeroEverywhere) {
   std::vector<double> x(static_cast<std::size_t>(off.back()));
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = 1.0 + double(i % 7);  // small integers: every order exact
   const auto exact = reference::exact_segment_sums<double, Offset>(x, with_ends);
-  const gpu::SegmentedInput<double> in(std::span<const double>(x), std::span<const Offset>(with_ends));
+  const gpu::SegmentedInput<double> in{std::span<const double>(x), std::span<const Offset>(with_ends)};
   for (const auto& i : strategies()) {
     if (i.where == Where::cpu) continue;
     const auto g = gpu::gpu_segmented<double>(i.strategy, {256, 4}, in, 2);
@@ -99,7 +99,7 @@ TEST(GpuSegmented, RunToRunBitsAreIdenticalForTheModelledStrategies) {
   DistributionSpec spec;
   spec.kind = Distribution::normal;
   const auto x = generate<float>(spec, 2, static_cast<std::size_t>(off.back()));
-  const gpu::SegmentedInput<float> in(std::span<const float>(x), std::span<const Offset>(off));
+  const gpu::SegmentedInput<float> in{std::span<const float>(x), std::span<const Offset>(off)};
   for (Strategy st : {Strategy::block_per_segment, Strategy::warp_per_segment, Strategy::segmented_scan}) {
     const auto a = gpu::gpu_segmented<float>(st, {256, 4}, in);
     const auto b = gpu::gpu_segmented<float>(st, {256, 4}, in);
