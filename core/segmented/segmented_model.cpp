@@ -121,24 +121,24 @@ template <class T> std::vector<T> segmented_scan(const SegShape& s, std::span<co
     if (off[j] < off[j + 1]) head[static_cast<std::size_t>(off[j])] = 1;
   const std::int64_t tile_len = std::int64_t(s.block) * s.items_per_thread;
   const std::int64_t tiles = (n + tile_len - 1) / tile_len;
-  // Pass 1 and 2: tile aggregates, then their serial exclusive fold (the carries).
-  std::vector<TileScan<T>> scans;
-  scans.reserve(static_cast<std::size_t>(tiles));
-  for (std::int64_t b = 0; b < tiles; ++b) scans.push_back(tile_scan(s, x, head, b));
+  // Pass 1 and 2: tile aggregates, then their serial exclusive fold (the carries). Like the kernel,
+  // pass 3 recomputes each tile's block scan instead of keeping every tile's prefixes (memory).
+  std::vector<F<T>> aggregate(static_cast<std::size_t>(tiles));
+  for (std::int64_t b = 0; b < tiles; ++b) aggregate[static_cast<std::size_t>(b)] = tile_scan(s, x, head, b).aggregate;
   std::vector<MaybeF<T>> carry(static_cast<std::size_t>(tiles));
   if (tiles > 0) {
-    F<T> run = scans[0].aggregate;
+    F<T> run = aggregate[0];
     for (std::int64_t b = 1; b < tiles; ++b) {
       carry[static_cast<std::size_t>(b)] = run;
-      run = scan::segmented_combine(run, scans[static_cast<std::size_t>(b)].aggregate);
+      run = scan::segmented_combine(run, aggregate[static_cast<std::size_t>(b)]);
     }
   }
   // Pass 3: every element's scan value.
   std::vector<T> scanned(x.size());
-  for (std::int64_t b = 0; b < tiles; ++b)
+  for (std::int64_t b = 0; b < tiles; ++b) {
+    const TileScan<T> tile = tile_scan(s, x, head, b);
     for (int t = 0; t < s.block; ++t) {
-      MaybeF<T> run = combine_opt(carry[static_cast<std::size_t>(b)],
-                                  scans[static_cast<std::size_t>(b)].prefix[static_cast<std::size_t>(t)]);
+      MaybeF<T> run = combine_opt(carry[static_cast<std::size_t>(b)], tile.prefix[static_cast<std::size_t>(t)]);
       for (int k = 0; k < s.items_per_thread; ++k) {
         const std::int64_t i = b * tile_len + std::int64_t(t) * s.items_per_thread + k;
         if (i >= n) break;
@@ -147,6 +147,7 @@ template <class T> std::vector<T> segmented_scan(const SegShape& s, std::span<co
         scanned[static_cast<std::size_t>(i)] = run->value;
       }
     }
+  }
   // Pass 4: gather.
   std::vector<T> out(segments);
   for (std::size_t j = 0; j < segments; ++j)
