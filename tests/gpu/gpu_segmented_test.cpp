@@ -76,10 +76,12 @@ TEST(GpuSegmented, ModelledStrategiesEqualTheirModelsFloat64) {
 TEST(GpuSegmented, EmptySegmentsArePositiveZeroEverywhere) {
   SUMLAB_REQUIRE_GPU();
   const std::vector<Offset> off = make_offsets({SizeDistribution::many_empty, 2000, 30}, 8);
-  std::vector<Offset> with_ends{0, 0};  // empty first segment, then those, then an empty last one
+  // An empty first segment, those, segments of 1, 1 and 2 elements (CUB's documentation calls a
+  // segment with end - 1 <= begin "empty": a length-1 segment must still be summed), an empty last.
+  std::vector<Offset> with_ends{0, 0};
   for (std::size_t j = 1; j < off.size(); ++j) with_ends.push_back(off[j]);
-  with_ends.push_back(off.back());
-  std::vector<double> x(static_cast<std::size_t>(off.back()));
+  for (Offset len : {1, 1, 2, 0}) with_ends.push_back(with_ends.back() + len);
+  std::vector<double> x(static_cast<std::size_t>(with_ends.back()));
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = 1.0 + double(i % 7);  // small integers: every order exact
   const auto exact = reference::exact_segment_sums<double, Offset>(x, with_ends);
   const gpu::SegmentedInput<double> in{std::span<const double>(x), std::span<const Offset>(with_ends)};
