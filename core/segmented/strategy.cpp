@@ -55,8 +55,13 @@ std::string strategy_names() {
 std::string to_string(const SegShape& s, Strategy st) {
   if (info(st).where == Where::gpu_peer) return "cub";
   if (info(st).where == Where::cpu) return "cpu";
-  std::string r = "b" + std::to_string(s.block);
-  if (st == Strategy::segmented_scan) r += "x" + std::to_string(s.items_per_thread);
+  // Built by appending: GCC 12 warns (-Wrestrict, a false positive) on "b" + std::to_string(..).
+  std::string r = "b";
+  r += std::to_string(s.block);
+  if (st == Strategy::segmented_scan) {
+    r += 'x';
+    r += std::to_string(s.items_per_thread);
+  }
   return r;
 }
 
