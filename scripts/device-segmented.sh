@@ -6,7 +6,7 @@
 #   1. build the two targets it runs                                                -> build.log
 #   2. ctest -L gpu -R GpuSegmented: GPU bits == model bits over shapes x layouts (grid capped to
 #      one block too), +0 for empty segments in every strategy (CUB included), run to run -> ctest_segmented.log
-#   3. sumlab study segmented on the cuda backend: 65536 segments of mean 16 and 256, four size
+#   3. sumlab study segmented on the cuda backend (10 timed runs, 3 repeats): 65536 segments of mean 16 and 256, four size
 #      distributions, float32 and float64, every strategy and shape; every modelled run's bits
 #      are compared with the model in the study itself (gpu_equals_model)          -> $OUT/segmented, study.log
 #   4. its report                                                                   -> $OUT/segmented/report/
@@ -69,7 +69,7 @@ if [ ! -x "$BIN" ]; then say "no sumlab binary: see build.log"; tail -30 "$OUT/b
 step "$OUT/ctest_segmented.log" "$(limit 60 100)" ctest --test-dir "$BUILD" -L gpu -R GpuSegmented --output-on-failure
 CTEST_RC=$?
 
-step "$OUT/study.log" "$(limit 90 40)" "$BIN" study segmented --backend cuda --segments 65536 --mean-sizes 16,256 \
+step "$OUT/study.log" "$(limit 90 40)" "$BIN" study segmented --backend cuda --segments 65536 --mean-sizes 16,256 --reps 10 --runs 3 \
   --out "$OUT/segmented" --force
 STUDY_RC=$?
 
