@@ -4,32 +4,14 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/segmented/offsets.hpp"
 #include "reference/mpfr_sum.hpp"
 
 namespace sumlab::reference {
 
+// One validator for the whole lab: core/segmented/offsets.hpp (core cannot depend on reference).
 template <class Offset> void validate_offsets(std::span<const Offset> offsets, std::size_t n) {
-  if (offsets.empty()) {
-    throw std::invalid_argument("segment offsets: empty (need at least {0, n}, or {0} when n = 0)");
-  }
-  auto bad = [&](std::size_t j, const std::string& why) {
-    throw std::invalid_argument("segment offsets: position " + std::to_string(j) + " (value " +
-                                std::to_string(offsets[j]) + ") " + why);
-  };
-  if (offsets[0] != 0) bad(0, "must be 0");
-  for (std::size_t j = 1; j < offsets.size(); ++j) {
-    if (offsets[j] < offsets[j - 1]) {
-      bad(j, "is less than position " + std::to_string(j - 1) + " (value " +
-                 std::to_string(offsets[j - 1]) + "): offsets must be non-decreasing");
-    }
-    if (static_cast<std::uint64_t>(offsets[j]) > n) {
-      bad(j, "exceeds the number of values " + std::to_string(n));
-    }
-  }
-  if (static_cast<std::uint64_t>(offsets.back()) != n) {
-    bad(offsets.size() - 1, "is the last offset and must equal the number of values " +
-                                std::to_string(n));
-  }
+  segmented::validate_offsets<Offset>(offsets, n);
 }
 
 template <class T, class Offset>

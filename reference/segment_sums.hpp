@@ -22,7 +22,8 @@ namespace sumlab::reference {
 template <class T, class Offset>
 std::vector<T> exact_segment_sums(std::span<const T> values, std::span<const Offset> offsets);
 
-// The validation alone (the same exceptions), for callers that build their own segmented data.
+// The validation alone (the same exceptions), for callers that build their own segmented data:
+// core/segmented/offsets.hpp's validate_offsets with the offset type's own index limit.
 template <class Offset> void validate_offsets(std::span<const Offset> offsets, std::size_t n);
 
 }  // namespace sumlab::reference

@@ -918,3 +918,8 @@ def render_order_trace(run: Run, data: CsvData, ctx: Context) -> list:
 
 
 RENDERERS["order_trace.csv"] = render_order_trace
+
+# --- study segmented (segmented_*.csv): its renderers live in their own module ------------------
+from .segmented import SEGMENTED_RENDERERS  # noqa: E402
+
+RENDERERS.update(SEGMENTED_RENDERERS)

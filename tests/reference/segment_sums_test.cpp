@@ -89,4 +89,28 @@ TEST(SegmentSums, ValidationNamesTheFirstBadPosition) {
   EXPECT_THROW((seg<float, std::int32_t>(v, {0, 2, 3})), std::invalid_argument);
 }
 
+// The reference calls the one validator of core/segmented/offsets.hpp with the offset type's own
+// limit: offsets computed in int32 that wrapped, and more values than int32 offsets can index,
+// are named as index-type overflows at their first position.
+TEST(SegmentSums, ValidationNamesIndexTypeOverflow) {
+  auto message32 = [](const std::vector<std::int32_t>& off, std::size_t n) -> std::string {
+    try {
+      validate_offsets<std::int32_t>(off, n);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "";
+  };
+  const std::string wrapped = message32({0, 2'000'000'000, -2'094'967'296}, 3'000'000'000u);
+  EXPECT_NE(wrapped.find("position 2 (value -2094967296)"), std::string::npos) << wrapped;
+  EXPECT_NE(wrapped.find("index type overflow"), std::string::npos) << wrapped;
+  const std::size_t n = std::size_t{1} << 31;  // one more value than int32 can index
+  const std::string big = message32({0, 2'147'483'647}, n);
+  EXPECT_NE(big.find("position 1 (value 2147483647)"), std::string::npos) << big;
+  EXPECT_NE(big.find("overflows the index type (largest index 2147483647)"), std::string::npos) << big;
+  // The same layout in int64 is fine as far as the index type goes (only n is wrong).
+  EXPECT_EQ(message_of({0, 4}, 4), "");
+  EXPECT_EQ(message_of({0, 2'147'483'648LL}, n), "");
+}
+
 }  // namespace

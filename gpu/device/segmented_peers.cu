@@ -1,0 +1,103 @@
+// cub_segmented_reduce and cub_reduce_by_key (gpu/segmented/peers.hpp): CUB's segmented sums as
+// peers. Their order is CUB's tuning policy for this GPU, so they are measured, never modelled;
+// built with nvcc's default flags (gpu/CMakeLists.txt) as users build them.
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_segmented_reduce.cuh>
+#include <cuda/std/functional>
+
+#include <cstddef>
+#include <limits>
+#include <string>
+
+#include "gpu/cuda_check.cuh"
+#include "gpu/device/dispatch.cuh"  // EventTimer
+#include "gpu/gpu_sum.hpp"
+#include "gpu/segmented/device_scratch.cuh"
+#include "gpu/segmented/peers.hpp"
+
+namespace sumlab::gpu::seg_detail {
+
+namespace {
+
+// keys[i] = j for every element i of segment j (int32: validated by the caller).
+__global__ void segment_ids_kernel(const std::int64_t* d_offsets, std::int64_t num_segments, int* d_keys) {
+  for (std::int64_t j = blockIdx.x; j < num_segments; j += gridDim.x)
+    for (std::int64_t i = d_offsets[j] + threadIdx.x; i < d_offsets[j + 1]; i += blockDim.x)
+      d_keys[i] = static_cast<int>(j);
+}
+
+template <class T>
+__global__ void scatter_runs_kernel(const int* d_unique, const T* d_agg, const int* d_num_runs,
+                                    std::int64_t max_runs, T* d_out) {
+  const std::int64_t runs = *d_num_runs;
+  for (std::int64_t r = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; r < runs && r < max_runs;
+       r += std::int64_t(gridDim.x) * blockDim.x)
+    d_out[d_unique[r]] = d_agg[r];
+}
+
+unsigned grid_for(std::int64_t items, int per_block) {
+  const std::int64_t g = (items + per_block - 1) / per_block;
+  return static_cast<unsigned>(g < 1 ? 1 : (g > 65535 * 16 ? 65535 * 16 : g));
+}
+
+}  // namespace
+
+template <class T>
+PeerTiming cub_segmented_reduce(const T* d_in, const std::int64_t* d_offsets, std::int64_t num_segments, T* d_out,
+                                int runs) {
+  PeerTiming t;
+  std::size_t temp_bytes = 0;
+  SUMLAB_CUDA_CHECK(cub::DeviceSegmentedReduce::Sum(nullptr, temp_bytes, d_in, d_out, num_segments, d_offsets,
+                                                    d_offsets + 1));
+  DeviceScratch temp(temp_bytes, "CUB temporary storage");
+  detail::EventTimer timer;
+  for (int r = 0; r < runs; ++r) {
+    timer.start();
+    SUMLAB_CUDA_CHECK(cub::DeviceSegmentedReduce::Sum(temp.get(), temp_bytes, d_in, d_out, num_segments, d_offsets,
+                                                      d_offsets + 1));
+    SUMLAB_CUDA_CHECK_LAUNCH("cub::DeviceSegmentedReduce::Sum");
+    t.ms.push_back(timer.stop());
+  }
+  return t;
+}
+
+template <class T>
+PeerTiming cub_reduce_by_key(const T* d_in, const std::int64_t* d_offsets, std::int64_t n, std::int64_t num_segments,
+                             T* d_out, int runs) {
+  PeerTiming t;
+  if (num_segments > std::numeric_limits<int>::max())
+    throw GpuError("cub_reduce_by_key: " + std::to_string(num_segments) + " segments overflow its int32 segment ids");
+  const std::size_t un = static_cast<std::size_t>(n), us = static_cast<std::size_t>(num_segments);
+  DeviceScratch keys(un * sizeof(int), "segment ids"), unique(us * sizeof(int), "run keys"),
+      agg(us * sizeof(T), "run sums"), num_runs(sizeof(int), "the run count");
+  if (num_segments > 0) {
+    segment_ids_kernel<<<grid_for(num_segments, 1), 256>>>(d_offsets, num_segments, keys.as<int>());
+    SUMLAB_CUDA_CHECK_LAUNCH("segment ids");
+  }
+  std::size_t temp_bytes = 0;
+  SUMLAB_CUDA_CHECK(cub::DeviceReduce::ReduceByKey(nullptr, temp_bytes, keys.as<int>(), unique.as<int>(), d_in,
+                                                   agg.as<T>(), num_runs.as<int>(), ::cuda::std::plus<>{}, n));
+  DeviceScratch temp(temp_bytes, "CUB temporary storage");
+  detail::EventTimer timer;
+  for (int r = 0; r < runs; ++r) {
+    timer.start();
+    if (num_segments > 0) SUMLAB_CUDA_CHECK(cudaMemset(d_out, 0, us * sizeof(T)));  // all-zero bits: +0
+    SUMLAB_CUDA_CHECK(cub::DeviceReduce::ReduceByKey(temp.get(), temp_bytes, keys.as<int>(), unique.as<int>(), d_in,
+                                                     agg.as<T>(), num_runs.as<int>(), ::cuda::std::plus<>{}, n));
+    if (num_segments > 0) {
+      scatter_runs_kernel<T><<<grid_for(num_segments, 256), 256>>>(unique.as<int>(), agg.as<T>(), num_runs.as<int>(),
+                                                                  num_segments, d_out);
+      SUMLAB_CUDA_CHECK_LAUNCH("reduce-by-key scatter");
+    }
+    t.ms.push_back(timer.stop());
+  }
+  return t;
+}
+
+template PeerTiming cub_segmented_reduce<float>(const float*, const std::int64_t*, std::int64_t, float*, int);
+template PeerTiming cub_segmented_reduce<double>(const double*, const std::int64_t*, std::int64_t, double*, int);
+template PeerTiming cub_reduce_by_key<float>(const float*, const std::int64_t*, std::int64_t, std::int64_t, float*, int);
+template PeerTiming cub_reduce_by_key<double>(const double*, const std::int64_t*, std::int64_t, std::int64_t, double*,
+                                              int);
+
+}  // namespace sumlab::gpu::seg_detail

@@ -1,0 +1,24 @@
+#pragma once
+// The CUB segmented peers, compiled with nvcc's default flags in their own object
+// (gpu/device/segmented_peers.cu, like library_peers.cu): measured, never modelled.
+// Device pointers in, per-segment sums out on the device; throws GpuError. The timing covers
+// exactly what a user would launch: DeviceSegmentedReduce::Sum; or ReduceByKey over segment ids
+// (materialised before the timer starts, as a caller with sorted keys has them) plus the scatter
+// of the runs to their segments after a memset to +0.
+#include <cstdint>
+#include <vector>
+
+namespace sumlab::gpu::seg_detail {
+
+struct PeerTiming {
+  std::vector<double> ms;  // one per timed run
+};
+
+template <class T>
+PeerTiming cub_segmented_reduce(const T* d_in, const std::int64_t* d_offsets, std::int64_t num_segments, T* d_out,
+                                int runs);
+template <class T>
+PeerTiming cub_reduce_by_key(const T* d_in, const std::int64_t* d_offsets, std::int64_t n,
+                             std::int64_t num_segments, T* d_out, int runs);
+
+}  // namespace sumlab::gpu::seg_detail

@@ -1,0 +1,535 @@
+// `sumlab study segmented`: segmented sums (core/segmented/, gpu/segmented.hpp) over segment-size
+// distributions. Per (dtype, size distribution, segments, mean size, seed) cell, every strategy
+// and each of its launch shapes (columns: data/README.md):
+//   segmented_errors.csv         per-segment error in ulps against the exact MPFR sums (max and
+//                                quantiles), wrong empty segments, GPU bits == model bits, time
+//                                and the fraction of the memory-bound time;
+//   segmented_determinism.csv    distinct bit patterns across launch shapes and across repeated
+//                                runs, the measured determinism class against the declared one;
+//   segmented_ulp_histogram.csv  how many segments fall in each ulp-error bucket.
+// The study is thin: options -> plan -> cells (inputs, exact reference, SegRunner calls) -> CSV.
+// Exits non-zero when a modelled kernel's bits differ from its model, a strategy not kept as a
+// pitfall returns something other than +0 for an empty segment, or a measured determinism class
+// is weaker than the declared one; everything is written first.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/float_traits.hpp"
+#include "core/generators.hpp"
+#include "core/metrics.hpp"
+#include "core/order_model/reduce_ops.hpp"
+#include "core/segmented/segment_sizes.hpp"
+#include "core/segmented/strategy.hpp"
+#include "reference/segment_sums.hpp"
+#include "studies/commands.hpp"
+#include "studies/input_options.hpp"
+#include "studies/parallel_for.hpp"
+#include "studies/progress.hpp"
+#include "studies/row_backend.hpp"  // pick_row_backend, copy_bandwidth: the same backends and roof
+#include "studies/run_folder.hpp"
+#include "studies/segmented_backend.hpp"
+
+namespace sumlab {
+namespace {
+
+using segmented::Offset;
+using segmented::SegShape;
+using segmented::SizeDistribution;
+using segmented::Strategy;
+using segmented::Where;
+
+struct SegmentedOptions {
+  std::string out, backend, values = "uniform";
+  bool quick = false, force = false;
+  std::vector<std::string> dtypes{"float32", "float64"};
+  std::vector<std::string> distributions;  // default: all four
+  std::vector<std::string> strategies{"all"};
+  std::vector<std::int64_t> segments;      // default 65536 (quick 512)
+  std::vector<double> means;               // default 16, 256 (quick 16)
+  std::vector<int> blocks;                 // block/warp per segment (default 64,256,1024; warp 32,256)
+  std::vector<std::string> scan_tiles;     // "256x4" (default 64x1,256x4,1024x3)
+  int seeds = 1, reps = 0, runs = 0;
+  std::vector<std::int64_t> offsets;       // a hand-made layout instead of the distributions
+  std::int64_t n = -1;                     // its number of values (default: its last offset)
+};
+
+struct Plan {
+  BackendKind backend;
+  std::string backend_name;
+  DistributionSpec values;
+  std::vector<SizeDistribution> dists;
+  std::vector<Strategy> strategies;
+  std::vector<std::int64_t> segments;
+  std::vector<double> means;
+  std::vector<SegShape> block_shapes, warp_shapes, scan_shapes;
+  int reps, runs;
+  std::optional<std::vector<Offset>> custom;  // --offsets: one layout, distribution "custom"
+};
+
+const std::vector<std::string> kErrorColumns = {
+    "study", "backend", "dtype", "values", "distribution", "segments", "mean_size", "n", "seed", "empty_segments",
+    "max_segment", "strategy", "where", "known_wrong", "shape", "max_ulps", "p50_ulps", "p90_ulps", "p99_ulps",
+    "inexact_segments", "max_rel_error", "wrong_empty", "gpu_equals_model", "ms", "bytes", "roof_ms",
+    "fraction_of_roof", "copy_gbps"};
+const std::vector<std::string> kDeterminismColumns = {
+    "study", "backend", "dtype", "values", "distribution", "segments", "mean_size", "n", "seed", "strategy", "shapes",
+    "distinct_across_shapes", "runs", "distinct_across_runs", "declared", "measured", "consistent"};
+const std::vector<std::string> kHistogramColumns = {"backend", "dtype", "values", "distribution", "segments",
+                                                    "mean_size", "n", "seed", "strategy", "shape", "bucket",
+                                                    "bucket_low", "segments_in_bucket"};
+// Ulp-error buckets [low, next low); the last holds everything larger, Inf and NaN included.
+const std::uint64_t kBucketLow[] = {0, 1, 2, 4, 16, 256, 65536};
+const char* const kBucketName[] = {"0", "1", "2-3", "4-15", "16-255", "256-65535", ">=65536"};
+
+std::string num(double v) { return fmt::format("{}", v); }
+std::string opt_num(const std::optional<double>& v) { return v ? num(*v) : std::string(); }
+
+std::vector<SegShape> shapes_of(const Plan& p, Strategy st) {
+  switch (segmented::info(st).where) {
+    case Where::cpu:
+    case Where::gpu_peer: return {SegShape{}};
+    case Where::gpu_modelled: break;
+  }
+  if (st == Strategy::block_per_segment) return p.block_shapes;
+  if (st == Strategy::warp_per_segment) return p.warp_shapes;
+  return p.scan_shapes;
+}
+
+int rank(Determinism d) {
+  return d == Determinism::not_deterministic ? 0 : d == Determinism::run_to_run ? 1 : 2;
+}
+
+double quantile(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  const auto i = static_cast<std::size_t>(std::ceil(q * double(sorted.size()))) ;
+  return sorted[std::min(sorted.size() - 1, i == 0 ? 0 : i - 1)];
+}
+
+template <class T> std::uint64_t bits_hash(const std::vector<T>& v) {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a over the bit patterns (every NaN alike)
+  for (T x : v) {
+    const std::uint64_t b = std::isnan(x) ? 0x7ff8ull : static_cast<std::uint64_t>(to_bits(x));
+    h = (h ^ b) * 1099511628211ull;
+  }
+  return h;
+}
+
+// Exact sums, segments split over threads (each chunk's offsets rebased to its first value).
+template <class T> std::vector<T> exact_sums(const std::vector<T>& x, const std::vector<Offset>& off) {
+  const std::size_t segs = off.size() - 1;
+  std::vector<T> out(segs);
+  const std::size_t chunk = 4096, chunks = (segs + chunk - 1) / chunk;
+  parallel_for(chunks, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())), [&](std::size_t c) {
+    const std::size_t a = c * chunk, b = std::min(segs, a + chunk);
+    std::vector<Offset> o(off.begin() + static_cast<std::ptrdiff_t>(a), off.begin() + static_cast<std::ptrdiff_t>(b) + 1);
+    const Offset base = o[0];
+    for (auto& e : o) e -= base;
+    const std::span<const T> part(x.data() + base, static_cast<std::size_t>(o.back()));
+    const auto s = reference::exact_segment_sums<T, Offset>(part, o);
+    std::copy(s.begin(), s.end(), out.begin() + static_cast<std::ptrdiff_t>(a));
+  });
+  return out;
+}
+
+struct CellRows {
+  std::vector<std::vector<std::string>> errors, determinism, histogram;
+  long model_mismatches = 0, wrong_empty_ours = 0, wrong_empty_peers = 0, inconsistent = 0;
+  std::vector<std::string> notes;
+};
+
+template <class T>
+CellRows run_cell(const Plan& p, const std::string& dist, const std::vector<Offset>& off, double mean,
+                  std::uint64_t seed, const std::optional<double>& bandwidth) {
+  const std::string dtype = sizeof(T) == 4 ? "float32" : "float64";
+  const auto segments = static_cast<std::int64_t>(off.size()) - 1;
+  const std::int64_t n = off.back();
+  const std::vector<T> x = generate<T>(p.values, seed, static_cast<std::size_t>(n));
+  const std::vector<T> exact = exact_sums(x, off);
+  std::int64_t empty = 0, largest = 0;
+  for (std::size_t j = 0; j + 1 < off.size(); ++j) {
+    empty += off[j] == off[j + 1];
+    largest = std::max<std::int64_t>(largest, off[j + 1] - off[j]);
+  }
+  const SegRunner<T> runner(p.backend, x, off);
+  const std::vector<std::string> key = {p.backend_name, dtype, std::string(to_string(p.values.kind)),
+                                        dist, std::to_string(segments), num(mean),
+                                        std::to_string(n), std::to_string(seed)};
+  const double bytes = double(n) * sizeof(T) + double(segments + 1) * sizeof(Offset) + double(segments) * sizeof(T);
+
+  struct Job {
+    Strategy st;
+    SegShape shape;
+    bool first_shape;
+    SegRun<T> run;
+    std::optional<bool> equals_model;
+    std::vector<std::uint64_t> run_hashes;  // repeated runs (first shape only)
+  };
+  std::vector<Job> jobs;
+  for (Strategy st : p.strategies) {
+    if (!runner.can_run(st)) continue;
+    bool first = true;
+    for (const SegShape& s : shapes_of(p, st)) {
+      jobs.push_back({st, s, first, {}, std::nullopt, {}});
+      first = false;
+    }
+  }
+  auto execute = [&](std::size_t i) {
+    Job& j = jobs[i];
+    j.run = runner.run(j.st, j.shape, p.reps);
+    if (j.first_shape) {
+      j.run_hashes.push_back(bits_hash(j.run.sums));
+      for (int r = 1; r < p.runs; ++r) j.run_hashes.push_back(bits_hash(runner.run(j.st, j.shape, 1).sums));
+    }
+  };
+  // On cuda the GPU bits are checked against the model's, computed on every CPU core once the
+  // timed launches (one at a time) are done.
+  auto check_model = [&](std::size_t i) {
+    Job& j = jobs[i];
+    if (p.backend != BackendKind::cuda || segmented::info(j.st).where != Where::gpu_modelled) return;
+    const auto m = runner.model(j.st, j.shape);
+    bool same = m.size() == j.run.sums.size();
+    for (std::size_t k = 0; same && k < m.size(); ++k) same = same_bits(m[k], j.run.sums[k]);
+    j.equals_model = same;
+  };
+  const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (p.backend == BackendKind::model) {
+    parallel_for(jobs.size(), threads, execute);
+  } else {
+    for (std::size_t i = 0; i < jobs.size(); ++i) execute(i);
+    parallel_for(jobs.size(), threads, check_model);
+  }
+
+  CellRows out;
+  std::map<Strategy, std::set<std::uint64_t>> shape_hashes;
+  std::map<Strategy, std::size_t> shape_counts;
+  for (const Job& j : jobs) {
+    const auto& inf = segmented::info(j.st);
+    const std::string shape = segmented::to_string(j.shape, j.st);
+    std::vector<double> ulps;
+    std::array<long, std::size(kBucketLow)> buckets{};
+    long inexact = 0, wrong_empty = 0;
+    double max_rel = 0;
+    for (std::size_t k = 0; k + 1 < off.size(); ++k) {
+      const T got = j.run.sums[k], want = exact[k];
+      if (off[k] == off[k + 1]) {
+        wrong_empty += !same_bits(got, T(0));
+        continue;
+      }
+      const std::uint64_t d = ulp_distance(got, want);
+      const double u = d == std::numeric_limits<std::uint64_t>::max() ? std::numeric_limits<double>::infinity()
+                                                                       : static_cast<double>(d);
+      ulps.push_back(u);
+      inexact += d != 0;
+      std::size_t b = 0;
+      while (b + 1 < std::size(kBucketLow) && d >= kBucketLow[b + 1]) ++b;
+      ++buckets[b];
+      if (want != T(0)) {
+        const double rel = std::fabs((static_cast<double>(got) - static_cast<double>(want)) / static_cast<double>(want));
+        max_rel = std::max(max_rel, std::isnan(rel) ? std::numeric_limits<double>::infinity() : rel);
+      }
+    }
+    std::sort(ulps.begin(), ulps.end());
+    std::vector<std::string> row = {"segmented", key[0], key[1], key[2], key[3], key[4], key[5], key[6], key[7],
+                                    std::to_string(empty), std::to_string(largest), std::string(inf.name),
+                                    inf.where == Where::cpu ? "cpu" : inf.where == Where::gpu_peer ? "gpu_peer" : "gpu",
+                                    inf.known_wrong ? "1" : "0", shape,
+                                    num(ulps.empty() ? 0 : ulps.back()), num(quantile(ulps, 0.5)),
+                                    num(quantile(ulps, 0.9)), num(quantile(ulps, 0.99)), std::to_string(inexact),
+                                    num(max_rel), std::to_string(wrong_empty),
+                                    j.equals_model ? (*j.equals_model ? "1" : "0") : ""};
+    if (j.run.ms && bandwidth && *bandwidth > 0 && *j.run.ms > 0) {
+      const double roof_ms = bytes / *bandwidth * 1e3;
+      row.insert(row.end(), {num(*j.run.ms), num(bytes), num(roof_ms), num(roof_ms / *j.run.ms), num(*bandwidth / 1e9)});
+    } else {
+      row.insert(row.end(), {opt_num(j.run.ms), num(bytes), "", "", ""});
+    }
+    out.errors.push_back(std::move(row));
+    for (std::size_t b = 0; b < std::size(kBucketLow); ++b)
+      out.histogram.push_back({key[0], key[1], key[2], key[3], key[4], key[5], key[6], key[7], std::string(inf.name),
+                               shape, kBucketName[b], std::to_string(kBucketLow[b]), std::to_string(buckets[b])});
+    if (j.equals_model && !*j.equals_model) {
+      ++out.model_mismatches;
+      out.notes.push_back(fmt::format("{} {} {} {}: GPU bits differ from the model's", dtype, key[3], inf.name, shape));
+    }
+    if (wrong_empty && !inf.known_wrong) {
+      (inf.where == Where::gpu_peer ? out.wrong_empty_peers : out.wrong_empty_ours) += wrong_empty;
+      out.notes.push_back(fmt::format("{} {} {} {}: {} empty segment(s) not +0", dtype, key[3], inf.name, shape,
+                                      wrong_empty));
+    }
+    shape_hashes[j.st].insert(bits_hash(j.run.sums));
+    ++shape_counts[j.st];
+  }
+  for (const Job& j : jobs) {
+    if (!j.first_shape) continue;
+    const auto& inf = segmented::info(j.st);
+    const std::set<std::uint64_t> runs(j.run_hashes.begin(), j.run_hashes.end());
+    const std::size_t across_shapes = shape_hashes[j.st].size();
+    const Determinism measured = runs.size() > 1      ? Determinism::not_deterministic
+                                 : across_shapes > 1 ? Determinism::run_to_run
+                                                     : Determinism::shape_invariant;
+    const bool consistent = rank(measured) >= rank(inf.determinism);
+    out.inconsistent += !consistent;
+    if (!consistent)
+      out.notes.push_back(fmt::format("{} {} {}: measured {} but declared {}", dtype, key[3], inf.name,
+                                      to_string(measured), to_string(inf.determinism)));
+    out.determinism.push_back({"segmented", key[0], key[1], key[2], key[3], key[4], key[5], key[6], key[7],
+                               std::string(inf.name), std::to_string(shape_counts[j.st]), std::to_string(across_shapes),
+                               std::to_string(j.run_hashes.size()), std::to_string(runs.size()),
+                               std::string(to_string(inf.determinism)), std::string(to_string(measured)),
+                               consistent ? "1" : "0"});
+  }
+  return out;
+}
+
+SegShape parse_tile(const std::string& t) {
+  const auto x = t.find('x');
+  try {
+    if (x == std::string::npos) throw std::invalid_argument(t);
+    std::size_t used = 0;
+    const int b = std::stoi(t.substr(0, x), &used);
+    if (used != x) throw std::invalid_argument(t);
+    const int i = std::stoi(t.substr(x + 1), &used);
+    if (used != t.size() - x - 1) throw std::invalid_argument(t);
+    return SegShape{b, i};
+  } catch (const std::exception&) {
+    throw UserError("--scan-tiles: '" + t + "' is not BLOCKxITEMS (e.g. 256x4)");
+  }
+}
+
+Plan make_plan(const SegmentedOptions& o) {
+  Plan p;
+  p.backend = pick_row_backend(o.backend);
+  p.backend_name = std::string(to_string(p.backend));
+  try {
+    p.values.kind = parse_distribution(o.values);
+  } catch (const std::invalid_argument& e) {
+    throw UserError(std::string("--values: ") + e.what());
+  }
+  if (p.values.kind == Distribution::ill_conditioned)
+    throw UserError("--values ill_conditioned is not a pure function of the index; pick another distribution");
+  if (o.distributions.empty()) {
+    p.dists.assign(segmented::kAllSizeDistributions.begin(), segmented::kAllSizeDistributions.end());
+  } else {
+    for (const auto& d : o.distributions) {
+      try {
+        p.dists.push_back(segmented::parse_size_distribution(d));
+      } catch (const std::invalid_argument& e) {
+        throw UserError(std::string("--distributions: ") + e.what());
+      }
+    }
+  }
+  for (const auto& name : o.strategies) {
+    if (name == "all") {
+      for (const auto& i : segmented::strategies()) p.strategies.push_back(i.strategy);
+    } else if (auto s = segmented::find_strategy(name)) {
+      p.strategies.push_back(*s);
+    } else {
+      throw UserError("unknown strategy '" + name + "' (valid: all, " + segmented::strategy_names() + ")");
+    }
+  }
+  for (const auto& d : o.dtypes)
+    if (d != "float32" && d != "float64") throw UserError("unknown dtype '" + d + "' (valid: float32, float64)");
+  if (!o.offsets.empty()) {
+    const std::int64_t n = o.n >= 0 ? o.n : o.offsets.back();
+    try {
+      segmented::validate_offsets<Offset>(o.offsets, static_cast<std::size_t>(std::max<std::int64_t>(n, 0)));
+    } catch (const std::invalid_argument& e) {
+      throw UserError(std::string("--offsets: ") + e.what());
+    }
+    p.custom = o.offsets;
+  } else if (o.n >= 0) {
+    throw UserError("--n gives the number of values of an --offsets layout; it needs --offsets");
+  }
+  p.segments = o.segments.empty() ? std::vector<std::int64_t>{o.quick ? 512 : 65536} : o.segments;
+  p.means = o.means.empty() ? (o.quick ? std::vector<double>{16} : std::vector<double>{16, 256}) : o.means;
+  for (auto s : p.segments)
+    if (s < 0 || s > (std::int64_t{1} << 31) - 1)
+      throw UserError(fmt::format("--segments must be in 0 .. 2^31 - 1 (got {})", s));
+  for (double m : p.means)
+    if (!std::isfinite(m) || m < 0 || m > 1e9) throw UserError(fmt::format("--mean-sizes must be in 0 .. 1e9 (got {})", m));
+  if (o.seeds < 1) throw UserError("--seeds must be >= 1");
+  p.reps = o.reps ? o.reps : (o.quick ? 3 : 20);
+  p.runs = o.runs ? o.runs : (o.quick ? 2 : 5);
+  if (p.reps < 1 || p.runs < 1) throw UserError("--reps and --runs must be >= 1");
+  const std::vector<int> blocks = o.blocks.empty() ? (o.quick ? std::vector<int>{64, 256} : std::vector<int>{64, 256, 1024})
+                                                   : o.blocks;
+  for (int b : blocks) p.block_shapes.push_back({b, 1});
+  for (int b : o.blocks.empty() ? std::vector<int>{32, 256} : o.blocks) p.warp_shapes.push_back({b, 1});
+  const std::vector<std::string> tiles =
+      o.scan_tiles.empty() ? (o.quick ? std::vector<std::string>{"64x1", "256x4"}
+                                      : std::vector<std::string>{"64x1", "256x4", "1024x3"})
+                           : o.scan_tiles;
+  for (const auto& t : tiles) p.scan_shapes.push_back(parse_tile(t));
+  // Every shape is checked before the run folder is touched.
+  for (const auto& [st, list] : {std::pair{Strategy::block_per_segment, &p.block_shapes},
+                                 std::pair{Strategy::warp_per_segment, &p.warp_shapes},
+                                 std::pair{Strategy::segmented_scan, &p.scan_shapes}})
+    for (const SegShape& s : *list)
+      if (const std::string why = segmented::validate_shape(st, s); !why.empty())
+        throw UserError(std::string(segmented::info(st).name) + ": " + why);
+  // The largest cell: values, exact sums, a few result vectors and the scan model's per-tile state.
+  double biggest = 0;
+  for (auto s : p.segments)
+    for (double m : p.means) biggest = std::max(biggest, double(s) * m + double(s));
+  check_fits_in_memory(static_cast<std::uint64_t>(biggest * 64.0), fmt::format("a cell of ~{:.0f} values", biggest));
+  return p;
+}
+
+void run_segmented_study(const SegmentedOptions& o) {
+  const Plan p = make_plan(o);
+  const std::string out = o.out.empty() ? "runs/segmented" : o.out;
+  RunFolder folder(out, "segmented", o.force ? RunMode::force : RunMode::fresh, this_command_line());
+  folder.write_json("provenance.json", provenance("segmented", this_command_line(), p.backend_name));
+  fmt::print("segmented study on {}\n", p.backend_name);
+  for (Strategy st : p.strategies)
+    if (p.backend != BackendKind::cuda && segmented::info(st).where == Where::gpu_peer)
+      fmt::print("  {}: skipped (a CUB peer needs the cuda backend)\n", segmented::info(st).name);
+
+  // The roof: a device-to-device copy of as many bytes as the largest cell's values.
+  double largest_bytes = 1 << 20;
+  for (auto s : p.segments)
+    for (double m : p.means) largest_bytes = std::max(largest_bytes, double(s) * m * 8.0);
+  const std::optional<double> bandwidth = copy_bandwidth(p.backend, static_cast<std::size_t>(largest_bytes));
+  if (bandwidth) fmt::print("device-to-device copy: {:.1f} GB/s (read + write)\n", *bandwidth / 1e9);
+
+  CsvAppender errors(folder.file("segmented_errors.csv"), kErrorColumns);
+  CsvAppender determinism(folder.file("segmented_determinism.csv"), kDeterminismColumns);
+  CsvAppender histogram(folder.file("segmented_ulp_histogram.csv"), kHistogramColumns);
+  // The cells: (size distribution, segments, mean) layouts, or the one --offsets layout.
+  struct Layout {
+    std::string dist;
+    std::int64_t segments;
+    double mean;
+  };
+  std::vector<Layout> layouts;
+  if (p.custom) {
+    const auto segs = static_cast<std::int64_t>(p.custom->size()) - 1;
+    layouts.push_back({"custom", segs, segs ? double(p.custom->back()) / double(segs) : 0.0});
+  } else {
+    for (SizeDistribution d : p.dists)
+      for (auto segs : p.segments)
+        for (double mean : p.means) layouts.push_back({std::string(segmented::to_string(d)), segs, mean});
+  }
+  const std::size_t total = o.dtypes.size() * layouts.size() * std::size_t(o.seeds);
+  Progress progress("segmented", total);
+  long mismatches = 0, wrong_ours = 0, wrong_peers = 0, inconsistent = 0;
+  std::vector<std::string> notes;
+  for (const auto& dtype : o.dtypes)
+    for (const Layout& l : layouts)
+      for (int seed = 1; seed <= o.seeds; ++seed) {
+        const std::vector<Offset> off =
+            p.custom ? *p.custom
+                     : segmented::make_offsets({segmented::parse_size_distribution(l.dist), l.segments, l.mean},
+                                               std::uint64_t(seed));
+        CellRows c = dtype == "float32" ? run_cell<float>(p, l.dist, off, l.mean, std::uint64_t(seed), bandwidth)
+                                        : run_cell<double>(p, l.dist, off, l.mean, std::uint64_t(seed), bandwidth);
+        histogram.rows(c.histogram);
+        determinism.rows(c.determinism);
+        errors.rows(c.errors);
+        mismatches += c.model_mismatches;
+        wrong_ours += c.wrong_empty_ours;
+        wrong_peers += c.wrong_empty_peers;
+        inconsistent += c.inconsistent;
+        notes.insert(notes.end(), c.notes.begin(), c.notes.end());
+        progress.step(fmt::format("{} {} segments={} mean={} seed={}", dtype, l.dist, l.segments, num(l.mean), seed));
+      }
+  progress.finish();
+
+  // The headline table: worst error and wrong empty segments per strategy over every cell.
+  const CsvTable t = read_csv(folder.file("segmented_errors.csv"));
+  std::map<std::string, std::pair<double, long>> worst;
+  std::vector<std::string> order;
+  for (const auto& r : t.rows) {
+    const std::string& s = r[static_cast<std::size_t>(t.column("strategy"))];
+    if (!worst.count(s)) order.push_back(s);
+    auto& w = worst[s];
+    w.first = std::max(w.first, std::stod(r[static_cast<std::size_t>(t.column("max_ulps"))]));
+    w.second += std::stol(r[static_cast<std::size_t>(t.column("wrong_empty"))]);
+  }
+  fmt::print("{:<22} {:>14} {:>12}\n", "strategy", "max ulps", "wrong empty");
+  for (const auto& s : order) fmt::print("{:<22} {:>14.4g} {:>12}\n", s, worst[s].first, worst[s].second);
+  for (const auto& n : notes) fmt::print("  {}\n", n);
+
+  nlohmann::ordered_json summary;
+  summary["study"] = "segmented";
+  summary["backend"] = p.backend_name;
+  summary["values"] = std::string(to_string(p.values.kind));
+  summary["dtypes"] = o.dtypes;
+  nlohmann::ordered_json dists = nlohmann::ordered_json::array();
+  for (auto d : p.dists) dists.push_back(std::string(segmented::to_string(d)));
+  summary["distributions"] = dists;
+  summary["segments"] = p.segments;
+  summary["mean_sizes"] = p.means;
+  summary["seeds"] = o.seeds;
+  summary["reps"] = p.reps;
+  summary["runs"] = p.runs;
+  summary["copy_bandwidth_gbps"] = bandwidth ? nlohmann::ordered_json(*bandwidth / 1e9) : nlohmann::ordered_json();
+  summary["gpu_model_mismatches"] = mismatches;
+  summary["wrong_empty_segments_ours"] = wrong_ours;
+  summary["wrong_empty_segments_peers"] = wrong_peers;
+  summary["determinism_inconsistent"] = inconsistent;
+  summary["cells"] = total;
+  summary["csv"] = {"segmented_errors.csv", "segmented_determinism.csv", "segmented_ulp_histogram.csv"};
+  folder.write_json("summary.json", summary);
+  fmt::print("segmented: {} cells in {}\n", total, folder.dir().string());
+  if (wrong_peers)
+    fmt::print(stderr, "WARNING: a CUB peer returned something other than +0 for {} empty segment(s)\n", wrong_peers);
+  if (mismatches || wrong_ours || inconsistent)
+    throw UserError(fmt::format("segmented: {} GPU-vs-model mismatches, {} wrong empty segments, {} determinism "
+                                "classes weaker than declared (see above and {})",
+                                mismatches, wrong_ours, inconsistent, folder.dir().string()));
+}
+
+}  // namespace
+
+void register_study_segmented(CLI::App& study) {
+  auto o = std::make_shared<SegmentedOptions>();
+  auto* cmd = study.add_subcommand(
+      "segmented",
+      "Segmented sums (CSR offsets) per strategy and segment-size distribution: per-segment ulp error vs MPFR, "
+      "empty segments, determinism across shapes and runs, time vs the memory-bound time; cuda or model backend");
+  cmd->add_option("--out", o->out, "Run folder to create (default runs/segmented)");
+  cmd->add_flag("--quick", o->quick, "A small version: 512 segments of mean 16, two shapes each, 3 timed runs");
+  cmd->add_flag("--force", o->force, "Replace an existing run in --out");
+  cmd->add_option("--backend", o->backend, "cuda or model (default: cuda when a GPU is present, else model)");
+  cmd->add_option("--dtypes", o->dtypes, "float32, float64 (comma list; default both)")->delimiter(',');
+  cmd->add_option("--distributions", o->distributions,
+                  "Segment sizes: uniform, power_law, many_empty, one_giant (comma list; default all)")
+      ->delimiter(',');
+  cmd->add_option("--strategies", o->strategies,
+                  "Comma list of strategies or 'all' (default): " + segmented::strategy_names())
+      ->delimiter(',');
+  cmd->add_option("--segments", o->segments, "Segment counts (comma list; default 65536, quick 512)")->delimiter(',');
+  cmd->add_option("--mean-sizes", o->means, "Mean elements per segment (comma list; default 16,256, quick 16)")
+      ->delimiter(',');
+  cmd->add_option("--values", o->values, "Value distribution (core/generators.hpp; default uniform [0,1))")
+      ->capture_default_str();
+  cmd->add_option("--seeds", o->seeds, "Seeds 1..N per cell")->capture_default_str();
+  cmd->add_option("--blocks", o->blocks,
+                  "Block sizes of block_per_segment and warp_per_segment (default 64,256,1024 and 32,256)")
+      ->delimiter(',');
+  cmd->add_option("--scan-tiles", o->scan_tiles, "segmented_scan shapes BLOCKxITEMS (default 64x1,256x4,1024x3)")
+      ->delimiter(',');
+  cmd->add_option("--offsets", o->offsets,
+                  "A hand-made layout instead of the distributions: CSR offsets 0,...,n (comma list; validated)")
+      ->delimiter(',');
+  cmd->add_option("--n", o->n, "The number of values of the --offsets layout (default: its last offset)");
+  cmd->add_option("--reps", o->reps, "Timed runs per shape on cuda, median kept (default 20, quick 3)");
+  cmd->add_option("--runs", o->runs, "Repeated runs of the first shape for run-to-run determinism (default 5, quick 2)");
+  cmd->callback([o] { run_segmented_study(*o); });
+}
+
+}  // namespace sumlab

@@ -1,0 +1,188 @@
+// `sumlab study segmented` on the model backend with tiny sizes: the three CSVs and their
+// columns, the pitfalls visible in them (reduceat's wrong empty segments, prefix_difference's
+// error after the giant segment), determinism measured vs declared, and bad offsets or options
+// refused with one line before the folder is touched. Also the segmented part of `sumlab verify`
+// on the model side.
+#include "tests/studies/run_sumlab.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "studies/verify_segmented.hpp"
+
+namespace {
+
+using sumlab::test::Result;
+using sumlab::test::run;
+
+std::filesystem::path temp_dir(const std::string& name) {
+  auto d = std::filesystem::temp_directory_path() / ("sumlab_segmented_test_" + name);
+  std::filesystem::remove_all(d);
+  return d;
+}
+
+struct Csv {
+  std::vector<std::string> header;
+  std::vector<std::map<std::string, std::string>> rows;
+};
+
+std::vector<std::string> split(const std::string& line) {
+  std::vector<std::string> f;
+  std::string cur;
+  bool quoted = false;
+  for (char c : line) {
+    if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ',' && !quoted) {
+      f.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  f.push_back(cur);
+  return f;
+}
+
+Csv read_csv(const std::filesystem::path& p) {
+  Csv c;
+  std::ifstream in(p);
+  std::string line;
+  std::getline(in, line);
+  c.header = split(line);
+  while (std::getline(in, line)) {
+    const auto f = split(line);
+    std::map<std::string, std::string> row;
+    for (std::size_t i = 0; i < c.header.size() && i < f.size(); ++i) row[c.header[i]] = f[i];
+    c.rows.push_back(row);
+  }
+  return c;
+}
+
+const std::string kTiny = "study segmented --backend model --quick --segments 300 --mean-sizes 24";
+
+TEST(SegmentedStudy, QuickModelRunWritesTheThreeTables) {
+  const auto dir = temp_dir("quick");
+  const Result r = run(kTiny + " --out " + dir.string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* f : {"provenance.json", "summary.json", "segmented_errors.csv", "segmented_determinism.csv",
+                        "segmented_ulp_histogram.csv"})
+    EXPECT_TRUE(std::filesystem::exists(dir / f)) << f;
+  EXPECT_NE(r.out.find("cub_segmented_reduce: skipped"), std::string::npos) << r.out;
+
+  const Csv e = read_csv(dir / "segmented_errors.csv");
+  const std::vector<std::string> columns = {
+      "study", "backend", "dtype", "values", "distribution", "segments", "mean_size", "n", "seed", "empty_segments",
+      "max_segment", "strategy", "where", "known_wrong", "shape", "max_ulps", "p50_ulps", "p90_ulps", "p99_ulps",
+      "inexact_segments", "max_rel_error", "wrong_empty", "gpu_equals_model", "ms", "bytes", "roof_ms",
+      "fraction_of_roof", "copy_gbps"};
+  EXPECT_EQ(e.header, columns);
+  // 2 dtypes x 4 distributions x (3 CPU + 2 block + 2 warp + 2 scan shapes).
+  ASSERT_EQ(e.rows.size(), 2u * 4u * 9u);
+  std::map<std::string, long> wrong_empty;
+  double prefix_giant = 0, serial_giant = 0;
+  for (const auto& row : e.rows) {
+    EXPECT_EQ(row.at("ms"), "");
+    EXPECT_EQ(row.at("gpu_equals_model"), "");
+    wrong_empty[row.at("strategy")] += std::stol(row.at("wrong_empty"));
+    if (row.at("distribution") == "one_giant" && row.at("dtype") == "float32") {
+      if (row.at("strategy") == "prefix_difference") prefix_giant = std::stod(row.at("max_ulps"));
+      if (row.at("strategy") == "serial_per_segment") serial_giant = std::stod(row.at("max_ulps"));
+    }
+    if (row.at("known_wrong") == "0") {
+      EXPECT_LT(std::stod(row.at("max_ulps")), 1000) << row.at("strategy");
+    }
+  }
+  EXPECT_GT(wrong_empty["reduceat"], 0);
+  for (const char* s : {"serial_per_segment", "prefix_difference", "block_per_segment", "warp_per_segment",
+                        "segmented_scan"})
+    EXPECT_EQ(wrong_empty[s], 0) << s;
+  EXPECT_GT(prefix_giant, 20 * std::max(serial_giant, 1.0)) << "the giant segment's prefix swamps the small ones";
+
+  const Csv d = read_csv(dir / "segmented_determinism.csv");
+  ASSERT_EQ(d.rows.size(), 2u * 4u * 6u);
+  for (const auto& row : d.rows) {
+    EXPECT_EQ(row.at("consistent"), "1") << row.at("strategy");
+    EXPECT_EQ(row.at("distinct_across_runs"), "1");
+    if (row.at("strategy") == "warp_per_segment") {
+      EXPECT_EQ(row.at("measured"), "shape_invariant");
+    }
+  }
+  const Csv h = read_csv(dir / "segmented_ulp_histogram.csv");
+  EXPECT_EQ(h.rows.size(), e.rows.size() * 7u);
+
+  std::ifstream sj(dir / "summary.json");
+  const auto j = nlohmann::json::parse(sj);
+  EXPECT_EQ(j["backend"], "model");
+  EXPECT_EQ(j["wrong_empty_segments_ours"], 0);
+  // No overwrite without --force.
+  EXPECT_NE(run(kTiny + " --out " + dir.string()).code, 0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(SegmentedStudy, HandMadeOffsetsWithEmptyEnds) {
+  const auto dir = temp_dir("custom");
+  const Result r = run("study segmented --backend model --dtypes float64 --offsets 0,0,3,3,40,40 --out " + dir.string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  const Csv e = read_csv(dir / "segmented_errors.csv");
+  ASSERT_FALSE(e.rows.empty());
+  for (const auto& row : e.rows) {
+    EXPECT_EQ(row.at("distribution"), "custom");
+    EXPECT_EQ(row.at("segments"), "5");
+    EXPECT_EQ(row.at("empty_segments"), "3");
+    // reduceat: the empty first segment gets x[0], the middle one x[3], the last one NaN.
+    EXPECT_EQ(row.at("wrong_empty"), row.at("strategy") == "reduceat" ? "3" : "0") << row.at("strategy");
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(SegmentedStudy, BadOffsetsAndOptionsFailCleanlyBeforeTouchingTheFolder) {
+  const auto dir = temp_dir("bad");
+  struct Bad {
+    std::string args, message;
+  };
+  const Bad bad[] = {
+      {"--offsets 1,4", "position 0 (value 1) must be 0"},
+      {"--offsets 0,5,3,8", "position 2 (value 3)"},
+      {"--offsets 0,4,8 --n 9", "position 2 (value 8) is the last offset"},
+      {"--n 5", "needs --offsets"},
+      {"--distributions zipf", "unknown segment-size distribution"},
+      {"--strategies atomic", "unknown strategy"},
+      {"--blocks 48", "multiple of 32"},
+      {"--scan-tiles 256x5", "items per thread"},
+      {"--scan-tiles 256", "BLOCKxITEMS"},
+      {"--segments -1", "--segments"},
+      {"--mean-sizes -2", "--mean-sizes"},
+      {"--dtypes float16", "unknown dtype"},
+      {"--values ill_conditioned", "not a pure function"},
+      {"--seeds 0", "--seeds"},
+  };
+  for (const auto& b : bad) {
+    const Result r = run("study segmented --backend model --quick --out " + dir.string() + " " + b.args);
+    EXPECT_NE(r.code, 0) << b.args;
+    EXPECT_NE(r.out.find(b.message), std::string::npos) << b.args << ": " << r.out;
+    EXPECT_EQ(r.out.find("terminate"), std::string::npos) << r.out;
+    EXPECT_FALSE(std::filesystem::exists(dir)) << b.args;
+  }
+}
+
+TEST(VerifySegmented, ModelOnlySweepCoversEveryModelledStrategy) {
+  sumlab::SegVerifyOptions o;
+  o.quick = true;
+  o.model_only = true;
+  const sumlab::SegVerifySummary s = sumlab::verify_segmented(o);
+  EXPECT_FALSE(s.gpu);
+  EXPECT_TRUE(s.ok()) << s.table();
+  ASSERT_EQ(s.lines.size(), 3u * 2u);
+  // 18 layouts x 2 value kinds x 3 shapes.
+  for (const auto& l : s.lines) EXPECT_EQ(l.cases, 18 * 2 * 3) << l.strategy << " " << l.dtype;
+}
+
+}  // namespace
