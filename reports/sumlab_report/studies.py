@@ -918,3 +918,9 @@ def render_order_trace(run: Run, data: CsvData, ctx: Context) -> list:
 
 
 RENDERERS["order_trace.csv"] = render_order_trace
+
+
+# --- the scan study (its renderers live in scan.py) -------------------------------------------
+from . import scan as _scan  # noqa: E402
+
+RENDERERS.update(_scan.RENDERERS)
