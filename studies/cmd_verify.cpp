@@ -63,6 +63,7 @@
 #include "studies/parallel_for.hpp"
 #include "studies/size_text.hpp"
 #include "studies/verify_rows.hpp"
+#include "studies/verify_scan.hpp"
 #include "studies/progress.hpp"
 
 #if defined(SUMLAB_WITH_CUDA)
@@ -671,15 +672,24 @@ void run_verify(const VerifyOptions& o) {
   }
   const RowVerifySummary rows = verify_rows(ro);
   std::cout << "\nrow kernels\n" << rows.table();
+  // The scans (warp Hillis-Steele, block Blelloch; four operators): GPU bits == model bits.
+  ScanVerifyOptions so;
+  so.quick = opts.quick;
+  so.seed = opts.seed;
+  so.model_only = !gpu;
+  if (!ro.csv.empty()) so.csv = ro.csv.substr(0, ro.csv.size() - 9) + "_scan.csv";
+  const ScanVerifySummary scans = verify_scan(so);
+  std::cout << "\n" << scans.table();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cout << fmt::format("\n{} cases in {:.1f} s{}\n", v.cases(), secs,
                            opts.csv.empty() ? "" : "; every case in " + opts.csv);
   std::cout.flush();
-  if (v.mismatches() > 0 || v.errors() > 0 || atomic_failures > 0 || !not_covered.empty() || !rows.ok())
+  if (v.mismatches() > 0 || v.errors() > 0 || atomic_failures > 0 || !not_covered.empty() || !rows.ok() ||
+      !scans.ok())
     throw UserError(fmt::format("verify: {} mismatches, {} errors, {} two-pass disagreements, {} inputs not covered, "
-                                "row kernels {} (see above)",
+                                "row kernels {}, scans {} (see above)",
                                 v.mismatches(), v.errors(), atomic_failures, not_covered.size(),
-                                rows.ok() ? "ok" : "FAILED"));
+                                rows.ok() ? "ok" : "FAILED", scans.ok() ? "ok" : "FAILED"));
   if (!gpu) std::cout << "no GPU: only the model side ran (" << why << ")\n";
 }
 

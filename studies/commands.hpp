@@ -21,5 +21,6 @@ void register_explain(CLI::App& app);
 // Studies that live in their own study_<name>.cpp attach themselves to `sumlab study`.
 void register_study_determinism(CLI::App& study);
 void register_study_variance(CLI::App& study);
+void register_study_scan(CLI::App& study);
 
 }  // namespace sumlab
