@@ -91,7 +91,7 @@ struct Plan {
 
 const std::vector<std::string> kErrorColumns = {
     "study", "backend", "algorithm", "shape", "operator", "kind", "dtype", "distribution", "n", "seed",
-    "max_ulps", "mean_ulps", "exact_fraction", "max_rel_error", "last_ulps", "special_prefixes",
+    "max_ulps", "mean_ulps", "exact_fraction", "max_rel_error", "max_scaled_error", "last_ulps", "special_prefixes",
     "declared_determinism", "gpu_equals_model", "ms"};
 const std::vector<std::string> kPositionColumns = {"algorithm", "shape", "operator", "dtype", "distribution", "n",
                                                    "bin_lo", "bin_hi", "metric", "max", "mean"};
@@ -135,12 +135,14 @@ struct Bin {
 int bin_of(std::int64_t i) { return int(std::bit_width(std::uint64_t(i + 1))) - 1; }
 
 struct Errors {
-  double max_ulps = 0, mean_ulps = 0, exact_fraction = 0, max_rel = 0, last_ulps = 0;
+  double max_ulps = 0, mean_ulps = 0, exact_fraction = 0, max_rel = 0, last_ulps = 0, max_scaled = 0;
   std::int64_t special = 0;
-  std::vector<Bin> bins;
+  std::vector<Bin> bins, scaled_bins;
 };
 
-template <class T> Errors measure(std::span<const T> c, std::span<const T> ref) {
+// scale[i]: the running sum of |x_j| over the prefix (restarted at segment heads), computed in
+// double: only a yardstick (Higham's bound for any summation order is a multiple of it).
+template <class T> Errors measure(std::span<const T> c, std::span<const T> ref, std::span<const double> scale) {
   Errors e;
   double sum = 0;
   std::int64_t finite = 0, exact = 0;
@@ -157,6 +159,15 @@ template <class T> Errors measure(std::span<const T> c, std::span<const T> ref) 
     bin.sum += u;
     ++bin.count;
     e.max_ulps = std::max(e.max_ulps, u);
+    if (scale[i] > 0) {
+      const double sc = double(std::fabs((long double)c[i] - ref[i]) / scale[i]);
+      e.max_scaled = std::max(e.max_scaled, sc);
+      if (e.scaled_bins.size() <= std::size_t(b)) e.scaled_bins.resize(std::size_t(b) + 1);
+      Bin& sb = e.scaled_bins[std::size_t(b)];
+      sb.max = std::max(sb.max, sc);
+      sb.sum += sc;
+      ++sb.count;
+    }
     sum += u;
     ++finite;
     exact += u == 0;
@@ -206,7 +217,8 @@ struct Tables {
 // One (dtype, distribution, n, operator) cell of the accuracy and determinism tables.
 template <class Op>
 void error_cell(const Plan& p, Distribution dist, std::int64_t n, const std::vector<typename Op::Value>& x,
-                const std::vector<typename Op::Scalar>& ref, const std::string& dtype, Tables& t, long& model_mismatch) {
+                const std::vector<typename Op::Scalar>& ref, const std::vector<double>& scale, const std::string& dtype,
+                Tables& t, long& model_mismatch) {
   using V = typename Op::Value;
   using T = typename Op::Scalar;
   const std::string op = Op::name, dname(to_string(dist));
@@ -214,15 +226,22 @@ void error_cell(const Plan& p, Distribution dist, std::int64_t n, const std::vec
   auto add = [&](const std::string& alg, const std::string& shape, const std::vector<V>& out, const std::string& declared,
                  const std::string& gpu_eq, const std::optional<double>& ms) {
     const std::vector<T> c = scalars<T>(out);
-    const Errors e = measure<T>(c, ref);
+    const Errors e = measure<T>(c, ref, scale);
     err_rows.push_back({"scan", p.backend_name, alg, shape, op, "inclusive", dtype, dname, std::to_string(n),
                         std::to_string(p.seed), num(e.max_ulps), num(e.mean_ulps), num(e.exact_fraction), num(e.max_rel),
-                        num(e.last_ulps), std::to_string(e.special), declared, gpu_eq, ms ? num(*ms) : ""});
+                        num(e.max_scaled), num(e.last_ulps), std::to_string(e.special), declared, gpu_eq, ms ? num(*ms) : ""});
     for (std::size_t b = 0; b < e.bins.size(); ++b) {
       if (e.bins[b].count == 0) continue;
       const std::int64_t lo = std::int64_t(1) << b, hi = std::min<std::int64_t>((std::int64_t(2) << b) - 1, n);
       pos_rows.push_back({alg, shape, op, dtype, dname, std::to_string(n), std::to_string(lo), std::to_string(hi), "ulps",
                           num(e.bins[b].max), num(e.bins[b].sum / double(e.bins[b].count))});
+    }
+    for (std::size_t b = 0; b < e.scaled_bins.size(); ++b) {
+      if (e.scaled_bins[b].count == 0) continue;
+      const std::int64_t lo = std::int64_t(1) << b, hi = std::min<std::int64_t>((std::int64_t(2) << b) - 1, n);
+      pos_rows.push_back({alg, shape, op, dtype, dname, std::to_string(n), std::to_string(lo), std::to_string(hi),
+                          "scaled_error", num(e.scaled_bins[b].max),
+                          num(e.scaled_bins[b].sum / double(e.scaled_bins[b].count))});
     }
   };
   const std::span<const V> xs(x);
@@ -276,23 +295,27 @@ void accuracy_cells(const Plan& p, Distribution dist, std::int64_t n, const std:
   DistributionSpec spec;
   spec.kind = dist;
   const std::vector<T> x = generate<T>(spec, p.seed, std::size_t(n));
+  std::vector<std::uint8_t> heads(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) heads[i] = i == 0 || random_bits(p.seed, i, 700) % 64 == 0;  // ~64 long
+  auto running_abs = [&](bool segmented) {
+    std::vector<double> s(x.size());
+    double acc = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) s[i] = acc = (segmented && heads[i] ? 0.0 : acc) + std::fabs(double(x[i]));
+    return s;
+  };
   for (const auto& op : p.ops) {
     if (op == "plus") {
       const auto ref = reference::exact_prefix_sums<T>(std::span<const T>(x));
-      error_cell<scan::PlusOp<T>>(p, dist, n, x, ref, dtype, t, model_mismatch);
+      error_cell<scan::PlusOp<T>>(p, dist, n, x, ref, running_abs(false), dtype, t, model_mismatch);
     } else if (op == "max") {
       const auto ref = scan::serial_scan<scan::MaxOp<T>>(std::span<const T>(x), true);  // max is exact
-      error_cell<scan::MaxOp<T>>(p, dist, n, x, ref, dtype, t, model_mismatch);
+      error_cell<scan::MaxOp<T>>(p, dist, n, x, ref, running_abs(false), dtype, t, model_mismatch);
     } else {
       std::vector<scan::Flagged<T>> f(x.size());
-      std::vector<std::uint8_t> heads(x.size());
-      for (std::size_t i = 0; i < x.size(); ++i) {
-        heads[i] = i == 0 || random_bits(p.seed, i, 700) % 64 == 0;  // segments of ~64 on average
-        f[i] = {heads[i] != 0, x[i]};
-      }
+      for (std::size_t i = 0; i < x.size(); ++i) f[i] = {heads[i] != 0, x[i]};
       const auto ref = reference::exact_segmented_prefix_sums<T>(std::span<const T>(x),
                                                                  std::span<const std::uint8_t>(heads));
-      error_cell<scan::SegmentedOp<T>>(p, dist, n, f, ref, dtype, t, model_mismatch);
+      error_cell<scan::SegmentedOp<T>>(p, dist, n, f, ref, running_abs(true), dtype, t, model_mismatch);
     }
     progress.step(fmt::format("{} {} n={} {}", dtype, to_string(dist), size_text(n), op));
   }
@@ -467,7 +490,7 @@ Plan make_plan(const ScanStudyOptions& o) {
   };
   p.sizes = o.sizes.empty()
                 ? (o.quick ? std::vector<std::int64_t>{1000, 4097}
-                           : (cuda ? std::vector<std::int64_t>{1000, 65537, std::int64_t(1) << 22}
+                           : (cuda ? std::vector<std::int64_t>{1000, 65537, std::int64_t(1) << 21}
                                    : std::vector<std::int64_t>{1000, 65537, std::int64_t(1) << 20}))
                 : sizes(o.sizes, "--sizes");
   p.recurrence_sizes = o.recurrence_sizes.empty()
@@ -634,8 +657,8 @@ void register_study_scan(CLI::App& study) {
   cmd->add_flag("--quick", o->quick, "A small version: n 1000 and 4097, float32, uniform, 3 shapes per algorithm");
   cmd->add_flag("--force", o->force, "Replace an existing run in --out");
   cmd->add_option("--backend", o->backend, "cuda or model (default: cuda when a GPU is present, else model)");
-  cmd->add_option("--sizes", o->sizes, "Sizes of the accuracy cells: numbers, 2^k or 2^k+c (default 1000,65537,2^22 "
-                                       "on cuda, 2^20 max on model)")
+  cmd->add_option("--sizes", o->sizes, "Sizes of the accuracy cells: numbers, 2^k or 2^k+c (default 1000,65537,2^21 "
+                                       "on cuda, 1000,65537,2^20 on model)")
       ->delimiter(',');
   cmd->add_option("--dtypes", o->dtypes, "float32, float64 (comma list; default both)")->delimiter(',');
   cmd->add_option("--dists", o->dists, "Distributions (comma list; default uniform,normal)")->delimiter(',');

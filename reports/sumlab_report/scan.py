@@ -25,7 +25,7 @@ def _fmt(v: float) -> str:
 
 def _log_panels(ctx, stem, panels, xlabel, ylabel, title, caption, xlog=True):
     """panels: [(panel title, {series label: [(x, y)]})]; y on a log axis, non-positive y counted."""
-    fig, axes = plt.subplots(1, max(1, len(panels)), figsize=(5.0 * max(1, len(panels)), 3.6), squeeze=False)
+    fig, axes = plt.subplots(1, max(1, len(panels)), figsize=(5.8 * max(1, len(panels)), 3.6), squeeze=False)
     skipped = 0
     seen: dict[str, dict] = {}
     for ax, (ptitle, series) in zip(axes[0], panels):
@@ -62,7 +62,7 @@ def render_scan_error(run: Run, data: CsvData, ctx) -> list:
             for r in data.rows:
                 if r.get("dtype") != dtype or r.get("operator") != op:
                     continue
-                n, y = num(r.get("n")), num(r.get("max_ulps"))
+                n, y = num(r.get("n")), num(r.get("max_scaled_error"))
                 key = r.get("algorithm", "")
                 series[key][n] = max(series[key].get(n, 0.0), y)  # worst shape and distribution
             if series:
@@ -77,15 +77,17 @@ def render_scan_error(run: Run, data: CsvData, ctx) -> list:
                   "every algorithm (any non-zero entry would be a bug)."),
     ]
     if panels:
-        blocks.append(_log_panels(ctx, "scan-error-vs-n", panels, "n", "max error of any prefix (ulps)",
+        blocks.append(_log_panels(ctx, "scan-error-vs-n", panels, "n", "max |error| / running sum |x|",
                                   "Worst prefix error against n",
-                                  "The largest error over all prefixes, the worst over shapes and distributions, "
-                                  "per algorithm."))
+                                  "The largest error of any prefix divided by that prefix's running sum of "
+                                  "magnitudes (the quantity Higham's bounds multiply; ulps explode where a prefix "
+                                  "cancels), the worst over shapes and distributions, per algorithm."))
     worst: dict[tuple, list] = {}
     bad = set()
     for r in data.rows:
         k = (r.get("algorithm", ""), r.get("operator", ""), r.get("dtype", ""))
-        w = worst.setdefault(k, [0.0, 1.0, 0.0, "", 0])
+        w = worst.setdefault(k, [0.0, 1.0, 0.0, "", 0, 0.0])
+        w[5] = max(w[5], num(r.get("max_scaled_error")))
         w[0] = max(w[0], num(r.get("max_ulps")))
         w[1] = min(w[1], num(r.get("exact_fraction")))
         w[2] = max(w[2], num(r.get("max_rel_error")))
@@ -94,11 +96,11 @@ def render_scan_error(run: Run, data: CsvData, ctx) -> list:
         w[3] = r.get("declared_determinism", "")
     rows = []
     for i, (k, w) in enumerate(worst.items()):
-        rows.append([k[0], k[1], k[2], _fmt(w[0]), _fmt(w[1]), _fmt(w[2]), w[3], str(w[4])])
+        rows.append([k[0], k[1], k[2], _fmt(w[0]), _fmt(w[1]), _fmt(w[2]), _fmt(w[5]), w[3], str(w[4])])
         if w[4] or (k[1] == "max" and w[0] != 0):
             bad.add(i)
     blocks.append(Table(["algorithm", "operator", "dtype", "max ulps", "min exact fraction", "max rel error",
-                         "declared", "GPU != model"], rows,
+                         "max scaled error", "declared", "GPU != model"], rows,
                         "Over every size, distribution and shape. Red: a run whose GPU bits differ from the model's, "
                         "or a max scan that is not exact.", alarm_rows=bad))
     if bad:
@@ -108,7 +110,7 @@ def render_scan_error(run: Run, data: CsvData, ctx) -> list:
 
 def render_scan_position(run: Run, data: CsvData, ctx) -> list:
     blocks: list = [Heading("Scans: error against the position", 3, anchor=slug(run.label + "-scan-position"))]
-    ulps = [r for r in data.rows if r.get("metric") == "ulps" and r.get("operator") == "plus"]
+    ulps = [r for r in data.rows if r.get("metric") == "scaled_error" and r.get("operator") == "plus"]
     if ulps:
         largest = max(num(r.get("n")) for r in ulps)
         dist = ulps[0].get("distribution", "")
@@ -123,9 +125,10 @@ def render_scan_position(run: Run, data: CsvData, ctx) -> list:
                 series[label][x] = max(series[label].get(x, 0.0), num(r.get("mean")))
             panels.append((f"plus, {dtype}, {dist}, n = {int(largest)}", {k: list(v.items()) for k, v in series.items()}))
         blocks.append(_log_panels(ctx, "scan-error-vs-position", panels, "prefix length (terms, bin start)",
-                                  "mean error in the bin (ulps)", "Prefix error against the position",
-                                  "Mean ulp error of the prefixes of 2^k .. 2^(k+1) - 1 terms (worst shape per "
-                                  "algorithm): how the error grows along the array."))
+                                  "mean |error| / running sum |x| in the bin", "Prefix error against the position",
+                                  "Mean scaled error of the prefixes of 2^k .. 2^(k+1) - 1 terms (worst shape per "
+                                  "algorithm): how the error grows along the array (serial: with the position; "
+                                  "trees: with its logarithm)."))
     rec = [r for r in data.rows if r.get("metric") == "rel_error"]
     if rec:
         largest = max(num(r.get("n")) for r in rec)
