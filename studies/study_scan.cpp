@@ -65,6 +65,7 @@ struct ScanStudyOptions {
   std::vector<std::string> sizes, dtypes, dists, ops, algorithms, recurrence_sizes;
   std::uint64_t seed = 1;
   int runs = 0;           // determinism: runs per shape on cuda (default 5, quick 2)
+  int det_runs = 0;       // determinism at --time-n on cuda (default 10, quick 3)
   std::string time_n;     // throughput size on cuda (default 2^26)
   int reps = 0;           // timed launches (default 10, quick 3)
   int work_log2_max = 0;  // scan_work.csv: n up to 2^k (default 20, quick 10)
@@ -83,7 +84,7 @@ struct Plan {
   std::vector<Distribution> dists;
   std::vector<GpuScan> gpu_algorithms;
   bool quick;
-  int runs, reps, work_log2_max;
+  int runs, reps, work_log2_max, det_runs;
   std::int64_t time_n;
   std::string verify;
   std::uint64_t seed;
@@ -180,15 +181,17 @@ template <class T> Errors measure(std::span<const T> c, std::span<const T> ref, 
   return e;
 }
 
-// Field-wise hashes (FNV-1a) of scan outputs: a Flagged's padding bytes never enter.
+// Field-wise hashes of scan outputs (a Flagged's padding bytes never enter), one 64-bit word per
+// field mixed by multiply and xor-shift: fast enough for 2^26 outputs per run.
 struct Hasher {
   std::uint64_t h = 1469598103934665603ull;
-  void bytes(const void* p, std::size_t n) {
-    const auto* b = static_cast<const unsigned char*>(p);
-    for (std::size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+  void word(std::uint64_t w) {
+    h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 29;
   }
-  template <class T> void add(T v) { bytes(&v, sizeof v); }
-  template <class T> void add(const scan::Flagged<T>& v) { add(static_cast<unsigned char>(v.head)); add(v.value); }
+  void add(float v) { word(to_bits(v)); }
+  void add(double v) { word(to_bits(v)); }
+  template <class T> void add(const scan::Flagged<T>& v) { word(v.head ? 1 : 0); add(v.value); }
   template <class T> void add(const scan::Affine<T>& v) { add(v.a); add(v.b); }
 };
 template <class V> std::uint64_t hash_of(const std::vector<V>& v) {
@@ -278,8 +281,10 @@ void error_cell(const Plan& p, Distribution dist, std::int64_t n, const std::vec
       distinct_runs = std::max(distinct_runs, across_runs.size());
     }
     if (ran_shapes == 0) continue;
+    // One shape (cub) cannot show shape invariance: its library picks its own tiling.
     const char* measured = distinct_runs > 1 ? "not_deterministic"
-                                             : (across_shapes.size() == 1 ? "shape_invariant" : "run_to_run");
+                                             : (ran_shapes > 1 && across_shapes.size() == 1 ? "shape_invariant"
+                                                                                            : "run_to_run");
     det_rows.push_back({std::string(to_string(alg)), op, dtype, dname, std::to_string(n), std::to_string(ran_shapes),
                         std::to_string(runs), std::to_string(distinct_runs), std::to_string(across_shapes.size()),
                         declared, measured});
@@ -410,41 +415,55 @@ void recurrence_cell(const Plan& p, const std::string& a_case, std::int64_t n, c
   t.position.rows(pos_rows);
 }
 
+// Times every (algorithm, shape) at the large n; with `det`, also runs each algorithm's first shape
+// det_runs times at that n and counts distinct outputs (CUB's look-back has more tiles to race here
+// than in the accuracy cells).
 template <class Op>
 void throughput_rows(const Plan& p, double copy_bps, const std::string& dtype, const std::vector<typename Op::Value>& x,
-                     CsvAppender& csv) {
+                     CsvAppender& csv, CsvAppender* det) {
   using V = typename Op::Value;
   const ScanRunner<Op> runner(BackendKind::cuda, std::span<const V>(x));
-  std::vector<std::vector<std::string>> rows;
+  std::vector<std::vector<std::string>> rows, det_rows;
   const double bytes = 2.0 * double(x.size()) * sizeof(V);
   const double bound_ms = bytes / copy_bps * 1e3;
-  for (GpuScan alg : p.gpu_algorithms)
-    for (const ScanShape& s : scan::scan_shapes(alg, p.quick)) {
+  for (GpuScan alg : p.gpu_algorithms) {
+    const auto shapes = scan::scan_shapes(alg, p.quick);
+    for (const ScanShape& s : shapes) {
       const ScanRun<V> r = runner.run(alg, s, true, false, p.reps);
       rows.push_back({std::string(to_string(alg)), alg == GpuScan::cub ? "library" : to_string(s), Op::name, dtype,
                       std::to_string(x.size()), num(bytes), num(*r.ms), num(bound_ms), num(bound_ms / *r.ms),
                       num(copy_bps / 1e9)});
     }
+    if (!det) continue;
+    std::set<std::uint64_t> seen;
+    for (int k = 0; k < p.det_runs; ++k) seen.insert(hash_of(runner.run(alg, shapes.front(), true, true, 1).out));
+    const std::string declared(to_string(scan::declared_determinism(alg, Op::name)));
+    det_rows.push_back({std::string(to_string(alg)), Op::name, dtype, "uniform", std::to_string(x.size()), "1",
+                        std::to_string(p.det_runs), std::to_string(seen.size()), "1", declared,
+                        seen.size() > 1 ? "not_deterministic" : "run_to_run"});
+  }
   csv.rows(rows);
+  if (det) det->rows(det_rows);
 }
 
-template <class T> void throughput_dtype(const Plan& p, const std::string& dtype, CsvAppender& csv) {
+template <class T>
+void throughput_dtype(const Plan& p, const std::string& dtype, CsvAppender& csv, CsvAppender& det) {
   const std::size_t n = std::size_t(p.time_n);
   std::vector<T> x(n);
   for (std::size_t i = 0; i < n; ++i) x[i] = T(uniform_double(p.seed, i, 0));
   const auto bw = copy_bandwidth(BackendKind::cuda, n * sizeof(T));
-  throughput_rows<scan::PlusOp<T>>(p, *bw, dtype, x, csv);
-  throughput_rows<scan::MaxOp<T>>(p, *bw, dtype, x, csv);
+  throughput_rows<scan::PlusOp<T>>(p, *bw, dtype, x, csv, &det);
+  throughput_rows<scan::MaxOp<T>>(p, *bw, dtype, x, csv, nullptr);
   {
     std::vector<scan::Flagged<T>> f(n);
     for (std::size_t i = 0; i < n; ++i) f[i] = {random_bits(p.seed, i, 700) % 64 == 0, x[i]};
     const auto bw2 = copy_bandwidth(BackendKind::cuda, n * sizeof(scan::Flagged<T>));
-    throughput_rows<scan::SegmentedOp<T>>(p, *bw2, dtype, f, csv);
+    throughput_rows<scan::SegmentedOp<T>>(p, *bw2, dtype, f, csv, nullptr);
   }
   std::vector<scan::Affine<T>> af(n);
   for (std::size_t i = 0; i < n; ++i) af[i] = {T(0.5 + 0.49 * x[i]), x[i]};
   const auto bw3 = copy_bandwidth(BackendKind::cuda, n * sizeof(scan::Affine<T>));
-  throughput_rows<scan::AffineOp<T>>(p, *bw3, dtype, af, csv);
+  throughput_rows<scan::AffineOp<T>>(p, *bw3, dtype, af, csv, &det);
 }
 
 void work_table(const Plan& p, CsvAppender& csv) {
@@ -533,7 +552,8 @@ Plan make_plan(const ScanStudyOptions& o) {
   }
   p.runs = o.runs ? o.runs : (o.quick ? 2 : 5);
   p.reps = o.reps ? o.reps : (o.quick ? 3 : 10);
-  if (p.runs < 1 || p.reps < 1) throw UserError("--runs and --reps must be >= 1");
+  p.det_runs = o.det_runs ? o.det_runs : (o.quick ? 3 : 10);
+  if (p.runs < 1 || p.reps < 1 || p.det_runs < 1) throw UserError("--runs, --det-runs and --reps must be >= 1");
   p.work_log2_max = o.work_log2_max ? o.work_log2_max : (o.quick ? 10 : 20);
   if (p.work_log2_max < 1 || p.work_log2_max > 24) throw UserError("--work-log2-max must be in 1..24");
   p.time_n = o.time_n.empty() ? (o.quick ? std::int64_t(1) << 20 : std::int64_t(1) << 26) : parse_size(o.time_n, "--time-n");
@@ -601,8 +621,8 @@ void run_scan_study(const ScanStudyOptions& o) {
   CsvAppender thr(folder.file("scan_throughput.csv"), kThroughputColumns);
   if (p.backend == BackendKind::cuda) {
     for (const auto& dtype : p.dtypes) {
-      if (dtype == "float32") throughput_dtype<float>(p, dtype, thr);
-      else throughput_dtype<double>(p, dtype, thr);
+      if (dtype == "float32") throughput_dtype<float>(p, dtype, thr, t.determinism);
+      else throughput_dtype<double>(p, dtype, thr, t.determinism);
     }
   }
 
@@ -632,6 +652,7 @@ void run_scan_study(const ScanStudyOptions& o) {
   summary["seed"] = p.seed;
   summary["runs_per_shape"] = p.backend == BackendKind::cuda ? p.runs : 1;
   summary["reps"] = p.reps;
+  summary["det_runs_at_throughput_n"] = p.backend == BackendKind::cuda ? p.det_runs : 0;
   summary["throughput_n"] = p.backend == BackendKind::cuda ? nlohmann::ordered_json(p.time_n) : nlohmann::ordered_json();
   summary["recurrence_reference_bits"] = reference::kRecurrenceBits;
   summary["verify"] = verify_json;
@@ -670,6 +691,8 @@ void register_study_scan(CLI::App& study) {
       ->delimiter(',');
   cmd->add_option("--seed", o->seed, "Generator seed")->capture_default_str();
   cmd->add_option("--runs", o->runs, "Runs per shape for the determinism count on cuda (default 5, quick 2)");
+  cmd->add_option("--det-runs", o->det_runs,
+                  "Runs of each algorithm at --time-n for the determinism count on cuda (default 10, quick 3)");
   cmd->add_option("--reps", o->reps, "Timed launches per throughput point, median kept (default 10, quick 3)");
   cmd->add_option("--time-n", o->time_n, "n of the throughput table on cuda (default 2^26: input + output >> L2)");
   cmd->add_option("--work-log2-max", o->work_log2_max, "scan_work.csv: n = 2^k and 2^k+1 up to this k (default 20)");

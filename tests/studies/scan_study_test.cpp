@@ -153,7 +153,7 @@ TEST(ScanStudy, BadOptionsAreRefused) {
       {"--dtypes float16", "unknown dtype 'float16'"},
       {"--dists nope", "nope"},
       {"--verify quick", "needs --backend cuda"},
-      {"--runs -1 --quick", "--runs and --reps must be >= 1"},
+      {"--runs -1 --quick", "--runs, --det-runs and --reps must be >= 1"},
   };
   for (const auto& c : cases) {
     const auto r = run("study scan --backend model --out " + dir.string() + " " + c.args);
