@@ -25,10 +25,14 @@ def _fmt(v: float) -> str:
 
 def _log_panels(ctx, stem, panels, xlabel, ylabel, title, caption, xlog=True):
     """panels: [(panel title, {series label: [(x, y)]})]; y on a log axis, non-positive y counted."""
-    fig, axes = plt.subplots(1, max(1, len(panels)), figsize=(5.8 * max(1, len(panels)), 3.6), squeeze=False)
+    ncols = min(3, max(1, len(panels)))
+    nrows = max(1, math.ceil(len(panels) / ncols))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(5.8 * ncols, 3.6 * nrows), squeeze=False)
+    for ax in axes.flat[len(panels):]:
+        ax.set_visible(False)
     skipped = 0
     seen: dict[str, dict] = {}
-    for ax, (ptitle, series) in zip(axes[0], panels):
+    for ax, (ptitle, series) in zip(axes.flat, panels):
         for label, pts in series.items():
             pts = sorted(pts)
             good = [(x, y) for x, y in pts if y > 0 and math.isfinite(y)]
@@ -203,15 +207,17 @@ def render_scan_throughput(run: Run, data: CsvData, ctx) -> list:
 
 
 def render_scan_recurrence(run: Run, data: CsvData, ctx) -> list:
-    panels = []
-    for dtype in data.ordered_unique("dtype"):
-        for case in data.ordered_unique("a_case"):
-            series: dict[str, dict[float, float]] = defaultdict(dict)
-            for r in data.rows:
-                if r.get("dtype") == dtype and r.get("a_case") == case:
-                    label, n = r.get("algorithm", ""), num(r.get("n"))
-                    series[label][n] = max(series[label].get(n, 0.0), num(r.get("max_rel_error")))
-            panels.append((f"{case}, {dtype}", {k: list(v.items()) for k, v in series.items()}))
+    def panels_of(column):
+        panels = []
+        for dtype in data.ordered_unique("dtype"):
+            for case in data.ordered_unique("a_case"):
+                series: dict[str, dict[float, float]] = defaultdict(dict)
+                for r in data.rows:
+                    if r.get("dtype") == dtype and r.get("a_case") == case:
+                        label, n = r.get("algorithm", ""), num(r.get("n"))
+                        series[label][n] = max(series[label].get(n, 0.0), num(r.get(column)))
+                panels.append((f"{case}, {dtype}", {k: list(v.items()) for k, v in series.items()}))
+        return panels
     blocks: list = [
         Heading("Linear recurrence h_t = a_t h_(t-1) + b_t", 3, anchor=slug(run.label + "-scan-recurrence")),
         Paragraph("What this shows: the serial loop and the parallel form (an inclusive scan of (a, b) pairs "
@@ -220,11 +226,17 @@ def render_scan_recurrence(run: Run, data: CsvData, ctx) -> list:
                   "walk that can pass near 0, where relative error is large); growing: a slightly above 1 so the "
                   "product grows ~e^30 over n steps. The scan computes products of many a's that the loop never "
                   "forms, with their own rounding; CUB's operator may be contracted to an FMA (default flags)."),
-        _log_panels(ctx, "scan-recurrence", panels, "n", "max relative error of h_t", "Recurrence error against n",
-                    "Worst t, worst shape, per algorithm."),
+        _log_panels(ctx, "scan-recurrence-scaled", panels_of("max_scaled_error"), "n",
+                    "max |h_t - h*_t| / s_t", "Recurrence error against its scale",
+                    "s_t = |a_t| s_(t-1) + |b_t|, the recurrence's analogue of sum |x|: meaningful even where h_t "
+                    "crosses 0. Worst t, worst shape, per algorithm."),
+        _log_panels(ctx, "scan-recurrence-median", panels_of("median_rel_error"), "n",
+                    "median relative error of h_t", "Recurrence: median relative error against n",
+                    "The median over t of |h_t - h*_t| / |h*_t| (the maximum, in the table, is set by the t where "
+                    "h*_t is nearest 0), worst shape, per algorithm."),
     ]
     cols = [c for c in ["dtype", "a_case", "n", "algorithm", "shape", "max_rel_error", "median_rel_error",
-                        "final_rel_error", "gpu_equals_model"] if c in data.columns]
+                        "final_rel_error", "max_scaled_error", "gpu_equals_model"] if c in data.columns]
     bad = {i for i, r in enumerate(data.rows) if r.get("gpu_equals_model") == "0"}
     blocks.append(Table(cols, [[r.get(c, "") for c in cols] for r in data.rows], "Red: GPU != model.", alarm_rows=bad))
     return blocks
