@@ -15,9 +15,10 @@
 //                       a thread's prefix is combine(warp prefix, lane prefix) (either alone where
 //                       the other is absent: no combine with the identity), and its outputs are
 //                       combine(prefix, own serial prefix).
-//   block_blelloch      the tile (block * items, a power of two) in shared memory, elements at
-//                       index i + i/32 (one pad word per 32: the strided tree's accesses land in
-//                       distinct banks for 4-byte elements), Blelloch's up-sweep and down-sweep
+//   block_blelloch      the tile (block * items, a power of two) in shared memory, element i at
+//                       index i + i/32 (one pad word per 32 banks: the tree's accesses at strides
+//                       2^k no longer all fall in one bank for 4-byte elements; 8-byte elements
+//                       span two banks and keep some conflicts), Blelloch's up-sweep and down-sweep
 //                       (core/scan/tree_scans.hpp, padding elements = identity); inclusive
 //                       outputs combine(exclusive, x).
 //   cub                 cub::DeviceScan (decoupled look-back, one pass): the library peer,

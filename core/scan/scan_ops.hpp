@@ -8,9 +8,9 @@
 //
 //   PlusOp<T>       a + b; one rounding per combine. Associative only in exact arithmetic: the
 //                   scan's tree decides the bits.
-//   MaxOp<T>        the larger; NaN wins (either operand NaN -> that NaN's quiet NaN), and +0 wins
-//                   over -0, so the result is commutative and associative bit for bit: every
-//                   algorithm and shape gives the same bits (exact, shape_invariant).
+//   MaxOp<T>        the larger; a NaN operand wins (the earlier one if both are NaN), and +0 wins
+//                   over -0, so the value is commutative and associative bit for bit (NaN payloads
+//                   aside): every algorithm and shape gives the same bits (exact, shape_invariant).
 //   SegmentedOp<T>  (head, value) pairs, core/scan/segmented_op.hpp (shared with segmented
 //                   reductions): restarts the running sum at every head.
 //   AffineOp<T>     (a, b) pairs standing for the map h -> a h + b. Scanning them composes maps:
