@@ -372,6 +372,7 @@ void register_study(CLI::App& app) {
   register_study_determinism(*study);
   register_study_variance(*study);
   register_study_segmented(*study);
+  register_study_scan(*study);
 
   auto c = std::make_shared<StudyOptions>();
   auto cn = std::make_shared<std::uint64_t>(0);

@@ -64,6 +64,7 @@
 #include "studies/size_text.hpp"
 #include "studies/verify_rows.hpp"
 #include "studies/verify_segmented.hpp"
+#include "studies/verify_scan.hpp"
 #include "studies/progress.hpp"
 
 #if defined(SUMLAB_WITH_CUDA)
@@ -677,15 +678,24 @@ void run_verify(const VerifyOptions& o) {
   if (!ro.csv.empty()) so.csv = ro.csv.substr(0, ro.csv.size() - std::string("_rows.csv").size()) + "_segmented.csv";
   const SegVerifySummary segs = verify_segmented(so);
   std::cout << "\n" << segs.table();
+  // The scans (warp Hillis-Steele, block Blelloch; four operators): GPU bits == model bits.
+  ScanVerifyOptions sc;
+  sc.quick = opts.quick;
+  sc.seed = opts.seed;
+  sc.model_only = !gpu;
+  if (!ro.csv.empty()) sc.csv = ro.csv.substr(0, ro.csv.size() - 9) + "_scan.csv";
+  const ScanVerifySummary scans = verify_scan(sc);
+  std::cout << "\n" << scans.table();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cout << fmt::format("\n{} cases in {:.1f} s{}\n", v.cases(), secs,
                            opts.csv.empty() ? "" : "; every case in " + opts.csv);
   std::cout.flush();
-  if (v.mismatches() > 0 || v.errors() > 0 || atomic_failures > 0 || !not_covered.empty() || !rows.ok() || !segs.ok())
+  if (v.mismatches() > 0 || v.errors() > 0 || atomic_failures > 0 || !not_covered.empty() || !rows.ok() ||
+      !segs.ok() || !scans.ok())
     throw UserError(fmt::format("verify: {} mismatches, {} errors, {} two-pass disagreements, {} inputs not covered, "
-                                "row kernels {}, segmented {} (see above)",
+                                "row kernels {}, segmented {}, scans {} (see above)",
                                 v.mismatches(), v.errors(), atomic_failures, not_covered.size(),
-                                rows.ok() ? "ok" : "FAILED", segs.ok() ? "ok" : "FAILED"));
+                                rows.ok() ? "ok" : "FAILED", segs.ok() ? "ok" : "FAILED", scans.ok() ? "ok" : "FAILED"));
   if (!gpu) std::cout << "no GPU: only the model side ran (" << why << ")\n";
 }
 

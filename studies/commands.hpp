@@ -23,5 +23,6 @@ void register_bench(CLI::App& app);
 void register_study_determinism(CLI::App& study);
 void register_study_variance(CLI::App& study);
 void register_study_segmented(CLI::App& study);
+void register_study_scan(CLI::App& study);
 
 }  // namespace sumlab

@@ -923,3 +923,8 @@ RENDERERS["order_trace.csv"] = render_order_trace
 from .segmented import SEGMENTED_RENDERERS  # noqa: E402
 
 RENDERERS.update(SEGMENTED_RENDERERS)
+
+# --- the scan study (its renderers live in scan.py) -------------------------------------------
+from . import scan as _scan  # noqa: E402
+
+RENDERERS.update(_scan.RENDERERS)

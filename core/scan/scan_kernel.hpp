@@ -1,0 +1,83 @@
+#pragma once
+// The GPU scans (gpu/scan.hpp runs them; scan_model.hpp is the CPU executing their exact order).
+// Every modelled scan is device-wide "scan-then-propagate" over tiles of block * items elements:
+//   1. one block per tile scans it (the block algorithm below) and writes the tile's local scan
+//      and its total (the inclusive value at the tile's last element);
+//   2. the tile totals get an exclusive scan by the same algorithm and shape (recursively, while
+//      there is more than one tile): carry[t] = combination of totals 0 .. t-1;
+//   3. every element of tile t >= 1 becomes combine(carry[t], local) (exclusive scans: the
+//      tile's first element is carry[t] itself). Tile 0 is left as it is.
+// Block algorithms:
+//   warp_hillis_steele  each thread scans its `items` consecutive elements serially; the thread
+//                       totals get an inclusive Hillis-Steele scan within each warp by
+//                       __shfl_up_sync (offsets 1, 2, 4, 8, 16: lane l >= off takes
+//                       combine(lane l-off, lane l)); warp 0 scans the warp totals the same way;
+//                       a thread's prefix is combine(warp prefix, lane prefix) (either alone where
+//                       the other is absent: no combine with the identity), and its outputs are
+//                       combine(prefix, own serial prefix).
+//   block_blelloch      the tile (block * items, a power of two) in shared memory, element i at
+//                       index i + i/32 (one pad word per 32 banks: the tree's accesses at strides
+//                       2^k no longer all fall in one bank for 4-byte elements; 8-byte elements
+//                       span two banks and keep some conflicts), Blelloch's up-sweep and down-sweep
+//                       (core/scan/tree_scans.hpp, padding elements = identity); inclusive
+//                       outputs combine(exclusive, x).
+//   cub                 cub::DeviceScan (decoupled look-back, one pass): the library peer,
+//                       measured, not modelled (its look-back order depends on timing).
+// Determinism (declared): warp_hillis_steele and block_blelloch run a fixed order for a fixed shape
+// (run_to_run; the shape moves the tree); max is exact (shape_invariant) whatever the algorithm;
+// cub is declared not_deterministic and measured by the scan study.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/determinism.hpp"
+
+namespace sumlab::scan {
+
+enum class GpuScan { warp_hillis_steele, block_blelloch, cub };
+
+inline constexpr GpuScan kAllGpuScans[] = {GpuScan::warp_hillis_steele, GpuScan::block_blelloch, GpuScan::cub};
+
+constexpr std::string_view to_string(GpuScan a) {
+  switch (a) {
+    case GpuScan::warp_hillis_steele: return "warp_hillis_steele";
+    case GpuScan::block_blelloch: return "block_blelloch";
+    case GpuScan::cub: return "cub";
+  }
+  return "?";
+}
+std::optional<GpuScan> parse_gpu_scan(std::string_view name);
+bool is_modelled(GpuScan a);
+Determinism declared_determinism(GpuScan a, std::string_view op);
+
+struct ScanShape {
+  int block = 256;  // threads per block, a multiple of 32 in 32..1024 (block_blelloch: a power of two)
+  int items = 4;    // elements per thread: 1..16 (block_blelloch: a power of two 2..16)
+  std::int64_t tile() const { return std::int64_t(block) * items; }
+};
+// "b256x4"
+std::string to_string(const ScanShape& s);
+// Parses "b256x4"; nullopt when malformed.
+std::optional<ScanShape> parse_scan_shape(std::string_view text);
+
+// The largest n a modelled scan accepts (tile indices and element indices stay in int64 and the
+// grid of tiles within 2^31 - 1 blocks).
+inline constexpr std::int64_t kMaxScanItems = std::int64_t(1) << 34;
+// Shared memory the block kernel asks for (bytes) and the limit it must stay within (48 KiB: no
+// opt-in needed on any GPU since sm_70).
+inline constexpr std::size_t kScanSharedLimit = 48 * 1024;
+std::size_t scan_shared_bytes(GpuScan a, const ScanShape& s, std::size_t value_bytes);
+
+// Empty when the algorithm can run this shape on n values of value_bytes each; else one sentence
+// naming the rule. (cub ignores the shape.)
+std::string validate_scan_shape(GpuScan a, const ScanShape& s, std::int64_t n, std::size_t value_bytes);
+
+// The shapes `sumlab verify` and the scan study sweep (small and large tiles, non-powers of two
+// for the warp scan), for an algorithm; quick: a subset.
+std::vector<ScanShape> scan_shapes(GpuScan a, bool quick);
+
+}  // namespace sumlab::scan

@@ -1,0 +1,238 @@
+// Host side of the scans: validation, device memory per level of scan-then-propagate, launches,
+// timing, download. Every CUDA call is checked (gpu/cuda_check.cuh); a GpuError becomes
+// GpuScanResult::error.
+#include "gpu/scan.hpp"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpu/cuda_check.cuh"
+#include "gpu/scan/cub_scan.hpp"
+#include "gpu/scan/scan_kernels.cuh"
+
+namespace sumlab::gpu {
+
+using scan::GpuScan;
+using scan::ScanShape;
+
+namespace {
+
+// An owned device allocation of `bytes` (nullptr for 0), after checking that it fits.
+class ScanBytes {
+ public:
+  ScanBytes() = default;
+  ScanBytes(std::size_t bytes, const std::string& what) {
+    if (bytes == 0) return;
+    std::size_t free_b = 0, total_b = 0;
+    SUMLAB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    if (bytes > free_b) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, " needs %.2f GiB of device memory, but only %.2f GiB are free", double(bytes) / 1073741824.0,
+                    double(free_b) / 1073741824.0);
+      throw GpuError(what + buf);
+    }
+    const cudaError_t e = cudaMalloc(&ptr_, bytes);
+    if (e != cudaSuccess) {
+      ptr_ = nullptr;
+      cudaGetLastError();
+      throw GpuError("cudaMalloc for " + what + " failed: " + cudaGetErrorString(e));
+    }
+  }
+  ~ScanBytes() {
+    if (ptr_) cudaFree(ptr_);
+  }
+  ScanBytes(ScanBytes&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)) {}
+  ScanBytes& operator=(ScanBytes&& o) noexcept {
+    std::swap(ptr_, o.ptr_);
+    return *this;
+  }
+  ScanBytes(const ScanBytes&) = delete;
+  ScanBytes& operator=(const ScanBytes&) = delete;
+  template <class T> T* as() const { return static_cast<T*>(ptr_); }
+
+ private:
+  void* ptr_ = nullptr;
+};
+
+class ScanEvents {
+ public:
+  ScanEvents() {
+    SUMLAB_CUDA_CHECK(cudaEventCreate(&a_));
+    SUMLAB_CUDA_CHECK(cudaEventCreate(&b_));
+  }
+  ~ScanEvents() {
+    cudaEventDestroy(a_);
+    cudaEventDestroy(b_);
+  }
+  ScanEvents(const ScanEvents&) = delete;
+  ScanEvents& operator=(const ScanEvents&) = delete;
+  void start() { SUMLAB_CUDA_CHECK(cudaEventRecord(a_)); }
+  double stop() {
+    SUMLAB_CUDA_CHECK(cudaEventRecord(b_));
+    SUMLAB_CUDA_CHECK(cudaEventSynchronize(b_));
+    float ms = 0;
+    SUMLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, a_, b_));
+    return ms;
+  }
+
+ private:
+  cudaEvent_t a_{}, b_{};
+};
+
+// One level of scan-then-propagate: the tile totals of the level above and their scan.
+struct Level {
+  ScanBytes totals, carry;
+  std::int64_t tiles = 0;
+};
+
+template <class Op>
+void launch_scan(GpuScan alg, const ScanShape& s, const typename Op::Value* d_in, std::int64_t n,
+                 typename Op::Value* d_out, bool inclusive, std::vector<Level>& levels, std::size_t level) {
+  using V = typename Op::Value;
+  if (n == 0) return;
+  const std::int64_t tile = s.tile(), tiles = (n + tile - 1) / tile;
+  Level& L = levels[level];
+  const std::size_t smem = scan::scan_shared_bytes(alg, s, sizeof(V));
+  if (alg == GpuScan::warp_hillis_steele) {
+    detail::warp_hs_tile_kernel<Op><<<unsigned(tiles), unsigned(s.block), smem>>>(d_in, n, s.items, inclusive, d_out,
+                                                                                 L.totals.template as<V>());
+  } else {
+    detail::blelloch_tile_kernel<Op><<<unsigned(tiles), unsigned(s.block), smem>>>(d_in, n, s.items, inclusive, d_out,
+                                                                                  L.totals.template as<V>());
+  }
+  SUMLAB_CUDA_CHECK_LAUNCH("scan tile kernel");
+  if (tiles == 1) return;
+  launch_scan<Op>(alg, s, L.totals.template as<V>(), tiles, L.carry.template as<V>(), false, levels, level + 1);
+  const std::int64_t rest = n - tile;
+  const unsigned grid = unsigned(std::min<std::int64_t>((rest + 255) / 256, 65535));
+  detail::add_carry_kernel<Op><<<grid, 256>>>(d_out, n, tile, L.carry.template as<V>(), inclusive);
+  SUMLAB_CUDA_CHECK_LAUNCH("scan carry kernel");
+}
+
+}  // namespace
+
+template <class V> struct ScanInput<V>::Impl {
+  ScanBytes data;
+  std::int64_t n = 0;
+};
+
+template <class V> ScanInput<V>::ScanInput(std::span<const V> host) : impl_(std::make_unique<Impl>()) {
+  impl_->n = static_cast<std::int64_t>(host.size());
+  if (host.empty()) return;
+  std::string why;
+  if (!gpu_available(&why)) throw GpuError(why);
+  impl_->data = ScanBytes(host.size() * sizeof(V), "the scan input");
+  SUMLAB_CUDA_CHECK(cudaMemcpy(impl_->data.template as<V>(), host.data(), host.size() * sizeof(V), cudaMemcpyHostToDevice));
+}
+template <class V> ScanInput<V>::~ScanInput() = default;
+template <class V> ScanInput<V>::ScanInput(ScanInput&&) noexcept = default;
+template <class V> ScanInput<V>& ScanInput<V>::operator=(ScanInput&&) noexcept = default;
+template <class V> std::int64_t ScanInput<V>::size() const { return impl_->n; }
+template <class V> const V* ScanInput<V>::device_data() const { return impl_->data.template as<V>(); }
+
+template <class Op>
+GpuScanResult<typename Op::Value> gpu_scan(GpuScan alg, const ScanShape& s, const ScanInput<typename Op::Value>& x,
+                                           bool inclusive, const ScanRunOptions& opts) {
+  using V = typename Op::Value;
+  GpuScanResult<V> r;
+  const std::int64_t n = x.size();
+  r.error = scan::validate_scan_shape(alg, s, n, sizeof(V));
+  if (!r.error.empty()) return r;
+  if (opts.reps < 1) {
+    r.error = "reps must be >= 1";
+    return r;
+  }
+  if (n == 0) return r;
+  std::string why;
+  if (!gpu_available(&why)) {
+    r.error = why;
+    return r;
+  }
+  try {
+    ScanBytes out(std::size_t(n) * sizeof(V), "the scan output");
+    std::vector<Level> levels;
+    ScanBytes temp;
+    std::size_t temp_bytes = 0;
+    if (alg == GpuScan::cub) {
+      temp_bytes = detail::cub_scan_temp_bytes<Op>(n, inclusive);
+      temp = ScanBytes(std::max<std::size_t>(temp_bytes, 1), "cub's temporary storage");
+    } else {
+      for (std::int64_t m = n; m > 1 || levels.empty();) {
+        Level L;
+        L.tiles = (m + s.tile() - 1) / s.tile();
+        L.totals = ScanBytes(std::size_t(L.tiles) * sizeof(V), "the tile totals");
+        L.carry = ScanBytes(std::size_t(L.tiles) * sizeof(V), "the tile carries");
+        levels.push_back(std::move(L));
+        if (levels.back().tiles == 1) break;
+        m = levels.back().tiles;
+      }
+    }
+    auto once = [&] {
+      if (alg == GpuScan::cub) detail::cub_scan<Op>(temp.template as<void>(), temp_bytes, x.device_data(), out.template as<V>(), n, inclusive);
+      else launch_scan<Op>(alg, s, x.device_data(), n, out.template as<V>(), inclusive, levels, 0);
+    };
+    if (opts.reps > 1) once();  // warm-up
+    std::vector<double> times;
+    ScanEvents ev;
+    for (int i = 0; i < opts.reps; ++i) {
+      ev.start();
+      once();
+      times.push_back(ev.stop());
+    }
+    SUMLAB_CUDA_CHECK(cudaDeviceSynchronize());
+    std::sort(times.begin(), times.end());
+    const std::size_t h = times.size() / 2;
+    r.ms = times.size() % 2 ? times[h] : 0.5 * (times[h - 1] + times[h]);
+    if (opts.want_out) {
+      r.out.resize(std::size_t(n));
+      SUMLAB_CUDA_CHECK(cudaMemcpy(r.out.data(), out.template as<V>(), std::size_t(n) * sizeof(V), cudaMemcpyDeviceToHost));
+    }
+  } catch (const GpuError& e) {
+    r.error = e.what();
+    r.out.clear();
+  }
+  return r;
+}
+
+template <class Op>
+GpuScanResult<typename Op::Value> gpu_scan(GpuScan alg, const ScanShape& s, std::span<const typename Op::Value> x,
+                                           bool inclusive, const ScanRunOptions& opts) {
+  try {
+    const ScanInput<typename Op::Value> in(x);
+    return gpu_scan<Op>(alg, s, in, inclusive, opts);
+  } catch (const std::exception& e) {
+    GpuScanResult<typename Op::Value> r;
+    r.error = e.what();
+    return r;
+  }
+}
+
+#define SUMLAB_GPU_SCAN(OP)                                                                                        \
+  template GpuScanResult<OP::Value> gpu_scan<OP>(GpuScan, const ScanShape&, const ScanInput<OP::Value>&, bool,   \
+                                                 const ScanRunOptions&);                                       \
+  template GpuScanResult<OP::Value> gpu_scan<OP>(GpuScan, const ScanShape&, std::span<const OP::Value>, bool,    \
+                                                 const ScanRunOptions&);
+SUMLAB_GPU_SCAN(scan::PlusOp<float>)
+SUMLAB_GPU_SCAN(scan::PlusOp<double>)
+SUMLAB_GPU_SCAN(scan::MaxOp<float>)
+SUMLAB_GPU_SCAN(scan::MaxOp<double>)
+SUMLAB_GPU_SCAN(scan::SegmentedOp<float>)
+SUMLAB_GPU_SCAN(scan::SegmentedOp<double>)
+SUMLAB_GPU_SCAN(scan::AffineOp<float>)
+SUMLAB_GPU_SCAN(scan::AffineOp<double>)
+#undef SUMLAB_GPU_SCAN
+
+template class ScanInput<float>;
+template class ScanInput<double>;
+template class ScanInput<scan::Flagged<float>>;
+template class ScanInput<scan::Flagged<double>>;
+template class ScanInput<scan::Affine<float>>;
+template class ScanInput<scan::Affine<double>>;
+
+}  // namespace sumlab::gpu

@@ -1,0 +1,68 @@
+#pragma once
+// The GPU scans behind a plain C++ API (no CUDA types: studies/ and tests build with the host
+// compiler): warp Hillis-Steele and block Blelloch, each device-wide by scan-then-propagate (their
+// order and shape rules: core/scan/scan_kernel.hpp; bit-exact CPU model: core/scan/scan_model.hpp),
+// and cub::DeviceScan as the library peer (measured, not modelled). Operators: core/scan/scan_ops.hpp
+// (plus, max, segmented, affine) over float and double.
+//
+// Timing: CUDA events around each launch sequence (all levels of scan-then-propagate, or the one
+// CUB call), one untimed warm-up when reps > 1, the median of reps reported. The input stays
+// resident; a study times sizes whose input plus output are several times the L2 cache (50 MiB on
+// an H200), so the cache does not flatter the memory-bound comparison.
+// Failures (a shape validate_scan_shape refuses, memory, any CUDA error with its file:line) come
+// back as GpuScanResult::error, one sentence; nothing crashes or hangs.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/scan/scan_kernel.hpp"
+#include "core/scan/scan_ops.hpp"
+#include "gpu/gpu_sum.hpp"  // GpuError, gpu_available
+
+namespace sumlab::gpu {
+
+// n scan values resident on the device, uploaded once and reused by every algorithm and shape.
+// Throws GpuError when there is no GPU, it does not fit, or a CUDA call fails.
+template <class V> class ScanInput {
+ public:
+  explicit ScanInput(std::span<const V> host);
+  ~ScanInput();
+  ScanInput(ScanInput&&) noexcept;
+  ScanInput& operator=(ScanInput&&) noexcept;
+  ScanInput(const ScanInput&) = delete;
+  ScanInput& operator=(const ScanInput&) = delete;
+  std::int64_t size() const;
+  const V* device_data() const;  // opaque to host code
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+struct ScanRunOptions {
+  bool want_out = true;  // download the n outputs of the last launch
+  int reps = 1;          // timed launches (median reported); reps > 1 adds one untimed warm-up
+};
+
+template <class V> struct GpuScanResult {
+  std::vector<V> out;  // the last launch's outputs (empty unless want_out)
+  double ms = 0;       // median device time of one whole scan
+  std::string error;   // non-empty: nothing valid ran
+  bool ok() const { return error.empty(); }
+};
+
+// Op is one of scan::PlusOp, MaxOp, SegmentedOp, AffineOp over float or double.
+template <class Op>
+GpuScanResult<typename Op::Value> gpu_scan(scan::GpuScan alg, const scan::ScanShape& s,
+                                           const ScanInput<typename Op::Value>& x, bool inclusive,
+                                           const ScanRunOptions& opts = {});
+
+// Uploads first (prefer the ScanInput overload in loops).
+template <class Op>
+GpuScanResult<typename Op::Value> gpu_scan(scan::GpuScan alg, const scan::ScanShape& s,
+                                           std::span<const typename Op::Value> x, bool inclusive,
+                                           const ScanRunOptions& opts = {});
+
+}  // namespace sumlab::gpu

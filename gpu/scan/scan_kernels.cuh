@@ -1,0 +1,124 @@
+#pragma once
+// The __global__ kernels of the modelled scans (order: core/scan/scan_kernel.hpp; model:
+// core/scan/scan_model.hpp). One block per tile of blockDim.x * items elements; each writes the
+// tile's local scan and its total, and add_carry_kernel applies the scanned totals afterwards.
+#include <cstdint>
+
+#include "core/scan/scan_ops.hpp"
+#include "gpu/scan/warp_scan.cuh"
+
+namespace sumlab::gpu::detail {
+
+inline constexpr int kMaxScanItems = 16;
+
+// warp_hillis_steele: blocked arrangement (thread t owns elements t*items .. t*items + items - 1),
+// serial per thread, Hillis-Steele by shuffles per warp, warp 0 scans the warp totals.
+template <class Op>
+__global__ void warp_hs_tile_kernel(const typename Op::Value* __restrict__ x, std::int64_t n, int items,
+                                    bool inclusive, typename Op::Value* __restrict__ out,
+                                    typename Op::Value* __restrict__ totals) {
+  using V = typename Op::Value;
+  extern __shared__ __align__(16) unsigned char scan_smem[];
+  V* warp_total = reinterpret_cast<V*>(scan_smem);
+  const int tid = int(threadIdx.x), lane = tid & 31, w = tid >> 5, warps = int(blockDim.x) >> 5;
+  const std::int64_t tile = std::int64_t(blockDim.x) * items, begin = std::int64_t(blockIdx.x) * tile;
+  const std::int64_t count = n - begin < tile ? n - begin : tile;
+  const V* xt = x + begin;
+  V s[kMaxScanItems];
+  for (int k = 0; k < items; ++k) {
+    const std::int64_t i = std::int64_t(tid) * items + k;
+    const V v = i < count ? xt[i] : Op::identity();
+    s[k] = k == 0 ? v : Op::combine(s[k - 1], v);
+  }
+  const V lane_incl = warp_inclusive_scan<Op>(s[items - 1], lane);
+  const V lane_before = shfl_up(lane_incl, 1);  // lane l-1's inclusive value (unused on lane 0)
+  if (lane == 31) warp_total[w] = lane_incl;
+  __syncthreads();
+  if (w == 0) {
+    V t = lane < warps ? warp_total[lane] : Op::identity();
+    t = warp_inclusive_scan<Op>(t, lane);
+    if (lane < warps) warp_total[lane] = t;
+  }
+  __syncthreads();
+  bool has_prefix = true;
+  V prefix = Op::identity();
+  if (w == 0 && lane == 0) has_prefix = false;
+  else if (w == 0) prefix = lane_before;
+  else if (lane == 0) prefix = warp_total[w - 1];
+  else prefix = Op::combine(warp_total[w - 1], lane_before);
+  V* ot = out + begin;
+  for (int k = 0; k < items; ++k) {
+    const std::int64_t i = std::int64_t(tid) * items + k;
+    if (i >= count) break;
+    const V incl = has_prefix ? Op::combine(prefix, s[k]) : s[k];
+    if (i == count - 1) totals[blockIdx.x] = incl;
+    if (inclusive) ot[i] = incl;
+    else if (k == 0) ot[i] = has_prefix ? prefix : Op::identity();
+    else ot[i] = has_prefix ? Op::combine(prefix, s[k - 1]) : s[k - 1];
+  }
+}
+
+__device__ __forceinline__ int blelloch_pad(int i) { return i + (i >> 5); }
+
+// block_blelloch: the tile in shared memory (striped loads: element k*blockDim.x + tid, coalesced),
+// Blelloch's up-sweep and down-sweep on the padded indices.
+template <class Op>
+__global__ void blelloch_tile_kernel(const typename Op::Value* __restrict__ x, std::int64_t n, int items,
+                                     bool inclusive, typename Op::Value* __restrict__ out,
+                                     typename Op::Value* __restrict__ totals) {
+  using V = typename Op::Value;
+  extern __shared__ __align__(16) unsigned char scan_smem[];
+  V* s = reinterpret_cast<V*>(scan_smem);
+  const int tid = int(threadIdx.x), block = int(blockDim.x), m = block * items;
+  V* total = s + (m + m / 32);
+  const std::int64_t begin = std::int64_t(blockIdx.x) * m;
+  for (int k = 0; k < items; ++k) {
+    const int i = k * block + tid;
+    const std::int64_t g = begin + i;
+    s[blelloch_pad(i)] = g < n ? x[g] : Op::identity();
+  }
+  int offset = 1;
+  for (int d = m >> 1; d > 0; d >>= 1, offset <<= 1) {
+    __syncthreads();
+    for (int i = tid; i < d; i += block) {
+      const int ai = blelloch_pad(offset * (2 * i + 1) - 1), bi = blelloch_pad(offset * (2 * i + 2) - 1);
+      s[bi] = Op::combine(s[ai], s[bi]);
+    }
+  }
+  __syncthreads();
+  if (tid == 0) {
+    *total = s[blelloch_pad(m - 1)];
+    s[blelloch_pad(m - 1)] = Op::identity();
+  }
+  for (int d = 1; d < m; d <<= 1) {
+    offset >>= 1;
+    __syncthreads();
+    for (int i = tid; i < d; i += block) {
+      const int ai = blelloch_pad(offset * (2 * i + 1) - 1), bi = blelloch_pad(offset * (2 * i + 2) - 1);
+      const V t = s[ai];
+      s[ai] = s[bi];
+      s[bi] = Op::combine(s[bi], t);
+    }
+  }
+  __syncthreads();
+  for (int k = 0; k < items; ++k) {
+    const int i = k * block + tid;
+    const std::int64_t g = begin + i;
+    if (g < n) out[g] = inclusive ? Op::combine(s[blelloch_pad(i)], x[g]) : s[blelloch_pad(i)];
+  }
+  if (tid == 0) totals[blockIdx.x] = *total;
+}
+
+// Tiles 1 .. : out[i] = combine(carry[tile of i], out[i]); an exclusive scan's first element of
+// each tile takes the carry itself. Grid-stride over i >= tile.
+template <class Op>
+__global__ void add_carry_kernel(typename Op::Value* __restrict__ out, std::int64_t n, std::int64_t tile,
+                                 const typename Op::Value* __restrict__ carry, bool inclusive) {
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  for (std::int64_t i = tile + std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const typename Op::Value c = carry[i / tile];
+    out[i] = (!inclusive && i % tile == 0) ? c : Op::combine(c, out[i]);
+  }
+}
+
+}  // namespace sumlab::gpu::detail

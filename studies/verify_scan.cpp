@@ -1,0 +1,204 @@
+// GPU bits == model bits for the scans; see verify_scan.hpp.
+#include "studies/verify_scan.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/counter_rng.hpp"
+#include "core/generators.hpp"
+#include "core/scan/scan_kernel.hpp"
+#include "core/scan/scan_model.hpp"
+#include "core/scan/scan_ops.hpp"
+#include "studies/commands.hpp"
+#include "studies/run_folder.hpp"
+#include "studies/scan_backend.hpp"
+
+namespace sumlab {
+
+using scan::GpuScan;
+using scan::ScanShape;
+
+long ScanVerifySummary::cases() const {
+  long n = 0;
+  for (const auto& l : lines) n += l.cases;
+  return n;
+}
+long ScanVerifySummary::mismatches() const {
+  long n = 0;
+  for (const auto& l : lines) n += l.mismatches;
+  return n;
+}
+long ScanVerifySummary::errors() const {
+  long n = 0;
+  for (const auto& l : lines) n += l.errors;
+  return n;
+}
+
+std::string ScanVerifySummary::table() const {
+  std::string s = fmt::format("scans: {} ({})\n", gpu ? "GPU bits vs model bits" : "model only", device);
+  s += fmt::format("{:<20} {:<10} {:<9} {:>7} {:>11} {:>7}\n", "algorithm", "operator", "dtype", "cases", "mismatches",
+                   "errors");
+  for (const auto& l : lines)
+    s += fmt::format("{:<20} {:<10} {:<9} {:>7} {:>11} {:>7}\n", l.algorithm, l.op, l.dtype, l.cases, l.mismatches,
+                     l.errors);
+  s += fmt::format("{:<20} {:<10} {:<9} {:>7} {:>11} {:>7}   ({:.1f} s)\n", "total", "", "", cases(), mismatches(),
+                   errors(), seconds);
+  for (const auto& l : lines)
+    if (!l.first_failure.empty())
+      s += fmt::format("  first failure, {} {} {}: {}\n", l.algorithm, l.op, l.dtype, l.first_failure);
+  return s;
+}
+
+namespace {
+
+// The inputs of each operator, pure functions of (seed, index).
+template <class T> void make(std::vector<T>& x, std::size_t n, std::uint64_t seed) {
+  x.resize(n);
+  for (std::size_t i = 0; i < n; ++i) x[i] = T(2.0 * uniform_double(seed, i, 0) - 1.0);
+}
+template <class T> void make(std::vector<scan::Flagged<T>>& x, std::size_t n, std::uint64_t seed) {
+  x.resize(n);
+  for (std::size_t i = 0; i < n; ++i)
+    x[i] = {i == 0 || random_bits(seed, i, 1) % 16 == 0, T(2.0 * uniform_double(seed, i, 0) - 1.0)};
+}
+template <class T> void make(std::vector<scan::Affine<T>>& x, std::size_t n, std::uint64_t seed) {
+  x.resize(n);
+  for (std::size_t i = 0; i < n; ++i) x[i] = {T(0.5 + uniform_double(seed, i, 2)), T(standard_normal(seed, i))};
+}
+
+template <class V> long count_mismatches(const std::vector<V>& a, const std::vector<V>& b, std::string* first) {
+  if (a.size() != b.size()) {
+    *first = fmt::format("{} outputs vs {}", a.size(), b.size());
+    return 1;
+  }
+  long bad = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (!scan::same_bits(a[i], b[i])) {
+      if (bad == 0) *first = fmt::format("first differing output at {}", i);
+      ++bad;
+    }
+  return bad;
+}
+
+struct CaseRow {
+  std::string algorithm, op, dtype, shape, kind, detail;
+  std::int64_t n;
+  long mismatches;
+  bool error;
+};
+
+class Sweep {
+ public:
+  Sweep(const ScanVerifyOptions& o, bool gpu) : opts_(o), gpu_(gpu) {}
+
+  template <class Op> void run(const std::string& dtype) {
+    using V = typename Op::Value;
+    const std::vector<std::int64_t> sizes = opts_.quick ? std::vector<std::int64_t>{0, 1, 33, 257, 4097, 100003}
+                                                        : std::vector<std::int64_t>{0, 1, 31, 32, 33, 255, 257, 1023,
+                                                                                    1025, 4097, 100003};
+    for (std::int64_t n : sizes) {
+      std::vector<V> x;
+      make(x, std::size_t(n), opts_.seed);
+      const std::span<const V> xs(x);
+      std::unique_ptr<ScanRunner<Op>> gpu;
+      std::string gpu_error;
+      if (gpu_) {
+        try {
+          gpu = std::make_unique<ScanRunner<Op>>(BackendKind::cuda, xs);
+        } catch (const UserError& e) {
+          gpu_error = e.what();
+        }
+      }
+      for (GpuScan alg : {GpuScan::warp_hillis_steele, GpuScan::block_blelloch}) {
+        ScanVerifyLine& line = line_for(std::string(to_string(alg)), Op::name, dtype);
+        for (bool inclusive : {true, false}) {
+          std::vector<V> first_model;
+          const auto shapes = scan::scan_shapes(alg, opts_.quick);
+          for (std::size_t si = 0; si < shapes.size(); ++si) {
+            const ScanShape& s = shapes[si];
+            CaseRow c{line.algorithm, Op::name, dtype, to_string(s), inclusive ? "inclusive" : "exclusive", "", n, 0,
+                      false};
+            ++line.cases;
+            try {
+              const auto model = scan::model_scan<Op>(alg, s, xs, inclusive);
+              if (gpu_) {
+                if (!gpu) throw UserError(gpu_error);
+                const auto g = gpu->run(alg, s, inclusive);
+                c.mismatches = count_mismatches(g.out, model, &c.detail);
+              } else if (scan::declared_determinism(alg, Op::name) == Determinism::shape_invariant) {
+                if (si == 0) first_model = model;
+                c.mismatches = count_mismatches(model, first_model, &c.detail);
+              }
+            } catch (const std::exception& e) {
+              c.error = true;
+              c.detail = e.what();
+            }
+            if (c.mismatches) ++line.mismatches;
+            if (c.error) ++line.errors;
+            if ((c.mismatches || c.error) && line.first_failure.empty())
+              line.first_failure = fmt::format("{} n={} {}: {}", c.shape, c.n, c.kind, c.detail);
+            cases_.push_back(std::move(c));
+          }
+        }
+      }
+    }
+  }
+
+  const std::vector<ScanVerifyLine>& lines() const { return lines_; }
+  const std::vector<CaseRow>& cases() const { return cases_; }
+
+ private:
+  ScanVerifyLine& line_for(const std::string& alg, const std::string& op, const std::string& dtype) {
+    for (auto& l : lines_)
+      if (l.algorithm == alg && l.op == op && l.dtype == dtype) return l;
+    lines_.push_back(ScanVerifyLine{alg, op, dtype, 0, 0, 0, ""});
+    return lines_.back();
+  }
+
+  const ScanVerifyOptions& opts_;
+  bool gpu_;
+  std::vector<ScanVerifyLine> lines_;
+  std::vector<CaseRow> cases_;
+};
+
+}  // namespace
+
+ScanVerifySummary verify_scan(const ScanVerifyOptions& opts) {
+  const auto t0 = std::chrono::steady_clock::now();
+  ScanVerifySummary out;
+  std::string why;
+  out.gpu = !opts.model_only && cuda_backend_available(&why);
+  out.device = out.gpu ? scan_backend_description(BackendKind::cuda) : (opts.model_only ? std::string("--model-only") : why);
+  std::unique_ptr<CsvAppender> csv;
+  if (!opts.csv.empty())
+    csv = std::make_unique<CsvAppender>(opts.csv, std::vector<std::string>{"algorithm", "operator", "dtype", "shape",
+                                                                           "n", "kind", "compared_with", "mismatches",
+                                                                           "error", "detail"});
+  Sweep sweep(opts, out.gpu);
+  sweep.run<scan::PlusOp<float>>("float32");
+  sweep.run<scan::MaxOp<float>>("float32");
+  sweep.run<scan::SegmentedOp<float>>("float32");
+  sweep.run<scan::AffineOp<float>>("float32");
+  sweep.run<scan::PlusOp<double>>("float64");
+  sweep.run<scan::MaxOp<double>>("float64");
+  sweep.run<scan::SegmentedOp<double>>("float64");
+  sweep.run<scan::AffineOp<double>>("float64");
+  out.lines = sweep.lines();
+  if (csv) {
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& c : sweep.cases())
+      rows.push_back({c.algorithm, c.op, c.dtype, c.shape, std::to_string(c.n), c.kind,
+                      out.gpu ? "gpu" : "model_first_shape", std::to_string(c.mismatches), c.error ? "1" : "0",
+                      c.detail});
+    csv->rows(rows);
+  }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return out;
+}
+
+}  // namespace sumlab
