@@ -928,3 +928,8 @@ RENDERERS.update(SEGMENTED_RENDERERS)
 from . import scan as _scan  # noqa: E402
 
 RENDERERS.update(_scan.RENDERERS)
+
+# --- sumlab bench (bench_*.csv): its renderers live in bench.py ---------------------------------
+from .bench import BENCH_RENDERERS  # noqa: E402
+
+RENDERERS.update(BENCH_RENDERERS)

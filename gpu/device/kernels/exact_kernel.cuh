@@ -257,8 +257,18 @@ template <class T, bool Range = false> struct ExactThread {
 #pragma unroll
       for (int l = 0; l < L; ++l) s[l] = saved[l];
     }
+    // Element by element. Not unrolled, so add() is compiled once, not N times; the elements are
+    // shifted down a register array (static indices only) instead of indexed by i, which would
+    // move the array to local memory.
+    T y[N];
 #pragma unroll
-    for (int i = 0; i < N; ++i) add(x[i], s_limbs, s_special);
+    for (int i = 0; i < N; ++i) y[i] = x[i];
+#pragma unroll 1
+    for (int i = 0; i < N; ++i) {
+      add(y[0], s_limbs, s_special);
+#pragma unroll
+      for (int k = 0; k + 1 < N; ++k) y[k] = y[k + 1];
+    }
   }
 
   __device__ __forceinline__ void add(T x, unsigned long long* s_limbs, unsigned long long* s_special) {
@@ -361,17 +371,15 @@ void launch_exact(const LaunchShape& s, const T* d_in, std::int64_t n, long long
   auto go = [&](auto kernel) {
     kernel<<<s.grid, s.block>>>(d_in, n, s.mapping, d_block_limbs, d_block_special, d_range);
   };
+  // 4-wide loads, the fast shapes, get a build per block-size class; 1- and 2-wide loads (shapes
+  // verify sweeps, never fast) one build that runs any block size.
   const int size_class = s.block <= 256 ? 0 : s.block <= 512 ? 1 : 2;
-  switch (s.vector * 3 + size_class) {
-    case 3: go(exact_limbs_kernel<T, 1, Range, 256, 3>); break;
-    case 4: go(exact_limbs_kernel<T, 1, Range, 512, 1>); break;
-    case 5: go(exact_limbs_kernel<T, 1, Range, 1024, 1>); break;
-    case 6: go(exact_limbs_kernel<T, 2, Range, 256, 3>); break;
-    case 7: go(exact_limbs_kernel<T, 2, Range, 512, 1>); break;
-    case 8: go(exact_limbs_kernel<T, 2, Range, 1024, 1>); break;
-    case 12: go(exact_limbs_kernel<T, 4, Range, 256, 3>); break;
-    case 13: go(exact_limbs_kernel<T, 4, Range, 512, 1>); break;
-    case 14: go(exact_limbs_kernel<T, 4, Range, 1024, 1>); break;
+  switch (s.vector == 4 ? 4 + size_class : s.vector) {
+    case 1: go(exact_limbs_kernel<T, 1, Range, 1024, 1>); break;
+    case 2: go(exact_limbs_kernel<T, 2, Range, 1024, 1>); break;
+    case 4: go(exact_limbs_kernel<T, 4, Range, 256, 3>); break;
+    case 5: go(exact_limbs_kernel<T, 4, Range, 512, 1>); break;
+    case 6: go(exact_limbs_kernel<T, 4, Range, 1024, 1>); break;
     default: throw GpuError("vector width " + std::to_string(s.vector) + " not supported");
   }
   SUMLAB_CUDA_CHECK_LAUNCH("exact_limbs_kernel");

@@ -1,0 +1,112 @@
+"""Renderers of `sumlab bench` (bench_gpu.csv, bench_cpu.csv): each sum's speed as a ratio against
+peers measured in the same run, CUB's DeviceReduce::Sum and a read-only kernel on the GPU, the
+ordered double loop on the CPU. Registered in studies.RENDERERS (columns: data/README.md).
+"""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+from . import figures
+from .document import Figure, Heading, Paragraph, Table, slug
+from .figures import plt
+from .run_folder import CsvData, Run, num
+
+
+def _n_text(n: int) -> str:
+    k = n.bit_length() - 1
+    return f"2^{k}" if n == 1 << k and k >= 10 else str(n)
+
+
+def _best(rows: list[dict[str, str]]) -> dict[str, str] | None:
+    """The fastest timed row (the default shape and, with --sweep, the swept ones)."""
+    timed = [r for r in rows if math.isfinite(num(r.get("ms")))]
+    return min(timed, key=lambda r: num(r["ms"])) if timed else None
+
+
+def render_bench_gpu(run: Run, data: CsvData, ctx) -> list:
+    cells: dict[tuple, list] = defaultdict(list)
+    for r in data.rows:
+        cells[(r["dtype"], r["distribution"], r["kernel"], int(r["n"]))].append(r)
+    kernels = [k for k in data.ordered_unique("kernel")]
+    for k in kernels:
+        ctx.palette.style(k)
+    blocks: list = [
+        Heading("GPU sums: time against CUB and the read roof", 3, anchor=slug(run.label + "-bench-gpu")),
+        Paragraph("What this shows: the median device time of one sum (CUDA events over back-to-back launches "
+                  "that rotate through copies of the input larger than L2), as the ratio CUB DeviceReduce::Sum "
+                  "time / this sum's time (above 1: faster than CUB) and as bandwidth. `read_roof` is a kernel "
+                  "that only loads every byte: no reduction can beat it. Both peers are timed in the same run, "
+                  "on the same input. Where the run swept launch shapes, the fastest shape is shown and named."),
+    ]
+    errors = [r for r in data.rows if r.get("error")]
+    if errors:
+        blocks.append(Paragraph(f"{len(errors)} measurement(s) failed; the first: {errors[0]['kernel']} "
+                                f"{errors[0]['dtype']} n={errors[0]['n']}: {errors[0]['error']}", "alarm"))
+    for dtype in data.ordered_unique("dtype"):
+        for dist in data.ordered_unique("distribution"):
+            ns = sorted({n for (d, di, _, n) in cells if d == dtype and di == dist})
+            present = [k for k in kernels if any((dtype, dist, k, n) in cells for n in ns)]
+            if not ns or not present:
+                continue
+            fig, ax = plt.subplots(figsize=(7.5, 4.2))
+            for k in present:
+                xs, ys = [], []
+                for n in ns:
+                    b = _best(cells.get((dtype, dist, k, n), []))
+                    if b and math.isfinite(num(b.get("gb_per_s"))):
+                        xs.append(n)
+                        ys.append(num(b["gb_per_s"]))
+                if xs:
+                    ax.plot(xs, ys, marker=ctx.palette.marker(k), color=ctx.palette.colour(k), label=k,
+                            linestyle="--" if k in ("read_roof", "gpu_cub") else "-")
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel("n (elements)")
+            ax.set_ylabel("GB/s (input bytes / time)")
+            ax.set_title(f"{dtype}, {dist}")
+            ax.legend(fontsize=7, ncol=2, frameon=False)
+            fig.tight_layout()
+            stem = f"bench_gpu_{dtype}_{slug(dist)}"
+            figures.save(fig, ctx.out_dir, ctx.fig_prefix + stem)
+            blocks.append(Figure(ctx.fig_prefix + stem, f"Bandwidth, {dtype}, {dist}",
+                                 "Fastest shape per kernel and n; dashed: the peers."))
+            header = ["kernel"] + [f"n={_n_text(n)}" for n in ns] + ["shape at largest n"]
+            rows = []
+            for k in present:
+                if k in ("read_roof",):
+                    continue
+                row = [k]
+                shape = ""
+                for n in ns:
+                    b = _best(cells.get((dtype, dist, k, n), []))
+                    row.append(f"{num(b['ratio_cub']):.3f}" if b and math.isfinite(num(b.get("ratio_cub"))) else "")
+                    if b and n == ns[-1]:
+                        shape = b.get("shape", "")
+                rows.append(row + [shape])
+            roof = ["read_roof"]
+            for n in ns:
+                b = _best(cells.get((dtype, dist, "read_roof", n), []))
+                roof.append(f"{num(b['ratio_cub']):.3f}" if b else "")
+            rows.append(roof + [""])
+            blocks.append(Table(header, rows, f"CUB time / kernel time, {dtype}, {dist} (1 = CUB's speed; "
+                                              "the read roof row is the ceiling)."))
+    return blocks
+
+
+def render_bench_cpu(run: Run, data: CsvData, ctx) -> list:
+    rows = [[r["dtype"], r["algorithm"], r["n"], f"{num(r['ns_per_element']):.3g}",
+             f"{num(r['ratio_serial_double']):.3g}"] for r in data.rows]
+    return [
+        Heading("CPU sums: ns per element", 3, anchor=slug(run.label + "-bench-cpu")),
+        Paragraph("Median wall time of each CPU algorithm over the same uniform input, per element, and its "
+                  "ratio to the ordered double loop (`serial` on float64) timed in the same run. The Google "
+                  "Benchmark suites in bench/ measure the same algorithms with more care "
+                  "(build/<preset>/bench/sumlab_bench_cpu)."),
+        Table(["dtype", "algorithm", "n", "ns/element", "/ serial double"], rows),
+    ]
+
+
+BENCH_RENDERERS = {
+    "bench_gpu.csv": render_bench_gpu,
+    "bench_cpu.csv": render_bench_cpu,
+}
