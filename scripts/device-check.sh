@@ -24,6 +24,7 @@
 #   SUMLAB_FORCE_DEBS   non-empty: unpack SUMLAB_DEBS even when nothing is missing (one consistent set)
 #   SUMLAB_JOBS         build parallelism (default: all cores)
 #   SUMLAB_VERIFY_ARGS  extra arguments for the full verify (e.g. "--sizes 0,1,31,33,1000")
+#   SUMLAB_SETUP_ONLY   non-empty: stop after the build (for scripts that run their own steps)
 set -uo pipefail
 
 OUT=${OUT:-$PWD/out/device-check}
@@ -149,6 +150,7 @@ echo "# build exit status: $rc" >> "$SETUP"
 say "build exit $rc"
 BIN=build/cuda/sumlab
 if [ ! -x "$BIN" ]; then say "no sumlab binary: see setup.log"; grep -E "error|FAILED" "$SETUP" | head -30; exit 1; fi
+if [ -n "${SUMLAB_SETUP_ONLY:-}" ]; then say "set-up only: stopping after the build"; exit 0; fi
 
 # --- 3. the full verify -----------------------------------------------------------------------
 CSV=$OUT/verify_cases.csv

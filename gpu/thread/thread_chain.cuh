@@ -21,7 +21,12 @@ template <class T, int V> inline constexpr int load_ahead = 64 / int(sizeof(T) *
 // contiguous chunk of contiguous_chunk(n, threads, V) elements. Grid-stride threads hand the U
 // vectors they loaded ahead to group(x), x a T[U * V] in chain order, and every other element to
 // f (a kernel whose result does not depend on the order, gpu_exact, checks a group at once).
-template <int V, class T, class F, class G>
+// Asks L2 to fetch the 128-byte line holding p (no register, no fault, no wait).
+__device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
+
+// Prefetch > 0: each group also asks L2 for the vectors the thread will load Prefetch groups later,
+// so a kernel that computes much per element keeps bytes in flight while it computes.
+template <int V, int Prefetch = 0, class T, class F, class G>
 __device__ __forceinline__ void for_each_owned_grouped(const T* __restrict__ d_in, std::int64_t n, std::int64_t g,
                                                        std::int64_t threads, Mapping m, F&& f, G&& group) {
   const Vec<T, V>* __restrict__ vin = reinterpret_cast<const Vec<T, V>*>(d_in);
@@ -34,6 +39,13 @@ __device__ __forceinline__ void for_each_owned_grouped(const T* __restrict__ d_i
     // vector after the other, so this changes the time and never the bits.
     constexpr int U = load_ahead<T, V>;
     for (; j + std::int64_t(U - 1) * threads < nvec; j += std::int64_t(U) * threads) {
+      if constexpr (Prefetch > 0) {
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          const std::int64_t ahead = j + (std::int64_t(Prefetch) * U + u) * threads;
+          if (ahead < nvec) prefetch_l2(vin + ahead);
+        }
+      }
       Vec<T, V> v[U];
 #pragma unroll
       for (int u = 0; u < U; ++u) v[u] = vin[j + u * threads];

@@ -308,7 +308,7 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(cons
   const std::int64_t threads = std::int64_t(gridDim.x) * blockDim.x;
   const std::int64_t g = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   ExactThread<T, Range> t;
-  for_each_owned_grouped<V>(
+  for_each_owned_grouped<V, 2>(
       d_in, num_items, g, threads, mapping, [&](T x) { t.add(x, s_limbs, s_special); },
       [&](const T(&x)[load_ahead<T, V> * V]) { t.add_group(x, s_limbs, s_special); });
   t.flush(s_limbs);
