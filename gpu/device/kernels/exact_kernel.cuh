@@ -209,8 +209,8 @@ template <class T, bool Range = false> struct ExactThread {
     anchor(e + 2 < Layout::max_anchor ? e + 2 : Layout::max_anchor);
   }
 
-  // N elements at once, the common case: when all are finite and below 2^B (one test on their
-  // largest magnitude bits) they go through the first level(s) without a branch (float: level 0
+  // N elements at once, the common case: when all are finite and below 2^B (a comparison per
+  // element, one branch per group) they go through the first level(s) without a branch (float: level 0
   // alone, which holds every element above 2^(B - 17); double: levels 0 and 1), then, if some
   // element left bits below them, through every level; if bits are left even then, the levels are
   // restored and the group is redone element by element by add(). A group adds at most N - 1
@@ -221,19 +221,21 @@ template <class T, bool Range = false> struct ExactThread {
     if (threshold == T(0)) first_anchor(x);
     Bits largest = 0;
     Bits smallest = ~Bits(0);
-    bool nnz = false;
+    Bits not_minus_zero = 0;  // nonzero when some element is not -0
+    bool below = true;        // every |x| < 2^B (false for NaN: the comparison fails)
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       Bits u;
       memcpy(&u, &x[i], sizeof(T));
-      nnz |= u != sign_bit;
-      const Bits a = u & ~sign_bit;
-      largest = a > largest ? a : largest;  // NaN and Inf patterns are the largest
-      if constexpr (Range) smallest = a != 0 && a < smallest ? a : smallest;
+      not_minus_zero |= u ^ sign_bit;
+      below &= fabs(x[i]) < threshold;
+      if constexpr (Range) {
+        const Bits a = u & ~sign_bit;
+        largest = a > largest ? a : largest;
+        smallest = a != 0 && a < smallest ? a : smallest;
+      }
     }
-    Bits limit;
-    memcpy(&limit, &threshold, sizeof(T));
-    if (largest < limit) {
+    if (below) {
       constexpr int first = sizeof(T) == 4 ? 1 : 2;
       double saved[L];
 #pragma unroll
@@ -245,7 +247,7 @@ template <class T, bool Range = false> struct ExactThread {
         done = try_levels<L>(x);
       }
       if (done) {
-        not_negative_zero |= nnz;
+        not_negative_zero |= not_minus_zero != 0;
         if constexpr (Range) {  // all finite here
           largest_finite = largest > largest_finite ? largest : largest_finite;
           smallest_nonzero = smallest < smallest_nonzero ? smallest : smallest_nonzero;
@@ -308,7 +310,7 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(cons
   const std::int64_t threads = std::int64_t(gridDim.x) * blockDim.x;
   const std::int64_t g = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   ExactThread<T, Range> t;
-  for_each_owned_grouped<V, 2>(
+  for_each_owned_grouped<V, 4>(
       d_in, num_items, g, threads, mapping, [&](T x) { t.add(x, s_limbs, s_special); },
       [&](const T(&x)[load_ahead<T, V> * V]) { t.add_group(x, s_limbs, s_special); });
   t.flush(s_limbs);
