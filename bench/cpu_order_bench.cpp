@@ -1,33 +1,28 @@
-// ns per element of the order-dependent CPU sums at n = 10^7 (Google Benchmark; not a test).
-// Peers measured in the same run: bench/cpu_sums_bench.cpp (serial double loop, exact, fixed, MPFR).
+// ns per element of every CPU algorithm in the registry (core/cpu_algorithms.hpp), float and double,
+// at n = 10^7 (Google Benchmark; not a test). The peers measured in the same run are in
+// bench/cpu_sums_bench.cpp: the ordered double loop, the exact sum's phases, fixed point, MPFR.
+// Names: "registry/<algorithm>/<dtype>".
 #include <benchmark/benchmark.h>
 
-#include <random>
+#include <cstdint>
+#include <string>
 #include <vector>
 
-#include "core/kahan_sum.hpp"
-#include "core/neumaier_sum.hpp"
-#include "core/numpy_pairwise_sum.hpp"
-#include "core/pairwise_sum.hpp"
-#include "core/serial_sum.hpp"
+#include "core/cpu_algorithms.hpp"
+#include "core/float_traits.hpp"
+#include "core/generators.hpp"
 
 namespace {
 
 template <class T> const std::vector<T>& data() {
-  static const std::vector<T> x = [] {
-    std::vector<T> v(10'000'000);
-    std::mt19937_64 rng(1);
-    std::uniform_real_distribution<double> u(0.0, 1.0);
-    for (auto& e : v) e = static_cast<T>(u(rng));
-    return v;
-  }();
+  static const std::vector<T> x = sumlab::generate<T>(sumlab::DistributionSpec{}, 1, 10'000'000);
   return x;
 }
 
-template <class T, T (*F)(std::span<const T>)> void BM_sum(benchmark::State& state) {
+template <class T> void run(benchmark::State& state, const sumlab::CpuAlgorithm<T>* a) {
   const auto& x = data<T>();
   for (auto _ : state) {
-    T s = F(x);
+    T s = a->sum(std::span<const T>(x)).value;
     benchmark::DoNotOptimize(s);
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(x.size()));
@@ -35,14 +30,15 @@ template <class T, T (*F)(std::span<const T>)> void BM_sum(benchmark::State& sta
       static_cast<double>(x.size()), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
-template <class T> T pairwise1(std::span<const T> x) { return sumlab::pairwise_sum<T>(x, 1); }
-template <class T> T pairwise128(std::span<const T> x) { return sumlab::pairwise_sum<T>(x, 128); }
+template <class T> int register_all() {
+  for (const auto& a : sumlab::cpu_algorithms<T>())
+    benchmark::RegisterBenchmark(("registry/" + std::string(a.info.name) + "/" + std::string(sumlab::FloatTraits<T>::dtype)).c_str(),
+                                 run<T>, &a)
+        ->Unit(benchmark::kMillisecond);
+  return 0;
+}
+
+const int registered_float = register_all<float>();
+const int registered_double = register_all<double>();
 
 }  // namespace
-
-BENCHMARK(BM_sum<float, sumlab::serial_sum<float>>)->Name("serial/float")->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_sum<double, pairwise1<double>>)->Name("pairwise_base1/double")->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_sum<double, pairwise128<double>>)->Name("pairwise_base128/double")->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_sum<double, sumlab::numpy_pairwise_sum<double>>)->Name("numpy_pairwise/double")->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_sum<double, sumlab::kahan_sum<double>>)->Name("kahan/double")->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_sum<double, sumlab::neumaier_sum<double>>)->Name("neumaier/double")->Unit(benchmark::kMillisecond);

@@ -1,7 +1,7 @@
 // ns per element at n = 10^7 of the order-independent CPU sums against a plain serial loop and the
 // MPFR reference (Google Benchmark; not a test). The exact sum's goal is <= 1.2x the serial double
-// loop. Peers: bench/cpu_order_bench.cpp (pairwise, Kahan, ...), same data (mt19937_64 seed 1,
-// uniform [0,1)).
+// loop, on the same data (mt19937_64 seed 1, uniform [0,1)). Every registry algorithm, on the lab's
+// own uniform generator: bench/cpu_order_bench.cpp.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -17,7 +17,7 @@ namespace {
 
 constexpr std::size_t kN = 10'000'000;
 
-// Generated once per (type, range); lo = 0 is the data of cpu_order_bench.cpp.
+// Generated once per (type, range).
 template <class T, int lo> const std::vector<T>& data() {
   static const std::vector<T> x = [] {
     std::vector<T> v(kN);
@@ -32,7 +32,7 @@ template <class T, int lo> const std::vector<T>& data() {
 void per_element(benchmark::State& state, std::size_t n) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) *
                           static_cast<std::int64_t>(n));
-  // Seconds per element, printed with an SI prefix ("1.2n"), as in cpu_order_bench.cpp.
+  // Seconds per element, printed with an SI prefix ("1.2n").
   state.counters["ns_per_element"] = benchmark::Counter(
       static_cast<double>(n),
       benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);

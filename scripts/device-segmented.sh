@@ -22,40 +22,8 @@ mkdir -p "$OUT"
 T0=$SECONDS
 JOBS=${SUMLAB_JOBS:-$(nproc)}
 DEADLINE=${SUMLAB_DEADLINE:-240}
-limit() {  # limit WANTED RESERVE: WANTED seconds, or less so that RESERVE seconds remain
-  local left=$(( DEADLINE - (SECONDS - T0) - $2 ))
-  [ $left -lt 15 ] && left=15
-  echo $(( $1 < left ? $1 : left ))
-}
-say() { echo "[device-segmented +$((SECONDS - T0))s] $*"; }
-
-COMMIT=$(git rev-parse HEAD 2>/dev/null || echo unknown)
-[ -n "$(git status --porcelain 2>/dev/null | head -1)" ] && COMMIT="$COMMIT + uncommitted changes"
-GPU=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1)
-NVCC=$(nvcc --version 2>/dev/null | tail -2 | tr '\n' ' ')
-header() {
-  local file=$1; shift
-  {
-    echo "# sumlab device-segmented"
-    echo "# commit:  $COMMIT"
-    echo "# gpu:     ${GPU:-none} (name, driver, memory)"
-    echo "# nvcc:    ${NVCC:-none}"
-    echo "# date:    $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-    echo "# host:    $(uname -srm), $(nproc) cores"
-    echo "# command: $*"
-    echo
-  } > "$file"
-}
-step() {  # step FILE LIMIT COMMAND...
-  local file=$1 lim=$2; shift 2
-  header "$file" "$@"
-  say "$* (limit ${lim}s) -> $(basename "$file")"
-  timeout --signal=INT --kill-after=10 "$lim" "$@" >> "$file" 2>&1
-  local rc=$?
-  echo "# exit status: $rc$([ $rc -eq 124 ] && echo ' (time limit reached)')" >> "$file"
-  say "exit $rc"
-  return $rc
-}
+SCRIPT=device-segmented
+. "$(dirname "$0")/device-lib.sh"
 
 if [ ! -f "$BUILD/CMakeCache.txt" ]; then
   say "no configured tree in $BUILD: configuring with the cuda preset"

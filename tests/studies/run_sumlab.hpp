@@ -1,11 +1,16 @@
 #pragma once
-// Test helper: run the built `sumlab` binary (SUMLAB_BINARY) with arguments and collect its exit
-// code and its stdout and stderr together.
+// Test helpers of the CLI tests: run the built `sumlab` binary (SUMLAB_BINARY) with arguments and
+// collect its exit code and its stdout and stderr together; a fresh temporary folder; a run
+// folder's CSV read back as rows of named fields.
 #include <sys/wait.h>
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
 #include <string>
+#include <vector>
 
 namespace sumlab::test {
 
@@ -23,6 +28,52 @@ inline Result run(const std::string& args) {
   while (std::fgets(buf.data(), buf.size(), p)) out += buf.data();
   const int status = pclose(p);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
+}
+
+// <temp>/sumlab_<name>, removed first (so a test starts from nothing).
+inline std::filesystem::path temp_dir(const std::string& name) {
+  auto d = std::filesystem::temp_directory_path() / ("sumlab_" + name);
+  std::filesystem::remove_all(d);
+  return d;
+}
+
+struct Csv {
+  std::vector<std::string> header;
+  std::vector<std::map<std::string, std::string>> rows;
+};
+
+// One CSV line's fields (double quotes group a field that holds commas; no embedded newlines).
+inline std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> f;
+  std::string cur;
+  bool quoted = false;
+  for (char c : line) {
+    if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ',' && !quoted) {
+      f.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  f.push_back(cur);
+  return f;
+}
+
+inline Csv read_csv(const std::filesystem::path& p) {
+  Csv c;
+  std::ifstream in(p);
+  std::string line;
+  std::getline(in, line);
+  c.header = split_csv_line(line);
+  while (std::getline(in, line)) {
+    const auto f = split_csv_line(line);
+    std::map<std::string, std::string> row;
+    for (std::size_t i = 0; i < c.header.size() && i < f.size(); ++i) row[c.header[i]] = f[i];
+    c.rows.push_back(row);
+  }
+  return c;
 }
 
 }  // namespace sumlab::test

@@ -14,49 +14,13 @@
 
 namespace {
 
+using sumlab::test::Csv;
+using sumlab::test::read_csv;
 using sumlab::test::run;
 
-std::filesystem::path temp_dir(const std::string& name) {
-  auto d = std::filesystem::temp_directory_path() / ("sumlab_scan_test_" + name);
-  std::filesystem::remove_all(d);
-  return d;
-}
-
-struct Csv {
-  std::vector<std::string> header;
-  std::vector<std::map<std::string, std::string>> rows;
-};
-
-std::vector<std::string> split(const std::string& line) {
-  std::vector<std::string> f;
-  std::string cur;
-  bool quoted = false;
-  for (char c : line) {
-    if (c == '"') quoted = !quoted;
-    else if (c == ',' && !quoted) f.push_back(std::move(cur)), cur.clear();
-    else cur += c;
-  }
-  f.push_back(cur);
-  return f;
-}
-
-Csv read_csv(const std::filesystem::path& p) {
-  Csv c;
-  std::ifstream in(p);
-  std::string line;
-  std::getline(in, line);
-  c.header = split(line);
-  while (std::getline(in, line)) {
-    const auto f = split(line);
-    std::map<std::string, std::string> r;
-    for (std::size_t i = 0; i < c.header.size() && i < f.size(); ++i) r[c.header[i]] = f[i];
-    c.rows.push_back(std::move(r));
-  }
-  return c;
-}
 
 TEST(ScanStudy, QuickModelRunWritesEveryTable) {
-  const auto dir = temp_dir("quick");
+  const auto dir = sumlab::test::temp_dir("scan_test_quick");
   const auto r = run("study scan --quick --backend model --out " + dir.string());
   ASSERT_EQ(r.code, 0) << r.out;
   for (const char* f : {"scan_error.csv", "scan_position.csv", "scan_determinism.csv", "scan_throughput.csv",
@@ -142,7 +106,7 @@ TEST(ScanStudy, QuickModelRunWritesEveryTable) {
 }
 
 TEST(ScanStudy, BadOptionsAreRefused) {
-  const auto dir = temp_dir("bad");
+  const auto dir = sumlab::test::temp_dir("scan_test_bad");
   struct Case {
     std::string args, message;
   } cases[] = {

@@ -20,56 +20,15 @@
 namespace {
 
 using sumlab::test::Result;
+using sumlab::test::Csv;
+using sumlab::test::read_csv;
 using sumlab::test::run;
 
-std::filesystem::path temp_dir(const std::string& name) {
-  auto d = std::filesystem::temp_directory_path() / ("sumlab_segmented_test_" + name);
-  std::filesystem::remove_all(d);
-  return d;
-}
-
-struct Csv {
-  std::vector<std::string> header;
-  std::vector<std::map<std::string, std::string>> rows;
-};
-
-std::vector<std::string> split(const std::string& line) {
-  std::vector<std::string> f;
-  std::string cur;
-  bool quoted = false;
-  for (char c : line) {
-    if (c == '"') {
-      quoted = !quoted;
-    } else if (c == ',' && !quoted) {
-      f.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  f.push_back(cur);
-  return f;
-}
-
-Csv read_csv(const std::filesystem::path& p) {
-  Csv c;
-  std::ifstream in(p);
-  std::string line;
-  std::getline(in, line);
-  c.header = split(line);
-  while (std::getline(in, line)) {
-    const auto f = split(line);
-    std::map<std::string, std::string> row;
-    for (std::size_t i = 0; i < c.header.size() && i < f.size(); ++i) row[c.header[i]] = f[i];
-    c.rows.push_back(row);
-  }
-  return c;
-}
 
 const std::string kTiny = "study segmented --backend model --quick --segments 300 --mean-sizes 24";
 
 TEST(SegmentedStudy, QuickModelRunWritesTheThreeTables) {
-  const auto dir = temp_dir("quick");
+  const auto dir = sumlab::test::temp_dir("segmented_test_quick");
   const Result r = run(kTiny + " --out " + dir.string());
   ASSERT_EQ(r.code, 0) << r.out;
   for (const char* f : {"provenance.json", "summary.json", "segmented_errors.csv", "segmented_determinism.csv",
@@ -128,7 +87,7 @@ TEST(SegmentedStudy, QuickModelRunWritesTheThreeTables) {
 }
 
 TEST(SegmentedStudy, HandMadeOffsetsWithEmptyEnds) {
-  const auto dir = temp_dir("custom");
+  const auto dir = sumlab::test::temp_dir("segmented_test_custom");
   const Result r = run("study segmented --backend model --dtypes float64 --offsets 0,0,3,3,40,40 --out " + dir.string());
   ASSERT_EQ(r.code, 0) << r.out;
   const Csv e = read_csv(dir / "segmented_errors.csv");
@@ -144,7 +103,7 @@ TEST(SegmentedStudy, HandMadeOffsetsWithEmptyEnds) {
 }
 
 TEST(SegmentedStudy, BadOffsetsAndOptionsFailCleanlyBeforeTouchingTheFolder) {
-  const auto dir = temp_dir("bad");
+  const auto dir = sumlab::test::temp_dir("segmented_test_bad");
   struct Bad {
     std::string args, message;
   };

@@ -21,58 +21,17 @@
 namespace {
 
 using sumlab::test::Result;
+using sumlab::test::Csv;
+using sumlab::test::read_csv;
 using sumlab::test::run;
 
-std::filesystem::path temp_dir(const std::string& name) {
-  auto d = std::filesystem::temp_directory_path() / ("sumlab_variance_test_" + name);
-  std::filesystem::remove_all(d);
-  return d;
-}
-
-struct Csv {
-  std::vector<std::string> header;
-  std::vector<std::map<std::string, std::string>> rows;
-};
-
-std::vector<std::string> split(const std::string& line) {
-  std::vector<std::string> f;
-  std::string cur;
-  bool quoted = false;
-  for (char c : line) {
-    if (c == '"') {
-      quoted = !quoted;
-    } else if (c == ',' && !quoted) {
-      f.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  f.push_back(cur);
-  return f;
-}
-
-Csv read_csv(const std::filesystem::path& p) {
-  Csv c;
-  std::ifstream in(p);
-  std::string line;
-  std::getline(in, line);
-  c.header = split(line);
-  while (std::getline(in, line)) {
-    const auto f = split(line);
-    std::map<std::string, std::string> row;
-    for (std::size_t i = 0; i < c.header.size() && i < f.size(); ++i) row[c.header[i]] = f[i];
-    c.rows.push_back(row);
-  }
-  return c;
-}
 
 const std::string kTiny =
     "study variance --backend model --rows 48 --cols 2048 --softmax-rows 4 --argmax-rows 3 "
     "--offsets 0,10000 --scales 1,100 --blocks 64,256";
 
 TEST(VarianceStudy, ModelBackendWritesTheThreeTables) {
-  const auto dir = temp_dir("tiny");
+  const auto dir = sumlab::test::temp_dir("variance_test_tiny");
   const Result r = run(kTiny + " --out " + dir.string());
   ASSERT_EQ(r.code, 0) << r.out;
   for (const char* f : {"provenance.json", "summary.json", "row_variance.csv", "row_softmax.csv", "row_argmax.csv"})
@@ -132,7 +91,7 @@ TEST(VarianceStudy, ModelBackendWritesTheThreeTables) {
 }
 
 TEST(VarianceStudy, BadShapesFailCleanlyBeforeTouchingTheFolder) {
-  const auto dir = temp_dir("bad");
+  const auto dir = sumlab::test::temp_dir("variance_test_bad");
   struct Bad {
     std::string args, message;
   };
