@@ -95,7 +95,8 @@ template <class T> std::vector<std::vector<std::string>> cpu_rows(const BenchOpt
     }
     std::sort(ns.begin(), ns.end());
     const double med = ns[ns.size() / 2];
-    if (std::is_same_v<T, double> && a.info.name == "serial") serial_double_ns = med;
+    // The peer as the CSV holds it, so that its own row reads exactly 1.
+    if (std::is_same_v<T, double> && a.info.name == "serial") serial_double_ns = std::stod(num(med));
     rows.push_back({std::string(FloatTraits<T>::dtype), std::string(a.info.name), std::to_string(x.size()), num(med),
                     num(ns.front()), std::to_string(ns.size()), "", hex_bits(value)});
   }
@@ -127,7 +128,6 @@ void bench_cpu(const BenchOptions& o, RunFolder& folder, nlohmann::ordered_json&
 
 // ---- GPU -------------------------------------------------------------------------------------
 
-#if defined(SUMLAB_WITH_CUDA)
 std::vector<GpuKernel> bench_kernels(const BenchOptions& o) {
   std::vector<GpuKernel> ks;
   if (o.kernels.empty()) {
@@ -143,6 +143,8 @@ std::vector<GpuKernel> bench_kernels(const BenchOptions& o) {
   return ks;
 }
 
+
+#if defined(SUMLAB_WITH_CUDA)
 // The shapes a kernel is timed with: its default, and with --sweep (for kernels that take a grid
 // and block) 1, 2, 4, 8 blocks per SM x 256, 512, 1024 threads with 4-wide loads.
 std::vector<std::pair<LaunchShape, std::string>> bench_shapes(GpuKernel k, int sms, bool sweep) {
@@ -209,6 +211,7 @@ void run_bench(const BenchOptions& o) {
   for (const auto& dt : o.dtypes) (void)parse_dtype(dt);  // a bad name fails before anything runs
   for (const auto& d : o.dists) (void)parse_bench_dist(d);
   for (const auto& d : o.exact_dists) (void)parse_bench_dist(d);
+  const std::vector<GpuKernel> selected = bench_kernels(o);
   bool gpu = !o.no_gpu;
   std::string device = "none";
 #if defined(SUMLAB_WITH_CUDA)
@@ -217,11 +220,13 @@ void run_bench(const BenchOptions& o) {
     fmt::print(stderr, "bench: {}; timing the CPU algorithms only\n", why);
     gpu = false;
   }
-  const std::vector<GpuKernel> kernels = gpu ? bench_kernels(o) : std::vector<GpuKernel>{};
+  const std::vector<GpuKernel> kernels = gpu ? selected : std::vector<GpuKernel>{};
 #else
+  (void)selected;
   if (gpu) fmt::print(stderr, "bench: built without CUDA; timing the CPU algorithms only\n");
   gpu = false;
 #endif
+  if (!gpu && o.no_cpu) throw UserError("bench: nothing to time (no GPU kernels here, and --no-cpu)");
   RunFolder folder(o.out, "bench", o.force ? RunMode::force : RunMode::fresh, this_command_line());
   auto prov = provenance("bench", this_command_line(), gpu ? "cuda" : "cpu");
   nlohmann::ordered_json summary;
@@ -236,8 +241,8 @@ void run_bench(const BenchOptions& o) {
     for (int e = o.log2_min; e <= o.log2_max; e += o.log2_step) sizes.push_back(std::int64_t(1) << e);
     std::vector<std::string> dists = o.dists;
     if (std::find(kernels.begin(), kernels.end(), GpuKernel::exact) != kernels.end())
-      for (const auto& d : o.exact_dists)
-        if (std::find(dists.begin(), dists.end(), d) == dists.end()) dists.push_back(d);
+      for (const auto& x : o.exact_dists)
+        if (std::find(dists.begin(), dists.end(), x) == dists.end()) dists.push_back(x);
     Progress progress("gpu bench", o.dtypes.size() * sizes.size() * dists.size());
     CsvAppender csv(folder.file("bench_gpu.csv"), kGpuColumns);
     for (const auto& dt : o.dtypes)

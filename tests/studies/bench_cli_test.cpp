@@ -1,0 +1,56 @@
+// `sumlab bench`: the CPU part runs anywhere and writes one row per (dtype, algorithm) with the
+// ratio to the ordered double loop measured in the same run; bad options are one-line errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <set>
+#include <string>
+
+#include "core/cpu_algorithms.hpp"
+#include "tests/studies/run_sumlab.hpp"
+
+namespace {
+
+using sumlab::test::read_csv;
+using sumlab::test::run;
+
+TEST(BenchCli, CpuTimingsCoverEveryAlgorithmWithTheSerialPeer) {
+  const auto dir = sumlab::test::temp_dir("bench_test_cpu");
+  const auto r = run("bench --no-gpu --cpu-n 4099 --cpu-reps 3 --out " + dir.string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(dir / "bench_gpu.csv"));
+  const auto csv = read_csv(dir / "bench_cpu.csv");
+  std::set<std::string> seen;
+  for (const auto& row : csv.rows) {
+    seen.insert(row.at("dtype") + "/" + row.at("algorithm"));
+    EXPECT_EQ(row.at("n"), "4099");
+    EXPECT_EQ(row.at("reps"), "3");
+    const double ns = std::stod(row.at("ns_per_element"));
+    EXPECT_TRUE(std::isfinite(ns) && ns > 0) << row.at("algorithm");
+    EXPECT_GT(std::stod(row.at("ratio_serial_double")), 0);
+    if (row.at("dtype") == "float64" && row.at("algorithm") == "serial") {
+      EXPECT_DOUBLE_EQ(std::stod(row.at("ratio_serial_double")), 1.0);
+    }
+  }
+  std::size_t expected = 0;
+  for (const auto& a : sumlab::cpu_algorithms<float>()) expected += seen.count("float32/" + std::string(a.info.name));
+  for (const auto& a : sumlab::cpu_algorithms<double>()) expected += seen.count("float64/" + std::string(a.info.name));
+  EXPECT_EQ(expected, sumlab::cpu_algorithms<float>().size() + sumlab::cpu_algorithms<double>().size());
+  EXPECT_EQ(csv.rows.size(), expected);
+  EXPECT_TRUE(std::filesystem::exists(dir / "provenance.json"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "summary.json"));
+}
+
+TEST(BenchCli, BadOptionsAreOneLineErrors) {
+  const auto dir = sumlab::test::temp_dir("bench_test_bad");
+  for (const std::string args : {"--log2-min 12 --log2-max 8", "--dists nosuch", "--exact-dists uniform:3",
+                                 "--samples 0", "--dtypes float16", "--kernels gpu_nosuch"}) {
+    const auto r = run("bench --no-cpu --out " + dir.string() + " --force " + args);
+    EXPECT_NE(r.code, 0) << args;
+    EXPECT_NE(r.out.find("sumlab:"), std::string::npos) << args << ": " << r.out;
+    EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << args << ": " << r.out;  // one line
+  }
+}
+
+}  // namespace
