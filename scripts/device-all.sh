@@ -6,6 +6,10 @@
 #                               sanitizers                                      -> $OUT/rows/
 #   3. scripts/device-determinism.sh  determinism study, golden file           -> $OUT/det/
 #   4. error-vs-n and error-vs-cond on the cuda backend                        -> $OUT/accuracy/
+#   5. scripts/device-segmented.sh, scripts/device-scan.sh (SUMLAB_SKIP_SEGSCAN skips) -> $OUT/seg, $OUT/scan
+#   6. scripts/device-bench.sh  sumlab bench --sweep (SUMLAB_SKIP_BENCH skips)  -> $OUT/bench/
+# All steps together take more than one device call (10 minutes): use the SUMLAB_SKIP_* variables
+# to split them over calls.
 # Everything is packed into $OUT/device-all.tar.gz (the tool returns at most 8 files); reports are
 # rendered afterwards on the CPU machine with `sumlab report`.
 # Usage (device tool): SUMLAB_DEBS=.debs OUT=$OUT scripts/device-all.sh
@@ -51,6 +55,20 @@ say "error-vs-n exit $? (124/130: time limit; the rows finished so far are kept)
 [ -z "${SUMLAB_SKIP_COND:-}" ] && timeout --signal=INT --kill-after=10 "${SUMLAB_EVC_SECONDS:-30}" build/cuda/sumlab study error-vs-cond --backend cuda \
   --seeds 1 --out "$OUT/accuracy/error-vs-cond" > "$OUT/accuracy/error-vs-cond.log" 2>&1
 say "error-vs-cond exit $?"
+
+if [ -z "${SUMLAB_SKIP_SEGSCAN:-}" ]; then
+  say "5. segmented and scan"
+  OUT="$OUT/seg" SUMLAB_DEADLINE=${SUMLAB_SEG_DEADLINE:-120} bash scripts/device-segmented.sh > "$OUT/seg.console" 2>&1
+  say "segmented exit $?"
+  OUT="$OUT/scan" SUMLAB_DEADLINE=${SUMLAB_SCAN_DEADLINE:-150} bash scripts/device-scan.sh > "$OUT/scan.console" 2>&1
+  say "scan exit $?"
+fi
+
+if [ -z "${SUMLAB_SKIP_BENCH:-}" ]; then
+  say "6. bench"
+  OUT="$OUT/bench" bash scripts/device-bench.sh > "$OUT/bench.console" 2>&1
+  say "bench exit $?"
+fi
 
 say "packing"
 (cd "$OUT" && tar -czf device-all.tar.gz --exclude=device-all.tar.gz $(ls -A | grep -v "^device-all"))
