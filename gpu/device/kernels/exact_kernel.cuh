@@ -33,6 +33,8 @@
 // < 2^32 into a limb; a block performs fewer than 2^31 of them (validate_shape caps n), so a block
 // limb stays below 2^63. Each block carry-normalises its limbs (digits in [0, 2^32), the top one
 // signed) before writing them, so the merge kernel's column sums over <= 2^24 blocks stay below 2^57.
+#include <cuda_pipeline.h>
+
 #include <cstdint>
 
 #include "core/exact_sum.hpp"
@@ -286,6 +288,69 @@ template <class T, bool Range = false> struct ExactThread {
   }
 };
 
+// The grid-stride walk of for_each_owned_grouped (same groups, same tail), with each group's bytes
+// brought into shared memory by cp.async `exact_stages` groups ahead. Why: the levels need many
+// registers (about 120), so few warps fit on an SM, and loads into registers alone keep too few
+// bytes in flight to reach the memory's bandwidth; asynchronous copies to shared memory hold
+// stages * 64 bytes per thread in flight without a register. Each thread reads back only the
+// 16-byte chunks it copied itself (chunk-major, thread-minor: no bank conflicts), so a thread's
+// own __pipeline_wait_prior is all the synchronisation needed.
+inline constexpr int exact_stages = 3;
+template <class T, int V> inline constexpr int exact_stage_chunks = load_ahead<T, V> * V * int(sizeof(T)) / 16;
+template <class T, int V> constexpr std::size_t exact_stage_bytes(int block) {
+  return std::size_t(exact_stages) * exact_stage_chunks<T, V> * block * 16;
+}
+
+template <class T, int V, class F, class G>
+__device__ __forceinline__ void staged_grid_stride(const T* __restrict__ d_in, std::int64_t n, std::int64_t g,
+                                                   std::int64_t threads, uint4* stage, F&& f, G&& group) {
+  constexpr int U = load_ahead<T, V>;
+  constexpr int C = exact_stage_chunks<T, V>;  // 16-byte chunks per group
+  constexpr int CV = V * int(sizeof(T)) / 16;   // per vector
+  static_assert(CV >= 1 && C == U * CV, "a vector must be a whole number of 16-byte chunks");
+  const std::int64_t nvec = n / V;
+  const std::int64_t step = std::int64_t(U) * threads;
+  const char* bytes = reinterpret_cast<const char*>(d_in);
+  const unsigned tid = threadIdx.x, nthr = blockDim.x;
+  auto exists = [&](std::int64_t j) { return j + std::int64_t(U - 1) * threads < nvec; };
+  auto issue = [&](std::int64_t j, int s) {
+    if (exists(j)) {
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int c = 0; c < CV; ++c)
+          __pipeline_memcpy_async(&stage[(std::size_t(s) * C + u * CV + c) * nthr + tid],
+                                  bytes + (j + u * threads) * (V * sizeof(T)) + c * 16, 16);
+    }
+    __pipeline_commit();  // an empty batch too: the wait below counts batches
+  };
+  std::int64_t j = g;
+#pragma unroll
+  for (int s = 0; s < exact_stages; ++s) issue(j + s * step, s);
+  int s = 0;
+  for (; exists(j); j += step) {
+    __pipeline_wait_prior(exact_stages - 1);  // this group's batch has landed
+    T x[U * V];
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+      const uint4 chunk = stage[(std::size_t(s) * C + c) * nthr + tid];
+      memcpy(reinterpret_cast<char*>(x) + c * 16, &chunk, 16);
+    }
+    issue(j + exact_stages * step, s);  // the slot is free again
+    group(x);
+    s = s + 1 == exact_stages ? 0 : s + 1;
+  }
+  __pipeline_wait_prior(0);
+  const Vec<T, V>* __restrict__ vin = reinterpret_cast<const Vec<T, V>*>(d_in);
+  for (; j < nvec; j += threads) {
+    const Vec<T, V> v = vin[j];
+#pragma unroll
+    for (int k = 0; k < V; ++k) f(v.v[k]);
+  }
+  if (V > 1 && nvec * V < n && nvec % threads == g)
+    for (std::int64_t i = nvec * V; i < n; ++i) f(d_in[i]);
+}
+
 // d_block_limbs: gridDim.x * num_limbs carry-normalised limbs, d_block_special: gridDim.x * 4 counts.
 // Range: d_range[0] / d_range[1] receive (atomicMax / atomicMin) the largest finite and smallest
 // nonzero magnitude bit patterns; the caller sets them to 0 and ~0 first.
@@ -310,9 +375,17 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(cons
   const std::int64_t threads = std::int64_t(gridDim.x) * blockDim.x;
   const std::int64_t g = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   ExactThread<T, Range> t;
-  for_each_owned_grouped<V, 4>(
-      d_in, num_items, g, threads, mapping, [&](T x) { t.add(x, s_limbs, s_special); },
-      [&](const T(&x)[load_ahead<T, V> * V]) { t.add_group(x, s_limbs, s_special); });
+  auto one = [&](T x) { t.add(x, s_limbs, s_special); };
+  auto group = [&](const T(&x)[load_ahead<T, V> * V]) { t.add_group(x, s_limbs, s_special); };
+  bool staged = false;
+  if constexpr (V == 4) {
+    if (mapping == Mapping::grid_stride) {
+      extern __shared__ uint4 exact_stage[];  // exact_stage_bytes<T, 4>(blockDim.x), from the launcher
+      staged_grid_stride<T, V>(d_in, num_items, g, threads, exact_stage, one, group);
+      staged = true;
+    }
+  }
+  if (!staged) for_each_owned_grouped<V, 4>(d_in, num_items, g, threads, mapping, one, group);
   t.flush(s_limbs);
   unsigned long long* const limbs = s_limbs;
   t.window.flush(NL, [limbs](int limb, long long v) { atomicAdd(&limbs[limb], static_cast<unsigned long long>(v)); });
@@ -371,7 +444,11 @@ void launch_exact(const LaunchShape& s, const T* d_in, std::int64_t n, long long
                   unsigned long long* d_block_special, long long* d_limbs, unsigned long long* d_special,
                   unsigned long long* d_range) {
   auto go = [&](auto kernel) {
-    kernel<<<s.grid, s.block>>>(d_in, n, s.mapping, d_block_limbs, d_block_special, d_range);
+    // 4-wide grid-stride shapes stage their loads in dynamic shared memory (staged_grid_stride).
+    const std::size_t smem = s.vector == 4 ? exact_stage_bytes<T, 4>(s.block) : 0;
+    if (smem > 48 * 1024)
+      SUMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+    kernel<<<s.grid, s.block, smem>>>(d_in, n, s.mapping, d_block_limbs, d_block_special, d_range);
   };
   // 4-wide loads, the fast shapes, get a build per block-size class; 1- and 2-wide loads (shapes
   // verify sweeps, never fast) one build that runs any block size.
