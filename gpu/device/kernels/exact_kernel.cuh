@@ -15,15 +15,16 @@
 // k_(l+1) = k_l - 52 - 1 + 11, so every addend of level l is at most 2^(k_l - 11) in magnitude
 // and fewer than 1024 of them move S_l by less than 2^(k_l - 1): S_l never leaves its binade.
 // After 512 to 527 elements (and at the end, and before a re-anchor) each S_l - M_l, an exact
-// multiple of g_l below 2^51 g_l,
-// is converted to an integer and added to the block's limbs (a flush). With 2 levels (float input,
-// converted to double exactly) every element above 2^(B - 60) is absorbed by the fast path: inputs
-// whose dynamic range is under 2^60 never take the slow path once the anchor is set; with 3 levels
-// (double input) the same holds above 2^(B - 73).
-// Anchor: B starts empty (every element takes the slow path until the first nonzero finite one);
-// a finite element with |x| >= 2^B flushes and re-anchors on it (B = its exponent + 1), which a
-// thread does about ln(elements) times on random data. NaN and Inf are counted, never added.
-// Double inputs above 2^1012 (whose M_0 would overflow) are added by the slow path directly.
+// multiple of g_l below 2^51 g_l, is converted to an integer and added to the block's limbs (a
+// flush). With 2 levels (float input, converted to double exactly) every element above 2^(B - 60)
+// is absorbed by the fast path; with 3 levels (double input), every element above 2^(B - 73).
+// Anchor: a thread's first group sets B from its warp's largest magnitude, 2^2 above it; a finite
+// element with |x| >= 2^B flushes and re-anchors (B = its exponent + 1 + 2), which a thread does
+// about ln(elements) times on random data at most. So inputs whose dynamic range is under about
+// 2^57 stay on the fast path. NaN and Inf are counted, never added. Double inputs above 2^1012
+// (whose M_0 would overflow) are added by the slow path directly.
+// Loads: float groups are staged through shared memory by cp.async (staged_grid_stride); double
+// groups are loaded into registers with an L2 prefetch four groups ahead.
 //
 // Why the bits cannot depend on the launch: every value reaching the limbs is an exact integer
 // multiple of 2^min_subnormal_exp, integer addition is associative, and the host rounds the exact
