@@ -21,6 +21,7 @@
 #include "studies/commands.hpp"
 #include "studies/row_backend.hpp"
 #include "studies/run_folder.hpp"
+#include "studies/verify_table.hpp"
 
 namespace sumlab {
 
@@ -28,32 +29,14 @@ using row_reduce::RowKernel;
 using row_reduce::RowLayout;
 using row_reduce::RowShape;
 
-long RowVerifySummary::cases() const {
-  long n = 0;
-  for (const auto& l : lines) n += l.cases;
-  return n;
-}
-long RowVerifySummary::mismatches() const {
-  long n = 0;
-  for (const auto& l : lines) n += l.mismatches;
-  return n;
-}
-long RowVerifySummary::errors() const {
-  long n = 0;
-  for (const auto& l : lines) n += l.errors;
-  return n;
-}
+long RowVerifySummary::cases() const { return verify_total(lines, &Line::cases); }
+long RowVerifySummary::mismatches() const { return verify_total(lines, &Line::mismatches); }
+long RowVerifySummary::errors() const { return verify_total(lines, &Line::errors); }
 
 std::string RowVerifySummary::table() const {
-  std::string s = fmt::format("row kernels: {} ({})\n", gpu ? "GPU bits vs model bits" : "model only", device);
-  s += fmt::format("{:<20} {:<9} {:>7} {:>11} {:>7}\n", "kernel", "dtype", "cases", "mismatches", "errors");
-  for (const auto& l : lines)
-    s += fmt::format("{:<20} {:<9} {:>7} {:>11} {:>7}\n", l.kernel, l.dtype, l.cases, l.mismatches, l.errors);
-  s += fmt::format("{:<20} {:<9} {:>7} {:>11} {:>7}   ({:.1f} s)\n", "total", "", cases(), mismatches(), errors(),
-                   seconds);
-  for (const auto& l : lines)
-    if (!l.first_failure.empty()) s += fmt::format("  first failure, {} {}: {}\n", l.kernel, l.dtype, l.first_failure);
-  return s;
+  std::vector<VerifyTableRow> rows;
+  for (const auto& l : lines) rows.push_back({{l.kernel, l.dtype}, l.cases, l.mismatches, l.errors, l.first_failure});
+  return verify_table("row kernels", gpu, device, {"kernel", "dtype"}, rows, seconds);
 }
 
 namespace {

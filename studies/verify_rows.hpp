@@ -42,6 +42,7 @@ struct RowVerifyLine {
 };
 
 struct RowVerifySummary {
+  using Line = RowVerifyLine;
   bool gpu = false;           // whether the GPU side ran
   std::string device;         // the GPU, or why it did not run
   std::vector<RowVerifyLine> lines;

@@ -16,6 +16,7 @@
 #include "core/scan/scan_ops.hpp"
 #include "studies/commands.hpp"
 #include "studies/run_folder.hpp"
+#include "studies/verify_table.hpp"
 #include "studies/scan_backend.hpp"
 
 namespace sumlab {
@@ -23,35 +24,14 @@ namespace sumlab {
 using scan::GpuScan;
 using scan::ScanShape;
 
-long ScanVerifySummary::cases() const {
-  long n = 0;
-  for (const auto& l : lines) n += l.cases;
-  return n;
-}
-long ScanVerifySummary::mismatches() const {
-  long n = 0;
-  for (const auto& l : lines) n += l.mismatches;
-  return n;
-}
-long ScanVerifySummary::errors() const {
-  long n = 0;
-  for (const auto& l : lines) n += l.errors;
-  return n;
-}
+long ScanVerifySummary::cases() const { return verify_total(lines, &Line::cases); }
+long ScanVerifySummary::mismatches() const { return verify_total(lines, &Line::mismatches); }
+long ScanVerifySummary::errors() const { return verify_total(lines, &Line::errors); }
 
 std::string ScanVerifySummary::table() const {
-  std::string s = fmt::format("scans: {} ({})\n", gpu ? "GPU bits vs model bits" : "model only", device);
-  s += fmt::format("{:<20} {:<10} {:<9} {:>7} {:>11} {:>7}\n", "algorithm", "operator", "dtype", "cases", "mismatches",
-                   "errors");
-  for (const auto& l : lines)
-    s += fmt::format("{:<20} {:<10} {:<9} {:>7} {:>11} {:>7}\n", l.algorithm, l.op, l.dtype, l.cases, l.mismatches,
-                     l.errors);
-  s += fmt::format("{:<20} {:<10} {:<9} {:>7} {:>11} {:>7}   ({:.1f} s)\n", "total", "", "", cases(), mismatches(),
-                   errors(), seconds);
-  for (const auto& l : lines)
-    if (!l.first_failure.empty())
-      s += fmt::format("  first failure, {} {} {}: {}\n", l.algorithm, l.op, l.dtype, l.first_failure);
-  return s;
+  std::vector<VerifyTableRow> rows;
+  for (const auto& l : lines) rows.push_back({{l.algorithm, l.op, l.dtype}, l.cases, l.mismatches, l.errors, l.first_failure});
+  return verify_table("scans", gpu, device, {"algorithm", "operator", "dtype"}, rows, seconds);
 }
 
 namespace {

@@ -33,6 +33,7 @@ struct ScanVerifyLine {
 };
 
 struct ScanVerifySummary {
+  using Line = ScanVerifyLine;
   bool gpu = false;
   std::string device;
   std::vector<ScanVerifyLine> lines;

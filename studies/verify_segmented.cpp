@@ -20,6 +20,7 @@
 #include "studies/commands.hpp"
 #include "studies/row_backend.hpp"
 #include "studies/run_folder.hpp"
+#include "studies/verify_table.hpp"
 #include "studies/segmented_backend.hpp"
 
 namespace sumlab {
@@ -28,32 +29,14 @@ using segmented::Offset;
 using segmented::SegShape;
 using segmented::Strategy;
 
-long SegVerifySummary::cases() const {
-  long n = 0;
-  for (const auto& l : lines) n += l.cases;
-  return n;
-}
-long SegVerifySummary::mismatches() const {
-  long n = 0;
-  for (const auto& l : lines) n += l.mismatches;
-  return n;
-}
-long SegVerifySummary::errors() const {
-  long n = 0;
-  for (const auto& l : lines) n += l.errors;
-  return n;
-}
+long SegVerifySummary::cases() const { return verify_total(lines, &Line::cases); }
+long SegVerifySummary::mismatches() const { return verify_total(lines, &Line::mismatches); }
+long SegVerifySummary::errors() const { return verify_total(lines, &Line::errors); }
 
 std::string SegVerifySummary::table() const {
-  std::string s = fmt::format("segmented strategies: {} ({})\n", gpu ? "GPU bits vs model bits" : "model only", device);
-  s += fmt::format("{:<20} {:<9} {:>7} {:>11} {:>7}\n", "strategy", "dtype", "cases", "mismatches", "errors");
-  for (const auto& l : lines)
-    s += fmt::format("{:<20} {:<9} {:>7} {:>11} {:>7}\n", l.strategy, l.dtype, l.cases, l.mismatches, l.errors);
-  s += fmt::format("{:<20} {:<9} {:>7} {:>11} {:>7}   ({:.1f} s)\n", "total", "", cases(), mismatches(), errors(),
-                   seconds);
-  for (const auto& l : lines)
-    if (!l.first_failure.empty()) s += fmt::format("  first failure, {} {}: {}\n", l.strategy, l.dtype, l.first_failure);
-  return s;
+  std::vector<VerifyTableRow> rows;
+  for (const auto& l : lines) rows.push_back({{l.strategy, l.dtype}, l.cases, l.mismatches, l.errors, l.first_failure});
+  return verify_table("segmented strategies", gpu, device, {"strategy", "dtype"}, rows, seconds);
 }
 
 namespace {

@@ -35,6 +35,7 @@ struct SegVerifyLine {
 };
 
 struct SegVerifySummary {
+  using Line = SegVerifyLine;
   bool gpu = false;
   std::string device;
   std::vector<SegVerifyLine> lines;
