@@ -40,7 +40,7 @@ __global__ void read_kernel(const T* __restrict__ d_in, std::int64_t n, unsigned
   if (fold == 0x9e3779b97f4a7c15ull) *d_sink = fold;
 }
 
-template <class T> double median(std::vector<double> v) {
+double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t m = v.size() / 2;
   return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
@@ -58,7 +58,7 @@ template <class T, class Run> Timing sample(Run&& run, const TimingOptions& o) {
   std::vector<double> ms;
   for (int i = 0; i < std::max(1, o.samples); ++i) ms.push_back(run(t.launches).ms);
   t.samples = static_cast<int>(ms.size());
-  t.ms = median<T>(ms);
+  t.ms = median(ms);
   t.ms_min = *std::min_element(ms.begin(), ms.end());
   t.ms_max = *std::max_element(ms.begin(), ms.end());
   return t;

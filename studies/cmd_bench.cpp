@@ -52,8 +52,6 @@ const std::vector<std::string> kGpuColumns{"dtype", "distribution", "n", "kernel
 const std::vector<std::string> kCpuColumns{"dtype", "algorithm", "n", "ns_per_element", "ns_min", "reps",
                                            "ratio_serial_double", "value_hex"};
 
-std::string num(double x) { return fmt::format("{:.6g}", x); }
-
 // "name" or "lognormal:SIGMA" / "normal:SIGMA" (lognormal:12 spans about 2^-200 .. 2^200 at 2^30
 // elements: far past the 2^60 range the exact kernel's fast path covers).
 DistributionSpec parse_bench_dist(const std::string& text) {
@@ -78,8 +76,6 @@ DistributionSpec parse_bench_dist(const std::string& text) {
 
 // ---- CPU -------------------------------------------------------------------------------------
 
-double serial_double_ns = 0;  // the peer, set by the float64 pass (run first)
-
 template <class T> std::vector<std::vector<std::string>> cpu_rows(const BenchOptions& o) {
   DistributionSpec spec;
   const std::vector<T> x = generate<T>(spec, o.seed, static_cast<std::size_t>(o.cpu_n));
@@ -95,10 +91,8 @@ template <class T> std::vector<std::vector<std::string>> cpu_rows(const BenchOpt
     }
     std::sort(ns.begin(), ns.end());
     const double med = ns[ns.size() / 2];
-    // The peer as the CSV holds it, so that its own row reads exactly 1.
-    if (std::is_same_v<T, double> && a.info.name == "serial") serial_double_ns = std::stod(num(med));
-    rows.push_back({std::string(FloatTraits<T>::dtype), std::string(a.info.name), std::to_string(x.size()), num(med),
-                    num(ns.front()), std::to_string(ns.size()), "", hex_bits(value)});
+    rows.push_back({std::string(FloatTraits<T>::dtype), std::string(a.info.name), std::to_string(x.size()), csv_number(med),
+                    csv_number(ns.front()), std::to_string(ns.size()), "", hex_bits(value)});
   }
   return rows;
 }
@@ -106,20 +100,23 @@ template <class T> std::vector<std::vector<std::string>> cpu_rows(const BenchOpt
 void bench_cpu(const BenchOptions& o, RunFolder& folder, nlohmann::ordered_json& summary) {
   std::vector<std::vector<std::string>> rows;
   Progress progress("cpu bench", o.dtypes.size());
-  // float64 first: its ordered loop is the peer every ratio divides by.
-  std::vector<std::string> order = o.dtypes;
-  std::stable_sort(order.begin(), order.end(), [](const std::string& a, const std::string& b) {
-    return parse_dtype(a) == Dtype::float64 && parse_dtype(b) != Dtype::float64;
-  });
-  if (parse_dtype(order.front()) != Dtype::float64) cpu_rows<double>(o);  // the peer alone
-  for (const auto& dt : order) {
+  for (const auto& dt : o.dtypes) {
     auto r = parse_dtype(dt) == Dtype::float32 ? cpu_rows<float>(o) : cpu_rows<double>(o);
     rows.insert(rows.end(), r.begin(), r.end());
     progress.step(dt);
   }
   progress.finish();
+  // The peer, the ordered double loop, as the CSV holds it (so that its own row reads exactly 1);
+  // timed on its own when float64 was not asked for.
+  auto serial_double = [](const std::vector<std::vector<std::string>>& rs) {
+    for (const auto& r : rs)
+      if (r[0] == "float64" && r[1] == "serial") return std::stod(r[3]);
+    return 0.0;
+  };
+  double serial_double_ns = serial_double(rows);
+  if (serial_double_ns == 0) serial_double_ns = serial_double(cpu_rows<double>(o));
+  for (auto& r : rows) r[6] = csv_number(std::stod(r[3]) / serial_double_ns);
   CsvAppender csv(folder.file("bench_cpu.csv"), kCpuColumns);
-  for (auto& r : rows) r[6] = serial_double_ns > 0 ? num(std::stod(r[3]) / serial_double_ns) : "";
   csv.rows(rows);
   summary["cpu"] = {{"n", o.cpu_n}, {"serial_double_ns_per_element", serial_double_ns}};
   for (const auto& r : rows)
@@ -179,11 +176,11 @@ void bench_gpu_cell(const BenchOptions& o, const std::vector<GpuKernel>& kernels
   std::vector<std::vector<std::string>> rows;
   auto row = [&](const std::string& kernel, const std::string& shape, const std::string& role, const gpu::Timing& t) {
     const bool ok = t.ok() && t.ms > 0;
-    rows.push_back({dt, dist, std::to_string(n), kernel, shape, role, ok ? num(t.ms) : "", ok ? num(t.ms_min) : "",
-                    ok ? num(t.ms_max) : "", std::to_string(t.launches), std::to_string(t.samples),
-                    ok ? num(bytes / (t.ms * 1e-3) / 1e9) : "", ok && cub.ok() ? num(cub.ms / t.ms) : "",
-                    ok && read.ok() ? num(read.ms / t.ms) : "", cub.ok() ? num(cub.ms) : "",
-                    read.ok() ? num(read.ms) : "", t.value_hex, t.error});
+    rows.push_back({dt, dist, std::to_string(n), kernel, shape, role, ok ? csv_number(t.ms) : "", ok ? csv_number(t.ms_min) : "",
+                    ok ? csv_number(t.ms_max) : "", std::to_string(t.launches), std::to_string(t.samples),
+                    ok ? csv_number(bytes / (t.ms * 1e-3) / 1e9) : "", ok && cub.ok() ? csv_number(cub.ms / t.ms) : "",
+                    ok && read.ok() ? csv_number(read.ms / t.ms) : "", cub.ok() ? csv_number(cub.ms) : "",
+                    read.ok() ? csv_number(read.ms) : "", t.value_hex, t.error});
   };
   row("read_roof", "", "peer", read);
   row("gpu_cub", "", "peer", cub);

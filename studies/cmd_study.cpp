@@ -48,7 +48,6 @@ const std::vector<std::string> kCellKey = {"dtype", "dist", "n", "seed"};
 
 bool fs_exists(const std::filesystem::path& p) { return std::filesystem::exists(p); }
 
-std::string num(double v) { return fmt::format("{}", v); }
 
 const std::vector<std::string> kHeadlineColumns = {"figure", "algorithm", "dtype", "n", "value", "hex",
                                                    "reference", "expected", "matches"};
@@ -59,8 +58,8 @@ std::vector<std::vector<std::string>> headline_rows() {
   auto add = [&](const std::string& figure, const std::vector<float>& x, const char* algorithm,
                  const std::string& expected_text, bool matches, float value) {
     const float ref = reference::correctly_rounded_sum<float>(x);
-    rows.push_back({figure, algorithm, "float32", std::to_string(x.size()), num(value), hex_bits(value),
-                    num(ref), expected_text, matches ? "1" : "0"});
+    rows.push_back({figure, algorithm, "float32", std::to_string(x.size()), csv_number(value), hex_bits(value),
+                    csv_number(ref), expected_text, matches ? "1" : "0"});
   };
   auto run = [](const char* name, const std::vector<float>& x) {
     return find_cpu_algorithm<float>(name)->sum(x).value;
@@ -139,10 +138,11 @@ template <class T> std::vector<std::vector<std::string>> accuracy_cell(
     const auto m = exact.measure(value);
     std::vector<std::string> row = prefix;
     row[1] = backend_name;
-    for (std::string f : {std::string(name), num(value), hex_bits(value), num(ref), hex_bits(ref),
-                          num(m.abs_error), num(m.rel_error), num(m.ulps), num(m.correct_bits), num(bound),
+    for (std::string f : {std::string(name), csv_number(value), hex_bits(value), csv_number(ref), hex_bits(ref),
+                          csv_number(m.abs_error), csv_number(m.rel_error), csv_number(m.ulps),
+                          csv_number(m.correct_bits), csv_number(bound),
                           std::string((m.special || !(bound >= 0) || m.abs_error <= bound) ? "1" : "0"),
-                          num(m.sum_abs), num(m.condition)})
+                          csv_number(m.sum_abs), csv_number(m.condition)})
       row.push_back(std::move(f));
     rows.push_back(std::move(row));
   };

@@ -1,5 +1,7 @@
 #include "studies/run_folder.hpp"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <cerrno>
 #include <chrono>
@@ -310,5 +312,7 @@ std::string this_command_line() {
   for (const auto& s : args) argv.push_back(s.c_str());
   return join_command_line(static_cast<int>(argv.size()), argv.data());
 }
+
+std::string csv_number(double v) { return fmt::format("{}", v); }
 
 }  // namespace sumlab

@@ -74,6 +74,10 @@ nlohmann::ordered_json provenance(const std::string& study, const std::string& c
                                   const std::string& backend);
 
 std::string join_command_line(int argc, const char* const* argv);
+
+// A CSV field for a double: the shortest text that reads back as the same value ("nan", "inf"
+// and "-inf" for the specials).
+std::string csv_number(double v);
 // The command line of this process (from /proc/self/cmdline), quoted for a shell.
 std::string this_command_line();
 

@@ -94,8 +94,7 @@ const std::vector<std::string> kHistogramColumns = {"backend", "dtype", "values"
 const std::uint64_t kBucketLow[] = {0, 1, 2, 4, 16, 256, 65536};
 const char* const kBucketName[] = {"0", "1", "2-3", "4-15", "16-255", "256-65535", ">=65536"};
 
-std::string num(double v) { return fmt::format("{}", v); }
-std::string opt_num(const std::optional<double>& v) { return v ? num(*v) : std::string(); }
+std::string opt_num(const std::optional<double>& v) { return v ? csv_number(*v) : std::string(); }
 
 std::vector<SegShape> shapes_of(const Plan& p, Strategy st) {
   switch (segmented::info(st).where) {
@@ -165,7 +164,7 @@ CellRows run_cell(const Plan& p, const std::string& dist, const std::vector<Offs
   }
   const SegRunner<T> runner(p.backend, x, off);
   const std::vector<std::string> key = {p.backend_name, dtype, std::string(to_string(p.values.kind)),
-                                        dist, std::to_string(segments), num(mean),
+                                        dist, std::to_string(segments), csv_number(mean),
                                         std::to_string(n), std::to_string(seed)};
   const double bytes = double(n) * sizeof(T) + double(segments + 1) * sizeof(Offset) + double(segments) * sizeof(T);
 
@@ -246,15 +245,15 @@ CellRows run_cell(const Plan& p, const std::string& dist, const std::vector<Offs
                                     std::to_string(empty), std::to_string(largest), std::string(inf.name),
                                     inf.where == Where::cpu ? "cpu" : inf.where == Where::gpu_peer ? "gpu_peer" : "gpu",
                                     inf.known_wrong ? "1" : "0", shape,
-                                    num(ulps.empty() ? 0 : ulps.back()), num(quantile(ulps, 0.5)),
-                                    num(quantile(ulps, 0.9)), num(quantile(ulps, 0.99)), std::to_string(inexact),
-                                    num(max_rel), std::to_string(wrong_empty),
+                                    csv_number(ulps.empty() ? 0 : ulps.back()), csv_number(quantile(ulps, 0.5)),
+                                    csv_number(quantile(ulps, 0.9)), csv_number(quantile(ulps, 0.99)), std::to_string(inexact),
+                                    csv_number(max_rel), std::to_string(wrong_empty),
                                     j.equals_model ? (*j.equals_model ? "1" : "0") : ""};
     if (j.run.ms && bandwidth && *bandwidth > 0 && *j.run.ms > 0) {
       const double roof_ms = bytes / *bandwidth * 1e3;
-      row.insert(row.end(), {num(*j.run.ms), num(bytes), num(roof_ms), num(roof_ms / *j.run.ms), num(*bandwidth / 1e9)});
+      row.insert(row.end(), {csv_number(*j.run.ms), csv_number(bytes), csv_number(roof_ms), csv_number(roof_ms / *j.run.ms), csv_number(*bandwidth / 1e9)});
     } else {
-      row.insert(row.end(), {opt_num(j.run.ms), num(bytes), "", "", ""});
+      row.insert(row.end(), {opt_num(j.run.ms), csv_number(bytes), "", "", ""});
     }
     out.errors.push_back(std::move(row));
     for (std::size_t b = 0; b < std::size(kBucketLow); ++b)
@@ -444,7 +443,7 @@ void run_segmented_study(const SegmentedOptions& o) {
         wrong_peers += c.wrong_empty_peers;
         inconsistent += c.inconsistent;
         notes.insert(notes.end(), c.notes.begin(), c.notes.end());
-        progress.step(fmt::format("{} {} segments={} mean={} seed={}", dtype, l.dist, l.segments, num(l.mean), seed));
+        progress.step(fmt::format("{} {} segments={} mean={} seed={}", dtype, l.dist, l.segments, csv_number(l.mean), seed));
       }
   progress.finish();
 

@@ -94,8 +94,7 @@ constexpr RowKernel kMomentKernels[] = {RowKernel::textbook, RowKernel::two_pass
                                         RowKernel::welford_equal};
 constexpr RowKernel kSoftmaxKernels[] = {RowKernel::softmax_online, RowKernel::softmax_three_pass};
 
-std::string num(double v) { return fmt::format("{}", v); }
-std::string opt_num(const std::optional<double>& v) { return v ? num(*v) : std::string(); }
+std::string opt_num(const std::optional<double>& v) { return v ? csv_number(*v) : std::string(); }
 
 // Runs fn(i) for i in [0, count) on up to `threads` threads (the model backend's CPU work).
 template <class F> void parallel_for(std::size_t count, unsigned threads, F fn) {
@@ -167,10 +166,10 @@ template <class In> double kernel_bytes(std::int64_t rows, std::int64_t cols, bo
 // ms, us/row, bound us/row, time/bound, copy GB/s, bytes.
 std::vector<std::string> timing_fields(const std::optional<double>& ms, double bytes, std::int64_t rows,
                                        const std::optional<double>& bandwidth) {
-  if (!ms || !bandwidth || *bandwidth <= 0) return {opt_num(ms), "", "", "", "", num(bytes)};
+  if (!ms || !bandwidth || *bandwidth <= 0) return {opt_num(ms), "", "", "", "", csv_number(bytes)};
   const double bound_ms = bytes / *bandwidth * 1e3;
-  return {num(*ms), num(*ms * 1e3 / double(rows)), num(bound_ms * 1e3 / double(rows)), num(*ms / bound_ms),
-          num(*bandwidth / 1e9), num(bytes)};
+  return {csv_number(*ms), csv_number(*ms * 1e3 / double(rows)), csv_number(bound_ms * 1e3 / double(rows)), csv_number(*ms / bound_ms),
+          csv_number(*bandwidth / 1e9), csv_number(bytes)};
 }
 
 // --- the cells ---------------------------------------------------------------------------------
@@ -209,10 +208,10 @@ std::vector<std::vector<std::string>> variance_cell(const Plan& p, const Varianc
       nan_out += std::any_of(y, y + p.cols, [](Acc a) { return std::isnan(a); });
     }
     const double max_err = err.empty() ? std::nan("") : *std::max_element(err.begin(), err.end());
-    j.row = {"variance", p.backend_name, dtype, std::to_string(p.rows), std::to_string(p.cols), num(offset),
+    j.row = {"variance", p.backend_name, dtype, std::to_string(p.rows), std::to_string(p.cols), csv_number(offset),
              std::to_string(o.seed), std::string(row_reduce::info(j.kernel).name),
-             std::string(row_reduce::to_string(j.shape.layout)), std::to_string(j.shape.block), num(median_of(err)),
-             num(max_err), std::to_string(negative), std::to_string(nan_var), std::to_string(nan_out)};
+             std::string(row_reduce::to_string(j.shape.layout)), std::to_string(j.shape.block), csv_number(median_of(err)),
+             csv_number(max_err), std::to_string(negative), std::to_string(nan_var), std::to_string(nan_out)};
     for (auto& f : timing_fields(r.ms, kernel_bytes<In>(p.rows, p.cols, true), p.rows, bandwidth))
       j.row.push_back(std::move(f));
   };
@@ -275,9 +274,9 @@ std::vector<std::vector<std::string>> softmax_cell(const Plan& p, const Variance
         max_sum = std::max(max_sum, static_cast<double>(std::fabs(sum - 1.0L)));
       }
       std::vector<std::string> row = {"softmax", p.backend_name, dtype, std::to_string(rows), std::to_string(cols),
-                                      num(scale), std::to_string(o.seed), std::string(row_reduce::info(k).name),
+                                      csv_number(scale), std::to_string(o.seed), std::string(row_reduce::info(k).name),
                                       std::string(row_reduce::to_string(s.layout)), std::to_string(s.block),
-                                      num(max_abs), num(max_rel), num(median_of(row_rel)), num(max_sum),
+                                      csv_number(max_abs), csv_number(max_rel), csv_number(median_of(row_rel)), csv_number(max_sum),
                                       std::to_string(nan_rows)};
       for (auto& f : timing_fields(r.ms, kernel_bytes<In>(rows, cols, true), rows, bandwidth)) row.push_back(std::move(f));
       out_rows.push_back(std::move(row));
@@ -516,8 +515,8 @@ void run_variance_study(const VarianceOptions& o) {
     for_dtype(dtype, [&](auto* tag) {
       using In = std::remove_pointer_t<decltype(tag)>;
       for (double offset : p.offsets) {
-        const std::string what = fmt::format("{} offset {}", dtype, num(offset));
-        if (done_var.count(dtype + "|" + num(offset) + "|")) {
+        const std::string what = fmt::format("{} offset {}", dtype, csv_number(offset));
+        if (done_var.count(dtype + "|" + csv_number(offset) + "|")) {
           ++resumed;
           progress.step(what + " (done before)");
           continue;
@@ -526,8 +525,8 @@ void run_variance_study(const VarianceOptions& o) {
         progress.step(what);
       }
       for (double scale : p.scales) {
-        const std::string what = fmt::format("{} softmax scale {}", dtype, num(scale));
-        if (done_soft.count(dtype + "|" + num(scale) + "|")) {
+        const std::string what = fmt::format("{} softmax scale {}", dtype, csv_number(scale));
+        if (done_soft.count(dtype + "|" + csv_number(scale) + "|")) {
           ++resumed;
           progress.step(what + " (done before)");
           continue;
