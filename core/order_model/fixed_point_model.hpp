@@ -3,8 +3,8 @@
 // core/fixed_point_sum.hpp's for every launch shape.
 //
 // The GPU kernel does what fixed_point_sum does, split across the machine: pass 1 finds the largest
-// finite magnitude (a max: order-free), the host derives k from it with fixed_point_sum's own
-// max_exponent; pass 2 quantises every element with fixed_quantise (below: the same integer steps
+// finite and smallest nonzero magnitudes (max and min: order-free), and the device derives k from
+// them with fixed_one_pass (below: fixed_point_sum's own max_exponent rule); pass 2 quantises every element with fixed_quantise (below: the same integer steps
 // as fixed_point_detail::quantise, written so that nvcc can compile them for the device) and adds
 // the q_i as wrapping 128-bit integers (exact, so any grouping gives the same S); the host converts
 // S * 2^-k with fixed_point_from_integer (below: the same conversion as fixed_point_sum's tail).
@@ -90,11 +90,30 @@ SUMLAB_HD inline FixedQuantised fixed_quantise_bits(Bits u, long long k, int fra
   return fixed_quantise(m, ex + k);
 }
 
-// k from the largest finite magnitude's bit pattern (0 when there is none), exactly as
-// fixed_point_sum derives it: its max_exponent applied to that one value.
-template <class T> int fixed_scale_from_largest(T largest_magnitude) {
-  const auto e = fixed_point_detail::max_exponent<T>(std::span<const T>(&largest_magnitude, 1));
-  return e ? 61 - *e : 0;
+// floor(log2 a) for the bit pattern a of a finite nonzero magnitude: fixed_point_sum's
+// max_exponent applied to that one value (its rule for subnormals included).
+template <class T> SUMLAB_HD int floor_log2_magnitude(typename FloatTraits<T>::Bits a) {
+  constexpr int frac_bits = FloatTraits<T>::precision - 1;
+  const int e = static_cast<int>(a >> frac_bits);
+  return e != 0 ? e - FloatTraits<T>::emax : bit_width_u64(a) - 1 + FloatTraits<T>::min_subnormal_exp;
+}
+
+// gpu_fixed_point's decision after its first pass, from the bit patterns of the largest finite
+// magnitude (0: none) and of the smallest nonzero magnitude: k as fixed_point_sum derives it, and
+// whether every element certainly sits on the grid 2^-k, so that each q_i = x_i 2^k is exact and
+// the fixed-point result is the exact sum rounded once. The smallest nonzero element's lowest bit
+// is at least 2^(floor(log2 smallest) - (p - 1)), and every larger element's lowest bit is no lower.
+struct FixedOnePass {
+  long long k = 0;
+  bool on_grid = true;
+};
+template <class T>
+SUMLAB_HD FixedOnePass fixed_one_pass(typename FloatTraits<T>::Bits largest, typename FloatTraits<T>::Bits smallest) {
+  FixedOnePass r;
+  if (largest == 0) return r;
+  r.k = 61 - floor_log2_magnitude<T>(largest);
+  r.on_grid = floor_log2_magnitude<T>(smallest) - (FloatTraits<T>::precision - 1) >= -r.k;
+  return r;
 }
 
 // S * 2^-k correctly rounded to T, with the specials' IEEE rules: fixed_point_sum's conversion.

@@ -66,6 +66,7 @@ inline Workspace& workspace() {
 class Carver {
  public:
   template <class T> Carver& add(T** out, std::size_t count) {
+    if (n_ == max_regions) throw GpuError("Carver: more than " + std::to_string(max_regions) + " regions");
     offsets_[n_] = total_;
     slots_[n_++] = reinterpret_cast<void**>(out);
     total_ += (count * sizeof(T) + 255) / 256 * 256;
@@ -77,8 +78,9 @@ class Carver {
   }
 
  private:
-  void** slots_[8] = {};
-  std::size_t offsets_[8] = {};
+  static constexpr int max_regions = 12;
+  void** slots_[max_regions] = {};
+  std::size_t offsets_[max_regions] = {};
   int n_ = 0;
   std::size_t total_ = 0;
 };

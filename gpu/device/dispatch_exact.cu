@@ -1,5 +1,5 @@
-// Host dispatch of gpu_exact (gpu/device/kernels/exact_kernel.cuh): the limbs kernel, then the
-// merge kernel's column sums; the host copies the num_limbs totals (88 bytes for float, 544 for
+// Host dispatch of gpu_exact (gpu/device/kernels/exact_kernel.cuh): one kernel, whose last block
+// sums the blocks' limbs; the host copies the num_limbs totals (88 bytes for float, 544 for
 // double, like any sum's result) and rounds them once with core/exact_sum.hpp's Superaccumulator
 // (the same code as the CPU exact sum, so the GPU's bits are the CPU's by construction, for every
 // shape).
@@ -14,27 +14,24 @@ namespace sumlab::gpu::detail {
 template <class T>
 LaunchOutcome<T> dispatch_exact(const LaunchShape& s, const LaunchInputs<T>& in, std::int64_t n) {
   constexpr int L = ExactLayout<T>::num_limbs;
-  long long* d_block_limbs = nullptr;
-  unsigned long long* d_block_special = nullptr;
-  long long* d_limbs = nullptr;
-  unsigned long long* d_special = nullptr;
+  ExactBuffers out;
   Carver c;
-  c.add(&d_block_limbs, static_cast<std::size_t>(s.grid) * L)
-      .add(&d_block_special, static_cast<std::size_t>(s.grid) * exact_specials)
-      .add(&d_limbs, L)
-      .add(&d_special, exact_specials);
+  c.add(&out.block_limbs, static_cast<std::size_t>(s.grid) * L)
+      .add(&out.block_special, static_cast<std::size_t>(s.grid) * exact_specials)
+      .add(&out.limbs, L)
+      .add(&out.special, exact_specials)
+      .add(&out.counter, 1);
   c.commit();
+  SUMLAB_CUDA_CHECK(cudaMemset(out.counter, 0, sizeof(unsigned int)));  // then reset by each last block
   EventTimer timer;
   timer.start();
-  for (int l = 0; l < in.launches; ++l) {
-    launch_exact<T, false>(s, in.at(l), n, d_block_limbs, d_block_special, d_limbs, d_special, nullptr);
-  }
+  for (int l = 0; l < in.launches; ++l) launch_exact<T, false>(s, in.at(l), n, out);
   LaunchOutcome<T> r;
   r.ms = timer.stop() / in.launches;
   long long limbs[L];
   unsigned long long special[exact_specials];
-  SUMLAB_CUDA_CHECK(cudaMemcpy(limbs, d_limbs, sizeof limbs, cudaMemcpyDeviceToHost));
-  SUMLAB_CUDA_CHECK(cudaMemcpy(special, d_special, sizeof special, cudaMemcpyDeviceToHost));
+  SUMLAB_CUDA_CHECK(cudaMemcpy(limbs, out.limbs, sizeof limbs, cudaMemcpyDeviceToHost));
+  SUMLAB_CUDA_CHECK(cudaMemcpy(special, out.special, sizeof special, cudaMemcpyDeviceToHost));
   Superaccumulator<T> acc;
   for (int k = 0; k < L; ++k)
     if (limbs[k] != 0) acc.add_limb(k, limbs[k]);

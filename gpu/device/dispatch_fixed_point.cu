@@ -1,13 +1,12 @@
 // Host dispatch of gpu_fixed_point. Pass 1 is gpu_exact's kernel, also tracking the largest finite
-// and smallest nonzero magnitude; the host derives the scale k from the largest (core/fixed_point_sum.hpp's
-// rule). When every element sits on the grid 2^-k (always so when the smallest nonzero magnitude
-// is within 2^(62 - p) of the largest: 2^38 for float), each q_i = x_i 2^k is exact and the
-// fixed-point result is the exact sum rounded once, so pass 1 is the whole sum, in one read of the
-// input. Otherwise pass 2 quantises and adds (the wrapping 128-bit block sums added and converted
+// and smallest nonzero magnitude; its last block derives the scale k from them
+// (order_model::fixed_one_pass: core/fixed_point_sum.hpp's rule) on the device. When every element
+// sits on the grid 2^-k (always so when the smallest nonzero magnitude is within 2^(62 - p) of the
+// largest: 2^38 for float), each q_i = x_i 2^k is exact and the fixed-point result is the exact sum
+// rounded once, so pass 1 is the whole sum, in one read of the input, and pass 2's kernel returns
+// at once. Otherwise pass 2 quantises and adds (the wrapping 128-bit block sums added and converted
 // on the host with core/order_model/fixed_point_model.hpp, fixed_point_sum's conversion).
-#include <bit>
 #include <cmath>
-#include <cstring>
 #include <vector>
 
 #include "core/fixed_point_sum.hpp"
@@ -21,54 +20,46 @@ namespace sumlab::gpu::detail {
 template <class T>
 LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T>& in, std::int64_t n) {
   constexpr int L = ExactLayout<T>::num_limbs;
-  long long* d_block_limbs = nullptr;
-  unsigned long long* d_block_special = nullptr;
-  long long* d_limbs = nullptr;
-  unsigned long long* d_special = nullptr;
-  unsigned long long* d_range = nullptr;
+  ExactBuffers out;
   unsigned long long* d_block_sum = nullptr;
-  unsigned long long* d_stats = nullptr;
   Carver c;
-  c.add(&d_block_limbs, static_cast<std::size_t>(s.grid) * L)
-      .add(&d_block_special, static_cast<std::size_t>(s.grid) * exact_specials)
-      .add(&d_limbs, L)
-      .add(&d_special, exact_specials)
-      .add(&d_range, 2)
-      .add(&d_block_sum, 2 * static_cast<std::size_t>(s.grid))
-      .add(&d_stats, fixed_stats);
+  c.add(&out.block_limbs, static_cast<std::size_t>(s.grid) * L)
+      .add(&out.block_special, static_cast<std::size_t>(s.grid) * exact_specials)
+      .add(&out.limbs, L)
+      .add(&out.special, exact_specials)
+      .add(&out.counter, 1)
+      .add(&out.range, 2)
+      .add(&out.scale, 2)
+      .add(&out.stats, fixed_stats);
+  c.add(&d_block_sum, 2 * static_cast<std::size_t>(s.grid));
   c.commit();
-  long long k = 0;
-  bool on_grid = true;
+  out.stats_count = fixed_stats;
+  // Then reset by each launch's last block.
+  SUMLAB_CUDA_CHECK(cudaMemset(out.counter, 0, sizeof(unsigned int)));
+  SUMLAB_CUDA_CHECK(cudaMemset(out.range, 0, sizeof(unsigned long long)));
+  SUMLAB_CUDA_CHECK(cudaMemset(out.range + 1, 0xff, sizeof(unsigned long long)));
   EventTimer timer;
   timer.start();
   for (int l = 0; l < in.launches; ++l) {
     const T* d_in = in.at(l);
-    // Pass 1: the exact sum and the range (largest finite, smallest nonzero magnitude).
-    SUMLAB_CUDA_CHECK(cudaMemsetAsync(d_range, 0, sizeof(unsigned long long)));
-    SUMLAB_CUDA_CHECK(cudaMemsetAsync(d_range + 1, 0xff, sizeof(unsigned long long)));
-    launch_exact<T, true>(s, d_in, n, d_block_limbs, d_block_special, d_limbs, d_special, d_range);
-    unsigned long long range[2];
-    SUMLAB_CUDA_CHECK(cudaMemcpy(range, d_range, sizeof range, cudaMemcpyDeviceToHost));
-    using Bits = typename FloatTraits<T>::Bits;
-    const T largest = std::bit_cast<T>(static_cast<Bits>(range[0]));
-    k = order_model::fixed_scale_from_largest<T>(largest);
-    // Every element on the grid 2^-k: the smallest nonzero one's lowest bit is at least
-    // 2^(ilogb(smallest) - (p - 1)), and every larger element's lowest bit is no lower.
-    on_grid = range[0] == 0 ||
-              std::ilogb(std::bit_cast<T>(static_cast<Bits>(range[1]))) - (FloatTraits<T>::precision - 1) >= -k;
-    if (on_grid) continue;
-    // Pass 2, only for inputs that do not all sit on the grid: quantise and add.
-    SUMLAB_CUDA_CHECK(cudaMemsetAsync(d_stats, 0, fixed_stats * sizeof(unsigned long long)));
+    // Pass 1: the exact sum and the range; its last block decides k and whether pass 2 is needed.
+    launch_exact<T, true>(s, d_in, n, out);
+    // Pass 2 returns at once when every element sat on the grid (the decision stays on the device:
+    // no copy to the host between the passes).
     switch (s.vector) {
-      case 1: fixed_point_kernel<T, 1><<<s.grid, s.block>>>(d_in, n, s.mapping, k, d_block_sum, d_stats); break;
-      case 2: fixed_point_kernel<T, 2><<<s.grid, s.block>>>(d_in, n, s.mapping, k, d_block_sum, d_stats); break;
-      case 4: fixed_point_kernel<T, 4><<<s.grid, s.block>>>(d_in, n, s.mapping, k, d_block_sum, d_stats); break;
+      case 1: fixed_point_kernel<T, 1><<<s.grid, s.block>>>(d_in, n, s.mapping, out.scale, d_block_sum, out.stats); break;
+      case 2: fixed_point_kernel<T, 2><<<s.grid, s.block>>>(d_in, n, s.mapping, out.scale, d_block_sum, out.stats); break;
+      case 4: fixed_point_kernel<T, 4><<<s.grid, s.block>>>(d_in, n, s.mapping, out.scale, d_block_sum, out.stats); break;
       default: throw GpuError("vector width " + std::to_string(s.vector) + " not supported");
     }
     SUMLAB_CUDA_CHECK_LAUNCH("fixed_point_kernel");
   }
   LaunchOutcome<T> r;
-  r.ms = timer.stop() / in.launches;  // includes the 16-byte copy of the range between the passes
+  r.ms = timer.stop() / in.launches;
+  long long scale[2];
+  SUMLAB_CUDA_CHECK(cudaMemcpy(scale, out.scale, sizeof scale, cudaMemcpyDeviceToHost));
+  const long long k = scale[0];
+  const bool on_grid = scale[1] != 0;
   FixedPointReport rep;
   rep.scale_exponent = static_cast<int>(k);
   rep.scale_from_data = true;
@@ -77,8 +68,8 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
     // Every q_i = x_i 2^k exactly, so S 2^-k is the exact sum: round it once, nothing was lost.
     long long limbs[L];
     unsigned long long special[exact_specials];
-    SUMLAB_CUDA_CHECK(cudaMemcpy(limbs, d_limbs, sizeof limbs, cudaMemcpyDeviceToHost));
-    SUMLAB_CUDA_CHECK(cudaMemcpy(special, d_special, sizeof special, cudaMemcpyDeviceToHost));
+    SUMLAB_CUDA_CHECK(cudaMemcpy(limbs, out.limbs, sizeof limbs, cudaMemcpyDeviceToHost));
+    SUMLAB_CUDA_CHECK(cudaMemcpy(special, out.special, sizeof special, cudaMemcpyDeviceToHost));
     rep.specials.nan = special[exact_nan];
     rep.specials.pos_inf = special[exact_pos_inf];
     rep.specials.neg_inf = special[exact_neg_inf];
@@ -92,7 +83,7 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
     std::vector<unsigned long long> blocks(2 * static_cast<std::size_t>(s.grid));
     unsigned long long stats[fixed_stats];
     SUMLAB_CUDA_CHECK(cudaMemcpy(blocks.data(), d_block_sum, blocks.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
-    SUMLAB_CUDA_CHECK(cudaMemcpy(stats, d_stats, sizeof stats, cudaMemcpyDeviceToHost));
+    SUMLAB_CUDA_CHECK(cudaMemcpy(stats, out.stats, sizeof stats, cudaMemcpyDeviceToHost));
     sumlab::detail::uint128 sum = 0;  // wrapping, as the CPU's
     for (int b = 0; b < s.grid; ++b)
       sum += (static_cast<sumlab::detail::uint128>(blocks[2 * std::size_t(b) + 1]) << 64) | blocks[2 * std::size_t(b)];

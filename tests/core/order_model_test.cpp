@@ -4,6 +4,7 @@
 // of its CUDA code (tests/gpu/ then compares the model with the real GPU).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -572,7 +573,7 @@ TEST(ExactDigits, SplitThenAddLimbsIsTheExactSum) {
 
 template <class T> T split_fixed_point(std::span<const T> x, std::size_t chunk) {
   using Bits = typename FloatTraits<T>::Bits;
-  // Pass 1 as max_magnitude_kernel: the largest finite magnitude's bits.
+  // Pass 1 as gpu_exact's kernel with range tracking: the largest finite magnitude's bits.
   Bits largest = 0;
   const int frac_bits = FloatTraits<T>::precision - 1;
   const Bits exp_mask = (Bits(1) << FloatTraits<T>::exponent_bits) - 1;
@@ -580,7 +581,7 @@ template <class T> T split_fixed_point(std::span<const T> x, std::size_t chunk) 
     const Bits a = to_bits(v) & (~Bits(0) >> 1);
     if ((a >> frac_bits) != exp_mask && a > largest) largest = a;
   }
-  const long long k = order_model::fixed_scale_from_largest<T>(from_bits<T>(largest));
+  const long long k = order_model::fixed_one_pass<T>(largest, largest).k;
   // Pass 2 as fixed_point_kernel, added in chunks from the back (another grouping and order).
   sumlab::detail::uint128 total = 0;
   SpecialCounts sc;
@@ -620,6 +621,49 @@ TEST(FixedPointModel, SplitPipelineReproducesTheCpuSum) {
   EXPECT_TRUE(std::isinf(split_fixed_point<float>(std::span<const float>(specials), 2)));
   const std::vector<double> empty;
   EXPECT_EQ(to_bits(split_fixed_point<double>(std::span<const double>(empty), 3)), 0u);
+}
+
+// The device's one-pass decision: k equals the CPU's scale, and when it says every element is on
+// the grid, the CPU's report has no inexact element (the claim that lets one pass be the sum).
+template <class T> bool check_one_pass(std::span<const T> x) {
+  using Bits = typename FloatTraits<T>::Bits;
+  const Bits inf = to_bits(std::numeric_limits<T>::infinity());
+  Bits largest = 0, smallest = ~Bits(0);
+  for (T v : x) {
+    const Bits a = to_bits(v) & (~Bits(0) >> 1);
+    if (a < inf && a > largest) largest = a;
+    if (a != 0 && a < smallest) smallest = a;
+  }
+  const auto d = order_model::fixed_one_pass<T>(largest, smallest);
+  const auto cpu = fixed_point_sum_with_report<T>(x);
+  EXPECT_EQ(d.k, cpu.report.scale_exponent);
+  if (d.on_grid) {
+    EXPECT_EQ(cpu.report.inexact_elements, 0u);
+  }
+  return d.on_grid;
+}
+
+TEST(FixedPointModel, OnePassDecisionMatchesTheCpuReport) {
+  int on_grid = 0, off_grid = 0;
+  order_model::SplitMix64 rng{7};
+  for (int trial = 0; trial < 400; ++trial) {
+    // Magnitudes spread over a random range of binades, subnormals and near-overflow included.
+    const int lo = static_cast<int>(rng.below(300)) - 1100, span = static_cast<int>(rng.below(80));
+    std::vector<double> g;
+    std::vector<float> f;
+    for (int i = 0; i < 64; ++i) {
+      const double m = 1.0 + static_cast<double>(rng.next() >> 11) * 0x1p-53;
+      const int e = lo + static_cast<int>(rng.below(static_cast<std::uint64_t>(span) + 1));
+      g.push_back((rng.next() & 1 ? -1 : 1) * std::ldexp(m, std::clamp(e, -1074, 1023)));
+      f.push_back(static_cast<float>((rng.next() & 1 ? -1 : 1) * std::ldexp(m, std::clamp(e / 8, -149, 127))));
+    }
+    (check_one_pass<double>(g) ? on_grid : off_grid) += 1;
+    (check_one_pass<float>(f) ? on_grid : off_grid) += 1;
+  }
+  const std::vector<float> zeros{0.0f, -0.0f};
+  EXPECT_TRUE(check_one_pass<float>(zeros));
+  EXPECT_GT(on_grid, 0);  // the random ranges reach both answers
+  EXPECT_GT(off_grid, 0);
 }
 
 TEST(FixedPointModel, QuantiseMatchesTheCpuStepForStep) {

@@ -15,8 +15,9 @@
 // k_(l+1) = k_l - 52 - 1 + 11, so every addend of level l is at most 2^(k_l - 11) in magnitude
 // and fewer than 1024 of them move S_l by less than 2^(k_l - 1): S_l never leaves its binade.
 // After 512 to 527 elements (and at the end, and before a re-anchor) each S_l - M_l, an exact
-// multiple of g_l below 2^51 g_l, is converted to an integer and added to the block's limbs (a
-// flush). With 2 levels (float input, converted to double exactly) every element above 2^(B - 60)
+// multiple of g_l below 2^51 g_l, is converted to an integer and added to the thread's integer for
+// level l (a flush); those integers go to the block's limbs (a push) before a re-anchor, when one
+// passes 2^55, and at the end. With 2 levels (float input, converted to double exactly) every element above 2^(B - 60)
 // is absorbed by the fast path; with 3 levels (double input), every element above 2^(B - 73).
 // Anchor: a thread's first group sets B from its warp's largest magnitude, 2^2 above it; a finite
 // element with |x| >= 2^B flushes and re-anchors (B = its exponent + 1 + 2), which a thread does
@@ -30,10 +31,11 @@
 // multiple of 2^min_subnormal_exp, integer addition is associative, and the host rounds the exact
 // total once (core/exact_sum.hpp's Superaccumulator): the same result as exact_sum on the CPU.
 //
-// Bounds (why int64 limbs do not overflow): a flush or slow-path add puts a digit of magnitude
+// Bounds (why int64 limbs do not overflow): a push or slow-path add puts a digit of magnitude
 // < 2^32 into a limb; a block performs fewer than 2^31 of them (validate_shape caps n), so a block
 // limb stays below 2^63. Each block carry-normalises its limbs (digits in [0, 2^32), the top one
-// signed) before writing them, so the merge kernel's column sums over <= 2^24 blocks stay below 2^57.
+// signed) before writing them, so the last block's column sums over <= 2^24 blocks stay below 2^57.
+#include <cuda/atomic>
 #include <cuda_pipeline.h>
 
 #include <cstdint>
@@ -42,6 +44,7 @@
 #include "core/float_traits.hpp"
 #include "core/launch_shape.hpp"
 #include "core/order_model/exact_digits.hpp"
+#include "core/order_model/fixed_point_model.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/thread/thread_chain.cuh"
 
@@ -66,7 +69,8 @@ template <class T> struct ExactLayout {
   static_assert((max_anchor - 41 - min_exponent) / limb_bits + 2 < num_limbs, "a flush must fit the limbs");
 };
 
-// Adds q * 2^(p + min_exponent) (p >= 0, |q| < 2^52) to the shared limbs as three digits.
+// Adds q * 2^(p + min_exponent) (p >= 0, |q| < 2^61) to the shared limbs as three digits (q shifted
+// by up to 31 bits is below 2^92: two 32-bit digits and a signed top one below 2^28).
 template <class T> __device__ __forceinline__ void add_scaled(unsigned long long* s_limbs, long long q, int p) {
   const int limb = p >> 5;
   __int128 w = static_cast<__int128>(q) << (p & 31);
@@ -76,6 +80,37 @@ template <class T> __device__ __forceinline__ void add_scaled(unsigned long long
   w >>= 32;
   const long long top = static_cast<long long>(w);
   if (top != 0) atomicAdd(&s_limbs[limb + 2], static_cast<unsigned long long>(top));
+}
+
+// The sum of x (|x| < 2^56) over the lanes in `group`, all of which call this with the same group:
+// three 32-bit warp reductions of 24-bit pieces (each piece's sum over 32 lanes fits 32 bits; the
+// signed top piece wraps and comes back exact). |sum| < 2^61.
+__device__ __forceinline__ long long group_sum_s56(unsigned group, long long x) {
+  const unsigned p0 = __reduce_add_sync(group, static_cast<unsigned>(x & 0xffffff));
+  const unsigned p1 = __reduce_add_sync(group, static_cast<unsigned>((x >> 24) & 0xffffff));
+  const int p2 = static_cast<int>(__reduce_add_sync(group, static_cast<unsigned>(static_cast<int>(x >> 48))));
+  return static_cast<long long>(p2) * (1ll << 48) + static_cast<long long>(p1) * (1ll << 24) + static_cast<long long>(p0);
+}
+
+// The largest / smallest of the bit patterns u over the lanes in `mask` (32-bit reductions: the high
+// words first, then the low words of the lanes that hold the extreme high word).
+template <class Bits> __device__ __forceinline__ Bits warp_max_bits(unsigned mask, Bits u) {
+  if constexpr (sizeof(Bits) == 4) {
+    return __reduce_max_sync(mask, u);
+  } else {
+    const unsigned hi = __reduce_max_sync(mask, static_cast<unsigned>(u >> 32));
+    const unsigned lo = __reduce_max_sync(mask, static_cast<unsigned>(u >> 32) == hi ? static_cast<unsigned>(u) : 0u);
+    return (static_cast<Bits>(hi) << 32) | lo;
+  }
+}
+template <class Bits> __device__ __forceinline__ Bits warp_min_bits(unsigned mask, Bits u) {
+  if constexpr (sizeof(Bits) == 4) {
+    return __reduce_min_sync(mask, u);
+  } else {
+    const unsigned hi = __reduce_min_sync(mask, static_cast<unsigned>(u >> 32));
+    const unsigned lo = __reduce_min_sync(mask, static_cast<unsigned>(u >> 32) == hi ? static_cast<unsigned>(u) : ~0u);
+    return (static_cast<Bits>(hi) << 32) | lo;
+  }
 }
 
 // Every member is force-inlined and nothing takes the object's address, so s, m and the window
@@ -92,24 +127,49 @@ template <class T, bool Range = false> struct ExactThread {
   static constexpr int L = Layout::levels;
   double s[L];
   double m[L];
-  int grid_exp[L];
+  int grid_exp[L] = {};
+  long long flushed[L] = {};  // level l's flushed sums, in units of its grid (|.| < 2^56)
   T threshold = T(0);  // 2^B: |x| < threshold takes the fast path (0: no anchor yet)
   int count = 0;       // fast-path elements since the last flush
   bool not_negative_zero = false;
   order_model::ExactLimbWindow<8> window;  // the slow path's digits, flushed to the block in batches
 
+  // Level l's grid, raised to the smallest subnormal (every value is a multiple of that).
+  __device__ __forceinline__ int unit_exp(int l) const {
+    return grid_exp[l] > Layout::min_exponent ? grid_exp[l] : Layout::min_exponent;
+  }
+
+  // Moves each S_l - M_l into the thread's integer `flushed[l]` (registers, no shared memory);
+  // push() sends them to the block when one passes 2^55, before a re-anchor and at the end.
   __device__ __forceinline__ void flush(unsigned long long* s_limbs) {
     if (count == 0) return;
     count = 0;
+    bool full = false;
 #pragma unroll
     for (int l = 0; l < L; ++l) {
       const double v = s[l] - m[l];  // exact: both in [2^k, 2^(k+1)]
       s[l] = m[l];
-      if (v == 0) continue;
-      const int e = grid_exp[l] > Layout::min_exponent ? grid_exp[l] : Layout::min_exponent;
       // v is a multiple of 2^e below 2^(e + 51): an exact integer after scaling.
-      const long long q = __double2ll_rn(ldexp(v, -e));
-      add_scaled<T>(s_limbs, q, e - Layout::min_exponent);
+      flushed[l] += __double2ll_rn(ldexp(v, -unit_exp(l)));
+      full |= flushed[l] > (1ll << 55) || flushed[l] < -(1ll << 55);
+    }
+    if (full) push(s_limbs);
+  }
+
+  // Adds flushed[] to the block's limbs. The lanes that arrive together and share a level's grid add
+  // their integers first (group_sum_s56), and one of them does the shared-memory atomics: 64-bit
+  // shared atomics are compare-and-swap loops, and a whole block adding to the same few limbs at
+  // the end of the kernel serialised them (about 40 us per launch on the H200).
+  __device__ __forceinline__ void push(unsigned long long* s_limbs) {
+    const unsigned mask = __activemask();
+    const unsigned lane = threadIdx.x & 31u;
+#pragma unroll
+    for (int l = 0; l < L; ++l) {
+      const int e = unit_exp(l);
+      const unsigned same = __match_any_sync(mask, e);
+      const long long total = group_sum_s56(same, flushed[l]);
+      flushed[l] = 0;
+      if (total != 0 && lane == static_cast<unsigned>(__ffs(same) - 1)) add_scaled<T>(s_limbs, total, e - Layout::min_exponent);
     }
   }
 
@@ -150,6 +210,7 @@ template <class T, bool Range = false> struct ExactThread {
       return false;
     }
     flush(s_limbs);
+    push(s_limbs);  // the grids change with the anchor
     anchor(e + 2 < Layout::max_anchor ? e + 2 : Layout::max_anchor);  // a margin, as first_anchor's
     return true;
   }
@@ -354,20 +415,73 @@ __device__ __forceinline__ void staged_grid_stride(const T* __restrict__ d_in, s
     for (std::int64_t i = nvec * V; i < n; ++i) f(d_in[i]);
 }
 
-// d_block_limbs: gridDim.x * num_limbs carry-normalised limbs, d_block_special: gridDim.x * 4 counts.
-// Range: d_range[0] / d_range[1] receive (atomicMax / atomicMin) the largest finite and smallest
-// nonzero magnitude bit patterns; the caller sets them to 0 and ~0 first.
+// Where a launch's results go. block_limbs / block_special: gridDim.x rows of num_limbs
+// carry-normalised limbs / exact_specials counts; limbs / special: their column sums, written by
+// the last block to finish; counter: that block's arrival count, 0 before a launch and reset to 0 by
+// the last block.
+// With range tracking (gpu_fixed_point): range receives (atomicMax / atomicMin) the largest finite
+// and smallest nonzero magnitude bit patterns, from (0, ~0), to which the last block resets it; the
+// last block writes fixed_one_pass's decision to scale (k, on_grid) and zeroes the fixed_stats
+// counters of stats, which fixed_point_kernel adds to when on_grid is 0.
+struct ExactBuffers {
+  long long* block_limbs = nullptr;
+  unsigned long long* block_special = nullptr;
+  long long* limbs = nullptr;
+  unsigned long long* special = nullptr;
+  unsigned int* counter = nullptr;
+  unsigned long long* range = nullptr;
+  long long* scale = nullptr;
+  unsigned long long* stats = nullptr;
+  int stats_count = 0;
+};
+
+// The last block: column c of the blocks' rows summed by warp c mod warps (integers, so the grouping
+// is free; each column sum over <= 2^24 normalised rows stays below 2^57).
+template <class T> __device__ void exact_merge_columns(const ExactBuffers& out) {
+  constexpr int NL = ExactLayout<T>::num_limbs;
+  constexpr int columns = NL + exact_specials;
+  auto cell = [&](int b, int c) -> long long {
+    return c < NL ? __ldcg(&out.block_limbs[std::int64_t(b) * NL + c])
+                  : static_cast<long long>(__ldcg(&out.block_special[std::int64_t(b) * exact_specials + (c - NL)]));
+  };
+  auto store = [&](int c, long long v) {
+    if (c < NL) out.limbs[c] = v;
+    else out.special[c - NL] = static_cast<unsigned long long>(v);
+  };
+  const int blocks = static_cast<int>(gridDim.x);
+  const int warps = static_cast<int>(blockDim.x) / 32;  // whole warps only
+  if (warps == 0) {
+    if (threadIdx.x == 0)
+      for (int c = 0; c < columns; ++c) {
+        long long v = 0;
+        for (int b = 0; b < blocks; ++b) v += cell(b, c);
+        store(c, v);
+      }
+    return;
+  }
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  if (warp >= warps) return;
+  for (int c = warp; c < columns; c += warps) {
+    long long v = 0;
+    for (int b = lane; b < blocks; b += 32) v += cell(b, c);
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+    if (lane == 0) store(c, v);
+  }
+}
+
 // MaxThreads, MinBlocks: the instantiation's __launch_bounds__. Blocks of up to 256 threads are
 // compiled for 3 resident blocks per SM (at most 85 registers), blocks of up to 512 for one
 // (128 registers: the levels and the window never spill), 1024 for one (64 registers, which spills).
 template <class T, int V, bool Range, int MaxThreads, int MinBlocks>
-__global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(const T* __restrict__ d_in, std::int64_t num_items, Mapping mapping,
-                                   long long* d_block_limbs, unsigned long long* d_block_special,
-                                   unsigned long long* d_range) {
+__global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(const T* __restrict__ d_in, std::int64_t num_items,
+                                                                            Mapping mapping, ExactBuffers out) {
+  using Bits = typename FloatTraits<T>::Bits;
   constexpr int NL = ExactLayout<T>::num_limbs;
   __shared__ unsigned long long s_limbs[NL];
   __shared__ unsigned long long s_special[exact_specials];
   __shared__ unsigned long long s_range[2];
+  __shared__ bool s_is_last;
   for (int k = static_cast<int>(threadIdx.x); k < NL; k += static_cast<int>(blockDim.x)) s_limbs[k] = 0;
   if (threadIdx.x < exact_specials) s_special[threadIdx.x] = 0;
   if (Range && threadIdx.x == 0) {
@@ -390,69 +504,68 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(cons
   }
   if (!staged) for_each_owned_grouped<V, 4>(d_in, num_items, g, threads, mapping, one, group);
   t.flush(s_limbs);
+  t.push(s_limbs);
   unsigned long long* const limbs = s_limbs;
   t.window.flush(NL, [limbs](int limb, long long v) { atomicAdd(&limbs[limb], static_cast<unsigned long long>(v)); });
-  if (t.not_negative_zero) atomicAdd(&s_special[exact_not_negative_zero], 1ull);
-  if constexpr (Range) {
-    if (t.largest_finite != 0) atomicMax(&s_range[0], static_cast<unsigned long long>(t.largest_finite));
-    if (t.smallest_nonzero != ~typename FloatTraits<T>::Bits(0))
-      atomicMin(&s_range[1], static_cast<unsigned long long>(t.smallest_nonzero));
+  if constexpr (Range) {  // one shared atomic per warp, not per thread (they are CAS loops)
+    const unsigned mask = __activemask();
+    const Bits largest = warp_max_bits<Bits>(mask, t.largest_finite);
+    const Bits smallest = warp_min_bits<Bits>(mask, t.smallest_nonzero);
+    if ((threadIdx.x & 31u) == static_cast<unsigned>(__ffs(mask) - 1)) {
+      if (largest != 0) atomicMax(&s_range[0], static_cast<unsigned long long>(largest));
+      if (smallest != ~Bits(0)) atomicMin(&s_range[1], static_cast<unsigned long long>(smallest));
+    }
   }
-  __syncthreads();
-  if (Range && threadIdx.x == 0) {
-    if (s_range[0] != 0) atomicMax(&d_range[0], s_range[0]);
-    if (s_range[1] != ~0ull) atomicMin(&d_range[1], s_range[1]);
-  }
-  if (threadIdx.x == 0) {  // carry-normalise: digits in [0, 2^32), the top limb signed
+  const bool not_negative_zero = __syncthreads_or(t.not_negative_zero) != 0;  // also the barrier
+  if (threadIdx.x == 0) {
+    if (Range) {
+      if (s_range[0] != 0) atomicMax(&out.range[0], s_range[0]);
+      if (s_range[1] != ~0ull) atomicMin(&out.range[1], s_range[1]);
+    }
+    // Carry-normalise: digits in [0, 2^32), the top limb signed.
     long long carry = 0;
     for (int k = 0; k < NL - 1; ++k) {
       const long long v = static_cast<long long>(s_limbs[k]) + carry;
-      d_block_limbs[std::int64_t(blockIdx.x) * NL + k] = v & 0xffffffffll;
+      out.block_limbs[std::int64_t(blockIdx.x) * NL + k] = v & 0xffffffffll;
       carry = v >> 32;
     }
-    d_block_limbs[std::int64_t(blockIdx.x) * NL + NL - 1] = static_cast<long long>(s_limbs[NL - 1]) + carry;
+    out.block_limbs[std::int64_t(blockIdx.x) * NL + NL - 1] = static_cast<long long>(s_limbs[NL - 1]) + carry;
+    for (int c = 0; c < exact_specials; ++c)
+      out.block_special[std::int64_t(blockIdx.x) * exact_specials + c] =
+          c == exact_not_negative_zero ? (not_negative_zero ? 1ull : 0ull) : s_special[c];
+    // Release this thread's stores above, acquire every earlier block's (as the shuffle kernels'
+    // last_block stage); __syncthreads extends the acquire to the whole block.
+    cuda::atomic_ref<unsigned int, cuda::thread_scope_device> counter(*out.counter);
+    s_is_last = counter.fetch_add(1u, cuda::memory_order_acq_rel) == gridDim.x - 1;
   }
-  if (threadIdx.x < exact_specials)
-    d_block_special[std::int64_t(blockIdx.x) * exact_specials + threadIdx.x] = s_special[threadIdx.x];
-}
-
-// Block c sums column c of the blocks' normalised limbs (c < num_limbs) or special counts (the
-// rest): integers, so the grouping is free. Launched with num_limbs + exact_specials blocks.
-template <class T>
-__global__ void exact_merge_kernel(const long long* d_block_limbs, const unsigned long long* d_block_special, int blocks,
-                                   long long* d_limbs, unsigned long long* d_special) {
-  constexpr int NL = ExactLayout<T>::num_limbs;
-  __shared__ long long s_warp[32];
-  const int c = static_cast<int>(blockIdx.x);
-  long long v = 0;
-  for (int b = static_cast<int>(threadIdx.x); b < blocks; b += static_cast<int>(blockDim.x))
-    v += c < NL ? d_block_limbs[std::int64_t(b) * NL + c]
-                : static_cast<long long>(d_block_special[std::int64_t(b) * exact_specials + (c - NL)]);
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
-  if ((threadIdx.x & 31) == 0) s_warp[threadIdx.x >> 5] = v;
   __syncthreads();
+  if (!s_is_last) return;
+  exact_merge_columns<T>(out);
   if (threadIdx.x == 0) {
-    long long total = 0;
-    for (int w = 0; w < static_cast<int>(blockDim.x + 31) / 32; ++w) total += s_warp[w];
-    if (c < NL) d_limbs[c] = total;
-    else d_special[c - NL] = static_cast<unsigned long long>(total);
+    cuda::atomic_ref<unsigned int, cuda::thread_scope_device> counter(*out.counter);
+    counter.store(0u, cuda::memory_order_relaxed);
+    if constexpr (Range) {
+      const auto d = order_model::fixed_one_pass<T>(static_cast<Bits>(__ldcg(&out.range[0])),
+                                                    static_cast<Bits>(__ldcg(&out.range[1])));
+      out.scale[0] = d.k;
+      out.scale[1] = d.on_grid ? 1 : 0;
+      out.range[0] = 0;
+      out.range[1] = ~0ull;
+      for (int c = 0; c < out.stats_count; ++c) out.stats[c] = 0;
+    }
   }
 }
 
-// Host side: the limbs kernel for the shape (vector width, block size) and then the merge kernel,
-// asynchronously on the default stream. d_limbs / d_special receive the column sums.
-template <class T, bool Range>
-void launch_exact(const LaunchShape& s, const T* d_in, std::int64_t n, long long* d_block_limbs,
-                  unsigned long long* d_block_special, long long* d_limbs, unsigned long long* d_special,
-                  unsigned long long* d_range) {
+// Host side: the kernel for the shape (vector width, block size), asynchronously on the default
+// stream; out.counter must be 0 (and with Range, out.range (0, ~0)) before the first launch.
+template <class T, bool Range> void launch_exact(const LaunchShape& s, const T* d_in, std::int64_t n, const ExactBuffers& out) {
   auto go = [&](auto kernel) {
     // 4-wide float shapes stage their loads in dynamic shared memory (staged_grid_stride); with the
     // kernel's static shared memory that can pass the default 48 KB, so always opt in to the size.
     const std::size_t smem = s.vector == 4 && sizeof(T) == 4 ? exact_stage_bytes<T, 4>(s.block) : 0;
     if (smem > 0)
       SUMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-    kernel<<<s.grid, s.block, smem>>>(d_in, n, s.mapping, d_block_limbs, d_block_special, d_range);
+    kernel<<<s.grid, s.block, smem>>>(d_in, n, s.mapping, out);
   };
   // 4-wide loads, the fast shapes, get a build per block-size class; 1- and 2-wide loads (shapes
   // verify sweeps, never fast) one build that runs any block size.
@@ -466,9 +579,6 @@ void launch_exact(const LaunchShape& s, const T* d_in, std::int64_t n, long long
     default: throw GpuError("vector width " + std::to_string(s.vector) + " not supported");
   }
   SUMLAB_CUDA_CHECK_LAUNCH("exact_limbs_kernel");
-  exact_merge_kernel<T><<<ExactLayout<T>::num_limbs + exact_specials, 256>>>(d_block_limbs, d_block_special, s.grid,
-                                                                           d_limbs, d_special);
-  SUMLAB_CUDA_CHECK_LAUNCH("exact_merge_kernel");
 }
 
 }  // namespace sumlab::gpu::detail

@@ -41,12 +41,14 @@ __device__ __forceinline__ unsigned __int128 warp_sum_u128(unsigned __int128 v) 
   return v;
 }
 
-// d_block_sum: 2 words per block (low, high 64 bits of the block's wrapping 128-bit sum).
+// d_scale: (k, on_grid) from pass 1's last block. d_block_sum: 2 words per block (low, high 64 bits of the block's wrapping 128-bit sum).
 template <class T, int V>
 __global__ void fixed_point_kernel(const T* __restrict__ d_in, std::int64_t num_items, Mapping mapping,
-                                   long long scale_exponent, unsigned long long* d_block_sum,
+                                   const long long* d_scale, unsigned long long* d_block_sum,
                                    unsigned long long* d_stats) {
   using Bits = typename FloatTraits<T>::Bits;
+  if (d_scale[1] != 0) return;  // pass 1 was the whole sum (every element on the grid)
+  const long long scale_exponent = d_scale[0];
   __shared__ unsigned long long s_lo[32], s_hi[32];
   const std::int64_t threads = std::int64_t(gridDim.x) * blockDim.x;
   const std::int64_t g = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
