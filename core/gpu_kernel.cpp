@@ -70,8 +70,10 @@ constexpr std::array<GpuKernelInfo, 18> kernels{{
      Determinism::run_to_run, true, shuffle_fields | field_cross, false, true, false},
     {GpuKernel::fixed_point, "gpu_fixed_point",
      "quantize to int64 at scale 2^k (k from max|x|), add exactly in 128 bits: order-independent",
-     "pass 1: max|x|; k as core/fixed_point_sum.hpp; pass 2: q_i = RNE(x_i 2^k) summed as 128-bit "
-     "integers per thread/warp/block; host adds the block sums and converts as the CPU does",
+     "pass 1: gpu_exact's kernel, also finding max|x| and min|x|; its last block derives k as "
+     "core/fixed_point_sum.hpp; if every x_i is on the grid 2^-k, pass 1's exact sum is the result; "
+     "else pass 2: q_i = RNE(x_i 2^k) summed as 128-bit integers per thread/warp/block; the host "
+     "adds the block sums and converts as the CPU does",
      Determinism::shape_invariant, true, load_fields, false, false, false},
     {GpuKernel::exact, "gpu_exact",
      "correctly rounded: integer limbs per block (shared-memory 64-bit atomics), host merge",

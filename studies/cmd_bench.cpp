@@ -143,7 +143,8 @@ std::vector<GpuKernel> bench_kernels(const BenchOptions& o) {
 
 #if defined(SUMLAB_WITH_CUDA)
 // The shapes a kernel is timed with: its default, and with --sweep (for kernels that take a grid
-// and block) 1, 2, 4, 8 blocks per SM x 256, 512, 1024 threads with 4-wide loads.
+// and block) 1, 2, 4, 8 blocks per SM x 256, 512, 1024 threads with 4-wide loads, each also with
+// the last-block cross stage for kernels that take one (one launch instead of two: the same bits).
 std::vector<std::pair<LaunchShape, std::string>> bench_shapes(GpuKernel k, int sms, bool sweep) {
   std::vector<std::pair<LaunchShape, std::string>> v{{default_shape(k, sms), "default"}};
   const unsigned f = info(k).shape_fields;
@@ -155,10 +156,15 @@ std::vector<std::pair<LaunchShape, std::string>> bench_shapes(GpuKernel k, int s
       s.grid = per_sm * sms;
       s.block = block;
       if (f & field_vector) s.vector = 4;
-      s = canonicalize(k, s, sms);
-      bool seen = false;
-      for (const auto& [t, role] : v) seen = seen || t == s;
-      if (!seen) v.push_back({s, "sweep"});
+      for (const bool last : {false, true}) {
+        if (last && !(f & field_cross)) continue;
+        LaunchShape c = s;
+        if (last) c.cross = CrossBlock::last_block;
+        c = canonicalize(k, c, sms);
+        bool seen = false;
+        for (const auto& [t, role] : v) seen = seen || t == c;
+        if (!seen) v.push_back({c, "sweep"});
+      }
     }
   return v;
 }
@@ -269,7 +275,7 @@ void register_bench(CLI::App& app) {
   cmd->add_option("--out", o->out, "Run folder to create (default runs/bench)");
   cmd->add_flag("--force", o->force, "Replace an existing run in --out");
   cmd->add_flag("--quick", o->quick, "A small version: n = 2^20 and 2^24, 5 samples, CPU n = 10^6");
-  cmd->add_flag("--sweep", o->sweep, "Also time 12 grid x block shapes per kernel at n >= 2^24 (best is reported)");
+  cmd->add_flag("--sweep", o->sweep, "Also time 12 grid x block shapes per kernel at n >= 2^24, each also with the last-block stage where a kernel takes one (the best is reported)");
   cmd->add_flag("--no-gpu", o->no_gpu, "Time the CPU algorithms only");
   cmd->add_flag("--no-cpu", o->no_cpu, "Time the GPU kernels only");
   cmd->add_option("--kernels", o->kernels, "GPU kernels (comma list of gpu_* names; default all)")->delimiter(',');
