@@ -207,6 +207,41 @@ TEST(GpuExact, WideRangesAndTheSlowPathsStayExact) {
   check_exact_wide<float>(1 << 18, 1 << 30);  // one subnormal (element 0), then a narrow range
 }
 
+// Threads long enough to push their flushed integers to the block mid-run (each passes 2^55 grid
+// units after about 2^17 elements in [0.5, 1)), and blocks whose last warp is partial (the pushes
+// and the range reductions are warp-aggregated over the lanes present), against MPFR.
+template <class T> void check_long_threads() {
+  const std::size_t n = std::size_t(1) << 22;
+  std::vector<T> x(n);
+  for (std::size_t i = 0; i < n; ++i) x[i] = T(0.5) + static_cast<T>(i % 4093) / T(8192);
+  const T ref = reference::correctly_rounded_sum<T>(std::span<const T>(x));
+  const T fixed = fixed_point_sum<T>(std::span<const T>(x)).value;
+  gpu::DeviceBuffer<T> buf(static_cast<std::int64_t>(n));
+  buf.upload(std::span<const T>(x));
+  const struct { int grid, block, vector; Mapping mapping; } cases[] = {
+      {1, 32, 4, Mapping::grid_stride}, {1, 33, 1, Mapping::grid_stride},
+      {2, 47, 2, Mapping::contiguous}, {3, 1000, 4, Mapping::grid_stride}};
+  for (const auto& c : cases) {
+    LaunchShape s;
+    s.grid = c.grid;
+    s.block = c.block;
+    s.vector = c.vector;
+    s.mapping = c.mapping;
+    for (GpuKernel k : {GpuKernel::exact, GpuKernel::fixed_point}) {
+      SCOPED_TRACE(std::string(info(k).name) + " [" + to_string(canonicalize(k, s)) + "]");
+      const auto g = gpu::gpu_sum<T>(k, canonicalize(k, s), buf);
+      ASSERT_TRUE(g.ok()) << g.error;
+      EXPECT_TRUE(same_bits(g.value, k == GpuKernel::exact ? ref : fixed)) << hex_bits(g.value);
+    }
+  }
+}
+
+TEST(GpuExact, LongThreadsAndPartialWarpsStayExact) {
+  SUMLAB_REQUIRE_GPU();
+  check_long_threads<float>();
+  check_long_threads<double>();
+}
+
 TEST(GpuFill, DeviceGeneratorMatchesTheCpu) {
   SUMLAB_REQUIRE_GPU();
   for (Distribution d : {Distribution::uniform, Distribution::normal, Distribution::cancellation,
