@@ -98,21 +98,26 @@ template <class T> SUMLAB_HD int floor_log2_magnitude(typename FloatTraits<T>::B
   return e != 0 ? e - FloatTraits<T>::emax : bit_width_u64(a) - 1 + FloatTraits<T>::min_subnormal_exp;
 }
 
-// gpu_fixed_point's decision after its first pass, from the bit patterns of the largest finite
-// magnitude (0: none) and of the smallest nonzero magnitude: k as fixed_point_sum derives it, and
-// whether every element certainly sits on the grid 2^-k, so that each q_i = x_i 2^k is exact and
-// the fixed-point result is the exact sum rounded once. The smallest nonzero element's lowest bit
-// is at least 2^(floor(log2 smallest) - (p - 1)), and every larger element's lowest bit is no lower.
+// gpu_fixed_point's decision after its first pass: k as fixed_point_sum derives it from the bit
+// pattern of the largest finite magnitude (0: none), and whether every element certainly sits on
+// the grid 2^-k, so that each q_i = x_i 2^k is exact and the fixed-point result is the exact sum
+// rounded once. The pass proves each nonzero element's lowest bit high enough in one of two ways:
+// it is a multiple of 2^lowest_grid (INT_MAX: no such element), or it is tracked in `smallest`,
+// the smallest such magnitude's bits (~0: none), whose element's lowest bit is at least
+// 2^(floor(log2 smallest) - (p - 1)), as is every larger element's.
 struct FixedOnePass {
   long long k = 0;
   bool on_grid = true;
 };
 template <class T>
-SUMLAB_HD FixedOnePass fixed_one_pass(typename FloatTraits<T>::Bits largest, typename FloatTraits<T>::Bits smallest) {
+SUMLAB_HD FixedOnePass fixed_one_pass(typename FloatTraits<T>::Bits largest, typename FloatTraits<T>::Bits smallest,
+                                      int lowest_grid = 0x7fffffff) {
   FixedOnePass r;
   if (largest == 0) return r;
   r.k = 61 - floor_log2_magnitude<T>(largest);
-  r.on_grid = floor_log2_magnitude<T>(smallest) - (FloatTraits<T>::precision - 1) >= -r.k;
+  const bool tracked_ok = smallest == static_cast<typename FloatTraits<T>::Bits>(~typename FloatTraits<T>::Bits(0)) ||
+                          floor_log2_magnitude<T>(smallest) - (FloatTraits<T>::precision - 1) >= -r.k;
+  r.on_grid = tracked_ok && lowest_grid >= -r.k;
   return r;
 }
 

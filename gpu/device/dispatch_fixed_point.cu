@@ -28,7 +28,7 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
       .add(&out.limbs, L)
       .add(&out.special, exact_specials)
       .add(&out.counter, 1)
-      .add(&out.range, 2)
+      .add(&out.range, 3)
       .add(&out.scale, 2)
       .add(&out.stats, fixed_stats);
   c.add(&d_block_sum, 2 * static_cast<std::size_t>(s.grid));
@@ -37,7 +37,7 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   // Then reset by each launch's last block.
   SUMLAB_CUDA_CHECK(cudaMemset(out.counter, 0, sizeof(unsigned int)));
   SUMLAB_CUDA_CHECK(cudaMemset(out.range, 0, sizeof(unsigned long long)));
-  SUMLAB_CUDA_CHECK(cudaMemset(out.range + 1, 0xff, sizeof(unsigned long long)));
+  SUMLAB_CUDA_CHECK(cudaMemset(out.range + 1, 0xff, 2 * sizeof(unsigned long long)));
   EventTimer timer;
   timer.start();
   for (int l = 0; l < in.launches; ++l) {

@@ -662,6 +662,12 @@ TEST(FixedPointModel, OnePassDecisionMatchesTheCpuReport) {
   }
   const std::vector<float> zeros{0.0f, -0.0f};
   EXPECT_TRUE(check_one_pass<float>(zeros));
+  // The level-0 proof: elements known to be multiples of 2^lowest_grid, none tracked one by one.
+  // Largest 1.0f gives k = 61: a grid of 2^-61 is fine, 2^-62 is not.
+  EXPECT_EQ(order_model::fixed_one_pass<float>(to_bits(1.0f), ~0u, -61).k, 61);
+  EXPECT_TRUE(order_model::fixed_one_pass<float>(to_bits(1.0f), ~0u, -61).on_grid);
+  EXPECT_FALSE(order_model::fixed_one_pass<float>(to_bits(1.0f), ~0u, -62).on_grid);
+  EXPECT_FALSE(order_model::fixed_one_pass<float>(to_bits(1.0f), to_bits(0x1p-40f), -61).on_grid);
   EXPECT_GT(on_grid, 0);  // the random ranges reach both answers
   EXPECT_GT(off_grid, 0);
 }
