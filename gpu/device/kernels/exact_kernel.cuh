@@ -17,12 +17,17 @@
 // After 512 to 527 elements (and at the end, and before a re-anchor) each S_l - M_l, an exact
 // multiple of g_l below 2^51 g_l, is converted to an integer and added to the thread's integer for
 // level l (a flush); those integers go to the block's limbs (a push) before a re-anchor, when one
-// passes 2^55, and at the end. With 2 levels (float input, converted to double exactly) every element above 2^(B - 60)
-// is absorbed by the fast path; with 3 levels (double input), every element above 2^(B - 73).
-// Anchor: a thread's first group sets B from its warp's largest magnitude, 2^2 above it; a finite
-// element with |x| >= 2^B flushes and re-anchors (B = its exponent + 1 + 2), which a thread does
-// about ln(elements) times on random data at most. So inputs whose dynamic range is under about
-// 2^57 stay on the fast path. NaN and Inf are counted, never added. Double inputs above 2^1012
+// passes 2^55, and at the end. With 2 levels (float input, converted to double exactly) every
+// element above 2^(B - 60) is absorbed by the fast path; with 3 levels (double input), every
+// element above 2^(B - 73).
+// Anchor: a thread's first group sets B from its warp's largest magnitude, 2^4 above it
+// (anchor_margin); a finite element with |x| >= 2^B flushes and re-anchors (B = its exponent + 1 +
+// 4), which a thread does about ln(elements) / 4 times on random data at most. So inputs whose
+// dynamic range is under about 2^55 stay on the fast path. Why 2^4: a re-anchor is a long serial
+// chain in one lane (about 20,000 cycles), and a warp that meets one finishes late; with 2^2,
+// lognormal(0, 1) inputs met about 80 at n = 2^24 and ran at 0.62 of CUB (uniform 0.85), the
+// blocks' instruction counts differing by half (Nsight Compute). With 2^4 a simulation of the
+// same walk meets none. NaN and Inf are counted, never added. Double inputs above 2^1012
 // (whose M_0 would overflow) are added by the slow path directly.
 // Loads: float groups are staged through shared memory by cp.async (staged_grid_stride); double
 // groups are loaded into registers with an L2 prefetch four groups ahead.
@@ -62,6 +67,7 @@ template <class T> struct ExactLayout {
   static_assert(Superaccumulator<T>::min_exponent == min_exponent, "limb 0 bit 0 must weigh the smallest subnormal");
   static constexpr int levels = sizeof(T) == 4 ? 2 : 3;
   static constexpr int flush_every = 512;
+  static constexpr int anchor_margin = 4;  // B = (largest magnitude's exponent + 1) + anchor_margin
   // Largest anchor: M_0 = 1.5 * 2^(B + 11) must be a finite double.
   static constexpr int max_anchor = sizeof(T) == 4 ? FloatTraits<T>::emax + 2 : 1012;
   // The highest limb a flush touches: level 0's grid 2^(B - 41), an integer below 2^51 shifted by
@@ -218,7 +224,8 @@ template <class T, bool Range = false> struct ExactThread {
     }
     flush(s_limbs);
     push(s_limbs);  // the grids change with the anchor
-    anchor(e + 2 < Layout::max_anchor ? e + 2 : Layout::max_anchor);  // a margin, as first_anchor's
+    const int b = e + Layout::anchor_margin;
+    anchor(b < Layout::max_anchor ? b : Layout::max_anchor);
     return true;
   }
 
@@ -258,8 +265,8 @@ template <class T, bool Range = false> struct ExactThread {
   }
 
   // A thread's first group anchors on the largest finite magnitude among the warp's first groups
-  // (plus a margin of 2^2), so that on random data a thread rarely meets a larger element later
-  // (each would cost a re-anchor and a careful group).
+  // (plus a margin of 2^anchor_margin), so that on random data a thread rarely meets a larger
+  // element later (each would cost a re-anchor and a careful group).
   template <int N> __device__ __forceinline__ void first_anchor(const T (&x)[N]) {
     Bits largest = 0;
 #pragma unroll
@@ -277,7 +284,8 @@ template <class T, bool Range = false> struct ExactThread {
     T v;
     memcpy(&v, &w, sizeof(T));
     frexp(static_cast<double>(v), &e);
-    anchor(e + 2 < Layout::max_anchor ? e + 2 : Layout::max_anchor);
+    const int b = e + Layout::anchor_margin;
+    anchor(b < Layout::max_anchor ? b : Layout::max_anchor);
   }
 
   // N elements at once, the common case: when all are finite and below 2^B (a comparison per
