@@ -3,7 +3,6 @@
 // double, like any sum's result) and rounds them once with core/exact_sum.hpp's Superaccumulator
 // (the same code as the CPU exact sum, so the GPU's bits are the CPU's by construction, for every
 // shape).
-#include <vector>
 
 #include "core/exact_sum.hpp"
 #include "gpu/device/dispatch.cuh"
