@@ -18,12 +18,7 @@ namespace {
 using sumlab::test::Result;
 using sumlab::test::run;
 
-std::filesystem::path temp_dir(const std::string& name) {
-  auto d = std::filesystem::temp_directory_path() / ("sumlab_cli_test_" + name);
-  std::filesystem::remove_all(d);
-  std::filesystem::create_directories(d);
-  return d;
-}
+std::filesystem::path temp_dir(const std::string& name) { return sumlab::test::fresh_dir("cli_test_" + name); }
 
 TEST(Cli, TenMillionTenthsSerialJson) {
   const Result r = run("sum --dist constant --value 0.1 --n 10000000 --dtype float32 --algorithm serial --json");

@@ -15,7 +15,6 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -26,42 +25,10 @@ namespace fs = std::filesystem;
 using sumlab::test::Result;
 using sumlab::test::run;
 
-fs::path temp_dir(const std::string& name) {
-  auto d = fs::temp_directory_path() / ("sumlab_determinism_test_" + name);
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path temp_dir(const std::string& name) { return sumlab::test::fresh_dir("determinism_test_" + name); }
 
-struct Csv {
-  std::vector<std::string> header;
-  std::vector<std::map<std::string, std::string>> rows;
-};
-
-std::vector<std::string> split(const std::string& line, char sep) {
-  std::vector<std::string> out;
-  std::string cell;
-  std::istringstream in(line);
-  while (std::getline(in, cell, sep)) out.push_back(cell);
-  if (!line.empty() && line.back() == sep) out.emplace_back();
-  return out;
-}
-
-// The study's fields hold no commas or quotes except `shape`, which has neither.
-Csv read_csv(const fs::path& p) {
-  Csv c;
-  std::ifstream in(p);
-  std::string line;
-  if (!std::getline(in, line)) return c;
-  c.header = split(line, ',');
-  while (std::getline(in, line)) {
-    const auto f = split(line, ',');
-    std::map<std::string, std::string> row;
-    for (std::size_t i = 0; i < c.header.size() && i < f.size(); ++i) row[c.header[i]] = f[i];
-    c.rows.push_back(row);
-  }
-  return c;
-}
+using sumlab::test::Csv;
+using sumlab::test::read_csv;
 
 // The column names data/README.md documents under "### <csv>": the first cell of each table row
 // ("grid, block, vector, mapping" names four), in order.
@@ -79,7 +46,7 @@ std::vector<std::string> documented_columns(const std::string& csv) {
     if (!in_section || line.rfind("| ", 0) != 0 || line.rfind("| column", 0) == 0 || line.rfind("| ---", 0) == 0)
       continue;
     const std::string first = line.substr(2, line.find(" |", 2) - 2);
-    for (std::string name : split(first, ',')) {
+    for (std::string name : sumlab::test::split_csv_line(first)) {
       while (!name.empty() && name.front() == ' ') name.erase(0, 1);
       cols.push_back(name);
     }

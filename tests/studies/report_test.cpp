@@ -23,12 +23,7 @@ namespace fs = std::filesystem;
 using sumlab::test::Result;
 using sumlab::test::run;
 
-fs::path temp_dir(const std::string& name) {
-  auto d = fs::temp_directory_path() / ("sumlab_report_test_" + name);
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path temp_dir(const std::string& name) { return sumlab::test::fresh_dir("report_test_" + name); }
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p);

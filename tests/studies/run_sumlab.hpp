@@ -37,6 +37,13 @@ inline std::filesystem::path temp_dir(const std::string& name) {
   return d;
 }
 
+// temp_dir(name), created (for a test that writes its own files there).
+inline std::filesystem::path fresh_dir(const std::string& name) {
+  auto d = temp_dir(name);
+  std::filesystem::create_directories(d);
+  return d;
+}
+
 struct Csv {
   std::vector<std::string> header;
   std::vector<std::map<std::string, std::string>> rows;
