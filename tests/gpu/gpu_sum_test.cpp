@@ -207,13 +207,18 @@ TEST(GpuExact, WideRangesAndTheSlowPathsStayExact) {
   check_exact_wide<float>(1 << 18, 1 << 30);  // one subnormal (element 0), then a narrow range
 }
 
-// Threads long enough to push their flushed integers to the block mid-run (each passes 2^55 grid
-// units after about 2^17 elements in [0.5, 1)), and blocks whose last warp is partial (the pushes
-// and the range reductions are warp-aggregated over the lanes present), against MPFR.
+// Threads long enough to push their flushed integers to the block mid-run, and blocks whose last
+// warp is partial (the pushes and the range reductions are warp-aggregated over the lanes present),
+// against MPFR. The first 1024 elements, which hold the first group of every thread of the
+// grid-stride 1 x 32 and 1 x 33 shapes, lie in [0.5, 1): those threads anchor at B = 4 (2^4 above),
+// level 0's grid is 2^-37, and the later elements, in [8, 16), add at least 512 * 8 * 2^37 = 2^49
+// grid units per flush, so each thread passes 2^55 (a push) every 64 flushes or fewer: about 4
+// times in its 2^17 elements.
 template <class T> void check_long_threads() {
   const std::size_t n = std::size_t(1) << 22;
   std::vector<T> x(n);
-  for (std::size_t i = 0; i < n; ++i) x[i] = T(0.5) + static_cast<T>(i % 4093) / T(8192);
+  for (std::size_t i = 0; i < n; ++i)
+    x[i] = (i < 1024 ? T(0.5) : T(8)) * (T(1) + static_cast<T>(i % 4093) / T(4096));
   const T ref = reference::correctly_rounded_sum<T>(std::span<const T>(x));
   const T fixed = fixed_point_sum<T>(std::span<const T>(x)).value;
   gpu::DeviceBuffer<T> buf(static_cast<std::int64_t>(n));
