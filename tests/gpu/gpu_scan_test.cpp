@@ -16,15 +16,10 @@
 #include "core/scan/scan_model.hpp"
 #include "core/scan/scan_ops.hpp"
 #include "core/scan/serial_scan.hpp"
+#include "tests/gpu/require_gpu.hpp"
 
 namespace sumlab::scan {
 namespace {
-
-#define SUMLAB_REQUIRE_GPU()                              \
-  do {                                                    \
-    std::string why_;                                     \
-    if (!gpu::gpu_available(&why_)) GTEST_SKIP() << why_; \
-  } while (0)
 
 const std::int64_t kSizes[] = {0, 1, 31, 32, 33, 255, 256, 257, 1023, 1025, 4097, 100003, (1 << 20) + 3};
 

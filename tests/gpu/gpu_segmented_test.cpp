@@ -16,15 +16,10 @@
 #include "core/segmented/segment_sizes.hpp"
 #include "core/segmented/segmented_model.hpp"
 #include "reference/segment_sums.hpp"
+#include "tests/gpu/require_gpu.hpp"
 
 namespace sumlab::segmented {
 namespace {
-
-#define SUMLAB_REQUIRE_GPU()                              \
-  do {                                                    \
-    std::string why_;                                     \
-    if (!gpu::gpu_available(&why_)) GTEST_SKIP() << why_; \
-  } while (0)
 
 const SegShape kShapes[] = {{32, 1}, {64, 3}, {96, 2}, {256, 4}, {256, 16}, {1024, 8}};
 

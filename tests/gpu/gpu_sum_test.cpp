@@ -21,15 +21,10 @@
 #include "core/order_model/model_sum.hpp"
 #include "core/order_model/reduce_ops.hpp"
 #include "reference/mpfr_sum.hpp"
+#include "tests/gpu/require_gpu.hpp"
 
 namespace sumlab {
 namespace {
-
-#define SUMLAB_REQUIRE_GPU()                                   \
-  do {                                                         \
-    std::string why_;                                          \
-    if (!gpu::gpu_available(&why_)) GTEST_SKIP() << why_;      \
-  } while (0)
 
 const std::int64_t kSizes[] = {0, 1, 2, 31, 32, 33, 63, 64, 65, 255, 256, 257, 1000, 1023, 1024, 1025, 4099, 100003};
 

@@ -15,15 +15,10 @@
 #include "core/row_reduce/row_input.hpp"
 #include "core/row_reduce/row_kernel.hpp"
 #include "core/row_reduce/row_model.hpp"
+#include "tests/gpu/require_gpu.hpp"
 
 namespace sumlab::row_reduce {
 namespace {
-
-#define SUMLAB_REQUIRE_GPU()                                   \
-  do {                                                         \
-    std::string why_;                                          \
-    if (!gpu::gpu_available(&why_)) GTEST_SKIP() << why_;      \
-  } while (0)
 
 const RowShape kShapes[] = {{RowLayout::warp_per_row, 32},   {RowLayout::warp_per_row, 256},
                             {RowLayout::block_per_row, 32},  {RowLayout::block_per_row, 64},
