@@ -85,8 +85,9 @@ template <class T> double bound_neumaier(std::size_t n, double sum_abs, double a
   return u * abs_sum + 4 * static_cast<double>(n) * u * u * sum_abs;
 }
 template <class T> double bound_fixed(std::size_t, double, double abs_sum) {
-  // Plus the quantisation term the result reports in extra_error_bound.
-  return unit_roundoff<T>() * abs_sum;
+  // The final rounding, as bound_exact (plus the quantisation term m 2^(-k-1) the result reports in
+  // extra_error_bound, and u times it: the rounded quantity is up to that far from s).
+  return std::max(unit_roundoff<T>() * abs_sum, std::ldexp(1.0, FloatTraits<T>::min_subnormal_exp - 1));
 }
 // Correct rounding: at most half an ulp of the result, i.e. u|s|, or half the smallest subnormal.
 template <class T> double bound_exact(std::size_t, double, double abs_sum) {

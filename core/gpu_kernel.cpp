@@ -162,6 +162,12 @@ LaunchShape canonicalize(GpuKernel k, const LaunchShape& s, int sm_count) {
   return c;
 }
 
+std::string validate_options(GpuKernel k, const KernelOptions& o) {
+  if (o.fixed_scale && k != GpuKernel::fixed_point)
+    return std::string(info(k).name) + " takes no fixed-point scale (only gpu_fixed_point does)";
+  return "";
+}
+
 std::string validate_shape(GpuKernel k, const LaunchShape& s, std::string_view dtype,
                            std::int64_t n) {
   const GpuKernelInfo& i = info(k);

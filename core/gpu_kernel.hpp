@@ -59,6 +59,14 @@ struct GpuKernelInfo {
   bool diagnostic_only;      // racy_tree: never part of a sum or a sweep
 };
 
+// What a kernel takes besides its shape. fixed_scale: gpu_fixed_point with the caller's scale k
+// (grid 2^-k), as fixed_point_sum(x, k): one read of the input, no range pass. Empty: k from max|x|.
+struct KernelOptions {
+  std::optional<int> fixed_scale;
+};
+// "" when kernel k takes options o, otherwise the sentence saying why not.
+std::string validate_options(GpuKernel k, const KernelOptions& o);
+
 std::span<const GpuKernelInfo> gpu_kernels();
 const GpuKernelInfo& info(GpuKernel k);
 std::optional<GpuKernel> find_gpu_kernel(std::string_view name);

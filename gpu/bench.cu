@@ -8,7 +8,12 @@
 #include <cmath>
 #include <vector>
 
+#include <thrust/execution_policy.h>
+#include <thrust/functional.h>
+#include <thrust/transform_reduce.h>
+
 #include "core/float_traits.hpp"
+#include "core/order_model/fixed_point_model.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/device/dispatch.cuh"
 #include "gpu/gpu_sum.hpp"
@@ -39,6 +44,15 @@ __global__ void read_kernel(const T* __restrict__ d_in, std::int64_t n, unsigned
   });
   if (fold == 0x9e3779b97f4a7c15ull) *d_sink = fold;
 }
+
+// The bits of |x| for a finite x, 0 for NaN and Inf (finite magnitudes' bits order like their values).
+template <class T> struct FiniteMagnitude {
+  using Bits = typename FloatTraits<T>::Bits;
+  __host__ __device__ Bits operator()(Bits u) const {
+    const Bits a = u & (~Bits(0) >> 1);
+    return (a >> (FloatTraits<T>::precision - 1)) == (Bits(1) << FloatTraits<T>::exponent_bits) - 1 ? Bits(0) : a;
+  }
+};
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -80,10 +94,13 @@ BenchInput<T>::BenchInput(std::int64_t n, const DistributionSpec& spec, std::uin
   fill(buffer_, spec, seed);
 }
 
-template <class T> Timing time_sum(GpuKernel k, const LaunchShape& shape, const BenchInput<T>& input, const TimingOptions& o) {
+template <class T>
+Timing time_sum(GpuKernel k, const LaunchShape& shape, const BenchInput<T>& input, const TimingOptions& o,
+                const KernelOptions& opt) {
   const LaunchShape s = canonicalize(k, shape);
   Timing t;
-  t.error = validate_shape(k, s, FloatTraits<T>::dtype, input.n());
+  t.error = validate_options(k, opt);
+  if (t.error.empty()) t.error = validate_shape(k, s, FloatTraits<T>::dtype, input.n());
   if (!t.error.empty()) return t;
   detail::LaunchInputs<T> in;
   in.base = input.buffer().device_data();
@@ -92,13 +109,23 @@ template <class T> Timing time_sum(GpuKernel k, const LaunchShape& shape, const 
   try {
     t = sample<T>([&](int launches) {
       in.launches = launches;
-      return detail::dispatch<T>(k, s, in, input.n());
+      return detail::dispatch<T>(k, s, in, input.n(), opt);
     }, o);
   } catch (const GpuError& e) {
     t = Timing{};
     t.error = e.what();
   }
   return t;
+}
+
+template <class T> int data_scale(const BenchInput<T>& in) {
+  using Bits = typename FloatTraits<T>::Bits;
+  const Bits* bits = reinterpret_cast<const Bits*>(in.buffer().device_data());
+  const Bits largest = thrust::transform_reduce(
+      thrust::device, bits, bits + in.n(),
+      FiniteMagnitude<T>{}, Bits(0), thrust::maximum<Bits>());
+  SUMLAB_CUDA_CHECK(cudaGetLastError());
+  return largest == 0 ? 0 : 61 - order_model::floor_log2_magnitude<T>(largest);
 }
 
 template <class T> Timing time_read(const BenchInput<T>& input, const TimingOptions& o) {
@@ -138,8 +165,12 @@ template <class T> Timing time_read(const BenchInput<T>& input, const TimingOpti
 
 template class BenchInput<float>;
 template class BenchInput<double>;
-template Timing time_sum<float>(GpuKernel, const LaunchShape&, const BenchInput<float>&, const TimingOptions&);
-template Timing time_sum<double>(GpuKernel, const LaunchShape&, const BenchInput<double>&, const TimingOptions&);
+template Timing time_sum<float>(GpuKernel, const LaunchShape&, const BenchInput<float>&, const TimingOptions&,
+                                const KernelOptions&);
+template Timing time_sum<double>(GpuKernel, const LaunchShape&, const BenchInput<double>&, const TimingOptions&,
+                                 const KernelOptions&);
+template int data_scale<float>(const BenchInput<float>&);
+template int data_scale<double>(const BenchInput<double>&);
 template Timing time_read<float>(const BenchInput<float>&, const TimingOptions&);
 template Timing time_read<double>(const BenchInput<double>&, const TimingOptions&);
 

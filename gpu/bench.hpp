@@ -60,8 +60,15 @@ struct Timing {
   bool ok() const { return error.empty(); }
 };
 
-// Kernel k with shape s (canonicalised and validated as gpu_sum does).
-template <class T> Timing time_sum(GpuKernel k, const LaunchShape& s, const BenchInput<T>& in, const TimingOptions& o = {});
+// Kernel k with shape s and options (canonicalised and validated as gpu_sum does).
+template <class T>
+Timing time_sum(GpuKernel k, const LaunchShape& s, const BenchInput<T>& in, const TimingOptions& o = {},
+                const KernelOptions& opt = {});
+
+// The scale k fixed_point_sum derives from the input's copy 0 (61 - floor(log2 max|x|) over its
+// finite elements; 0 when there are none), found on the device: the k a caller who knows the
+// data's bound passes as KernelOptions::fixed_scale.
+template <class T> int data_scale(const BenchInput<T>& in);
 
 // The read roof: the fastest of a small sweep of a read-only kernel's shapes (grid-stride 16-byte
 // loads, 64 bytes in flight per thread, the loaded bits folded so that the compiler keeps every

@@ -53,7 +53,8 @@ DeviceInfo device_info() {
 }
 
 namespace detail {
-template <class T> LaunchOutcome<T> dispatch(GpuKernel k, const LaunchShape& s, const LaunchInputs<T>& in, std::int64_t n) {
+template <class T>
+LaunchOutcome<T> dispatch(GpuKernel k, const LaunchShape& s, const LaunchInputs<T>& in, std::int64_t n, const KernelOptions& opt) {
   switch (k) {
     case GpuKernel::two_pass:
     case GpuKernel::atomic:
@@ -69,23 +70,26 @@ template <class T> LaunchOutcome<T> dispatch(GpuKernel k, const LaunchShape& s, 
     case GpuKernel::unrolled:
     case GpuKernel::multi_add:
     case GpuKernel::racy_tree: return dispatch_classic<T>(k, s, in, n);
-    case GpuKernel::fixed_point: return dispatch_fixed_point<T>(s, in, n);
+    case GpuKernel::fixed_point: return dispatch_fixed_point<T>(s, in, n, opt);
     case GpuKernel::exact: return dispatch_exact<T>(s, in, n);
     case GpuKernel::cub:
     case GpuKernel::thrust: return dispatch_library<T>(k, in, n);
   }
   throw GpuError("dispatch: unknown kernel");
 }
-template LaunchOutcome<float> dispatch<float>(GpuKernel, const LaunchShape&, const LaunchInputs<float>&, std::int64_t);
-template LaunchOutcome<double> dispatch<double>(GpuKernel, const LaunchShape&, const LaunchInputs<double>&, std::int64_t);
+template LaunchOutcome<float> dispatch<float>(GpuKernel, const LaunchShape&, const LaunchInputs<float>&, std::int64_t,
+                                              const KernelOptions&);
+template LaunchOutcome<double> dispatch<double>(GpuKernel, const LaunchShape&, const LaunchInputs<double>&, std::int64_t,
+                                                const KernelOptions&);
 }  // namespace detail
 
 template <class T>
-GpuSumResult<T> gpu_sum(GpuKernel k, const LaunchShape& shape, const DeviceBuffer<T>& input) {
+GpuSumResult<T> gpu_sum(GpuKernel k, const LaunchShape& shape, const DeviceBuffer<T>& input, const KernelOptions& opt) {
   GpuSumResult<T> r;
   const std::int64_t n = input.size();
   const LaunchShape s = canonicalize(k, shape);
-  r.error = validate_shape(k, s, FloatTraits<T>::dtype, n);
+  r.error = validate_options(k, opt);
+  if (r.error.empty()) r.error = validate_shape(k, s, FloatTraits<T>::dtype, n);
   if (!r.error.empty()) return r;
   const std::uintptr_t addr = reinterpret_cast<std::uintptr_t>(input.device_data());
   if ((info(k).shape_fields & field_vector) && addr % (static_cast<std::uintptr_t>(s.vector) * sizeof(T)) != 0) {
@@ -101,7 +105,7 @@ GpuSumResult<T> gpu_sum(GpuKernel k, const LaunchShape& shape, const DeviceBuffe
   try {
     detail::LaunchInputs<T> in;
     in.base = input.device_data();
-    const detail::LaunchOutcome<T> o = detail::dispatch<T>(k, s, in, n);
+    const detail::LaunchOutcome<T> o = detail::dispatch<T>(k, s, in, n, opt);
     r.value = o.value;
     r.accumulator = o.accumulator;
     r.ms = o.ms;
@@ -113,11 +117,11 @@ GpuSumResult<T> gpu_sum(GpuKernel k, const LaunchShape& shape, const DeviceBuffe
 }
 
 template <class T>
-GpuSumResult<T> gpu_sum(GpuKernel k, const LaunchShape& s, std::span<const T> host_input) {
+GpuSumResult<T> gpu_sum(GpuKernel k, const LaunchShape& s, std::span<const T> host_input, const KernelOptions& opt) {
   try {
     DeviceBuffer<T> buf(static_cast<std::int64_t>(host_input.size()));
     buf.upload(host_input);
-    return gpu_sum<T>(k, s, buf);
+    return gpu_sum<T>(k, s, buf, opt);
   } catch (const GpuError& e) {
     GpuSumResult<T> r;
     r.error = e.what();
@@ -125,9 +129,9 @@ GpuSumResult<T> gpu_sum(GpuKernel k, const LaunchShape& s, std::span<const T> ho
   }
 }
 
-template GpuSumResult<float> gpu_sum<float>(GpuKernel, const LaunchShape&, const DeviceBuffer<float>&);
-template GpuSumResult<double> gpu_sum<double>(GpuKernel, const LaunchShape&, const DeviceBuffer<double>&);
-template GpuSumResult<float> gpu_sum<float>(GpuKernel, const LaunchShape&, std::span<const float>);
-template GpuSumResult<double> gpu_sum<double>(GpuKernel, const LaunchShape&, std::span<const double>);
+template GpuSumResult<float> gpu_sum<float>(GpuKernel, const LaunchShape&, const DeviceBuffer<float>&, const KernelOptions&);
+template GpuSumResult<double> gpu_sum<double>(GpuKernel, const LaunchShape&, const DeviceBuffer<double>&, const KernelOptions&);
+template GpuSumResult<float> gpu_sum<float>(GpuKernel, const LaunchShape&, std::span<const float>, const KernelOptions&);
+template GpuSumResult<double> gpu_sum<double>(GpuKernel, const LaunchShape&, std::span<const double>, const KernelOptions&);
 
 }  // namespace sumlab::gpu

@@ -56,12 +56,12 @@ template <class T> struct GpuSumResult {
 };
 
 // Runs kernel k with shape s over the buffer (T = input element type; float for double_acc).
-// Kernels that take no shape ignore it (core/gpu_kernel.hpp: canonicalize).
+// Kernels that take no shape ignore it (core/gpu_kernel.hpp: canonicalize); opt: KernelOptions.
 template <class T>
-GpuSumResult<T> gpu_sum(GpuKernel k, const LaunchShape& s, const DeviceBuffer<T>& input);
+GpuSumResult<T> gpu_sum(GpuKernel k, const LaunchShape& s, const DeviceBuffer<T>& input, const KernelOptions& opt = {});
 
 // Uploads host_input first (one allocation per call; prefer the buffer overload in loops).
 template <class T>
-GpuSumResult<T> gpu_sum(GpuKernel k, const LaunchShape& s, std::span<const T> host_input);
+GpuSumResult<T> gpu_sum(GpuKernel k, const LaunchShape& s, std::span<const T> host_input, const KernelOptions& opt = {});
 
 }  // namespace sumlab::gpu

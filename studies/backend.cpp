@@ -30,12 +30,17 @@ class ModelBackend final : public Backend {
     return "CPU model of the kernels' order (core/order_model), 132 SMs assumed for default grids";
   }
   int sm_count() const override { return 132; }
-  KernelOutcome<float> sum(GpuKernel k, const LaunchShape& s, std::span<const float> x) override { return run(k, s, x); }
-  KernelOutcome<double> sum(GpuKernel k, const LaunchShape& s, std::span<const double> x) override { return run(k, s, x); }
+  KernelOutcome<float> sum(GpuKernel k, const LaunchShape& s, std::span<const float> x, const KernelOptions& opt) override {
+    return run(k, s, x, opt);
+  }
+  KernelOutcome<double> sum(GpuKernel k, const LaunchShape& s, std::span<const double> x, const KernelOptions& opt) override {
+    return run(k, s, x, opt);
+  }
 
  private:
-  template <class T> static KernelOutcome<T> run(GpuKernel k, const LaunchShape& s, std::span<const T> x) {
-    const ModelResult<T> m = model_sum<T>(k, s, x);
+  template <class T>
+  static KernelOutcome<T> run(GpuKernel k, const LaunchShape& s, std::span<const T> x, const KernelOptions& opt) {
+    const ModelResult<T> m = model_sum<T>(k, s, x, opt);
     if (!m.error.empty()) throw UserError(m.error);
     KernelOutcome<T> o;
     o.has_value = m.has_value;
@@ -57,12 +62,17 @@ class CudaBackend final : public Backend {
            info_.runtime_version + ")";
   }
   int sm_count() const override { return info_.sm_count; }
-  KernelOutcome<float> sum(GpuKernel k, const LaunchShape& s, std::span<const float> x) override { return run(k, s, x); }
-  KernelOutcome<double> sum(GpuKernel k, const LaunchShape& s, std::span<const double> x) override { return run(k, s, x); }
+  KernelOutcome<float> sum(GpuKernel k, const LaunchShape& s, std::span<const float> x, const KernelOptions& opt) override {
+    return run(k, s, x, opt);
+  }
+  KernelOutcome<double> sum(GpuKernel k, const LaunchShape& s, std::span<const double> x, const KernelOptions& opt) override {
+    return run(k, s, x, opt);
+  }
 
  private:
-  template <class T> static KernelOutcome<T> run(GpuKernel k, const LaunchShape& s, std::span<const T> x) {
-    const gpu::GpuSumResult<T> r = gpu::gpu_sum<T>(k, s, x);
+  template <class T>
+  static KernelOutcome<T> run(GpuKernel k, const LaunchShape& s, std::span<const T> x, const KernelOptions& opt) {
+    const gpu::GpuSumResult<T> r = gpu::gpu_sum<T>(k, s, x, opt);
     if (!r.ok()) throw UserError(r.error);
     KernelOutcome<T> o;
     o.has_value = !info(k).diagnostic_only;

@@ -33,9 +33,12 @@ class Backend {
   virtual std::string description() const = 0;
   // Multiprocessors, for default grids (4 blocks per SM): the GPU's, or 132 (an H200) for the model.
   virtual int sm_count() const = 0;
-  // Throws UserError for a shape the kernel cannot run (validate_shape's sentence) or a GPU failure.
-  virtual KernelOutcome<float> sum(GpuKernel k, const LaunchShape& s, std::span<const float> x) = 0;
-  virtual KernelOutcome<double> sum(GpuKernel k, const LaunchShape& s, std::span<const double> x) = 0;
+  // Throws UserError for a shape the kernel cannot run (validate_shape's sentence), options it does
+  // not take (validate_options') or a GPU failure.
+  virtual KernelOutcome<float> sum(GpuKernel k, const LaunchShape& s, std::span<const float> x,
+                                   const KernelOptions& opt = {}) = 0;
+  virtual KernelOutcome<double> sum(GpuKernel k, const LaunchShape& s, std::span<const double> x,
+                                    const KernelOptions& opt = {}) = 0;
 };
 
 // "cuda", "model", or "" for the default: cuda when a usable GPU is present, else model.

@@ -196,11 +196,20 @@ void bench_gpu_cell(const BenchOptions& o, const std::vector<GpuKernel>& kernels
     if (info(k).float_input_only && !std::is_same_v<T, float>) continue;
     if (extra_dist && k != GpuKernel::exact) continue;        // the range study is the exact sum's
     if (k == GpuKernel::serial && n > (std::int64_t(1) << 20)) continue;  // one thread: seconds
-    for (const auto& [shape, role] : bench_shapes(k, sms, o.sweep && n >= (std::int64_t(1) << 24))) {
-      const gpu::Timing t = gpu::time_sum<T>(k, shape, input, to);
-      const bool has_shape = info(k).shape_fields != 0;
-      row(std::string(info(k).name), has_shape ? to_string(shape) : "", role, t);
+    // gpu_fixed_point twice: the scale from the data (two passes' work in one read when every
+    // element is on the grid), and the same k given by the caller (one pass, nothing to find).
+    std::vector<std::pair<std::string, KernelOptions>> variants{{std::string(info(k).name), {}}};
+    if (k == GpuKernel::fixed_point) {
+      KernelOptions given;
+      given.fixed_scale = gpu::data_scale<T>(input);
+      variants.push_back({"gpu_fixed_point_given_k", given});
     }
+    for (const auto& [label, opt] : variants)
+      for (const auto& [shape, role] : bench_shapes(k, sms, o.sweep && n >= (std::int64_t(1) << 24))) {
+        const gpu::Timing t = gpu::time_sum<T>(k, shape, input, to, opt);
+        const bool has_shape = info(k).shape_fields != 0;
+        row(label, has_shape ? to_string(shape) : "", role, t);
+      }
   }
   csv.rows(rows);
   progress.step(fmt::format("{} {} n={}", dt, dist, size_text(n)));

@@ -3,15 +3,18 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
-#include <memory>
 #include <iostream>
+#include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <vector>
 
 #include "core/cpu_algorithms.hpp"
+#include "core/fixed_point_sum.hpp"
 #include "core/float_traits.hpp"
 #include "core/metrics.hpp"
 #include "reference/mpfr_sum.hpp"
@@ -30,6 +33,7 @@ struct SumOptions {
   InputOptions input;
   std::vector<std::string> algorithms{"all"};
   std::size_t pairwise_base = 1;
+  std::optional<int> fixed_scale;  // fixed_point and gpu_fixed_point: the caller's k (grid 2^-k)
   bool json = false;
   std::string backend;  // for GPU kernels: cuda, model, or "" (cuda when a GPU is present)
   ShapeOptions shape;
@@ -75,14 +79,14 @@ template <class T> int run_sum(const SumOptions& opts, std::vector<T>& x) {
   for (const auto* a : algorithms) {
     Row<T> row;
     row.algorithm = std::string(a->info.name);
-    row.result = (a->info.name == "pairwise" && opts.pairwise_base != 1)
-                     ? pairwise_with_base<T>(xs, opts.pairwise_base)
-                     : a->sum(xs);
+    row.result = (a->info.name == "pairwise" && opts.pairwise_base != 1) ? pairwise_with_base<T>(xs, opts.pairwise_base)
+                 : (a->info.name == "fixed_point" && opts.fixed_scale) ? fixed_point_sum<T>(xs, opts.fixed_scale)
+                                                                        : a->sum(xs);
     row.metrics = reference::measure<T>(xs, row.result.value);
     row.bound = (a->info.name == "pairwise" && opts.pairwise_base != 1)
                     ? pairwise_bound<T>(x.size(), opts.pairwise_base, row.metrics.sum_abs)
                     : a->bound(x.size(), row.metrics.sum_abs, std::fabs(row.metrics.exact));
-    row.bound += row.result.extra_error_bound;
+    row.bound += row.result.extra_error_bound * (1 + unit_roundoff<T>());
     rows.push_back(std::move(row));
   }
   // 'all' means every CPU algorithm here (see --help); 'gpu' selects every GPU kernel.
@@ -90,10 +94,16 @@ template <class T> int run_sum(const SumOptions& opts, std::vector<T>& x) {
   for (const auto& name : opts.algorithms)
     if (name != "all") gpu_names.push_back(name);
   const auto kernels = select_gpu_kernels(gpu_names);
+  if (opts.fixed_scale &&
+      std::none_of(rows.begin(), rows.end(), [](const Row<T>& r) { return r.algorithm == "fixed_point"; }) &&
+      std::find(kernels.begin(), kernels.end(), GpuKernel::fixed_point) == kernels.end())
+    throw UserError("--fixed-scale applies to fixed_point and gpu_fixed_point; -a selects neither");
   std::unique_ptr<Backend> backend;
   if (!kernels.empty() || !opts.backend.empty()) backend = make_backend(opts.backend);
   if (backend) {
-    for (auto& r : run_gpu_kernels<T>(*backend, kernels, opts.shape, xs)) {
+    KernelOptions kernel_options;
+    kernel_options.fixed_scale = opts.fixed_scale;
+    for (auto& r : run_gpu_kernels<T>(*backend, kernels, opts.shape, xs, kernel_options)) {
       Row<T> row;
       row.algorithm = std::string(info(r.kernel).name);
       row.backend = std::string(backend->name());
@@ -103,11 +113,18 @@ template <class T> int run_sum(const SumOptions& opts, std::vector<T>& x) {
       row.result.diagnostics = r.outcome.note;
       row.metrics = reference::measure<T>(xs, row.result.value);
       // Any summation order is bounded by the serial bound gamma(n-1) sum|x| (the longest chain);
-      // per-shape tree depths are not tabulated, so that valid, loose bound is reported.
-      row.bound = info(r.kernel).kernel == GpuKernel::exact
-                      ? unit_roundoff<T>() * std::fabs(row.metrics.exact)
-                      : gamma<T>(static_cast<double>(x.empty() ? 0 : x.size() - 1)) * row.metrics.sum_abs +
-                            (r.kernel == GpuKernel::fixed_point ? unit_roundoff<T>() * row.metrics.sum_abs : 0.0);
+      // per-shape tree depths are not tabulated, so that valid, loose bound is reported. The exact
+      // and fixed-point kernels have the CPU algorithms' bounds (their bits are the CPU's; the
+      // quantisation term m 2^(-k-1) comes from the CPU's report of the same k).
+      const double abs_exact = std::fabs(row.metrics.exact);
+      if (r.kernel == GpuKernel::exact) {
+        row.bound = find_cpu_algorithm<T>("exact")->bound(x.size(), row.metrics.sum_abs, abs_exact);
+      } else if (r.kernel == GpuKernel::fixed_point) {
+        row.bound = find_cpu_algorithm<T>("fixed_point")->bound(x.size(), row.metrics.sum_abs, abs_exact) +
+                    fixed_point_sum<T>(xs, opts.fixed_scale).extra_error_bound * (1 + unit_roundoff<T>());
+      } else {
+        row.bound = gamma<T>(static_cast<double>(x.empty() ? 0 : x.size() - 1)) * row.metrics.sum_abs;
+      }
       rows.push_back(std::move(row));
     }
   }
@@ -188,6 +205,10 @@ void register_sum(CLI::App& app) {
   cmd->add_option("--pairwise-base", opts->pairwise_base,
                   "Base-case size of 'pairwise' (1 = the textbook tree; 128 = serial runs of <=128)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 40));
+  cmd->add_option("--fixed-scale", opts->fixed_scale,
+                  "fixed_point and gpu_fixed_point: round every x to the grid 2^-K (default: K = 61 - "
+                  "floor(log2 max|x|), which no element can overflow); gpu_fixed_point then reads the input once")
+      ->check(CLI::Range(-100000, 100000));
   cmd->add_flag("--json", opts->json, "Print one JSON object per algorithm");
   cmd->add_option("--backend", opts->backend,
                   "Where GPU kernels run: cuda (a GPU) or model (the CPU executing their exact order); "

@@ -23,7 +23,8 @@ std::vector<GpuKernel> select_gpu_kernels(const std::vector<std::string>& names)
 
 template <class T>
 std::vector<GpuKernelRun<T>> run_gpu_kernels(Backend& backend, const std::vector<GpuKernel>& kernels,
-                                            const ShapeOptions& shape, std::span<const T> x) {
+                                            const ShapeOptions& shape, std::span<const T> x,
+                                            const KernelOptions& opt) {
   std::vector<GpuKernelRun<T>> runs;
   for (GpuKernel k : kernels) {
     if (info(k).float_input_only && sizeof(T) != 4) continue;  // gpu_double_acc: float32 input only
@@ -31,14 +32,20 @@ std::vector<GpuKernelRun<T>> run_gpu_kernels(Backend& backend, const std::vector
                                      static_cast<std::int64_t>(x.size())),
                     {}});
   }
-  for (auto& r : runs) r.outcome = backend.sum(r.kernel, r.shape, x);
+  for (auto& r : runs) {
+    KernelOptions o;
+    if (r.kernel == GpuKernel::fixed_point) o.fixed_scale = opt.fixed_scale;
+    r.outcome = backend.sum(r.kernel, r.shape, x, o);
+  }
   return runs;
 }
 
 template std::vector<GpuKernelRun<float>> run_gpu_kernels<float>(Backend&, const std::vector<GpuKernel>&,
-                                                                 const ShapeOptions&, std::span<const float>);
+                                                                 const ShapeOptions&, std::span<const float>,
+                                                                 const KernelOptions&);
 template std::vector<GpuKernelRun<double>> run_gpu_kernels<double>(Backend&, const std::vector<GpuKernel>&,
-                                                                   const ShapeOptions&, std::span<const double>);
+                                                                   const ShapeOptions&, std::span<const double>,
+                                                                   const KernelOptions&);
 
 nlohmann::ordered_json shape_json(GpuKernel k, const LaunchShape& s) {
   if (info(k).shape_fields == 0) return nullptr;

@@ -26,11 +26,13 @@ template <class T> struct GpuKernelRun {
   KernelOutcome<T> outcome;
 };
 
-// Resolves every kernel's shape first (so a bad option fails before anything runs), then runs them.
+// Resolves every kernel's shape first (so a bad option fails before anything runs), then runs them;
+// opt goes to the kernels that take it (KernelOptions::fixed_scale: gpu_fixed_point).
 // Throws UserError for a shape a kernel cannot take or a backend failure.
 template <class T>
 std::vector<GpuKernelRun<T>> run_gpu_kernels(Backend& backend, const std::vector<GpuKernel>& kernels,
-                                            const ShapeOptions& shape, std::span<const T> x);
+                                            const ShapeOptions& shape, std::span<const T> x,
+                                            const KernelOptions& opt = {});
 
 // {"text": "528x256 v4 grid_stride ...", "grid": 528, "block": 256, "vector": 4, "mapping": ...,
 //  "warp_stage": ..., "block_stage": ..., "cross_block": ...}; null for kernels that take no shape.

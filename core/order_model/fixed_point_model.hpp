@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <span>
 #include <string>
@@ -90,6 +91,55 @@ SUMLAB_HD inline FixedQuantised fixed_quantise_bits(Bits u, long long k, int fra
   return fixed_quantise(m, ex + k);
 }
 
+// 2^k as a T, for the scales fixed_quantise_scaled computes with the floating-point unit
+// (0 <= k <= emax: 2^k is a normal T); 0 for any other k (the integer steps then).
+template <class T> SUMLAB_HD inline T fixed_two_k(long long k) {
+  using Bits = typename FloatTraits<T>::Bits;
+  if (k < 0 || k > FloatTraits<T>::emax) return T(0);
+  const Bits u = static_cast<Bits>(k + FloatTraits<T>::emax) << (FloatTraits<T>::precision - 1);
+  T r;
+  memcpy(&r, &u, sizeof(T));
+  return r;
+}
+
+// fixed_quantise_bits's result for the value x itself, by the floating-point unit where that is
+// exact: with two_k = fixed_two_k<T>(k) != 0, y = |x| * 2^k is a power-of-two scaling up, exact
+// unless it overflows (then y >= 2^63, which saturates either way); q = RNE(y) is the hardware's
+// round-to-nearest-even conversion, and q == y exactly when no bit was lost (a y that is not an
+// integer is below 2^p, so converting q back is exact). Only an element that lost bits goes
+// through the integer steps, for the report's bits_lost. Other k: the integer steps.
+template <class T>
+SUMLAB_HD inline FixedQuantised fixed_quantise_scaled(T x, long long k, T two_k, bool& special, bool& negative) {
+  using Bits = typename FloatTraits<T>::Bits;
+  constexpr int frac_bits = FloatTraits<T>::precision - 1;
+  Bits u;
+  memcpy(&u, &x, sizeof(T));
+  if (two_k == T(0))
+    return fixed_quantise_bits<Bits>(u, k, frac_bits, FloatTraits<T>::exponent_bits, FloatTraits<T>::emax, special,
+                                     negative);
+  constexpr Bits exp_mask = (Bits(1) << FloatTraits<T>::exponent_bits) - 1;
+  negative = (u >> (sizeof(Bits) * 8 - 1)) != 0;
+  special = ((u >> frac_bits) & exp_mask) == exp_mask;
+  FixedQuantised r;
+  if (special) return r;
+  const T y = (negative ? -x : x) * two_k;
+  if (y >= T(0x1p63)) {
+    r.q = 0x7fffffffffffffffLL;
+    r.saturated = true;
+    return r;
+  }
+#if defined(__CUDA_ARCH__)
+  if constexpr (sizeof(T) == 4) r.q = __float2ll_rn(y);
+  else r.q = __double2ll_rn(y);
+#else
+  r.q = static_cast<std::int64_t>(std::nearbyint(y));  // the default rounding mode: to nearest, even
+#endif
+  if (static_cast<T>(r.q) != y)
+    r.bits_lost = fixed_quantise_bits<Bits>(u, k, frac_bits, FloatTraits<T>::exponent_bits, FloatTraits<T>::emax,
+                                            special, negative).bits_lost;
+  return r;
+}
+
 // floor(log2 a) for the bit pattern a of a finite nonzero magnitude: fixed_point_sum's
 // max_exponent applied to that one value (its rule for subnormals included).
 template <class T> SUMLAB_HD int floor_log2_magnitude(typename FloatTraits<T>::Bits a) {
@@ -158,9 +208,9 @@ template <class T> struct FixedPointModel {
   std::string note;
 };
 
-// The model of gpu_fixed_point: the CPU fixed-point sum (scale from max|x|).
-template <class T> FixedPointModel<T> fixed_point_model(std::span<const T> x) {
-  const auto o = fixed_point_sum_with_report<T>(x);
+// The model of gpu_fixed_point: the CPU fixed-point sum (scale from max|x|, or the caller's k).
+template <class T> FixedPointModel<T> fixed_point_model(std::span<const T> x, std::optional<int> k = std::nullopt) {
+  const auto o = fixed_point_sum_with_report<T>(x, k);
   return {o.sum.value, o.sum.diagnostics};
 }
 

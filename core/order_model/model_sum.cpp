@@ -33,10 +33,11 @@ template <class T> T serial_model(std::span<const T> x) {
 }  // namespace
 
 template <class T>
-ModelResult<T> model_sum(GpuKernel k, const LaunchShape& shape, std::span<const T> x) {
+ModelResult<T> model_sum(GpuKernel k, const LaunchShape& shape, std::span<const T> x, const KernelOptions& opt) {
   ModelResult<T> r;
   const auto n = static_cast<std::int64_t>(x.size());
-  r.error = validate_shape(k, shape, FloatTraits<T>::dtype, n);
+  r.error = validate_options(k, opt);
+  if (r.error.empty()) r.error = validate_shape(k, shape, FloatTraits<T>::dtype, n);
   if (!r.error.empty()) {
     r.note = r.error;
     return r;
@@ -79,7 +80,7 @@ ModelResult<T> model_sum(GpuKernel k, const LaunchShape& shape, std::span<const 
       break;
     }
     case GpuKernel::fixed_point: {
-      const auto f = order_model::fixed_point_model<T>(x);
+      const auto f = order_model::fixed_point_model<T>(x, opt.fixed_scale);
       set(f.value);
       r.note = f.note;
       break;
@@ -109,8 +110,8 @@ std::vector<T> model_block_partials(const LaunchShape& shape, std::span<const T>
   return order_model::block_partials<PlainSumOp<T>>(x, shape);
 }
 
-template ModelResult<float> model_sum<float>(GpuKernel, const LaunchShape&, std::span<const float>);
-template ModelResult<double> model_sum<double>(GpuKernel, const LaunchShape&, std::span<const double>);
+template ModelResult<float> model_sum<float>(GpuKernel, const LaunchShape&, std::span<const float>, const KernelOptions&);
+template ModelResult<double> model_sum<double>(GpuKernel, const LaunchShape&, std::span<const double>, const KernelOptions&);
 template std::vector<float> model_block_partials<float>(const LaunchShape&, std::span<const float>);
 template std::vector<double> model_block_partials<double>(const LaunchShape&, std::span<const double>);
 

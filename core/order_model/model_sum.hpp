@@ -33,9 +33,9 @@ template <class T> struct ModelResult {
   std::string error;  // non-empty: the shape is invalid for this kernel (validate_shape's text)
 };
 
-// T is the input element type (float for gpu_double_acc).
+// T is the input element type (float for gpu_double_acc); opt: core/gpu_kernel.hpp's KernelOptions.
 template <class T>
-ModelResult<T> model_sum(GpuKernel k, const LaunchShape& shape, std::span<const T> x);
+ModelResult<T> model_sum(GpuKernel k, const LaunchShape& shape, std::span<const T> x, const KernelOptions& opt = {});
 
 // The first pass's block partials of the plain shuffle kernels (gpu_two_pass, gpu_atomic,
 // gpu_last_block share them): the operands of gpu_atomic's final atomicAdd chain.

@@ -122,10 +122,12 @@ template <class T> T copy_to_host(const T* d) {
 template <class T> LaunchOutcome<T> dispatch_shuffle(GpuKernel k, const LaunchShape& s, const LaunchInputs<T>& in, std::int64_t n);
 template <class T> LaunchOutcome<T> dispatch_classic(GpuKernel k, const LaunchShape& s, const LaunchInputs<T>& in, std::int64_t n);
 template <class T> LaunchOutcome<T> dispatch_exact(const LaunchShape& s, const LaunchInputs<T>& in, std::int64_t n);
-template <class T> LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T>& in, std::int64_t n);
+template <class T> LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T>& in, std::int64_t n,
+                                                         const KernelOptions& opt);
 template <class T> LaunchOutcome<T> dispatch_library(GpuKernel k, const LaunchInputs<T>& in, std::int64_t n);
 
 // Runs kernel k (any family) over in: the switch gpu_sum() and the benchmark share.
-template <class T> LaunchOutcome<T> dispatch(GpuKernel k, const LaunchShape& s, const LaunchInputs<T>& in, std::int64_t n);
+template <class T> LaunchOutcome<T> dispatch(GpuKernel k, const LaunchShape& s, const LaunchInputs<T>& in, std::int64_t n,
+                                             const KernelOptions& opt = {});
 
 }  // namespace sumlab::gpu::detail

@@ -1,13 +1,15 @@
-// Host dispatch of gpu_fixed_point. Pass 1 is gpu_exact's kernel, also tracking the largest finite
-// and smallest nonzero magnitude; its last block derives the scale k from them
+// Host dispatch of gpu_fixed_point.
+// Scale from the data (opt.fixed_scale empty): pass 1 is gpu_exact's kernel, also tracking the
+// largest finite and smallest nonzero magnitude; its last block derives the scale k from them
 // (order_model::fixed_one_pass: core/fixed_point_sum.hpp's rule) on the device. When every element
 // sits on the grid 2^-k (always so when the smallest nonzero magnitude is within 2^(62 - p) of the
 // largest: 2^38 for float), each q_i = x_i 2^k is exact and the fixed-point result is the exact sum
 // rounded once, so pass 1 is the whole sum, in one read of the input, and pass 2's kernel returns
-// at once. Otherwise pass 2 quantises and adds (the wrapping 128-bit block sums added and converted
-// on the host with core/order_model/fixed_point_model.hpp, fixed_point_sum's conversion).
+// at once. Otherwise pass 2 (fixed_point_kernel) quantises and adds.
+// The caller's scale: fixed_point_kernel alone, one read of the input.
+// Either way the host converts the 128-bit total with order_model::fixed_point_from_integer
+// (fixed_point_sum's conversion).
 #include <cmath>
-#include <vector>
 
 #include "core/fixed_point_sum.hpp"
 #include "core/order_model/fixed_point_model.hpp"
@@ -18,38 +20,54 @@
 namespace sumlab::gpu::detail {
 
 template <class T>
-LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T>& in, std::int64_t n) {
+LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T>& in, std::int64_t n,
+                                      const KernelOptions& opt) {
   constexpr int L = ExactLayout<T>::num_limbs;
-  ExactBuffers out;
-  unsigned long long* d_block_sum = nullptr;
+  const bool from_data = !opt.fixed_scale.has_value();
+  ExactBuffers exact;
+  FixedBuffers fixed;
+  long long* d_scale = nullptr;
   Carver c;
-  c.add(&out.block_limbs, static_cast<std::size_t>(s.grid) * L)
-      .add(&out.block_special, static_cast<std::size_t>(s.grid) * exact_specials)
-      .add(&out.limbs, L)
-      .add(&out.special, exact_specials)
-      .add(&out.counter, 1)
-      .add(&out.range, 3)
-      .add(&out.scale, 2)
-      .add(&out.stats, fixed_stats);
-  c.add(&d_block_sum, 2 * static_cast<std::size_t>(s.grid));
+  if (from_data) {
+    c.add(&exact.block_limbs, static_cast<std::size_t>(s.grid) * L)
+        .add(&exact.block_special, static_cast<std::size_t>(s.grid) * exact_specials)
+        .add(&exact.limbs, L)
+        .add(&exact.special, exact_specials)
+        .add(&exact.counter, 1)
+        .add(&exact.range, 3);
+  }
+  c.add(&d_scale, 2)
+      .add(&fixed.block_sum, 2 * static_cast<std::size_t>(s.grid))
+      .add(&fixed.stats, fixed_stats)
+      .add(&fixed.sum, 2)
+      .add(&fixed.report, fixed_stats)
+      .add(&fixed.counter, 1);
   c.commit();
-  out.stats_count = fixed_stats;
+  exact.scale = d_scale;
+  fixed.scale = d_scale;
   // Then reset by each launch's last block.
-  SUMLAB_CUDA_CHECK(cudaMemset(out.counter, 0, sizeof(unsigned int)));
-  SUMLAB_CUDA_CHECK(cudaMemset(out.range, 0, sizeof(unsigned long long)));
-  SUMLAB_CUDA_CHECK(cudaMemset(out.range + 1, 0xff, 2 * sizeof(unsigned long long)));
+  if (from_data) {
+    SUMLAB_CUDA_CHECK(cudaMemset(exact.counter, 0, sizeof(unsigned int)));
+    SUMLAB_CUDA_CHECK(cudaMemset(exact.range, 0, sizeof(unsigned long long)));
+    SUMLAB_CUDA_CHECK(cudaMemset(exact.range + 1, 0xff, 2 * sizeof(unsigned long long)));
+  } else {
+    const long long scale[2] = {*opt.fixed_scale, 0};
+    SUMLAB_CUDA_CHECK(cudaMemcpy(d_scale, scale, sizeof scale, cudaMemcpyHostToDevice));
+  }
+  SUMLAB_CUDA_CHECK(cudaMemset(fixed.stats, 0, fixed_stats * sizeof(unsigned long long)));
+  SUMLAB_CUDA_CHECK(cudaMemset(fixed.counter, 0, sizeof(unsigned int)));
   EventTimer timer;
   timer.start();
   for (int l = 0; l < in.launches; ++l) {
     const T* d_in = in.at(l);
     // Pass 1: the exact sum and the range; its last block decides k and whether pass 2 is needed.
-    launch_exact<T, true>(s, d_in, n, out);
+    if (from_data) launch_exact<T, true>(s, d_in, n, exact);
     // Pass 2 returns at once when every element sat on the grid (the decision stays on the device:
     // no copy to the host between the passes).
     switch (s.vector) {
-      case 1: fixed_point_kernel<T, 1><<<s.grid, s.block>>>(d_in, n, s.mapping, out.scale, d_block_sum, out.stats); break;
-      case 2: fixed_point_kernel<T, 2><<<s.grid, s.block>>>(d_in, n, s.mapping, out.scale, d_block_sum, out.stats); break;
-      case 4: fixed_point_kernel<T, 4><<<s.grid, s.block>>>(d_in, n, s.mapping, out.scale, d_block_sum, out.stats); break;
+      case 1: fixed_point_kernel<T, 1><<<s.grid, s.block>>>(d_in, n, s.mapping, fixed); break;
+      case 2: fixed_point_kernel<T, 2><<<s.grid, s.block>>>(d_in, n, s.mapping, fixed); break;
+      case 4: fixed_point_kernel<T, 4><<<s.grid, s.block>>>(d_in, n, s.mapping, fixed); break;
       default: throw GpuError("vector width " + std::to_string(s.vector) + " not supported");
     }
     SUMLAB_CUDA_CHECK_LAUNCH("fixed_point_kernel");
@@ -57,19 +75,19 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   LaunchOutcome<T> r;
   r.ms = timer.stop() / in.launches;
   long long scale[2];
-  SUMLAB_CUDA_CHECK(cudaMemcpy(scale, out.scale, sizeof scale, cudaMemcpyDeviceToHost));
+  SUMLAB_CUDA_CHECK(cudaMemcpy(scale, d_scale, sizeof scale, cudaMemcpyDeviceToHost));
   const long long k = scale[0];
   const bool on_grid = scale[1] != 0;
   FixedPointReport rep;
   rep.scale_exponent = static_cast<int>(k);
-  rep.scale_from_data = true;
+  rep.scale_from_data = from_data;
   rep.specials.count = static_cast<std::uint64_t>(n);
   if (on_grid) {
     // Every q_i = x_i 2^k exactly, so S 2^-k is the exact sum: round it once, nothing was lost.
     long long limbs[L];
     unsigned long long special[exact_specials];
-    SUMLAB_CUDA_CHECK(cudaMemcpy(limbs, out.limbs, sizeof limbs, cudaMemcpyDeviceToHost));
-    SUMLAB_CUDA_CHECK(cudaMemcpy(special, out.special, sizeof special, cudaMemcpyDeviceToHost));
+    SUMLAB_CUDA_CHECK(cudaMemcpy(limbs, exact.limbs, sizeof limbs, cudaMemcpyDeviceToHost));
+    SUMLAB_CUDA_CHECK(cudaMemcpy(special, exact.special, sizeof special, cudaMemcpyDeviceToHost));
     rep.specials.nan = special[exact_nan];
     rep.specials.pos_inf = special[exact_pos_inf];
     rep.specials.neg_inf = special[exact_neg_inf];
@@ -80,13 +98,10 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
     acc.add_specials(rep.specials);
     r.value = acc.round();
   } else {
-    std::vector<unsigned long long> blocks(2 * static_cast<std::size_t>(s.grid));
-    unsigned long long stats[fixed_stats];
-    SUMLAB_CUDA_CHECK(cudaMemcpy(blocks.data(), d_block_sum, blocks.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
-    SUMLAB_CUDA_CHECK(cudaMemcpy(stats, out.stats, sizeof stats, cudaMemcpyDeviceToHost));
-    sumlab::detail::uint128 sum = 0;  // wrapping, as the CPU's
-    for (int b = 0; b < s.grid; ++b)
-      sum += (static_cast<sumlab::detail::uint128>(blocks[2 * std::size_t(b) + 1]) << 64) | blocks[2 * std::size_t(b)];
+    unsigned long long total[2], stats[fixed_stats];
+    SUMLAB_CUDA_CHECK(cudaMemcpy(total, fixed.sum, sizeof total, cudaMemcpyDeviceToHost));
+    SUMLAB_CUDA_CHECK(cudaMemcpy(stats, fixed.report, sizeof stats, cudaMemcpyDeviceToHost));
+    const sumlab::detail::uint128 sum = (static_cast<sumlab::detail::uint128>(total[1]) << 64) | total[0];
     rep.specials.nan = stats[fixed_nan];
     rep.specials.pos_inf = stats[fixed_pos_inf];
     rep.specials.neg_inf = stats[fixed_neg_inf];
@@ -102,7 +117,9 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   return r;
 }
 
-template LaunchOutcome<float> dispatch_fixed_point<float>(const LaunchShape&, const LaunchInputs<float>&, std::int64_t);
-template LaunchOutcome<double> dispatch_fixed_point<double>(const LaunchShape&, const LaunchInputs<double>&, std::int64_t);
+template LaunchOutcome<float> dispatch_fixed_point<float>(const LaunchShape&, const LaunchInputs<float>&, std::int64_t,
+                                                          const KernelOptions&);
+template LaunchOutcome<double> dispatch_fixed_point<double>(const LaunchShape&, const LaunchInputs<double>&, std::int64_t,
+                                                            const KernelOptions&);
 
 }  // namespace sumlab::gpu::detail

@@ -50,6 +50,19 @@ std::vector<LaunchShape> shapes() {
   return out;
 }
 
+// shapes() plus blocks whose last warp is partial (1 x 33, 2 x 47), which verify's shapes never have.
+std::vector<LaunchShape> shapes_with_partial_warps() {
+  std::vector<LaunchShape> all = shapes();
+  for (const auto [grid, block, vector] : {std::array<int, 3>{1, 33, 1}, std::array<int, 3>{2, 47, 2}}) {
+    LaunchShape s = all[0];
+    s.grid = grid;
+    s.block = block;
+    s.vector = vector;
+    all.push_back(s);
+  }
+  return all;
+}
+
 template <class T> std::vector<T> input(Distribution d, std::int64_t n, std::uint64_t seed = 3) {
   DistributionSpec spec;
   spec.kind = d;
@@ -183,16 +196,9 @@ template <class T> void check_exact_wide(std::size_t n, int every_tiny) {
   const T fixed = fixed_point_sum<T>(std::span<const T>(x)).value;
   gpu::DeviceBuffer<T> buf(static_cast<std::int64_t>(n));
   buf.upload(std::span<const T>(x));
-  // shapes(), plus blocks whose last warp is partial: these inputs are off the fixed-point grid, so
-  // gpu_fixed_point's quantising pass runs there too.
-  std::vector<LaunchShape> all = shapes();
-  for (const auto [grid, block, vector] : {std::array<int, 3>{1, 33, 1}, std::array<int, 3>{2, 47, 2}}) {
-    LaunchShape s = all[0];
-    s.grid = grid;
-    s.block = block;
-    s.vector = vector;
-    all.push_back(s);
-  }
+  // With partial last warps: these inputs are off the fixed-point grid, so gpu_fixed_point's
+  // quantising pass runs there too.
+  const std::vector<LaunchShape> all = shapes_with_partial_warps();
   for (const auto& s : all) {
     SCOPED_TRACE(to_string(s) + " tiny every " + std::to_string(every_tiny));
     const auto g = gpu::gpu_sum<T>(GpuKernel::exact, canonicalize(GpuKernel::exact, s), buf);
@@ -251,6 +257,58 @@ TEST(GpuExact, LongThreadsAndPartialWarpsStayExact) {
   SUMLAB_REQUIRE_GPU();
   check_long_threads<float>();
   check_long_threads<double>();
+}
+
+// gpu_fixed_point with the caller's k (one pass: fixed_point_kernel alone) against
+// fixed_point_sum(x, k): the bits and the report (the note is the CPU's describe() of the same
+// counts), for scales that put every element on the grid, drop low bits (ties included: the
+// elements have few significand bits), saturate, are negative or are past the floating-point path
+// (the integer steps), over awkward sizes, shapes with partial last warps, and specials.
+template <class T> class GpuFixedPointGivenScale : public ::testing::Test {};
+using FloatTypes = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(GpuFixedPointGivenScale, FloatTypes);
+
+TYPED_TEST(GpuFixedPointGivenScale, SameBitsAndReportAsTheCpu) {
+  SUMLAB_REQUIRE_GPU();
+  using T = TypeParam;
+  const std::size_t n_max = 100003;
+  std::vector<T> x(n_max);
+  for (std::size_t i = 0; i < n_max; ++i)  // multiples of 2^-12 in (-64, 64): ties at k = 11
+    x[i] = static_cast<T>(static_cast<double>(static_cast<long long>((i * 2654435761u) % 524287) - 262143) * 0x1p-12);
+  const int k_data = 61 - 5;  // max|x| in [32, 64)
+  const std::vector<LaunchShape> all = shapes_with_partial_warps();
+  std::vector<T> specials(1000, T(-0.0));
+  const std::vector<std::vector<T>> inputs{
+      x, std::vector<T>(x.begin(), x.begin() + 1025), std::vector<T>(x.begin(), x.begin() + 33),
+      std::vector<T>(x.begin(), x.begin() + 1), {}, specials,
+      [&] {
+        auto s = specials;
+        s[7] = std::numeric_limits<T>::infinity();
+        s[500] = T(3.5);
+        s[999] = std::numeric_limits<T>::quiet_NaN();
+        return s;
+      }()};
+  for (const auto& in : inputs) {
+    gpu::DeviceBuffer<T> buf(static_cast<std::int64_t>(in.size()));
+    buf.upload(std::span<const T>(in));
+    for (const int k : {k_data, 11, 3, k_data + 3, -2, FloatTraits<T>::emax + 5}) {
+      const auto cpu = fixed_point_sum<T>(std::span<const T>(in), k);
+      KernelOptions opt;
+      opt.fixed_scale = k;
+      for (const auto& s : all) {
+        SCOPED_TRACE("n=" + std::to_string(in.size()) + " k=" + std::to_string(k) + " [" + to_string(s) + "]");
+        const auto g = gpu::gpu_sum<T>(GpuKernel::fixed_point, canonicalize(GpuKernel::fixed_point, s), buf, opt);
+        ASSERT_TRUE(g.ok()) << g.error;
+        EXPECT_TRUE(same_bits(g.value, cpu.value)) << hex_bits(g.value) << " vs CPU " << hex_bits(cpu.value);
+        EXPECT_EQ(g.note, cpu.diagnostics);
+      }
+    }
+  }
+  // Only gpu_fixed_point takes a scale.
+  KernelOptions opt;
+  opt.fixed_scale = 10;
+  const auto bad = gpu::gpu_sum<T>(GpuKernel::exact, default_shape(GpuKernel::exact), std::span<const T>(x), opt);
+  EXPECT_NE(bad.error.find("takes no fixed-point scale"), std::string::npos) << bad.error;
 }
 
 TEST(GpuFill, DeviceGeneratorMatchesTheCpu) {

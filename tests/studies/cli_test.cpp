@@ -162,6 +162,39 @@ TEST(CliGpu, ModelBackendRunsAKernelWithTheGivenShape) {
   EXPECT_EQ(j[2]["hex"], j[0]["hex"]);  // the GPU exact kernel's model is correctly rounded too
 }
 
+// --fixed-scale: the CPU algorithm and the kernel (here its model) round to the same grid and give
+// the same bits; a coarse grid loses bits, which the error bound must still cover; the data's own
+// scale gives the same bits as no option.
+TEST(CliGpu, FixedScaleGivesTheCpuBitsAndAValidBound) {
+  for (const char* k : {"8", "30", "-3"}) {
+    const Result r = run(std::string("sum --dist normal --n 10007 --algorithm fixed_point,gpu_fixed_point --backend model "
+                                     "--json --fixed-scale ") + k);
+    ASSERT_EQ(r.code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    ASSERT_EQ(j.size(), 2u);
+    EXPECT_EQ(j[0]["hex"], j[1]["hex"]) << k;
+    for (const auto& row : j) {
+      EXPECT_NE(row["diagnostics"].get<std::string>().find("(caller)"), std::string::npos) << row;
+      EXPECT_LE(row["abs_error"].get<double>(), row["bound"].get<double>()) << row;
+    }
+    if (std::string(k) == "-3") {
+      EXPECT_GT(j[0]["abs_error"].get<double>(), 1.0);  // a grid of 8: bits lost
+    }
+  }
+  const Result d = run("sum --dist normal --n 10007 --algorithm fixed_point --json");
+  ASSERT_EQ(d.code, 0) << d.out;
+  const auto jd = nlohmann::json::parse(d.out);
+  const std::string note = jd[0]["diagnostics"];  // "scale 2^-K (from max|x|); ..."
+  ASSERT_EQ(note.rfind("scale 2^-", 0), 0u) << note;
+  const std::string k = note.substr(9, note.find(' ', 9) - 9);
+  const Result g = run("sum --dist normal --n 10007 --algorithm fixed_point --json --fixed-scale " + k);
+  ASSERT_EQ(g.code, 0) << g.out;
+  EXPECT_EQ(nlohmann::json::parse(g.out)[0]["hex"], jd[0]["hex"]) << k;
+  const Result bad = run("sum --n 100 --algorithm serial --fixed-scale 3");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--fixed-scale"), std::string::npos) << bad.out;
+}
+
 TEST(CliGpu, BadShapesAndMissingDeviceFailCleanly) {
   Result r = run("sum --n 1000 --algorithm gpu_two_pass --backend model --block 100");
   EXPECT_EQ(r.code, 2) << r.out;

@@ -460,8 +460,7 @@ __device__ __forceinline__ void staged_grid_stride(const T* __restrict__ d_in, s
 // With range tracking (gpu_fixed_point): range receives (atomicMax / atomicMin) the largest finite
 // magnitude's bits, the smallest tracked nonzero magnitude's bits and the lowest level-0 grid
 // (encode_grid), from (0, ~0, ~0), to which the last block resets it; the
-// last block writes fixed_one_pass's decision to scale (k, on_grid) and zeroes the fixed_stats
-// counters of stats, which fixed_point_kernel adds to when on_grid is 0.
+// last block writes fixed_one_pass's decision to scale (k, on_grid) for fixed_point_kernel.
 // A grid exponent as an unsigned word that orders like it (for atomicMin), and back; ~0 (the reset
 // value) and an unset thread's INT_MAX decode to INT_MAX.
 __host__ __device__ inline unsigned long long encode_grid(int e) {
@@ -479,8 +478,6 @@ struct ExactBuffers {
   unsigned int* counter = nullptr;
   unsigned long long* range = nullptr;
   long long* scale = nullptr;
-  unsigned long long* stats = nullptr;
-  int stats_count = 0;
 };
 
 // The last block: column c of the blocks' rows summed by warp c mod warps (integers, so the grouping
@@ -605,7 +602,6 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(cons
       out.range[0] = 0;
       out.range[1] = ~0ull;
       out.range[2] = ~0ull;
-      for (int c = 0; c < out.stats_count; ++c) out.stats[c] = 0;
     }
   }
 }

@@ -1,11 +1,15 @@
 #pragma once
-// __global__ kernels of gpu_fixed_point (core/order_model/fixed_point_model.hpp says why its bits
-// equal core/fixed_point_sum.hpp's for every shape):
-// (the largest finite |x|, which sets the scale, comes from gpu_exact's kernel run with range
-// tracking: gpu/device/dispatch_fixed_point.cu)
-//   fixed_point_kernel    q_i = RNE(x_i 2^k) (fixed_quantise), summed as wrapping 128-bit integers
-//                         per thread, warp and block (any grouping: integer addition is exact),
-//                         with the quantisation report's counts.
+// __global__ kernel of gpu_fixed_point's quantising pass (core/order_model/fixed_point_model.hpp
+// says why its bits equal core/fixed_point_sum.hpp's for every shape):
+//   fixed_point_kernel  q_i = RNE(x_i 2^k) (fixed_quantise_scaled), summed as wrapping 128-bit
+//                       integers per thread, warp and block (any grouping: integer addition is
+//                       exact), with the quantisation report's counts; the last block to finish
+//                       adds the blocks' sums and moves the counts to the launch's outputs.
+// With the scale from the data it is pass 2, after gpu_exact's kernel with range tracking wrote
+// (k, on_grid), and returns at once when on_grid (gpu/device/dispatch_fixed_point.cu); with the
+// caller's k it is the whole sum, one read of the input.
+#include <cuda/atomic>
+
 #include <cstdint>
 
 #include "core/float_traits.hpp"
@@ -14,89 +18,145 @@
 
 namespace sumlab::gpu::detail {
 
-// Counters of the report, in d_stats.
+// Counters of the report.
 enum FixedStat { fixed_nan = 0, fixed_pos_inf, fixed_neg_inf, fixed_not_negative_zero, fixed_inexact,
                  fixed_saturated, fixed_max_bits_lost, fixed_stats };
 
-__device__ __forceinline__ unsigned long long warp_max_u64(unsigned long long v) {
+struct FixedBuffers {
+  const long long* scale = nullptr;        // (k, on_grid != 0)
+  unsigned long long* block_sum = nullptr; // 2 words per block: low, high 64 bits of its 128-bit sum
+  unsigned long long* stats = nullptr;     // fixed_stats counters the blocks add to; 0 before a launch
+  unsigned long long* sum = nullptr;       // 2 words: the launch's wrapping 128-bit total
+  unsigned long long* report = nullptr;    // fixed_stats: the launch's counts
+  unsigned int* counter = nullptr;         // blocks done; 0 before a launch
+};
+// sum and report are written, and stats and counter reset to 0, by the last block to finish.
+
+// The lanes of the calling thread's warp that exist: 32, except in a block's partial last warp.
+__device__ __forceinline__ int live_lanes() {
+  const int left = static_cast<int>(blockDim.x) - static_cast<int>(threadIdx.x & ~31u);
+  return left < 32 ? left : 32;
+}
+
+// Lane 0 of each warp receives op over the warp's lanes that exist. Every shuffle names only
+// existing lanes and reads an existing lane (a partial last warp's missing lanes take no part).
+// U: a 64-bit word, or unsigned __int128 (shuffled as two words).
+template <class U, class Op> __device__ __forceinline__ U warp_reduce_live(U v, Op op) {
+  const int live = live_lanes(), lane = static_cast<int>(threadIdx.x & 31u);
+  const unsigned mask = live == 32 ? 0xffffffffu : (1u << live) - 1u;
 #pragma unroll
   for (int off = 16; off > 0; off >>= 1) {
-    const unsigned long long o = __shfl_xor_sync(0xffffffffu, v, off);
-    v = o > v ? o : v;
-  }
-  return v;
-}
-__device__ __forceinline__ unsigned long long warp_sum_u64(unsigned long long v) {
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
-  return v;
-}
-__device__ __forceinline__ unsigned __int128 warp_sum_u128(unsigned __int128 v) {
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) {
-    const unsigned long long lo = __shfl_xor_sync(0xffffffffu, static_cast<unsigned long long>(v), off);
-    const unsigned long long hi = __shfl_xor_sync(0xffffffffu, static_cast<unsigned long long>(v >> 64), off);
-    v += (static_cast<unsigned __int128>(hi) << 64) | lo;
+    const bool has = lane + off < live;
+    const int src = has ? lane + off : lane;
+    U o;
+    if constexpr (sizeof(U) == 16) {
+      const unsigned long long lo = __shfl_sync(mask, static_cast<unsigned long long>(v), src);
+      const unsigned long long hi = __shfl_sync(mask, static_cast<unsigned long long>(v >> 64), src);
+      o = (static_cast<U>(hi) << 64) | lo;
+    } else {
+      o = __shfl_sync(mask, v, src);
+    }
+    if (has) v = op(v, o);
   }
   return v;
 }
 
-// d_scale: (k, on_grid) from pass 1's last block. d_block_sum: 2 words per block (low, high 64 bits of the block's wrapping 128-bit sum).
+// Thread 0 receives the block's wrapping 128-bit total. Every thread calls it (it holds a barrier).
+__device__ __forceinline__ unsigned __int128 block_sum_u128(unsigned __int128 v, unsigned long long* s_lo,
+                                                            unsigned long long* s_hi) {
+  v = warp_reduce_live(v, [](unsigned __int128 a, unsigned __int128 b) { return a + b; });
+  const int lane = static_cast<int>(threadIdx.x & 31u), warp = static_cast<int>(threadIdx.x >> 5);
+  if (lane == 0) {
+    s_lo[warp] = static_cast<unsigned long long>(v);
+    s_hi[warp] = static_cast<unsigned long long>(v >> 64);
+  }
+  __syncthreads();
+  unsigned __int128 total = 0;
+  if (threadIdx.x == 0)
+    for (int w = 0; w < static_cast<int>(blockDim.x + 31) / 32; ++w)
+      total += (static_cast<unsigned __int128>(s_hi[w]) << 64) | s_lo[w];
+  return total;
+}
+
 template <class T, int V>
 __global__ void fixed_point_kernel(const T* __restrict__ d_in, std::int64_t num_items, Mapping mapping,
-                                   const long long* d_scale, unsigned long long* d_block_sum,
-                                   unsigned long long* d_stats) {
+                                   FixedBuffers out) {
   using Bits = typename FloatTraits<T>::Bits;
-  if (d_scale[1] != 0) return;  // pass 1 was the whole sum (every element on the grid)
-  const long long scale_exponent = d_scale[0];
-  __shared__ unsigned long long s_lo[32], s_hi[32];
+  if (out.scale[1] != 0) return;  // pass 1 was the whole sum (every element on the grid)
+  const long long k = out.scale[0];
+  const T two_k = order_model::fixed_two_k<T>(k);
+  __shared__ unsigned long long s_lo[32], s_hi[32], s_stats[fixed_stats];
+  __shared__ bool s_is_last;
+  if (threadIdx.x < fixed_stats) s_stats[threadIdx.x] = 0;
   const std::int64_t threads = std::int64_t(gridDim.x) * blockDim.x;
   const std::int64_t g = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   unsigned __int128 sum = 0;
-  unsigned long long counts[fixed_stats] = {};
-  int max_lost = 0;
+  // The report's counts, as scalars (an array indexed by a runtime value would live in local memory).
+  unsigned long long nan = 0, pos_inf = 0, neg_inf = 0, inexact = 0, saturated = 0, max_lost = 0;
+  bool not_negative_zero = false;
   for_each_owned<V>(d_in, num_items, g, threads, mapping, [&](T x) {
     Bits u;
     memcpy(&u, &x, sizeof(T));
-    if (u != (Bits(1) << (sizeof(Bits) * 8 - 1))) counts[fixed_not_negative_zero] = 1;
+    not_negative_zero |= u != (Bits(1) << (sizeof(Bits) * 8 - 1));
     bool special = false, negative = false;
-    const order_model::FixedQuantised q = order_model::fixed_quantise_bits<Bits>(
-        u, scale_exponent, FloatTraits<T>::precision - 1, FloatTraits<T>::exponent_bits, FloatTraits<T>::emax,
-        special, negative);
+    const order_model::FixedQuantised q = order_model::fixed_quantise_scaled<T>(x, k, two_k, special, negative);
     if (special) {
-      const bool nan = (u & ((Bits(1) << (FloatTraits<T>::precision - 1)) - 1)) != 0;
-      ++counts[nan ? fixed_nan : (negative ? fixed_neg_inf : fixed_pos_inf)];
+      if ((u & ((Bits(1) << (FloatTraits<T>::precision - 1)) - 1)) != 0) ++nan;
+      else if (negative) ++neg_inf;
+      else ++pos_inf;
       return;
     }
     const unsigned __int128 mag = static_cast<unsigned long long>(q.q);
     sum += negative ? static_cast<unsigned __int128>(0) - mag : mag;
     if (q.bits_lost != 0) {
-      ++counts[fixed_inexact];
-      max_lost = q.bits_lost > max_lost ? q.bits_lost : max_lost;
+      ++inexact;
+      max_lost = static_cast<unsigned long long>(q.bits_lost) > max_lost ? q.bits_lost : max_lost;
     }
-    if (q.saturated) ++counts[fixed_saturated];
+    if (q.saturated) ++saturated;
   });
-  sum = warp_sum_u128(sum);
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  if (lane == 0) {
-    s_lo[warp] = static_cast<unsigned long long>(sum);
-    s_hi[warp] = static_cast<unsigned long long>(sum >> 64);
-  }
+  const unsigned long long counts[fixed_stats] = {nan, pos_inf, neg_inf, not_negative_zero ? 1ull : 0ull,
+                                                  inexact, saturated, max_lost};
+  __syncthreads();  // s_stats zeroed
 #pragma unroll
   for (int c = 0; c < fixed_stats; ++c) {
-    if (c == fixed_max_bits_lost) continue;
-    const unsigned long long total = warp_sum_u64(counts[c]);
-    if (lane == 0 && total != 0) atomicAdd(&d_stats[c], total);
+    const unsigned long long v =
+        c == fixed_max_bits_lost
+            ? warp_reduce_live(counts[c], [](unsigned long long a, unsigned long long b) { return a > b ? a : b; })
+            : warp_reduce_live(counts[c], [](unsigned long long a, unsigned long long b) { return a + b; });
+    if ((threadIdx.x & 31u) == 0 && v != 0) {
+      if (c == fixed_max_bits_lost) atomicMax(&s_stats[c], v);
+      else atomicAdd(&s_stats[c], v);
+    }
   }
-  const unsigned long long lost = warp_max_u64(static_cast<unsigned long long>(max_lost));
-  if (lane == 0 && lost != 0) atomicMax(&d_stats[fixed_max_bits_lost], lost);
-  __syncthreads();
+  const unsigned __int128 block = block_sum_u128(sum, s_lo, s_hi);  // its barrier also covers s_stats
   if (threadIdx.x == 0) {
-    unsigned __int128 block = 0;
-    for (int w = 0; w < static_cast<int>(blockDim.x + 31) / 32; ++w)
-      block += (static_cast<unsigned __int128>(s_hi[w]) << 64) | s_lo[w];
-    d_block_sum[2 * std::int64_t(blockIdx.x)] = static_cast<unsigned long long>(block);
-    d_block_sum[2 * std::int64_t(blockIdx.x) + 1] = static_cast<unsigned long long>(block >> 64);
+    out.block_sum[2 * std::int64_t(blockIdx.x)] = static_cast<unsigned long long>(block);
+    out.block_sum[2 * std::int64_t(blockIdx.x) + 1] = static_cast<unsigned long long>(block >> 64);
+    for (int c = 0; c < fixed_stats; ++c) {
+      if (s_stats[c] == 0) continue;
+      if (c == fixed_max_bits_lost) atomicMax(&out.stats[c], s_stats[c]);
+      else atomicAdd(&out.stats[c], s_stats[c]);
+    }
+    // Release this thread's stores and atomics above, acquire every earlier block's (the shuffle
+    // kernels' last_block pattern); the barrier below extends the acquire to the whole block.
+    cuda::atomic_ref<unsigned int, cuda::thread_scope_device> counter(*out.counter);
+    s_is_last = counter.fetch_add(1u, cuda::memory_order_acq_rel) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!s_is_last) return;
+  unsigned __int128 part = 0;
+  for (std::int64_t b = threadIdx.x; b < gridDim.x; b += blockDim.x)
+    part += (static_cast<unsigned __int128>(__ldcg(&out.block_sum[2 * b + 1])) << 64) | __ldcg(&out.block_sum[2 * b]);
+  const unsigned __int128 total = block_sum_u128(part, s_lo, s_hi);
+  if (threadIdx.x == 0) {
+    out.sum[0] = static_cast<unsigned long long>(total);
+    out.sum[1] = static_cast<unsigned long long>(total >> 64);
+    for (int c = 0; c < fixed_stats; ++c) {
+      out.report[c] = __ldcg(&out.stats[c]);
+      out.stats[c] = 0;
+    }
+    cuda::atomic_ref<unsigned int, cuda::thread_scope_device> counter(*out.counter);
+    counter.store(0u, cuda::memory_order_relaxed);
   }
 }
 
