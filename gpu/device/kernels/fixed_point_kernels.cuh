@@ -87,7 +87,7 @@ __global__ void fixed_point_kernel(const T* __restrict__ d_in, std::int64_t num_
   const T two_k = order_model::fixed_two_k<T>(k);
   __shared__ unsigned long long s_lo[32], s_hi[32], s_stats[fixed_stats];
   __shared__ bool s_is_last;
-  if (threadIdx.x < fixed_stats) s_stats[threadIdx.x] = 0;
+  for (int c = static_cast<int>(threadIdx.x); c < fixed_stats; c += static_cast<int>(blockDim.x)) s_stats[c] = 0;
   const std::int64_t threads = std::int64_t(gridDim.x) * blockDim.x;
   const std::int64_t g = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   unsigned __int128 sum = 0;
