@@ -91,7 +91,7 @@ SUMLAB_HD inline FixedQuantised fixed_quantise_bits(Bits u, long long k, int fra
   return fixed_quantise(m, ex + k);
 }
 
-// 2^k as a T, for the scales fixed_quantise_scaled computes with the floating-point unit
+// 2^k as a T, for the scales fixed_quantise_fast computes with the floating-point unit
 // (0 <= k <= emax: 2^k is a normal T); 0 for any other k (the integer steps then).
 template <class T> SUMLAB_HD inline T fixed_two_k(long long k) {
   using Bits = typename FloatTraits<T>::Bits;
@@ -102,42 +102,32 @@ template <class T> SUMLAB_HD inline T fixed_two_k(long long k) {
   return r;
 }
 
-// fixed_quantise_bits's result for the value x itself, by the floating-point unit where that is
-// exact: with two_k = fixed_two_k<T>(k) != 0, y = |x| * 2^k is a power-of-two scaling up, exact
-// unless it overflows (then y >= 2^63, which saturates either way); q = RNE(y) is the hardware's
-// round-to-nearest-even conversion, and q == y exactly when no bit was lost (a y that is not an
-// integer is below 2^p, so converting q back is exact). Only an element that lost bits goes
-// through the integer steps, for the report's bits_lost. Other k: the integer steps.
-template <class T>
-SUMLAB_HD inline FixedQuantised fixed_quantise_scaled(T x, long long k, T two_k, bool& special, bool& negative) {
+// fixed_quantise_bits's common case by the floating-point unit, without a branch. With
+// two_k = fixed_two_k<T>(k), returns sign(x) * RNE(|x| 2^k) and sets ordinary = true exactly when
+// two_k != 0, x is finite, y = |x| 2^k < 2^63 and y is an integer: then fixed_quantise_bits gives
+// that q, with nothing lost or saturated. Why: y is a power-of-two scaling up, exact unless it
+// overflows (then it is not below 2^63); q = RNE(y) is the hardware's conversion, and q converts
+// back to y exactly when y is an integer (a y that is not one is below 2^p, where every integer
+// is a T). When ordinary is false the value means nothing: take the integer steps.
+template <class T> SUMLAB_HD inline long long fixed_quantise_fast(T x, T two_k, bool& ordinary) {
   using Bits = typename FloatTraits<T>::Bits;
-  constexpr int frac_bits = FloatTraits<T>::precision - 1;
+  constexpr int sign_shift = static_cast<int>(sizeof(Bits)) * 8 - 1;
   Bits u;
   memcpy(&u, &x, sizeof(T));
-  if (two_k == T(0))
-    return fixed_quantise_bits<Bits>(u, k, frac_bits, FloatTraits<T>::exponent_bits, FloatTraits<T>::emax, special,
-                                     negative);
-  constexpr Bits exp_mask = (Bits(1) << FloatTraits<T>::exponent_bits) - 1;
-  negative = (u >> (sizeof(Bits) * 8 - 1)) != 0;
-  special = ((u >> frac_bits) & exp_mask) == exp_mask;
-  FixedQuantised r;
-  if (special) return r;
-  const T y = (negative ? -x : x) * two_k;
-  if (y >= T(0x1p63)) {
-    r.q = 0x7fffffffffffffffLL;
-    r.saturated = true;
-    return r;
-  }
+  const Bits a = u & ~(Bits(1) << sign_shift);
+  T ax;
+  memcpy(&ax, &a, sizeof(T));
+  const T y = ax * two_k;
 #if defined(__CUDA_ARCH__)
-  if constexpr (sizeof(T) == 4) r.q = __float2ll_rn(y);
-  else r.q = __double2ll_rn(y);
+  long long q;
+  if constexpr (sizeof(T) == 4) q = __float2ll_rn(y);  // saturates (NaN: 0): never undefined
+  else q = __double2ll_rn(y);
 #else
-  r.q = static_cast<std::int64_t>(std::nearbyint(y));  // the default rounding mode: to nearest, even
+  const long long q = y < T(0x1p63) ? static_cast<long long>(std::nearbyint(y)) : 0;  // round to nearest, even
 #endif
-  if (static_cast<T>(r.q) != y)
-    r.bits_lost = fixed_quantise_bits<Bits>(u, k, frac_bits, FloatTraits<T>::exponent_bits, FloatTraits<T>::emax,
-                                            special, negative).bits_lost;
-  return r;
+  ordinary = two_k != T(0) && y < T(0x1p63) && static_cast<T>(q) == y;
+  const long long s = -static_cast<long long>(u >> sign_shift);  // 0 or -1
+  return (q ^ s) - s;
 }
 
 // floor(log2 a) for the bit pattern a of a finite nonzero magnitude: fixed_point_sum's

@@ -56,6 +56,7 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   }
   SUMLAB_CUDA_CHECK(cudaMemset(fixed.stats, 0, fixed_stats * sizeof(unsigned long long)));
   SUMLAB_CUDA_CHECK(cudaMemset(fixed.counter, 0, sizeof(unsigned int)));
+  auto launch = [&](auto kernel, const T* d_in) { kernel<<<s.grid, s.block>>>(d_in, n, s.mapping, fixed); };
   EventTimer timer;
   timer.start();
   for (int l = 0; l < in.launches; ++l) {
@@ -64,10 +65,11 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
     if (from_data) launch_exact<T, true>(s, d_in, n, exact);
     // Pass 2 returns at once when every element sat on the grid (the decision stays on the device:
     // no copy to the host between the passes).
+    const bool big = s.block > 512;
     switch (s.vector) {
-      case 1: fixed_point_kernel<T, 1><<<s.grid, s.block>>>(d_in, n, s.mapping, fixed); break;
-      case 2: fixed_point_kernel<T, 2><<<s.grid, s.block>>>(d_in, n, s.mapping, fixed); break;
-      case 4: fixed_point_kernel<T, 4><<<s.grid, s.block>>>(d_in, n, s.mapping, fixed); break;
+      case 1: launch(big ? fixed_point_kernel<T, 1, 1024> : fixed_point_kernel<T, 1, 512>, d_in); break;
+      case 2: launch(big ? fixed_point_kernel<T, 2, 1024> : fixed_point_kernel<T, 2, 512>, d_in); break;
+      case 4: launch(big ? fixed_point_kernel<T, 4, 1024> : fixed_point_kernel<T, 4, 512>, d_in); break;
       default: throw GpuError("vector width " + std::to_string(s.vector) + " not supported");
     }
     SUMLAB_CUDA_CHECK_LAUNCH("fixed_point_kernel");

@@ -1,10 +1,11 @@
 #pragma once
 // __global__ kernel of gpu_fixed_point's quantising pass (core/order_model/fixed_point_model.hpp
 // says why its bits equal core/fixed_point_sum.hpp's for every shape):
-//   fixed_point_kernel  q_i = RNE(x_i 2^k) (fixed_quantise_scaled), summed as wrapping 128-bit
-//                       integers per thread, warp and block (any grouping: integer addition is
-//                       exact), with the quantisation report's counts; the last block to finish
-//                       adds the blocks' sums and moves the counts to the launch's outputs.
+//   fixed_point_kernel  q_i = RNE(x_i 2^k) (fixed_quantise_fast, or the integer steps where that
+//                       cannot tell), summed as wrapping 128-bit integers per thread, warp and
+//                       block (any grouping: integer addition is exact), with the quantisation
+//                       report's counts; the last block to finish adds the blocks' sums and moves
+//                       the counts to the launch's outputs.
 // With the scale from the data it is pass 2, after gpu_exact's kernel with range tracking wrote
 // (k, on_grid), and returns at once when on_grid (gpu/device/dispatch_fixed_point.cu); with the
 // caller's k it is the whole sum, one read of the input.
@@ -78,8 +79,10 @@ __device__ __forceinline__ unsigned __int128 block_sum_u128(unsigned __int128 v,
   return total;
 }
 
-template <class T, int V>
-__global__ void fixed_point_kernel(const T* __restrict__ d_in, std::int64_t num_items, Mapping mapping,
+// MaxThreads: the instantiation's __launch_bounds__ (512: up to 128 registers, no spills; 1024:
+// 64 registers, which spills a little, for 1024-thread blocks only).
+template <class T, int V, int MaxThreads>
+__global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __restrict__ d_in, std::int64_t num_items, Mapping mapping,
                                    FixedBuffers out) {
   using Bits = typename FloatTraits<T>::Bits;
   if (out.scale[1] != 0) return;  // pass 1 was the whole sum (every element on the grid)
@@ -94,12 +97,14 @@ __global__ void fixed_point_kernel(const T* __restrict__ d_in, std::int64_t num_
   // The report's counts, as scalars (an array indexed by a runtime value would live in local memory).
   unsigned long long nan = 0, pos_inf = 0, neg_inf = 0, inexact = 0, saturated = 0, max_lost = 0;
   bool not_negative_zero = false;
-  for_each_owned<V>(d_in, num_items, g, threads, mapping, [&](T x) {
+  // One element by the integer steps, with its counts.
+  auto one = [&](T x) {
     Bits u;
     memcpy(&u, &x, sizeof(T));
     not_negative_zero |= u != (Bits(1) << (sizeof(Bits) * 8 - 1));
     bool special = false, negative = false;
-    const order_model::FixedQuantised q = order_model::fixed_quantise_scaled<T>(x, k, two_k, special, negative);
+    const order_model::FixedQuantised q = order_model::fixed_quantise_bits<Bits>(
+        u, k, FloatTraits<T>::precision - 1, FloatTraits<T>::exponent_bits, FloatTraits<T>::emax, special, negative);
     if (special) {
       if ((u & ((Bits(1) << (FloatTraits<T>::precision - 1)) - 1)) != 0) ++nan;
       else if (negative) ++neg_inf;
@@ -113,7 +118,31 @@ __global__ void fixed_point_kernel(const T* __restrict__ d_in, std::int64_t num_
       max_lost = static_cast<unsigned long long>(q.bits_lost) > max_lost ? q.bits_lost : max_lost;
     }
     if (q.saturated) ++saturated;
-  });
+  };
+  // A loaded-ahead group by the floating-point unit without branches (fixed_quantise_fast); only a
+  // group holding an element that is not ordinary (lost bits, saturated, NaN/Inf: then it has
+  // counts to report) is redone by the integer steps.
+  auto group = [&](const T(&x)[load_ahead<T, V> * V]) {
+    unsigned __int128 g_sum = 0;
+    bool all_ordinary = true;
+#pragma unroll
+    for (int i = 0; i < load_ahead<T, V> * V; ++i) {
+      bool ordinary;
+      const long long q = order_model::fixed_quantise_fast<T>(x[i], two_k, ordinary);
+      all_ordinary &= ordinary;
+      g_sum += static_cast<unsigned __int128>(static_cast<__int128>(q));
+      Bits u;
+      memcpy(&u, &x[i], sizeof(T));
+      not_negative_zero |= u != (Bits(1) << (sizeof(Bits) * 8 - 1));
+    }
+    if (all_ordinary) {
+      sum += g_sum;
+    } else {
+#pragma unroll  // (a runtime index would put x in local memory)
+      for (int i = 0; i < load_ahead<T, V> * V; ++i) one(x[i]);
+    }
+  };
+  for_each_owned_grouped<V>(d_in, num_items, g, threads, mapping, one, group);
   const unsigned long long counts[fixed_stats] = {nan, pos_inf, neg_inf, not_negative_zero ? 1ull : 0ull,
                                                   inexact, saturated, max_lost};
   __syncthreads();  // s_stats zeroed
