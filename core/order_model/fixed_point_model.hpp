@@ -103,31 +103,26 @@ template <class T> SUMLAB_HD inline T fixed_two_k(long long k) {
 }
 
 // fixed_quantise_bits's common case by the floating-point unit, without a branch. With
-// two_k = fixed_two_k<T>(k), returns sign(x) * RNE(|x| 2^k) and sets ordinary = true exactly when
-// two_k != 0, x is finite, y = |x| 2^k < 2^63 and y is an integer: then fixed_quantise_bits gives
-// that q, with nothing lost or saturated. Why: y is a power-of-two scaling up, exact unless it
-// overflows (then it is not below 2^63); q = RNE(y) is the hardware's conversion, and q converts
-// back to y exactly when y is an integer (a y that is not one is below 2^p, where every integer
-// is a T). When ordinary is false the value means nothing: take the integer steps.
+// two_k = fixed_two_k<T>(k), returns q = RNE(x 2^k), the sign included, and sets ordinary = true
+// exactly when two_k != 0, x is finite, y = x 2^k lies strictly inside (-2^63, 2^63) and y is an
+// integer: then fixed_quantise_bits gives that q (with the sign applied), nothing lost or
+// saturated. Why: y is a power-of-two scaling up, exact unless it overflows (then it is not inside
+// the interval); q = RNE(y) is the hardware's conversion (round to nearest even is symmetric, so
+// the sign can stay on y), and q converts back to y exactly when y is an integer (a y that is not
+// one is below 2^p in magnitude, where every integer is a T). When ordinary is false the value
+// means nothing: take the integer steps.
 template <class T> SUMLAB_HD inline long long fixed_quantise_fast(T x, T two_k, bool& ordinary) {
-  using Bits = typename FloatTraits<T>::Bits;
-  constexpr int sign_shift = static_cast<int>(sizeof(Bits)) * 8 - 1;
-  Bits u;
-  memcpy(&u, &x, sizeof(T));
-  const Bits a = u & ~(Bits(1) << sign_shift);
-  T ax;
-  memcpy(&ax, &a, sizeof(T));
-  const T y = ax * two_k;
+  const T y = x * two_k;
+  const bool inside = y < T(0x1p63) && -y < T(0x1p63);  // false for NaN
 #if defined(__CUDA_ARCH__)
   long long q;
   if constexpr (sizeof(T) == 4) q = __float2ll_rn(y);  // saturates (NaN: 0): never undefined
   else q = __double2ll_rn(y);
 #else
-  const long long q = y < T(0x1p63) ? static_cast<long long>(std::nearbyint(y)) : 0;  // round to nearest, even
+  const long long q = inside ? static_cast<long long>(std::nearbyint(y)) : 0;  // round to nearest, even
 #endif
-  ordinary = two_k != T(0) && y < T(0x1p63) && static_cast<T>(q) == y;
-  const long long s = -static_cast<long long>(u >> sign_shift);  // 0 or -1
-  return (q ^ s) - s;
+  ordinary = two_k != T(0) && inside && static_cast<T>(q) == y;
+  return q;
 }
 
 // floor(log2 a) for the bit pattern a of a finite nonzero magnitude: fixed_point_sum's

@@ -125,6 +125,7 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
   auto group = [&](const T(&x)[load_ahead<T, V> * V]) {
     unsigned __int128 g_sum = 0;
     bool all_ordinary = true;
+    Bits not_minus_zero = 0;  // nonzero when some element is not -0 (one LOP3 per element)
 #pragma unroll
     for (int i = 0; i < load_ahead<T, V> * V; ++i) {
       bool ordinary;
@@ -133,8 +134,9 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
       g_sum += static_cast<unsigned __int128>(static_cast<__int128>(q));
       Bits u;
       memcpy(&u, &x[i], sizeof(T));
-      not_negative_zero |= u != (Bits(1) << (sizeof(Bits) * 8 - 1));
+      not_minus_zero |= u ^ (Bits(1) << (sizeof(Bits) * 8 - 1));
     }
+    not_negative_zero |= not_minus_zero != 0;
     if (all_ordinary) {
       sum += g_sum;
     } else {
