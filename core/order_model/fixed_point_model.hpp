@@ -103,25 +103,26 @@ template <class T> SUMLAB_HD inline T fixed_two_k(long long k) {
 }
 
 // fixed_quantise_bits's common case by the floating-point unit, without a branch. With
-// two_k = fixed_two_k<T>(k), returns q = RNE(x 2^k), the sign included, and sets ordinary = true
-// exactly when two_k != 0, x is finite, y = x 2^k lies strictly inside (-2^63, 2^63) and y is an
-// integer: then fixed_quantise_bits gives that q (with the sign applied), nothing lost or
-// saturated. Why: y is a power-of-two scaling up, exact unless it overflows (then it is not inside
-// the interval); q = RNE(y) is the hardware's conversion (round to nearest even is symmetric, so
-// the sign can stay on y), and q converts back to y exactly when y is an integer (a y that is not
-// one is below 2^p in magnitude, where every integer is a T). When ordinary is false the value
-// means nothing: take the integer steps.
+// two_k = fixed_two_k<T>(k) != 0 (the caller checks that once), returns q = RNE(x 2^k), the sign
+// included, and sets ordinary = true exactly when x is finite, y = x 2^k lies strictly inside
+// (-2^63, 2^63) and y is an integer: then fixed_quantise_bits gives that q (with the sign
+// applied), nothing lost or saturated. Why: y is a power-of-two scaling up, exact unless it
+// overflows (then it is not inside the interval); q = RNE(y) is the hardware's conversion (round
+// to nearest even is symmetric, so the sign can stay on y), and q converts back to y exactly when
+// y is an integer (a y that is not one is below 2^p in magnitude, where every integer is a T).
+// When ordinary is false the value means nothing: take the integer steps.
 template <class T> SUMLAB_HD inline long long fixed_quantise_fast(T x, T two_k, bool& ordinary) {
   const T y = x * two_k;
-  const bool inside = y < T(0x1p63) && -y < T(0x1p63);  // false for NaN
 #if defined(__CUDA_ARCH__)
+  const bool inside = fabs(y) < T(0x1p63);  // false for NaN; |y| is an operand modifier
   long long q;
   if constexpr (sizeof(T) == 4) q = __float2ll_rn(y);  // saturates (NaN: 0): never undefined
   else q = __double2ll_rn(y);
 #else
+  const bool inside = std::fabs(y) < T(0x1p63);
   const long long q = inside ? static_cast<long long>(std::nearbyint(y)) : 0;  // round to nearest, even
 #endif
-  ordinary = two_k != T(0) && inside && static_cast<T>(q) == y;
+  ordinary = inside && static_cast<T>(q) == y;
   return q;
 }
 

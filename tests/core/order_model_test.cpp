@@ -692,6 +692,7 @@ template <class T> void check_fast_quantise(order_model::SplitMix64& rng) {
     ASSERT_EQ(two_k, k >= 0 && k <= FloatTraits<T>::emax ? std::ldexp(T(1), static_cast<int>(k)) : T(0)) << k;
     bool ordinary = false, special = false, negative = false;
     const long long q = order_model::fixed_quantise_fast<T>(x, two_k, ordinary);
+    ordinary = ordinary && two_k != 0;  // the caller's check
     const auto b = order_model::fixed_quantise_bits<Bits>(u, k, frac_bits, FloatTraits<T>::exponent_bits,
                                                           FloatTraits<T>::emax, special, negative);
     const bool expect = two_k != 0 && !special && !b.saturated && b.bits_lost == 0;

@@ -124,7 +124,7 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
   // counts to report) is redone by the integer steps.
   auto group = [&](const T(&x)[load_ahead<T, V> * V]) {
     unsigned __int128 g_sum = 0;
-    bool all_ordinary = true;
+    bool all_ordinary = two_k != T(0);  // k outside fixed_two_k's range: the integer steps
     Bits not_minus_zero = 0;  // nonzero when some element is not -0 (one LOP3 per element)
 #pragma unroll
     for (int i = 0; i < load_ahead<T, V> * V; ++i) {
