@@ -29,8 +29,9 @@
 // blocks' instruction counts differing by half (Nsight Compute). With 2^4 a simulation of the
 // same walk meets none. NaN and Inf are counted, never added. Double inputs above 2^1012
 // (whose M_0 would overflow) are added by the slow path directly.
-// Loads: float groups are staged through shared memory by cp.async (staged_grid_stride); double
-// groups are loaded into registers with an L2 prefetch four groups ahead.
+// Loads: float groups are staged through shared memory by cp.async (gpu/thread/staged_loads.cuh);
+// double groups are loaded into registers with an L2 prefetch four groups ahead (staged, they
+// measured slower on the H200).
 //
 // Why the bits cannot depend on the launch: every value reaching the limbs is an exact integer
 // multiple of 2^min_subnormal_exp, integer addition is associative, and the host rounds the exact
@@ -41,7 +42,6 @@
 // limb stays below 2^63. Each block carry-normalises its limbs (digits in [0, 2^32), the top one
 // signed) before writing them, so the last block's column sums over <= 2^24 blocks stay below 2^57.
 #include <cuda/atomic>
-#include <cuda_pipeline.h>
 
 #include <cstdint>
 
@@ -51,6 +51,7 @@
 #include "core/order_model/exact_digits.hpp"
 #include "core/order_model/fixed_point_model.hpp"
 #include "gpu/cuda_check.cuh"
+#include "gpu/thread/staged_loads.cuh"
 #include "gpu/thread/thread_chain.cuh"
 
 namespace sumlab::gpu::detail {
@@ -388,71 +389,6 @@ template <class T, bool Range = false> struct ExactThread {
   }
 };
 
-// The grid-stride walk of for_each_owned_grouped (same groups, same tail), with each group's bytes
-// brought into shared memory by cp.async `exact_stages` groups ahead (float inputs, 4-wide loads;
-// on the H200 this took float32 from 0.78 to 0.92 of CUB at 2^30, while double became slower and
-// keeps the register path with its L2 prefetch). Why: the levels need many
-// registers (about 120), so few warps fit on an SM, and loads into registers alone keep too few
-// bytes in flight to reach the memory's bandwidth; asynchronous copies to shared memory hold
-// stages * 64 bytes per thread in flight without a register. Each thread reads back only the
-// 16-byte chunks it copied itself (chunk-major, thread-minor: no bank conflicts), so a thread's
-// own __pipeline_wait_prior is all the synchronisation needed.
-inline constexpr int exact_stages = 3;
-template <class T, int V> inline constexpr int exact_stage_chunks = load_ahead<T, V> * V * int(sizeof(T)) / 16;
-template <class T, int V> constexpr std::size_t exact_stage_bytes(int block) {
-  return std::size_t(exact_stages) * exact_stage_chunks<T, V> * block * 16;
-}
-
-template <class T, int V, class F, class G>
-__device__ __forceinline__ void staged_grid_stride(const T* __restrict__ d_in, std::int64_t n, std::int64_t g,
-                                                   std::int64_t threads, uint4* stage, F&& f, G&& group) {
-  constexpr int U = load_ahead<T, V>;
-  constexpr int C = exact_stage_chunks<T, V>;  // 16-byte chunks per group
-  constexpr int CV = V * int(sizeof(T)) / 16;   // per vector
-  static_assert(CV >= 1 && C == U * CV, "a vector must be a whole number of 16-byte chunks");
-  const std::int64_t nvec = n / V;
-  const std::int64_t step = std::int64_t(U) * threads;
-  const char* bytes = reinterpret_cast<const char*>(d_in);
-  const unsigned tid = threadIdx.x, nthr = blockDim.x;
-  auto exists = [&](std::int64_t j) { return j + std::int64_t(U - 1) * threads < nvec; };
-  auto issue = [&](std::int64_t j, int s) {
-    if (exists(j)) {
-#pragma unroll
-      for (int u = 0; u < U; ++u)
-#pragma unroll
-        for (int c = 0; c < CV; ++c)
-          __pipeline_memcpy_async(&stage[(std::size_t(s) * C + u * CV + c) * nthr + tid],
-                                  bytes + (j + u * threads) * (V * sizeof(T)) + c * 16, 16);
-    }
-    __pipeline_commit();  // an empty batch too: the wait below counts batches
-  };
-  std::int64_t j = g;
-#pragma unroll
-  for (int s = 0; s < exact_stages; ++s) issue(j + s * step, s);
-  int s = 0;
-  for (; exists(j); j += step) {
-    __pipeline_wait_prior(exact_stages - 1);  // this group's batch has landed
-    T x[U * V];
-#pragma unroll
-    for (int c = 0; c < C; ++c) {
-      const uint4 chunk = stage[(std::size_t(s) * C + c) * nthr + tid];
-      memcpy(reinterpret_cast<char*>(x) + c * 16, &chunk, 16);
-    }
-    issue(j + exact_stages * step, s);  // the slot is free again
-    group(x);
-    s = s + 1 == exact_stages ? 0 : s + 1;
-  }
-  __pipeline_wait_prior(0);
-  const Vec<T, V>* __restrict__ vin = reinterpret_cast<const Vec<T, V>*>(d_in);
-  for (; j < nvec; j += threads) {
-    const Vec<T, V> v = vin[j];
-#pragma unroll
-    for (int k = 0; k < V; ++k) f(v.v[k]);
-  }
-  if (V > 1 && nvec * V < n && nvec % threads == g)
-    for (std::int64_t i = nvec * V; i < n; ++i) f(d_in[i]);
-}
-
 // Where a launch's results go. block_limbs / block_special: gridDim.x rows of num_limbs
 // carry-normalised limbs / exact_specials counts; limbs / special: their column sums, written by
 // the last block to finish; counter: that block's arrival count, 0 before a launch and reset to 0 by
@@ -543,7 +479,7 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(cons
   bool staged = false;
   if constexpr (V == 4 && sizeof(T) == 4) {  // float: measured faster; double keeps the register path
     if (mapping == Mapping::grid_stride) {
-      extern __shared__ uint4 exact_stage[];  // exact_stage_bytes<T, 4>(blockDim.x), from the launcher
+      extern __shared__ uint4 exact_stage[];  // stage_bytes<T, 4>(blockDim.x), from the launcher
       staged_grid_stride<T, V>(d_in, num_items, g, threads, exact_stage, one, group);
       staged = true;
     }
@@ -612,7 +548,7 @@ template <class T, bool Range> void launch_exact(const LaunchShape& s, const T* 
   auto go = [&](auto kernel) {
     // 4-wide float shapes stage their loads in dynamic shared memory (staged_grid_stride); with the
     // kernel's static shared memory that can pass the default 48 KB, so always opt in to the size.
-    const std::size_t smem = s.vector == 4 && sizeof(T) == 4 ? exact_stage_bytes<T, 4>(s.block) : 0;
+    const std::size_t smem = s.vector == 4 && sizeof(T) == 4 ? stage_bytes<T, 4>(s.block) : 0;
     if (smem > 0)
       SUMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
     kernel<<<s.grid, s.block, smem>>>(d_in, n, s.mapping, out);

@@ -15,6 +15,7 @@
 
 #include "core/float_traits.hpp"
 #include "core/order_model/fixed_point_model.hpp"
+#include "gpu/thread/staged_loads.cuh"
 #include "gpu/thread/thread_chain.cuh"
 
 namespace sumlab::gpu::detail {
@@ -144,7 +145,15 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
       for (int i = 0; i < load_ahead<T, V> * V; ++i) one(x[i]);
     }
   };
-  for_each_owned_grouped<V>(d_in, num_items, g, threads, mapping, one, group);
+  bool staged = false;
+  if constexpr (V == 4 && sizeof(T) == 4) {  // as gpu_exact: keeps bytes in flight while a group computes
+    if (mapping == Mapping::grid_stride) {
+      extern __shared__ uint4 fixed_stage[];  // stage_bytes<T, 4>(blockDim.x), from the launcher
+      staged_grid_stride<T, V>(d_in, num_items, g, threads, fixed_stage, one, group);
+      staged = true;
+    }
+  }
+  if (!staged) for_each_owned_grouped<V>(d_in, num_items, g, threads, mapping, one, group);
   const unsigned long long counts[fixed_stats] = {nan, pos_inf, neg_inf, not_negative_zero ? 1ull : 0ull,
                                                   inexact, saturated, max_lost};
   __syncthreads();  // s_stats zeroed
