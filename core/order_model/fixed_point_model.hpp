@@ -126,6 +126,48 @@ template <class T> SUMLAB_HD inline long long fixed_quantise_fast(T x, T two_k, 
   return q;
 }
 
+// A group of N elements by fixed_quantise_fast's arithmetic, with the checks moved off the
+// integer pipe (the kernel's hot loop): returns true, and adds sum q_i to the 128-bit (hi, lo)
+// (the value lo + 2^32 hi: lo collects the low 32-bit words, hi the signed high words), exactly
+// when every element is ordinary (fixed_quantise_fast); otherwise returns false and adds nothing
+// that counts (the caller redoes the group by the integer steps). Why the checks are exact:
+// err = sum |y_i - T(q_i)| is 0 exactly when every y_i equals T(q_i) (a sum of non-negative terms
+// is 0 only if each is: the first nonzero one cannot be absorbed, and NaN/Inf keep err nonzero),
+// and big = max |y_i| below 2^63 rules out saturation (and the one y that would pass the first
+// check while saturating, -2^63 and 2^63). one = 1, read from a value the compiler cannot fold, so
+// that the additions stay multiply-adds (the FMA pipe; the integer pipe was the kernel's limit).
+template <class T, int N>
+SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, unsigned one, unsigned long long& lo, long long& hi) {
+  T err = 0, big = 0;
+  unsigned long long l = 0;
+  long long h = 0;
+  for (int i = 0; i < N; ++i) {
+    const T y = x[i] * two_k;
+#if defined(__CUDA_ARCH__)
+    long long q;
+    if constexpr (sizeof(T) == 4) q = __float2ll_rn(y);
+    else q = __double2ll_rn(y);
+    err += fabs(y - static_cast<T>(q));
+    big = fmax(big, fabs(y));
+#else
+    const long long q = std::fabs(y) < T(0x1p63) ? static_cast<long long>(std::nearbyint(y)) : 0;
+    err += std::fabs(y - static_cast<T>(q));
+    big = std::fmax(big, std::fabs(y));
+#endif
+#if defined(__CUDA_ARCH__)  // (written out: the compiler would otherwise factor `one` out of the sums)
+    asm("mad.wide.u32 %0, %1, %2, %0;" : "+l"(l) : "r"(static_cast<unsigned>(q)), "r"(one));
+    asm("mad.wide.s32 %0, %1, %2, %0;" : "+l"(h) : "r"(static_cast<int>(q >> 32)), "r"(static_cast<int>(one)));
+#else
+    l += static_cast<unsigned long long>(static_cast<unsigned>(q)) * one;
+    h += static_cast<long long>(static_cast<int>(q >> 32)) * static_cast<int>(one);
+#endif
+  }
+  if (!(err == T(0) && big < T(0x1p63))) return false;
+  lo += l;
+  hi += h;
+  return true;
+}
+
 // floor(log2 a) for the bit pattern a of a finite nonzero magnitude: fixed_point_sum's
 // max_exponent applied to that one value (its rule for subnormals included).
 template <class T> SUMLAB_HD int floor_log2_magnitude(typename FloatTraits<T>::Bits a) {

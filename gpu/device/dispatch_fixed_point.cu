@@ -56,13 +56,7 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   }
   SUMLAB_CUDA_CHECK(cudaMemset(fixed.stats, 0, fixed_stats * sizeof(unsigned long long)));
   SUMLAB_CUDA_CHECK(cudaMemset(fixed.counter, 0, sizeof(unsigned int)));
-  // 4-wide float shapes stage their loads in dynamic shared memory (staged_grid_stride).
-  const std::size_t smem = s.vector == 4 && sizeof(T) == 4 ? stage_bytes<T, 4>(s.block) : 0;
-  auto launch = [&](auto kernel, const T* d_in) {
-    if (smem > 0)
-      SUMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-    kernel<<<s.grid, s.block, smem>>>(d_in, n, s.mapping, fixed);
-  };
+  auto launch = [&](auto kernel, const T* d_in) { kernel<<<s.grid, s.block>>>(d_in, n, s.mapping, fixed); };
   EventTimer timer;
   timer.start();
   for (int l = 0; l < in.launches; ++l) {

@@ -715,6 +715,51 @@ TEST(FixedPointModel, FastQuantiseIsOrdinaryExactlyWhenTheIntegerStepsLoseNothin
   check_fast_quantise<double>(rng);
 }
 
+// A group is taken by the floating-point path exactly when each of its elements is ordinary, and
+// then adds the sum of their q exactly (as lo + 2^32 hi); otherwise it adds nothing.
+template <class T> void check_group_quantise(order_model::SplitMix64& rng) {
+  using Bits = typename FloatTraits<T>::Bits;
+  constexpr int N = 16;
+  int taken = 0, refused = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const long long k = static_cast<long long>(rng.below(FloatTraits<T>::emax + 1));
+    const T two_k = order_model::fixed_two_k<T>(k);
+    T x[N];
+    bool all = true;
+    detail::int128 expect = 0;
+    for (int j = 0; j < N; ++j) {
+      // Mostly elements on the grid (integers times 2^-k), with a chance of one that is not.
+      const auto m = static_cast<long long>(rng.below(1u << 20)) - (1 << 19);
+      x[j] = static_cast<T>(std::ldexp(static_cast<double>(m), -static_cast<int>(k)));
+      if (rng.below(64) == 0) x[j] = from_bits<T>(static_cast<Bits>(rng.next()));
+      bool ordinary = false;
+      const long long q = order_model::fixed_quantise_fast<T>(x[j], two_k, ordinary);
+      all = all && ordinary;
+      expect += q;
+    }
+    unsigned long long lo = 5;
+    long long hi = -3;
+    const bool ok = order_model::fixed_quantise_group<T, N>(x, two_k, 1u, lo, hi);
+    ASSERT_EQ(ok, all) << i;
+    if (ok) {
+      ASSERT_TRUE(static_cast<detail::int128>(lo - 5) + (static_cast<detail::int128>(hi + 3) << 32) == expect) << i;
+      ++taken;
+    } else {
+      ASSERT_EQ(lo, 5u);
+      ASSERT_EQ(hi, -3);
+      ++refused;
+    }
+  }
+  EXPECT_GT(taken, 1000);
+  EXPECT_GT(refused, 1000);
+}
+
+TEST(FixedPointModel, GroupQuantiseAddsExactlyWhenEveryElementIsOrdinary) {
+  order_model::SplitMix64 rng{77};
+  check_group_quantise<float>(rng);
+  check_group_quantise<double>(rng);
+}
+
 TEST(FixedPointModel, QuantiseMatchesTheCpuStepForStep) {
   order_model::SplitMix64 rng{42};
   for (int i = 0; i < 20000; ++i) {
