@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Session 4 run 7: rebuild, gpu tests, verify --quick, memcheck and racecheck over the fixed-point
+# kernel's tests, then the float32 bench of the fixed-point paths against exact, two-pass and CUB.
+set -uo pipefail
+O=$OUT
+export SUMLAB_GIT_COMMIT=$(cut -d' ' -f1 .debs/commit.txt)
+T0=$SECONDS
+if [ ! -x build/cuda/sumlab ] || [ "${REBUILD:-1}" = 1 ]; then
+OUT=$O/setup SUMLAB_DEBS=.debs SUMLAB_SETUP_ONLY=1 SUMLAB_DEADLINE=700 bash scripts/device-check.sh > $O/setup-console.log 2>&1
+echo "setup rc=$? at $((SECONDS-T0))s"; tail -2 $O/setup-console.log
+fi
+U=/tmp/sumlab-deps/usr
+export CMAKE_PREFIX_PATH=$U CPATH="$U/include:$U/include/x86_64-linux-gnu:$U/include/eigen3" LIBRARY_PATH=$U/lib/x86_64-linux-gnu LD_LIBRARY_PATH=$U/lib/x86_64-linux-gnu
+export PATH="$PATH:/usr/local/cuda/bin"
+hdr() { echo "# commit: $SUMLAB_GIT_COMMIT"; echo "# gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"; echo "# date: $(date -u +%FT%TZ)"; echo "# command: $*"; }
+run() { local f=$1 lim=$2; shift 2; { hdr "$@"; timeout $lim "$@"; echo "# exit $?"; } > $O/$f 2>&1; echo "$f done at $((SECONDS-T0))s"; }
+run ctest_gpu.log 170 ctest --test-dir build/cuda -L gpu --output-on-failure -j4
+grep -E "tests passed|tests failed|Failed|\*\*\*|Failure|Expected|Which is" $O/ctest_gpu.log | head -20
+run verify_quick.log 90 build/cuda/sumlab verify --quick
+grep -E "^total|mismatch|# exit" $O/verify_quick.log | tail -5
+run memcheck_fixed.log 100 compute-sanitizer --tool memcheck --error-exitcode 99 build/cuda/tests/gpu_sum_test '--gtest_filter=GpuFixedPointGivenScale*:GpuExact.WideRanges*'
+grep -E "ERROR SUMMARY|PASSED|FAILED|# exit" $O/memcheck_fixed.log | tail -3
+run racecheck_fixed.log 90 compute-sanitizer --tool racecheck --error-exitcode 99 build/cuda/tests/gpu_sum_test '--gtest_filter=GpuFixedPointGivenScale/0*'
+grep -E "RACECHECK SUMMARY|hazard|PASSED|FAILED|# exit" $O/racecheck_fixed.log | tail -3
+LEFT=$((330 - (SECONDS-T0)))
+OUT=$O/bfixed SUMLAB_BENCH_SECONDS=$LEFT SUMLAB_BENCH_ARGS="--sweep --no-cpu --samples 5 --log2-min 24 --dtypes float32 --kernels gpu_fixed_point,gpu_exact,gpu_two_pass,gpu_cub --exact-dists uniform" bash scripts/device-bench.sh > /dev/null 2>&1
+echo "bench fp32 at $((SECONDS-T0))s"; tail -2 $O/bfixed/bench.log
+LEFT=$((480 - (SECONDS-T0)))
+OUT=$O/bfp64 SUMLAB_BENCH_SECONDS=$LEFT SUMLAB_BENCH_ARGS="--sweep --no-cpu --samples 5 --log2-min 24 --log2-step 6 --dtypes float64 --kernels gpu_fixed_point,gpu_exact,gpu_cub --exact-dists uniform" bash scripts/device-bench.sh > /dev/null 2>&1
+echo "bench fp64 at $((SECONDS-T0))s"; tail -2 $O/bfp64/bench.log
+LEFT=$((575 - (SECONDS-T0)))
+OUT=$O/brange SUMLAB_BENCH_SECONDS=$LEFT SUMLAB_BENCH_ARGS="--no-cpu --samples 5 --log2-min 24 --log2-step 6 --dtypes float32 --kernels gpu_exact,gpu_cub --dists lognormal:12 --exact-dists lognormal:12" bash scripts/device-bench.sh > /dev/null 2>&1
+echo "bench range at $((SECONDS-T0))s"; tail -2 $O/brange/bench.log
