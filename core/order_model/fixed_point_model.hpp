@@ -202,33 +202,7 @@ SUMLAB_HD FixedOnePass fixed_one_pass(typename FloatTraits<T>::Bits largest, typ
 // S * 2^-k correctly rounded to T, with the specials' IEEE rules: fixed_point_sum's conversion.
 template <class T>
 T fixed_point_from_integer(detail::uint128 sum, long long k, const SpecialCounts& specials) {
-  using Acc = Superaccumulator<T>;
-  Acc acc;
-  acc.add_specials(specials);
-  const bool negative = static_cast<detail::int128>(sum) < 0;
-  detail::uint128 a = negative ? -sum : sum;
-  long long t = -k - Acc::min_exponent;
-  if (t < 0) {
-    a = -t >= 128 ? 0 : a >> -t;
-    t = 0;
-  }
-  bool beyond_range = false;
-  for (int j = 0; j < 4 && a != 0; ++j, a >>= Acc::limb_bits) {
-    const auto digit = static_cast<std::int64_t>(static_cast<std::uint64_t>(a) & 0xffffffffu);
-    if (digit == 0) continue;
-    const long long bit = t + static_cast<long long>(Acc::limb_bits) * j;
-    const long long limb = bit / Acc::limb_bits;
-    if (limb >= Acc::num_limbs) {
-      beyond_range = true;
-      break;
-    }
-    const std::int64_t v = digit << (bit % Acc::limb_bits);
-    acc.add_limb(static_cast<int>(limb), negative ? -v : v);
-  }
-  T value = acc.round();
-  if (beyond_range && !std::isnan(value))
-    value = negative ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
-  return value;
+  return fixed_point_detail::from_integer<T>(sum, k, specials);
 }
 
 template <class T> struct FixedPointModel {
