@@ -69,11 +69,13 @@ constexpr std::array<GpuKernelInfo, 18> kernels{{
      "as gpu_two_pass with acc = acc + (double)x and double partials; value = (float)total",
      Determinism::run_to_run, true, shuffle_fields | field_cross, false, true, false},
     {GpuKernel::fixed_point, "gpu_fixed_point",
-     "quantize to int64 at scale 2^k (k from max|x|), add exactly in 128 bits: order-independent",
-     "pass 1: gpu_exact's kernel, also finding max|x| and min|x|; its last block derives k as "
-     "core/fixed_point_sum.hpp; if every x_i is on the grid 2^-k, pass 1's exact sum is the result; "
-     "else pass 2: q_i = RNE(x_i 2^k) summed as 128-bit integers per thread/warp/block; the host "
-     "adds the block sums and converts as the CPU does",
+     "quantize to int64 at scale 2^k (k from max|x|, or the caller's), add exactly in 128 bits: "
+     "order-independent",
+     "k from the data: pass 1 is gpu_exact's kernel, also finding max|x| and min|x|; its last block "
+     "derives k as core/fixed_point_sum.hpp; if every x_i is on the grid 2^-k, pass 1's exact sum is "
+     "the result; else pass 2: q_i = RNE(x_i 2^k) summed as 128-bit integers per thread/warp/block, "
+     "the last block adding the block sums; the caller's k: pass 2 alone; the host converts as the "
+     "CPU does",
      Determinism::shape_invariant, true, load_fields, false, false, false},
     {GpuKernel::exact, "gpu_exact",
      "correctly rounded: integer limbs per block (shared-memory 64-bit atomics), host merge",
