@@ -143,8 +143,10 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
       for (int i = 0; i < load_ahead<T, V> * V; ++i) one_element(x[i]);
     }
   };
-  // (Register loads: staging the loads through shared memory as gpu_exact does, or an L2 prefetch,
-  // measured slower here: 0.80 and 0.75 of CUB against 0.93 - 0.97 at 2^30, float32.)
+  // Register loads, 64 bytes ahead. Measured slower on the H200 at 2^30, float32 (given k; this
+  // version: 0.93 - 0.97 of CUB): staged through shared memory as gpu_exact's 0.80, an L2 prefetch
+  // 0.75, 128 bytes ahead 0.94, the next group's loads before this group's arithmetic 0.92
+  // (reports/h200-2026-11-30-d).
   for_each_owned_grouped<V>(d_in, num_items, g, threads, mapping, one_element, group);
   const unsigned long long counts[fixed_stats] = {nan, pos_inf, neg_inf, not_negative_zero ? 1ull : 0ull,
                                                   inexact, saturated, max_lost};
