@@ -43,6 +43,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -55,6 +56,7 @@
 #include "core/gpu_kernel.hpp"
 #include "core/launch_shape.hpp"
 #include "core/order_model/cross_block.hpp"
+#include "core/fixed_point_sum.hpp"
 #include "core/order_model/model_sum.hpp"
 #include "core/order_model/reduce_ops.hpp"
 #include "core/order_model/smem_race.hpp"
@@ -193,6 +195,7 @@ std::string model_key(GpuKernel k, const LaunchShape& s) {
 struct Case {
   GpuKernel kernel = GpuKernel::two_pass;
   LaunchShape shape;
+  KernelOptions options;  // gpu_fixed_point's caller's-scale cases
   std::string key;
   bool gpu_ok = false;
   double gpu_value = 0, gpu_acc = 0, gpu_ms = 0;
@@ -274,6 +277,17 @@ class Verifier {
     const std::string dtype(FloatTraits<T>::dtype);
     const std::vector<T> x = prepare_input<T>(in, n);
     std::vector<Case> cases = cases_for(n, sizeof(T) == 4);
+    // gpu_fixed_point again with the caller's scale (KernelOptions::fixed_scale: the quantising pass
+    // alone), 12 bits coarser than the data's own, so that elements lose bits there.
+    const std::optional<int> e_max = fixed_point_detail::max_exponent(std::span<const T>(x));
+    const int given_k = (e_max ? 61 - *e_max : 0) - 12;
+    for (std::size_t i = 0, count = cases.size(); i < count; ++i)
+      if (cases[i].kernel == GpuKernel::fixed_point) {
+        Case c = cases[i];
+        c.options.fixed_scale = given_k;
+        c.key += " k=" + std::to_string(given_k);
+        cases.push_back(std::move(c));
+      }
     // The GPU cases (one stream, in order, driven by this thread) and the models (on the other CPU
     // threads) run at the same time: both only read x.
     std::map<std::string, ModelValue> models;
@@ -285,7 +299,7 @@ class Verifier {
     std::thread model_thread([&] {
     parallel_for(jobs.size(), gpu_ ? std::max(1, threads_ - 1) : threads_, [&](std::size_t i) {
       const Case& c = *jobs[i].second;
-      const ModelResult<T> m = model_sum<T>(c.kernel, c.shape, std::span<const T>(x));
+      const ModelResult<T> m = model_sum<T>(c.kernel, c.shape, std::span<const T>(x), c.options);
       ModelValue v;
       v.has_value = m.has_value;
       v.value = static_cast<double>(m.value);
@@ -305,7 +319,7 @@ class Verifier {
     for (std::size_t i = 0; i < jobs.size(); ++i) models[jobs[i].first] = results[i];
 
     // Model-only consistency: shape-invariant kernels give one value per input.
-    std::map<GpuKernel, std::set<std::uint64_t>> invariant_values;
+    std::map<std::string, std::set<std::uint64_t>> invariant_values;  // by model key: the shape is not in it
     for (const auto& c : cases) {
       const ModelValue& m = models[c.key];
       Tally& t = tally_[c.kernel];
@@ -325,7 +339,7 @@ class Verifier {
         match = value_eq && acc_eq;
       }
       if (info(c.kernel).determinism == Determinism::shape_invariant && m.has_value)
-        invariant_values[c.kernel].insert(m.nan ? ~std::uint64_t(0) : m.bits);
+        invariant_values[c.key].insert(m.nan ? ~std::uint64_t(0) : m.bits);
       if (!error.empty()) ++t.errors;
       else if (!match) ++t.mismatches;
       if (!match && mismatch_examples_.size() < 20)
@@ -343,8 +357,8 @@ class Verifier {
     for (const auto& [k, vals] : invariant_values)
       if (vals.size() > 1) {
         ++invariance_failures_;
-        error_examples_.push_back(fmt::format("{} n={} {}: {} model values across shapes for a shape-invariant kernel",
-                                              dtype, n, in.name, vals.size()));
+        error_examples_.push_back(fmt::format("{} n={} {}: {} model values across shapes for shape-invariant {}",
+                                              dtype, n, in.name, vals.size(), k));
       }
     cases_total_ += static_cast<long>(cases.size());
     if (csv_) csv_.flush();
@@ -429,7 +443,7 @@ class Verifier {
   template <class T> void run_gpu(std::vector<Case>& cases) {
 #if defined(SUMLAB_WITH_CUDA)
     for (auto& c : cases) {
-      const gpu::GpuSumResult<T> r = gpu::gpu_sum<T>(c.kernel, c.shape, buffer<T>());
+      const gpu::GpuSumResult<T> r = gpu::gpu_sum<T>(c.kernel, c.shape, buffer<T>(), c.options);
       c.gpu_ok = r.ok();
       c.error = r.error;
       c.gpu_value = static_cast<double>(r.value);
