@@ -75,6 +75,13 @@ template <class T> std::optional<int> max_exponent(std::span<const T> x) {
   return static_cast<int>(std::bit_width(largest)) - 1 + Traits::min_subnormal_exp;
 }
 
+// The scale fixed_point_sum derives from the data: k = 61 - floor(log2 max|x_i|), 0 when no element
+// is finite and nonzero.
+template <class T> int data_scale(std::span<const T> x) {
+  const std::optional<int> e = max_exponent(x);
+  return e ? 61 - *e : 0;
+}
+
 struct Quantised {
   std::int64_t q = 0;
   int bits_lost = 0;  // 0: exact
@@ -193,8 +200,7 @@ FixedPointOutcome<T> fixed_point_sum_with_report(std::span<const T> x,
     rep.scale_exponent = *scale_exponent;
     rep.scale_from_data = false;
   } else {
-    const std::optional<int> e = fixed_point_detail::max_exponent(x);
-    rep.scale_exponent = e ? 61 - *e : 0;
+    rep.scale_exponent = fixed_point_detail::data_scale(x);
   }
   const long long k = rep.scale_exponent;
 

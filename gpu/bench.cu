@@ -125,7 +125,7 @@ template <class T> int data_scale(const BenchInput<T>& in) {
       thrust::device, bits, bits + in.n(),
       FiniteMagnitude<T>{}, Bits(0), thrust::maximum<Bits>());
   SUMLAB_CUDA_CHECK(cudaGetLastError());
-  return largest == 0 ? 0 : 61 - order_model::floor_log2_magnitude<T>(largest);
+  return static_cast<int>(order_model::fixed_one_pass<T>(largest, ~Bits(0)).k);  // fixed_point_sum's rule
 }
 
 template <class T> Timing time_read(const BenchInput<T>& input, const TimingOptions& o) {

@@ -43,7 +43,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -279,8 +278,7 @@ class Verifier {
     std::vector<Case> cases = cases_for(n, sizeof(T) == 4);
     // gpu_fixed_point again with the caller's scale (KernelOptions::fixed_scale: the quantising pass
     // alone), 12 bits coarser than the data's own, so that elements lose bits there.
-    const std::optional<int> e_max = fixed_point_detail::max_exponent(std::span<const T>(x));
-    const int given_k = (e_max ? 61 - *e_max : 0) - 12;
+    const int given_k = fixed_point_detail::data_scale(std::span<const T>(x)) - 12;
     for (std::size_t i = 0, count = cases.size(); i < count; ++i)
       if (cases[i].kernel == GpuKernel::fixed_point) {
         Case c = cases[i];

@@ -91,7 +91,7 @@ SUMLAB_HD inline FixedQuantised fixed_quantise_bits(Bits u, long long k, int fra
   return fixed_quantise(m, ex + k);
 }
 
-// 2^k as a T, for the scales fixed_quantise_fast computes with the floating-point unit
+// 2^k as a T, for the scales fixed_quantise_group computes with the floating-point unit
 // (0 <= k <= emax: 2^k is a normal T); 0 for any other k (the integer steps then).
 template <class T> SUMLAB_HD inline T fixed_two_k(long long k) {
   using Bits = typename FloatTraits<T>::Bits;
@@ -102,39 +102,21 @@ template <class T> SUMLAB_HD inline T fixed_two_k(long long k) {
   return r;
 }
 
-// fixed_quantise_bits's common case by the floating-point unit, without a branch. With
-// two_k = fixed_two_k<T>(k) != 0 (the caller checks that once), returns q = RNE(x 2^k), the sign
-// included, and sets ordinary = true exactly when x is finite, y = x 2^k lies strictly inside
-// (-2^63, 2^63) and y is an integer: then fixed_quantise_bits gives that q (with the sign
-// applied), nothing lost or saturated. Why: y is a power-of-two scaling up, exact unless it
-// overflows (then it is not inside the interval); q = RNE(y) is the hardware's conversion (round
-// to nearest even is symmetric, so the sign can stay on y), and q converts back to y exactly when
-// y is an integer (a y that is not one is below 2^p in magnitude, where every integer is a T).
-// When ordinary is false the value means nothing: take the integer steps.
-template <class T> SUMLAB_HD inline long long fixed_quantise_fast(T x, T two_k, bool& ordinary) {
-  const T y = x * two_k;
-#if defined(__CUDA_ARCH__)
-  const bool inside = fabs(y) < T(0x1p63);  // false for NaN; |y| is an operand modifier
-  long long q;
-  if constexpr (sizeof(T) == 4) q = __float2ll_rn(y);  // saturates (NaN: 0): never undefined
-  else q = __double2ll_rn(y);
-#else
-  const bool inside = std::fabs(y) < T(0x1p63);
-  const long long q = inside ? static_cast<long long>(std::nearbyint(y)) : 0;  // round to nearest, even
-#endif
-  ordinary = inside && static_cast<T>(q) == y;
-  return q;
-}
-
-// A group of N elements by fixed_quantise_fast's arithmetic, with the checks moved off the
-// integer pipe (the kernel's hot loop): returns true, and adds sum q_i to the 128-bit (hi, lo)
-// (the value lo + 2^32 hi: lo collects the low 32-bit words, hi the signed high words), exactly
-// when every element is ordinary (fixed_quantise_fast); otherwise returns false and adds nothing
-// that counts (the caller redoes the group by the integer steps). Why the checks are exact:
-// err = sum |y_i - T(q_i)| is 0 exactly when every y_i equals T(q_i) (a sum of non-negative terms
-// is 0 only if each is: the first nonzero one cannot be absorbed, and NaN/Inf keep err nonzero),
-// and big = max |y_i| below 2^63 rules out saturation (and the one y that would pass the first
-// check while saturating, -2^63 and 2^63). one = 1, read from a value the compiler cannot fold, so
+// fixed_quantise_bits's common case for a group of N elements by the floating-point unit, without
+// a branch and with the checks off the integer pipe (the kernel's hot loop). With two_k =
+// fixed_two_k<T>(k) != 0 (the caller checks that once): y_i = x_i 2^k, q_i = RNE(y_i) by the
+// hardware's conversion. Returns true, and adds sum q_i to the 128-bit (hi, lo) (the value
+// lo + 2^32 hi: lo collects the low 32-bit words, hi the signed high words), exactly when every
+// element is ordinary: finite, y_i strictly inside (-2^63, 2^63) and an integer, so that
+// fixed_quantise_bits gives that q_i (with the sign applied), nothing lost or saturated; otherwise
+// returns false and adds nothing (the caller redoes the group by the integer steps). Why: y_i is a
+// power-of-two scaling up, exact unless it overflows; round to nearest even is symmetric, so the
+// sign can stay on y_i; q_i converts back to y_i exactly when y_i is an integer (a y_i that is
+// not one is below 2^p in magnitude, where every integer is a T). err = sum |y_i - T(q_i)| is 0
+// exactly when every y_i equals T(q_i) (a sum of non-negative terms is 0 only if each is: the
+// first nonzero one cannot be absorbed, and NaN/Inf keep err nonzero), and big = max |y_i| below
+// 2^63 rules out saturation (and the one y that would pass the first check while saturating,
+// -2^63 and 2^63). one = 1, read from a value the compiler cannot fold, so
 // that the additions stay multiply-adds (the FMA pipe; the integer pipe was the kernel's limit).
 template <class T, int N>
 SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, unsigned one, unsigned long long& lo, long long& hi) {

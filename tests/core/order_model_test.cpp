@@ -672,92 +672,96 @@ TEST(FixedPointModel, OnePassDecisionMatchesTheCpuReport) {
   EXPECT_GT(off_grid, 0);
 }
 
-// The floating-point quantisation is ordinary exactly when the integer steps find a finite element
-// that lands on the grid without saturating, and then gives their q with the sign: random
-// significands over every exponent, scales from 0 to emax (the FP path) and outside it, values
-// near the 2^63 saturation edge, ties and specials.
-template <class T> void check_fast_quantise(order_model::SplitMix64& rng) {
-  using Bits = typename FloatTraits<T>::Bits;
-  const int frac_bits = FloatTraits<T>::precision - 1;
-  int ordinary_cases = 0, saturated = 0, inexact = 0;
-  for (int i = 0; i < 200000; ++i) {
-    Bits u = static_cast<Bits>(rng.next());
-    if (i % 4 == 0) u &= ~(((Bits(1) << frac_bits) - 1) >> static_cast<int>(rng.below(frac_bits)));  // trailing zeros: ties, exact
-    const T x = from_bits<T>(u);
-    long long k = static_cast<long long>(rng.below(FloatTraits<T>::emax + 1));
-    if (i % 8 == 1) k = static_cast<long long>(rng.below(2400)) - 1200;  // beyond the FP range too
-    if (i % 8 == 2 && std::isfinite(x) && x != 0) k = 62 - std::ilogb(x) + static_cast<long long>(rng.below(3)) - 1;  // near 2^63
-    if (i % 8 == 3 && std::isfinite(x) && x != 0) k = frac_bits - std::ilogb(x) - static_cast<long long>(rng.below(4));  // the grid inside x
+// fixed_quantise_group against the integer steps: it takes a group exactly when, for every element,
+// two_k != 0 and the integer steps find it finite, on the grid and not saturated, and then adds
+// the sum of their signed q exactly (as lo + 2^32 hi); otherwise it adds nothing.
+template <class T, int N> struct GroupCheck {
+  int taken = 0, saturated = 0, inexact = 0, special = 0;
+  void operator()(const T (&x)[N], long long k) {
+    using Bits = typename FloatTraits<T>::Bits;
     const T two_k = order_model::fixed_two_k<T>(k);
     ASSERT_EQ(two_k, k >= 0 && k <= FloatTraits<T>::emax ? std::ldexp(T(1), static_cast<int>(k)) : T(0)) << k;
-    bool ordinary = false, special = false, negative = false;
-    const long long q = order_model::fixed_quantise_fast<T>(x, two_k, ordinary);
-    ordinary = ordinary && two_k != 0;  // the caller's check
-    const auto b = order_model::fixed_quantise_bits<Bits>(u, k, frac_bits, FloatTraits<T>::exponent_bits,
-                                                          FloatTraits<T>::emax, special, negative);
-    const bool expect = two_k != 0 && !special && !b.saturated && b.bits_lost == 0;
-    ASSERT_EQ(ordinary, expect) << hex_bits(x) << " k=" << k;
-    if (ordinary) {
-      ASSERT_EQ(q, negative ? -b.q : b.q) << hex_bits(x) << " k=" << k;
-      ++ordinary_cases;
-    } else if (two_k != 0 && !special) {
-      (b.saturated ? saturated : inexact) += 1;
-    }
-  }
-  EXPECT_GT(ordinary_cases, 10000);
-  EXPECT_GT(saturated, 1000);
-  EXPECT_GT(inexact, 1000);
-}
-
-TEST(FixedPointModel, FastQuantiseIsOrdinaryExactlyWhenTheIntegerStepsLoseNothing) {
-  order_model::SplitMix64 rng{2026};
-  check_fast_quantise<float>(rng);
-  check_fast_quantise<double>(rng);
-}
-
-// A group is taken by the floating-point path exactly when each of its elements is ordinary, and
-// then adds the sum of their q exactly (as lo + 2^32 hi); otherwise it adds nothing.
-template <class T> void check_group_quantise(order_model::SplitMix64& rng) {
-  using Bits = typename FloatTraits<T>::Bits;
-  constexpr int N = 16;
-  int taken = 0, refused = 0;
-  for (int i = 0; i < 20000; ++i) {
-    const long long k = static_cast<long long>(rng.below(FloatTraits<T>::emax + 1));
-    const T two_k = order_model::fixed_two_k<T>(k);
-    T x[N];
-    bool all = true;
+    if (two_k == 0) return;  // the caller's check: the integer steps then
+    bool all = true, any_saturated = false, any_inexact = false, any_special = false;
     detail::int128 expect = 0;
     for (int j = 0; j < N; ++j) {
-      // Mostly elements on the grid (integers times 2^-k), with a chance of one that is not.
-      const auto m = static_cast<long long>(rng.below(1u << 20)) - (1 << 19);
-      x[j] = static_cast<T>(std::ldexp(static_cast<double>(m), -static_cast<int>(k)));
-      if (rng.below(64) == 0) x[j] = from_bits<T>(static_cast<Bits>(rng.next()));
-      bool ordinary = false;
-      const long long q = order_model::fixed_quantise_fast<T>(x[j], two_k, ordinary);
-      all = all && ordinary;
-      expect += q;
+      bool sp = false, negative = false;
+      const auto b = order_model::fixed_quantise_bits<Bits>(to_bits(x[j]), k, FloatTraits<T>::precision - 1,
+                                                            FloatTraits<T>::exponent_bits, FloatTraits<T>::emax, sp,
+                                                            negative);
+      any_special |= sp;
+      any_saturated |= !sp && b.saturated;
+      any_inexact |= !sp && b.bits_lost != 0;
+      all = all && !sp && !b.saturated && b.bits_lost == 0;
+      expect += negative ? -detail::int128(b.q) : detail::int128(b.q);
     }
     unsigned long long lo = 5;
     long long hi = -3;
     const bool ok = order_model::fixed_quantise_group<T, N>(x, two_k, 1u, lo, hi);
-    ASSERT_EQ(ok, all) << i;
+    ASSERT_EQ(ok, all) << hex_bits(x[0]) << " k=" << k;
     if (ok) {
-      ASSERT_TRUE(static_cast<detail::int128>(lo - 5) + (static_cast<detail::int128>(hi + 3) << 32) == expect) << i;
+      ASSERT_TRUE(static_cast<detail::int128>(lo - 5) + (static_cast<detail::int128>(hi + 3) << 32) == expect)
+          << hex_bits(x[0]) << " k=" << k;
       ++taken;
     } else {
       ASSERT_EQ(lo, 5u);
       ASSERT_EQ(hi, -3);
-      ++refused;
+      special += any_special;
+      saturated += any_saturated;
+      inexact += any_inexact;
     }
   }
-  EXPECT_GT(taken, 1000);
-  EXPECT_GT(refused, 1000);
+};
+
+// One element at a time: random significands over every exponent, scales from 0 to emax and
+// outside it, values near the 2^63 saturation edge, ties, grids inside x, NaN and Inf.
+template <class T> void check_group_of_one(order_model::SplitMix64& rng) {
+  using Bits = typename FloatTraits<T>::Bits;
+  const int frac_bits = FloatTraits<T>::precision - 1;
+  GroupCheck<T, 1> check;
+  for (int i = 0; i < 200000; ++i) {
+    Bits u = static_cast<Bits>(rng.next());
+    if (i % 4 == 0) u &= ~(((Bits(1) << frac_bits) - 1) >> static_cast<int>(rng.below(frac_bits)));  // trailing zeros: ties, exact
+    if (i % 50 == 7) u |= ((Bits(1) << FloatTraits<T>::exponent_bits) - 1) << frac_bits;  // exponent all ones: NaN or Inf
+    const T x[1] = {from_bits<T>(u)};
+    long long k = static_cast<long long>(rng.below(FloatTraits<T>::emax + 1));
+    if (i % 8 == 1) k = static_cast<long long>(rng.below(2400)) - 1200;  // beyond the FP range too
+    if (i % 8 == 2 && std::isfinite(x[0]) && x[0] != 0) k = 62 - std::ilogb(x[0]) + static_cast<long long>(rng.below(3)) - 1;  // near 2^63
+    if (i % 8 == 3 && std::isfinite(x[0]) && x[0] != 0) k = frac_bits - std::ilogb(x[0]) - static_cast<long long>(rng.below(4));  // the grid inside x
+    check(x, k);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  EXPECT_GT(check.taken, 10000);
+  EXPECT_GT(check.saturated, 1000);
+  EXPECT_GT(check.inexact, 1000);
+  EXPECT_GT(check.special, 1000);
 }
 
-TEST(FixedPointModel, GroupQuantiseAddsExactlyWhenEveryElementIsOrdinary) {
-  order_model::SplitMix64 rng{77};
-  check_group_quantise<float>(rng);
-  check_group_quantise<double>(rng);
+// Groups of 16 (the kernel's float group): mostly elements on the grid, now and then one that is not.
+template <class T> void check_group_of_sixteen(order_model::SplitMix64& rng) {
+  using Bits = typename FloatTraits<T>::Bits;
+  GroupCheck<T, 16> check;
+  for (int i = 0; i < 20000; ++i) {
+    const long long k = static_cast<long long>(rng.below(FloatTraits<T>::emax + 1));
+    T x[16];
+    for (auto& v : x) {
+      const auto m = static_cast<long long>(rng.below(1u << 20)) - (1 << 19);
+      v = static_cast<T>(std::ldexp(static_cast<double>(m), -static_cast<int>(k)));
+      if (rng.below(64) == 0) v = from_bits<T>(static_cast<Bits>(rng.next()));
+    }
+    check(x, k);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  EXPECT_GT(check.taken, 1000);
+  EXPECT_GT(check.saturated + check.inexact + check.special, 1000);
+}
+
+TEST(FixedPointModel, GroupQuantiseAddsExactlyWhenTheIntegerStepsLoseNothing) {
+  order_model::SplitMix64 rng{2026};
+  check_group_of_one<float>(rng);
+  check_group_of_one<double>(rng);
+  check_group_of_sixteen<float>(rng);
+  check_group_of_sixteen<double>(rng);
 }
 
 TEST(FixedPointModel, QuantiseMatchesTheCpuStepForStep) {
