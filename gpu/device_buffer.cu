@@ -9,10 +9,11 @@
 namespace sumlab::gpu {
 
 template <class T> struct DeviceBuffer<T>::Impl {
-  T* d = nullptr;
+  T* allocation = nullptr;
+  T* d = nullptr;  // allocation + offset
   std::int64_t n = 0;
   ~Impl() {
-    if (d) cudaFree(d);  // a destructor cannot report; the next checked call would
+    if (allocation) cudaFree(allocation);  // a destructor cannot report; the next checked call would
   }
 };
 
@@ -26,24 +27,28 @@ std::string gib(double bytes) {
 
 template <class T> DeviceBuffer<T>::DeviceBuffer() : impl_(std::make_unique<Impl>()) {}
 
-template <class T> DeviceBuffer<T>::DeviceBuffer(std::int64_t n) : impl_(std::make_unique<Impl>()) {
+template <class T> DeviceBuffer<T>::DeviceBuffer(std::int64_t n) : DeviceBuffer(n, 0) {}
+
+template <class T> DeviceBuffer<T>::DeviceBuffer(std::int64_t n, int offset) : impl_(std::make_unique<Impl>()) {
   if (n < 0) throw GpuError("DeviceBuffer: negative size " + std::to_string(n));
+  if (offset < 0 || offset >= 16) throw GpuError("DeviceBuffer: offset " + std::to_string(offset) + " outside [0, 16)");
   impl_->n = n;
   if (n == 0) return;
-  const double bytes = double(n) * sizeof(T);
+  const double bytes = double(n + offset) * sizeof(T);
   std::size_t free_b = 0, total_b = 0;
   SUMLAB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
   if (bytes > double(free_b))
     throw GpuError("n = " + std::to_string(n) + " elements need " + gib(bytes) +
                    " of device memory, but only " + gib(double(free_b)) + " of " + gib(double(total_b)) +
                    " are free");
-  const cudaError_t e = cudaMalloc(&impl_->d, static_cast<std::size_t>(n) * sizeof(T));
+  const cudaError_t e = cudaMalloc(&impl_->allocation, static_cast<std::size_t>(n + offset) * sizeof(T));
   if (e != cudaSuccess) {
-    impl_->d = nullptr;
+    impl_->allocation = nullptr;
     cudaGetLastError();  // clear the (non-sticky) allocation error
     throw GpuError("cudaMalloc of " + gib(bytes) + " for n = " + std::to_string(n) + " failed: " +
                    cudaGetErrorString(e));
   }
+  impl_->d = impl_->allocation + offset;
 }
 
 template <class T> DeviceBuffer<T>::~DeviceBuffer() = default;

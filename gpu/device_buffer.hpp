@@ -16,6 +16,10 @@ template <class T> class DeviceBuffer {
   // Allocates n elements (uninitialised). Throws GpuError with the request and the device's free
   // memory when it does not fit ("n beyond device memory" is a message, not a crash).
   explicit DeviceBuffer(std::int64_t n);
+  // The same, with the data starting `offset` elements past an aligned address (0 <= offset < 16):
+  // a view such as a framework tensor's slice, to check kernels on inputs that are not 16-byte
+  // aligned.
+  DeviceBuffer(std::int64_t n, int offset);
   ~DeviceBuffer();
   DeviceBuffer(DeviceBuffer&&) noexcept;
   DeviceBuffer& operator=(DeviceBuffer&&) noexcept;

@@ -56,7 +56,11 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   }
   SUMLAB_CUDA_CHECK(cudaMemset(fixed.stats, 0, fixed_stats * sizeof(unsigned long long)));
   SUMLAB_CUDA_CHECK(cudaMemset(fixed.counter, 0, sizeof(unsigned int)));
-  auto launch = [&](auto kernel, const T* d_in) { kernel<<<s.grid, s.block>>>(d_in, n, s.mapping, fixed); };
+  // Blocks over 512 threads need the build with 64 registers; the tiles' shared memory passes the
+  // default 48 KB, so the launch opts in to its size.
+  auto* const kernel = s.block > 512 ? fixed_point_kernel<T, 1024> : fixed_point_kernel<T, 512>;
+  const std::size_t smem = bulk_smem_bytes(s.block);
+  SUMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   EventTimer timer;
   timer.start();
   for (int l = 0; l < in.launches; ++l) {
@@ -65,13 +69,7 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
     if (from_data) launch_exact<T, true>(s, d_in, n, exact);
     // Pass 2 returns at once when every element sat on the grid (the decision stays on the device:
     // no copy to the host between the passes).
-    const bool big = s.block > 512;
-    switch (s.vector) {
-      case 1: launch(big ? fixed_point_kernel<T, 1, 1024> : fixed_point_kernel<T, 1, 512>, d_in); break;
-      case 2: launch(big ? fixed_point_kernel<T, 2, 1024> : fixed_point_kernel<T, 2, 512>, d_in); break;
-      case 4: launch(big ? fixed_point_kernel<T, 4, 1024> : fixed_point_kernel<T, 4, 512>, d_in); break;
-      default: throw GpuError("vector width " + std::to_string(s.vector) + " not supported");
-    }
+    kernel<<<s.grid, s.block, smem>>>(d_in, n, fixed);
     SUMLAB_CUDA_CHECK_LAUNCH("fixed_point_kernel");
   }
   LaunchOutcome<T> r;

@@ -16,19 +16,12 @@ template <class T, int V> struct alignas(sizeof(T) * V) Vec {
 // Vectors a grid-stride thread loads ahead: 64 bytes in flight per thread (4 float4 loads).
 template <class T, int V> inline constexpr int load_ahead = 64 / int(sizeof(T) * V) > 1 ? 64 / int(sizeof(T) * V) : 1;
 
-// Calls f(x[i]) for the elements thread g of `threads` owns, in its chain order: grid-stride over
+// Calls f(x) for the elements thread g of `threads` owns, in its chain order: grid-stride over
 // V-element vectors (the trailing partial vector by scalar loads, by its owner, last), or a
-// contiguous chunk of contiguous_chunk(n, threads, V) elements. Grid-stride threads hand the U
-// vectors they loaded ahead to group(x), x a T[U * V] in chain order, and every other element to
-// f (a kernel whose result does not depend on the order, gpu_exact, checks a group at once).
-// Asks L2 to fetch the 128-byte line holding p (no register, no fault, no wait).
-__device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
-
-// Prefetch > 0: each group also asks L2 for the vectors the thread will load Prefetch groups later,
-// so a kernel that computes much per element keeps bytes in flight while it computes.
-template <int V, int Prefetch = 0, class T, class F, class G>
-__device__ __forceinline__ void for_each_owned_grouped(const T* __restrict__ d_in, std::int64_t n, std::int64_t g,
-                                                       std::int64_t threads, Mapping m, F&& f, G&& group) {
+// contiguous chunk of contiguous_chunk(n, threads, V) elements.
+template <int V, class T, class F>
+__device__ __forceinline__ void for_each_owned(const T* __restrict__ d_in, std::int64_t n, std::int64_t g,
+                                               std::int64_t threads, Mapping m, F&& f) {
   const Vec<T, V>* __restrict__ vin = reinterpret_cast<const Vec<T, V>*>(d_in);
   if (m == Mapping::grid_stride) {
     const std::int64_t nvec = n / V;
@@ -39,22 +32,13 @@ __device__ __forceinline__ void for_each_owned_grouped(const T* __restrict__ d_i
     // vector after the other, so this changes the time and never the bits.
     constexpr int U = load_ahead<T, V>;
     for (; j + std::int64_t(U - 1) * threads < nvec; j += std::int64_t(U) * threads) {
-      if constexpr (Prefetch > 0) {
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-          const std::int64_t ahead = j + (std::int64_t(Prefetch) * U + u) * threads;
-          if (ahead < nvec) prefetch_l2(vin + ahead);
-        }
-      }
       Vec<T, V> v[U];
 #pragma unroll
       for (int u = 0; u < U; ++u) v[u] = vin[j + u * threads];
-      T x[U * V];
 #pragma unroll
       for (int u = 0; u < U; ++u)
 #pragma unroll
-        for (int k = 0; k < V; ++k) x[u * V + k] = v[u].v[k];
-      group(x);
+        for (int k = 0; k < V; ++k) f(v[u].v[k]);
     }
     for (; j < nvec; j += threads) {
       const Vec<T, V> v = vin[j];
@@ -75,15 +59,6 @@ __device__ __forceinline__ void for_each_owned_grouped(const T* __restrict__ d_i
     }
     for (; i < end; ++i) f(d_in[i]);
   }
-}
-
-template <int V, class T, class F>
-__device__ __forceinline__ void for_each_owned(const T* __restrict__ d_in, std::int64_t n, std::int64_t g,
-                                               std::int64_t threads, Mapping m, F&& f) {
-  for_each_owned_grouped<V>(d_in, n, g, threads, m, f, [&f](const T(&x)[load_ahead<T, V> * V]) {
-#pragma unroll
-    for (int i = 0; i < load_ahead<T, V> * V; ++i) f(x[i]);
-  });
 }
 
 // The thread's chain: acc = identity; acc = Op::add(acc, x) for each owned x in order.

@@ -29,9 +29,8 @@
 // blocks' instruction counts differing by half (Nsight Compute). With 2^4 a simulation of the
 // same walk meets none. NaN and Inf are counted, never added. Double inputs above 2^1012
 // (whose M_0 would overflow) are added by the slow path directly.
-// Loads: float groups are staged through shared memory by cp.async (gpu/thread/staged_loads.cuh);
-// double groups are loaded into registers with an L2 prefetch four groups ahead (staged, they
-// measured slower on the H200).
+// Loads: tiles by the bulk-copy engine (gpu/thread/bulk_loads.cuh), whatever the shape's vector
+// width and mapping: the bits do not depend on which thread adds which element (below).
 //
 // Why the bits cannot depend on the launch: every value reaching the limbs is an exact integer
 // multiple of 2^min_subnormal_exp, integer addition is associative, and the host rounds the exact
@@ -51,8 +50,7 @@
 #include "core/order_model/exact_digits.hpp"
 #include "core/order_model/fixed_point_model.hpp"
 #include "gpu/cuda_check.cuh"
-#include "gpu/thread/staged_loads.cuh"
-#include "gpu/thread/thread_chain.cuh"
+#include "gpu/thread/bulk_loads.cuh"
 
 namespace sumlab::gpu::detail {
 
@@ -454,9 +452,10 @@ template <class T> __device__ void exact_merge_columns(const ExactBuffers& out) 
 // MaxThreads, MinBlocks: the instantiation's __launch_bounds__. Blocks of up to 256 threads are
 // compiled for 3 resident blocks per SM (at most 85 registers), blocks of up to 512 for one
 // (128 registers: the levels and the window never spill), 1024 for one (64 registers, which spills).
-template <class T, int V, bool Range, int MaxThreads, int MinBlocks>
+// The launch provides bulk_smem_bytes(blockDim.x) of dynamic shared memory.
+template <class T, bool Range, int MaxThreads, int MinBlocks>
 __global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(const T* __restrict__ d_in, std::int64_t num_items,
-                                                                            Mapping mapping, ExactBuffers out) {
+                                                                            ExactBuffers out) {
   using Bits = typename FloatTraits<T>::Bits;
   constexpr int NL = ExactLayout<T>::num_limbs;
   __shared__ unsigned long long s_limbs[NL];
@@ -471,20 +470,10 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(cons
     s_range[2] = ~0ull;
   }
   __syncthreads();
-  const std::int64_t threads = std::int64_t(gridDim.x) * blockDim.x;
-  const std::int64_t g = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   ExactThread<T, Range> t;
-  auto one = [&](T x) { t.add(x, s_limbs, s_special); };
-  auto group = [&](const T(&x)[load_ahead<T, V> * V]) { t.add_group(x, s_limbs, s_special); };
-  bool staged = false;
-  if constexpr (V == 4 && sizeof(T) == 4) {  // float: measured faster; double keeps the register path
-    if (mapping == Mapping::grid_stride) {
-      extern __shared__ uint4 exact_stage[];  // stage_bytes<T, 4>(blockDim.x), from the launcher
-      staged_grid_stride<T, V>(d_in, num_items, g, threads, exact_stage, one, group);
-      staged = true;
-    }
-  }
-  if (!staged) for_each_owned_grouped<V, 4>(d_in, num_items, g, threads, mapping, one, group);
+  for_each_bulk_group(
+      d_in, num_items, [&](T x) { t.add(x, s_limbs, s_special); },
+      [&](const T(&x)[bulk_group<T>]) { t.add_group(x, s_limbs, s_special); });
   t.flush(s_limbs);
   t.push(s_limbs);
   unsigned long long* const limbs = s_limbs;
@@ -542,28 +531,16 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(cons
   }
 }
 
-// Host side: the kernel for the shape (vector width, block size), asynchronously on the default
-// stream; out.counter must be 0 (and with Range, out.range (0, ~0, ~0)) before the first launch.
+// Host side: the kernel for the block size, asynchronously on the default stream; out.counter must
+// be 0 (and with Range, out.range (0, ~0, ~0)) before the first launch.
 template <class T, bool Range> void launch_exact(const LaunchShape& s, const T* d_in, std::int64_t n, const ExactBuffers& out) {
-  auto go = [&](auto kernel) {
-    // 4-wide float shapes stage their loads in dynamic shared memory (staged_grid_stride); with the
-    // kernel's static shared memory that can pass the default 48 KB, so always opt in to the size.
-    const std::size_t smem = s.vector == 4 && sizeof(T) == 4 ? stage_bytes<T, 4>(s.block) : 0;
-    if (smem > 0)
-      SUMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-    kernel<<<s.grid, s.block, smem>>>(d_in, n, s.mapping, out);
-  };
-  // 4-wide loads, the fast shapes, get a build per block-size class; 1- and 2-wide loads (shapes
-  // verify sweeps, never fast) one build that runs any block size.
-  const int size_class = s.block <= 256 ? 0 : s.block <= 512 ? 1 : 2;
-  switch (s.vector == 4 ? 4 + size_class : s.vector) {
-    case 1: go(exact_limbs_kernel<T, 1, Range, 1024, 1>); break;
-    case 2: go(exact_limbs_kernel<T, 2, Range, 1024, 1>); break;
-    case 4: go(exact_limbs_kernel<T, 4, Range, 256, 3>); break;
-    case 5: go(exact_limbs_kernel<T, 4, Range, 512, 1>); break;
-    case 6: go(exact_limbs_kernel<T, 4, Range, 1024, 1>); break;
-    default: throw GpuError("vector width " + std::to_string(s.vector) + " not supported");
-  }
+  auto* const kernel = s.block <= 256   ? exact_limbs_kernel<T, Range, 256, 3>
+                       : s.block <= 512 ? exact_limbs_kernel<T, Range, 512, 1>
+                                        : exact_limbs_kernel<T, Range, 1024, 1>;
+  // The tiles' shared memory passes the default 48 KB: opt in to its size.
+  const std::size_t smem = bulk_smem_bytes(s.block);
+  SUMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  kernel<<<s.grid, s.block, smem>>>(d_in, n, out);
   SUMLAB_CUDA_CHECK_LAUNCH("exact_limbs_kernel");
 }
 

@@ -15,7 +15,7 @@
 
 #include "core/float_traits.hpp"
 #include "core/order_model/fixed_point_model.hpp"
-#include "gpu/thread/thread_chain.cuh"
+#include "gpu/thread/bulk_loads.cuh"
 
 namespace sumlab::gpu::detail {
 
@@ -82,9 +82,11 @@ __device__ __forceinline__ unsigned __int128 block_sum_u128(unsigned __int128 v,
 
 // MaxThreads: the instantiation's __launch_bounds__ (512: up to 128 registers, no spills; 1024:
 // 64 registers, which spills a little, for 1024-thread blocks only).
-template <class T, int V, int MaxThreads>
-__global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __restrict__ d_in, std::int64_t num_items, Mapping mapping,
-                                   FixedBuffers out) {
+// The launch provides bulk_smem_bytes(blockDim.x) of dynamic shared memory. The shape's vector width
+// and mapping do not matter (integer totals: any order gives the same bits).
+template <class T, int MaxThreads>
+__global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __restrict__ d_in, std::int64_t num_items,
+                                                                 FixedBuffers out) {
   using Bits = typename FloatTraits<T>::Bits;
   if (out.scale[1] != 0) return;  // pass 1 was the whole sum (every element on the grid)
   const long long k = out.scale[0];
@@ -94,8 +96,6 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
   __shared__ unsigned long long s_lo[32], s_hi[32], s_stats[fixed_stats];
   __shared__ bool s_is_last;
   for (int c = static_cast<int>(threadIdx.x); c < fixed_stats; c += static_cast<int>(blockDim.x)) s_stats[c] = 0;
-  const std::int64_t threads = std::int64_t(gridDim.x) * blockDim.x;
-  const std::int64_t g = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   unsigned __int128 sum = 0;
   // The report's counts, as scalars (an array indexed by a runtime value would live in local memory).
   unsigned long long nan = 0, pos_inf = 0, neg_inf = 0, inexact = 0, saturated = 0, max_lost = 0;
@@ -125,10 +125,10 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
   // A loaded-ahead group by the floating-point unit without branches (fixed_quantise_group); only a
   // group holding an element that is not ordinary (lost bits, saturated, NaN/Inf: then it has
   // counts to report) is redone by the integer steps.
-  auto group = [&](const T(&x)[load_ahead<T, V> * V]) {
+  auto group = [&](const T(&x)[bulk_group<T>]) {
     Bits not_minus_zero = 0;  // nonzero when some element is not -0 (one LOP3 per element)
 #pragma unroll
-    for (int i = 0; i < load_ahead<T, V> * V; ++i) {
+    for (int i = 0; i < bulk_group<T>; ++i) {
       Bits u;
       memcpy(&u, &x[i], sizeof(T));
       not_minus_zero |= u ^ (Bits(1) << (sizeof(Bits) * 8 - 1));
@@ -140,14 +140,13 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
       sum += (static_cast<unsigned __int128>(static_cast<__int128>(hi)) << 32) + lo;
     } else {
 #pragma unroll  // (a runtime index would put x in local memory)
-      for (int i = 0; i < load_ahead<T, V> * V; ++i) one_element(x[i]);
+      for (int i = 0; i < bulk_group<T>; ++i) one_element(x[i]);
     }
   };
-  // Register loads, 64 bytes ahead. Measured slower on the H200 at 2^30, float32 (given k; this
-  // version: 0.93 - 0.97 of CUB): staged through shared memory as gpu_exact's 0.80, an L2 prefetch
-  // 0.75, 128 bytes ahead 0.94, the next group's loads before this group's arithmetic 0.92
-  // (reports/h200-2026-11-30-d).
-  for_each_owned_grouped<V>(d_in, num_items, g, threads, mapping, one_element, group);
+  // Loads: tiles by the bulk-copy engine (gpu/thread/bulk_loads.cuh). Register loads 64 bytes ahead
+  // ran at 0.93 - 0.97 of CUB at 2^30, float32, given k; 128 bytes ahead, an L2 prefetch, cp.async
+  // staging and pipelined register loads were slower still (reports/h200-2026-11-30-d).
+  for_each_bulk_group(d_in, num_items, one_element, group);
   const unsigned long long counts[fixed_stats] = {nan, pos_inf, neg_inf, not_negative_zero ? 1ull : 0ull,
                                                   inexact, saturated, max_lost};
   __syncthreads();  // s_stats zeroed
