@@ -34,25 +34,23 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
         .add(&exact.limbs, L)
         .add(&exact.special, exact_specials)
         .add(&exact.counter, 1)
-        .add(&exact.range, 3);
+        .add(&exact.range, 3)
+        .add(&d_scale, 2);
   }
-  c.add(&d_scale, 2)
-      .add(&fixed.block_sum, 2 * static_cast<std::size_t>(s.grid))
+  c.add(&fixed.block_sum, 2 * static_cast<std::size_t>(s.grid))
       .add(&fixed.stats, fixed_stats)
       .add(&fixed.sum, 2)
       .add(&fixed.report, fixed_stats)
       .add(&fixed.counter, 1);
   c.commit();
   exact.scale = d_scale;
-  fixed.scale = d_scale;
+  fixed.scale = from_data ? d_scale : nullptr;
+  fixed.k = from_data ? 0 : *opt.fixed_scale;
   // Then reset by each launch's last block.
   if (from_data) {
     SUMLAB_CUDA_CHECK(cudaMemset(exact.counter, 0, sizeof(unsigned int)));
     SUMLAB_CUDA_CHECK(cudaMemset(exact.range, 0, sizeof(unsigned long long)));
     SUMLAB_CUDA_CHECK(cudaMemset(exact.range + 1, 0xff, 2 * sizeof(unsigned long long)));
-  } else {
-    const long long scale[2] = {*opt.fixed_scale, 0};
-    SUMLAB_CUDA_CHECK(cudaMemcpy(d_scale, scale, sizeof scale, cudaMemcpyHostToDevice));
   }
   SUMLAB_CUDA_CHECK(cudaMemset(fixed.stats, 0, fixed_stats * sizeof(unsigned long long)));
   SUMLAB_CUDA_CHECK(cudaMemset(fixed.counter, 0, sizeof(unsigned int)));
@@ -74,8 +72,8 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   }
   LaunchOutcome<T> r;
   r.ms = timer.stop() / in.launches;
-  long long scale[2];
-  SUMLAB_CUDA_CHECK(cudaMemcpy(scale, d_scale, sizeof scale, cudaMemcpyDeviceToHost));
+  long long scale[2] = {fixed.k, 0};
+  if (from_data) SUMLAB_CUDA_CHECK(cudaMemcpy(scale, d_scale, sizeof scale, cudaMemcpyDeviceToHost));
   const long long k = scale[0];
   const bool on_grid = scale[1] != 0;
   FixedPointReport rep;

@@ -24,7 +24,8 @@ enum FixedStat { fixed_nan = 0, fixed_pos_inf, fixed_neg_inf, fixed_not_negative
                  fixed_saturated, fixed_max_bits_lost, fixed_stats };
 
 struct FixedBuffers {
-  const long long* scale = nullptr;        // (k, on_grid != 0)
+  const long long* scale = nullptr;        // (k, on_grid != 0) from pass 1; nullptr: the caller's k
+  long long k = 0;                         // the caller's k (a kernel argument: no load to wait for)
   unsigned long long* block_sum = nullptr; // 2 words per block: low, high 64 bits of its 128-bit sum
   unsigned long long* stats = nullptr;     // fixed_stats counters the blocks add to; 0 before a launch
   unsigned long long* sum = nullptr;       // 2 words: the launch's wrapping 128-bit total
@@ -88,8 +89,8 @@ template <class T, int MaxThreads>
 __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __restrict__ d_in, std::int64_t num_items,
                                                                  FixedBuffers out) {
   using Bits = typename FloatTraits<T>::Bits;
-  if (out.scale[1] != 0) return;  // pass 1 was the whole sum (every element on the grid)
-  const long long k = out.scale[0];
+  if (out.scale != nullptr && out.scale[1] != 0) return;  // pass 1 was the whole sum (every element on the grid)
+  const long long k = out.scale != nullptr ? out.scale[0] : out.k;
   const T two_k = order_model::fixed_two_k<T>(k);
   const bool fp = two_k != T(0);  // k outside fixed_two_k's range: every group by the integer steps
   const unsigned one = out.one;  // 1, which the compiler cannot fold (fixed_quantise_group)
