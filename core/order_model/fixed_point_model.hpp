@@ -105,11 +105,12 @@ template <class T> SUMLAB_HD inline T fixed_two_k(long long k) {
 // fixed_quantise_bits's common case for a group of N elements by the floating-point unit, without
 // a branch and with the checks off the integer pipe (the kernel's hot loop). With two_k =
 // fixed_two_k<T>(k) != 0 (the caller checks that once): y_i = x_i 2^k, q_i = RNE(y_i) by the
-// hardware's conversion. Returns true, and adds sum q_i to the 128-bit (hi, lo) (the value
-// lo + 2^32 hi: lo collects the low 32-bit words, hi the signed high words), exactly when every
+// hardware's conversion. Returns true, adds sum q_i to the 128-bit (hi, lo) (the value
+// lo + 2^32 hi: lo collects the low 32-bit words, hi the signed high words) and sets largest =
+// max |y_i| (0 exactly when every element is +0 or -0), exactly when every
 // element is ordinary: finite, y_i strictly inside (-2^63, 2^63) and an integer, so that
 // fixed_quantise_bits gives that q_i (with the sign applied), nothing lost or saturated; otherwise
-// returns false and adds nothing (the caller redoes the group by the integer steps). Why: y_i is a
+// returns false and changes nothing (the caller redoes the group by the integer steps). Why: y_i is a
 // power-of-two scaling up, exact unless it overflows; round to nearest even is symmetric, so the
 // sign can stay on y_i; q_i converts back to y_i exactly when y_i is an integer (a y_i that is
 // not one is below 2^p in magnitude, where every integer is a T). err = sum |y_i - T(q_i)| is 0
@@ -119,7 +120,8 @@ template <class T> SUMLAB_HD inline T fixed_two_k(long long k) {
 // -2^63 and 2^63). one = 1, read from a value the compiler cannot fold, so
 // that the additions stay multiply-adds (the FMA pipe; the integer pipe was the kernel's limit).
 template <class T, int N>
-SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, unsigned one, unsigned long long& lo, long long& hi) {
+SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, unsigned one, unsigned long long& lo, long long& hi,
+                                           T& largest) {
   T err = 0, big = 0;
   unsigned long long l = 0;
   long long h = 0;
@@ -147,6 +149,7 @@ SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, unsigned on
   if (!(err == T(0) && big < T(0x1p63))) return false;
   lo += l;
   hi += h;
+  largest = big;
   return true;
 }
 

@@ -674,7 +674,8 @@ TEST(FixedPointModel, OnePassDecisionMatchesTheCpuReport) {
 
 // fixed_quantise_group against the integer steps: it takes a group exactly when, for every element,
 // two_k != 0 and the integer steps find it finite, on the grid and not saturated, and then adds
-// the sum of their signed q exactly (as lo + 2^32 hi); otherwise it adds nothing.
+// the sum of their signed q exactly (as lo + 2^32 hi) and gives max |x 2^k|; otherwise it
+// changes nothing.
 template <class T, int N> struct GroupCheck {
   int taken = 0, saturated = 0, inexact = 0, special = 0;
   void operator()(const T (&x)[N], long long k) {
@@ -697,15 +698,20 @@ template <class T, int N> struct GroupCheck {
     }
     unsigned long long lo = 5;
     long long hi = -3;
-    const bool ok = order_model::fixed_quantise_group<T, N>(x, two_k, 1u, lo, hi);
+    T largest = T(-1);
+    const bool ok = order_model::fixed_quantise_group<T, N>(x, two_k, 1u, lo, hi, largest);
     ASSERT_EQ(ok, all) << hex_bits(x[0]) << " k=" << k;
     if (ok) {
       ASSERT_TRUE(static_cast<detail::int128>(lo - 5) + (static_cast<detail::int128>(hi + 3) << 32) == expect)
           << hex_bits(x[0]) << " k=" << k;
+      T big = 0;  // max |x_j 2^k|: exact, as every y_j is below 2^63 here
+      for (int j = 0; j < N; ++j) big = std::max(big, std::fabs(x[j]) * two_k);
+      ASSERT_EQ(to_bits(largest), to_bits(big)) << hex_bits(x[0]) << " k=" << k;
       ++taken;
     } else {
       ASSERT_EQ(lo, 5u);
       ASSERT_EQ(hi, -3);
+      ASSERT_EQ(largest, T(-1));
       special += any_special;
       saturated += any_saturated;
       inexact += any_inexact;

@@ -3,9 +3,10 @@
 // says why its bits equal core/fixed_point_sum.hpp's for every shape):
 //   fixed_point_kernel  q_i = RNE(x_i 2^k) (fixed_quantise_group, or the integer steps where that
 //                       cannot tell), summed as wrapping 128-bit integers per thread, warp and
-//                       block (any grouping: integer addition is exact), with the quantisation
-//                       report's counts; the last block to finish adds the blocks' sums and moves
-//                       the counts to the launch's outputs.
+//                       block, each block's sum added to the launch's total by 64-bit atomics
+//                       (any grouping: integer addition is exact), with the quantisation report's
+//                       counts; the last block to finish moves the total and the counts to the
+//                       launch's outputs.
 // With the scale from the data it is pass 2, after gpu_exact's kernel with range tracking wrote
 // (k, on_grid), and returns at once when on_grid (gpu/device/dispatch_fixed_point.cu); with the
 // caller's k it is the whole sum, one read of the input.
@@ -26,19 +27,25 @@ enum FixedStat { fixed_nan = 0, fixed_pos_inf, fixed_neg_inf, fixed_not_negative
 struct FixedBuffers {
   const long long* scale = nullptr;        // (k, on_grid != 0) from pass 1; nullptr: the caller's k
   long long k = 0;                         // the caller's k (a kernel argument: no load to wait for)
-  unsigned long long* block_sum = nullptr; // 2 words per block: low, high 64 bits of its 128-bit sum
+  unsigned long long* total = nullptr;     // 2 words the blocks add their 128-bit sums to; 0 before a launch
   unsigned long long* stats = nullptr;     // fixed_stats counters the blocks add to; 0 before a launch
-  unsigned long long* sum = nullptr;       // 2 words: the launch's wrapping 128-bit total
+  unsigned long long* sum = nullptr;       // 2 words: the launch's wrapping 128-bit total (low, high)
   unsigned long long* report = nullptr;    // fixed_stats: the launch's counts
   unsigned int* counter = nullptr;         // blocks done; 0 before a launch
+  unsigned long long* claimed = nullptr;   // tiles claimed (gpu/thread/bulk_loads.cuh); 0 before a launch
   unsigned one = 1;                        // fixed_quantise_group's 1 (a kernel argument: not folded)
 };
-// sum and report are written, and stats and counter reset to 0, by the last block to finish.
+// sum and report are written, and total, stats, counter and claimed reset to 0, by the last block
+// to finish.
 
 // The lanes of the calling thread's warp that exist: 32, except in a block's partial last warp.
 __device__ __forceinline__ int live_lanes() {
   const int left = static_cast<int>(blockDim.x) - static_cast<int>(threadIdx.x & ~31u);
   return left < 32 ? left : 32;
+}
+__device__ __forceinline__ unsigned live_mask() {
+  const int live = live_lanes();
+  return live == 32 ? 0xffffffffu : (1u << live) - 1u;
 }
 
 // Lane 0 of each warp receives op over the warp's lanes that exist. Every shuffle names only
@@ -46,7 +53,7 @@ __device__ __forceinline__ int live_lanes() {
 // U: a 64-bit word, or unsigned __int128 (shuffled as two words).
 template <class U, class Op> __device__ __forceinline__ U warp_reduce_live(U v, Op op) {
   const int live = live_lanes(), lane = static_cast<int>(threadIdx.x & 31u);
-  const unsigned mask = live == 32 ? 0xffffffffu : (1u << live) - 1u;
+  const unsigned mask = live_mask();
 #pragma unroll
   for (int off = 16; off > 0; off >>= 1) {
     const bool has = lane + off < live;
@@ -95,7 +102,6 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
   const bool fp = two_k != T(0);  // k outside fixed_two_k's range: every group by the integer steps
   const unsigned one = out.one;  // 1, which the compiler cannot fold (fixed_quantise_group)
   __shared__ unsigned long long s_lo[32], s_hi[32], s_stats[fixed_stats];
-  __shared__ bool s_is_last;
   for (int c = static_cast<int>(threadIdx.x); c < fixed_stats; c += static_cast<int>(blockDim.x)) s_stats[c] = 0;
   unsigned __int128 sum = 0;
   // The report's counts, as scalars (an array indexed by a runtime value would live in local memory).
@@ -127,18 +133,17 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
   // group holding an element that is not ordinary (lost bits, saturated, NaN/Inf: then it has
   // counts to report) is redone by the integer steps.
   auto group = [&](const T(&x)[bulk_group<T>]) {
-    Bits not_minus_zero = 0;  // nonzero when some element is not -0 (one LOP3 per element)
-#pragma unroll
-    for (int i = 0; i < bulk_group<T>; ++i) {
-      Bits u;
-      memcpy(&u, &x[i], sizeof(T));
-      not_minus_zero |= u ^ (Bits(1) << (sizeof(Bits) * 8 - 1));
-    }
-    not_negative_zero |= not_minus_zero != 0;
     unsigned long long lo = 0;
     long long hi = 0;
-    if (fp && order_model::fixed_quantise_group<T>(x, two_k, one, lo, hi)) {
+    T largest = 0;
+    if (fp && order_model::fixed_quantise_group<T>(x, two_k, one, lo, hi, largest)) {
       sum += (static_cast<unsigned __int128>(static_cast<__int128>(hi)) << 32) + lo;
+      if (largest != T(0)) {
+        not_negative_zero = true;
+      } else {  // every element is +0 or -0
+#pragma unroll
+        for (int i = 0; i < bulk_group<T>; ++i) not_negative_zero |= !signbit(x[i]);
+      }
     } else {
 #pragma unroll  // (a runtime index would put x in local memory)
       for (int i = 0; i < bulk_group<T>; ++i) one_element(x[i]);
@@ -147,51 +152,53 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
   // Loads: tiles by the bulk-copy engine (gpu/thread/bulk_loads.cuh). Register loads 64 bytes ahead
   // ran at 0.93 - 0.97 of CUB at 2^30, float32, given k; 128 bytes ahead, an L2 prefetch, cp.async
   // staging and pipelined register loads were slower still (reports/h200-2026-11-30-d).
-  for_each_bulk_group(d_in, num_items, one_element, group);
-  const unsigned long long counts[fixed_stats] = {nan, pos_inf, neg_inf, not_negative_zero ? 1ull : 0ull,
-                                                  inexact, saturated, max_lost};
+  for_each_bulk_group(d_in, num_items, out.claimed, one_element, group);
   __syncthreads();  // s_stats zeroed
+  // The counts, almost always 0: a vote first, the reductions only when a lane has one.
+  const unsigned live = live_mask();
+  const bool first_live = static_cast<int>(threadIdx.x & 31u) == __ffs(live) - 1;
+  if (__any_sync(live, (nan | pos_inf | neg_inf | inexact | saturated | max_lost) != 0)) {
+    const unsigned long long counts[fixed_stats] = {nan, pos_inf, neg_inf, 0, inexact, saturated, max_lost};
 #pragma unroll
-  for (int c = 0; c < fixed_stats; ++c) {
-    const unsigned long long v =
-        c == fixed_max_bits_lost
-            ? warp_reduce_live(counts[c], [](unsigned long long a, unsigned long long b) { return a > b ? a : b; })
-            : warp_reduce_live(counts[c], [](unsigned long long a, unsigned long long b) { return a + b; });
-    if ((threadIdx.x & 31u) == 0 && v != 0) {
-      if (c == fixed_max_bits_lost) atomicMax(&s_stats[c], v);
-      else atomicAdd(&s_stats[c], v);
+    for (int c = 0; c < fixed_stats; ++c) {
+      if (c == fixed_not_negative_zero) continue;
+      const unsigned long long v =
+          c == fixed_max_bits_lost
+              ? warp_reduce_live(counts[c], [](unsigned long long a, unsigned long long b) { return a > b ? a : b; })
+              : warp_reduce_live(counts[c], [](unsigned long long a, unsigned long long b) { return a + b; });
+      if (first_live && v != 0) {
+        if (c == fixed_max_bits_lost) atomicMax(&s_stats[c], v);
+        else atomicAdd(&s_stats[c], v);
+      }
     }
   }
+  if (__any_sync(live, not_negative_zero) && first_live) atomicOr(&s_stats[fixed_not_negative_zero], 1ull);
   const unsigned __int128 block = block_sum_u128(sum, s_lo, s_hi);  // its barrier also covers s_stats
-  if (threadIdx.x == 0) {
-    out.block_sum[2 * std::int64_t(blockIdx.x)] = static_cast<unsigned long long>(block);
-    out.block_sum[2 * std::int64_t(blockIdx.x) + 1] = static_cast<unsigned long long>(block >> 64);
-    for (int c = 0; c < fixed_stats; ++c) {
-      if (s_stats[c] == 0) continue;
-      if (c == fixed_max_bits_lost) atomicMax(&out.stats[c], s_stats[c]);
-      else atomicAdd(&out.stats[c], s_stats[c]);
-    }
-    // Release this thread's stores and atomics above, acquire every earlier block's (the shuffle
-    // kernels' last_block pattern); the barrier below extends the acquire to the whole block.
-    cuda::atomic_ref<unsigned int, cuda::thread_scope_device> counter(*out.counter);
-    s_is_last = counter.fetch_add(1u, cuda::memory_order_acq_rel) == gridDim.x - 1;
+  if (threadIdx.x != 0) return;
+  // The block's sum into the launch's: wrapping 128-bit addition by two 64-bit atomics (the low
+  // word's old value gives this addition's carry out of it; integer addition in any order).
+  const unsigned long long lo = static_cast<unsigned long long>(block), hi = static_cast<unsigned long long>(block >> 64);
+  const unsigned long long old = atomicAdd(&out.total[0], lo);
+  atomicAdd(&out.total[1], hi + (old + lo < old ? 1ull : 0ull));
+  for (int c = 0; c < fixed_stats; ++c) {
+    if (s_stats[c] == 0) continue;
+    if (c == fixed_max_bits_lost) atomicMax(&out.stats[c], s_stats[c]);
+    else atomicAdd(&out.stats[c], s_stats[c]);
   }
-  __syncthreads();
-  if (!s_is_last) return;
-  unsigned __int128 part = 0;
-  for (std::int64_t b = threadIdx.x; b < gridDim.x; b += blockDim.x)
-    part += (static_cast<unsigned __int128>(__ldcg(&out.block_sum[2 * b + 1])) << 64) | __ldcg(&out.block_sum[2 * b]);
-  const unsigned __int128 total = block_sum_u128(part, s_lo, s_hi);
-  if (threadIdx.x == 0) {
-    out.sum[0] = static_cast<unsigned long long>(total);
-    out.sum[1] = static_cast<unsigned long long>(total >> 64);
-    for (int c = 0; c < fixed_stats; ++c) {
-      out.report[c] = __ldcg(&out.stats[c]);
-      out.stats[c] = 0;
-    }
-    cuda::atomic_ref<unsigned int, cuda::thread_scope_device> counter(*out.counter);
-    counter.store(0u, cuda::memory_order_relaxed);
+  // Release this thread's atomics above, acquire every earlier block's (the shuffle kernels'
+  // last_block pattern); the last block publishes the launch's results and resets for the next.
+  cuda::atomic_ref<unsigned int, cuda::thread_scope_device> counter(*out.counter);
+  if (counter.fetch_add(1u, cuda::memory_order_acq_rel) != gridDim.x - 1) return;
+  for (int w = 0; w < 2; ++w) {
+    out.sum[w] = __ldcg(&out.total[w]);
+    out.total[w] = 0;
   }
+  for (int c = 0; c < fixed_stats; ++c) {
+    out.report[c] = __ldcg(&out.stats[c]);
+    out.stats[c] = 0;
+  }
+  *out.claimed = 0;
+  counter.store(0u, cuda::memory_order_relaxed);
 }
 
 }  // namespace sumlab::gpu::detail
