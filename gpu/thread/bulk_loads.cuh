@@ -143,9 +143,9 @@ __device__ __forceinline__ void for_each_bulk_group(const T* __restrict__ d_in, 
     __syncthreads();  // every thread holds its share of stage s (and read stage_tile[s]): refill it
     if (threadIdx.x == 0) {
       const std::int64_t next = ahead;
+      bulk::fence_refill();  // (it waits for this thread's earlier memory operations: the claim below
+      fill(s, next);         // comes after it, so that it has a tile's time to return)
       if (next < tiles) ahead = claim();  // claims past the end stop: they only grow
-      bulk::fence_refill();
-      fill(s, next);
     }
     group(x);
     if (++s == stages) {
