@@ -52,11 +52,6 @@ __device__ __forceinline__ void load(void* dst, const void* src, unsigned bytes,
                "l"(src), "r"(bytes), "r"(smem(bar))
                : "memory");
 }
-// Orders this thread's (and, after a barrier, the block's) reads of shared memory before a later
-// bulk copy into it.
-__device__ __forceinline__ void fence_refill() {
-  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-}
 // Completes the barrier's phase without a copy (the barrier counts one arrival).
 __device__ __forceinline__ void arrive(unsigned long long* bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem(bar)) : "memory");
@@ -140,11 +135,14 @@ __device__ __forceinline__ void for_each_bulk_group(const T* __restrict__ d_in, 
       const uint4 v = chunks[c * blockDim.x + threadIdx.x];
       memcpy(&x[c * per_chunk], &v, 16);
     }
-    __syncthreads();  // every thread holds its share of stage s (and read stage_tile[s]): refill it
+    // Every thread has read its share of stage s (and stage_tile[s]): the stage may be refilled. No
+    // proxy fence: the copy only writes what the barrier's reads have finished with (a
+    // fence.proxy.async here compiled to MEMBAR.ALL.CTA, which made thread 0 wait for its claim's
+    // atomic at every refill).
+    __syncthreads();
     if (threadIdx.x == 0) {
       const std::int64_t next = ahead;
-      bulk::fence_refill();  // (it waits for this thread's earlier memory operations: the claim below
-      fill(s, next);         // comes after it, so that it has a tile's time to return)
+      fill(s, next);
       if (next < tiles) ahead = claim();  // claims past the end stop: they only grow
     }
     group(x);
