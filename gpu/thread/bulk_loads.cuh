@@ -103,10 +103,10 @@ __device__ __forceinline__ void for_each_bulk_group(const T* __restrict__ d_in, 
   };
   // Tiles: block b's first `stages` are b, b + gridDim.x, ...; every later one is claimed from
   // `claimed` (tile stages * gridDim.x + the count before), so that a block whose SM reads faster
-  // takes more, and all blocks end within about a tile of each other. Thread 0 claims one tile
-  // ahead, so that the atomic's round trip overlaps a tile's work.
+  // takes more, and all blocks end within about a tile of each other. Thread 0 claims two tiles
+  // ahead, so that the atomic's round trip (all blocks add to one word) overlaps two tiles' work.
   const std::int64_t first_claimed = std::int64_t(stages) * gridDim.x;
-  std::int64_t ahead = -1;
+  std::int64_t ahead = -1, ahead2 = -1;
   std::int64_t static_next = blockIdx.x + first_claimed;  // AB: bulk_claims = false
   auto claim = [&]() -> std::int64_t {
     if constexpr (!bulk_claims) {
@@ -121,6 +121,7 @@ __device__ __forceinline__ void for_each_bulk_group(const T* __restrict__ d_in, 
     bulk::fence_init();
     for (int s = 0; s < stages; ++s) fill(s, blockIdx.x + std::int64_t(s) * gridDim.x);
     ahead = claim();
+    ahead2 = ahead < tiles ? claim() : tiles;
   }
   __syncthreads();  // the barriers are initialised
   int s = 0;
@@ -141,9 +142,9 @@ __device__ __forceinline__ void for_each_bulk_group(const T* __restrict__ d_in, 
     // atomic at every refill).
     __syncthreads();
     if (threadIdx.x == 0) {
-      const std::int64_t next = ahead;
-      fill(s, next);
-      if (next < tiles) ahead = claim();  // claims past the end stop: they only grow
+      fill(s, ahead);
+      ahead = ahead2;
+      if (ahead2 < tiles) ahead2 = claim();  // claims past the end stop: they only grow
     }
     group(x);
     if (++s == stages) {
