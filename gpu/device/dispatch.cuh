@@ -78,7 +78,7 @@ class Carver {
   }
 
  private:
-  static constexpr int max_regions = 16;
+  static constexpr int max_regions = 12;
   void** slots_[max_regions] = {};
   std::size_t offsets_[max_regions] = {};
   int n_ = 0;

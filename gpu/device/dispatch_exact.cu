@@ -19,12 +19,9 @@ LaunchOutcome<T> dispatch_exact(const LaunchShape& s, const LaunchInputs<T>& in,
       .add(&out.block_special, static_cast<std::size_t>(s.grid) * exact_specials)
       .add(&out.limbs, L)
       .add(&out.special, exact_specials)
-      .add(&out.counter, 1)
-      .add(&out.claimed, 1);
+      .add(&out.counter, 1);
   c.commit();
-  // Then reset by each last block.
-  SUMLAB_CUDA_CHECK(cudaMemset(out.counter, 0, sizeof(unsigned int)));
-  SUMLAB_CUDA_CHECK(cudaMemset(out.claimed, 0, sizeof(unsigned long long)));
+  SUMLAB_CUDA_CHECK(cudaMemset(out.counter, 0, sizeof(unsigned int)));  // then reset by each last block
   EventTimer timer;
   timer.start();
   for (int l = 0; l < in.launches; ++l) launch_exact<T, false>(s, in.at(l), n, out);

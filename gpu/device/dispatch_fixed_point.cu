@@ -34,7 +34,6 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
         .add(&exact.limbs, L)
         .add(&exact.special, exact_specials)
         .add(&exact.counter, 1)
-        .add(&exact.claimed, 1)
         .add(&exact.range, 3)
         .add(&d_scale, 2);
   }
@@ -42,8 +41,7 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
       .add(&fixed.stats, fixed_stats)
       .add(&fixed.sum, 2)
       .add(&fixed.report, fixed_stats)
-      .add(&fixed.counter, 1)
-      .add(&fixed.claimed, 1);
+      .add(&fixed.counter, 1);
   c.commit();
   exact.scale = d_scale;
   fixed.scale = from_data ? d_scale : nullptr;
@@ -51,14 +49,12 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   // Then reset by each launch's last block.
   if (from_data) {
     SUMLAB_CUDA_CHECK(cudaMemset(exact.counter, 0, sizeof(unsigned int)));
-    SUMLAB_CUDA_CHECK(cudaMemset(exact.claimed, 0, sizeof(unsigned long long)));
     SUMLAB_CUDA_CHECK(cudaMemset(exact.range, 0, sizeof(unsigned long long)));
     SUMLAB_CUDA_CHECK(cudaMemset(exact.range + 1, 0xff, 2 * sizeof(unsigned long long)));
   }
   SUMLAB_CUDA_CHECK(cudaMemset(fixed.total, 0, 2 * sizeof(unsigned long long)));
   SUMLAB_CUDA_CHECK(cudaMemset(fixed.stats, 0, fixed_stats * sizeof(unsigned long long)));
   SUMLAB_CUDA_CHECK(cudaMemset(fixed.counter, 0, sizeof(unsigned int)));
-  SUMLAB_CUDA_CHECK(cudaMemset(fixed.claimed, 0, sizeof(unsigned long long)));
   // Blocks over 512 threads need the build with 64 registers; the tiles' shared memory passes the
   // default 48 KB, so the launch opts in to its size.
   auto* const kernel = s.block > 512 ? fixed_point_kernel<T, 1024> : fixed_point_kernel<T, 512>;

@@ -5,17 +5,17 @@
 // (gpu_exact, gpu_fixed_point: integer totals). Why: those kernels compute much per element; with
 // their loads in registers, issued between groups, too few bytes stay in flight for HBM's
 // bandwidth, while here every block keeps its next tiles in flight whatever its threads compute,
-// without a register. Which block adds which element depends on timing; the kernels' totals do
-// not. On the H200 (reports/h200-2026-11-30-e/experiments), the fixed-point
+// without a register. On the H200 (reports/h200-2026-11-30-e/experiments), the fixed-point
 // quantisation of 2^30 floats ran at 0.87 of CUB's time with register loads and 1.00 with these
 // tiles, and a plain float sum over the same tiles at 1.01.
 //
 // Tiles: blockDim.x * 64 bytes; thread t takes the 16-byte chunks t, t + blockDim.x, ... of each
-// (no bank conflicts), a group of 64 bytes. The elements
+// (no bank conflicts), a group of 64 bytes. Tile j goes to block j mod gridDim.x. The elements
 // before the input's first 16-byte boundary and after the last whole tile go one by one to the
 // grid's threads. A tile's stage is refilled once every thread of the block has read it (a
-// barrier per tile), with the next tile that stage will hold: the block's first tiles are fixed,
-// the later ones claimed from a counter (below).
+// barrier per tile), with the next tile that stage will hold. Measured and left out: claiming the
+// later tiles from a counter, so that faster SMs take more (runs 19-22: 1-1.5% faster for float32
+// fixed point with 1024-thread blocks, 1-3% slower for gpu_exact and for float64).
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -25,7 +25,6 @@ namespace sumlab::gpu::detail {
 inline constexpr int bulk_group_bytes = 64;  // a thread's share of a tile
 template <class T> inline constexpr int bulk_group = bulk_group_bytes / int(sizeof(T));  // its elements
 inline constexpr int bulk_max_stages = 4;
-inline constexpr bool bulk_claims = true;  // AB
 // Tiles in flight per block, about 64-128 KB of shared memory per block (the experiment's best).
 __host__ __device__ constexpr int bulk_stages(int block) { return block <= 256 ? 4 : block <= 512 ? 3 : 2; }
 // Dynamic shared memory a launch must provide (and opt in to, past 48 KB).
@@ -52,10 +51,6 @@ __device__ __forceinline__ void load(void* dst, const void* src, unsigned bytes,
                "l"(src), "r"(bytes), "r"(smem(bar))
                : "memory");
 }
-// Completes the barrier's phase without a copy (the barrier counts one arrival).
-__device__ __forceinline__ void arrive(unsigned long long* bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem(bar)) : "memory");
-}
 __device__ __forceinline__ void wait(unsigned long long* bar, unsigned parity) {
   asm volatile(
       "{\n.reg .pred done;\nwait_%=:\n"
@@ -69,16 +64,13 @@ __device__ __forceinline__ void wait(unsigned long long* bar, unsigned parity) {
 // Calls group(x) (x: T[bulk_group<T>]) for each of this thread's shares of the tiles, and f(x)
 // for each element outside whole tiles that this thread owns. Every thread of the block must call
 // it (it holds barriers); d_in must be aligned to sizeof(T); the launch provides
-// bulk_smem_bytes(blockDim.x) of dynamic shared memory, used by nothing else. claimed: a counter
-// that is 0 when the launch starts; the caller's last block resets it to 0.
+// bulk_smem_bytes(blockDim.x) of dynamic shared memory, used by nothing else.
 template <class T, class F, class G>
-__device__ __forceinline__ void for_each_bulk_group(const T* __restrict__ d_in, std::int64_t n,
-                                                    unsigned long long* claimed, F&& f, G&& group) {
+__device__ __forceinline__ void for_each_bulk_group(const T* __restrict__ d_in, std::int64_t n, F&& f, G&& group) {
   constexpr int per_thread = bulk_group<T>;
   constexpr int per_chunk = 16 / int(sizeof(T));
   extern __shared__ __align__(128) unsigned char bulk_stage[];
   __shared__ __align__(8) unsigned long long full[bulk_max_stages];
-  __shared__ long long stage_tile[bulk_max_stages];  // the tile a stage holds; -1: none, the end
   const int stages = bulk_stages(static_cast<int>(blockDim.x));
   const std::int64_t threads = std::int64_t(gridDim.x) * blockDim.x;
   const std::int64_t g = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -89,46 +81,19 @@ __device__ __forceinline__ void for_each_bulk_group(const T* __restrict__ d_in, 
   const std::int64_t per_tile = std::int64_t(blockDim.x) * per_thread;
   const std::int64_t tiles = (n - head) / per_tile;
   const unsigned tile_bytes = blockDim.x * bulk_group_bytes;
-  // Thread 0 fills stage s with tile t (t < 0 or past the end: marks the end; the barrier's phase
-  // then completes at once). The store to stage_tile is released by the arrive and acquired by
-  // the waits.
-  auto fill = [&](int s, std::int64_t t) {
-    if (t >= 0 && t < tiles) {
-      stage_tile[s] = t;
-      bulk::load(bulk_stage + s * tile_bytes, base + t * per_tile, tile_bytes, &full[s]);
-    } else {
-      stage_tile[s] = -1;
-      bulk::arrive(&full[s]);
-    }
+  auto fill = [&](int s, std::int64_t j) {
+    if (j < tiles) bulk::load(bulk_stage + s * tile_bytes, base + j * per_tile, tile_bytes, &full[s]);
   };
-  // Tiles: block b's first `stages` are b, b + gridDim.x, ...; every later one is claimed from
-  // `claimed` (tile stages * gridDim.x + the count before), so that a block whose SM reads faster
-  // takes more, and all blocks end within about a tile of each other. Thread 0 claims two tiles
-  // ahead, so that the atomic's round trip (all blocks add to one word) overlaps two tiles' work.
-  const std::int64_t first_claimed = std::int64_t(stages) * gridDim.x;
-  std::int64_t ahead = -1, ahead2 = -1;
-  std::int64_t static_next = blockIdx.x + first_claimed;  // AB: bulk_claims = false
-  auto claim = [&]() -> std::int64_t {
-    if constexpr (!bulk_claims) {
-      const std::int64_t t = static_next;
-      static_next += gridDim.x;
-      return t;
-    }
-    return first_claimed < tiles ? first_claimed + static_cast<std::int64_t>(atomicAdd(claimed, 1ull)) : tiles;
-  };
-  if (threadIdx.x == 0) {
+  if (threadIdx.x == 0) {  // the first tiles are asked for before anything else
     for (int s = 0; s < stages; ++s) bulk::init(&full[s]);
     bulk::fence_init();
     for (int s = 0; s < stages; ++s) fill(s, blockIdx.x + std::int64_t(s) * gridDim.x);
-    ahead = claim();
-    ahead2 = ahead < tiles ? claim() : tiles;
   }
   __syncthreads();  // the barriers are initialised
   int s = 0;
   unsigned parity = 0;
-  for (;;) {
+  for (std::int64_t j = blockIdx.x; j < tiles; j += gridDim.x) {
     bulk::wait(&full[s], parity);
-    if (stage_tile[s] < 0) break;  // the same for every thread
     T x[per_thread];
     const uint4* chunks = reinterpret_cast<const uint4*>(bulk_stage + s * tile_bytes);
 #pragma unroll
@@ -136,16 +101,11 @@ __device__ __forceinline__ void for_each_bulk_group(const T* __restrict__ d_in, 
       const uint4 v = chunks[c * blockDim.x + threadIdx.x];
       memcpy(&x[c * per_chunk], &v, 16);
     }
-    // Every thread has read its share of stage s (and stage_tile[s]): the stage may be refilled. No
-    // proxy fence: the copy only writes what the barrier's reads have finished with (a
-    // fence.proxy.async here compiled to MEMBAR.ALL.CTA, which made thread 0 wait for its claim's
-    // atomic at every refill).
+    // Every thread has read its share of stage s: the stage may be refilled. No proxy fence: the
+    // copy only writes what the barrier's reads have finished with (as CUTLASS's TMA pipelines;
+    // fence.proxy.async compiles to MEMBAR.ALL.CTA, a wait for all of thread 0's memory operations).
     __syncthreads();
-    if (threadIdx.x == 0) {
-      fill(s, ahead);
-      ahead = ahead2;
-      if (ahead2 < tiles) ahead2 = claim();  // claims past the end stop: they only grow
-    }
+    if (threadIdx.x == 0) fill(s, j + std::int64_t(stages) * gridDim.x);
     group(x);
     if (++s == stages) {
       s = 0;

@@ -410,7 +410,6 @@ struct ExactBuffers {
   long long* limbs = nullptr;
   unsigned long long* special = nullptr;
   unsigned int* counter = nullptr;         // blocks done; 0 before a launch, reset by the last block
-  unsigned long long* claimed = nullptr;   // tiles claimed (gpu/thread/bulk_loads.cuh); the same
   unsigned long long* range = nullptr;
   long long* scale = nullptr;
 };
@@ -473,7 +472,7 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(cons
   __syncthreads();
   ExactThread<T, Range> t;
   for_each_bulk_group(
-      d_in, num_items, out.claimed, [&](T x) { t.add(x, s_limbs, s_special); },
+      d_in, num_items, [&](T x) { t.add(x, s_limbs, s_special); },
       [&](const T(&x)[bulk_group<T>]) { t.add_group(x, s_limbs, s_special); });
   t.flush(s_limbs);
   t.push(s_limbs);
@@ -519,7 +518,6 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(cons
   if (threadIdx.x == 0) {
     cuda::atomic_ref<unsigned int, cuda::thread_scope_device> counter(*out.counter);
     counter.store(0u, cuda::memory_order_relaxed);
-    *out.claimed = 0;
     if constexpr (Range) {
       const auto d = order_model::fixed_one_pass<T>(static_cast<Bits>(__ldcg(&out.range[0])),
                                                     static_cast<Bits>(__ldcg(&out.range[1])),

@@ -32,11 +32,9 @@ struct FixedBuffers {
   unsigned long long* sum = nullptr;       // 2 words: the launch's wrapping 128-bit total (low, high)
   unsigned long long* report = nullptr;    // fixed_stats: the launch's counts
   unsigned int* counter = nullptr;         // blocks done; 0 before a launch
-  unsigned long long* claimed = nullptr;   // tiles claimed (gpu/thread/bulk_loads.cuh); 0 before a launch
   unsigned one = 1;                        // fixed_quantise_group's 1 (a kernel argument: not folded)
 };
-// sum and report are written, and total, stats, counter and claimed reset to 0, by the last block
-// to finish.
+// sum and report are written, and total, stats and counter reset to 0, by the last block to finish.
 
 // The lanes of the calling thread's warp that exist: 32, except in a block's partial last warp.
 __device__ __forceinline__ int live_lanes() {
@@ -152,7 +150,7 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
   // Loads: tiles by the bulk-copy engine (gpu/thread/bulk_loads.cuh). Register loads 64 bytes ahead
   // ran at 0.93 - 0.97 of CUB at 2^30, float32, given k; 128 bytes ahead, an L2 prefetch, cp.async
   // staging and pipelined register loads were slower still (reports/h200-2026-11-30-d).
-  for_each_bulk_group(d_in, num_items, out.claimed, one_element, group);
+  for_each_bulk_group(d_in, num_items, one_element, group);
   __syncthreads();  // s_stats zeroed
   // The counts, almost always 0: a vote first, the reductions only when a lane has one.
   const unsigned live = live_mask();
@@ -197,7 +195,6 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
     out.report[c] = __ldcg(&out.stats[c]);
     out.stats[c] = 0;
   }
-  *out.claimed = 0;
   counter.store(0u, cuda::memory_order_relaxed);
 }
 
