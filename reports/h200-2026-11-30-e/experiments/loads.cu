@@ -3,10 +3,12 @@
 //   nvcc -O3 -std=c++17 -arch=sm_90 --fmad=false -o loads loads.cu && ./loads
 // Every variant computes sum_i RNE(x_i 2^62) as a wrapping 128-bit integer over the same uniform
 // floats (multiples of 2^-24 in [0, 1): every y_i is an integer, the fast path's case) and must give
-// the same total; the times are medians of CUDA-event timings over rotated inputs (larger than L2),
-// beside CUB DeviceReduce::Sum and a plain read, measured in the same run.
-//   reg    the committed loop: a thread loads 4 float4 (64 bytes) per group into registers,
-//          grid-stride, and quantises the group (F2I.S64, I2F.S64 back for the check, mad.wide)
+// the same total (the low words compare: the harness adds the threads' high words without the
+// carries out of the low words); the times are medians of CUDA-event timings over rotated inputs
+// (larger than L2), beside CUB DeviceReduce::Sum, measured in the same run.
+//   reg    the loop committed before this experiment: a thread loads 4 float4 (64 bytes) per
+//          group into registers, grid-stride, and quantises the group (F2I.S64, I2F.S64 back for
+//          the check, mad.wide)
 //   bulk   a block's tiles arrive in shared memory by cp.async.bulk (the Hopper TMA engine, one
 //          thread issues a whole tile), STAGES tiles in flight; every thread quantises 16 floats
 //          of each tile from shared memory; a barrier per tile before its stage is refilled
@@ -40,7 +42,7 @@ __device__ __forceinline__ unsigned long long warp_sum(unsigned long long v) {
   return v;
 }
 
-// The committed fast path for 16 floats (order_model::fixed_quantise_group, device branch).
+// The fast path for 16 floats (order_model::fixed_quantise_group's device branch at the time).
 __device__ __forceinline__ bool quantise16(const float (&x)[16], float two_k, unsigned one, unsigned long long& lo,
                                            long long& hi) {
   float err = 0, big = 0;
@@ -91,7 +93,7 @@ template <bool Read> struct Acc {
   }
 };
 
-// reg: the committed loader (gpu/thread/thread_chain.cuh, grid-stride, 4 float4 ahead).
+// reg: the loader committed then (gpu/thread/thread_chain.cuh, grid-stride, 4 float4 ahead).
 template <bool Read, int MaxThreads>
 __global__ void __launch_bounds__(MaxThreads) reg_kernel(const float* __restrict__ in, long long n, float two_k, unsigned one, Out out) {
   Acc<Read> a;
