@@ -86,8 +86,8 @@ __device__ __forceinline__ unsigned __int128 block_sum_u128(unsigned __int128 v,
   return total;
 }
 
-// MaxThreads: the instantiation's __launch_bounds__ (512: up to 128 registers, no spills; 1024:
-// 64 registers, which spills a little, for 1024-thread blocks only).
+// MaxThreads: the instantiation's __launch_bounds__ (512: up to 128 registers; 1024: at most 64,
+// for 1024-thread blocks only; with CUDA 13.0 both builds use 62-64 and neither spills).
 // The launch provides bulk_smem_bytes(blockDim.x) of dynamic shared memory. The shape's vector width
 // and mapping do not matter (integer totals: any order gives the same bits).
 template <class T, int MaxThreads>
