@@ -7,7 +7,9 @@ namespace {
 
 constexpr unsigned shuffle_fields =
     field_grid | field_block | field_vector | field_mapping | field_warp | field_block_stage;
-constexpr unsigned load_fields = field_grid | field_block | field_vector | field_mapping;
+// Kernels whose input arrives as bulk-copied tiles (gpu/thread/bulk_loads.cuh) and whose totals
+// are integers (any order, the same bits): only the grid and block size reach the launch.
+constexpr unsigned tile_fields = field_grid | field_block;
 
 constexpr std::array<GpuKernelInfo, 18> kernels{{
     {GpuKernel::serial, "gpu_serial", "one GPU thread adds left to right (the CPU serial sum's order)",
@@ -74,14 +76,14 @@ constexpr std::array<GpuKernelInfo, 18> kernels{{
      "k from the data: pass 1 is gpu_exact's kernel, also finding max|x| and min|x|; its last block "
      "derives k as core/fixed_point_sum.hpp; if every x_i is on the grid 2^-k, pass 1's exact sum is "
      "the result; else pass 2: q_i = RNE(x_i 2^k) summed as 128-bit integers per thread/warp/block, "
-     "the last block adding the block sums; the caller's k: pass 2 alone; the host converts as the "
+     "each block's sum added by atomics; the caller's k: pass 2 alone; the host converts as the "
      "CPU does",
-     Determinism::shape_invariant, true, load_fields, false, false, false},
+     Determinism::shape_invariant, true, tile_fields, false, false, false},
     {GpuKernel::exact, "gpu_exact",
      "correctly rounded: integer limbs per block (shared-memory 64-bit atomics), host merge",
      "each element split into 32-bit limbs of a fixed-point superaccumulator and added with "
      "integer atomics (order-free); block limbs merged and rounded once by core/exact_sum.hpp",
-     Determinism::shape_invariant, true, load_fields, false, false, false},
+     Determinism::shape_invariant, true, tile_fields, false, false, false},
     {GpuKernel::cub, "gpu_cub", "cub::DeviceReduce::Sum (library peer; its order is CUB's)",
      "CUB's own tuning policy; measured, not modelled", Determinism::run_to_run, false, 0, false,
      false, false},

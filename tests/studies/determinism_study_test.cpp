@@ -120,7 +120,9 @@ TEST_F(DeterminismStudy, TwoPassDiffersAcrossShapesFixedPointAndExactNever) {
     if (key.rfind("gpu_two_pass|", 0) == 0 && h.size() > 1) two_pass_differs = true;
     if (key.rfind("gpu_fixed_point|", 0) == 0 || key.rfind("gpu_exact|", 0) == 0) {
       EXPECT_EQ(h.size(), 1u) << key;
-      EXPECT_GT(shapes[key].size(), 10u) << key;  // many shapes really ran
+      // Every grid x block pair of the study's shapes really ran (6; these kernels read no other
+      // shape field, so shapes that differ only there are one launch).
+      EXPECT_GE(shapes[key].size(), 6u) << key;
       ++invariant_inputs;
     }
   }
