@@ -127,9 +127,9 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
     }
     if (q.saturated) ++saturated;
   };
-  // A loaded-ahead group by the floating-point unit without branches (fixed_quantise_group); only a
-  // group holding an element that is not ordinary (lost bits, saturated, NaN/Inf: then it has
-  // counts to report) is redone by the integer steps.
+  // A thread's share of a tile (a group) by the floating-point unit without branches
+  // (fixed_quantise_group); only a group holding an element that is not ordinary (lost bits,
+  // saturated, NaN/Inf: then it has counts to report) is redone by the integer steps.
   auto group = [&](const T(&x)[bulk_group<T>]) {
     unsigned long long lo = 0;
     long long hi = 0;
