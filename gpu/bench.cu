@@ -60,9 +60,13 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
 }
 
-// Warm-up, calibration, samples: run(launches) enqueues `launches` sums and returns their
-// LaunchOutcome (ms = the mean per sum).
-template <class T, class Run> Timing sample(Run&& run, const TimingOptions& o) {
+// Warm-up, calibration, samples: run(launches) enqueues `launches` sums, the l-th over input copy
+// l mod copies, and returns their LaunchOutcome (ms = the mean per sum; value = the last sum's).
+// check_launches > 0 (a kernel that gives the same bits every run): one more sequence of that many
+// launches, copies + 1 so that its last sum is over copy 0 again, must end with the warm-up's
+// bits; a launch that leaves state behind for the next (a counter or a total its last block failed
+// to reset) makes the measurement an error, not a timing.
+template <class T, class Run> Timing sample(Run&& run, const TimingOptions& o, int check_launches) {
   Timing t;
   const detail::LaunchOutcome<T> warm = run(1);
   t.value = static_cast<double>(warm.value);
@@ -71,6 +75,14 @@ template <class T, class Run> Timing sample(Run&& run, const TimingOptions& o) {
   t.launches = static_cast<int>(std::clamp<double>(std::ceil(o.target_sample_ms / one), 1, o.max_launches));
   std::vector<double> ms;
   for (int i = 0; i < std::max(1, o.samples); ++i) ms.push_back(run(t.launches).ms);
+  if (check_launches > 0) {
+    const std::string again = hex_bits(run(check_launches).value);
+    if (again != t.value_hex) {
+      t.error = "repeated launches changed the result: " + t.value_hex + " after one launch, " + again + " after " +
+                std::to_string(check_launches) + " over the same input (a launch left state behind for the next)";
+      return t;
+    }
+  }
   t.samples = static_cast<int>(ms.size());
   t.ms = median(ms);
   t.ms_min = *std::min_element(ms.begin(), ms.end());
@@ -110,7 +122,7 @@ Timing time_sum(GpuKernel k, const LaunchShape& shape, const BenchInput<T>& inpu
     t = sample<T>([&](int launches) {
       in.launches = launches;
       return detail::dispatch<T>(k, s, in, input.n(), opt);
-    }, o);
+    }, o, info(k).determinism != Determinism::not_deterministic ? input.copies() + 1 : 0);
   } catch (const GpuError& e) {
     t = Timing{};
     t.error = e.what();
@@ -151,7 +163,7 @@ template <class T> Timing time_read(const BenchInput<T>& input, const TimingOpti
           }
           r.ms = timer.stop() / launches;
           return r;
-        }, o);
+        }, o, 0);
         if (best.samples == 0 || t.ms < best.ms) best = t;
       }
     }
