@@ -14,7 +14,10 @@
 //   launches chosen so that a sample lasts about target_sample_ms: launch gaps at small n count,
 //   as they do for a caller, but the events' own resolution does not;
 // - whatever a kernel does per sum (a memset it needs, a second kernel, a copy of an intermediate
-//   to the host) is inside the timed sequence.
+//   to the host) is inside the timed sequence;
+// - a kernel that gives the same bits every run must end copies + 1 more back-to-back launches (the
+//   last over copy 0 again) with the warm-up's bits, or the measurement is an error: launches
+//   share counters and totals that each launch's last block resets.
 #include <cstdint>
 #include <memory>
 #include <string>
