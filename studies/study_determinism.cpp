@@ -557,7 +557,7 @@ CellOutput<T> run_cell(Backend& backend, const Plan& p, const std::string& dist,
     for (std::size_t j = 0; j < jobs.size(); ++j)
       if (alias[j] == j) unique.push_back(j);
     std::vector<T> values(jobs.size());
-    std::vector<bool> has(jobs.size(), false);
+    std::vector<unsigned char> has(jobs.size(), 0);  // not vector<bool>: the jobs write it in parallel
     std::vector<std::vector<ValueCount<T>>> samples(jobs.size());
     parallel_for(unique.size(), p.jobs, [&](std::size_t u) {
       const std::size_t j = unique[u];
