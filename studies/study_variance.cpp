@@ -19,11 +19,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
-#include <future>
 #include <iterator>
 #include <limits>
 #include <memory>
@@ -38,6 +36,7 @@
 #include "reference/exact_moments.hpp"
 #include "studies/commands.hpp"
 #include "studies/input_options.hpp"
+#include "studies/parallel_for.hpp"
 #include "studies/progress.hpp"
 #include "studies/row_backend.hpp"
 #include "studies/run_folder.hpp"
@@ -96,19 +95,7 @@ constexpr RowKernel kSoftmaxKernels[] = {RowKernel::softmax_online, RowKernel::s
 
 std::string opt_num(const std::optional<double>& v) { return v ? csv_number(*v) : std::string(); }
 
-// Runs fn(i) for i in [0, count) on up to `threads` threads (the model backend's CPU work).
-template <class F> void parallel_for(std::size_t count, unsigned threads, F fn) {
-  threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(count)));
-  std::vector<std::future<void>> jobs;
-  std::atomic<std::size_t> next{0};
-  for (unsigned t = 0; t < threads; ++t)
-    jobs.push_back(std::async(std::launch::async, [&] {
-      for (std::size_t i = next++; i < count; i = next++) fn(i);
-    }));
-  for (auto& j : jobs) j.get();  // rethrows a worker's exception
-}
-
-unsigned cpu_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
+int cpu_threads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
 
 // --- inputs ------------------------------------------------------------------------------------
 
