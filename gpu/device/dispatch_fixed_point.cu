@@ -44,8 +44,8 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
       .add(&fixed.counter, 1);
   c.commit();
   exact.scale = d_scale;
-  fixed.scale = from_data ? d_scale : nullptr;
-  fixed.k = from_data ? 0 : *opt.fixed_scale;
+  fixed.scale = d_scale;  // nullptr with the caller's scale: the kernel takes k as an argument
+  fixed.k = opt.fixed_scale.value_or(0);
   // Then reset by each launch's last block.
   if (from_data) {
     SUMLAB_CUDA_CHECK(cudaMemset(exact.counter, 0, sizeof(unsigned int)));
