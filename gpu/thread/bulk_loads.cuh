@@ -13,9 +13,16 @@
 // (no bank conflicts), a group of 64 bytes. Tile j goes to block j mod gridDim.x. The elements
 // before the input's first 16-byte boundary and after the last whole tile go one by one to the
 // grid's threads. A tile's stage is refilled once every thread of the block has read it (a
-// barrier per tile), with the next tile that stage will hold. Measured and left out: claiming the
-// later tiles from a counter, so that faster SMs take more (runs 19-22: 1-1.5% faster for float32
-// fixed point with 1024-thread blocks, 1-3% slower for gpu_exact and for float64).
+// barrier per tile), with the next tile that stage will hold. Measured and left out (H200,
+// reports/h200-2026-11-30-f): claiming the later tiles from a counter, so that faster SMs take
+// more (runs 19-22: 1-1.5% faster for float32 fixed point with 1024-thread blocks, 1-3% slower for
+// gpu_exact and for float64); giving every block the same bytes, though at 2^24 floats half the
+// blocks read one tile more than the rest: each block an even, contiguous share, its last tile
+// partial and padded with -0 (run 25: 0.87 of CUB's time at 2^30 where these tiles ran at 0.99),
+// whole rounds then one padded partial tile per block (run 26: 2-15% slower, gpu_exact most),
+// whole rounds then at most one 64-byte group per thread loaded from global memory (run 27: 1-5%
+// slower at 2^24 and 2^26, and its fixed-point sums changed bits from launch to launch at 528 and
+// 1056 blocks of 256 threads, a fault not found; these tiles never did, runs 25-28).
 #include <cstddef>
 #include <cstdint>
 #include <cstring>

@@ -315,8 +315,8 @@ TYPED_TEST(GpuFixedPointGivenScale, SameBitsAndReportAsTheCpu) {
 // shared memory by the bulk-copy engine from the first 16-byte boundary on; the elements before it
 // and after the last whole tile are read one by one. Views that start 1 to 3 floats (1 double) past
 // a 16-byte boundary, sizes at the edges of a tile, of a round of tiles over the grid and of the
-// stages in flight, blocks of 33 threads (a tile of 2112 bytes) up to 1024: the bits of the CPU
-// algorithms every time.
+// stages in flight, blocks of 33 threads (a tile of 2112 bytes) up to 1024, inputs of -0 only: the
+// bits of the CPU algorithms every time.
 template <class T> class GpuBulkLoads : public ::testing::Test {};
 TYPED_TEST_SUITE(GpuBulkLoads, FloatTypes);
 
@@ -328,31 +328,34 @@ TYPED_TEST(GpuBulkLoads, MisalignedViewsAndTileEdgesKeepTheBits) {
   for (const auto& c : cases) {
     const std::int64_t tile = std::int64_t(c.block) * per_thread, round = tile * c.grid;
     for (const std::int64_t n : {std::int64_t(0), std::int64_t(1), std::int64_t(5), tile - 1, tile, tile + 1, round - 1,
-                                 round + 3, (c.stages + 1) * round + 7}) {
-      const auto x = input<T>(Distribution::cancellation, n, 11);
-      const T exact = exact_sum<T>(std::span<const T>(x));
-      const auto fixed = fixed_point_sum<T>(std::span<const T>(x));
-      KernelOptions coarse;  // 12 bits coarser than the data's scale: elements lose bits
-      coarse.fixed_scale = fixed_point_detail::data_scale(std::span<const T>(x)) - 12;
-      const auto fixed_coarse = fixed_point_sum<T>(std::span<const T>(x), *coarse.fixed_scale);
-      for (int offset = 0; offset < 16 / static_cast<int>(sizeof(T)); ++offset) {
-        gpu::DeviceBuffer<T> buf(n, offset);
-        buf.upload(std::span<const T>(x));
-        LaunchShape s;
-        s.grid = c.grid;
-        s.block = c.block;
-        s.vector = 1;  // any alignment
-        SCOPED_TRACE("n=" + std::to_string(n) + " offset=" + std::to_string(offset) + " [" + to_string(s) + "]");
-        const auto e = gpu::gpu_sum<T>(GpuKernel::exact, canonicalize(GpuKernel::exact, s), buf);
-        ASSERT_TRUE(e.ok()) << e.error;
-        EXPECT_TRUE(same_bits(e.value, exact)) << hex_bits(e.value) << " vs CPU " << hex_bits(exact);
-        const auto f = gpu::gpu_sum<T>(GpuKernel::fixed_point, canonicalize(GpuKernel::fixed_point, s), buf);
-        ASSERT_TRUE(f.ok()) << f.error;
-        EXPECT_TRUE(same_bits(f.value, fixed.value)) << hex_bits(f.value) << " vs CPU " << hex_bits(fixed.value);
-        const auto fc = gpu::gpu_sum<T>(GpuKernel::fixed_point, canonicalize(GpuKernel::fixed_point, s), buf, coarse);
-        ASSERT_TRUE(fc.ok()) << fc.error;
-        EXPECT_TRUE(same_bits(fc.value, fixed_coarse.value)) << hex_bits(fc.value) << " vs CPU " << hex_bits(fixed_coarse.value);
-        EXPECT_EQ(fc.note, fixed_coarse.diagnostics);
+                                 round + 3, round + tile / 2 * c.grid + 1, (c.stages + 1) * round + 7}) {
+      for (const bool minus_zeros : {false, true}) {
+        const auto x = minus_zeros ? std::vector<T>(static_cast<std::size_t>(n), T(-0.0))
+                                   : input<T>(Distribution::cancellation, n, 11);
+        const T exact = exact_sum<T>(std::span<const T>(x));
+        const auto fixed = fixed_point_sum<T>(std::span<const T>(x));
+        KernelOptions coarse;  // 12 bits coarser than the data's scale: elements lose bits
+        coarse.fixed_scale = fixed_point_detail::data_scale(std::span<const T>(x)) - 12;
+        const auto fixed_coarse = fixed_point_sum<T>(std::span<const T>(x), *coarse.fixed_scale);
+        for (int offset = 0; offset < 16 / static_cast<int>(sizeof(T)); ++offset) {
+          gpu::DeviceBuffer<T> buf(n, offset);
+          buf.upload(std::span<const T>(x));
+          LaunchShape s;
+          s.grid = c.grid;
+          s.block = c.block;
+          s.vector = 1;  // any alignment
+          SCOPED_TRACE("n=" + std::to_string(n) + " offset=" + std::to_string(offset) + " [" + to_string(s) + "]");
+          const auto e = gpu::gpu_sum<T>(GpuKernel::exact, canonicalize(GpuKernel::exact, s), buf);
+          ASSERT_TRUE(e.ok()) << e.error;
+          EXPECT_TRUE(same_bits(e.value, exact)) << hex_bits(e.value) << " vs CPU " << hex_bits(exact);
+          const auto f = gpu::gpu_sum<T>(GpuKernel::fixed_point, canonicalize(GpuKernel::fixed_point, s), buf);
+          ASSERT_TRUE(f.ok()) << f.error;
+          EXPECT_TRUE(same_bits(f.value, fixed.value)) << hex_bits(f.value) << " vs CPU " << hex_bits(fixed.value);
+          const auto fc = gpu::gpu_sum<T>(GpuKernel::fixed_point, canonicalize(GpuKernel::fixed_point, s), buf, coarse);
+          ASSERT_TRUE(fc.ok()) << fc.error;
+          EXPECT_TRUE(same_bits(fc.value, fixed_coarse.value)) << hex_bits(fc.value) << " vs CPU " << hex_bits(fixed_coarse.value);
+          EXPECT_EQ(fc.note, fixed_coarse.diagnostics);
+        }
       }
     }
   }

@@ -450,7 +450,7 @@ template <class T> __device__ void exact_merge_columns(const ExactBuffers& out) 
 }
 
 // MaxThreads, MinBlocks: the instantiation's __launch_bounds__. Blocks of up to 256 threads are
-// compiled for 3 resident blocks per SM (at most 85 registers), blocks of up to 512 for one
+// compiled for 2 resident blocks per SM (128 registers: no spills), blocks of up to 512 for one
 // (128 registers: the levels and the window never spill), 1024 for one (64 registers, which spills).
 // The launch provides bulk_smem_bytes(blockDim.x) of dynamic shared memory.
 template <class T, bool Range, int MaxThreads, int MinBlocks>
@@ -534,7 +534,7 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(cons
 // Host side: the kernel for the block size, asynchronously on the default stream; out.counter must
 // be 0 (and with Range, out.range (0, ~0, ~0)) before the first launch.
 template <class T, bool Range> void launch_exact(const LaunchShape& s, const T* d_in, std::int64_t n, const ExactBuffers& out) {
-  auto* const kernel = s.block <= 256   ? exact_limbs_kernel<T, Range, 256, 3>
+  auto* const kernel = s.block <= 256   ? exact_limbs_kernel<T, Range, 256, 2>
                        : s.block <= 512 ? exact_limbs_kernel<T, Range, 512, 1>
                                         : exact_limbs_kernel<T, Range, 1024, 1>;
   // The tiles' shared memory passes the default 48 KB: opt in to its size.
