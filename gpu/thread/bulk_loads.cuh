@@ -21,8 +21,7 @@
 // partial and padded with -0 (run 25: 0.87 of CUB's time at 2^30 where these tiles ran at 0.99),
 // whole rounds then one padded partial tile per block (run 26: 2-15% slower, gpu_exact most),
 // whole rounds then at most one 64-byte group per thread loaded from global memory (run 27: 1-5%
-// slower at 2^24 and 2^26, and its fixed-point sums changed bits from launch to launch at 528 and
-// 1056 blocks of 256 threads, a fault not found; these tiles never did, runs 25-28).
+// slower at 2^24 and 2^26).
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -109,11 +108,18 @@ __device__ __forceinline__ void for_each_bulk_group(const T* __restrict__ d_in, 
       const uint4 v = chunks[c * blockDim.x + threadIdx.x];
       memcpy(&x[c * per_chunk], &v, 16);
     }
-    // Every thread has read its share of stage s: the stage may be refilled. No proxy fence: the
-    // copy only writes what the barrier's reads have finished with (as CUTLASS's TMA pipelines;
-    // fence.proxy.async compiles to MEMBAR.ALL.CTA, a wait for all of thread 0's memory operations).
+    // Every thread has read its share of stage s: the stage may be refilled, after a proxy fence
+    // (the barrier orders the threads' reads before thread 0's, in the generic proxy; the copy
+    // writes in the async proxy). Without it, run 27's loader (this one plus a last group per
+    // thread from global memory) changed the fixed-point sums' bits from launch to launch at 528
+    // and 1056 blocks of 256 threads: 11 of 324 stressed measurements in run 29, none with it, and
+    // none of this loader's without it in runs 25-29 either; with the fence this loader's ratios
+    // to CUB stayed within 0.005 of its ratios without it, at every n (run 29).
     __syncthreads();
-    if (threadIdx.x == 0) fill(s, j + std::int64_t(stages) * gridDim.x);
+    if (threadIdx.x == 0) {
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      fill(s, j + std::int64_t(stages) * gridDim.x);
+    }
     group(x);
     if (++s == stages) {
       s = 0;
