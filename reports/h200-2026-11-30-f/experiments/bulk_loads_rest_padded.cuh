@@ -1,0 +1,151 @@
+// Experiment, run 26 (reports/h200-2026-11-30-f/README.md): gpu/thread/bulk_loads.cuh with whole
+// rounds of tiles, then the rest split evenly into one partial tile per block, padded with -0 (here
+// with bulk_max_stages = 6, for run 26's 6-stage variant F). 2-15% slower than whole tiles. Not built.
+#pragma once
+// Thread level: a block's input brought into shared memory tile by tile by the bulk-copy engine
+// (cp.async.bulk, sm_90: one thread issues a whole tile, completion counted in bytes on an
+// mbarrier), for the kernels whose bits do not depend on which thread adds which element
+// (gpu_exact, gpu_fixed_point: integer totals). Why: those kernels compute much per element; with
+// their loads in registers, issued between groups, too few bytes stay in flight for HBM's
+// bandwidth, while here every block keeps its next tiles in flight whatever its threads compute,
+// without a register. On the H200 (reports/h200-2026-11-30-e/experiments), the fixed-point
+// quantisation of 2^30 floats ran at 0.87 of CUB's time with register loads and 1.00 with these
+// tiles, and a plain float sum over the same tiles at 1.01.
+//
+// Tiles: blockDim.x * 64 bytes; thread t takes the 16-byte chunks t, t + blockDim.x, ... of each
+// (no bank conflicts), a group of 64 bytes. Tile j goes to block j mod gridDim.x while whole
+// rounds of gridDim.x tiles last; what is left (less than a round) is split evenly, one partial
+// tile per block, so that every block reads the same bytes (+-16) and they finish together. The
+// elements before the input's first 16-byte boundary and after its last whole chunk (at most
+// 3 + 3) go one by one to the grid's threads. A tile's stage is refilled once every thread of the
+// block has read it (a barrier per tile), with the next tile that stage will hold. Measured and
+// left out (H200, float32): each block an even, contiguous share of the input (run 25: 0.87 of
+// CUB's time at 2^30 where these tiles ran at 0.99: neighbouring blocks reading far apart); whole
+// tiles only, round-robin (at 2^24 half the blocks read one tile more than the rest); claiming the
+// later tiles from a counter, so that faster SMs take more (runs 19-22: 1-1.5% faster for float32
+// fixed point with 1024-thread blocks, 1-3% slower for gpu_exact and for float64).
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace sumlab::gpu::detail {
+
+inline constexpr int bulk_group_bytes = 64;  // a thread's share of a tile
+template <class T> inline constexpr int bulk_group = bulk_group_bytes / int(sizeof(T));  // its elements
+inline constexpr int bulk_max_stages = 6;
+// Tiles in flight per block: 64, 96 and 128 KB of shared memory for blocks of 256, 512 and 1024
+// threads (the experiment's best were 2 to 4 stages).
+__host__ __device__ constexpr int bulk_stages(int block) { return block <= 256 ? 4 : block <= 512 ? 3 : 2; }
+// Dynamic shared memory a launch must provide (and opt in to, past 48 KB).
+constexpr std::size_t bulk_smem_bytes(int block) {
+  return static_cast<std::size_t>(bulk_stages(block)) * static_cast<std::size_t>(block) * bulk_group_bytes;
+}
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#error "bulk loads need sm_90 or later (cmake/SumlabCuda.cmake builds compute_90)"
+#endif
+
+namespace bulk {
+__device__ __forceinline__ unsigned smem(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
+__device__ __forceinline__ void init(unsigned long long* bar) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem(bar)) : "memory");
+}
+__device__ __forceinline__ void fence_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+// The barrier's phase completes when `bytes` have landed at dst (dst, src, bytes: multiples of 16).
+__device__ __forceinline__ void load(void* dst, const void* src, unsigned bytes, unsigned long long* bar) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem(bar)), "r"(bytes) : "memory");
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(smem(dst)),
+               "l"(src), "r"(bytes), "r"(smem(bar))
+               : "memory");
+}
+__device__ __forceinline__ void wait(unsigned long long* bar, unsigned parity) {
+  asm volatile(
+      "{\n.reg .pred done;\nwait_%=:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra wait_%=;\n}" ::"r"(smem(bar)),
+      "r"(parity)
+      : "memory");
+}
+}  // namespace bulk
+
+// Calls group(x) (x: T[bulk_group<T>]) for each of this thread's shares of the tiles, and f(x)
+// for each element outside whole 16-byte chunks that this thread owns. Every thread of the block
+// must call it (it holds barriers); d_in must be aligned to sizeof(T); the launch provides
+// bulk_smem_bytes(blockDim.x) of dynamic shared memory, used by nothing else. A block's last tile
+// may be partial: the shares past its end are filled with -0, so group must add -0 as nothing
+// (as both callers do: -0 is the identity of their sums and sets none of their flags).
+template <class T, class F, class G>
+__device__ __forceinline__ void for_each_bulk_group(const T* __restrict__ d_in, std::int64_t n, F&& f, G&& group) {
+  constexpr int per_thread = bulk_group<T>;
+  constexpr int per_chunk = 16 / int(sizeof(T));
+  constexpr int chunks_per_thread = per_thread / per_chunk;
+  extern __shared__ __align__(128) unsigned char bulk_stage[];
+  __shared__ __align__(8) unsigned long long full[bulk_max_stages];
+  const int stages = bulk_stages(static_cast<int>(blockDim.x));
+  const std::int64_t threads = std::int64_t(gridDim.x) * blockDim.x;
+  const std::int64_t g = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::uintptr_t misaligned = reinterpret_cast<std::uintptr_t>(d_in) % 16;
+  std::int64_t head = misaligned == 0 ? 0 : static_cast<std::int64_t>((16 - misaligned) / sizeof(T));
+  head = head < n ? head : n;
+  // The whole 16-byte chunks after the head: rounds of gridDim.x whole tiles, tile j of a block
+  // at j gridDim.x + blockIdx.x; what is left after the last whole round (less than a round) split
+  // evenly into one last, partial tile per block.
+  const std::int64_t chunks = (n - head) / per_chunk;
+  const std::int64_t tile_chunks = std::int64_t(blockDim.x) * chunks_per_thread;
+  const std::int64_t rounds = chunks / (tile_chunks * gridDim.x);
+  const std::int64_t rest_at = rounds * tile_chunks * gridDim.x, rest = chunks - rest_at;
+  const std::int64_t last_at = rest_at + rest * blockIdx.x / gridDim.x;
+  const std::int64_t last = rest_at + rest * (blockIdx.x + 1) / gridDim.x - last_at;  // < tile_chunks
+  const std::int64_t tiles = rounds + (last > 0 ? 1 : 0);
+  const uint4* base = reinterpret_cast<const uint4*>(d_in + head);
+  const unsigned tile_bytes = blockDim.x * bulk_group_bytes;
+  auto fill = [&](int s, std::int64_t j) {
+    if (j < rounds)
+      bulk::load(bulk_stage + s * tile_bytes, base + (j * gridDim.x + blockIdx.x) * tile_chunks, tile_bytes, &full[s]);
+    else if (j < tiles)
+      bulk::load(bulk_stage + s * tile_bytes, base + last_at, static_cast<unsigned>(last) * 16u, &full[s]);
+  };
+  if (threadIdx.x == 0) {  // the first tiles are asked for before anything else
+    for (int s = 0; s < stages; ++s) bulk::init(&full[s]);
+    bulk::fence_init();
+    for (int s = 0; s < stages; ++s) fill(s, s);
+  }
+  __syncthreads();  // the barriers are initialised
+  int s = 0;
+  unsigned parity = 0;
+  uint4 minus_zero;  // 16 bytes of -0
+  {
+    T z[per_chunk];
+#pragma unroll
+    for (int i = 0; i < per_chunk; ++i) z[i] = T(-0.0);
+    memcpy(&minus_zero, z, 16);
+  }
+  for (std::int64_t j = 0; j < tiles; ++j) {
+    bulk::wait(&full[s], parity);
+    const std::int64_t here = j < rounds ? tile_chunks : last;  // chunks in this tile
+    T x[per_thread];
+    const uint4* tile = reinterpret_cast<const uint4*>(bulk_stage + s * tile_bytes);
+#pragma unroll
+    for (int c = 0; c < chunks_per_thread; ++c) {
+      const int at = c * static_cast<int>(blockDim.x) + static_cast<int>(threadIdx.x);
+      const uint4 v = at < here ? tile[at] : minus_zero;
+      memcpy(&x[c * per_chunk], &v, 16);
+    }
+    // Every thread has read its share of stage s: the stage may be refilled. No proxy fence: the
+    // copy only writes what the barrier's reads have finished with (as CUTLASS's TMA pipelines;
+    // fence.proxy.async compiles to MEMBAR.ALL.CTA, a wait for all of thread 0's memory operations).
+    __syncthreads();
+    if (threadIdx.x == 0) fill(s, j + stages);
+    group(x);
+    if (++s == stages) {
+      s = 0;
+      parity ^= 1u;
+    }
+  }
+  if (g < head) f(d_in[g]);
+  for (std::int64_t i = head + chunks * per_chunk + g; i < n; i += threads) f(d_in[i]);
+}
+
+}  // namespace sumlab::gpu::detail
