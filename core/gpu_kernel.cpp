@@ -73,16 +73,17 @@ constexpr std::array<GpuKernelInfo, 18> kernels{{
     {GpuKernel::fixed_point, "gpu_fixed_point",
      "quantize to int64 at scale 2^k (k from max|x|, or the caller's), add exactly in 128 bits: "
      "order-independent",
-     "k from the data: pass 1 is gpu_exact's kernel, also finding max|x| and min|x|; its last block "
-     "derives k as core/fixed_point_sum.hpp; if every x_i is on the grid 2^-k, pass 1's exact sum is "
-     "the result; else pass 2: q_i = RNE(x_i 2^k) summed as 128-bit integers per thread/warp/block, "
-     "each block's sum added by atomics; the caller's k: pass 2 alone; the host converts as the "
-     "CPU does",
+     "k from the data: pass 1 is gpu_exact's kernel, also finding max|x| and min|x|; pass 2 "
+     "derives k from them as core/fixed_point_sum.hpp; if every x_i is on the grid 2^-k, pass 1's "
+     "exact sum is the result; else pass 2: q_i = RNE(x_i 2^k) summed as 128-bit integers per "
+     "thread/warp/block, each block's sum added by atomics; the caller's k: pass 2 alone; the host "
+     "converts as the CPU does",
      Determinism::shape_invariant, true, tile_fields, false, false, false},
     {GpuKernel::exact, "gpu_exact",
-     "correctly rounded: integer limbs per block (shared-memory 64-bit atomics), host merge",
+     "correctly rounded: integer limbs per block (shared-memory 64-bit atomics), host rounding",
      "each element split into 32-bit limbs of a fixed-point superaccumulator and added with "
-     "integer atomics (order-free); block limbs merged and rounded once by core/exact_sum.hpp",
+     "integer atomics (order-free); the blocks' limbs added to the launch's by atomics, rounded "
+     "once by core/exact_sum.hpp",
      Determinism::shape_invariant, true, tile_fields, false, false, false},
     {GpuKernel::cub, "gpu_cub", "cub::DeviceReduce::Sum (library peer; its order is CUB's)",
      "CUB's own tuning policy; measured, not modelled", Determinism::run_to_run, false, 0, false,

@@ -64,8 +64,8 @@ double median(std::vector<double> v) {
 // l mod copies, and returns their LaunchOutcome (ms = the mean per sum; value = the last sum's).
 // check_launches > 0 (a kernel that gives the same bits every run): one more sequence of that many
 // launches, copies + 1 so that its last sum is over copy 0 again, must end with the warm-up's
-// bits; a launch that leaves state behind for the next (a counter or a total its last block failed
-// to reset) makes the measurement an error, not a timing.
+// bits; a launch that leaves state behind for the next (a counter or a total it failed to reset)
+// makes the measurement an error, not a timing.
 template <class T, class Run> Timing sample(Run&& run, const TimingOptions& o, int check_launches) {
   Timing t;
   const detail::LaunchOutcome<T> warm = run(1);

@@ -17,7 +17,8 @@
 //   to the host) is inside the timed sequence;
 // - a kernel that gives the same bits every run must end copies + 1 more back-to-back launches (the
 //   last over copy 0 again) with the warm-up's bits, or the measurement is an error: launches
-//   share counters and totals that each launch's last block resets.
+//   share counters and totals that each launch (its last block, or for the integer sums its first
+//   block, for the launch after it) resets.
 #include <cstdint>
 #include <memory>
 #include <string>

@@ -38,10 +38,10 @@
 //
 // Bounds (why int64 limbs do not overflow): a push or slow-path add puts a digit of magnitude
 // < 2^32 into a limb; a block performs fewer than 2^31 of them (validate_shape caps n), so a block
-// limb stays below 2^63. Each block carry-normalises its limbs (digits in [0, 2^32), the top one
-// signed) before writing them, so the last block's column sums over <= 2^24 blocks stay below 2^57.
-#include <cuda/atomic>
-
+// limb stays below 2^63. A block adds each limb's low 32 bits to its column of the launch's limbs
+// and the rest (|.| < 2^31) to the next column, so a column gains less than 2^33 a block (the top
+// one too: the block's limbs hold its exact sum, below 2^(emax + 32), and the lower limbs' weights
+// leave the top limb below 2^32) and its sum over <= 2^24 blocks stays below 2^57.
 #include <cstdint>
 
 #include "core/exact_sum.hpp"
@@ -387,14 +387,15 @@ template <class T, bool Range = false> struct ExactThread {
   }
 };
 
-// Where a launch's results go. block_limbs / block_special: gridDim.x rows of num_limbs
-// carry-normalised limbs / exact_specials counts; limbs / special: their column sums, written by
-// the last block to finish; counter: that block's arrival count, 0 before a launch and reset to 0 by
-// the last block.
-// With range tracking (gpu_fixed_point): range receives (atomicMax / atomicMin) the largest finite
-// magnitude's bits, the smallest tracked nonzero magnitude's bits and the lowest level-0 grid
-// (encode_grid), from (0, ~0, ~0), to which the last block resets it; the
-// last block writes fixed_one_pass's decision to scale (k, on_grid) for fixed_point_kernel.
+// Where a launch's results go: two sets of exact_set_words<T> words, and each launch adds its
+// blocks' results to set `parity` while block 0 resets the other set for the next launch (the host
+// alternates parity, and the launches of a stream run one after the other). So no block waits for
+// another: each adds its results with atomics whose old values it never reads, and leaves. A set:
+//   limbs    num_limbs column sums (integers, any grouping), read by the host;
+//   specials exact_specials counts;
+//   range    (gpu_fixed_point, Range) atomicMax / atomicMin of the largest finite magnitude's bits,
+//            the smallest tracked nonzero magnitude's bits and the lowest level-0 grid
+//            (encode_grid), from (0, ~0, ~0); fixed_point_kernel decides its scale from them.
 // A grid exponent as an unsigned word that orders like it (for atomicMin), and back; ~0 (the reset
 // value) and an unset thread's INT_MAX decode to INT_MAX.
 __host__ __device__ inline unsigned long long encode_grid(int e) {
@@ -404,49 +405,23 @@ __host__ __device__ inline int decode_grid(unsigned long long w) {
   return w >= (1ull << 32) ? 0x7fffffff : static_cast<int>(static_cast<long long>(w) - (1ll << 31));
 }
 
+template <class T> inline constexpr int exact_range_at = ExactLayout<T>::num_limbs + exact_specials;
+template <class T> inline constexpr int exact_set_words = exact_range_at<T> + 3;
+// A set's word w in its reset state.
+template <class T> __host__ __device__ inline unsigned long long exact_reset_word(int w) {
+  return w > exact_range_at<T> ? ~0ull : 0ull;
+}
+
 struct ExactBuffers {
-  long long* block_limbs = nullptr;
-  unsigned long long* block_special = nullptr;
-  long long* limbs = nullptr;
-  unsigned long long* special = nullptr;
-  unsigned int* counter = nullptr;         // blocks done; 0 before a launch, reset by the last block
-  unsigned long long* range = nullptr;
-  long long* scale = nullptr;
+  unsigned long long* sets = nullptr;  // 2 * exact_set_words<T>; set 0 reset before the first launch
+  unsigned parity = 0;                 // the set this launch adds to
 };
 
-// The last block: column c of the blocks' rows summed by warp c mod warps (integers, so the grouping
-// is free; each column sum over <= 2^24 normalised rows stays below 2^57).
-template <class T> __device__ void exact_merge_columns(const ExactBuffers& out) {
-  constexpr int NL = ExactLayout<T>::num_limbs;
-  constexpr int columns = NL + exact_specials;
-  auto cell = [&](int b, int c) -> long long {
-    return c < NL ? __ldcg(&out.block_limbs[std::int64_t(b) * NL + c])
-                  : static_cast<long long>(__ldcg(&out.block_special[std::int64_t(b) * exact_specials + (c - NL)]));
-  };
-  auto store = [&](int c, long long v) {
-    if (c < NL) out.limbs[c] = v;
-    else out.special[c - NL] = static_cast<unsigned long long>(v);
-  };
-  const int blocks = static_cast<int>(gridDim.x);
-  const int warps = static_cast<int>(blockDim.x) / 32;  // whole warps only
-  if (warps == 0) {
-    if (threadIdx.x == 0)
-      for (int c = 0; c < columns; ++c) {
-        long long v = 0;
-        for (int b = 0; b < blocks; ++b) v += cell(b, c);
-        store(c, v);
-      }
-    return;
-  }
-  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
-  if (warp >= warps) return;
-  for (int c = warp; c < columns; c += warps) {
-    long long v = 0;
-    for (int b = lane; b < blocks; b += 32) v += cell(b, c);
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
-    if (lane == 0) store(c, v);
-  }
+// Host side: both sets to their reset state (before a launch sequence that starts with parity 0).
+template <class T> void exact_reset_sets(const ExactBuffers& out) {
+  unsigned long long words[2 * exact_set_words<T>];
+  for (int w = 0; w < 2 * exact_set_words<T>; ++w) words[w] = exact_reset_word<T>(w % exact_set_words<T>);
+  SUMLAB_CUDA_CHECK(cudaMemcpy(out.sets, words, sizeof words, cudaMemcpyHostToDevice));
 }
 
 // MaxThreads, MinBlocks: the instantiation's __launch_bounds__. Blocks of up to 256 threads are
@@ -461,7 +436,6 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(cons
   __shared__ unsigned long long s_limbs[NL];
   __shared__ unsigned long long s_special[exact_specials];
   __shared__ unsigned long long s_range[3];
-  __shared__ bool s_is_last;
   for (int k = static_cast<int>(threadIdx.x); k < NL; k += static_cast<int>(blockDim.x)) s_limbs[k] = 0;
   if (threadIdx.x < exact_specials) s_special[threadIdx.x] = 0;
   if (Range && threadIdx.x == 0) {
@@ -490,49 +464,61 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(cons
     }
   }
   const bool not_negative_zero = __syncthreads_or(t.not_negative_zero) != 0;  // also the barrier
+  unsigned long long* const set = out.sets + out.parity * exact_set_words<T>;
+  // Each limb v (|v| < 2^63) as v mod 2^32 into its column and v >> 32 (arithmetic, |.| < 2^31)
+  // into the next, the top limb whole: one thread a limb, no carry chain, and every column sum
+  // over <= 2^24 blocks stays below 2^57 in magnitude (atomics on 64-bit words: integer addition
+  // in any order, wrapping exactly like the signed sums they stand for).
+  for (int k = static_cast<int>(threadIdx.x); k < NL; k += static_cast<int>(blockDim.x)) {
+    const long long v = static_cast<long long>(s_limbs[k]);
+    if (k == NL - 1) {
+      if (v != 0) atomicAdd(&set[k], static_cast<unsigned long long>(v));
+      continue;
+    }
+    const unsigned long long low = static_cast<unsigned long long>(v) & 0xffffffffull;
+    const long long high = v >> 32;
+    if (low != 0) atomicAdd(&set[k], low);
+    if (high != 0) atomicAdd(&set[k + 1], static_cast<unsigned long long>(high));
+  }
   if (threadIdx.x == 0) {
+    for (int c = 0; c < exact_specials; ++c) {
+      const unsigned long long v = c == exact_not_negative_zero ? (not_negative_zero ? 1ull : 0ull) : s_special[c];
+      if (v != 0) atomicAdd(&set[NL + c], v);
+    }
     if (Range) {
-      if (s_range[0] != 0) atomicMax(&out.range[0], s_range[0]);
-      if (s_range[1] != ~0ull) atomicMin(&out.range[1], s_range[1]);
-      if (s_range[2] != ~0ull) atomicMin(&out.range[2], s_range[2]);
-    }
-    // Carry-normalise: digits in [0, 2^32), the top limb signed.
-    long long carry = 0;
-    for (int k = 0; k < NL - 1; ++k) {
-      const long long v = static_cast<long long>(s_limbs[k]) + carry;
-      out.block_limbs[std::int64_t(blockIdx.x) * NL + k] = v & 0xffffffffll;
-      carry = v >> 32;
-    }
-    out.block_limbs[std::int64_t(blockIdx.x) * NL + NL - 1] = static_cast<long long>(s_limbs[NL - 1]) + carry;
-    for (int c = 0; c < exact_specials; ++c)
-      out.block_special[std::int64_t(blockIdx.x) * exact_specials + c] =
-          c == exact_not_negative_zero ? (not_negative_zero ? 1ull : 0ull) : s_special[c];
-    // Release this thread's stores above, acquire every earlier block's (as the shuffle kernels'
-    // last_block stage); __syncthreads extends the acquire to the whole block.
-    cuda::atomic_ref<unsigned int, cuda::thread_scope_device> counter(*out.counter);
-    s_is_last = counter.fetch_add(1u, cuda::memory_order_acq_rel) == gridDim.x - 1;
-  }
-  __syncthreads();
-  if (!s_is_last) return;
-  exact_merge_columns<T>(out);
-  if (threadIdx.x == 0) {
-    cuda::atomic_ref<unsigned int, cuda::thread_scope_device> counter(*out.counter);
-    counter.store(0u, cuda::memory_order_relaxed);
-    if constexpr (Range) {
-      const auto d = order_model::fixed_one_pass<T>(static_cast<Bits>(__ldcg(&out.range[0])),
-                                                    static_cast<Bits>(__ldcg(&out.range[1])),
-                                                    decode_grid(__ldcg(&out.range[2])));
-      out.scale[0] = d.k;
-      out.scale[1] = d.on_grid ? 1 : 0;
-      out.range[0] = 0;
-      out.range[1] = ~0ull;
-      out.range[2] = ~0ull;
+      unsigned long long* const range = set + exact_range_at<T>;
+      if (s_range[0] != 0) atomicMax(&range[0], s_range[0]);
+      if (s_range[1] != ~0ull) atomicMin(&range[1], s_range[1]);
+      if (s_range[2] != ~0ull) atomicMin(&range[2], s_range[2]);
     }
   }
+  // The next launch's set (this launch touches only its own).
+  if (blockIdx.x == 0)
+    for (int w = static_cast<int>(threadIdx.x); w < exact_set_words<T>; w += static_cast<int>(blockDim.x))
+      out.sets[(out.parity ^ 1u) * exact_set_words<T> + w] = exact_reset_word<T>(w);
 }
 
-// Host side: the kernel for the block size, asynchronously on the default stream; out.counter must
-// be 0 (and with Range, out.range (0, ~0, ~0)) before the first launch.
+// Host side: set out.parity's exact sum, rounded once by core/exact_sum.hpp's Superaccumulator
+// (the same code as the CPU exact sum), and its special counts (count = n).
+template <class T> T exact_read_set(const ExactBuffers& out, std::int64_t n, SpecialCounts& specials) {
+  constexpr int L = ExactLayout<T>::num_limbs;
+  unsigned long long set[exact_set_words<T>];
+  SUMLAB_CUDA_CHECK(cudaMemcpy(set, out.sets + out.parity * exact_set_words<T>, sizeof set, cudaMemcpyDeviceToHost));
+  Superaccumulator<T> acc;
+  for (int k = 0; k < L; ++k)
+    if (set[k] != 0) acc.add_limb(k, static_cast<long long>(set[k]));
+  specials = SpecialCounts{};
+  specials.count = static_cast<std::uint64_t>(n);
+  specials.nan = set[L + exact_nan];
+  specials.pos_inf = set[L + exact_pos_inf];
+  specials.neg_inf = set[L + exact_neg_inf];
+  specials.all_negative_zero = set[L + exact_not_negative_zero] == 0;
+  acc.add_specials(specials);
+  return acc.round();
+}
+
+// Host side: the kernel for the block size, asynchronously on the default stream; set out.parity
+// must be in its reset state (exact_reset_sets, or the launch before with the other parity).
 template <class T, bool Range> void launch_exact(const LaunchShape& s, const T* d_in, std::int64_t n, const ExactBuffers& out) {
   auto* const kernel = s.block <= 256   ? exact_limbs_kernel<T, Range, 256, 2>
                        : s.block <= 512 ? exact_limbs_kernel<T, Range, 512, 1>

@@ -3,19 +3,17 @@
 // says why its bits equal core/fixed_point_sum.hpp's for every shape):
 //   fixed_point_kernel  q_i = RNE(x_i 2^k) (fixed_quantise_group, or the integer steps where that
 //                       cannot tell), summed as wrapping 128-bit integers per thread, warp and
-//                       block, each block's sum added to the launch's total by 64-bit atomics
-//                       (any grouping: integer addition is exact), with the quantisation report's
-//                       counts; the last block to finish moves the total and the counts to the
-//                       launch's outputs.
-// With the scale from the data it is pass 2, after gpu_exact's kernel with range tracking wrote
-// (k, on_grid), and returns at once when on_grid (gpu/device/dispatch_fixed_point.cu); with the
-// caller's k it is the whole sum, one read of the input.
-#include <cuda/atomic>
-
+//                       block, each block's sum added to the launch's by 64-bit atomics (any
+//                       grouping: integer addition is exact), with the quantisation report's counts.
+// With the scale from the data it is pass 2, after gpu_exact's kernel with range tracking: it
+// decides k from that range, and returns at once when every element sits on the grid 2^-k (pass 1
+// was the whole sum; gpu/device/dispatch_fixed_point.cu). With the caller's k it is the whole
+// sum, one read of the input.
 #include <cstdint>
 
 #include "core/float_traits.hpp"
 #include "core/order_model/fixed_point_model.hpp"
+#include "gpu/device/kernels/exact_kernel.cuh"
 #include "gpu/thread/bulk_loads.cuh"
 
 namespace sumlab::gpu::detail {
@@ -23,18 +21,22 @@ namespace sumlab::gpu::detail {
 // Counters of the report.
 enum FixedStat { fixed_nan = 0, fixed_pos_inf, fixed_neg_inf, fixed_not_negative_zero, fixed_inexact,
                  fixed_saturated, fixed_max_bits_lost, fixed_stats };
+// A launch's results: the 128-bit total as four 64-bit words, word d the sum of the blocks' 32-bit
+// digits d (so no block's atomic waits for a carry: each word gains < 2^32 a block, < 2^63 over
+// < 2^31 blocks, and the total is the sum of word d * 2^(32 d), mod 2^128), then the counts.
+inline constexpr int fixed_digits = 4;
+inline constexpr int fixed_set_words = fixed_digits + fixed_stats;
 
+// Two sets of results, as gpu_exact's (exact_kernel.cuh): a launch adds to set `parity` and its
+// block 0 resets the other to 0 for the next launch; no block waits for another.
 struct FixedBuffers {
-  const long long* scale = nullptr;        // (k, on_grid != 0) from pass 1; nullptr: the caller's k
-  long long k = 0;                         // the caller's k (a kernel argument: no load to wait for)
-  unsigned long long* total = nullptr;     // 2 words the blocks add their 128-bit sums to; 0 before a launch
-  unsigned long long* stats = nullptr;     // fixed_stats counters the blocks add to; 0 before a launch
-  unsigned long long* sum = nullptr;       // 2 words: the launch's wrapping 128-bit total (low, high)
-  unsigned long long* report = nullptr;    // fixed_stats: the launch's counts
-  unsigned int* counter = nullptr;         // blocks done; 0 before a launch
-  unsigned one = 1;                        // fixed_quantise_group's 1 (a kernel argument: not folded)
+  const unsigned long long* range = nullptr;  // pass 1's range (its set's, exact_range_at); nullptr: the caller's k
+  long long* scale = nullptr;                 // with range: block 0 writes (k, on_grid != 0), for the host
+  long long k = 0;                            // the caller's k (a kernel argument: no load to wait for)
+  unsigned long long* sets = nullptr;         // 2 * fixed_set_words; set 0 is 0 before the first launch
+  unsigned parity = 0;                        // the set this launch adds to
+  unsigned one = 1;                           // fixed_quantise_group's 1 (a kernel argument: not folded)
 };
-// sum and report are written, and total, stats and counter reset to 0, by the last block to finish.
 
 // The lanes of the calling thread's warp that exist: 32, except in a block's partial last warp.
 __device__ __forceinline__ int live_lanes() {
@@ -94,8 +96,20 @@ template <class T, int MaxThreads>
 __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __restrict__ d_in, std::int64_t num_items,
                                                                  FixedBuffers out) {
   using Bits = typename FloatTraits<T>::Bits;
-  if (out.scale != nullptr && out.scale[1] != 0) return;  // pass 1 was the whole sum (every element on the grid)
-  const long long k = out.scale != nullptr ? out.scale[0] : out.k;
+  if (blockIdx.x == 0)  // the next launch's set (this launch touches only its own)
+    for (int w = static_cast<int>(threadIdx.x); w < fixed_set_words; w += static_cast<int>(blockDim.x))
+      out.sets[(out.parity ^ 1u) * fixed_set_words + w] = 0;
+  long long k = out.k;
+  if (out.range != nullptr) {  // pass 2: the scale from pass 1's range (fixed_point_sum's rule)
+    const order_model::FixedOnePass d = order_model::fixed_one_pass<T>(
+        static_cast<Bits>(__ldcg(&out.range[0])), static_cast<Bits>(__ldcg(&out.range[1])), decode_grid(__ldcg(&out.range[2])));
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+      out.scale[0] = d.k;
+      out.scale[1] = d.on_grid ? 1 : 0;
+    }
+    if (d.on_grid) return;  // pass 1 was the whole sum (every element on the grid)
+    k = d.k;
+  }
   const T two_k = order_model::fixed_two_k<T>(k);
   const bool fp = two_k != T(0);  // k outside fixed_two_k's range: every group by the integer steps
   const unsigned one = out.one;  // 1, which the compiler cannot fold (fixed_quantise_group)
@@ -173,29 +187,17 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
   if (__any_sync(live, not_negative_zero) && first_live) atomicOr(&s_stats[fixed_not_negative_zero], 1ull);
   const unsigned __int128 block = block_sum_u128(sum, s_lo, s_hi);  // its barrier also covers s_stats
   if (threadIdx.x != 0) return;
-  // The block's sum into the launch's: wrapping 128-bit addition by two 64-bit atomics (the low
-  // word's old value gives this addition's carry out of it; integer addition in any order).
-  const unsigned long long lo = static_cast<unsigned long long>(block), hi = static_cast<unsigned long long>(block >> 64);
-  const unsigned long long old = atomicAdd(&out.total[0], lo);
-  atomicAdd(&out.total[1], hi + (old + lo < old ? 1ull : 0ull));
+  // The block's sum and counts into the launch's, by atomics whose old values nobody reads.
+  unsigned long long* const set = out.sets + out.parity * fixed_set_words;
+  for (int d = 0; d < fixed_digits; ++d) {
+    const unsigned long long digit = static_cast<unsigned long long>(block >> (32 * d)) & 0xffffffffull;
+    if (digit != 0) atomicAdd(&set[d], digit);
+  }
   for (int c = 0; c < fixed_stats; ++c) {
     if (s_stats[c] == 0) continue;
-    if (c == fixed_max_bits_lost) atomicMax(&out.stats[c], s_stats[c]);
-    else atomicAdd(&out.stats[c], s_stats[c]);
+    if (c == fixed_max_bits_lost) atomicMax(&set[fixed_digits + c], s_stats[c]);
+    else atomicAdd(&set[fixed_digits + c], s_stats[c]);
   }
-  // Release this thread's atomics above, acquire every earlier block's (the shuffle kernels'
-  // last_block pattern); the last block publishes the launch's results and resets for the next.
-  cuda::atomic_ref<unsigned int, cuda::thread_scope_device> counter(*out.counter);
-  if (counter.fetch_add(1u, cuda::memory_order_acq_rel) != gridDim.x - 1) return;
-  for (int w = 0; w < 2; ++w) {
-    out.sum[w] = __ldcg(&out.total[w]);
-    out.total[w] = 0;
-  }
-  for (int c = 0; c < fixed_stats; ++c) {
-    out.report[c] = __ldcg(&out.stats[c]);
-    out.stats[c] = 0;
-  }
-  counter.store(0u, cuda::memory_order_relaxed);
 }
 
 }  // namespace sumlab::gpu::detail
