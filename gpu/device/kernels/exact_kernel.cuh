@@ -435,14 +435,9 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(cons
   constexpr int NL = ExactLayout<T>::num_limbs;
   __shared__ unsigned long long s_limbs[NL];
   __shared__ unsigned long long s_special[exact_specials];
-  __shared__ unsigned long long s_range[3];
+  __shared__ unsigned long long s_range[32][3];  // Range: each warp's largest, smallest, lowest grid
   for (int k = static_cast<int>(threadIdx.x); k < NL; k += static_cast<int>(blockDim.x)) s_limbs[k] = 0;
   if (threadIdx.x < exact_specials) s_special[threadIdx.x] = 0;
-  if (Range && threadIdx.x == 0) {
-    s_range[0] = 0;
-    s_range[1] = ~0ull;
-    s_range[2] = ~0ull;
-  }
   __syncthreads();
   ExactThread<T, Range> t;
   for_each_bulk_group(
@@ -452,15 +447,16 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(cons
   t.push(s_limbs);
   unsigned long long* const limbs = s_limbs;
   t.window.flush(NL, [limbs](int limb, long long v) { atomicAdd(&limbs[limb], static_cast<unsigned long long>(v)); });
-  if constexpr (Range) {  // one shared atomic per warp, not per thread (they are CAS loops)
+  if constexpr (Range) {  // a slot per warp, then thread 0 (64-bit shared atomics are CAS loops)
     const unsigned mask = __activemask();
     const Bits largest = warp_max_bits<Bits>(mask, t.largest_finite);
     const Bits smallest = warp_min_bits<Bits>(mask, t.smallest_nonzero);
     const int lowest = __reduce_min_sync(mask, t.lowest_grid);
     if ((threadIdx.x & 31u) == static_cast<unsigned>(__ffs(mask) - 1)) {
-      if (largest != 0) atomicMax(&s_range[0], static_cast<unsigned long long>(largest));
-      if (smallest != ~Bits(0)) atomicMin(&s_range[1], static_cast<unsigned long long>(smallest));
-      atomicMin(&s_range[2], encode_grid(lowest));
+      const int w = static_cast<int>(threadIdx.x) / 32;
+      s_range[w][0] = largest;
+      s_range[w][1] = smallest == ~Bits(0) ? ~0ull : smallest;
+      s_range[w][2] = encode_grid(lowest);
     }
   }
   const bool not_negative_zero = __syncthreads_or(t.not_negative_zero) != 0;  // also the barrier
@@ -486,10 +482,16 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(cons
       if (v != 0) atomicAdd(&set[NL + c], v);
     }
     if (Range) {
+      unsigned long long largest = 0, smallest = ~0ull, lowest = ~0ull;
+      for (int w = 0; w < static_cast<int>(blockDim.x + 31) / 32; ++w) {
+        largest = s_range[w][0] > largest ? s_range[w][0] : largest;
+        smallest = s_range[w][1] < smallest ? s_range[w][1] : smallest;
+        lowest = s_range[w][2] < lowest ? s_range[w][2] : lowest;
+      }
       unsigned long long* const range = set + exact_range_at<T>;
-      if (s_range[0] != 0) atomicMax(&range[0], s_range[0]);
-      if (s_range[1] != ~0ull) atomicMin(&range[1], s_range[1]);
-      if (s_range[2] != ~0ull) atomicMin(&range[2], s_range[2]);
+      if (largest != 0) atomicMax(&range[0], largest);
+      if (smallest != ~0ull) atomicMin(&range[1], smallest);
+      if (lowest != ~0ull) atomicMin(&range[2], lowest);
     }
   }
   // The next launch's set (this launch touches only its own).

@@ -165,7 +165,10 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
   // ran at 0.93 - 0.97 of CUB at 2^30, float32, given k; 128 bytes ahead, an L2 prefetch, cp.async
   // staging and pipelined register loads were slower still (reports/h200-2026-11-30-d).
   for_each_bulk_group(d_in, num_items, one_element, group);
-  __syncthreads();  // s_stats zeroed
+  // A block-wide vote, which is also the barrier after s_stats was zeroed (a shared atomicOr per
+  // warp instead, 64-bit and so a compare-and-swap loop, cost 0.1-0.4 us a launch at 2^24 floats
+  // on the H200: reports/h200-2026-11-30-g, run 36).
+  const bool block_not_negative_zero = __syncthreads_or(not_negative_zero) != 0;
   // The counts, almost always 0: a vote first, the reductions only when a lane has one.
   const unsigned live = live_mask();
   const bool first_live = static_cast<int>(threadIdx.x & 31u) == __ffs(live) - 1;
@@ -184,7 +187,6 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
       }
     }
   }
-  if (__any_sync(live, not_negative_zero) && first_live) atomicOr(&s_stats[fixed_not_negative_zero], 1ull);
   const unsigned __int128 block = block_sum_u128(sum, s_lo, s_hi);  // its barrier also covers s_stats
   if (threadIdx.x != 0) return;
   // The block's sum and counts into the launch's, by atomics whose old values nobody reads.
@@ -194,9 +196,10 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
     if (digit != 0) atomicAdd(&set[d], digit);
   }
   for (int c = 0; c < fixed_stats; ++c) {
-    if (s_stats[c] == 0) continue;
-    if (c == fixed_max_bits_lost) atomicMax(&set[fixed_digits + c], s_stats[c]);
-    else atomicAdd(&set[fixed_digits + c], s_stats[c]);
+    const unsigned long long v = c == fixed_not_negative_zero ? (block_not_negative_zero ? 1ull : 0ull) : s_stats[c];
+    if (v == 0) continue;
+    if (c == fixed_max_bits_lost) atomicMax(&set[fixed_digits + c], v);
+    else atomicAdd(&set[fixed_digits + c], v);
   }
 }
 
