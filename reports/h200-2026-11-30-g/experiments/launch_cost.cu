@@ -4,6 +4,8 @@
 //                            rotated over copies that together pass 4x the L2
 //   ./launch_cost timeline   one launch of the loader with per-block clocks
 //   ./launch_cost modes      timings, with the quantisation variants (q_*) too, and 3 blocks an SM
+//   ./launch_cost one K      3 launches of kernel K (fixed, q_group, q_fmul_only, tiles_end) at 2^26,
+//                            132 x 512: for Nsight Compute
 // Kernels, each timed at n = 2^22, 2^24, 2^26 and at the shapes 132x512 and 264x256:
 //   read        the bench's read roof (16-byte loads, grid stride, a folded word stored never)
 //   tiles       gpu/thread/bulk_loads.cuh's loader, the same fold per group, nothing else
@@ -255,6 +257,32 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&sets, 2 * 128 * sizeof(unsigned long long)));
   CK(cudaMemset(sets, 0, 2 * 128 * sizeof(unsigned long long)));
   const long long l2 = prop.l2CacheSize;
+  if (argc > 1 && std::string(argv[1]) == "one") {  // one kernel, 3 launches at 2^26, 132 x 512 (for ncu)
+    const std::string which = argc > 2 ? argv[2] : "fixed";
+    Input in;
+    in.n = 1ll << 26;
+    in.stride = in.n;
+    CK(cudaMalloc(&in.base, (size_t)in.n * sizeof(float)));
+    fill_kernel<<<1024, 256>>>(in.base, in.n);
+    const int grid = sms, block = 512;
+    const size_t smem = bulk_smem_bytes(block);
+    for (int l = 0; l < 3; ++l) {
+      if (which == "tiles_end") tiles_kernel<1><<<grid, block, smem>>>(in.base, in.n, bulk_stages(block), sink, nullptr);
+      else if (which == "q_fmul_only") tiles_kernel<5><<<grid, block, smem>>>(in.base, in.n, bulk_stages(block), sink, nullptr);
+      else if (which == "q_group") tiles_kernel<2><<<grid, block, smem>>>(in.base, in.n, bulk_stages(block), sink, nullptr);
+      else {
+        FixedBuffers f;
+        f.k = 30;
+        f.sets = sets;
+        f.parity = l & 1;
+        fixed_point_kernel<float, 512><<<grid, block, smem>>>(in.base, in.n, f);
+      }
+      CK(cudaGetLastError());
+    }
+    CK(cudaDeviceSynchronize());
+    std::printf("one %s done\n", which.c_str());
+    return 0;
+  }
   for (int log2n : {22, 24, 26}) {
     Input in;
     in.n = 1ll << log2n;
