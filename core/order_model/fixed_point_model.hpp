@@ -184,6 +184,20 @@ SUMLAB_HD FixedOnePass fixed_one_pass(typename FloatTraits<T>::Bits largest, typ
   return r;
 }
 
+// How the kernel's blocks add their wrapping 128-bit sums without waiting on one another: digit d
+// (32 bits) of each block's sum goes to word d of the launch's total by an atomic add whose old
+// value nobody reads, so no carry passes between words; a word gains < 2^32 a block, < 2^63 over
+// < 2^31 blocks, and the total is the sum of word d * 2^(32 d), mod 2^128.
+inline constexpr int fixed_digits = 4;
+SUMLAB_HD inline unsigned long long fixed_digit(detail::uint128 v, int d) {
+  return static_cast<unsigned long long>(v >> (32 * d)) & 0xffffffffull;
+}
+inline detail::uint128 fixed_total_from_digits(const unsigned long long* words) {
+  detail::uint128 total = 0;
+  for (int d = 0; d < fixed_digits; ++d) total += static_cast<detail::uint128>(words[d]) << (32 * d);
+  return total;
+}
+
 // S * 2^-k correctly rounded to T, with the specials' IEEE rules: fixed_point_sum's conversion.
 template <class T>
 T fixed_point_from_integer(detail::uint128 sum, long long k, const SpecialCounts& specials) {

@@ -67,9 +67,8 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   } else {
     unsigned long long set[fixed_set_words];
     SUMLAB_CUDA_CHECK(cudaMemcpy(set, fixed.sets + fixed.parity * fixed_set_words, sizeof set, cudaMemcpyDeviceToHost));
-    sumlab::detail::uint128 sum = 0;
-    for (int d = 0; d < fixed_digits; ++d) sum += static_cast<sumlab::detail::uint128>(set[d]) << (32 * d);
-    const unsigned long long* const stats = set + fixed_digits;
+    const sumlab::detail::uint128 sum = order_model::fixed_total_from_digits(set);
+    const unsigned long long* const stats = set + order_model::fixed_digits;
     rep.specials.count = static_cast<std::uint64_t>(n);
     rep.specials.nan = stats[fixed_nan];
     rep.specials.pos_inf = stats[fixed_pos_inf];

@@ -770,6 +770,31 @@ TEST(FixedPointModel, GroupQuantiseAddsExactlyWhenTheIntegerStepsLoseNothing) {
   check_group_of_sixteen<double>(rng);
 }
 
+// The kernel's blocks add their 128-bit sums as four 32-bit digits into separate 64-bit words
+// (fixed_digit); the words recombined (fixed_total_from_digits) must give the wrapping sum of the
+// blocks' values, whatever they are: extremes, carries through every digit, random words.
+TEST(FixedPointModel, DigitWordsRecombineToTheWrappingSum) {
+  order_model::SplitMix64 rng{11};
+  const detail::uint128 ones = ~detail::uint128(0);
+  std::vector<detail::uint128> blocks = {0, ones, ones, detail::uint128(1) << 127, (detail::uint128(1) << 96) - 1,
+                                         detail::uint128(0xffffffffu), ones - 1};
+  for (int i = 0; i < 5000; ++i)
+    blocks.push_back((static_cast<detail::uint128>(rng.next()) << 64) | rng.next());
+  unsigned long long words[order_model::fixed_digits] = {};
+  detail::uint128 expect = 0;
+  for (const auto b : blocks) {
+    expect += b;
+    for (int d = 0; d < order_model::fixed_digits; ++d) {
+      const unsigned long long digit = order_model::fixed_digit(b, d);
+      ASSERT_LT(digit, 1ull << 32);
+      words[d] += digit;
+    }
+  }
+  for (int d = 0; d < order_model::fixed_digits; ++d)
+    EXPECT_LE(words[d], static_cast<unsigned long long>(blocks.size()) * 0xffffffffull);  // no word wrapped
+  EXPECT_TRUE(order_model::fixed_total_from_digits(words) == expect);
+}
+
 TEST(FixedPointModel, QuantiseMatchesTheCpuStepForStep) {
   order_model::SplitMix64 rng{42};
   for (int i = 0; i < 20000; ++i) {

@@ -435,7 +435,7 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(cons
   constexpr int NL = ExactLayout<T>::num_limbs;
   __shared__ unsigned long long s_limbs[NL];
   __shared__ unsigned long long s_special[exact_specials];
-  __shared__ unsigned long long s_range[32][3];  // Range: each warp's largest, smallest, lowest grid
+  __shared__ unsigned long long s_range[Range ? 32 : 1][3];  // Range: each warp's largest, smallest, lowest grid
   for (int k = static_cast<int>(threadIdx.x); k < NL; k += static_cast<int>(blockDim.x)) s_limbs[k] = 0;
   if (threadIdx.x < exact_specials) s_special[threadIdx.x] = 0;
   __syncthreads();
@@ -481,7 +481,7 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(cons
       const unsigned long long v = c == exact_not_negative_zero ? (not_negative_zero ? 1ull : 0ull) : s_special[c];
       if (v != 0) atomicAdd(&set[NL + c], v);
     }
-    if (Range) {
+    if constexpr (Range) {
       unsigned long long largest = 0, smallest = ~0ull, lowest = ~0ull;
       for (int w = 0; w < static_cast<int>(blockDim.x + 31) / 32; ++w) {
         largest = s_range[w][0] > largest ? s_range[w][0] : largest;

@@ -21,11 +21,9 @@ namespace sumlab::gpu::detail {
 // Counters of the report.
 enum FixedStat { fixed_nan = 0, fixed_pos_inf, fixed_neg_inf, fixed_not_negative_zero, fixed_inexact,
                  fixed_saturated, fixed_max_bits_lost, fixed_stats };
-// A launch's results: the 128-bit total as four 64-bit words, word d the sum of the blocks' 32-bit
-// digits d (so no block's atomic waits for a carry: each word gains < 2^32 a block, < 2^63 over
-// < 2^31 blocks, and the total is the sum of word d * 2^(32 d), mod 2^128), then the counts.
-inline constexpr int fixed_digits = 4;
-inline constexpr int fixed_set_words = fixed_digits + fixed_stats;
+// A launch's results: the 128-bit total as order_model::fixed_digits words (the blocks' 32-bit
+// digits summed, order_model::fixed_digit), then the counts.
+inline constexpr int fixed_set_words = order_model::fixed_digits + fixed_stats;
 
 // Two sets of results, as gpu_exact's (exact_kernel.cuh): a launch adds to set `parity` and its
 // block 0 resets the other to 0 for the next launch; no block waits for another.
@@ -191,15 +189,15 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
   if (threadIdx.x != 0) return;
   // The block's sum and counts into the launch's, by atomics whose old values nobody reads.
   unsigned long long* const set = out.sets + out.parity * fixed_set_words;
-  for (int d = 0; d < fixed_digits; ++d) {
-    const unsigned long long digit = static_cast<unsigned long long>(block >> (32 * d)) & 0xffffffffull;
+  for (int d = 0; d < order_model::fixed_digits; ++d) {
+    const unsigned long long digit = order_model::fixed_digit(block, d);
     if (digit != 0) atomicAdd(&set[d], digit);
   }
   for (int c = 0; c < fixed_stats; ++c) {
     const unsigned long long v = c == fixed_not_negative_zero ? (block_not_negative_zero ? 1ull : 0ull) : s_stats[c];
     if (v == 0) continue;
-    if (c == fixed_max_bits_lost) atomicMax(&set[fixed_digits + c], v);
-    else atomicAdd(&set[fixed_digits + c], v);
+    if (c == fixed_max_bits_lost) atomicMax(&set[order_model::fixed_digits + c], v);
+    else atomicAdd(&set[order_model::fixed_digits + c], v);
   }
 }
 
