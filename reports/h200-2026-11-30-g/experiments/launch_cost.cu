@@ -6,7 +6,8 @@
 //   ./launch_cost modes      timings, with the quantisation variants (q_*) too, and 3 blocks an SM
 //   ./launch_cost one K      3 launches of kernel K (fixed, q_group, q_fmul_only, tiles_end) at 2^26,
 //                            132 x 512: for Nsight Compute
-// Kernels, each timed at n = 2^22, 2^24, 2^26 and at the shapes 132x512 and 264x256:
+// Kernels, each timed at n = 2^24, 2^26, 2^28 (runs 34-37: 2^22, 2^24, 2^26) and at the shapes
+// 132x512, 264x256 and 396x256:
 //   read        the bench's read roof (16-byte loads, grid stride, a folded word stored never)
 //   tiles       gpu/thread/bulk_loads.cuh's loader, the same fold per group, nothing else
 //   tiles_half  the loader with half its stages asked for at the start, the rest once the first
@@ -283,7 +284,7 @@ int main(int argc, char** argv) {
     std::printf("one %s done\n", which.c_str());
     return 0;
   }
-  for (int log2n : {22, 24, 26}) {
+  for (int log2n : {24, 26, 28}) {
     Input in;
     in.n = 1ll << log2n;
     in.stride = in.n;
