@@ -17,8 +17,8 @@
 //   to the host) is inside the timed sequence;
 // - a kernel that gives the same bits every run must end copies + 1 more back-to-back launches (the
 //   last over copy 0 again) with the warm-up's bits, or the measurement is an error: launches
-//   share counters and totals that each launch (its last block, or for the integer sums its first
-//   block, for the launch after it) resets.
+//   share counters and totals that each launch resets for the next (its last block; for the integer
+//   sums, its block 0 resets the other of two result sets).
 #include <cstdint>
 #include <memory>
 #include <string>
