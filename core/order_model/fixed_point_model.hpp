@@ -103,52 +103,56 @@ template <class T> SUMLAB_HD inline T fixed_two_k(long long k) {
 }
 
 // fixed_quantise_bits's common case for a group of N elements by the floating-point unit, without
-// a branch and with the checks off the integer pipe (the kernel's hot loop). With two_k =
-// fixed_two_k<T>(k) != 0 (the caller checks that once): y_i = x_i 2^k, q_i = RNE(y_i) by the
-// hardware's conversion. Returns true, adds sum q_i to the 128-bit (hi, lo) (the value
-// lo + 2^32 hi: lo collects the low 32-bit words, hi the signed high words) and sets largest =
-// max |y_i| (0 exactly when every element is +0 or -0), exactly when every
-// element is ordinary: finite, y_i strictly inside (-2^63, 2^63) and an integer, so that
-// fixed_quantise_bits gives that q_i (with the sign applied), nothing lost or saturated; otherwise
-// returns false and changes nothing (the caller redoes the group by the integer steps). Why: y_i is a
-// power-of-two scaling up, exact unless it overflows; round to nearest even is symmetric, so the
-// sign can stay on y_i; q_i converts back to y_i exactly when y_i is an integer (a y_i that is
-// not one is below 2^p in magnitude, where every integer is a T). err = sum |y_i - T(q_i)| is 0
-// exactly when every y_i equals T(q_i) (a sum of non-negative terms is 0 only if each is: the
-// first nonzero one cannot be absorbed, and NaN/Inf keep err nonzero), and big = max |y_i| below
-// 2^63 rules out saturation (and the one y that would pass the first check while saturating,
-// -2^63 and 2^63). one = 1, read from a value the compiler cannot fold, so
-// that the additions stay multiply-adds (the FMA pipe; the integer pipe was the kernel's limit).
+// a branch (the kernel's hot loop). With two_k = fixed_two_k<T>(k) != 0 (the caller checks that
+// once): y_i = x_i 2^k, q_i = RNE(y_i) by the hardware's conversion. Returns true, adds sum q_i to
+// the wrapping 128-bit `sum` and sets largest = max |y_i| (0 exactly when every element is +0 or
+// -0), exactly when every element is ordinary: finite, y_i strictly inside (-2^63, 2^63) and an
+// integer, so that fixed_quantise_bits gives that q_i (with the sign applied), nothing lost or
+// saturated; otherwise returns false and changes nothing (the caller redoes the group by the
+// integer steps). Why: y_i is a power-of-two scaling up, exact unless it overflows; round to
+// nearest even is symmetric, so the sign can stay on y_i; q_i converts back to y_i exactly when y_i
+// is an integer (a y_i that is not one is below 2^p in magnitude, where every integer is a T), and
+// NaN and Inf never convert back; big = max |y_i| below 2^63 rules out saturation (and the one y
+// that would pass the first check while saturating, -2^63 and 2^63).
+// The group's total G = sum q_i (|G| < N 2^63) costs one 64-bit add per element: s = G mod 2^64
+// by wrapping adds, and the multiple of 2^64 that s lacks, h = (G - s') / 2^64 with s' = s as a
+// signed word, from a floating-point sum A of the y_i: A is within (N-1) u N 2^63 of G (u = 2^-p;
+// every y_i is exact and below 2^63), T(s') within 2^(63-p) of s', the subtraction within
+// u 2^(64 + log2 N) of its value; for N <= 16 and p >= 24 these stay below 2^48, far below the
+// 2^63 that rounding (A - T(s')) 2^-64 to the nearest integer can absorb, so that rounding is h.
 template <class T, int N>
-SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, unsigned one, unsigned long long& lo, long long& hi,
-                                           T& largest) {
-  T err = 0, big = 0;
-  unsigned long long l = 0;
-  long long h = 0;
+SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, detail::uint128& sum, T& largest) {
+  static_assert(N <= 16 && FloatTraits<T>::precision >= 24, "the bound on h's rounding (above) needs these");
+  T big = 0, approx = 0;
+  bool integral = true;
+  unsigned long long s = 0;
   for (int i = 0; i < N; ++i) {
     const T y = x[i] * two_k;
 #if defined(__CUDA_ARCH__)
     long long q;
     if constexpr (sizeof(T) == 4) q = __float2ll_rn(y);
     else q = __double2ll_rn(y);
-    err += fabs(y - static_cast<T>(q));
     big = fmax(big, fabs(y));
 #else
     const long long q = std::fabs(y) < T(0x1p63) ? static_cast<long long>(std::nearbyint(y)) : 0;
-    err += std::fabs(y - static_cast<T>(q));
     big = std::fmax(big, std::fabs(y));
 #endif
-#if defined(__CUDA_ARCH__)  // (written out: the compiler would otherwise factor `one` out of the sums)
-    asm("mad.wide.u32 %0, %1, %2, %0;" : "+l"(l) : "r"(static_cast<unsigned>(q)), "r"(one));
-    asm("mad.wide.s32 %0, %1, %2, %0;" : "+l"(h) : "r"(static_cast<int>(q >> 32)), "r"(static_cast<int>(one)));
-#else
-    l += static_cast<unsigned long long>(static_cast<unsigned>(q)) * one;
-    h += static_cast<long long>(static_cast<int>(q >> 32)) * static_cast<int>(one);
-#endif
+    integral &= y == static_cast<T>(q);  // (&: no branch)
+    approx += y;
+    s += static_cast<unsigned long long>(q);
   }
-  if (!(err == T(0) && big < T(0x1p63))) return false;
-  lo += l;
-  hi += h;
+  if (!(integral && big < T(0x1p63))) return false;
+  const long long s_signed = static_cast<long long>(s);
+  const T d = (approx - static_cast<T>(s_signed)) * T(0x1p-64);
+#if defined(__CUDA_ARCH__)
+  long long h;
+  if constexpr (sizeof(T) == 4) h = __float2ll_rn(d);
+  else h = __double2ll_rn(d);
+#else
+  const long long h = static_cast<long long>(std::nearbyint(d));
+#endif
+  // G = s' + 2^64 h = s + 2^64 (h - [s' < 0]), s read as unsigned.
+  sum += (static_cast<detail::uint128>(static_cast<unsigned long long>(h - (s_signed < 0 ? 1 : 0))) << 64) + s;
   largest = big;
   return true;
 }

@@ -674,7 +674,7 @@ TEST(FixedPointModel, OnePassDecisionMatchesTheCpuReport) {
 
 // fixed_quantise_group against the integer steps: it takes a group exactly when, for every element,
 // two_k != 0 and the integer steps find it finite, on the grid and not saturated, and then adds
-// the sum of their signed q exactly (as lo + 2^32 hi) and gives max |x 2^k|; otherwise it
+// the sum of their signed q exactly (wrapping 128-bit) and gives max |x 2^k|; otherwise it
 // changes nothing.
 template <class T, int N> struct GroupCheck {
   int taken = 0, saturated = 0, inexact = 0, special = 0;
@@ -696,21 +696,19 @@ template <class T, int N> struct GroupCheck {
       all = all && !sp && !b.saturated && b.bits_lost == 0;
       expect += negative ? -detail::int128(b.q) : detail::int128(b.q);
     }
-    unsigned long long lo = 5;
-    long long hi = -3;
+    const detail::uint128 start = (detail::uint128(0x8000000000000005ull) << 64) | 0xfffffffffffffff3ull;
+    detail::uint128 sum = start;
     T largest = T(-1);
-    const bool ok = order_model::fixed_quantise_group<T, N>(x, two_k, 1u, lo, hi, largest);
+    const bool ok = order_model::fixed_quantise_group<T, N>(x, two_k, sum, largest);
     ASSERT_EQ(ok, all) << hex_bits(x[0]) << " k=" << k;
     if (ok) {
-      ASSERT_TRUE(static_cast<detail::int128>(lo - 5) + (static_cast<detail::int128>(hi + 3) << 32) == expect)
-          << hex_bits(x[0]) << " k=" << k;
+      ASSERT_TRUE(sum - start == static_cast<detail::uint128>(expect)) << hex_bits(x[0]) << " k=" << k;
       T big = 0;  // max |x_j 2^k|: exact, as every y_j is below 2^63 here
       for (int j = 0; j < N; ++j) big = std::max(big, std::fabs(x[j]) * two_k);
       ASSERT_EQ(to_bits(largest), to_bits(big)) << hex_bits(x[0]) << " k=" << k;
       ++taken;
     } else {
-      ASSERT_EQ(lo, 5u);
-      ASSERT_EQ(hi, -3);
+      ASSERT_TRUE(sum == start);
       ASSERT_EQ(largest, T(-1));
       special += any_special;
       saturated += any_saturated;
@@ -762,12 +760,41 @@ template <class T> void check_group_of_sixteen(order_model::SplitMix64& rng) {
   EXPECT_GT(check.saturated + check.inexact + check.special, 1000);
 }
 
+// Groups of N near the 2^63 edge, where the group's total passes 2^64 (its 64-bit sum wraps and the
+// multiple of 2^64 comes from the floating-point sum): all of one sign, mixed signs, and now and
+// then an element at or past 2^63.
+template <class T, int N> void check_groups_near_the_edge(order_model::SplitMix64& rng) {
+  GroupCheck<T, N> check;
+  int wrapped = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const long long k = static_cast<long long>(rng.below(FloatTraits<T>::emax + 1));
+    const int signs = i % 3;  // 0: all positive, 1: all negative, 2: mixed
+    T x[N];
+    double total = 0;
+    for (auto& v : x) {
+      const double m = std::ldexp(1.0 + static_cast<double>(rng.below(1u << 20)) * 0x1p-20, 61 + static_cast<int>(rng.below(2)));
+      const bool negative = signs == 1 || (signs == 2 && rng.below(2) == 0);
+      v = static_cast<T>(std::ldexp(negative ? -m : m, -static_cast<int>(k)));
+      if (rng.below(200) == 0) v = static_cast<T>(std::ldexp(negative ? -0x1p63 : 0x1p63, -static_cast<int>(k)));
+      total += static_cast<double>(v) * std::ldexp(1.0, static_cast<int>(k));
+    }
+    wrapped += std::fabs(total) >= 0x1p64;
+    check(x, k);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  EXPECT_GT(check.taken, 5000);
+  EXPECT_GT(check.saturated, 100);
+  EXPECT_GT(wrapped, 5000);
+}
+
 TEST(FixedPointModel, GroupQuantiseAddsExactlyWhenTheIntegerStepsLoseNothing) {
   order_model::SplitMix64 rng{2026};
   check_group_of_one<float>(rng);
   check_group_of_one<double>(rng);
   check_group_of_sixteen<float>(rng);
   check_group_of_sixteen<double>(rng);
+  check_groups_near_the_edge<float, 16>(rng);
+  check_groups_near_the_edge<double, 8>(rng);
 }
 
 // The kernel's blocks add their 128-bit sums as four 32-bit digits into separate 64-bit words

@@ -33,7 +33,6 @@ struct FixedBuffers {
   long long k = 0;                            // the caller's k (a kernel argument: no load to wait for)
   unsigned long long* sets = nullptr;         // 2 * fixed_set_words; set 0 is 0 before the first launch
   unsigned parity = 0;                        // the set this launch adds to
-  unsigned one = 1;                           // fixed_quantise_group's 1 (a kernel argument: not folded)
 };
 
 // The lanes of the calling thread's warp that exist: 32, except in a block's partial last warp.
@@ -110,7 +109,6 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
   }
   const T two_k = order_model::fixed_two_k<T>(k);
   const bool fp = two_k != T(0);  // k outside fixed_two_k's range: every group by the integer steps
-  const unsigned one = out.one;  // 1, which the compiler cannot fold (fixed_quantise_group)
   __shared__ unsigned long long s_lo[32], s_hi[32], s_stats[fixed_stats];
   for (int c = static_cast<int>(threadIdx.x); c < fixed_stats; c += static_cast<int>(blockDim.x)) s_stats[c] = 0;
   unsigned __int128 sum = 0;
@@ -143,11 +141,8 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
   // (fixed_quantise_group); only a group holding an element that is not ordinary (lost bits,
   // saturated, NaN/Inf: then it has counts to report) is redone by the integer steps.
   auto group = [&](const T(&x)[bulk_group<T>]) {
-    unsigned long long lo = 0;
-    long long hi = 0;
     T largest = 0;
-    if (fp && order_model::fixed_quantise_group<T>(x, two_k, one, lo, hi, largest)) {
-      sum += (static_cast<unsigned __int128>(static_cast<__int128>(hi)) << 32) + lo;
+    if (fp && order_model::fixed_quantise_group<T>(x, two_k, sum, largest)) {
       if (largest != T(0)) {
         not_negative_zero = true;
       } else {  // every element is +0 or -0

@@ -71,7 +71,8 @@ __global__ void read_kernel(const float* __restrict__ d_in, long long n, unsigne
 // (first arrival - entry, last arrival - entry, end - entry), smid in rec's 5th word.
 // Mode: 0 the fold only; 1 the fold and the end (a 128-bit sum of the words); 2 to 5 the end and a
 // quantisation of each group instead of the fold, by
-//   2 fixed_quantise_group (the fixed-point kernel's: y = x 2^k, q = RNE(y) to int64, the check
+//   2 fixed_quantise_group (the fixed-point kernel's group step as of the commit built; in runs
+//     34-42: y = x 2^k, q = RNE(y) to int64, the check
 //     |y - T(q)| = 0 back in floating point, max |y|),
 //   3 the same without the conversion back (no check: timing only),
 //   4 q = RNE(y) to int64 and its 128-bit sum only,
@@ -139,12 +140,8 @@ __global__ void __launch_bounds__(512) tiles_kernel(const float* __restrict__ d_
       float v[per_thread];
       memcpy(v, x, sizeof v);
       if constexpr (Mode == 2) {
-        unsigned long long lo = 0;
-        long long hi = 0;
         float largest = 0;
-        if (sumlab::order_model::fixed_quantise_group<float>(v, two_k, one, lo, hi, largest))
-          sum += (static_cast<unsigned __int128>(static_cast<__int128>(hi)) << 32) + lo;
-        else
+        if (!sumlab::order_model::fixed_quantise_group<float>(v, two_k, sum, largest))
           fold ^= 1u;
         if (largest == 0.0f) fold ^= 2u;
       } else if constexpr (Mode == 3 || Mode == 4) {
