@@ -762,7 +762,7 @@ template <class T> void check_group_of_sixteen(order_model::SplitMix64& rng) {
 
 // Groups of N near the 2^63 edge, where the group's total passes 2^64 (its 64-bit sum wraps and the
 // multiple of 2^64 comes from the floating-point sum): all of one sign, mixed signs, and now and
-// then an element at or past 2^63.
+// then an element at 2^63, a NaN or an Inf, or a small one (below 2^(p-1): off the grid or not).
 template <class T, int N> void check_groups_near_the_edge(order_model::SplitMix64& rng) {
   GroupCheck<T, N> check;
   int wrapped = 0;
@@ -775,7 +775,13 @@ template <class T, int N> void check_groups_near_the_edge(order_model::SplitMix6
       const double m = std::ldexp(1.0 + static_cast<double>(rng.below(1u << 20)) * 0x1p-20, 61 + static_cast<int>(rng.below(2)));
       const bool negative = signs == 1 || (signs == 2 && rng.below(2) == 0);
       v = static_cast<T>(std::ldexp(negative ? -m : m, -static_cast<int>(k)));
-      if (rng.below(200) == 0) v = static_cast<T>(std::ldexp(negative ? -0x1p63 : 0x1p63, -static_cast<int>(k)));
+      const auto odd = rng.below(400);
+      if (odd == 0) v = static_cast<T>(std::ldexp(negative ? -0x1p63 : 0x1p63, -static_cast<int>(k)));
+      if (odd == 1) v = std::numeric_limits<T>::quiet_NaN();
+      if (odd == 2) v = negative ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
+      if (odd == 3 || odd == 4)  // below 2^(p-1) once scaled, on the grid (odd == 3) or a half off it
+        v = static_cast<T>(std::ldexp(static_cast<double>(rng.below(1u << 20)) + (odd == 4 ? 0.5 : 0.0), -static_cast<int>(k)));
+      if (!std::isfinite(v)) continue;
       total += static_cast<double>(v) * std::ldexp(1.0, static_cast<int>(k));
     }
     wrapped += std::fabs(total) >= 0x1p64;
@@ -784,6 +790,8 @@ template <class T, int N> void check_groups_near_the_edge(order_model::SplitMix6
   }
   EXPECT_GT(check.taken, 5000);
   EXPECT_GT(check.saturated, 100);
+  EXPECT_GT(check.special, 100);
+  EXPECT_GT(check.inexact, 100);
   EXPECT_GT(wrapped, 5000);
 }
 
