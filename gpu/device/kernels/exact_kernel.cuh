@@ -51,6 +51,7 @@
 #include "core/order_model/fixed_point_model.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/thread/bulk_loads.cuh"
+#include "gpu/warp/live_lanes.cuh"
 
 namespace sumlab::gpu::detail {
 
@@ -447,12 +448,16 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(cons
   t.push(s_limbs);
   unsigned long long* const limbs = s_limbs;
   t.window.flush(NL, [limbs](int limb, long long v) { atomicAdd(&limbs[limb], static_cast<unsigned long long>(v)); });
-  if constexpr (Range) {  // a slot per warp, then thread 0 (64-bit shared atomics are CAS loops)
-    const unsigned mask = __activemask();
+  // Range: a slot per warp, then thread 0 (64-bit shared atomics are CAS loops). Every lane of the
+  // warp takes part (live_mask, not __activemask: after the divergent code above, the lanes running
+  // together can be a part of the warp, and a slot written by each part keeps only the last part's
+  // range; a build as relocatable device code did that for one-block grids, reports/h200-2026-11-30-h).
+  if constexpr (Range) {
+    const unsigned mask = live_mask();
     const Bits largest = warp_max_bits<Bits>(mask, t.largest_finite);
     const Bits smallest = warp_min_bits<Bits>(mask, t.smallest_nonzero);
     const int lowest = __reduce_min_sync(mask, t.lowest_grid);
-    if ((threadIdx.x & 31u) == static_cast<unsigned>(__ffs(mask) - 1)) {
+    if ((threadIdx.x & 31u) == 0) {
       const int w = static_cast<int>(threadIdx.x) / 32;
       s_range[w][0] = largest;
       s_range[w][1] = smallest == ~Bits(0) ? ~0ull : smallest;

@@ -15,6 +15,7 @@
 #include "core/order_model/fixed_point_model.hpp"
 #include "gpu/device/kernels/exact_kernel.cuh"
 #include "gpu/thread/bulk_loads.cuh"
+#include "gpu/warp/live_lanes.cuh"
 
 namespace sumlab::gpu::detail {
 
@@ -34,16 +35,6 @@ struct FixedBuffers {
   unsigned long long* sets = nullptr;         // 2 * fixed_set_words; set 0 is 0 before the first launch
   unsigned parity = 0;                        // the set this launch adds to
 };
-
-// The lanes of the calling thread's warp that exist: 32, except in a block's partial last warp.
-__device__ __forceinline__ int live_lanes() {
-  const int left = static_cast<int>(blockDim.x) - static_cast<int>(threadIdx.x & ~31u);
-  return left < 32 ? left : 32;
-}
-__device__ __forceinline__ unsigned live_mask() {
-  const int live = live_lanes();
-  return live == 32 ? 0xffffffffu : (1u << live) - 1u;
-}
 
 // Lane 0 of each warp receives op over the warp's lanes that exist. Every shuffle names only
 // existing lanes and reads an existing lane (a partial last warp's missing lanes take no part).
