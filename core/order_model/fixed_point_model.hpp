@@ -148,8 +148,9 @@ SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, detail::uin
     s += static_cast<unsigned long long>(q);
   }
   if (!(big < T(0x1p63) && approx == approx)) return false;
-  // float, a |y_i| below 2^(p-1): each y_i against its rounding (rint, not T(q_i): ptxas would keep
-  // the q_i in registers for it, 96 of them for fixed_point_kernel<float, 512> where 64 fit).
+  // float, a |y_i| below 2^(p-1): each y_i against its rounding (rint, not T(q_i): to convert the
+  // q_i back here ptxas kept them all in registers, 96 a thread for fixed_point_kernel<float, 512>,
+  // where two blocks of 512 a multiprocessor need at most 64).
   if (by_min && !(small >= whole))
     for (int i = 0; i < N; ++i) {
       const T y = x[i] * two_k;
