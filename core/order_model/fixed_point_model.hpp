@@ -112,7 +112,7 @@ template <class T> SUMLAB_HD inline T fixed_two_k(long long k) {
 // integer steps). Why: y_i is a power-of-two scaling up, exact unless it overflows; round to
 // nearest even is symmetric, so the sign can stay on y_i; y_i is an integer exactly when it equals
 // its rounding, and always when |y_i| >= 2^(p-1). float: only a group whose min |y_i| is below
-// 2^(p-1) checks each y_i (with k from the data, a y_i below 2^23 is an x_i below 2^-39 of the
+// 2^(p-1) checks each y_i (with k from the data, a y_i below 2^23 is an x_i below 2^-38 of the
 // largest); double: each y_i against T(q_i) (the min path was 0.2-20% slower for doubles, 0.2-10%
 // faster for floats: H200 run 45). big = max |y_i| below 2^63 rules out Inf and saturation, and
 // the sum A below (NaN when some y_i is) rules out NaN, which max and min pass over.
