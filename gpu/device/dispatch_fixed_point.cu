@@ -5,7 +5,8 @@
 // every element sits on the grid 2^-k (always so when the smallest nonzero magnitude is within
 // 2^(62 - p) of the largest: 2^38 for float), each q_i = x_i 2^k is exact and the fixed-point
 // result is the exact sum rounded once, so pass 1 is the whole sum, in one read of the input, and
-// pass 2 returns at once. Otherwise pass 2 quantises and adds.
+// pass 2 returns at once. Otherwise pass 2 quantises and adds. For float32 pass 2 is pass 1's
+// programmatic dependent (below).
 // The caller's scale: fixed_point_kernel alone, one read of the input.
 // Either way the host converts the 128-bit total with order_model::fixed_point_from_integer
 // (fixed_point_sum's conversion).
@@ -14,6 +15,7 @@
 #include "core/fixed_point_sum.hpp"
 #include "core/order_model/fixed_point_model.hpp"
 #include "gpu/device/dispatch.cuh"
+#include "gpu/device/kernels/dependent_launch.cuh"
 #include "gpu/device/kernels/exact_kernel.cuh"
 #include "gpu/device/kernels/fixed_point_kernels.cuh"
 
@@ -38,6 +40,21 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   auto* const kernel = s.block > 512 ? fixed_point_kernel<T, 1024> : fixed_point_kernel<T, 512>;
   const std::size_t smem = bulk_smem_bytes(s.block);
   SUMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  // Float32, scale from the data: pass 2 as pass 1's programmatic dependent (sm_90+), so its launch
+  // overlaps pass 1's end. Float data is nearly always on the grid (every nonzero |x| within 2^38 of
+  // the largest), where pass 2 only decides and returns: on the H200 at 2^24 that took the pair
+  // from 26.6 to 24.8 us. Double data is nearly always off it (within 2^9), and where pass 2
+  // quantises, its blocks starting early made it 1.5-14% slower at 2^24 - 2^26, so doubles launch
+  // it the ordinary way. (reports/h200-2026-11-30-i, run 51.)
+  cudaLaunchAttribute dependent{};
+  dependent.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  dependent.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t pass2{};
+  pass2.gridDim = dim3(static_cast<unsigned>(s.grid));
+  pass2.blockDim = dim3(static_cast<unsigned>(s.block));
+  pass2.dynamicSmemBytes = smem;
+  pass2.attrs = &dependent;
+  pass2.numAttrs = from_data && sizeof(T) == 4 && dependent_launch_supported() ? 1 : 0;
   EventTimer timer;
   timer.start();
   for (int l = 0; l < in.launches; ++l) {
@@ -49,7 +66,7 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
       launch_exact<T, true>(s, d_in, n, exact);
       fixed.range = exact.sets + exact.parity * exact_set_words<T> + exact_range_at<T>;
     }
-    kernel<<<s.grid, s.block, smem>>>(d_in, n, fixed);
+    SUMLAB_CUDA_CHECK(cudaLaunchKernelEx(&pass2, kernel, d_in, n, fixed));
     SUMLAB_CUDA_CHECK_LAUNCH("fixed_point_kernel");
   }
   LaunchOutcome<T> r;

@@ -50,6 +50,7 @@
 #include "core/order_model/exact_digits.hpp"
 #include "core/order_model/fixed_point_model.hpp"
 #include "gpu/cuda_check.cuh"
+#include "gpu/device/kernels/dependent_launch.cuh"
 #include "gpu/thread/bulk_loads.cuh"
 #include "gpu/warp/live_lanes.cuh"
 
@@ -448,6 +449,10 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(cons
   t.push(s_limbs);
   unsigned long long* const limbs = s_limbs;
   t.window.flush(NL, [limbs](int limb, long long v) { atomicAdd(&limbs[limb], static_cast<unsigned long long>(v)); });
+  // Range: gpu_fixed_point's pass 2 may follow as a programmatic dependent (float32 only,
+  // dispatch_fixed_point.cu); its blocks start once this grid's have read their input, and wait
+  // for this grid's results.
+  if constexpr (Range) let_dependents_start();
   // Range: a slot per warp, then thread 0 (64-bit shared atomics are CAS loops). Every lane of the
   // warp takes part (live_mask, not __activemask: after the divergent code above, the lanes running
   // together can be a part of the warp, and a slot written by each part keeps only the last part's

@@ -13,6 +13,7 @@
 
 #include "core/float_traits.hpp"
 #include "core/order_model/fixed_point_model.hpp"
+#include "gpu/device/kernels/dependent_launch.cuh"
 #include "gpu/device/kernels/exact_kernel.cuh"
 #include "gpu/thread/bulk_loads.cuh"
 #include "gpu/warp/live_lanes.cuh"
@@ -89,6 +90,7 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
       out.sets[(out.parity ^ 1u) * fixed_set_words + w] = 0;
   long long k = out.k;
   if (out.range != nullptr) {  // pass 2: the scale from pass 1's range (fixed_point_sum's rule)
+    wait_for_prerequisite_grid();  // launched as pass 1's programmatic dependent: pass 1 must end first
     const order_model::FixedOnePass d = order_model::fixed_one_pass<T>(
         static_cast<Bits>(__ldcg(&out.range[0])), static_cast<Bits>(__ldcg(&out.range[1])), decode_grid(__ldcg(&out.range[2])));
     if (blockIdx.x == 0 && threadIdx.x == 0) {
