@@ -33,6 +33,9 @@
 // The chunks (64 KiB for double) are allocated by the first add of a span of at least
 // chunk_threshold inputs; before that, inputs are shifted straight into the limbs, so a small
 // sum, add_limb-only use (GPU partials) and copies stay cheap.
+// Long double spans on a CPU with AVX2 go first to core/exact_window.hpp: blocks of 1024 inputs
+// whose exponents span at most 63 are summed as integers in vector lanes, and each block's sum
+// joins the limbs as three digits (add_at); the blocks it cannot take go to the chunks.
 //
 // Invariant (why int64 never overflows): let a = the number of limb-level adds since the last
 // carry normalisation (chunk wraps, add_limb, merge). Each puts at most one digit of magnitude
@@ -52,8 +55,10 @@
 #include <limits>
 #include <span>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
+#include "core/exact_window.hpp"
 #include "core/float_traits.hpp"
 #include "core/hd.hpp"
 
@@ -135,24 +140,11 @@ template <class T> class Superaccumulator {
   // Adds every element of xs exactly; the hot path.
   void add(std::span<const T> xs) {
     std::uint64_t negative_zeros = 0;
-    const std::size_t n = xs.size();
-    if (chunks_.empty() && n < chunk_threshold) {
-      for (const T x : xs) add_direct(std::bit_cast<Bits>(x), negative_zeros);
-      note_inputs(n, negative_zeros);
-      return;
-    }
-    if (chunks_.empty()) chunks_.assign(num_chunks, 0);
-    std::uint64_t* const chunks = chunks_.data();
     std::size_t j = 0;
-    // Input j goes to lane j % num_lanes; two rounds of lanes per iteration (measured faster).
-    for (; j + 2 * num_lanes <= n; j += 2 * num_lanes) {
-      for (std::size_t l = 0; l < 2 * num_lanes; ++l) {
-        add_one(chunks + (l % num_lanes) * lane_chunks, std::bit_cast<Bits>(xs[j + l]),
-                negative_zeros);
-      }
-    }
-    for (; j < n; ++j) add_one(chunks, std::bit_cast<Bits>(xs[j]), negative_zeros);
-    note_inputs(n, negative_zeros);
+    if (std::is_same_v<T, double> && xs.size() >= chunk_threshold && detail::exact_window_available())
+      j = add_windowed(xs, negative_zeros);
+    add_rest(xs.subspan(j), negative_zeros);
+    note_inputs(xs.size(), negative_zeros);
   }
 
   // Adds another accumulator's exact sum and specials (associative and commutative).
@@ -238,6 +230,71 @@ template <class T> class Superaccumulator {
         static_cast<std::int64_t>(static_cast<std::uint64_t>(v) >> limb_bits),
         static_cast<std::int64_t>(v >> 64)};
     for (int t = 0; t < 3; ++t) d[i + t] += sign ? -digits[t] : digits[t];
+  }
+
+  // xs by the chunks, or, while there are none and xs is short, straight into the limbs.
+  void add_rest(std::span<const T> xs, std::uint64_t& negative_zeros) {
+    if (chunks_.empty() && xs.size() < chunk_threshold) {
+      for (const T x : xs) add_direct(std::bit_cast<Bits>(x), negative_zeros);
+    } else {
+      add_chunked(xs, negative_zeros);
+    }
+  }
+
+  // The chunks' loop over xs (allocating them on first use). Not inlined: the loop is the cost,
+  // and inlined into add_windowed GCC 12 warned of undefined behaviour in iterations that the
+  // span's size rules out.
+  [[gnu::noinline]] void add_chunked(std::span<const T> xs, std::uint64_t& negative_zeros) {
+    if (chunks_.empty()) chunks_.assign(num_chunks, 0);
+    std::uint64_t* const chunks = chunks_.data();
+    const std::size_t n = xs.size();
+    std::size_t j = 0;
+    // Input j goes to lane j % num_lanes; two rounds of lanes per iteration (measured faster).
+    for (; j + 2 * num_lanes <= n; j += 2 * num_lanes) {
+      for (std::size_t l = 0; l < 2 * num_lanes; ++l) {
+        add_one(chunks + (l % num_lanes) * lane_chunks, std::bit_cast<Bits>(xs[j + l]),
+                negative_zeros);
+      }
+    }
+    for (; j < n; ++j) add_one(chunks, std::bit_cast<Bits>(xs[j]), negative_zeros);
+  }
+
+  // Doubles with AVX2 (core/exact_window.hpp): the whole blocks of xs, by the window path where it
+  // takes them and by the chunks where not. Returns how many inputs it added (the rest: the tail).
+  std::size_t add_windowed(std::span<const T> xs, std::uint64_t& negative_zeros) {
+    constexpr std::size_t B = detail::exact_window_block, batch = 64;
+    const std::size_t n = xs.size();
+    std::size_t j = 0;
+    if constexpr (std::is_same_v<T, double>) {
+      detail::WindowSum sums[batch];
+      while (n - j >= B) {
+        const std::size_t got = detail::exact_window_blocks(xs.data() + j, n - j, sums, batch);
+        for (std::size_t k = 0; k < got; ++k) {
+          add_at(sums[k].shift, sums[k].lo);
+          add_at(sums[k].shift + 32, sums[k].mid);
+          add_at(sums[k].shift + 64, sums[k].hi);
+        }
+        j += got * B;
+        if (got < batch && n - j >= B) {  // stopped before a block it cannot take
+          add_chunked(xs.subspan(j, B), negative_zeros);
+          j += B;
+        }
+      }
+    }
+    return j;
+  }
+
+  // Adds v * 2^(bit + min_exponent) exactly, for |v| < 2^63 and a bit whose three digits stay
+  // below the top limb (the window path's sums: bit <= 2046, the largest biased exponent - 64 +
+  // 64): one digit below 2^32 into each of two limbs and one below 2^31 in magnitude into the third.
+  static_assert(!std::is_same_v<T, double> || 2046 / limb_bits + 2 < num_limbs - 1);
+  void add_at(int bit, std::int64_t v) {
+    const detail::int128 t = static_cast<detail::int128>(v) << (bit % limb_bits);  // |t| < 2^94
+    const int i = bit / limb_bits;
+    limbs_[i] += static_cast<std::int64_t>(static_cast<std::uint64_t>(t) & std::uint64_t(digit_mask));
+    limbs_[i + 1] += static_cast<std::int64_t>(static_cast<std::uint64_t>(t >> limb_bits) & std::uint64_t(digit_mask));
+    limbs_[i + 2] += static_cast<std::int64_t>(t >> (2 * limb_bits));
+    count_limb_adds();
   }
 
   void count_limb_adds() {

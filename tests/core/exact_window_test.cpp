@@ -1,0 +1,158 @@
+// core/exact_window: the exact sum's AVX2 block path. Hand-derived block sums, which blocks it
+// takes and where it stops (the exponent-spread edge at 63, zeros, subnormals, Inf/NaN, tiny
+// blocks), and the superaccumulator's limbs with the path against the same inputs added one at a
+// time (which never use it), bit for bit; the rounded sums against MPFR. Skips on a CPU without
+// AVX2 (there the path is never taken).
+#include "core/exact_window.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <span>
+#include <vector>
+
+#include "core/exact_sum.hpp"
+#include "reference/mpfr_sum.hpp"
+
+namespace {
+
+using sumlab::Superaccumulator;
+using sumlab::detail::exact_window_available;
+using sumlab::detail::exact_window_block;
+using sumlab::detail::exact_window_blocks;
+using sumlab::detail::WindowSum;
+
+constexpr std::size_t B = exact_window_block;
+
+#define REQUIRE_WINDOW() \
+  if (!exact_window_available()) GTEST_SKIP() << "this CPU has no AVX2: the window path is never taken"
+
+std::size_t blocks_taken(const std::vector<double>& x, std::vector<WindowSum>& out) {
+  out.assign(x.size() / B + 1, WindowSum{});
+  return exact_window_blocks(x.data(), x.size(), out.data(), out.size());
+}
+
+// The limbs of the span add (window path where it applies) and of one add per element (never).
+void expect_same_limbs(const std::vector<double>& x, const char* what) {
+  SCOPED_TRACE(what);
+  Superaccumulator<double> span_acc, one_acc;
+  span_acc.add(std::span<const double>(x));
+  for (const double v : x) one_acc.add(v);
+  EXPECT_EQ(span_acc.limbs(), one_acc.limbs());
+  EXPECT_EQ(span_acc.specials(), one_acc.specials());
+  EXPECT_EQ(sumlab::hex_bits(span_acc.round()), sumlab::hex_bits(one_acc.round()));
+}
+
+TEST(ExactWindow, HandDerivedBlockSums) {
+  REQUIRE_WINDOW();
+  std::vector<WindowSum> out;
+  // 1024 x 1.0: E = 1023, so s = 63 and each m = 2^52 splits into lo = 0, hi = 2^51; the block is
+  // hi 2^64 2^(E - 64) = 2^61 2^64 2^959 units of 2^-1074 = 2^10.
+  std::vector<double> ones(B, 1.0);
+  ASSERT_EQ(blocks_taken(ones, out), 1u);
+  EXPECT_EQ(out[0].hi, std::int64_t(1) << 61);
+  EXPECT_EQ(out[0].mid, 0);
+  EXPECT_EQ(out[0].lo, 0);
+  EXPECT_EQ(out[0].shift, 959);
+  // 1024 x -1.0: each element is ~hi 2^64 + ~lo + 1 = (-2^51 - 1) 2^64 + (2^64 - 1) + 1, so the
+  // columns are hi = -1024 (2^51 + 1), mid = 1024 (2^32 - 1), lo = 1024 (2^32 - 1) + 1024; their
+  // value is -2^125 (units of 2^(959 - 1074)), -1024.
+  std::vector<double> minus(B, -1.0);
+  ASSERT_EQ(blocks_taken(minus, out), 1u);
+  EXPECT_EQ(out[0].hi, -(std::int64_t(1) << 61) - 1024);
+  EXPECT_EQ(out[0].mid, 1024 * ((std::int64_t(1) << 32) - 1));
+  EXPECT_EQ(out[0].lo, std::int64_t(1) << 42);
+  EXPECT_EQ(out[0].shift, 959);
+  // One element of 2^-63 (E - 63: s = 0, m = 2^52 stays in lo) among 1023 ones.
+  std::vector<double> edge(B, 1.0);
+  edge[517] = std::ldexp(1.0, -63);
+  ASSERT_EQ(blocks_taken(edge, out), 1u);
+  EXPECT_EQ(out[0].hi, 1023 * (std::int64_t(1) << 51));
+  EXPECT_EQ(out[0].lo, 0);
+  EXPECT_EQ(out[0].mid, std::int64_t(1) << 20);  // 2^52 as the low word: its high half is 2^20
+}
+
+TEST(ExactWindow, TakesBlocksWithinTheWindowAndStopsBeforeOthers) {
+  REQUIRE_WINDOW();
+  std::vector<WindowSum> out;
+  auto blocks_with = [](double special_value, std::size_t at) {
+    std::vector<double> x(4 * B, 0.75);
+    x[at] = special_value;
+    return x;
+  };
+  // 0.75 has the biased exponent 1022, 2^-64 959: a spread of 63, taken; 2^-65 (64) is not.
+  EXPECT_EQ(blocks_taken(blocks_with(std::ldexp(1.0, -64), 2 * B + 5), out), 4u);
+  EXPECT_EQ(blocks_taken(blocks_with(std::ldexp(1.0, -65), 2 * B + 5), out), 2u);
+  EXPECT_EQ(blocks_taken(blocks_with(-std::ldexp(1.0, -65), 3 * B - 1), out), 2u);
+  // Zeros, subnormals, Inf and NaN stop the path at their block.
+  EXPECT_EQ(blocks_taken(blocks_with(0.0, B), out), 1u);
+  EXPECT_EQ(blocks_taken(blocks_with(-0.0, 0), out), 0u);
+  EXPECT_EQ(blocks_taken(blocks_with(std::numeric_limits<double>::denorm_min(), 3 * B), out), 3u);
+  EXPECT_EQ(blocks_taken(blocks_with(std::numeric_limits<double>::infinity(), 4 * B - 1), out), 3u);
+  EXPECT_EQ(blocks_taken(blocks_with(std::numeric_limits<double>::quiet_NaN(), 2 * B), out), 2u);
+  // A block whose largest biased exponent is below 64 (|x| < 2^-959) is not taken; 64 is.
+  std::vector<double> tiny(B, std::ldexp(1.0, -960));
+  EXPECT_EQ(blocks_taken(tiny, out), 0u);
+  std::vector<double> low(B, std::ldexp(1.0, -959));
+  ASSERT_EQ(blocks_taken(low, out), 1u);
+  EXPECT_EQ(out[0].shift, 0);
+  // Fewer than a block left, and max_out.
+  std::vector<double> short_x(B - 1, 0.5);
+  EXPECT_EQ(blocks_taken(short_x, out), 0u);
+  std::vector<double> five(5 * B + 3, 0.5);
+  out.assign(8, WindowSum{});
+  EXPECT_EQ(exact_window_blocks(five.data(), five.size(), out.data(), 2), 2u);
+  EXPECT_EQ(exact_window_blocks(five.data(), five.size(), out.data(), 8), 5u);
+}
+
+TEST(ExactWindow, SuperaccumulatorLimbsEqualOneAddAtATime) {
+  REQUIRE_WINDOW();
+  std::mt19937_64 g(20261130);
+  auto uniform = [&g](std::size_t n, double lo, double hi) {
+    std::uniform_real_distribution<double> d(lo, hi);
+    std::vector<double> x(n);
+    for (auto& v : x) v = d(g);
+    return x;
+  };
+  expect_same_limbs(uniform(37 * B + 11, 0.0, 1.0), "uniform [0, 1), a tail");
+  expect_same_limbs(uniform(20 * B, -1.0, 1.0), "signed, whole blocks");
+  expect_same_limbs(uniform(9 * B + 1000, -1e300, 1e300), "near the top of the range");
+  // Blocks the path cannot take between ones it takes, so both paths meet in one accumulator.
+  auto mixed = uniform(16 * B + 77, -3.0, 5.0);
+  mixed[3 * B + 7] = 0.0;
+  mixed[5 * B] = -0.0;
+  mixed[6 * B + 9] = std::numeric_limits<double>::denorm_min();
+  mixed[8 * B + 1] = std::ldexp(1.0, -80);  // a spread over 63
+  mixed[9 * B + 2] = std::numeric_limits<double>::infinity();
+  mixed[12 * B + 3] = std::ldexp(1.0, -1000);
+  expect_same_limbs(mixed, "blocks of both paths");
+  // Every exponent at once, one block each: blocks of one binade each, some of them under 2^-959.
+  std::vector<double> ladder;
+  for (int e = -1074; e <= 1023; e += 31)
+    for (std::size_t i = 0; i < B; ++i) ladder.push_back(std::ldexp((i % 3 == 0 ? -1.0 : 1.0) * (1.0 + static_cast<double>(i) * 0x1p-12), e));
+  expect_same_limbs(ladder, "a binade a block, -1074 .. 1023");
+  // Sums that cancel to 0, and one that overflows.
+  std::vector<double> cancel = uniform(8 * B, 0.0, 1.0);
+  for (std::size_t i = 0; i < 4 * B; ++i) cancel[4 * B + i] = -cancel[i];
+  expect_same_limbs(cancel, "exact cancellation");
+  std::vector<double> big(4 * B, std::numeric_limits<double>::max());
+  expect_same_limbs(big, "overflow to +Inf");
+}
+
+TEST(ExactWindow, ExactSumMatchesMpfr) {
+  REQUIRE_WINDOW();
+  for (std::uint64_t seed : {1u, 2u, 3u}) {
+    std::mt19937_64 g(seed);
+    std::normal_distribution<double> d(0.0, 1.0);
+    std::vector<double> x(25 * B + 333);
+    for (auto& v : x) v = d(g) * std::exp2(std::floor(d(g) * 4));
+    EXPECT_EQ(sumlab::hex_bits(sumlab::exact_sum<double>(std::span<const double>(x))),
+              sumlab::hex_bits(sumlab::reference::correctly_rounded_sum<double>(std::span<const double>(x))))
+        << "seed " << seed;
+  }
+}
+
+}  // namespace
