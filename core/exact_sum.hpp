@@ -33,7 +33,7 @@
 // The chunks (64 KiB for double) are allocated by the first add of a span of at least
 // chunk_threshold inputs; before that, inputs are shifted straight into the limbs, so a small
 // sum, add_limb-only use (GPU partials) and copies stay cheap.
-// Long double spans on a CPU with AVX2 go first to core/exact_window.hpp: blocks of 1024 inputs
+// Long spans on a CPU with AVX2 go first to core/exact_window.hpp: blocks of 1024 inputs
 // whose exponents span at most 63 are summed as integers in vector lanes, and each block's sum
 // joins the limbs as three digits (add_at); the blocks it cannot take go to the chunks.
 //
@@ -141,7 +141,7 @@ template <class T> class Superaccumulator {
   void add(std::span<const T> xs) {
     std::uint64_t negative_zeros = 0;
     std::size_t j = 0;
-    if (std::is_same_v<T, double> && xs.size() >= chunk_threshold && detail::exact_window_available())
+    if (xs.size() >= chunk_threshold && detail::exact_window_available())
       j = add_windowed(xs, negative_zeros);
     add_rest(xs.subspan(j), negative_zeros);
     note_inputs(xs.size(), negative_zeros);
@@ -259,35 +259,34 @@ template <class T> class Superaccumulator {
     for (; j < n; ++j) add_one(chunks, std::bit_cast<Bits>(xs[j]), negative_zeros);
   }
 
-  // Doubles with AVX2 (core/exact_window.hpp): the whole blocks of xs, by the window path where it
-  // takes them and by the chunks where not. Returns how many inputs it added (the rest: the tail).
+  // With AVX2 (core/exact_window.hpp): the whole blocks of xs, by the window path where it takes
+  // them and by the chunks where not. Returns how many inputs it added (the rest: the tail).
   std::size_t add_windowed(std::span<const T> xs, std::uint64_t& negative_zeros) {
     constexpr std::size_t B = detail::exact_window_block, batch = 64;
     const std::size_t n = xs.size();
     std::size_t j = 0;
-    if constexpr (std::is_same_v<T, double>) {
-      detail::WindowSum sums[batch];
-      while (n - j >= B) {
-        const std::size_t got = detail::exact_window_blocks(xs.data() + j, n - j, sums, batch);
-        for (std::size_t k = 0; k < got; ++k) {
-          add_at(sums[k].shift, sums[k].lo);
-          add_at(sums[k].shift + 32, sums[k].mid);
-          add_at(sums[k].shift + 64, sums[k].hi);
-        }
-        j += got * B;
-        if (got < batch && n - j >= B) {  // stopped before a block it cannot take
-          add_chunked(xs.subspan(j, B), negative_zeros);
-          j += B;
-        }
+    detail::WindowSum sums[batch];
+    while (n - j >= B) {
+      const std::size_t got = detail::exact_window_blocks(xs.data() + j, n - j, sums, batch);
+      for (std::size_t k = 0; k < got; ++k) {
+        add_at(sums[k].shift, sums[k].lo);
+        add_at(sums[k].shift + 32, sums[k].mid);
+        add_at(sums[k].shift + 64, sums[k].hi);
+      }
+      j += got * B;
+      if (got < batch && n - j >= B) {  // stopped before a block it cannot take
+        add_chunked(xs.subspan(j, B), negative_zeros);
+        j += B;
       }
     }
     return j;
   }
 
   // Adds v * 2^(bit + min_exponent) exactly, for |v| < 2^63 and a bit whose three digits stay
-  // below the top limb (the window path's sums: bit <= 2046, the largest biased exponent - 64 +
-  // 64): one digit below 2^32 into each of two limbs and one below 2^31 in magnitude into the third.
-  static_assert(!std::is_same_v<T, double> || 2046 / limb_bits + 2 < num_limbs - 1);
+  // below the top limb (the window path's sums: bit <= its largest shift + 64, 2046 for double,
+  // 225 for float): one digit below 2^32 into each of two limbs and one below 2^31 in magnitude
+  // into the third.
+  static_assert((std::is_same_v<T, double> ? 2046 : 225) / limb_bits + 2 < num_limbs - 1);
   void add_at(int bit, std::int64_t v) {
     const detail::int128 t = static_cast<detail::int128>(v) << (bit % limb_bits);  // |t| < 2^94
     const int i = bit / limb_bits;
