@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/generators.hpp"
 #include "core/gpu_kernel.hpp"
@@ -78,5 +79,27 @@ template <class T> int data_scale(const BenchInput<T>& in);
 // loads, 64 bytes in flight per thread, the loaded bits folded so that the compiler keeps every
 // load). Bytes per second = n * sizeof(T) / ms.
 template <class T> Timing time_read(const BenchInput<T>& in, const TimingOptions& o = {});
+
+// The other GPU families on copy 0 of the same input, for `sumlab bench`: the scans (+,
+// inclusive), the segmented sums (segments of family_segment elements) and the variance row kernels
+// (rows of family_cols elements, statistics only), each algorithm at its default shape with its CUB
+// peer where it has one. Timing is each family's own (gpu/scan.hpp, gpu/segmented.hpp,
+// gpu/rows.hpp): the median of `samples` single launches, event-timed, over a resident input, so
+// an input smaller than L2 may be read from L2 (in_l2 says so). n must be a multiple of
+// family_cols. A failure is the row's error, not an exception.
+inline constexpr std::int64_t family_segment = 1024;
+inline constexpr std::int64_t family_cols = 4096;
+
+struct FamilyTiming {
+  std::string family;            // "scan", "segmented", "variance"
+  std::string kernel;            // the algorithm, as the family's study names it
+  std::string detail;            // the problem: "+ inclusive", "segments of 1024", "rows of 4096, warp_per_row"
+  std::string peer;              // the kernel of the same family whose time ratio_peer divides ("" for none)
+  double bytes_per_element = 0;  // bytes read and written per input element
+  double ms = 0;                 // median time of one launch sequence
+  bool in_l2 = false;            // the input (and the scan's output) fit in L2 together
+  std::string error;             // non-empty: nothing valid was timed
+};
+template <class T> std::vector<FamilyTiming> time_families(const BenchInput<T>& in, int samples);
 
 }  // namespace sumlab::gpu

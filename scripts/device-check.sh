@@ -144,7 +144,7 @@ if [ $rc -ne 0 ]; then say "configure failed: see setup.log"; tail -30 "$SETUP";
 # Only what this check runs (the CLI and the gpu-labelled tests): the rest of the tree is CI's.
 { echo; echo "## build sumlab and the gpu tests (-j$JOBS, keep going)"; } >> "$SETUP"
 say "build"
-timeout "$(limit 300 330)" cmake --build --preset cuda -j"$JOBS" --target sumlab gpu_sum_test rows_test gpu_segmented_test gpu_scan_test -- -k 0 >> "$SETUP" 2>&1
+timeout "$(limit 300 330)" cmake --build --preset cuda -j"$JOBS" --target sumlab gpu_sum_test rows_test gpu_segmented_test gpu_scan_test bench_test -- -k 0 >> "$SETUP" 2>&1
 rc=$?
 echo "# build exit status: $rc" >> "$SETUP"
 say "build exit $rc"

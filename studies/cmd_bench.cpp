@@ -2,6 +2,10 @@
 //   bench_gpu.csv  per (dtype, distribution, n, kernel, shape): median time of one sum (gpu/bench.hpp
 //                  says how: rotated inputs larger than L2, warm-up, event-timed samples), GB/s,
 //                  and the ratios to CUB's DeviceReduce::Sum and to the read roof of that cell.
+//   bench_families.csv  per (dtype, n, family, kernel): the scans, segmented sums and variance row
+//                  kernels on the first distribution's input (gpu/bench.hpp's time_families), with
+//                  the bandwidth ratio to that cell's read roof, the time ratio to its CUB
+//                  DeviceReduce::Sum, and the time ratio to the family's own CUB peer.
 //   bench_cpu.csv  per (dtype, algorithm): ns per element of every CPU algorithm, and the ratio to
 //                  the ordered double loop (`serial` on float64) timed in the same run.
 // Without a GPU only bench_cpu.csv is written, so the command runs on any laptop.
@@ -12,6 +16,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,7 +39,7 @@ namespace {
 
 struct BenchOptions {
   std::string out = "runs/bench";
-  bool force = false, quick = false, no_gpu = false, no_cpu = false, sweep = false;
+  bool force = false, quick = false, no_gpu = false, no_cpu = false, sweep = false, no_families = false;
   std::vector<std::string> kernels;  // empty: every kernel but the diagnostic one
   std::vector<std::string> dtypes{"float32", "float64"};
   std::vector<std::string> dists{"uniform"};
@@ -49,6 +54,9 @@ struct BenchOptions {
 const std::vector<std::string> kGpuColumns{"dtype", "distribution", "n", "kernel", "shape", "role", "ms", "ms_min",
                                            "ms_max", "launches", "samples", "gb_per_s", "ratio_cub", "ratio_read",
                                            "cub_ms", "read_ms", "value_hex", "error"};
+const std::vector<std::string> kFamilyColumns{"dtype", "n", "family", "kernel", "detail", "ms", "bytes_per_element",
+                                              "gb_per_s", "ratio_read", "ratio_cub_reduce", "peer", "ratio_peer",
+                                              "read_ms", "cub_ms", "in_l2", "error"};
 const std::vector<std::string> kCpuColumns{"dtype", "algorithm", "n", "ns_per_element", "ns_min", "reps",
                                            "ratio_serial_double", "value_hex"};
 
@@ -169,9 +177,33 @@ std::vector<std::pair<LaunchShape, std::string>> bench_shapes(GpuKernel k, int s
   return v;
 }
 
+// The other families on the cell's input, against the cell's read roof and CUB reduction.
+template <class T>
+void bench_families_cell(const gpu::BenchInput<T>& input, int samples, const gpu::Timing& read, const gpu::Timing& cub,
+                         CsvAppender& csv) {
+  const std::string dt(FloatTraits<T>::dtype);
+  const std::int64_t n = input.n();
+  const std::vector<gpu::FamilyTiming> timings = gpu::time_families<T>(input, samples);
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& t : timings) {
+    const bool ok = t.error.empty() && t.ms > 0;
+    double peer_ms = 0;
+    for (const auto& p : timings)
+      if (p.family == t.family && p.kernel == t.peer && p.error.empty()) peer_ms = p.ms;
+    const double moved = t.bytes_per_element * static_cast<double>(n);
+    rows.push_back({dt, std::to_string(n), t.family, t.kernel, t.detail, ok ? csv_number(t.ms) : "",
+                    csv_number(t.bytes_per_element), ok ? csv_number(moved / (t.ms * 1e-3) / 1e9) : "",
+                    ok && read.ok() ? csv_number(t.bytes_per_element * read.ms / (sizeof(T) * t.ms)) : "",
+                    ok && cub.ok() ? csv_number(cub.ms / t.ms) : "", t.peer,
+                    ok && peer_ms > 0 ? csv_number(peer_ms / t.ms) : "", read.ok() ? csv_number(read.ms) : "",
+                    cub.ok() ? csv_number(cub.ms) : "", t.in_l2 ? "1" : "0", t.error});
+  }
+  csv.rows(rows);
+}
+
 template <class T>
 void bench_gpu_cell(const BenchOptions& o, const std::vector<GpuKernel>& kernels, int sms, const std::string& dist,
-                    std::int64_t n, CsvAppender& csv, Progress& progress) {
+                    std::int64_t n, CsvAppender& csv, CsvAppender* families, Progress& progress) {
   const std::string dt(FloatTraits<T>::dtype);
   const gpu::BenchInput<T> input(n, parse_bench_dist(dist), o.seed);
   gpu::TimingOptions to;
@@ -212,6 +244,7 @@ void bench_gpu_cell(const BenchOptions& o, const std::vector<GpuKernel>& kernels
       }
   }
   csv.rows(rows);
+  if (families && n % gpu::family_cols == 0) bench_families_cell<T>(input, o.samples, read, cub, *families);
   progress.step(fmt::format("{} {} n={}", dt, dist, size_text(n)));
 }
 #endif
@@ -257,11 +290,15 @@ void run_bench(const BenchOptions& o) {
         if (std::find(dists.begin(), dists.end(), x) == dists.end()) dists.push_back(x);
     Progress progress("gpu bench", o.dtypes.size() * sizes.size() * dists.size());
     CsvAppender csv(folder.file("bench_gpu.csv"), kGpuColumns);
+    std::optional<CsvAppender> families;
+    if (!o.no_families) families.emplace(folder.file("bench_families.csv"), kFamilyColumns);
     for (const auto& dt : o.dtypes)
       for (const auto& dist : dists)
         for (const std::int64_t n : sizes) {
-          if (parse_dtype(dt) == Dtype::float32) bench_gpu_cell<float>(o, kernels, d.sm_count, dist, n, csv, progress);
-          else bench_gpu_cell<double>(o, kernels, d.sm_count, dist, n, csv, progress);
+          // The families on the first distribution's input only.
+          CsvAppender* const f = families && dist == dists.front() ? &*families : nullptr;
+          if (parse_dtype(dt) == Dtype::float32) bench_gpu_cell<float>(o, kernels, d.sm_count, dist, n, csv, f, progress);
+          else bench_gpu_cell<double>(o, kernels, d.sm_count, dist, n, csv, f, progress);
         }
     progress.finish();
   }
@@ -271,6 +308,7 @@ void run_bench(const BenchOptions& o) {
   if (!o.no_cpu) bench_cpu(o, folder, summary);
   summary["csv"] = nlohmann::ordered_json::array();
   if (gpu) summary["csv"].push_back("bench_gpu.csv");
+  if (gpu && !o.no_families) summary["csv"].push_back("bench_families.csv");
   if (!o.no_cpu) summary["csv"].push_back("bench_cpu.csv");
   folder.write_json("summary.json", summary);
   fmt::print("bench written to {}\n", folder.dir().string());
@@ -287,6 +325,9 @@ void register_bench(CLI::App& app) {
   cmd->add_flag("--sweep", o->sweep, "Also time 12 grid x block shapes per kernel at n >= 2^24, each also with the last-block stage where a kernel takes one (the best is reported)");
   cmd->add_flag("--no-gpu", o->no_gpu, "Time the CPU algorithms only");
   cmd->add_flag("--no-cpu", o->no_cpu, "Time the GPU kernels only");
+  cmd->add_flag("--no-families", o->no_families,
+                "Skip the scans, segmented sums and variance row kernels (timed otherwise at every n that is a "
+                "multiple of 4096, on the first --dists input)");
   cmd->add_option("--kernels", o->kernels, "GPU kernels (comma list of gpu_* names; default all)")->delimiter(',');
   cmd->add_option("--dtypes", o->dtypes, "float32, float64 (comma list)")->delimiter(',')->capture_default_str();
   cmd->add_option("--dists", o->dists, "Input distributions for every kernel (comma list)")->delimiter(',')->capture_default_str();

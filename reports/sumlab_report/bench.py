@@ -1,6 +1,7 @@
-"""Renderers of `sumlab bench` (bench_gpu.csv, bench_cpu.csv): each sum's speed as a ratio against
-peers measured in the same run, CUB's DeviceReduce::Sum and a read-only kernel on the GPU, the
-ordered double loop on the CPU. Registered in studies.RENDERERS (columns: data/README.md).
+"""Renderers of `sumlab bench` (bench_gpu.csv, bench_families.csv, bench_cpu.csv): each sum's speed
+as a ratio against peers measured in the same run, CUB's DeviceReduce::Sum and a read-only kernel on
+the GPU (and the scans', segmented sums' and variance kernels' bandwidth against that read kernel),
+the ordered double loop on the CPU. Registered in studies.RENDERERS (columns: data/README.md).
 """
 from __future__ import annotations
 
@@ -93,6 +94,72 @@ def render_bench_gpu(run: Run, data: CsvData, ctx) -> list:
     return blocks
 
 
+def render_bench_families(run: Run, data: CsvData, ctx) -> list:
+    blocks: list = [
+        Heading("GPU scans, segmented sums and variance: bandwidth against the read roof", 3,
+                anchor=slug(run.label + "-bench-families")),
+        Paragraph("What this shows: each algorithm's bytes moved per second (a scan reads and writes every "
+                  "element; a segmented sum and a variance row kernel read each once) as a fraction of the read "
+                  "roof's bandwidth on the same input in the same run (1 = as fast as a plain read), and, in the "
+                  "last column, its time against its own family's CUB call at the largest n. Median of single "
+                  "launches over a resident input; * marks sizes whose input fits in L2, where repeated launches "
+                  "may read from L2 and the ratio flatters."),
+    ]
+    errors = [r for r in data.rows if r.get("error")]
+    if errors:
+        blocks.append(Paragraph(f"{len(errors)} measurement(s) failed; the first: {errors[0]['family']} "
+                                f"{errors[0]['kernel']} {errors[0]['dtype']} n={errors[0]['n']}: "
+                                f"{errors[0]['error']}", "alarm"))
+    cells: dict[tuple, dict[str, str]] = {}
+    for r in data.rows:
+        if not r.get("error"):
+            cells[(r["dtype"], r["family"], r["kernel"], r["detail"], int(r["n"]))] = r
+    for dtype in data.ordered_unique("dtype"):
+        for family in data.ordered_unique("family"):
+            keys = [(k, d) for (dt, f, k, d, _) in cells if dt == dtype and f == family]
+            keys = list(dict.fromkeys(keys))
+            ns = sorted({n for (dt, f, _, _, n) in cells if dt == dtype and f == family})
+            if not keys or not ns:
+                continue
+            fig, ax = plt.subplots(figsize=(7.5, 4.2))
+            for k, d in keys:
+                label = k if family != "variance" else f"{k}, {d.split(', ')[-1]}"
+                ctx.palette.style(label)
+                pts = [(n, num(cells[(dtype, family, k, d, n)]["gb_per_s"])) for n in ns if (dtype, family, k, d, n) in cells]
+                if pts:
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=ctx.palette.marker(label),
+                            color=ctx.palette.colour(label), label=label, linestyle="--" if k == "cub" or k.startswith("cub_") else "-")
+            roof = [(n, next(num(r["read_ms"]) for (dt, f, _, _, m), r in cells.items() if dt == dtype and m == n))
+                    for n in ns]
+            size = 4 if dtype == "float32" else 8
+            ax.plot([n for n, _ in roof], [n * size / (ms * 1e-3) / 1e9 for n, ms in roof], color="black",
+                    linestyle=":", label="read roof")
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel("n (elements)")
+            ax.set_ylabel("GB/s (bytes moved / time)")
+            ax.set_title(f"{family}, {dtype}")
+            ax.legend(fontsize=7, ncol=2, frameon=False)
+            fig.tight_layout()
+            stem = f"bench_{slug(family)}_{dtype}"
+            figures.save(fig, ctx.out_dir, ctx.fig_prefix + stem)
+            blocks.append(Figure(ctx.fig_prefix + stem, f"Bandwidth, {family}, {dtype}",
+                                 "Dashed: the CUB peers; dotted: the read roof."))
+            header = ["kernel", "detail"] + [f"n={_n_text(n)}" for n in ns] + ["/ peer at largest n"]
+            rows = []
+            for k, d in keys:
+                row = [k, d]
+                for n in ns:
+                    r = cells.get((dtype, family, k, d, n))
+                    row.append(f"{num(r['ratio_read']):.2f}{'*' if r.get('in_l2') == '1' else ''}" if r else "")
+                last = cells.get((dtype, family, k, d, ns[-1]))
+                peer = num(last.get("ratio_peer")) if last else math.nan
+                row.append(f"{peer:.2f} ({last['peer']})" if last and math.isfinite(peer) else "")
+                rows.append(row)
+            blocks.append(Table(header, rows, f"Bandwidth / read-roof bandwidth, {family}, {dtype} "
+                                              "(* input in L2)."))
+    return blocks
+
+
 def render_bench_cpu(run: Run, data: CsvData, ctx) -> list:
     rows = [[r["dtype"], r["algorithm"], r["n"], f"{num(r['ns_per_element']):.3g}",
              f"{num(r['ratio_serial_double']):.3g}"] for r in data.rows]
@@ -108,5 +175,6 @@ def render_bench_cpu(run: Run, data: CsvData, ctx) -> list:
 
 BENCH_RENDERERS = {
     "bench_gpu.csv": render_bench_gpu,
+    "bench_families.csv": render_bench_families,
     "bench_cpu.csv": render_bench_cpu,
 }

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -58,6 +60,38 @@ TYPED_TEST(GpuBench, TimedSumsAreTheCpuBitsAfterRepeatedLaunches) {
     EXPECT_GT(t.ms, 0.0);
     EXPECT_EQ(t.samples, 3);
   }
+}
+
+// time_families: one timed row per GPU algorithm of each family (scan: both modelled scans and
+// CUB's; segmented: every GPU strategy and peer; variance: each moments kernel in both layouts),
+// each with a peer of its own family or none; an n the variance rows cannot split is an error row.
+TYPED_TEST(GpuBench, FamiliesAreTimedWithTheirPeers) {
+  SUMLAB_REQUIRE_GPU();
+  using T = TypeParam;
+  DistributionSpec spec;
+  const gpu::BenchInput<T> in(16 * gpu::family_cols, spec, 3);
+  const std::vector<gpu::FamilyTiming> rows = gpu::time_families<T>(in, 3);
+  std::map<std::string, int> per_family;
+  for (const auto& r : rows) {
+    SCOPED_TRACE(r.family + " " + r.kernel + " " + r.detail);
+    EXPECT_TRUE(r.error.empty()) << r.error;
+    EXPECT_GT(r.ms, 0.0);
+    EXPECT_GE(r.bytes_per_element, double(sizeof(T)));
+    EXPECT_TRUE(r.in_l2);  // 256 or 512 KiB
+    ++per_family[r.family];
+    if (!r.peer.empty()) {
+      const bool found = std::any_of(rows.begin(), rows.end(),
+                                     [&](const gpu::FamilyTiming& p) { return p.family == r.family && p.kernel == r.peer; });
+      EXPECT_TRUE(found) << "peer " << r.peer;
+    }
+  }
+  EXPECT_EQ(per_family["scan"], 3);
+  EXPECT_EQ(per_family["segmented"], 5);
+  EXPECT_EQ(per_family["variance"], 8);
+  const gpu::BenchInput<T> odd(gpu::family_cols + 1, spec, 3);
+  const auto bad = gpu::time_families<T>(odd, 3);
+  ASSERT_EQ(bad.size(), 1u);
+  EXPECT_NE(bad[0].error.find("multiple of 4096"), std::string::npos) << bad[0].error;
 }
 
 }  // namespace

@@ -1,0 +1,105 @@
+// gpu/bench.hpp's time_families: the scans, segmented sums and variance row kernels timed by their
+// own APIs on copy 0 of a bench input (downloaded once and uploaded into each family's input).
+#include <cuda_runtime.h>
+
+#include <string>
+#include <vector>
+
+#include "core/float_traits.hpp"
+#include "core/row_reduce/row_kernel.hpp"
+#include "core/scan/scan_kernel.hpp"
+#include "core/scan/scan_ops.hpp"
+#include "core/segmented/strategy.hpp"
+#include "gpu/bench.hpp"
+#include "gpu/cuda_check.cuh"
+#include "gpu/gpu_sum.hpp"
+#include "gpu/rows.hpp"
+#include "gpu/scan.hpp"
+#include "gpu/segmented.hpp"
+
+namespace sumlab::gpu {
+
+template <class T> std::vector<FamilyTiming> time_families(const BenchInput<T>& in, int samples) {
+  const std::int64_t n = in.n();
+  const auto un = static_cast<std::size_t>(n);
+  std::vector<FamilyTiming> rows;
+  auto add = [&rows](FamilyTiming t, double ms, const std::string& error) {
+    t.ms = error.empty() ? ms : 0;
+    t.error = error;
+    rows.push_back(std::move(t));
+  };
+  int device = 0, l2 = 0;
+  std::vector<T> x;
+  try {
+    if (n % family_cols != 0) throw GpuError("n = " + std::to_string(n) + " is not a multiple of " + std::to_string(family_cols));
+    SUMLAB_CUDA_CHECK(cudaGetDevice(&device));
+    SUMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+    x.resize(un);
+    std::vector<T> all = in.buffer().download();
+    std::copy(all.begin(), all.begin() + n, x.begin());
+  } catch (const std::exception& e) {
+    add(FamilyTiming{"all", "", "", "", 0, 0, false, ""}, 0, e.what());
+    return rows;
+  }
+  const double bytes = static_cast<double>(n) * sizeof(T);
+  // Scans: + inclusive, n in, n out.
+  try {
+    const ScanInput<T> si{std::span<const T>(x)};
+    ScanRunOptions so;
+    so.want_out = false;
+    so.reps = samples;
+    for (scan::GpuScan a : scan::kAllGpuScans) {
+      const auto r = gpu_scan<scan::PlusOp<T>>(a, scan::ScanShape{}, si, true, so);
+      add({"scan", std::string(scan::to_string(a)), "+ inclusive", "cub", 2.0 * sizeof(T), 0, 2 * bytes <= l2, ""}, r.ms,
+          r.error);
+    }
+  } catch (const std::exception& e) {
+    add({"scan", "", "+ inclusive", "", 0, 0, false, ""}, 0, e.what());
+  }
+  // Segmented sums: n / family_segment segments of family_segment elements; the offsets and the
+  // sums are read and written once each.
+  try {
+    std::vector<segmented::Offset> offsets(un / family_segment + 1);
+    for (std::size_t s = 0; s < offsets.size(); ++s) offsets[s] = static_cast<segmented::Offset>(s) * family_segment;
+    const SegmentedInput<T> sg{std::span<const T>(x), std::span<const segmented::Offset>(offsets)};
+    const double per = sizeof(T) + static_cast<double>(sizeof(segmented::Offset) + sizeof(T)) / family_segment;
+    for (const auto& st : segmented::strategies()) {
+      if (st.where == segmented::Where::cpu) continue;
+      const auto r = gpu_segmented<T>(st.strategy, segmented::SegShape{}, sg, samples);
+      add({"segmented", std::string(st.name), "segments of " + std::to_string(family_segment), "cub_segmented_reduce", per,
+           0, bytes <= l2, ""},
+          r.ms, r.error);
+    }
+  } catch (const std::exception& e) {
+    add({"segmented", "", "", "", 0, 0, false, ""}, 0, e.what());
+  }
+  // Variance: the moments row kernels over rows of family_cols, mean and variance out (no output
+  // pass); every layout.
+  try {
+    const RowMatrix<T> m{std::span<const T>(x), n / family_cols, family_cols};
+    RowRunOptions ro;
+    ro.want_out = false;
+    ro.reps = samples;
+    const double per = sizeof(T) + 2.0 * sizeof(T) / family_cols;
+    for (const auto& k : row_reduce::row_kernels()) {
+      if (k.family != row_reduce::RowFamily::moments) continue;
+      for (row_reduce::RowLayout layout : {row_reduce::RowLayout::warp_per_row, row_reduce::RowLayout::block_per_row}) {
+        row_reduce::RowShape shape;
+        shape.layout = layout;
+        const auto r = gpu_rows<T>(k.kernel, shape, m, ro);
+        add({"variance", std::string(k.name),
+             "rows of " + std::to_string(family_cols) + ", " + std::string(row_reduce::to_string(layout)), "", per, 0,
+             bytes <= l2, ""},
+            r.ms, r.error);
+      }
+    }
+  } catch (const std::exception& e) {
+    add({"variance", "", "", "", 0, 0, false, ""}, 0, e.what());
+  }
+  return rows;
+}
+
+template std::vector<FamilyTiming> time_families<float>(const BenchInput<float>&, int);
+template std::vector<FamilyTiming> time_families<double>(const BenchInput<double>&, int);
+
+}  // namespace sumlab::gpu
