@@ -47,40 +47,34 @@ template <class T> void expect_same_limbs(const std::vector<T>& x, const char* w
   EXPECT_EQ(sumlab::hex_bits(span_acc.round()), sumlab::hex_bits(one_acc.round()));
 }
 
+// The one block of x, taken, has these columns.
+template <class T>
+void expect_block(const std::vector<T>& x, std::int64_t hi, std::int64_t mid, std::int64_t lo, int shift) {
+  std::vector<WindowSum> out;
+  ASSERT_EQ(blocks_taken(x, out), 1u);
+  EXPECT_EQ(out[0].hi, hi);
+  EXPECT_EQ(out[0].mid, mid);
+  EXPECT_EQ(out[0].lo, lo);
+  EXPECT_EQ(out[0].shift, shift);
+}
+
 TEST(ExactWindow, HandDerivedBlockSums) {
   REQUIRE_WINDOW();
-  std::vector<WindowSum> out;
+  constexpr std::int64_t one = 1;
   // 1024 x 1.0: E = 1023, so s = 63 and each m = 2^52 splits into lo = 0, hi = 2^51; the block is
   // hi 2^64 2^(E - 64) = 2^61 2^64 2^959 units of 2^-1074 = 2^10.
-  std::vector<double> ones(B, 1.0);
-  ASSERT_EQ(blocks_taken(ones, out), 1u);
-  EXPECT_EQ(out[0].hi, std::int64_t(1) << 61);
-  EXPECT_EQ(out[0].mid, 0);
-  EXPECT_EQ(out[0].lo, 0);
-  EXPECT_EQ(out[0].shift, 959);
+  expect_block(std::vector<double>(B, 1.0), one << 61, 0, 0, 959);
   // 1024 x -1.0: each element is ~hi 2^64 + ~lo + 1 = (-2^51 - 1) 2^64 + (2^64 - 1) + 1, so the
   // columns are hi = -1024 (2^51 + 1), mid = 1024 (2^32 - 1), lo = 1024 (2^32 - 1) + 1024; their
   // value is -2^125 (units of 2^(959 - 1074)), -1024.
-  std::vector<double> minus(B, -1.0);
-  ASSERT_EQ(blocks_taken(minus, out), 1u);
-  EXPECT_EQ(out[0].hi, -(std::int64_t(1) << 61) - 1024);
-  EXPECT_EQ(out[0].mid, 1024 * ((std::int64_t(1) << 32) - 1));
-  EXPECT_EQ(out[0].lo, std::int64_t(1) << 42);
-  EXPECT_EQ(out[0].shift, 959);
-  // One element of 2^-63 (E - 63: s = 0, m = 2^52 stays in lo) among 1023 ones.
+  expect_block(std::vector<double>(B, -1.0), -(one << 61) - 1024, 1024 * ((one << 32) - 1), one << 42, 959);
+  // One element of 2^-63 (E - 63: s = 0, m = 2^52 stays in the low word, whose high half is 2^20)
+  // among 1023 ones.
   std::vector<double> edge(B, 1.0);
   edge[517] = std::ldexp(1.0, -63);
-  ASSERT_EQ(blocks_taken(edge, out), 1u);
-  EXPECT_EQ(out[0].hi, 1023 * (std::int64_t(1) << 51));
-  EXPECT_EQ(out[0].lo, 0);
-  EXPECT_EQ(out[0].mid, std::int64_t(1) << 20);  // 2^52 as the low word: its high half is 2^20
+  expect_block(edge, 1023 * (one << 51), one << 20, 0, 959);
   // Floats: the same columns, in units of 2^-149 = 2^925 2^-1074, so shift = 959 - 925.
-  std::vector<float> float_ones(B, 1.0f);
-  ASSERT_EQ(blocks_taken(float_ones, out), 1u);
-  EXPECT_EQ(out[0].hi, std::int64_t(1) << 61);
-  EXPECT_EQ(out[0].mid, 0);
-  EXPECT_EQ(out[0].lo, 0);
-  EXPECT_EQ(out[0].shift, 34);
+  expect_block(std::vector<float>(B, 1.0f), one << 61, 0, 0, 34);
 }
 
 template <class T> class ExactWindowTyped : public ::testing::Test {};
