@@ -81,7 +81,7 @@ void launch_scan_tiles(const SegShape& s, const T* d_in, std::int64_t n, ScanScr
   seg_detail::tile_kernel<T, ITEMS, false><<<grid, s.block>>>(d_in, w.head.template as<unsigned char>(), n,
                                                               w.agg.template as<F>(), nullptr, nullptr);
   SUMLAB_CUDA_CHECK_LAUNCH("segmented scan tile aggregates");
-  seg_detail::carry_kernel<T><<<1, 1>>>(w.agg.template as<F>(), tiles, w.carry.template as<F>());
+  seg_detail::carry_kernel<T><<<1, seg_detail::carry_threads>>>(w.agg.template as<F>(), tiles, w.carry.template as<F>());
   SUMLAB_CUDA_CHECK_LAUNCH("segmented scan carries");
   seg_detail::tile_kernel<T, ITEMS, true><<<grid, s.block>>>(d_in, w.head.template as<unsigned char>(), n, nullptr,
                                                              w.carry.template as<F>(), w.scanned.template as<T>());

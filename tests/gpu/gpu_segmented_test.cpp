@@ -30,6 +30,10 @@ std::vector<std::vector<Offset>> layouts() {
     awkward.push_back(awkward.back() + len);
   l.push_back(awkward);
   for (auto d : kAllSizeDistributions) l.push_back(make_offsets({d, 300, 40}, 3));
+  // About 10^5 elements: over 3 x 1024 tiles of 32, so the segmented scan's carries cross the
+  // carry kernel's chunks (and a segment spans many tiles).
+  l.push_back(make_offsets({SizeDistribution::one_giant, 6, 16000}, 5));
+  l.push_back(make_offsets({SizeDistribution::uniform, 100, 1000}, 6));
   return l;
 }
 
