@@ -1,17 +1,14 @@
 // gpu/bench.hpp's time_families: the scans, segmented sums and variance row kernels timed by their
 // own APIs on copy 0 of a bench input (downloaded once and uploaded into each family's input).
-#include <cuda_runtime.h>
-
+#include <algorithm>
 #include <string>
 #include <vector>
 
-#include "core/float_traits.hpp"
 #include "core/row_reduce/row_kernel.hpp"
 #include "core/scan/scan_kernel.hpp"
 #include "core/scan/scan_ops.hpp"
 #include "core/segmented/strategy.hpp"
 #include "gpu/bench.hpp"
-#include "gpu/cuda_check.cuh"
 #include "gpu/gpu_sum.hpp"
 #include "gpu/rows.hpp"
 #include "gpu/scan.hpp"
@@ -28,12 +25,11 @@ template <class T> std::vector<FamilyTiming> time_families(const BenchInput<T>& 
     t.error = error;
     rows.push_back(std::move(t));
   };
-  int device = 0, l2 = 0;
+  double l2 = 0;
   std::vector<T> x;
   try {
     if (n % family_cols != 0) throw GpuError("n = " + std::to_string(n) + " is not a multiple of " + std::to_string(family_cols));
-    SUMLAB_CUDA_CHECK(cudaGetDevice(&device));
-    SUMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+    l2 = device_info().l2_bytes;
     x.resize(un);
     std::vector<T> all = in.buffer().download();
     std::copy(all.begin(), all.begin() + n, x.begin());
