@@ -50,92 +50,78 @@ template <class T> SumResult<T> run_neumaier(std::span<const T> x) { return just
 template <class T> SumResult<T> run_fixed(std::span<const T> x) { return fixed_point_sum<T>(x); }
 template <class T> SumResult<T> run_exact(std::span<const T> x) { return just<T>(exact_sum<T>(x)); }
 
-double n_minus_1(std::size_t n) { return n > 0 ? static_cast<double>(n - 1) : 0.0; }
+template <class T> double bound_serial(const BoundInput& in) {
+  return bound::tree(format_of<T>(), in.n > 0 ? in.n - 1 : 0, in);
+}
+template <class T> double bound_serial_wide(const BoundInput& in) {
+  return bound::wide_tree(format_of<T>(), wider_format<T>(), in.n > 0 ? in.n - 1 : 0, in);
+}
+template <class T> double bound_serial_bf16(const BoundInput& in) { return bound::bf16_chain(format_of<T>(), in); }
+template <class T> double bound_pairwise(const BoundInput& in) {
+  return bound::tree(format_of<T>(), pairwise_depth(in.n), in);
+}
+template <class T> double bound_numpy(const BoundInput& in) {
+  return bound::tree(format_of<T>(), numpy_pairwise_depth(in.n), in);
+}
+template <class T> double bound_kahan(const BoundInput& in) { return bound::kahan_chain(format_of<T>(), in); }
+template <class T> double bound_neumaier(const BoundInput& in) { return bound::sum2(format_of<T>(), in); }
+template <class T> double bound_fixed(const BoundInput& in) { return bound::fixed_point(format_of<T>(), in); }
+template <class T> double bound_exact(const BoundInput& in) { return bound::correctly_rounded(format_of<T>(), in); }
 
-template <class T> double bound_serial(std::size_t n, double sum_abs, double) {
-  return gamma<T>(n_minus_1(n)) * sum_abs;
-}
-template <class T> double bound_serial_wide(std::size_t n, double sum_abs, double abs_sum) {
-  using W = typename Wider<T>::type;
-  const double uw = std::ldexp(1.0, -std::numeric_limits<W>::digits);
-  const double ku = n_minus_1(n) * uw;
-  const double gw = ku < 1 ? ku / (1 - ku) : INFINITY;
-  return unit_roundoff<T>() * abs_sum + (1 + unit_roundoff<T>()) * gw * sum_abs;
-}
-template <class T> double bound_serial_bf16(std::size_t n, double sum_abs, double) {
-  // Each addend is first rounded to bf16 (relative error <= 2^-8), then the chain of n-1 bf16
-  // roundings: |err| <= (2^-8 + (1 + 2^-8) gamma^{bf16}_{n-1}) sum|x|.
-  const double u = std::ldexp(1.0, -bfloat16_precision);
-  const double ku = n_minus_1(n) * u;
-  const double g = ku < 1 ? ku / (1 - ku) : INFINITY;
-  return (u + (1 + u) * g) * sum_abs;
-}
-template <class T> double bound_pairwise(std::size_t n, double sum_abs, double) {
-  return gamma<T>(static_cast<double>(pairwise_depth(n))) * sum_abs;
-}
-template <class T> double bound_numpy(std::size_t n, double sum_abs, double) {
-  return gamma<T>(static_cast<double>(numpy_pairwise_depth(n))) * sum_abs;
-}
-template <class T> double bound_kahan(std::size_t n, double sum_abs, double) {
-  const double u = unit_roundoff<T>();
-  return (2 * u + 4 * static_cast<double>(n) * u * u) * sum_abs;
-}
-template <class T> double bound_neumaier(std::size_t n, double sum_abs, double abs_sum) {
-  const double u = unit_roundoff<T>();
-  return u * abs_sum + 4 * static_cast<double>(n) * u * u * sum_abs;
-}
-template <class T> double bound_fixed(std::size_t, double, double abs_sum) {
-  // The final rounding, as bound_exact (plus the quantisation term m 2^(-k-1) the result reports in
-  // extra_error_bound, and u times it: the rounded quantity is up to that far from s).
-  return std::max(unit_roundoff<T>() * abs_sum, std::ldexp(1.0, FloatTraits<T>::min_subnormal_exp - 1));
-}
-// Correct rounding: at most half an ulp of the result, i.e. u|s|, or half the smallest subnormal.
-template <class T> double bound_exact(std::size_t, double, double abs_sum) {
-  return std::max(unit_roundoff<T>() * abs_sum, std::ldexp(1.0, FloatTraits<T>::min_subnormal_exp - 1));
-}
+constexpr std::string_view tree_source = "Higham 2002, Lemma 3.1 on each term's path (Sec. 4.2)";
 
 template <class T> const std::array<CpuAlgorithm<T>, 10>& registry() {
   static const std::array<CpuAlgorithm<T>, 10> algorithms{{
       {{"serial", "left to right in the input precision",
-        "((x0 + x1) + x2) + ... one dependency chain", "gamma(n-1) * sum|x|",
-        Determinism::run_to_run},
+        "((x0 + x1) + x2) + ... one dependency chain",
+        {"gamma(n-1) S; none once (n-1)u >= 1", tree_source}, Determinism::run_to_run},
        run_serial<T>, bound_serial<T>},
       {{"serial_wide", "left to right in a wider accumulator (float->double, double->long double)",
         "((x0 + x1) + x2) + ... in the wider type, rounded once to the input type at the end",
-        "u|s| + gamma_wide(n-1) * sum|x|", Determinism::run_to_run},
+        {"u|s| + (1+u) gamma_wide(n-1) S + 2^(emin-1)",
+         "Higham 2002, Lemma 3.1 in the wide format, Thm 2.2 for the final rounding"},
+        Determinism::run_to_run},
        run_serial_wide<T>, bound_serial_wide<T>},
       {{"serial_bf16", "left to right with a bfloat16 accumulator (8-bit significand)",
-        "((x0 + x1) + x2) + ..., every partial sum rounded to bfloat16",
-        "(2^-8 + gamma_bf16(n-1)) * sum|x|", Determinism::run_to_run},
+        "((x0 + x1) + x2) + ..., every addend and partial sum rounded to bfloat16",
+        {"r S + n a + gamma_bf16(n-1) ((1+r) S + n a), r = 2^-8 (float in); none for n > 256",
+         "Higham 2002, Lemma 3.1 in bfloat16; Figueroa 1995 (rounding through float is innocuous)"},
+        Determinism::run_to_run},
        run_serial_bf16<T>, bound_serial_bf16<T>},
       {{"pairwise", "recursive halving down to single elements (the textbook tree)",
-        "sum(x[0:n/2]) + sum(x[n/2:n]), recursively", "gamma(ceil(log2 n)) * sum|x|",
-        Determinism::run_to_run},
+        "sum(x[0:n/2]) + sum(x[n/2:n]), recursively",
+        {"gamma(ceil(log2 n)) S", tree_source}, Determinism::run_to_run},
        run_pairwise<T>, bound_pairwise<T>},
       {{"pairwise_b128", "recursive halving down to serial runs of <=128 elements",
         "sum(x[0:n/2]) + sum(x[n/2:n]) down to runs of <=128, each run serial",
-        "gamma(127 + ceil(log2(n/128))) * sum|x|", Determinism::run_to_run},
+        {"gamma(d) S, d = 127 + ceil(log2(n/128)) (pairwise_depth)", tree_source}, Determinism::run_to_run},
        [](std::span<const T> x) { return pairwise_with_base<T>(x, 128); },
-       [](std::size_t n, double sum_abs, double) { return pairwise_bound<T>(n, 128, sum_abs); }},
+       [](const BoundInput& in) { return pairwise_bound<T>(128, in); }},
       {{"numpy_pairwise", "NumPy's blocked pairwise sum: 8 partial sums over blocks of <=128",
         "halve (at multiples of 8) down to <=128, then 8 strided chains and a 3-level tree",
-        "gamma(depth) * sum|x|, depth ~ n_leaf/8 + 2 + log2(n/128)", Determinism::run_to_run},
+        {"gamma(d) S, d = numpy_pairwise_depth(n) ~ n_leaf/8 + 2 + log2(n/128)", tree_source},
+        Determinism::run_to_run},
        run_numpy<T>, bound_numpy<T>},
       {{"kahan", "Kahan's compensated sum (running correction of the lost low bits)",
-        "serial; y = x - c; t = s + y; c = (t - s) - y; s = t", "(2u + 4nu^2) * sum|x|",
+        "serial; y = x - c; t = s + y; c = (t - s) - y; s = t",
+        {"(u|s| + lambda S + (N lambda + u) C) / (1-u) = u|s| + 2u S + ~6 n u^2 S",
+         "Knuth, TAOCP 2, 4.2.2 ex. 19 (first order); all orders: proof in core/error_bound.cpp"},
         Determinism::run_to_run},
        run_kahan<T>, bound_kahan<T>},
       {{"neumaier", "Neumaier's (Kahan-Babuska) sum: exact error of each add kept aside",
         "serial; t = s + x; c += Fast2Sum error of (s, x); s = t; result s + c",
-        "u|s| + 4nu^2 * sum|x|", Determinism::run_to_run},
+        {"u|s| + gamma(n-1)^2 S; none once n u >= 1", "Ogita, Rump, Oishi 2005, Prop. 4.5 (Sum2)"},
+        Determinism::run_to_run},
        run_neumaier<T>, bound_neumaier<T>},
       {{"fixed_point", "integers at a binary scale from max|x|, added exactly in 128 bits",
         "q_i = round(x_i * 2^k) in int64, any order, integer sum * 2^-k rounded once",
-        "m * 2^(-k-1) + u|s| (m = elements that lost low bits)", Determinism::shape_invariant},
+        {"Q (1+u) + max(u|s|, 2^(emin-1)), Q = m 2^(-k-1) (m inputs off the grid)",
+         "core/fixed_point_sum.hpp; Higham 2002, Thm 2.2 for the final rounding"},
+        Determinism::shape_invariant},
        run_fixed<T>, bound_fixed<T>},
       {{"exact", "superaccumulator over the whole exponent range, correctly rounded",
         "integer limbs from 2^emin_sub upward, any order, rounded once (to nearest even)",
-        "u|s| (correctly rounded: at most half an ulp)",
+        {"max(u|s|, 2^(emin-1)): correctly rounded", "Higham 2002, Thm 2.2 (one rounding of s)"},
         Determinism::shape_invariant},
        run_exact<T>, bound_exact<T>},
   }};
@@ -155,8 +141,8 @@ template <class T> const CpuAlgorithm<T>* find_cpu_algorithm(std::string_view na
 template <class T> SumResult<T> pairwise_with_base(std::span<const T> x, std::size_t base) {
   return {pairwise_sum<T>(x, base), 0, base == 1 ? "" : "base case " + std::to_string(base)};
 }
-template <class T> double pairwise_bound(std::size_t n, std::size_t base, double sum_abs) {
-  return gamma<T>(static_cast<double>(pairwise_depth(n, base))) * sum_abs;
+template <class T> double pairwise_bound(std::size_t base, const BoundInput& in) {
+  return bound::tree(format_of<T>(), pairwise_depth(in.n, base), in);
 }
 
 template std::span<const CpuAlgorithm<float>> cpu_algorithms<float>();
@@ -165,7 +151,7 @@ template const CpuAlgorithm<float>* find_cpu_algorithm<float>(std::string_view);
 template const CpuAlgorithm<double>* find_cpu_algorithm<double>(std::string_view);
 template SumResult<float> pairwise_with_base<float>(std::span<const float>, std::size_t);
 template SumResult<double> pairwise_with_base<double>(std::span<const double>, std::size_t);
-template double pairwise_bound<float>(std::size_t, std::size_t, double);
-template double pairwise_bound<double>(std::size_t, std::size_t, double);
+template double pairwise_bound<float>(std::size_t, const BoundInput&);
+template double pairwise_bound<double>(std::size_t, const BoundInput&);
 
 }  // namespace sumlab

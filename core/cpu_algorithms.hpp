@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "core/determinism.hpp"
+#include "core/error_bound.hpp"
 #include "core/sum_result.hpp"
 
 namespace sumlab {
@@ -15,7 +16,7 @@ struct AlgorithmInfo {
   std::string_view name;
   std::string_view summary;  // one line, for --help and reports
   std::string_view order;    // the order of operations
-  std::string_view bound;    // the documented error bound, as text
+  BoundDoc bound;            // the error bound's formula and the theorem it comes from
   Determinism determinism;   // on one CPU thread everything is repeatable; what matters is
                              // whether another order of the same elements changes the bits
 };
@@ -23,9 +24,9 @@ struct AlgorithmInfo {
 template <class T> struct CpuAlgorithm {
   AlgorithmInfo info;
   SumResult<T> (*sum)(std::span<const T> x);
-  // The documented absolute error bound for this input: n elements, sum|x_i| and |sum x_i|
-  // (exact values, rounded to double), plus the result's own extra_error_bound.
-  double (*bound)(std::size_t n, double sum_abs, double abs_sum);
+  // The bound on |result - exact sum| for this input (core/error_bound.hpp); +inf where the
+  // theorem's condition fails. in.quantisation is the result's extra_error_bound.
+  double (*bound)(const BoundInput& in);
 };
 
 template <class T> std::span<const CpuAlgorithm<T>> cpu_algorithms();
@@ -34,6 +35,6 @@ template <class T> const CpuAlgorithm<T>* find_cpu_algorithm(std::string_view na
 
 // Pairwise summation with a caller-chosen base case (the registry's "pairwise" uses base 1).
 template <class T> SumResult<T> pairwise_with_base(std::span<const T> x, std::size_t base);
-template <class T> double pairwise_bound(std::size_t n, std::size_t base, double sum_abs);
+template <class T> double pairwise_bound(std::size_t base, const BoundInput& in);
 
 }  // namespace sumlab

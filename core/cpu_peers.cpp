@@ -55,7 +55,8 @@ template <class T> T run_eigen(std::span<const T> x, int) {
 
 // Any order of n - 1 additions: |error| <= gamma(n-1) sum|x| (Higham, ASNA 4.2). Every peer is
 // some order of n - 1 additions (plus additions of +0, which are exact).
-constexpr std::string_view kAnyOrderBound = "gamma(n-1) * sum|x| (any order of n-1 additions)";
+constexpr BoundDoc kAnyOrderBound{"gamma(n-1) S: any summation order",
+                                  "Higham 2002, Sec. 4.2: no term of any summation tree meets more than n-1 additions"};
 
 template <class T> const std::array<CpuPeer<T>, 4>& registry() {
   static const std::array<CpuPeer<T>, 4> peers{{

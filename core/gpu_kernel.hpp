@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "core/determinism.hpp"
+#include "core/error_bound.hpp"
 #include "core/launch_shape.hpp"
 
 namespace sumlab {
@@ -46,6 +47,16 @@ enum ShapeField : unsigned {
   field_cross = 1u << 6,
 };
 
+// Which theorem of core/error_bound.hpp bounds a kernel's error.
+enum class BoundKind {
+  tree,               // gamma_d S, d = the longest path of the kernel's tree for the shape
+  wide_tree,          // a tree in double, rounded once to float
+  kahan_tree,         // Kahan chains and compensated combines
+  fixed_point,        // quantisation plus one rounding
+  correctly_rounded,  // half an ulp
+  none,               // no value to bound (the racy diagnostic)
+};
+
 struct GpuKernelInfo {
   GpuKernel kernel;
   std::string_view name;     // CLI name, CSV column value, plot label ("gpu_two_pass")
@@ -57,6 +68,8 @@ struct GpuKernelInfo {
   bool block_pow2;           // block must be a power of two (the classic shared-memory trees)
   bool float_input_only;     // double_acc: float in, double accumulator
   bool diagnostic_only;      // racy_tree: never part of a sum or a sweep
+  BoundKind bound_kind;
+  BoundDoc bound;            // the formula and the theorem it comes from
 };
 
 // What a kernel takes besides its shape. fixed_scale: gpu_fixed_point with the caller's scale k
@@ -86,6 +99,11 @@ LaunchShape canonicalize(GpuKernel k, const LaunchShape& s, int sm_count = 132);
 // otherwise a sentence naming the problem and what would be accepted.
 std::string validate_shape(GpuKernel k, const LaunchShape& s, std::string_view dtype,
                            std::int64_t n);
+
+// The bound on |result - exact sum| of kernel k run with shape s on an input of format f
+// (in.quantisation: gpu_fixed_point's m 2^(-k-1), as fixed_point_sum reports it for the same k);
+// +inf where no bound holds.
+double kernel_bound(GpuKernel k, FloatFormat f, const LaunchShape& s, const BoundInput& in);
 
 // The fixed cross-block stage of two_pass/atomic/last_block; nullopt for kernels that take it
 // from the shape (kahan, double_acc) or have none.

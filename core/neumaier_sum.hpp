@@ -27,8 +27,10 @@ template <class T> T neumaier_sum(std::span<const T> x) {
       c += (x[i] - t) + s;
     s = t;
   }
-  // With an infinite s the corrections are NaN; the IEEE sum is s itself.
-  return std::isfinite(s) ? s + c : s;
+  // With an infinite s the corrections are NaN; the IEEE sum is s itself. A zero correction is
+  // left out rather than added: s + (+0) would turn a sum of -0s (s = -0) into +0.
+  if (!std::isfinite(s) || c == 0) return s;
+  return s + c;
 }
 
 }  // namespace sumlab

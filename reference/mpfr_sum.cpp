@@ -265,12 +265,13 @@ template <class T> ErrorMetrics measure_parts(const ExactParts<T>& parts, T comp
   constexpr mpfr_prec_t P = exact_precision<T>();
   ErrorMetrics m;
 
+  m.result_finite = std::isfinite(computed);
   T special;
   if (special_sum(parts, special)) {
     m.exact = m.rounded = double(special);
     m.abs_error = m.rel_error = m.ulps = m.correct_bits = nan;
     m.sum_abs = m.condition = nan;
-    m.special = true;
+    m.special = m.input_special = true;
     return m;
   }
 
@@ -281,6 +282,7 @@ template <class T> ErrorMetrics measure_parts(const ExactParts<T>& parts, T comp
   const T rounded = zero ? signed_zero<T>(parts) : round_to<T>(total.get());
   m.exact = zero ? double(rounded) : mpfr_get_d(total.get(), MPFR_RNDN);
   m.rounded = double(rounded);
+  m.exact_overflows = !std::isfinite(rounded);
   m.sum_abs = mpfr_get_d(sum_abs.get(), MPFR_RNDN);
   if (zero) {
     m.condition = condition_number(m.sum_abs, 0.0);

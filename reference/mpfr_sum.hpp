@@ -14,9 +14,12 @@
 // cases; a sum below the normal range is a multiple of 2^e_min, hence exact).
 // Cost: about 20-30 ns per element at n = 2^24 (one x86-64 core); memory O(1) in n (the input is
 // consumed in chunks of 2^12). Thread-safe: each thread has its own workspace.
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <span>
+
+#include "core/error_bound.hpp"
 
 namespace sumlab::reference {
 
@@ -44,6 +47,12 @@ struct ErrorMetrics {
   double condition = 0;    // sum |x_i| / |sum x_i|; +inf for an exact zero sum of nonzero terms
                            // (1 when every term is 0; core/metrics.hpp condition_number)
   bool special = false;    // an input or the computed value is NaN or Inf: errors are not defined
+  bool input_special = false;    // an input is NaN or +-Inf
+  bool exact_overflows = false;  // every input finite, but the correctly rounded sum is +-Inf
+  bool result_finite = true;     // the computed value is finite
+
+  // What core/error_bound.hpp's judge() needs.
+  Judged judged() const { return {input_special, exact_overflows, result_finite, abs_error}; }
 };
 // When `special`: abs_error, rel_error, ulps and correct_bits are NaN; `rounded` is the IEEE
 // special sum (correctly_rounded_sum); exact/sum_abs/condition are still filled when every input

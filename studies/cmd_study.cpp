@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "core/cpu_algorithms.hpp"
+#include "core/fixed_point_sum.hpp"
 #include "core/float_traits.hpp"
 #include "core/generators.hpp"
 #include "core/growth_fit.hpp"
@@ -18,6 +19,7 @@
 #include "core/gpu_kernel.hpp"
 #include "core/launch_shape.hpp"
 #include "studies/backend.hpp"
+#include "studies/bound_alarm.hpp"
 #include "studies/commands.hpp"
 #include "studies/input_file.hpp"
 #include "studies/input_options.hpp"
@@ -31,6 +33,7 @@ namespace {
 struct StudyOptions {
   std::string out;
   bool quick = false, force = false, resume = false;
+  bool strict = false;  // exit 1 when a result breaks its error bound
   std::vector<std::string> algorithms{"all"};
   std::vector<std::string> dists;
   std::vector<std::string> dtypes{"float32", "float64"};
@@ -43,10 +46,16 @@ struct StudyOptions {
 const std::vector<std::string> kErrorVsNColumns = {
     "study", "backend", "dtype", "dist", "n", "seed", "algorithm", "value", "hex", "reference",
     "reference_hex", "abs_error", "rel_error", "ulps", "correct_bits", "bound", "within_bound",
-    "sum_abs", "condition"};
+    "sum_abs", "condition", "verdict"};
 const std::vector<std::string> kCellKey = {"dtype", "dist", "n", "seed"};
 
 bool fs_exists(const std::filesystem::path& p) { return std::filesystem::exists(p); }
+
+// within_bound: 1 or 0 where a finite bound was checked, empty where none applies (the verdict
+// column says why).
+std::string within_bound_field(Verdict v) {
+  return v == Verdict::within ? "1" : v == Verdict::exceeds ? "0" : "";
+}
 
 
 const std::vector<std::string> kHeadlineColumns = {"figure", "algorithm", "dtype", "n", "value", "hex",
@@ -134,22 +143,26 @@ template <class T> std::vector<std::vector<std::string>> accuracy_cell(
   const reference::ExactSum<T> exact(xs);
   const T ref = static_cast<T>(exact.rounded());
   std::vector<std::vector<std::string>> rows;
-  auto emit = [&](const std::string& backend_name, std::string_view name, T value, double bound) {
+  const auto m0 = exact.measure(ref);
+  auto emit = [&](const std::string& backend_name, std::string_view name, T value, auto&& bound_of) {
     const auto m = exact.measure(value);
+    const double bound = bound_of(BoundInput{x.size(), m0.sum_abs, std::fabs(m0.exact), 0.0});
+    const Verdict v = judge(m.judged(), bound);
     std::vector<std::string> row = prefix;
     row[1] = backend_name;
     for (std::string f : {std::string(name), csv_number(value), hex_bits(value), csv_number(ref), hex_bits(ref),
                           csv_number(m.abs_error), csv_number(m.rel_error), csv_number(m.ulps),
-                          csv_number(m.correct_bits), csv_number(bound),
-                          std::string((m.special || !(bound >= 0) || m.abs_error <= bound) ? "1" : "0"),
-                          csv_number(m.sum_abs), csv_number(m.condition)})
+                          csv_number(m.correct_bits), csv_number(bound), within_bound_field(v),
+                          csv_number(m.sum_abs), csv_number(m.condition), std::string(to_string(v))})
       row.push_back(std::move(f));
     rows.push_back(std::move(row));
   };
-  const auto m0 = exact.measure(ref);
   for (const auto* a : pick<T>(algorithms)) {
     const SumResult<T> r = a->sum(xs);
-    emit("cpu", a->info.name, r.value, a->bound(x.size(), m0.sum_abs, std::fabs(m0.exact)) + r.extra_error_bound);
+    emit("cpu", a->info.name, r.value, [&](BoundInput in) {
+      in.quantisation = r.extra_error_bound;
+      return a->bound(in);
+    });
   }
   for (GpuKernel k : kernels) {
     const auto& ki = info(k);
@@ -158,16 +171,10 @@ template <class T> std::vector<std::vector<std::string>> accuracy_cell(
     if (!validate_shape(k, shape, FloatTraits<T>::dtype, static_cast<std::int64_t>(n)).empty()) continue;
     const KernelOutcome<T> r = backend->sum(k, shape, xs);
     if (!r.has_value) continue;
-    // Bounds: gpu_exact is correctly rounded (half an ulp); gpu_fixed_point adds its quantisation
-    // (<= u sum|x| at the scale derived from max|x|) to that; every other kernel adds in some tree,
-    // and gamma(n-1) sum|x| bounds every summation order (the longest possible chain), so it is
-    // recorded as a valid if loose bound until per-shape tree depths are tabulated.
-    const double half_ulp = std::max(unit_roundoff<T>() * std::fabs(m0.exact),
-                                     std::ldexp(1.0, FloatTraits<T>::min_subnormal_exp - 1));
-    const double bound = k == GpuKernel::exact         ? half_ulp
-                         : k == GpuKernel::fixed_point ? half_ulp + unit_roundoff<T>() * m0.sum_abs
-                                                       : gamma<T>(static_cast<double>(n > 0 ? n - 1 : 0)) * m0.sum_abs;
-    emit(std::string(backend->name()), ki.name, r.value, bound);
+    emit(std::string(backend->name()), ki.name, r.value, [&](BoundInput in) {
+      if (k == GpuKernel::fixed_point) in.quantisation = fixed_point_sum<T>(xs).extra_error_bound;
+      return kernel_bound(k, format_of<T>(), shape, in);
+    });
   }
   return rows;
 }
@@ -276,16 +283,22 @@ void run_error_vs_n(const StudyOptions& o) {
   summary["csv"] = "error_vs_n.csv";
   summary["cells"] = total;
   summary["cells_resumed"] = skipped;
-  summary["growth_fits"] = summarize(read_csv(folder.file("error_vs_n.csv")));
+  const CsvTable table = read_csv(folder.file("error_vs_n.csv"));
+  BoundAlarm tally;
+  tally.add_rows(table);
+  summary["bounds"] = tally.json();
+  summary["growth_fits"] = summarize(table);
   folder.write_json("summary.json", summary);
-  fmt::print("error-vs-n: {} cells ({} from an earlier run) in {}\n", total, skipped, folder.dir().string());
+  fmt::print("error-vs-n: {} cells ({} from an earlier run) in {}\n{}", total, skipped, folder.dir().string(),
+             tally.text("error-vs-n: "));
+  if (o.strict && tally.alarm()) throw CheckFailed("results broke their error bound (--strict)");
 }
 
 
 const std::vector<std::string> kErrorVsCondColumns = {
     "study", "backend", "dtype", "n", "seed", "requested_condition", "algorithm", "value", "hex",
     "reference", "reference_hex", "abs_error", "rel_error", "ulps", "correct_bits", "bound",
-    "within_bound", "sum_abs", "condition"};
+    "within_bound", "sum_abs", "condition", "verdict"};
 
 // Relative error against the condition number sum|x|/|sum x| on Ogita-Rump-Oishi inputs:
 // 10^0 .. 10^40 (float) / 10^60 (double).
@@ -333,8 +346,13 @@ void run_error_vs_cond(const StudyOptions& o, std::uint64_t n, int step) {
   summary["csv"] = "error_vs_cond.csv";
   summary["n"] = n;
   summary["cells"] = plan.size() * static_cast<std::size_t>(seeds);
+  BoundAlarm tally;
+  tally.add_rows(read_csv(folder.file("error_vs_cond.csv")));
+  summary["bounds"] = tally.json();
   folder.write_json("summary.json", summary);
-  fmt::print("error-vs-cond: {} cells in {}\n", plan.size() * static_cast<std::size_t>(seeds), folder.dir().string());
+  fmt::print("error-vs-cond: {} cells in {}\n{}", plan.size() * static_cast<std::size_t>(seeds),
+             folder.dir().string(), tally.text("error-vs-cond: "));
+  if (o.strict && tally.alarm()) throw CheckFailed("results broke their error bound (--strict)");
 }
 
 void add_common(CLI::App* cmd, StudyOptions& o) {
@@ -342,6 +360,7 @@ void add_common(CLI::App* cmd, StudyOptions& o) {
   cmd->add_flag("--quick", o.quick, "A small version that runs in seconds");
   cmd->add_flag("--force", o.force, "Replace an existing run in --out");
   cmd->add_flag("--resume", o.resume, "Continue the run in --out, skipping the cells it finished");
+  cmd->add_flag("--strict", o.strict, "Exit 1 when a result breaks its error bound");
   cmd->add_option("--algorithms", o.algorithms, "Algorithms (comma list or 'all')")->delimiter(',');
   cmd->add_option("--dists", o.dists, "Distributions (comma list)")->delimiter(',');
   cmd->add_option("--dtypes", o.dtypes, "float32,float64")->delimiter(',');

@@ -20,6 +20,7 @@
 #include "reference/mpfr_sum.hpp"
 #include "core/gpu_kernel.hpp"
 #include "studies/backend.hpp"
+#include "studies/bound_alarm.hpp"
 #include "studies/commands.hpp"
 #include "studies/gpu_runs.hpp"
 #include "studies/input_options.hpp"
@@ -35,6 +36,7 @@ struct SumOptions {
   std::size_t pairwise_base = 1;
   std::optional<int> fixed_scale;  // fixed_point and gpu_fixed_point: the caller's k (grid 2^-k)
   bool json = false;
+  bool strict = false;  // exit 1 when a result breaks its bound
   std::string backend;  // for GPU kernels: cuda, model, or "" (cuda when a GPU is present)
   ShapeOptions shape;
 };
@@ -46,7 +48,8 @@ template <class T> struct Row {
   bool has_value = true;
   SumResult<T> result;
   reference::ErrorMetrics metrics;
-  double bound = 0;
+  double bound = 0;  // +inf: no bound holds (core/error_bound.hpp)
+  Verdict verdict = Verdict::within;
 };
 
 // Resolves "all" and comma lists into registry entries; unknown names are a UserError that lists
@@ -70,10 +73,15 @@ template <class T> std::vector<const CpuAlgorithm<T>*> select_algorithms(const s
   return out;
 }
 
-template <class T> int run_sum(const SumOptions& opts, std::vector<T>& x) {
+// Returns true when a result broke its bound.
+template <class T> bool run_sum(const SumOptions& opts, std::vector<T>& x) {
   const std::span<const T> xs(x);
   const auto algorithms = select_algorithms<T>(opts.algorithms);
-  const T reference_value = reference::correctly_rounded_sum<T>(xs);
+  const reference::ExactSum<T> exact(xs);
+  const T reference_value = static_cast<T>(exact.rounded());
+  auto bound_input = [&](const reference::ErrorMetrics& m, double quantisation) {
+    return BoundInput{x.size(), m.sum_abs, std::fabs(m.exact), quantisation};
+  };
 
   std::vector<Row<T>> rows;
   for (const auto* a : algorithms) {
@@ -82,11 +90,11 @@ template <class T> int run_sum(const SumOptions& opts, std::vector<T>& x) {
     row.result = (a->info.name == "pairwise" && opts.pairwise_base != 1) ? pairwise_with_base<T>(xs, opts.pairwise_base)
                  : (a->info.name == "fixed_point" && opts.fixed_scale) ? fixed_point_sum<T>(xs, opts.fixed_scale)
                                                                         : a->sum(xs);
-    row.metrics = reference::measure<T>(xs, row.result.value);
-    row.bound = (a->info.name == "pairwise" && opts.pairwise_base != 1)
-                    ? pairwise_bound<T>(x.size(), opts.pairwise_base, row.metrics.sum_abs)
-                    : a->bound(x.size(), row.metrics.sum_abs, std::fabs(row.metrics.exact));
-    row.bound += row.result.extra_error_bound * (1 + unit_roundoff<T>());
+    row.metrics = exact.measure(row.result.value);
+    const BoundInput in = bound_input(row.metrics, row.result.extra_error_bound);
+    row.bound = (a->info.name == "pairwise" && opts.pairwise_base != 1) ? pairwise_bound<T>(opts.pairwise_base, in)
+                                                                         : a->bound(in);
+    row.verdict = judge(row.metrics.judged(), row.bound);
     rows.push_back(std::move(row));
   }
   // 'all' means every CPU algorithm here (see --help); 'gpu' selects every GPU kernel.
@@ -111,25 +119,20 @@ template <class T> int run_sum(const SumOptions& opts, std::vector<T>& x) {
       row.has_value = r.outcome.has_value;
       row.result.value = r.outcome.has_value ? r.outcome.value : std::numeric_limits<T>::quiet_NaN();
       row.result.diagnostics = r.outcome.note;
-      row.metrics = reference::measure<T>(xs, row.result.value);
-      // Any summation order is bounded by the serial bound gamma(n-1) sum|x| (the longest chain);
-      // per-shape tree depths are not tabulated, so that valid, loose bound is reported. The exact
-      // and fixed-point kernels have the CPU algorithms' bounds (their bits are the CPU's; the
-      // quantisation term m 2^(-k-1) comes from the CPU's report of the same k).
-      const double abs_exact = std::fabs(row.metrics.exact);
-      if (r.kernel == GpuKernel::exact) {
-        row.bound = find_cpu_algorithm<T>("exact")->bound(x.size(), row.metrics.sum_abs, abs_exact);
-      } else if (r.kernel == GpuKernel::fixed_point) {
-        row.bound = find_cpu_algorithm<T>("fixed_point")->bound(x.size(), row.metrics.sum_abs, abs_exact) +
-                    fixed_point_sum<T>(xs, opts.fixed_scale).extra_error_bound * (1 + unit_roundoff<T>());
-      } else {
-        row.bound = gamma<T>(static_cast<double>(x.empty() ? 0 : x.size() - 1)) * row.metrics.sum_abs;
-      }
+      row.metrics = exact.measure(row.result.value);
+      const double quantisation =
+          r.kernel == GpuKernel::fixed_point ? fixed_point_sum<T>(xs, opts.fixed_scale).extra_error_bound : 0;
+      row.bound = kernel_bound(r.kernel, format_of<T>(), r.shape, bound_input(row.metrics, quantisation));
+      row.verdict = r.outcome.has_value ? judge(row.metrics.judged(), row.bound) : Verdict::no_bound;
       rows.push_back(std::move(row));
     }
   }
 
   const std::string dtype(FloatTraits<T>::dtype);
+  BoundAlarm tally;
+  for (const auto& r : rows)
+    if (r.has_value) tally.add(r.algorithm + (r.backend == "cpu" ? "" : " (" + r.backend + ")"), r.verdict, r.metrics.abs_error, r.bound);
+  const bool alarm = tally.alarm();
   if (opts.json) {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
     for (const auto& r : rows) {
@@ -150,7 +153,10 @@ template <class T> int run_sum(const SumOptions& opts, std::vector<T>& x) {
       j["ulps_from_rounded"] = signed_ulp_distance(reference_value, r.result.value);
       j["correct_bits"] = json_number(r.metrics.correct_bits);
       j["bound"] = json_number(r.bound);
-      j["within_bound"] = r.metrics.special || r.metrics.abs_error <= r.bound;
+      j["verdict"] = std::string(to_string(r.verdict));
+      j["within_bound"] = r.verdict == Verdict::within    ? nlohmann::ordered_json(true)
+                          : r.verdict == Verdict::exceeds ? nlohmann::ordered_json(false)
+                                                          : nlohmann::ordered_json();
       j["sum_abs"] = json_number(r.metrics.sum_abs);
       j["condition"] = json_number(r.metrics.condition);
       j["special"] = r.metrics.special;
@@ -158,7 +164,7 @@ template <class T> int run_sum(const SumOptions& opts, std::vector<T>& x) {
       out.push_back(std::move(j));
     }
     std::cout << out.dump(2) << "\n";
-    return 0;
+    return alarm;
   }
 
   std::cout << fmt::format("input      {}\n", describe_input(opts.input, x.size()));
@@ -169,19 +175,27 @@ template <class T> int run_sum(const SumOptions& opts, std::vector<T>& x) {
     const auto& m = rows.front().metrics;
     std::cout << fmt::format("sum|x|     {:.6g}   condition sum|x|/|sum x| = {:.3g}\n", m.sum_abs,
                              m.condition);
-    if (m.special) std::cout << "note       the input holds NaN or Inf: results are IEEE specials, errors undefined\n";
+    if (m.input_special)
+      std::cout << "note       the input holds NaN or Inf: results are IEEE specials (docs/special-values.md), "
+                   "errors undefined\n";
+    else if (m.exact_overflows)
+      std::cout << fmt::format("note       the exact sum overflows {}: it rounds to {}, and no error bound "
+                               "applies (each assumes no overflow)\n", dtype, reference_value);
   }
   std::cout << fmt::format("\n{:<15} {:>26} {:>20} {:>11} {:>11} {:>11} {:>11}  {}\n", "algorithm",
                            "value", "bits", "abs err", "rel err", "ulps", "bound", "notes");
   for (const auto& r : rows) {
     std::string notes = r.result.diagnostics;
     if (r.shape.contains("text")) notes = r.shape["text"].template get<std::string>() + (notes.empty() ? "" : "; " + notes);
-    if (!r.metrics.special && r.metrics.abs_error > r.bound) notes += " EXCEEDS BOUND";
-    std::cout << fmt::format("{:<15} {:>26} {:>20} {:>11.3e} {:>11.3e} {:>11.4g} {:>11.3e}  {}\n",
+    if (r.verdict == Verdict::exceeds) notes += " EXCEEDS BOUND";
+    if (r.verdict == Verdict::intermediate_overflow) notes += " OVERFLOWED (the exact sum is finite)";
+    const std::string bound = std::isfinite(r.bound) ? fmt::format("{:.3e}", r.bound) : "none";
+    std::cout << fmt::format("{:<15} {:>26} {:>20} {:>11.3e} {:>11.3e} {:>11.4g} {:>11}  {}\n",
                              r.algorithm, fmt::format("{}", r.result.value), hex_bits(r.result.value),
-                             r.metrics.abs_error, r.metrics.rel_error, r.metrics.ulps, r.bound, notes);
+                             r.metrics.abs_error, r.metrics.rel_error, r.metrics.ulps, bound, notes);
   }
-  return 0;
+  std::cout << "\n" << tally.text();
+  return alarm;
 }
 
 std::string algorithm_help() {
@@ -210,6 +224,7 @@ void register_sum(CLI::App& app) {
                   "floor(log2 max|x|), which no element can overflow); gpu_fixed_point then reads the input once")
       ->check(CLI::Range(-100000, 100000));
   cmd->add_flag("--json", opts->json, "Print one JSON object per algorithm");
+  cmd->add_flag("--strict", opts->strict, "Exit 1 when a result breaks its error bound");
   cmd->add_option("--backend", opts->backend,
                   "Where GPU kernels run: cuda (a GPU) or model (the CPU executing their exact order); "
                   "default cuda when a GPU is present, else model")
@@ -217,8 +232,10 @@ void register_sum(CLI::App& app) {
   add_shape_options(*cmd, opts->shape);
   cmd->callback([opts] {
     Array a = load_input(opts->input);
-    if (auto* f = std::get_if<std::vector<float>>(&a)) run_sum<float>(*opts, *f);
-    else run_sum<double>(*opts, std::get<std::vector<double>>(a));
+    const bool alarm = std::holds_alternative<std::vector<float>>(a)
+                           ? run_sum<float>(*opts, std::get<std::vector<float>>(a))
+                           : run_sum<double>(*opts, std::get<std::vector<double>>(a));
+    if (alarm && opts->strict) throw CheckFailed("a result broke its error bound (--strict)");
   });
 }
 

@@ -12,6 +12,11 @@ namespace sumlab {
 struct UserError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+// A check the user asked for failed (a bound broken under --strict, a verify mismatch, golden
+// drift): main() prints it and exits 1.
+struct CheckFailed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 void register_sum(CLI::App& app);
 void register_study(CLI::App& app);

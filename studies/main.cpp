@@ -23,6 +23,9 @@ int main(int argc, char** argv) {
   } catch (const sumlab::UserError& e) {
     std::fprintf(stderr, "sumlab: %s\n", e.what());
     return 2;
+  } catch (const sumlab::CheckFailed& e) {
+    std::fprintf(stderr, "sumlab: %s\n", e.what());
+    return 1;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "sumlab: out of memory (is n larger than this machine's memory?)\n");
     return 3;

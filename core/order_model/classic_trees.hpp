@@ -29,69 +29,90 @@ inline std::int64_t classic_elements_per_block(GpuKernel k, int block) {
              : 2 * std::int64_t(block);
 }
 
-// One pass of kernels 1-6: ceil(n / elements_per_block) partials.
-template <class T>
-std::vector<T> classic_pass(GpuKernel k, int block, std::span<const T> x) {
-  using Op = PlainSumOp<T>;
+// One pass of kernels 1-6: ceil(n / elements_per_block) partials. Op is PlainSumOp<T> for the
+// values, or any op with the same interface plus leaf() (the order trace, the depth count).
+template <class Op>
+std::vector<typename Op::Acc> classic_pass(GpuKernel k, int block, std::span<const typename Op::In> x) {
+  using Acc = typename Op::Acc;
   const auto n = static_cast<std::int64_t>(x.size());
   const std::int64_t per_block = classic_elements_per_block(k, block);
   const std::int64_t grid = (n + per_block - 1) / per_block;
   const bool first_add = per_block != block;
   const bool interleaved = k == GpuKernel::interleaved || k == GpuKernel::strided;
-  std::vector<T> out(static_cast<std::size_t>(grid));
-  std::vector<T> w(static_cast<std::size_t>(block));
+  std::vector<Acc> out(static_cast<std::size_t>(grid));
+  std::vector<Acc> w(static_cast<std::size_t>(block));
   for (std::int64_t b = 0; b < grid; ++b) {
     for (int t = 0; t < block; ++t) {
       const std::int64_t i = b * per_block + t;
-      T v = i < n ? x[static_cast<std::size_t>(i)] : T(0);
+      Acc v = i < n ? Op::leaf(x[static_cast<std::size_t>(i)]) : Op::identity();
       if (first_add && i + block < n) v = Op::add(v, x[static_cast<std::size_t>(i + block)]);
       w[static_cast<std::size_t>(t)] = v;
     }
-    out[static_cast<std::size_t>(b)] = interleaved ? smem_interleaved_tree<Op>(std::span<T>(w))
-                                                   : smem_sequential_tree<Op>(std::span<T>(w));
+    out[static_cast<std::size_t>(b)] = interleaved ? smem_interleaved_tree<Op>(std::span<Acc>(w))
+                                                   : smem_sequential_tree<Op>(std::span<Acc>(w));
   }
   return out;
 }
 
-// Kernels 1-6, every pass.
+// An op over the partials of an earlier pass, for the relaunches: its elements are Op::Acc, and a
+// chain step over them is Op::combine.
+template <class Op> struct OverPartials {
+  using In = typename Op::Acc;
+  using Acc = typename Op::Acc;
+  static Acc identity() { return Op::identity(); }
+  static Acc leaf(In a) { return a; }
+  static Acc add(Acc a, In b) { return Op::combine(a, b); }
+  static Acc combine(Acc a, Acc b) { return Op::combine(a, b); }
+};
+
+// Kernels 1-6, every pass: each relaunch reduces the partials of the pass before.
+template <class Op> typename Op::Acc classic_reduce(GpuKernel k, int block, std::span<const typename Op::In> x) {
+  using Acc = typename Op::Acc;
+  if (x.empty()) return Op::identity();
+  std::vector<Acc> cur = classic_pass<Op>(k, block, x);
+  while (cur.size() > 1) cur = classic_pass<OverPartials<Op>>(k, block, std::span<const Acc>(cur));
+  return cur[0];
+}
 template <class T> T classic_sum(GpuKernel k, int block, std::span<const T> x) {
   if (x.empty()) return T(0);
-  std::vector<T> cur = classic_pass<T>(k, block, x);
-  while (cur.size() > 1) cur = classic_pass<T>(k, block, std::span<const T>(cur));
-  return cur[0];
+  return classic_reduce<PlainSumOp<T>>(k, block, x);
 }
 
 // One pass of kernel 7 with `grid` blocks: the per-block partials.
-template <class T>
-std::vector<T> multi_add_pass(int grid, int block, std::span<const T> x) {
-  using Op = PlainSumOp<T>;
+template <class Op>
+std::vector<typename Op::Acc> multi_add_pass(int grid, int block, std::span<const typename Op::In> x) {
+  using Acc = typename Op::Acc;
   const auto n = static_cast<std::int64_t>(x.size());
   const std::int64_t b2 = 2 * std::int64_t(block);
   const std::int64_t stride = b2 * grid;
-  std::vector<T> v(static_cast<std::size_t>(std::int64_t(grid) * block), T(0));
+  std::vector<Acc> v(static_cast<std::size_t>(std::int64_t(grid) * block), Op::identity());
   for (std::int64_t base = 0; base < n; base += stride)
     for (std::int64_t b = 0; b < grid && base + b * b2 < n; ++b)
       for (std::int64_t t = 0; t < block; ++t) {
         const std::int64_t i = base + b * b2 + t;
         if (i >= n) break;
-        T& acc = v[static_cast<std::size_t>(b * block + t)];
-        acc = (i + block < n)
-                  ? Op::add(acc, Op::add(x[static_cast<std::size_t>(i)], x[static_cast<std::size_t>(i + block)]))
-                  : Op::add(acc, x[static_cast<std::size_t>(i)]);
+        Acc& acc = v[static_cast<std::size_t>(b * block + t)];
+        acc = (i + block < n) ? Op::combine(acc, Op::add(Op::leaf(x[static_cast<std::size_t>(i)]),
+                                                         x[static_cast<std::size_t>(i + block)]))
+                              : Op::add(acc, x[static_cast<std::size_t>(i)]);
       }
-  std::vector<T> out(static_cast<std::size_t>(grid));
+  std::vector<Acc> out(static_cast<std::size_t>(grid));
   for (int b = 0; b < grid; ++b)
     out[static_cast<std::size_t>(b)] = smem_sequential_tree<Op>(
-        std::span<T>(v).subspan(static_cast<std::size_t>(b) * static_cast<std::size_t>(block),
-                                static_cast<std::size_t>(block)));
+        std::span<Acc>(v).subspan(static_cast<std::size_t>(b) * static_cast<std::size_t>(block),
+                                  static_cast<std::size_t>(block)));
   return out;
 }
 
 // Kernel 7: first pass with the shape's grid, then (if grid > 1) one block over the partials.
-template <class T> T multi_add_sum(int grid, int block, std::span<const T> x) {
-  std::vector<T> p = multi_add_pass<T>(grid, block, x);
+template <class Op> typename Op::Acc multi_add_reduce(int grid, int block, std::span<const typename Op::In> x) {
+  using Acc = typename Op::Acc;
+  std::vector<Acc> p = multi_add_pass<Op>(grid, block, x);
   if (p.size() == 1) return p[0];
-  return multi_add_pass<T>(1, block, std::span<const T>(p))[0];
+  return multi_add_pass<OverPartials<Op>>(1, block, std::span<const Acc>(p))[0];
+}
+template <class T> T multi_add_sum(int grid, int block, std::span<const T> x) {
+  return multi_add_reduce<PlainSumOp<T>>(grid, block, x);
 }
 
 }  // namespace sumlab::order_model

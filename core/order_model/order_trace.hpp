@@ -85,6 +85,10 @@ template <class T> struct TracedSumOp {
                         a.first < 0 || b.first < 0});
     return r;
   }
+  static Acc leaf(In x) {
+    const std::int64_t th = current_trace<T>()->leaf_thread[static_cast<std::size_t>(x.index)];
+    return Acc{x.value, -static_cast<int>(x.index) - 2, th, th};
+  }
   static Acc add(Acc a, In x) {
     Trace<T>& t = *current_trace<T>();
     const std::int64_t th = t.leaf_thread[static_cast<std::size_t>(x.index)];

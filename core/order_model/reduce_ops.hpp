@@ -11,6 +11,7 @@
 // is why comparisons treat every NaN as equal (same_bits below).
 //
 // An op has:  Acc identity();           the value an idle thread contributes (+0)
+//             Acc leaf(In x);            an element loaded as it is (the classic trees' first load)
 //             Acc add(Acc a, In x);      one step of a thread's sequential chain over its elements
 //             Acc combine(Acc a, Acc b); one node of a warp/block/cross-block tree (a = own value,
 //                                        b = the partner's), also the chain step over partials
@@ -28,6 +29,7 @@ template <class T> struct PlainSumOp {
   using Acc = T;
   using Out = T;
   SUMLAB_HD static Acc identity() { return T(0); }
+  SUMLAB_HD static Acc leaf(In x) { return x; }
   SUMLAB_HD static Acc add(Acc a, In x) { return a + x; }
   SUMLAB_HD static Acc combine(Acc a, Acc b) { return a + b; }
   SUMLAB_HD static Out finish(Acc a) { return a; }
@@ -40,6 +42,7 @@ struct DoubleAccOp {
   using Acc = double;
   using Out = float;
   SUMLAB_HD static Acc identity() { return 0.0; }
+  SUMLAB_HD static Acc leaf(In x) { return static_cast<double>(x); }
   SUMLAB_HD static Acc add(Acc a, In x) { return a + static_cast<double>(x); }
   SUMLAB_HD static Acc combine(Acc a, Acc b) { return a + b; }
   SUMLAB_HD static Out finish(Acc a) { return static_cast<float>(a); }
@@ -63,6 +66,7 @@ template <class T> struct KahanOp {
   using Acc = KahanPair<T>;
   using Out = T;
   SUMLAB_HD static Acc identity() { return Acc{T(0), T(0)}; }
+  SUMLAB_HD static Acc leaf(In x) { return Acc{x, T(0)}; }
   SUMLAB_HD static Acc add(Acc a, In x) {
     const T y = x - a.c;
     const T t = a.s + y;

@@ -26,7 +26,8 @@ TYPED_TEST(CpuAlgorithms, NamesAreUniqueAndDescribed) {
   ASSERT_GE(all.size(), 9u);
   for (std::size_t i = 0; i < all.size(); ++i) {
     EXPECT_FALSE(all[i].info.summary.empty());
-    EXPECT_FALSE(all[i].info.bound.empty());
+    EXPECT_FALSE(all[i].info.bound.formula.empty());
+    EXPECT_FALSE(all[i].info.bound.source.empty());
     EXPECT_EQ(find_cpu_algorithm<TypeParam>(all[i].info.name), &all[i]);
     for (std::size_t j = 0; j < i; ++j) EXPECT_NE(all[i].info.name, all[j].info.name);
   }
@@ -53,9 +54,9 @@ void expect_within_bound_on_random_inputs(Distribution kind, auto tag) {
       const SumResult<T> r = a.sum(x);
       const auto m = reference::measure<T>(x, r.value);
       ASSERT_FALSE(m.special) << a.info.name;
-      const double bound = a.bound(n, m.sum_abs, std::fabs(m.exact)) + r.extra_error_bound;
+      const double bound = a.bound({n, m.sum_abs, std::fabs(m.exact), r.extra_error_bound});
       ASSERT_LE(m.abs_error, bound) << a.info.name << " dist " << to_string(kind) << " n " << n
-                                    << " seed " << seed << " (bound " << a.info.bound << ")";
+                                    << " seed " << seed << " (bound " << a.info.bound.formula << ")";
     }
   }
 }

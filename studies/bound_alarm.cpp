@@ -1,0 +1,99 @@
+#include "studies/bound_alarm.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "studies/run_folder.hpp"
+
+namespace sumlab {
+namespace {
+
+constexpr Verdict all_verdicts[] = {Verdict::within, Verdict::exceeds, Verdict::no_bound, Verdict::special_input,
+                                    Verdict::exact_overflow, Verdict::intermediate_overflow};
+
+Verdict parse_verdict(const std::string& s) {
+  for (Verdict v : all_verdicts)
+    if (to_string(v) == s) return v;
+  throw std::invalid_argument("unknown bound verdict '" + s + "'");
+}
+
+double to_double(const std::string& s) {
+  try {
+    return std::stod(s);
+  } catch (const std::exception&) {
+    return std::nan("");
+  }
+}
+
+}  // namespace
+
+void BoundAlarm::add(const std::string& what, Verdict v, double abs_error, double bound) {
+  ++counts_[v];
+  ++total_;
+  if (v != Verdict::exceeds) return;
+  worst_.push_back({what, abs_error, bound});
+  std::stable_sort(worst_.begin(), worst_.end(), [](const Offender& a, const Offender& b) {
+    return a.abs_error / a.bound > b.abs_error / b.bound;
+  });
+  if (worst_.size() > max_worst) worst_.pop_back();
+}
+
+void BoundAlarm::add_rows(const CsvTable& t) {
+  const int vi = t.column("verdict"), ei = t.column("abs_error"), bi = t.column("bound");
+  if (vi < 0 || ei < 0 || bi < 0) return;
+  std::vector<int> ids;
+  for (const char* c : {"algorithm", "backend", "dtype", "dist", "n", "seed", "requested_condition", "shape"})
+    if (t.column(c) >= 0) ids.push_back(t.column(c));
+  for (const auto& r : t.rows) {
+    std::string what;
+    for (int i : ids) what += (what.empty() ? "" : " ") + r[static_cast<std::size_t>(i)];
+    add(what, parse_verdict(r[static_cast<std::size_t>(vi)]), to_double(r[static_cast<std::size_t>(ei)]),
+        to_double(r[static_cast<std::size_t>(bi)]));
+  }
+}
+
+std::size_t BoundAlarm::count(Verdict v) const {
+  const auto it = counts_.find(v);
+  return it == counts_.end() ? 0 : it->second;
+}
+
+nlohmann::ordered_json BoundAlarm::json() const {
+  nlohmann::ordered_json j;
+  j["checked"] = total_;
+  for (Verdict v : all_verdicts) j[std::string(to_string(v))] = count(v);
+  nlohmann::ordered_json worst = nlohmann::ordered_json::array();
+  for (const auto& o : worst_)
+    worst.push_back({{"what", o.what}, {"abs_error", o.abs_error}, {"bound", o.bound},
+                     {"ratio", o.abs_error / o.bound}});
+  j["worst"] = worst;
+  return j;
+}
+
+std::string BoundAlarm::text(const std::string& prefix) const {
+  std::string out;
+  const std::size_t bad = count(Verdict::exceeds);
+  if (bad > 0) {
+    out += fmt::format("{}ALARM: {} of {} results EXCEED their error bound (a bug in the algorithm, its bound "
+                       "or the measurement); worst:\n", prefix, bad, total_);
+    for (const auto& o : worst_)
+      out += fmt::format("{}  {}: error {:.4g} > bound {:.4g} ({:.3g}x)\n", prefix, o.what, o.abs_error, o.bound,
+                         o.abs_error / o.bound);
+  } else {
+    out += fmt::format("{}bounds: {} results, {} within their error bound", prefix, total_, count(Verdict::within));
+    std::vector<std::string> others;
+    if (count(Verdict::no_bound)) others.push_back(fmt::format("{} where no bound holds for that n", count(Verdict::no_bound)));
+    if (count(Verdict::special_input)) others.push_back(fmt::format("{} with NaN/Inf input", count(Verdict::special_input)));
+    if (count(Verdict::exact_overflow)) others.push_back(fmt::format("{} whose exact sum overflows", count(Verdict::exact_overflow)));
+    for (std::size_t i = 0; i < others.size(); ++i) out += (i == 0 ? "; " : ", ") + others[i];
+    out += "\n";
+  }
+  if (count(Verdict::intermediate_overflow))
+    out += fmt::format("{}{} results overflowed although their exact sum is finite\n", prefix,
+                       count(Verdict::intermediate_overflow));
+  return out;
+}
+
+}  // namespace sumlab
