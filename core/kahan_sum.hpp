@@ -7,11 +7,14 @@
 // Order: serial, left to right, with a running compensation c holding (the negative of) the low
 //   part lost by the last addition:  y = x_i - c;  t = s + y;  c = (t - s) - y;  s = t.
 //   s starts at x0 (so a sum of -0s is -0), c at +0.
-// Bound (Goldberg 1991, Thm 8; Higham 2002, §4.3): |s_hat - s| <= (2u + O(n u^2)) * sum|x_i|. We
-//   use the explicit, conservative form (2u + 4 n u^2) * sum|x_i| (valid for n u <= 0.1).
+// Bound (Knuth, TAOCP 2, 4.2.2 ex. 19; Goldberg 1991, Thm 8; Higham 2002, Sec. 4.3):
+//   |s_hat - s| <= (2u + O(n u^2)) * sum|x_i|; the explicit form for every n that sumlab reports,
+//   u|s| + 2u S + ~6 n u^2 S, is bound::kahan_chain (core/error_bound.hpp, proof in its .cpp).
 // Order dependence: yes, but weakly (the bound is independent of n to first order).
-// Infinities: t - s is Inf - Inf = NaN once s is infinite, so Kahan returns NaN for any input
-// containing an infinity: a property of the algorithm, reported, not hidden.
+// Infinities: once s is infinite, c = (t - s) - y = Inf - Inf = NaN, and the next step's y = x - c
+// is NaN. So an infinity, given or reached by overflow, makes the result NaN unless it is the last
+// element (the NaN c is never used: the result is s = +-Inf), or the first of exactly two.
+// docs/special-values.md has the whole table: a property of the algorithm, reported, not hidden.
 #include <cstddef>
 #include <span>
 

@@ -4,9 +4,11 @@
 // float array.
 //
 // Assumes IEEE binary32/64, round-to-nearest-even, no FMA contraction, no reassociation.
-// Order:
-//   n < 8:        serial, left to right, starting from x0 (NumPy starts from -0.0; same value
-//                 except for the sign of an all-zero sum).
+// Order: np.add.reduce starts from the identity +0 and adds the blocked pairwise sum of the whole
+//   array to it, once: result = +0 + block(x). That outer +0 changes no value but the sign of a
+//   zero (NumPy's sum of -0s is +0, and so is ours: tests/python/test_numpy_peer.py compares the
+//   bits with numpy itself). block(x):
+//   n < 8:        serial, left to right, starting from x0 (NumPy starts from 0; the same value).
 //   n <= 128:     eight accumulators r[j] = x[j]; r[j] += x[i+j] for i = 8, 16, ... (each a serial
 //                 chain over a stride-8 subsequence); then ((r0+r1)+(r2+r3)) + ((r4+r5)+(r6+r7));
 //                 then the n mod 8 leftovers are added serially.
@@ -20,7 +22,7 @@ namespace sumlab {
 
 inline constexpr std::size_t numpy_block = 128;
 
-template <class T> T numpy_pairwise_sum(std::span<const T> x) {
+template <class T> T numpy_pairwise_block(std::span<const T> x) {
   const std::size_t n = x.size();
   if (n == 0) return T(0);
   if (n < 8) {
@@ -40,8 +42,10 @@ template <class T> T numpy_pairwise_sum(std::span<const T> x) {
   }
   std::size_t m = n / 2;
   m -= m % 8;
-  return numpy_pairwise_sum(x.first(m)) + numpy_pairwise_sum(x.subspan(m));
+  return numpy_pairwise_block(x.first(m)) + numpy_pairwise_block(x.subspan(m));
 }
+
+template <class T> T numpy_pairwise_sum(std::span<const T> x) { return T(0) + numpy_pairwise_block(x); }
 
 inline std::size_t numpy_pairwise_depth(std::size_t n) {
   if (n <= 1) return 0;

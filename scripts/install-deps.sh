@@ -15,6 +15,7 @@ packages=(
   libfmt-dev                      # formatting
   libtbb-dev libomp-dev           # CPU parallel peers (std::reduce(par), OpenMP)
   python3 python3-matplotlib      # report figures
+  python3-venv                    # the test environment (scripts/python-env.sh)
 )
 
 missing=()

@@ -24,6 +24,8 @@ void register_verify(CLI::App& app);
 void register_report(CLI::App& app);
 void register_explain(CLI::App& app);
 void register_bench(CLI::App& app);
+void register_specials(CLI::App& app);
+void register_algorithms(CLI::App& app);
 // Studies that live in their own study_<name>.cpp attach themselves to `sumlab study`.
 void register_study_determinism(CLI::App& study);
 void register_study_variance(CLI::App& study);

@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
   sumlab::register_report(app);
   sumlab::register_explain(app);
   sumlab::register_bench(app);
+  sumlab::register_specials(app);
+  sumlab::register_algorithms(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -60,7 +60,8 @@ template <class T> struct KahanPair {
 //   s = a.s + b.s, e = the exact rounding error of that add (Knuth's TwoSum, 6 operations, valid
 //   for any magnitudes), c = (a.c + b.c) - e, so s - c = a.s - a.c + b.s - b.c up to the rounding
 //   of the small compensation terms. The result is s - c, rounded once.
-// Infinities make t - s = Inf - Inf = NaN, so an input with Inf gives NaN (as the CPU Kahan does).
+// Infinities make TwoSum's Inf - Inf = NaN in some combine, so any infinity, given or reached by
+// overflow, gives NaN (the CPU Kahan keeps +-Inf when it is last: docs/special-values.md).
 template <class T> struct KahanOp {
   using In = T;
   using Acc = KahanPair<T>;
