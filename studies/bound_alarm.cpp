@@ -42,16 +42,19 @@ void BoundAlarm::add(const std::string& what, Verdict v, double abs_error, doubl
 }
 
 void BoundAlarm::add_rows(const CsvTable& t) {
-  const int vi = t.column("verdict"), ei = t.column("abs_error"), bi = t.column("bound");
-  if (vi < 0 || ei < 0 || bi < 0) return;
+  // Runs written before the verdict column have within_bound 1/0 only.
+  const int vi = t.column("verdict"), wi = t.column("within_bound"), ei = t.column("abs_error"),
+            bi = t.column("bound");
+  if ((vi < 0 && wi < 0) || ei < 0 || bi < 0) return;
   std::vector<int> ids;
   for (const char* c : {"algorithm", "backend", "dtype", "dist", "n", "seed", "requested_condition", "shape"})
     if (t.column(c) >= 0) ids.push_back(t.column(c));
   for (const auto& r : t.rows) {
     std::string what;
     for (int i : ids) what += (what.empty() ? "" : " ") + r[static_cast<std::size_t>(i)];
-    add(what, parse_verdict(r[static_cast<std::size_t>(vi)]), to_double(r[static_cast<std::size_t>(ei)]),
-        to_double(r[static_cast<std::size_t>(bi)]));
+    const Verdict v = vi >= 0 ? parse_verdict(r[static_cast<std::size_t>(vi)])
+                      : r[static_cast<std::size_t>(wi)] == "0" ? Verdict::exceeds : Verdict::within;
+    add(what, v, to_double(r[static_cast<std::size_t>(ei)]), to_double(r[static_cast<std::size_t>(bi)]));
   }
 }
 

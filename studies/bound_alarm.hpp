@@ -21,8 +21,9 @@ class BoundAlarm {
  public:
   // One result: `what` names it for the worst-offenders list ("neumaier float32 constant n=65536").
   void add(const std::string& what, Verdict v, double abs_error, double bound);
-  // Every row of a table with `verdict`, `abs_error` and `bound` columns; `what` is built from the
-  // identifying columns that exist (algorithm, backend, dtype, dist, n, seed, ...).
+  // Every row of a table with `verdict` (or, in older runs, `within_bound`), `abs_error` and `bound`
+  // columns; `what` is built from the identifying columns that exist (algorithm, dtype, n, ...).
+  // A table without them adds nothing.
   void add_rows(const CsvTable& t);
 
   std::size_t count(Verdict v) const;

@@ -18,7 +18,9 @@
 #include <system_error>
 #include <vector>
 
+#include "studies/bound_alarm.hpp"
 #include "studies/commands.hpp"
+#include "studies/run_folder.hpp"
 
 extern char** environ;
 
@@ -31,6 +33,7 @@ struct ReportOptions {
   std::vector<std::string> runs;
   std::string out;
   bool force = false;
+  bool strict = false;  // exit 1 when a run holds a result outside its bound
 };
 
 // Runs argv[0] (looked up on PATH when it has no '/') with argv and waits. Its stdout and stderr
@@ -123,6 +126,18 @@ void run_report(const ReportOptions& o) {
     throw UserError(rc < 0 ? fmt::format("cannot run {}", python)
                            : fmt::format("rendering failed: {} exited with status {}", script.string(), rc));
   fmt::print("{}\n", (out / "report.html").string());
+  // The same bound tally the studies printed, read back from the rows the report drew.
+  bool alarm = false;
+  for (const auto& r : o.runs)
+    for (const auto& e : fs::directory_iterator(r, ec)) {
+      if (!e.is_regular_file() || e.path().extension() != ".csv") continue;
+      BoundAlarm tally;
+      tally.add_rows(read_csv(e.path()));
+      if (tally.total() == 0) continue;
+      fmt::print("{}", tally.text(e.path().filename().string() + ": "));
+      alarm = alarm || tally.alarm();
+    }
+  if (alarm && o.strict) throw CheckFailed("results broke their error bound (--strict)");
 }
 
 }  // namespace
@@ -136,6 +151,7 @@ void register_report(CLI::App& app) {
   cmd->add_option("run_dirs", o->runs, "Run folders written by `sumlab study`")->required();
   cmd->add_option("--out", o->out, "Output folder (default RUN_DIR/report; required for several folders)");
   cmd->add_flag("--force", o->force, "Replace a report already in the output folder");
+  cmd->add_flag("--strict", o->strict, "Exit 1 when a run holds a result outside its error bound");
   cmd->callback([o] { run_report(*o); });
 }
 

@@ -71,6 +71,28 @@ def _per_strategy_figure(run, data, ctx, value_of, ylabel, stem, title, caption,
     return Figure(ctx.fig_prefix + stem, title, caption)
 
 
+def _segmented_findings(data: CsvData) -> list:
+    """From the rows: each strategy's worst per-segment error, where it happened, and how many
+    empty segments it got wrong."""
+    worst: dict[str, tuple[float, str]] = {}
+    wrong_empty: dict[str, int] = defaultdict(int)
+    for r in data.rows:
+        s, u = r.get("strategy", ""), num(r.get("max_ulps"))
+        where = r.get("distribution", "")
+        if not math.isnan(u) and (s not in worst or u > worst[s][0]):
+            worst[s] = (u, where)
+        if r.get("wrong_empty") not in (None, ""):
+            wrong_empty[s] += int(num(r.get("wrong_empty")))
+    if not worst:
+        return []
+    parts = [f"{s} {u:.3g}" + (f" ({w})" if w else "") for s, (u, w) in sorted(worst.items(), key=lambda t: -t[1][0])]
+    text = "Measured in this run, the worst segment of each strategy in ulps: " + "; ".join(parts) + "."
+    bad = [f"{s} {n}" for s, n in wrong_empty.items() if n]
+    if bad:
+        text += " Empty segments not summed to +0: " + ", ".join(bad) + "."
+    return [Paragraph(text)]
+
+
 def render_segmented_errors(run: Run, data: CsvData, ctx) -> list:
     for s in data.ordered_unique("strategy"):
         ctx.palette.style(s)
@@ -78,10 +100,9 @@ def render_segmented_errors(run: Run, data: CsvData, ctx) -> list:
         Heading("Segmented sums: per-segment error", 3, anchor=slug(run.label + "-segmented-errors")),
         Paragraph("What this shows: every strategy's sum of each segment against the exact MPFR sum of that "
                   "segment, in ulps (steps between representable values), per segment-size distribution. "
-                  "The correct strategies stay within a few ulps of the exact sum whatever came before a "
-                  "segment; prefix_difference (a global prefix sum, differenced) carries the rounding error of "
-                  "every earlier element into each small segment, so a large segment before small ones costs "
-                  "them orders of magnitude (one_giant). The y axis is 1 + ulps so that exact results show."),
+                  "prefix_difference (a global prefix sum, differenced) and reduceat are kept as pitfalls. "
+                  "The y axis is 1 + ulps so that exact results show."),
+        *_segmented_findings(data),
         _per_strategy_figure(run, data, ctx, lambda rs: 1 + max(num(r.get("max_ulps")) for r in rs),
                              "1 + max ulps over the segments", "segmented-max-ulps",
                              "Largest per-segment error (worst shape)",
@@ -203,9 +224,7 @@ def render_segmented_histogram(run: Run, data: CsvData, ctx) -> list:
         Heading("Segmented sums: distribution of the per-segment error", 3,
                 anchor=slug(run.label + "-segmented-histogram")),
         Paragraph("What this shows: for each strategy (its first launch shape), the share of non-empty segments "
-                  "whose sum is exact (0 ulps), 1 ulp away, and so on. Correct strategies keep almost every "
-                  "segment within a few ulps; prefix_difference pushes the segments after a large one into "
-                  "the red buckets."),
+                  "whose sum is exact (0 ulps), 1 ulp away, and so on."),
         Figure(stem, "Per-segment error buckets", "Stacked shares per ulp bucket; one panel per (dtype, size "
                "distribution), first (segments, mean size, seed) cell of the run."),
     ]

@@ -57,16 +57,41 @@ def _median(values: list[float]) -> float:
     return statistics.median(values) if values else math.nan
 
 
+def _verdict(row: dict[str, str]) -> str:
+    """The row's bound verdict: the `verdict` column, or (runs older than it) within_bound 1/0."""
+    v = row.get("verdict", "").strip()
+    if v:
+        return v
+    return "within" if row.get("within_bound", "").strip() in ("1", "true") else "exceeds"
+
+
 def bound_violation_blocks(run: Run, data: CsvData, ctx: Context) -> list:
-    """Rows with within_bound == 0: a result outside its algorithm's documented bound is a bug in
-    the algorithm, the bound or the measurement, and the report says so loudly."""
-    if "within_bound" not in data.columns:
+    """Rows whose error exceeds their bound: a result outside a theorem's bound is a bug in the
+    algorithm, the bound or the measurement, and the report says so loudly. Rows with no bound
+    (the theorem's condition fails for that n) or a special input are counted, not judged."""
+    if "within_bound" not in data.columns and "verdict" not in data.columns:
         return []
-    bad = [r for r in data.rows if r.get("within_bound", "").strip() not in ("1", "true")]
+    verdicts = defaultdict(int)
+    for r in data.rows:
+        verdicts[_verdict(r)] += 1
+    bad = [r for r in data.rows if _verdict(r) == "exceeds"]
     ctx.bound_checks.append((run.label, data.name, len(bad), len(data.rows)))
+    others = [f"{verdicts[v]} {text}" for v, text in (
+        ("no_bound", "with no bound for their n (the theorem's condition fails)"),
+        ("special_input", "with NaN or Inf input"),
+        ("exact_overflow", "whose exact sum overflows"),
+        ("intermediate_overflow", "that overflowed although their exact sum is finite")) if verdicts[v]]
     if not bad:
-        return [Paragraph(f"All {len(data.rows)} rows of `{data.name}` are within their algorithm's "
-                          "documented error bound.", "ok")]
+        ratios = [(num(r.get("abs_error")) / num(r.get("bound")), r) for r in data.rows
+                  if _verdict(r) == "within" and num(r.get("bound")) > 0]
+        tight = ""
+        if ratios:
+            ratio, row = max(ratios, key=lambda t: t[0])
+            where = ", ".join(f"{c} {row[c]}" for c in ("dtype", "dist", "n") if row.get(c))
+            tight = (f" The closest to its bound: {row.get('algorithm')} ({where}) at {_fmt(ratio)} of it.")
+        return [Paragraph(f"{verdicts['within']} of {len(data.rows)} rows of `{data.name}` are within their "
+                          "error bound, none outside" + (f"; {', '.join(others)}" if others else "") + "."
+                          + tight, "ok")]
     wanted = ["dtype", "dist", "requested_condition", "n", "seed", "algorithm", "value", "reference",
               "abs_error", "bound", "rel_error"]
     cols = [c for c in wanted if c in data.columns]
@@ -74,10 +99,43 @@ def bound_violation_blocks(run: Run, data: CsvData, ctx: Context) -> list:
     more = f" (first 200 of {len(bad)} shown)" if len(bad) > 200 else ""
     return [
         Paragraph(f"{len(bad)} of {len(data.rows)} rows of `{data.name}` are OUTSIDE their algorithm's "
-                  "documented error bound: the algorithm, its bound or the measurement is wrong.", "alarm"),
+                  "error bound: the algorithm, its bound or the measurement is wrong.", "alarm"),
         Table(cols, rows,
-              f"Rows with within_bound = 0{more}.", alarm_rows=set(range(len(rows)))),
+              f"Rows whose error exceeds their bound{more}.", alarm_rows=set(range(len(rows)))),
     ]
+
+
+def _growth_findings(run: Run, dtypes: list[str]) -> list:
+    """What the fitted exponents of this run say, per dtype: the algorithms grouped by how fast
+    their relative error grew (median exponent over the distributions)."""
+    fits = (run.summary or {}).get("growth_fits")
+    if not isinstance(fits, list) or not fits:
+        return []
+    lines = []
+    for dtype in dtypes:
+        by_alg: dict[str, list[float]] = defaultdict(list)
+        exact: list[str] = []
+        for f in fits:
+            if f.get("dtype") != dtype:
+                continue
+            if f.get("exponent") is None:
+                exact.append(f.get("algorithm", ""))
+            else:
+                by_alg[f.get("algorithm", "")].append(f["exponent"])
+        med = sorted(((statistics.median(v), a) for a, v in by_alg.items()), reverse=True)
+        groups = [("grew like n^0.5 or faster", [m for m in med if m[0] >= 0.5]),
+                  ("grew more slowly", [m for m in med if 0.1 <= m[0] < 0.5]),
+                  ("stayed flat or fell (b < 0.1)", [m for m in med if m[0] < 0.1])]
+        parts = [f"{label}: " + ", ".join(f"{a} {b:.2f}" for b, a in ms) for label, ms in groups if ms]
+        only_exact = sorted(set(exact) - set(by_alg))
+        if only_exact:
+            parts.append("no nonzero error to fit (exact at every n): " + ", ".join(only_exact))
+        if parts:
+            lines.append(f"{dtype} — " + "; ".join(parts) + ".")
+    if not lines:
+        return []
+    return [Paragraph("Measured in this run (median over the distributions of the fitted exponent b, relative "
+                      "error ∝ n^b; the table below has each fit): " + " ".join(lines))]
 
 
 def _shared_legend(fig, palette: Palette, algorithms: list[str], extras: list) -> None:
@@ -119,13 +177,11 @@ def render_error_vs_n(run: Run, data: CsvData, ctx: Context) -> list:
 
     blocks: list = [
         Heading("Relative error vs n", 3, anchor=slug(run.label + "-error-vs-n")),
-        Paragraph("What this shows: how each algorithm's error grows with the number of terms. "
-                  "Recursive (serial) summation should grow about like n, or stall where the "
-                  "accumulator stops absorbing the addends; pairwise like log n; Kahan and Neumaier stay "
-                  "flat near u; fixed-point and exact sit at or below half an ulp. A dashed line in the "
-                  "algorithm's colour is its documented worst-case bound for the same input, so the "
-                  "solid line must stay under its dashed line."),
-    ]
+        Paragraph("What this shows: each algorithm's relative error against the exact (MPFR) sum as the "
+                  "number of terms grows. A dashed line in the algorithm's colour is its error bound for "
+                  "the same input (core/error_bound.hpp: a theorem, or no line where the theorem's "
+                  "condition fails for that n), so a solid line above its dashed line is a bug."),
+    ] + _growth_findings(run, dtypes)
     for dtype in dtypes:
         blocks.append(_error_vs_n_figure(run, dtype, dists, algorithms, errors, bounds, seeds, backend, ctx))
     notes = []
@@ -268,11 +324,9 @@ def render_error_vs_cond(run: Run, data: CsvData, ctx: Context) -> list:
     backend = ", ".join(data.ordered_unique("backend"))
     blocks: list = [
         Heading("Relative error vs condition number", 3, anchor=slug(run.label + "-error-vs-cond")),
-        Paragraph("What this shows: on ill-conditioned sums (Ogita–Rump–Oishi generator) the relative "
-                  "error of an ordinary sum is about u·cond: once cond passes 1/u no digit is left. A "
-                  "compensated sum behaves like a sum in twice the precision, u + u²·cond, and an exact "
-                  "sum stays at u or below whatever the condition number."),
-    ]
+        Paragraph("What this shows: the relative error of each algorithm on ill-conditioned sums "
+                  "(Ogita–Rump–Oishi generator) against their measured condition number Σ|x|/|Σx|."),
+    ] + _condition_findings(data, dtypes)
     skipped = 0
     for dtype in dtypes:
         pts: dict[str, list[tuple[float, float, str]]] = defaultdict(list)
@@ -291,6 +345,34 @@ def render_error_vs_cond(run: Run, data: CsvData, ctx: Context) -> list:
                                 "undefined error are not drawn.", "note"))
     blocks += bound_violation_blocks(run, data, ctx)
     return blocks
+
+
+def _condition_findings(data: CsvData, dtypes: list[str]) -> list:
+    """Per dtype and algorithm, from the rows: the largest condition number up to which the
+    relative error stayed within 2u (every bit but the last right), and the smallest at which it
+    reached 1 (no correct digit)."""
+    lines = []
+    for dtype in dtypes:
+        u = figures.UNIT_ROUNDOFF.get(dtype, 2.0 ** -53)
+        per_alg: dict[str, list[tuple[float, float]]] = defaultdict(list)
+        for r in data.rows:
+            cond, rel = num(r.get("condition")), num(r.get("rel_error"))
+            if r.get("dtype") == dtype and math.isfinite(cond) and cond > 0 and not math.isnan(rel):
+                per_alg[r["algorithm"]].append((cond, rel))
+        parts = []
+        for a, pts in per_alg.items():
+            pts.sort()
+            full = [c for c, _ in pts]
+            kept = max((c for c, rel in pts if all(r2 <= 2 * u for c2, r2 in pts if c2 <= c)), default=None)
+            lost = min((c for c, rel in pts if rel >= 1), default=None)
+            text = f"{a}: ≤ 2u up to {_fmt(kept, 2) if kept else 'no condition tried'}"
+            text += f", all digits lost from {_fmt(lost, 2)}" if lost else f", never lost every digit (to {_fmt(max(full), 2)})"
+            parts.append(text)
+        if parts:
+            lines.append(f"{dtype} — " + "; ".join(parts) + ".")
+    if not lines:
+        return []
+    return [Paragraph("Measured in this run (condition numbers as measured): " + " ".join(lines))]
 
 
 def _error_vs_cond_figure(run, dtype, algorithms, pts, backend, ctx) -> Figure:
@@ -718,6 +800,25 @@ def _row_error_figure(run, data, ctx, x_col, x_label, y_col, y_label, stem, titl
     return Figure(ctx.fig_prefix + stem, title, caption)
 
 
+def _variance_findings(data: CsvData) -> list:
+    """From the rows: per dtype and method, the largest offset whose median relative error stayed
+    below 1e-3, and the rows with a negative variance, summed over the run."""
+    parts = []
+    for dtype in data.ordered_unique("dtype"):
+        for method in data.ordered_unique("method"):
+            rs = [r for r in data.rows if r.get("dtype") == dtype and r.get("method") == method]
+            if not rs:
+                continue
+            good = [num(r.get("offset")) for r in rs if num(r.get("median_rel_error")) < 1e-3]
+            negative = sum(int(num(r.get("negative_variance_rows")) or 0) for r in rs
+                           if r.get("negative_variance_rows", "") != "")
+            worst = max(num(r.get("max_rel_error")) for r in rs)
+            parts.append(f"{method} ({dtype}): median error < 1e-3 up to offset "
+                         f"{_fmt(max(good), 2) if good else 'none tried'}, worst {_fmt(worst, 2)}, "
+                         f"{negative} negative-variance row(s)")
+    return [Paragraph("Measured in this run: " + "; ".join(parts) + ".")] if parts else []
+
+
 def render_row_variance(run: Run, data: CsvData, ctx: Context) -> list:
     for m in data.ordered_unique("method"):
         ctx.palette.style(m)
@@ -727,10 +828,9 @@ def render_row_variance(run: Run, data: CsvData, ctx: Context) -> list:
         Heading("Row variance: error vs row offset", 3, anchor=slug(run.label + "-row-variance")),
         Paragraph("What this shows: the population variance of rows offset + N(0, 1), computed by each row kernel "
                   "(textbook E[x²] − E[x]², two passes, Welford per thread with the general Chan merge or the "
-                  "equal-count lane merge) in the kernel's exact order, against the exact MPFR variance. The "
-                  "textbook formula's error grows like u·(offset/σ)²: past offset ~10³ in float32 its sign is noise, "
-                  "and a negative variance makes the normalised row NaN. Welford's error grows much more slowly "
-                  "(the rounded running mean), two-pass stays near u."),
+                  "equal-count lane merge) in the kernel's exact order, against the exact MPFR variance. A "
+                  "negative variance makes the normalised row NaN."),
+        *_variance_findings(data),
         _row_error_figure(run, data, ctx, "offset", "row offset (mean; σ = 1)", "median_rel_error",
                           "median relative error of the variance", "row-variance-median",
                           "Median relative error of the row variance",
@@ -764,6 +864,19 @@ def render_row_variance(run: Run, data: CsvData, ctx: Context) -> list:
     return blocks
 
 
+def _softmax_findings(data: CsvData) -> list:
+    """From the rows: per dtype and method, the scale with the largest error and that error."""
+    parts = []
+    for dtype in data.ordered_unique("dtype"):
+        for method in data.ordered_unique("method"):
+            rs = [r for r in data.rows if r.get("dtype") == dtype and r.get("method") == method
+                  and not math.isnan(num(r.get("max_rel_error")))]
+            if rs:
+                w = max(rs, key=lambda r: num(r.get("max_rel_error")))
+                parts.append(f"{method} ({dtype}) worst {_fmt(num(w.get('max_rel_error')), 2)} at scale {w.get('scale')}")
+    return [Paragraph("Measured in this run: " + "; ".join(parts) + ".")] if parts else []
+
+
 def render_row_softmax(run: Run, data: CsvData, ctx: Context) -> list:
     for m in data.ordered_unique("method"):
         ctx.palette.style(m)
@@ -772,12 +885,10 @@ def render_row_softmax(run: Run, data: CsvData, ctx: Context) -> list:
         Heading("Row softmax: error vs logit scale", 3, anchor=slug(run.label + "-row-softmax")),
         Paragraph("What this shows: the largest relative error of the probabilities of rows scale · N(0, 1), "
                   "online softmax (one pass for (max, sum), rescaled at every merge) against three passes, both "
-                  "with the same portable exp, against a long-double reference. x − max is rounded to the accumulator "
-                  "before exp, and an absolute error u·|x − max| in the exponent is a relative error of the same "
-                  "size in the probability, so the error grows with the spread of the logits that keep a normal "
-                  "probability (|x − max| up to ~87 in float32). At large scales only logits close to the max "
-                  "keep one, their difference with the max is exact (Sterbenz), and the error falls back to "
-                  "the exp's own rounding."),
+                  "with the same portable exp, against a long-double reference. x − max is rounded before exp, "
+                  "so an absolute error u·|x − max| in the exponent becomes a relative error of the same size in "
+                  "the probability."),
+        *_softmax_findings(data),
         _row_error_figure(run, data, ctx, "scale", "logit scale (σ of the row)", "max_rel_error",
                           "max relative error of p", "row-softmax-max-rel",
                           "Largest relative error of the softmax probabilities",
