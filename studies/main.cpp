@@ -1,10 +1,33 @@
 // sumlab: a laboratory for floating-point summation order. See README.md.
 #include <CLI/CLI.hpp>
+
+#include <cerrno>
 #include <cstdio>
 #include <exception>
 #include <new>
+#include <system_error>
 
 #include "studies/commands.hpp"
+
+namespace {
+
+// The footer of every --help: the exit codes, the same for every subcommand.
+void add_footer(CLI::App& app) {
+  app.footer(sumlab::exit_codes_help);
+  for (CLI::App* sub : app.get_subcommands({})) add_footer(*sub);
+}
+
+bool out_of_space(const std::error_code& ec) {
+  return ec == std::errc::no_space_on_device || ec.value() == EDQUOT || ec == std::errc::not_enough_memory ||
+         ec == std::errc::file_too_large;
+}
+
+int fail(int code, const char* what, const char* prefix = "") {
+  std::fprintf(stderr, "sumlab: %s%s\n", prefix, what);
+  return code;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"sumlab: how the order of a floating-point sum changes its bits, measured against "
@@ -18,22 +41,25 @@ int main(int argc, char** argv) {
   sumlab::register_bench(app);
   sumlab::register_specials(app);
   sumlab::register_algorithms(app);
+  add_footer(app);
+  using namespace sumlab;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  } catch (const sumlab::UserError& e) {
-    std::fprintf(stderr, "sumlab: %s\n", e.what());
-    return 2;
-  } catch (const sumlab::CheckFailed& e) {
-    std::fprintf(stderr, "sumlab: %s\n", e.what());
-    return 1;
+    // --help prints and exits 0; every other parse failure is a usage error.
+    return app.exit(e) == 0 ? exit_ok : exit_bad_input;
+  } catch (const UserError& e) {
+    return fail(exit_bad_input, e.what());
+  } catch (const CheckFailed& e) {
+    return fail(exit_check_failed, e.what());
+  } catch (const ResourceError& e) {
+    return fail(exit_resources, e.what());
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "sumlab: out of memory (is n larger than this machine's memory?)\n");
-    return 3;
+    return fail(exit_resources, "out of memory (is n larger than this machine's memory?)");
+  } catch (const std::system_error& e) {  // std::filesystem_error too
+    return fail(out_of_space(e.code()) ? exit_resources : exit_bad_input, e.what());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "sumlab: error: %s\n", e.what());
-    return 1;
+    return fail(exit_internal, e.what(), "internal error: ");
   }
-  return 0;
+  return exit_ok;
 }
