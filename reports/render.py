@@ -6,12 +6,13 @@
 Reads only the run folders (provenance.json, summary.json, the study CSVs); never runs the lab.
 Each CSV with a renderer in sumlab_report.studies.RENDERERS is drawn; any other CSV is listed as
 skipped. Exit status: 0 done, 2 bad input (not a run, nothing to render, report exists without
---force). `sumlab report` calls this script; see reports/README.md.
+--force). `sumlab report` calls this script with a fresh --out folder and moves the result into place (so a
+failed rendering never leaves half a report); see reports/README.md.
 """
 from __future__ import annotations
 
 import argparse
-import shutil
+import os
 import sys
 from pathlib import Path
 
@@ -58,6 +59,8 @@ def build(runs: list[Run], out_dir: Path) -> Document:
         for p in known:
             data = read_csv(p)
             rendered += 1
+            if data.torn:
+                doc.add(Paragraph(f"`{p.name}`: {data.torn} torn row(s) (wrong field count) left out.", "alarm"))
             if not data.rows:
                 doc.add(Paragraph(f"`{p.name}` has no rows yet (the study had not finished a cell).", "note"))
                 continue
@@ -99,11 +102,8 @@ def main(argv: list[str]) -> int:
     try:
         runs = [load_run(p, lbl) for p, lbl in zip(a.runs, run_labels(a.runs))]
         out = a.out
-        if (out / "report.html").exists() or (out / "report.md").exists():
-            if not a.force:
-                raise RunError(f"'{out}' already holds a report; pass --force to replace it")
-            if (out / FIGURES).is_dir():  # the earlier report's figures: stale ones must not linger
-                shutil.rmtree(out / FIGURES)
+        if ((out / "report.html").exists() or (out / "report.md").exists()) and not a.force:
+            raise RunError(f"'{out}' already holds a report; pass --force to replace it")
         out.mkdir(parents=True, exist_ok=True)
         doc = build(runs, out)
         html = write_html(doc, out)
@@ -114,6 +114,12 @@ def main(argv: list[str]) -> int:
     except OSError as e:
         print(f"render.py: cannot write the report: {e}", file=sys.stderr)
         return 2
+    except Exception as e:  # a bug, or data no renderer expected: one line, the traceback on request
+        if os.environ.get("SUMLAB_DEBUG"):
+            raise
+        print(f"render.py: cannot render {', '.join(map(str, a.runs))}: {type(e).__name__}: {e} "
+              "(SUMLAB_DEBUG=1 shows the traceback)", file=sys.stderr)
+        return 1
     if not a.quiet:
         print(html)
     return 0

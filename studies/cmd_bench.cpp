@@ -26,9 +26,9 @@
 #include "core/gpu_kernel.hpp"
 #include "studies/commands.hpp"
 #include "studies/input_file.hpp"
-#include "studies/progress.hpp"
 #include "studies/run_folder.hpp"
 #include "studies/size_text.hpp"
+#include "studies/study_driver.hpp"
 #if defined(SUMLAB_WITH_CUDA)
 #include "gpu/bench.hpp"
 #include "gpu/gpu_sum.hpp"
@@ -38,8 +38,8 @@ namespace sumlab {
 namespace {
 
 struct BenchOptions {
-  std::string out = "runs/bench";
-  bool force = false, quick = false, no_gpu = false, no_cpu = false, sweep = false, no_families = false;
+  RunOptions run;
+  bool quick = false, no_gpu = false, no_cpu = false, sweep = false, no_families = false;
   std::vector<std::string> kernels;  // empty: every kernel but the diagnostic one
   std::vector<std::string> dtypes{"float32", "float64"};
   std::vector<std::string> dists{"uniform"};
@@ -105,15 +105,13 @@ template <class T> std::vector<std::vector<std::string>> cpu_rows(const BenchOpt
   return rows;
 }
 
-void bench_cpu(const BenchOptions& o, RunFolder& folder, nlohmann::ordered_json& summary) {
-  std::vector<std::vector<std::string>> rows;
-  Progress progress("cpu bench", o.dtypes.size());
+// Every dtype's CPU rows, with each algorithm's time over the ordered double loop's.
+Rows bench_cpu(const BenchOptions& o) {
+  Rows rows;
   for (const auto& dt : o.dtypes) {
     auto r = parse_dtype(dt) == Dtype::float32 ? cpu_rows<float>(o) : cpu_rows<double>(o);
     rows.insert(rows.end(), r.begin(), r.end());
-    progress.step(dt);
   }
-  progress.finish();
   // The peer, the ordered double loop, as the CSV holds it (so that its own row reads exactly 1);
   // timed on its own when float64 was not asked for.
   auto serial_double = [](const std::vector<std::vector<std::string>>& rs) {
@@ -124,11 +122,17 @@ void bench_cpu(const BenchOptions& o, RunFolder& folder, nlohmann::ordered_json&
   double serial_double_ns = serial_double(rows);
   if (serial_double_ns == 0) serial_double_ns = serial_double(cpu_rows<double>(o));
   for (auto& r : rows) r[6] = csv_number(std::stod(r[3]) / serial_double_ns);
-  CsvAppender csv(folder.file("bench_cpu.csv"), kCpuColumns);
-  csv.rows(rows);
-  summary["cpu"] = {{"n", o.cpu_n}, {"serial_double_ns_per_element", serial_double_ns}};
-  for (const auto& r : rows)
-    if (r[1] == "exact") summary["cpu"]["exact_" + r[0] + "_ratio_serial_double"] = std::stod(r[6]);
+  return rows;
+}
+
+// The summary's CPU part, read back from the rows (a resumed run's too).
+nlohmann::ordered_json cpu_summary(const BenchOptions& o, const CsvTable& t) {
+  nlohmann::ordered_json s = {{"n", o.cpu_n}};
+  for (const auto& r : t.rows) {
+    if (r[0] == "float64" && r[1] == "serial") s["serial_double_ns_per_element"] = std::stod(r[3]);
+    if (r[1] == "exact") s["exact_" + r[0] + "_ratio_serial_double"] = std::stod(r[6]);
+  }
+  return s;
 }
 
 // ---- GPU -------------------------------------------------------------------------------------
@@ -179,8 +183,7 @@ std::vector<std::pair<LaunchShape, std::string>> bench_shapes(GpuKernel k, int s
 
 // The other families on the cell's input, against the cell's read roof and CUB reduction.
 template <class T>
-void bench_families_cell(const gpu::BenchInput<T>& input, int samples, const gpu::Timing& read, const gpu::Timing& cub,
-                         CsvAppender& csv) {
+Rows bench_families_cell(const gpu::BenchInput<T>& input, int samples, const gpu::Timing& read, const gpu::Timing& cub) {
   const std::string dt(FloatTraits<T>::dtype);
   const std::int64_t n = input.n();
   const std::vector<gpu::FamilyTiming> timings = gpu::time_families<T>(input, samples);
@@ -198,12 +201,14 @@ void bench_families_cell(const gpu::BenchInput<T>& input, int samples, const gpu
                     ok && peer_ms > 0 ? csv_number(peer_ms / t.ms) : "", read.ok() ? csv_number(read.ms) : "",
                     cub.ok() ? csv_number(cub.ms) : "", t.in_l2 ? "1" : "0", t.error});
   }
-  csv.rows(rows);
+  return rows;
 }
 
+// One (dtype, distribution, n) cell: every kernel against the read roof and CUB, and (with_families)
+// the other families on the same input.
 template <class T>
-void bench_gpu_cell(const BenchOptions& o, const std::vector<GpuKernel>& kernels, int sms, const std::string& dist,
-                    std::int64_t n, CsvAppender& csv, CsvAppender* families, Progress& progress) {
+CellRows bench_gpu_cell(const BenchOptions& o, const std::vector<GpuKernel>& kernels, int sms, const std::string& dist,
+                        std::int64_t n, bool with_families) {
   const std::string dt(FloatTraits<T>::dtype);
   const gpu::BenchInput<T> input(n, parse_bench_dist(dist), o.seed);
   gpu::TimingOptions to;
@@ -243,9 +248,10 @@ void bench_gpu_cell(const BenchOptions& o, const std::vector<GpuKernel>& kernels
         row(label, has_shape ? to_string(shape) : "", role, t);
       }
   }
-  csv.rows(rows);
-  if (families && n % gpu::family_cols == 0) bench_families_cell<T>(input, o.samples, read, cub, *families);
-  progress.step(fmt::format("{} {} n={}", dt, dist, size_text(n)));
+  CellRows out{{"bench_gpu.csv", rows}};
+  if (with_families && n % gpu::family_cols == 0)
+    out["bench_families.csv"] = bench_families_cell<T>(input, o.samples, read, cub);
+  return out;
 }
 #endif
 
@@ -272,46 +278,63 @@ void run_bench(const BenchOptions& o) {
   gpu = false;
 #endif
   if (!gpu && o.no_cpu) throw UserError("bench: nothing to time (no GPU kernels here, and --no-cpu)");
-  RunFolder folder(o.out, "bench", o.force ? RunMode::force : RunMode::fresh, this_command_line());
-  auto prov = provenance("bench", this_command_line(), gpu ? "cuda" : "cpu");
+
+  std::vector<std::int64_t> sizes;
+  for (int e = o.log2_min; e <= o.log2_max; e += o.log2_step) sizes.push_back(std::int64_t(1) << e);
+  std::vector<std::string> dists = o.dists;
+  if (std::find(selected.begin(), selected.end(), GpuKernel::exact) != selected.end())
+    for (const auto& x : o.exact_dists)
+      if (std::find(dists.begin(), dists.end(), x) == dists.end()) dists.push_back(x);
+  std::vector<std::string> kernel_list;
+  for (GpuKernel k : selected) kernel_list.emplace_back(info(k).name);
+  nlohmann::ordered_json plan;
+  plan["gpu"] = gpu;
+  plan["cpu"] = !o.no_cpu;
+  plan["families"] = gpu && !o.no_families;
+  plan["kernels"] = kernel_list;
+  plan["dtypes"] = o.dtypes;
+  plan["dists"] = dists;
+  plan["sizes"] = sizes;
+  plan["sweep"] = o.sweep;
+  plan["samples"] = o.samples;
+  plan["cpu_n"] = o.cpu_n;
+  plan["cpu_reps"] = o.cpu_reps;
+  plan["seed"] = o.seed;
+  std::vector<Table> tables;
+  if (gpu) tables.push_back({"bench_gpu.csv", kGpuColumns});
+  if (gpu && !o.no_families) tables.push_back({"bench_families.csv", kFamilyColumns});
+  if (!o.no_cpu) tables.push_back({"bench_cpu.csv", kCpuColumns});
+  Study study("bench", o.run, plan, gpu ? "cuda" : "cpu", tables);
+
+  std::vector<Cell> cells;
   nlohmann::ordered_json summary;
-  summary["study"] = "bench";
 #if defined(SUMLAB_WITH_CUDA)
   if (gpu) {
     const gpu::DeviceInfo d = gpu::device_info();
     device = fmt::format("{} ({} SMs, L2 {} MB)", d.name, d.sm_count, d.l2_bytes >> 20);
-    prov["device"] = device;
-    folder.write_json("provenance.json", prov);
-    std::vector<std::int64_t> sizes;
-    for (int e = o.log2_min; e <= o.log2_max; e += o.log2_step) sizes.push_back(std::int64_t(1) << e);
-    std::vector<std::string> dists = o.dists;
-    if (std::find(kernels.begin(), kernels.end(), GpuKernel::exact) != kernels.end())
-      for (const auto& x : o.exact_dists)
-        if (std::find(dists.begin(), dists.end(), x) == dists.end()) dists.push_back(x);
-    Progress progress("gpu bench", o.dtypes.size() * sizes.size() * dists.size());
-    CsvAppender csv(folder.file("bench_gpu.csv"), kGpuColumns);
-    std::optional<CsvAppender> families;
-    if (!o.no_families) families.emplace(folder.file("bench_families.csv"), kFamilyColumns);
     for (const auto& dt : o.dtypes)
       for (const auto& dist : dists)
         for (const std::int64_t n : sizes) {
           // The families on the first distribution's input only.
-          CsvAppender* const f = families && dist == dists.front() ? &*families : nullptr;
-          if (parse_dtype(dt) == Dtype::float32) bench_gpu_cell<float>(o, kernels, d.sm_count, dist, n, csv, f, progress);
-          else bench_gpu_cell<double>(o, kernels, d.sm_count, dist, n, csv, f, progress);
+          const bool families = !o.no_families && dist == dists.front();
+          const int sms = d.sm_count;
+          cells.push_back({fmt::format("gpu|{}|{}|{}", dt, dist, n), fmt::format("{} {} n={}", dt, dist, size_text(n)),
+                           [&o, &kernels, sms, dt, dist, n, families] {
+                             return parse_dtype(dt) == Dtype::float32
+                                        ? bench_gpu_cell<float>(o, kernels, sms, dist, n, families)
+                                        : bench_gpu_cell<double>(o, kernels, sms, dist, n, families);
+                           }});
         }
-    progress.finish();
   }
 #endif
-  if (!gpu) folder.write_json("provenance.json", prov);
+  if (!o.no_cpu)
+    cells.push_back({"cpu", "CPU algorithms", [&o]() -> CellRows { return {{"bench_cpu.csv", bench_cpu(o)}}; }});
+  study.run(cells);
   summary["device"] = device;
-  if (!o.no_cpu) bench_cpu(o, folder, summary);
+  if (!o.no_cpu) summary["cpu"] = cpu_summary(o, read_csv(study.folder().file("bench_cpu.csv")));
   summary["csv"] = nlohmann::ordered_json::array();
-  if (gpu) summary["csv"].push_back("bench_gpu.csv");
-  if (gpu && !o.no_families) summary["csv"].push_back("bench_families.csv");
-  if (!o.no_cpu) summary["csv"].push_back("bench_cpu.csv");
-  folder.write_json("summary.json", summary);
-  fmt::print("bench written to {}\n", folder.dir().string());
+  for (const auto& t : tables) summary["csv"].push_back(t.name);
+  study.finish(summary);
 }
 
 }  // namespace
@@ -319,8 +342,7 @@ void run_bench(const BenchOptions& o) {
 void register_bench(CLI::App& app) {
   auto o = std::make_shared<BenchOptions>();
   auto* cmd = app.add_subcommand("bench", "Time every sum on the GPU (against CUB and a read roof) and the CPU");
-  cmd->add_option("--out", o->out, "Run folder to create (default runs/bench)");
-  cmd->add_flag("--force", o->force, "Replace an existing run in --out");
+  add_run_options(*cmd, o->run);
   cmd->add_flag("--quick", o->quick, "A small version: n = 2^20 and 2^24, 5 samples, CPU n = 10^6");
   cmd->add_flag("--sweep", o->sweep, "Also time 12 grid x block shapes per kernel at n >= 2^24, each also with the last-block stage where a kernel takes one (the best is reported)");
   cmd->add_flag("--no-gpu", o->no_gpu, "Time the CPU algorithms only");

@@ -151,9 +151,9 @@ template <class T> void run_explain(const ExplainOptions& o, std::vector<T>& dat
                       operand(resolve(e.rhs)), fmt::format("{}", static_cast<T>(e.value)), to_string(e.stage),
                       std::to_string(e.first_thread), std::to_string(e.last_thread)});
     }
-    CsvAppender out(o.csv, {"kernel", "dtype", "n", "shape", "node", "lhs", "rhs", "value", "stage",
-                            "first_thread", "last_thread"});
-    out.rows(rows);
+    append_csv(o.csv, {"kernel", "dtype", "n", "shape", "node", "lhs", "rhs", "value", "stage", "first_thread",
+                       "last_thread"},
+               rows);
     fmt::print("csv: {} ({} rows appended)\n", o.csv, rows.size());
   }
 

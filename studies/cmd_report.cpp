@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <set>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -92,6 +93,25 @@ void check_run_folder(const fs::path& dir) {
   throw UserError(fmt::format("'{}' holds no run data (provenance.json but no CSV file)", dir.string()));
 }
 
+// Moves the freshly rendered files of `tmp` into `out`, replacing the previous report's recorded
+// files (and only those), and records the new ones in out/manifest.json.
+void install_report(const fs::path& tmp, const fs::path& out) {
+  std::set<std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(tmp))
+    if (e.is_regular_file()) files.insert(fs::relative(e.path(), tmp).string());
+  const std::set<std::string> previous = read_manifest(out);
+  for (const auto& f : files)
+    if (fs::exists(out / f) && !previous.count(f))
+      throw UserError(fmt::format("'{}' exists but sumlab did not write it: move it away (nothing was replaced)",
+                                  (out / f).string()));
+  remove_recorded_files(out);
+  write_manifest(out, files);
+  for (const auto& f : files) {
+    fs::create_directories((out / f).parent_path());
+    fs::rename(tmp / f, out / f);
+  }
+}
+
 void run_report(const ReportOptions& o) {
   for (const auto& r : o.runs) check_run_folder(r);
   if (o.runs.size() > 1 && o.out.empty())
@@ -101,7 +121,8 @@ void run_report(const ReportOptions& o) {
   std::error_code ec;
   if (fs::exists(out, ec) && !fs::is_directory(out, ec))
     throw UserError(fmt::format("output '{}' exists and is not a folder", out.string()));
-  const bool has_report = fs::exists(out / "report.html", ec) || fs::exists(out / "report.md", ec);
+  const bool has_report =
+      fs::exists(out / "manifest.json", ec) || fs::exists(out / "report.html", ec) || fs::exists(out / "report.md", ec);
   if (has_report && !o.force)
     throw UserError(fmt::format("'{}' already holds a report; pass --force to replace it", out.string()));
 
@@ -115,16 +136,33 @@ void run_report(const ReportOptions& o) {
   const bool created = !fs::exists(out, ec);
   fs::create_directories(out, ec);
   if (ec) throw UserError(fmt::format("cannot create output folder '{}': {}", out.string(), ec.message()));
-
-  std::vector<std::string> args{python, script.string()};
-  args.insert(args.end(), o.runs.begin(), o.runs.end());
-  args.insert(args.end(), {"--out", out.string(), "--quiet"});
-  if (o.force) args.emplace_back("--force");
-  const int rc = spawn_and_wait(args, false);
-  if (rc != 0 && created) fs::remove(out, ec);  // only if still empty: a folder we made for nothing
-  if (rc != 0)
-    throw UserError(rc < 0 ? fmt::format("cannot run {}", python)
-                           : fmt::format("rendering failed: {} exited with status {}", script.string(), rc));
+  {
+    const FolderLock lock(out);
+    // Rendered into a folder of its own first: a failure or a kill leaves the old report whole.
+    const fs::path tmp = out / fmt::format(".render-{}", ::getpid());
+    fs::remove_all(tmp, ec);
+    fs::create_directories(tmp);
+    std::vector<std::string> args{python, script.string()};
+    args.insert(args.end(), o.runs.begin(), o.runs.end());
+    args.insert(args.end(), {"--out", tmp.string(), "--quiet"});
+    const int rc = spawn_and_wait(args, false);
+    try {
+      if (rc != 0)
+        throw UserError(rc < 0 ? fmt::format("cannot run {}", python)
+                               : fmt::format("rendering failed: {} exited with status {} (the folder keeps its "
+                                             "earlier report, if any)",
+                                             script.string(), rc));
+      install_report(tmp, out);
+    } catch (...) {
+      fs::remove_all(tmp, ec);
+      if (created) {  // a folder we made for nothing (only our lock in it)
+        fs::remove(out / ".sumlab.lock", ec);
+        fs::remove(out, ec);
+      }
+      throw;
+    }
+    fs::remove_all(tmp, ec);
+  }
   fmt::print("{}\n", (out / "report.html").string());
   // The same bound tally the studies printed, read back from the rows the report drew.
   bool alarm = false;

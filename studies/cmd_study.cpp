@@ -26,14 +26,14 @@
 #include "studies/json_number.hpp"
 #include "studies/progress.hpp"
 #include "studies/run_folder.hpp"
+#include "studies/study_driver.hpp"
 
 namespace sumlab {
 namespace {
 
 struct StudyOptions {
-  std::string out;
-  bool quick = false, force = false, resume = false;
-  bool strict = false;  // exit 1 when a result breaks its error bound
+  RunOptions run;
+  bool quick = false;
   std::vector<std::string> algorithms{"all"};
   std::vector<std::string> dists;
   std::vector<std::string> dtypes{"float32", "float64"};
@@ -47,9 +47,6 @@ const std::vector<std::string> kErrorVsNColumns = {
     "study", "backend", "dtype", "dist", "n", "seed", "algorithm", "value", "hex", "reference",
     "reference_hex", "abs_error", "rel_error", "ulps", "correct_bits", "bound", "within_bound",
     "sum_abs", "condition", "verdict"};
-const std::vector<std::string> kCellKey = {"dtype", "dist", "n", "seed"};
-
-bool fs_exists(const std::filesystem::path& p) { return std::filesystem::exists(p); }
 
 // within_bound: 1 or 0 where a finite bound was checked, empty where none applies (the verdict
 // column says why).
@@ -220,6 +217,29 @@ nlohmann::ordered_json summarize(const CsvTable& t) {
   return fits;
 }
 
+// The names a list option resolves to (for the plan: "all" and the defaults spelled out).
+template <class T> std::vector<std::string> algorithm_names(const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  for (const auto* a : pick<T>(names)) out.emplace_back(a->info.name);
+  return out;
+}
+std::vector<std::string> kernel_names(const std::vector<GpuKernel>& kernels) {
+  std::vector<std::string> out;
+  for (GpuKernel k : kernels) out.emplace_back(info(k).name);
+  return out;
+}
+
+// One accuracy cell of either study: `prefix` holds its identifying columns.
+Cell accuracy(const StudyOptions& o, const std::vector<GpuKernel>& kernels, Backend* backend, const std::string& dtype,
+              DistributionSpec spec, std::uint64_t n, std::uint64_t seed, std::vector<std::string> prefix,
+              const std::string& table, std::string key, std::string what) {
+  return {std::move(key), std::move(what), [=, &o, &kernels]() -> CellRows {
+            return {{table, parse_dtype(dtype) == Dtype::float32
+                                ? accuracy_cell<float>(o.algorithms, kernels, backend, spec, n, seed, prefix)
+                                : accuracy_cell<double>(o.algorithms, kernels, backend, spec, n, seed, prefix)}};
+          }};
+}
+
 void run_error_vs_n(const StudyOptions& o) {
   const std::vector<std::string> dists =
       o.dists.empty() ? std::vector<std::string>{"uniform", "normal", "constant", "cancellation", "lognormal"}
@@ -232,7 +252,7 @@ void run_error_vs_n(const StudyOptions& o) {
     }
   }
   for (const auto& d : o.dtypes) (void)parse_dtype(d);
-  (void)pick<float>(o.algorithms);  // unknown names fail before any folder is touched
+  const auto algorithms = algorithm_names<float>(o.algorithms);  // unknown names fail before any folder is touched
   const bool cuda = o.backend == "cuda" || (o.backend.empty() && cuda_backend_available());
   const auto sizes = sizes_for(o, cuda);
   const int seeds = o.seeds > 0 ? o.seeds : (o.quick ? 2 : 3);
@@ -241,57 +261,36 @@ void run_error_vs_n(const StudyOptions& o) {
   const auto kernels = pick_kernels(o.gpu_kernels, backend.get());
   const std::string backend_name = backend ? std::string(backend->name()) : "cpu";
 
-  const std::string out = o.out.empty() ? "runs/error-vs-n" : o.out;
-  RunFolder folder(out, "error-vs-n", o.resume ? RunMode::resume : (o.force ? RunMode::force : RunMode::fresh),
-                   this_command_line());
-  folder.write_json("provenance.json", provenance("error-vs-n", this_command_line(), backend_name));
-  const auto done = folder.done_keys("error_vs_n.csv", kCellKey, true);
-  CsvAppender csv(folder.file("error_vs_n.csv"), kErrorVsNColumns);
-
-  const std::size_t total = o.dtypes.size() * dists.size() * sizes.size() * static_cast<std::size_t>(seeds);
-  Progress progress("error-vs-n", total);
-  std::size_t skipped = 0;
+  nlohmann::ordered_json plan;
+  plan["dtypes"] = o.dtypes;
+  plan["dists"] = dists;
+  plan["sizes"] = sizes;
+  plan["seeds"] = seeds;
+  plan["algorithms"] = algorithms;
+  plan["gpu_kernels"] = kernel_names(kernels);
+  plan["backend"] = backend_name;
+  Study study("error-vs-n", o.run, plan, backend_name, {{"error_vs_n.csv", kErrorVsNColumns}});
+  std::vector<Cell> cells;
   for (const auto& dtype : o.dtypes)
     for (const auto& dist : dists)
       for (const auto n : sizes)
         for (int s = 1; s <= seeds; ++s) {
-          const std::string key = dtype + "|" + dist + "|" + std::to_string(n) + "|" + std::to_string(s) + "|";
-          const std::string what = fmt::format("{} {} n={} seed={}", dtype, dist, n, s);
-          if (done.count(key)) {
-            ++skipped;
-            progress.step(what + " (done before)");
-            continue;
-          }
           DistributionSpec spec;
           spec.kind = parse_distribution(dist);
           const auto seed = static_cast<std::uint64_t>(s);
-          const std::vector<std::string> prefix{"error-vs-n", o.backend, dtype, dist, std::to_string(n),
-                                                std::to_string(seed)};
-          csv.rows(parse_dtype(dtype) == Dtype::float32
-                       ? accuracy_cell<float>(o.algorithms, kernels, backend.get(), spec, n, seed, prefix)
-                       : accuracy_cell<double>(o.algorithms, kernels, backend.get(), spec, n, seed, prefix));
-          progress.step(what);
+          cells.push_back(accuracy(o, kernels, backend.get(), dtype, spec, n, seed,
+                                   {"error-vs-n", o.backend, dtype, dist, std::to_string(n), std::to_string(seed)},
+                                   "error_vs_n.csv", fmt::format("{}|{}|{}|{}", dtype, dist, n, s),
+                                   fmt::format("{} {} n={} seed={}", dtype, dist, n, s)));
         }
-  progress.finish();
-  if (!fs_exists(folder.file("headlines.csv"))) {
-    CsvAppender h(folder.file("headlines.csv"), kHeadlineColumns);
-    h.rows(headline_rows());
-  }
+  study.run(cells);
+  // The seeds' figures: a phase of its own, written whole (recomputed if an interruption left it out).
+  if (!study.folder().exists("headlines.csv")) study.folder().write_csv("headlines.csv", kHeadlineColumns, headline_rows());
 
   nlohmann::ordered_json summary;
-  summary["study"] = "error-vs-n";
   summary["csv"] = "error_vs_n.csv";
-  summary["cells"] = total;
-  summary["cells_resumed"] = skipped;
-  const CsvTable table = read_csv(folder.file("error_vs_n.csv"));
-  BoundAlarm tally;
-  tally.add_rows(table);
-  summary["bounds"] = tally.json();
-  summary["growth_fits"] = summarize(table);
-  folder.write_json("summary.json", summary);
-  fmt::print("error-vs-n: {} cells ({} from an earlier run) in {}\n{}", total, skipped, folder.dir().string(),
-             tally.text("error-vs-n: "));
-  if (o.strict && tally.alarm()) throw CheckFailed("results broke their error bound (--strict)");
+  summary["growth_fits"] = summarize(read_csv(study.folder().file("error_vs_n.csv")));
+  study.finish(summary);
 }
 
 
@@ -304,7 +303,7 @@ const std::vector<std::string> kErrorVsCondColumns = {
 // 10^0 .. 10^40 (float) / 10^60 (double).
 void run_error_vs_cond(const StudyOptions& o, std::uint64_t n, int step) {
   for (const auto& d : o.dtypes) (void)parse_dtype(d);
-  (void)pick<float>(o.algorithms);
+  const auto algorithms = algorithm_names<float>(o.algorithms);
   if (n < 4) throw UserError("error-vs-cond needs --n >= 4");
   if (step < 1) throw UserError("--decades-step must be >= 1");
   const int seeds = o.seeds > 0 ? o.seeds : (o.quick ? 2 : 3);
@@ -312,55 +311,42 @@ void run_error_vs_cond(const StudyOptions& o, std::uint64_t n, int step) {
   auto backend = o.backend == "cpu" ? nullptr : make_backend(o.backend);
   const auto kernels = pick_kernels(o.gpu_kernels, backend.get());
   const std::string backend_name = backend ? std::string(backend->name()) : "cpu";
-  const std::string out = o.out.empty() ? "runs/error-vs-cond" : o.out;
-  RunFolder folder(out, "error-vs-cond", o.resume ? RunMode::resume : (o.force ? RunMode::force : RunMode::fresh),
-                   this_command_line());
-  folder.write_json("provenance.json", provenance("error-vs-cond", this_command_line(), backend_name));
-  const auto done = folder.done_keys("error_vs_cond.csv", {"dtype", "requested_condition", "seed"}, true);
-  CsvAppender csv(folder.file("error_vs_cond.csv"), kErrorVsCondColumns);
-  std::vector<std::pair<std::string, int>> plan;  // (dtype, decade)
+  std::vector<std::pair<std::string, int>> decades;  // (dtype, decade)
   for (const auto& dtype : o.dtypes)
-    for (int k = 0; k <= (parse_dtype(dtype) == Dtype::float32 ? 40 : 60); k += step) plan.emplace_back(dtype, k);
-  Progress progress("error-vs-cond", plan.size() * static_cast<std::size_t>(seeds));
-  for (const auto& [dtype, k] : plan)
+    for (int k = 0; k <= (parse_dtype(dtype) == Dtype::float32 ? 40 : 60); k += step) decades.emplace_back(dtype, k);
+
+  nlohmann::ordered_json plan;
+  plan["dtypes"] = o.dtypes;
+  plan["n"] = n;
+  plan["decades_step"] = step;
+  plan["seeds"] = seeds;
+  plan["algorithms"] = algorithms;
+  plan["gpu_kernels"] = kernel_names(kernels);
+  plan["backend"] = backend_name;
+  Study study("error-vs-cond", o.run, plan, backend_name, {{"error_vs_cond.csv", kErrorVsCondColumns}});
+  std::vector<Cell> cells;
+  for (const auto& [dtype, k] : decades)
     for (int s = 1; s <= seeds; ++s) {
       const std::string cond = fmt::format("1e{}", k);
-      const std::string what = fmt::format("{} cond={} seed={}", dtype, cond, s);
-      if (done.count(dtype + "|" + cond + "|" + std::to_string(s) + "|")) {
-        progress.step(what + " (done before)");
-        continue;
-      }
       DistributionSpec spec;
       spec.kind = Distribution::ill_conditioned;
       spec.condition = std::pow(10.0, k);
       const auto seed = static_cast<std::uint64_t>(s);
-      const std::vector<std::string> prefix{"error-vs-cond", o.backend, dtype, std::to_string(n),
-                                            std::to_string(seed), cond};
-      csv.rows(parse_dtype(dtype) == Dtype::float32 ? accuracy_cell<float>(o.algorithms, kernels, backend.get(), spec, n, seed, prefix)
-                                                    : accuracy_cell<double>(o.algorithms, kernels, backend.get(), spec, n, seed, prefix));
-      progress.step(what);
+      cells.push_back(accuracy(o, kernels, backend.get(), dtype, spec, n, seed,
+                               {"error-vs-cond", o.backend, dtype, std::to_string(n), std::to_string(seed), cond},
+                               "error_vs_cond.csv", fmt::format("{}|{}|{}", dtype, cond, s),
+                               fmt::format("{} cond={} seed={}", dtype, cond, s)));
     }
-  progress.finish();
+  study.run(cells);
   nlohmann::ordered_json summary;
-  summary["study"] = "error-vs-cond";
   summary["csv"] = "error_vs_cond.csv";
   summary["n"] = n;
-  summary["cells"] = plan.size() * static_cast<std::size_t>(seeds);
-  BoundAlarm tally;
-  tally.add_rows(read_csv(folder.file("error_vs_cond.csv")));
-  summary["bounds"] = tally.json();
-  folder.write_json("summary.json", summary);
-  fmt::print("error-vs-cond: {} cells in {}\n{}", plan.size() * static_cast<std::size_t>(seeds),
-             folder.dir().string(), tally.text("error-vs-cond: "));
-  if (o.strict && tally.alarm()) throw CheckFailed("results broke their error bound (--strict)");
+  study.finish(summary);
 }
 
 void add_common(CLI::App* cmd, StudyOptions& o) {
-  cmd->add_option("--out", o.out, "Run folder to create (default runs/<study>)");
+  add_run_options(*cmd, o.run);
   cmd->add_flag("--quick", o.quick, "A small version that runs in seconds");
-  cmd->add_flag("--force", o.force, "Replace an existing run in --out");
-  cmd->add_flag("--resume", o.resume, "Continue the run in --out, skipping the cells it finished");
-  cmd->add_flag("--strict", o.strict, "Exit 1 when a result breaks its error bound");
   cmd->add_option("--algorithms", o.algorithms, "Algorithms (comma list or 'all')")->delimiter(',');
   cmd->add_option("--dists", o.dists, "Distributions (comma list)")->delimiter(',');
   cmd->add_option("--dtypes", o.dtypes, "float32,float64")->delimiter(',');
@@ -383,10 +369,7 @@ void register_study(CLI::App& app) {
   evn->add_option("--log2-min", o->log2_min, "Smallest n = 2^k")->capture_default_str();
   evn->add_option("--log2-max", o->log2_max, "Largest n = 2^k (default 24 on the model, 30 on cuda; quick 20)");
   evn->add_option("--log2-step", o->log2_step, "Step of k in n = 2^k (default 1, quick 2)")->check(CLI::Range(1, 8));
-  evn->callback([o] {
-    if (o->force && o->resume) throw UserError("--force and --resume exclude each other");
-    run_error_vs_n(*o);
-  });
+  evn->callback([o] { run_error_vs_n(*o); });
 
   register_study_determinism(*study);
   register_study_variance(*study);
@@ -402,7 +385,6 @@ void register_study(CLI::App& app) {
   evc->add_option("--n", *cn, "Elements per sum (default 10000, quick 1000)");
   evc->add_option("--decades-step", *step, "Condition numbers 10^0, 10^step, ... (default 2, quick 5)");
   evc->callback([c, cn, step] {
-    if (c->force && c->resume) throw UserError("--force and --resume exclude each other");
     if (!c->dists.empty()) throw UserError("error-vs-cond always uses the ill_conditioned generator");
     run_error_vs_cond(*c, *cn ? *cn : (c->quick ? 1000 : 10000), *step ? *step : (c->quick ? 5 : 2));
   });

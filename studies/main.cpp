@@ -8,13 +8,26 @@
 #include <system_error>
 
 #include "studies/commands.hpp"
+#include "studies/study_driver.hpp"
 
 namespace {
 
-// The footer of every --help: the exit codes, the same for every subcommand.
-void add_footer(CLI::App& app) {
+// Every subcommand: the exit codes in its --help footer, and list options that are sets: a
+// repeated entry ("--dtypes float32,float32") would run every cell twice and count twice in every
+// fit, so it is refused before anything runs. The one list that is a sequence: CSR --offsets.
+void add_common_rules(CLI::App& app) {
   app.footer(sumlab::exit_codes_help);
-  for (CLI::App* sub : app.get_subcommands({})) add_footer(*sub);
+  app.parse_complete_callback([&app] {
+    for (const CLI::Option* opt : app.get_options()) {
+      if (opt->get_delimiter() == '\0' || opt->get_name() == "--offsets") continue;
+      const auto& values = opt->results();
+      for (std::size_t i = 0; i < values.size(); ++i)
+        for (std::size_t j = 0; j < i; ++j)
+          if (values[i] == values[j])
+            throw sumlab::UserError(opt->get_name() + " lists '" + values[i] + "' twice (a list is a set)");
+    }
+  });
+  for (CLI::App* sub : app.get_subcommands({})) add_common_rules(*sub);
 }
 
 bool out_of_space(const std::error_code& ec) {
@@ -41,7 +54,7 @@ int main(int argc, char** argv) {
   sumlab::register_bench(app);
   sumlab::register_specials(app);
   sumlab::register_algorithms(app);
-  add_footer(app);
+  add_common_rules(app);
   using namespace sumlab;
   try {
     app.parse(argc, argv);
@@ -52,6 +65,8 @@ int main(int argc, char** argv) {
     return fail(exit_bad_input, e.what());
   } catch (const CheckFailed& e) {
     return fail(exit_check_failed, e.what());
+  } catch (const Interrupted& e) {
+    return fail(130, e.what());  // the shell's code for a process stopped by SIGINT
   } catch (const ResourceError& e) {
     return fail(exit_resources, e.what());
   } catch (const std::bad_alloc&) {

@@ -1,10 +1,14 @@
 #include "studies/run_folder.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -21,6 +25,11 @@ namespace fs = std::filesystem;
 
 namespace sumlab {
 namespace {
+
+constexpr const char* lock_name = ".sumlab.lock";
+constexpr const char* manifest_name = "manifest.json";
+constexpr const char* journal_name = "cells.log";
+constexpr int format_version = 2;  // 1: before the manifest, cells.log and the plan
 
 std::string csv_field(const std::string& f) {
   if (f.find_first_of(",\"\n") == std::string::npos) return f;
@@ -72,71 +81,100 @@ std::string utc_now() {
   return buf;
 }
 
+// A failed write: out of space is a resource problem (exit 3), anything else the folder's (exit 2).
+[[noreturn]] void write_failed(const fs::path& p, int err) {
+  const std::string what = fmt::format("cannot write '{}': {}", p.string(), std::strerror(err));
+  if (err == ENOSPC || err == EDQUOT || err == EFBIG) throw ResourceError(what);
+  throw UserError(what);
+}
+
+void write_all(int fd, const std::string& data, const fs::path& p) {
+  std::size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t w = ::write(fd, data.data() + done, data.size() - done);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      write_failed(p, errno);
+    }
+    done += static_cast<std::size_t>(w);
+  }
+}
+
+void fsync_dir(const fs::path& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+}
+
+// Complete or absent: a temporary file in the same folder, fsynced, renamed over `path`.
+void atomic_write(const fs::path& path, const std::string& content) {
+  const fs::path tmp = path.parent_path() / (path.filename().string() + ".tmp." + std::to_string(::getpid()));
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) write_failed(tmp, errno);
+  try {
+    write_all(fd, content, tmp);
+    if (::fsync(fd) != 0) write_failed(tmp, errno);
+  } catch (...) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    write_failed(path, err);
+  }
+  fsync_dir(path.parent_path());
+}
+
+// Appends `data` with one write() and fsyncs; returns the file's size afterwards.
+std::uint64_t append_durably(const fs::path& path, const std::string& data) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) write_failed(path, errno);
+  try {
+    write_all(fd, data, path);
+    if (::fsync(fd) != 0) write_failed(path, errno);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  struct stat st {};
+  ::fstat(fd, &st);
+  ::close(fd);
+  return static_cast<std::uint64_t>(st.st_size);
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+std::string plan_hash(const nlohmann::ordered_json& plan) {
+  std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a over the canonical dump
+  for (unsigned char c : plan.dump()) h = (h ^ c) * 0x100000001b3ull;
+  return fmt::format("{:016x}", h);
+}
+
+// "dtypes: [float32] -> [float32,float64]; seeds: 2 -> 3" for the keys whose values differ.
+std::string plan_difference(const nlohmann::json& old_plan, const nlohmann::ordered_json& plan) {
+  std::vector<std::string> diffs;
+  std::set<std::string> keys;
+  for (auto it = old_plan.begin(); it != old_plan.end(); ++it) keys.insert(it.key());
+  for (auto it = plan.begin(); it != plan.end(); ++it) keys.insert(it.key());
+  for (const auto& k : keys) {
+    const std::string a = old_plan.contains(k) ? old_plan[k].dump() : "(absent)";
+    const std::string b = plan.contains(k) ? nlohmann::json(plan[k]).dump() : "(absent)";
+    if (a != b) diffs.push_back(fmt::format("{}: {} -> {}", k, a, b));
+  }
+  std::string out;
+  for (const auto& d : diffs) out += (out.empty() ? "" : "; ") + d;
+  return out;
+}
+
 }  // namespace
-
-CsvAppender::CsvAppender(const fs::path& path, const std::vector<std::string>& columns)
-    : columns_(columns.size()) {
-  const bool existing = fs::exists(path) && fs::file_size(path) > 0;
-  if (existing) {
-    // A run interrupted in the middle of a write leaves a last line without its newline: cut it off,
-    // so that resumed rows start on a line of their own (read_csv already ignores such a line).
-    std::string content;
-    {
-      std::ifstream in(path, std::ios::binary);
-      content.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    }
-    if (!content.empty() && content.back() != '\n') {
-      const auto last = content.rfind('\n');
-      fs::resize_file(path, last == std::string::npos ? 0 : last + 1);
-    }
-  }
-  if (existing && fs::file_size(path) > 0) {
-    const CsvTable t = read_csv(path);
-    if (t.header != columns)
-      throw UserError("'" + path.string() + "' has other columns than this study writes; use --force to start over");
-  }
-  file_ = std::fopen(path.c_str(), "a");
-  if (!file_) throw UserError("cannot write '" + path.string() + "': " + std::strerror(errno));
-  if (!existing || fs::file_size(path) == 0) {
-    write_line(columns);
-    std::fflush(file_);
-  }
-}
-
-CsvAppender::CsvAppender(CsvAppender&& o) noexcept : file_(o.file_), columns_(o.columns_) { o.file_ = nullptr; }
-CsvAppender& CsvAppender::operator=(CsvAppender&& o) noexcept {
-  if (this != &o) {
-    if (file_) std::fclose(file_);
-    file_ = o.file_;
-    columns_ = o.columns_;
-    o.file_ = nullptr;
-  }
-  return *this;
-}
-CsvAppender::~CsvAppender() {
-  if (file_) std::fclose(file_);
-}
-
-void CsvAppender::write_line(const std::vector<std::string>& fields) {
-  std::string line;
-  for (std::size_t i = 0; i < fields.size(); ++i) {
-    if (i) line.push_back(',');
-    line.append(csv_field(fields[i]));
-  }
-  line.push_back('\n');
-  if (std::fwrite(line.data(), 1, line.size(), file_) != line.size())
-    throw UserError(std::string("write failed: ") + std::strerror(errno));
-}
-
-void CsvAppender::row(const std::vector<std::string>& fields) { rows({fields}); }
-
-void CsvAppender::rows(const std::vector<std::vector<std::string>>& rs) {
-  for (const auto& r : rs) {
-    if (r.size() != columns_) throw std::logic_error("CSV row has the wrong number of fields");
-    write_line(r);
-  }
-  if (std::fflush(file_) != 0) throw UserError(std::string("write failed: ") + std::strerror(errno));
-}
 
 int CsvTable::column(const std::string& name) const {
   for (std::size_t i = 0; i < header.size(); ++i)
@@ -153,113 +191,284 @@ CsvTable read_csv(const fs::path& path) {
   while (std::getline(in, line)) {
     if (line.empty()) continue;
     auto fields = split_csv_line(line);
-    // A row cut short by an interruption mid-write is not a measurement: drop it.
     if (fields.size() == t.header.size()) t.rows.push_back(std::move(fields));
   }
   return t;
 }
 
+std::set<std::string> read_manifest(const fs::path& dir) {
+  std::set<std::string> files;
+  const fs::path p = dir / manifest_name;
+  if (!fs::exists(p)) return files;
+  const auto j = nlohmann::json::parse(read_text(p), nullptr, false);
+  if (j.is_discarded() || !j.contains("files") || !j["files"].is_array())
+    throw UserError(fmt::format("'{}' is not a sumlab manifest", p.string()));
+  for (const auto& f : j["files"]) {
+    const std::string name = f.get<std::string>();
+    // Only plain relative paths inside the folder: a tampered manifest must not reach outside it.
+    const fs::path rel(name);
+    if (rel.is_absolute() || name.find("..") != std::string::npos)
+      throw UserError(fmt::format("'{}' lists '{}', outside its folder", p.string(), name));
+    files.insert(name);
+  }
+  return files;
+}
+
+void write_manifest(const fs::path& dir, const std::set<std::string>& files) {
+  nlohmann::ordered_json j;
+  j["written_by"] = "sumlab";
+  j["note"] = "the files sumlab wrote in this folder; --force removes these and nothing else";
+  j["files"] = files;
+  atomic_write(dir / manifest_name, j.dump(2) + "\n");
+}
+
+void append_csv(const fs::path& path, const std::vector<std::string>& columns,
+                const std::vector<std::vector<std::string>>& rows) {
+  const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  std::optional<FolderLock> lock;
+  if (fs::exists(dir / manifest_name)) {
+    lock.emplace(dir);
+    std::set<std::string> files = read_manifest(dir);
+    if (!files.count(path.filename().string())) {
+      if (fs::exists(path))
+        throw UserError(fmt::format("'{}' exists but sumlab did not write it: move it away or choose another file",
+                                    path.string()));
+      files.insert(path.filename().string());
+      write_manifest(dir, files);
+    }
+  }
+  const std::string header = csv_line(columns) + "\n";
+  if (fs::exists(path)) {
+    std::ifstream in(path);
+    std::string first;
+    std::getline(in, first);
+    if (first + "\n" != header)
+      throw UserError(fmt::format("'{}' has other columns than these rows; choose another file", path.string()));
+  } else {
+    atomic_write(path, header);
+  }
+  std::string block;
+  for (const auto& r : rows) block += csv_line(r) + "\n";
+  if (!block.empty()) append_durably(path, block);
+}
+
+std::size_t remove_recorded_files(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::exists(dir / manifest_name, ec)) return 0;
+  const std::set<std::string> files = read_manifest(dir);
+  std::size_t removed = 0;
+  std::set<fs::path, std::greater<>> parents;  // deepest first
+  for (const auto& f : files) {
+    if (fs::remove(dir / f, ec)) ++removed;
+    for (fs::path p = fs::path(f).parent_path(); !p.empty(); p = p.parent_path()) parents.insert(dir / p);
+  }
+  fs::remove(dir / manifest_name, ec);
+  for (const auto& p : parents)
+    if (fs::is_directory(p, ec) && fs::is_empty(p, ec)) fs::remove(p, ec);
+  return removed;
+}
+
+FolderLock::FolderLock(const fs::path& dir) {
+  const fs::path lock = dir / lock_name;
+  fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw UserError(fmt::format("folder '{}' is not writable: {}", dir.string(), std::strerror(errno)));
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    std::string holder = read_text(lock);
+    while (!holder.empty() && holder.back() == '\n') holder.pop_back();
+    ::close(fd_);
+    fd_ = -1;
+    throw UserError(fmt::format("'{}' is being written by another sumlab process ({}); wait for it to finish "
+                                "or choose another folder",
+                                dir.string(), holder.empty() ? "unknown" : holder));
+  }
+  const std::string me = fmt::format("pid {} since {}\n", ::getpid(), utc_now());
+  if (::ftruncate(fd_, 0) == 0) write_all(fd_, me, lock);
+}
+
+FolderLock::~FolderLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing drops the flock
+}
+
 RunFolder::RunFolder(const fs::path& dir, const std::string& study, RunMode mode,
-                     const std::string& command_line)
+                     const nlohmann::ordered_json& plan, const std::string& backend)
     : dir_(dir) {
   std::error_code ec;
-  const fs::path prov = dir / "provenance.json";
-  if (fs::exists(prov)) {
-    if (mode == RunMode::fresh)
-      throw UserError("'" + dir.string() + "' already holds a run; use --resume to continue it or --force to replace it");
-    if (mode == RunMode::resume) {
-      std::ifstream in(prov);
-      nlohmann::json p = nlohmann::json::parse(in, nullptr, false);
-      if (p.is_discarded() || p.value("study", "") != study)
-        throw UserError("'" + dir.string() + "' holds another study (" +
-                        (p.is_discarded() ? std::string("unreadable provenance") : p.value("study", "?")) + ")");
-    }
-    if (mode == RunMode::force) {
-      for (const auto& entry : fs::directory_iterator(dir, ec))
-        if (entry.is_regular_file()) fs::remove(entry.path(), ec);
-    }
-  } else if (fs::exists(dir) && !fs::is_directory(dir)) {
-    throw UserError("'" + dir.string() + "' exists and is not a folder");
-  } else if (fs::exists(dir) && !fs::is_empty(dir) && mode == RunMode::fresh) {
-    throw UserError("'" + dir.string() + "' is not empty; choose a new folder or pass --force");
-  }
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+    throw UserError(fmt::format("'{}' exists and is not a folder", dir.string()));
   fs::create_directories(dir, ec);
-  if (ec || !fs::is_directory(dir))
-    throw UserError("cannot create run folder '" + dir.string() + "': " + ec.message());
-  // Probe writability now rather than failing after the first expensive cell.
-  const fs::path probe = dir / ".write-test";
-  {
-    std::ofstream p(probe);
-    if (!p) throw UserError("run folder '" + dir.string() + "' is not writable");
+  if (ec || !fs::is_directory(dir)) throw UserError(fmt::format("cannot create run folder '{}': {}", dir.string(), ec.message()));
+
+  // The lock first: everything below looks at the folder's state, which only the holder may change.
+  lock_.emplace(dir);
+
+  manifest_ = read_manifest(dir);
+  const bool has_run = fs::exists(dir / "provenance.json", ec);
+  bool empty = true;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().filename() != lock_name) empty = false;
+
+  switch (mode) {
+    case RunMode::fresh:
+      if (!empty)
+        throw UserError(fmt::format("'{}' is not empty{}; use --resume to continue it, --force to replace what "
+                                    "sumlab wrote there, or choose another folder",
+                                    dir.string(), has_run ? " (it holds a run)" : ""));
+      break;
+    case RunMode::force:
+      remove_recorded_files(dir / "report");
+      remove_recorded_files(dir);
+      manifest_.clear();
+      break;
+    case RunMode::resume:
+      if (!has_run) throw UserError(fmt::format("nothing to resume in '{}' (no provenance.json)", dir.string()));
+      if (manifest_.empty())
+        throw UserError(fmt::format("'{}' was written by an older sumlab (no manifest.json): --resume needs a "
+                                    "folder written by this version; start a new one",
+                                    dir.string()));
+      resumed_ = true;
+      break;
   }
-  fs::remove(probe, ec);
-  (void)command_line;
+  open_provenance(study, mode, plan, backend);
+  if (resumed_) recover_tables();
 }
 
-std::set<std::string> RunFolder::done_keys(const std::string& csv_name,
-                                           const std::vector<std::string>& key_columns,
-                                           bool redo_last_cell) const {
-  std::set<std::string> keys;
-  const fs::path path = file(csv_name);
-  if (!fs::exists(path)) return keys;
-  const CsvTable t = read_csv(path);
-  std::vector<int> idx;
-  for (const auto& c : key_columns) idx.push_back(t.column(c));
-  auto key_of = [&](const std::vector<std::string>& r) {
-    std::string k;
-    for (int i : idx) k += (i >= 0 ? r[static_cast<std::size_t>(i)] : std::string()) + "|";
-    return k;
-  };
-  // Cells are appended one after another, so only the last one can have been cut short by an
-  // interruption: its rows are removed and it is run again.
-  if (!redo_last_cell) {
-    for (const auto& r : t.rows) keys.insert(key_of(r));
-    return keys;
+void RunFolder::record(const std::string& name) {
+  if (manifest_.count(name)) return;
+  if (fs::exists(dir_ / name))
+    throw UserError(fmt::format("'{}' exists but sumlab did not write it (it is not in {}): move it away or "
+                                "choose another folder",
+                                (dir_ / name).string(), manifest_name));
+  manifest_.insert(name);
+  write_manifest(dir_, manifest_);
+}
+
+void RunFolder::open_provenance(const std::string& study, RunMode mode, const nlohmann::ordered_json& plan,
+                                const std::string& backend) {
+  nlohmann::ordered_json inv = invocation(this_command_line(), backend);
+  inv["mode"] = mode == RunMode::fresh ? "fresh" : mode == RunMode::force ? "force" : "resume";
+  nlohmann::ordered_json p;
+  if (mode == RunMode::resume) {
+    p = nlohmann::ordered_json::parse(read_text(dir_ / "provenance.json"), nullptr, false);
+    if (p.is_discarded() || !p.is_object())
+      throw UserError(fmt::format("'{}' has an unreadable provenance.json", dir_.string()));
+    if (p.value("study", "") != study)
+      throw UserError(fmt::format("'{}' holds another study ({}), not {}", dir_.string(), p.value("study", "?"), study));
+    if (p.value("plan_hash", "") != plan_hash(plan))
+      throw UserError(fmt::format("--resume with a different plan would mix two studies in '{}'; differences: {}. "
+                                  "Rerun with the first plan's options, or use --force or another folder",
+                                  dir_.string(), plan_difference(p.value("plan", nlohmann::json::object()), plan)));
+    p["invocations"].push_back(inv);
+  } else {
+    p["study"] = study;
+    p["format"] = format_version;
+    p["plan"] = plan;
+    p["plan_hash"] = plan_hash(plan);
+    for (auto it = inv.begin(); it != inv.end(); ++it) p[it.key()] = it.value();  // the first invocation, flat
+    p["invocations"] = nlohmann::ordered_json::array({inv});
   }
-  const std::string last = t.rows.empty() ? std::string() : key_of(t.rows.back());
-  std::string kept;
-  for (std::size_t i = 0; i < t.header.size(); ++i) kept += (i ? "," : "") + csv_field(t.header[i]);
-  kept += "\n";
-  for (const auto& r : t.rows) {
-    const std::string k = key_of(r);
-    if (k == last) continue;
-    keys.insert(k);
-    for (std::size_t i = 0; i < r.size(); ++i) {
-      if (i) kept.push_back(',');
-      kept.append(csv_field(r[i]));
+  write_json("provenance.json", p);
+}
+
+void RunFolder::recover_tables() {
+  const fs::path journal = dir_ / journal_name;
+  if (!fs::exists(journal)) return;
+  // A cell counts only if its line is whole and every table still holds the rows the line says it
+  // wrote (a table cut short from outside makes that cell and every later one run again).
+  const std::string text = read_text(journal);
+  std::size_t kept = 0;
+  for (std::size_t pos = 0; pos < text.size();) {
+    const auto nl = text.find('\n', pos);
+    if (nl == std::string::npos) break;
+    const auto j = nlohmann::json::parse(text.substr(pos, nl - pos), nullptr, false);
+    if (j.is_discarded() || !j.contains("cell") || !j.contains("sizes")) break;
+    bool present = true;
+    std::map<std::string, std::uint64_t> sizes;
+    for (auto it = j["sizes"].begin(); it != j["sizes"].end(); ++it) {
+      sizes[it.key()] = it.value();
+      std::error_code ec;
+      const auto actual = fs::file_size(dir_ / it.key(), ec);
+      present = present && !ec && actual >= sizes[it.key()];
     }
-    kept.push_back('\n');
+    if (!present) break;
+    done_.insert(j["cell"].get<std::string>());
+    committed_sizes_ = sizes;
+    kept = nl + 1;
+    pos = nl + 1;
   }
-  const fs::path tmp = file(csv_name + ".tmp");
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out << kept;
-    if (!out) throw UserError("cannot rewrite '" + path.string() + "'");
-  }
-  fs::rename(tmp, path);
-  return keys;
+  if (kept != text.size()) fs::resize_file(journal, kept);
 }
 
-void RunFolder::write_json(const std::string& name, const nlohmann::ordered_json& j) const {
-  const fs::path tmp = file(name + ".tmp");
-  {
-    std::ofstream out(tmp);
-    if (!out) throw UserError("cannot write '" + tmp.string() + "'");
-    out << j.dump(2) << "\n";
-    if (!out) throw UserError("write failed: '" + tmp.string() + "'");
+void RunFolder::table(const std::string& name, const std::vector<std::string>& columns) {
+  tables_[name] = columns;
+  const fs::path path = dir_ / name;
+  const std::string header = csv_line(columns) + "\n";
+  if (manifest_.count(name) && fs::exists(path)) {
+    const std::string text = read_text(path);
+    if (text.compare(0, header.size(), header) != 0)
+      throw UserError(fmt::format("'{}' has other columns than this study writes; use --force to start over",
+                                  path.string()));
+    // Cut back to the last finished cell: rows past it belong to a cell that did not finish.
+    const auto it = committed_sizes_.find(name);
+    const std::uint64_t keep = it == committed_sizes_.end() ? header.size() : it->second;
+    if (text.size() != keep) fs::resize_file(path, keep);
+    return;
   }
-  std::error_code ec;
-  fs::rename(tmp, file(name), ec);
-  if (ec) throw UserError("cannot write '" + file(name).string() + "': " + ec.message());
+  record(name);
+  atomic_write(path, header);
 }
 
-nlohmann::ordered_json provenance(const std::string& study, const std::string& command_line,
-                                  const std::string& backend) {
+void RunFolder::commit_cell(const std::string& key,
+                            const std::map<std::string, std::vector<std::vector<std::string>>>& rows) {
+  for (const auto& [name, rs] : rows) {
+    const auto t = tables_.find(name);
+    if (t == tables_.end()) throw std::logic_error("commit_cell: undeclared table " + name);
+    std::string block;
+    for (const auto& r : rs) {
+      if (r.size() != t->second.size()) throw std::logic_error("commit_cell: a row of " + name + " has the wrong width");
+      block += csv_line(r) + "\n";
+    }
+    if (!block.empty()) append_durably(dir_ / name, block);
+  }
+  nlohmann::ordered_json line;
+  line["cell"] = key;
+  nlohmann::ordered_json sizes = nlohmann::ordered_json::object();
+  for (const auto& [name, columns] : tables_) sizes[name] = fs::file_size(dir_ / name);
+  line["sizes"] = sizes;
+  const fs::path journal = dir_ / journal_name;
+  if (!manifest_.count(journal_name)) {
+    record(journal_name);
+    atomic_write(journal, "");
+  }
+  append_durably(journal, line.dump() + "\n");
+  done_.insert(key);
+}
+
+void RunFolder::write_file(const std::string& name, const std::string& content) {
+  record(name);
+  atomic_write(dir_ / name, content);
+}
+
+void RunFolder::write_json(const std::string& name, const nlohmann::ordered_json& j) {
+  write_file(name, j.dump(2) + "\n");
+}
+
+void RunFolder::write_csv(const std::string& name, const std::vector<std::string>& columns,
+                          const std::vector<std::vector<std::string>>& rows) {
+  std::string text = csv_line(columns) + "\n";
+  for (const auto& r : rows) text += csv_line(r) + "\n";
+  write_file(name, text);
+}
+
+bool RunFolder::exists(const std::string& name) const {
+  return manifest_.count(name) && fs::exists(dir_ / name);
+}
+
+nlohmann::ordered_json invocation(const std::string& command_line, const std::string& backend) {
   nlohmann::ordered_json p;
   const std::string src = SUMLAB_SOURCE_DIR;
-  p["study"] = study;
   p["command_line"] = command_line;
   p["date_utc"] = utc_now();
+  p["sumlab_version"] = SUMLAB_VERSION;
   // SUMLAB_GIT_COMMIT names the commit where the tree has no .git (a copy sent to a GPU machine).
   const char* given = std::getenv("SUMLAB_GIT_COMMIT");
   std::string commit = given ? given : run_command("git -C '" + src + "' rev-parse HEAD 2>/dev/null");
@@ -280,6 +489,9 @@ nlohmann::ordered_json provenance(const std::string& study, const std::string& c
     p["gpu"] = info.name;
     p["driver"] = info.driver_version;
     p["cuda_runtime"] = info.runtime_version;
+    p["device"] = fmt::format("{} ({} SMs, compute {}.{}, L2 {} MB, driver CUDA {}, runtime {})", info.name,
+                              info.sm_count, info.cc_major, info.cc_minor, info.l2_bytes >> 20, info.driver_version,
+                              info.runtime_version);
   } else {
     p["gpu"] = backend == "cuda" ? "unavailable: " + why : backend;
   }
@@ -314,5 +526,14 @@ std::string this_command_line() {
 }
 
 std::string csv_number(double v) { return fmt::format("{}", v); }
+
+std::string csv_line(const std::vector<std::string>& fields) {
+  std::string line;
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (i) line.push_back(',');
+    line.append(csv_field(fields[i]));
+  }
+  return line;
+}
 
 }  // namespace sumlab

@@ -1,11 +1,27 @@
 #pragma once
-// A run folder: tidy CSV (one row per measurement, appended and flushed as each cell finishes),
-// a JSON summary and provenance.json. Reports read only these files.
+// A run folder is a transaction log: what a study measured, written so that no interruption,
+// concurrent writer or --force can lose, mix or destroy data. Reports read only these files.
 //
-// Safety: an existing folder that already holds a run is never overwritten unless the caller
-// passes --force (start over) or --resume (keep its rows and skip the cells already done).
-#include <cstdio>
+//   .sumlab.lock    held (flock) by the one process writing the folder: a second writer fails at
+//                   once, naming the holder; the kernel drops the lock when the holder dies.
+//   manifest.json   every file sumlab wrote here, recorded BEFORE the file is created: --force
+//                   removes exactly these (and the report's, report/manifest.json), never a
+//                   foreign file, and a file sumlab did not write is never appended to.
+//   provenance.json the plan (the study's resolved options, sumlab's version, the backend) and its
+//                   hash, plus one entry per invocation (command line, date, commit, host, GPU).
+//                   --resume with a different plan is refused, printing what differs.
+//   <table>.csv     tidy rows, created atomically with their header; a cell's rows are appended to
+//                   each table with one write() and an fsync.
+//   cells.log       one line per finished cell (its key and every table's size after its rows),
+//                   appended with one write() and an fsync: a cell is done when its line is there.
+//                   On resume, every table is cut back to the sizes of the last line, so the rows
+//                   of a cell cut short by a kill vanish and the cell runs again.
+//   other files     (summary.json, whole-file tables) written to a temporary name, fsynced and
+//                   renamed: complete or absent.
+#include <cstdint>
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -16,29 +32,8 @@ namespace sumlab {
 
 enum class RunMode { fresh, force, resume };
 
-class CsvAppender {
- public:
-  CsvAppender() = default;
-  // Opens `path` for appending; writes the header when the file is new or empty. When resuming,
-  // the existing header must match `columns` exactly (else UserError: a different study).
-  CsvAppender(const std::filesystem::path& path, const std::vector<std::string>& columns);
-  CsvAppender(const CsvAppender&) = delete;
-  CsvAppender& operator=(const CsvAppender&) = delete;
-  CsvAppender(CsvAppender&& o) noexcept;
-  CsvAppender& operator=(CsvAppender&& o) noexcept;
-  ~CsvAppender();
-  // Writes one row (fields already formatted; quoted if they hold a comma or quote) and flushes.
-  void row(const std::vector<std::string>& fields);
-  // Several rows written then flushed once: the unit of work that resume skips or redoes whole.
-  void rows(const std::vector<std::vector<std::string>>& rows);
-
- private:
-  void write_line(const std::vector<std::string>& fields);
-  std::FILE* file_ = nullptr;
-  std::size_t columns_ = 0;
-};
-
-// Reads a CSV written by CsvAppender: the header and the rows (no embedded newlines).
+// Reads a CSV written by sumlab: the header and the rows (no embedded newlines). A row whose field
+// count is not the header's (a torn line of a run folder from before the log) is dropped.
 struct CsvTable {
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> rows;
@@ -46,38 +41,92 @@ struct CsvTable {
 };
 CsvTable read_csv(const std::filesystem::path& path);
 
-class RunFolder {
+// The lock of a folder sumlab writes (.sumlab.lock, flock): held for the object's life; a second
+// process fails at once with a message naming the holder. The kernel drops it when the holder dies.
+class FolderLock {
  public:
-  // Creates (or, with resume/force, reopens) `dir` for `study`. Throws UserError when the folder
-  // exists with a run in it and mode is fresh, when it cannot be created or written, or when
-  // resuming a folder that holds another study.
-  RunFolder(const std::filesystem::path& dir, const std::string& study, RunMode mode,
-            const std::string& command_line);
-  const std::filesystem::path& dir() const { return dir_; }
-  std::filesystem::path file(const std::string& name) const { return dir_ / name; }
-  // Keys (a cell's identifying columns joined with '|') of the cells a CSV holds: what resume
-  // skips. With redo_last_cell (for studies that write a cell as several rows), the last cell in
-  // the file, the only one an interruption can have cut short, is removed from the file and not
-  // counted as done.
-  std::set<std::string> done_keys(const std::string& csv_name, const std::vector<std::string>& key_columns,
-                                  bool redo_last_cell = false) const;
-  // Writes `name` atomically (temporary file, then rename): never a half-written file.
-  void write_json(const std::string& name, const nlohmann::ordered_json& j) const;
+  explicit FolderLock(const std::filesystem::path& dir);  // the folder must exist
+  ~FolderLock();
+  FolderLock(const FolderLock&) = delete;
+  FolderLock& operator=(const FolderLock&) = delete;
 
  private:
-  std::filesystem::path dir_;
+  int fd_ = -1;
 };
 
-// provenance.json content: git commit and dirty flag, compiler and flags, CUDA version, GPU and
-// driver (or "model"/"cpu"), date, the exact command line.
-nlohmann::ordered_json provenance(const std::string& study, const std::string& command_line,
-                                  const std::string& backend);
+class RunFolder {
+ public:
+  // Opens `dir` for `study`, takes its lock, and checks it against the mode:
+  //   fresh   the folder is absent or empty;
+  //   force   removes what sumlab wrote there (its manifests' files) and starts over; foreign files
+  //           stay, and a foreign file with a name sumlab needs is an error, not overwritten;
+  //   resume  the folder holds the same study with the same plan (else UserError with the
+  //           differences), and its tables are cut back to the last finished cell.
+  // Records this invocation in provenance.json. Throws UserError for every refusal.
+  RunFolder(const std::filesystem::path& dir, const std::string& study, RunMode mode,
+            const nlohmann::ordered_json& plan, const std::string& backend);
+  RunFolder(const RunFolder&) = delete;
+  RunFolder& operator=(const RunFolder&) = delete;
+
+  const std::filesystem::path& dir() const { return dir_; }
+  std::filesystem::path file(const std::string& name) const { return dir_ / name; }
+  bool resumed() const { return resumed_; }
+
+  // Declares an appendable table: created (atomically, with its header) if absent; on resume its
+  // header must be `columns`.
+  void table(const std::string& name, const std::vector<std::string>& columns);
+  // Keys of the finished cells (from cells.log).
+  const std::set<std::string>& done() const { return done_; }
+  // Appends one cell's rows (table -> rows, fields already formatted) and then its cells.log line.
+  void commit_cell(const std::string& key, const std::map<std::string, std::vector<std::vector<std::string>>>& rows);
+
+  // Writes a whole file atomically (temporary name, fsync, rename), recorded in the manifest.
+  void write_file(const std::string& name, const std::string& content);
+  void write_json(const std::string& name, const nlohmann::ordered_json& j);
+  // A whole-file table (written once, complete or absent).
+  void write_csv(const std::string& name, const std::vector<std::string>& columns,
+                 const std::vector<std::vector<std::string>>& rows);
+  bool exists(const std::string& name) const;
+
+ private:
+  void record(const std::string& name);  // adds `name` to the manifest (before it is created)
+  void open_provenance(const std::string& study, RunMode mode, const nlohmann::ordered_json& plan,
+                       const std::string& backend);
+  void recover_tables();
+
+  std::filesystem::path dir_;
+  std::optional<FolderLock> lock_;
+  bool resumed_ = false;
+  std::set<std::string> manifest_;
+  std::map<std::string, std::vector<std::string>> tables_;  // name -> columns
+  std::map<std::string, std::uint64_t> committed_sizes_;    // from the last cells.log line
+  std::set<std::string> done_;
+};
+
+// Appends rows to a standalone CSV (created atomically with its header; an existing file must have
+// `columns`), with one write() and an fsync. When the CSV lies in a run folder, the folder's lock
+// is taken and the file is recorded in its manifest (so the study's --force removes it too).
+void append_csv(const std::filesystem::path& path, const std::vector<std::string>& columns,
+                const std::vector<std::vector<std::string>>& rows);
+
+// Removes the files a manifest (`dir`/manifest.json) lists, then the manifest, and the folders
+// they leave empty; foreign files stay. Returns how many files it removed.
+std::size_t remove_recorded_files(const std::filesystem::path& dir);
+// Writes `dir`/manifest.json listing `files` (paths relative to dir), atomically.
+void write_manifest(const std::filesystem::path& dir, const std::set<std::string>& files);
+std::set<std::string> read_manifest(const std::filesystem::path& dir);
+
+// provenance.json's description of this invocation: command line, date, git commit and dirty flag,
+// compiler and flags, host and CPU, CUDA version, GPU and driver (or the backend's name).
+nlohmann::ordered_json invocation(const std::string& command_line, const std::string& backend);
 
 std::string join_command_line(int argc, const char* const* argv);
 
 // A CSV field for a double: the shortest text that reads back as the same value ("nan", "inf"
 // and "-inf" for the specials).
 std::string csv_number(double v);
+// One CSV line (no newline) of fields, quoted where they hold a comma or quote.
+std::string csv_line(const std::vector<std::string>& fields);
 // The command line of this process (from /proc/self/cmdline), quoted for a shell.
 std::string this_command_line();
 

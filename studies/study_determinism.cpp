@@ -60,7 +60,7 @@
 #include "studies/parallel_for.hpp"
 #include "studies/size_text.hpp"
 #include "studies/input_options.hpp"
-#include "studies/progress.hpp"
+#include "studies/study_driver.hpp"
 #include "studies/run_folder.hpp"
 
 #if defined(SUMLAB_WITH_CUDA)
@@ -88,8 +88,8 @@ const std::vector<std::string> kClassesColumns = {
 const std::vector<std::string> kCellKey = {"dtype", "dist", "n", "seed"};
 
 struct DeterminismOptions {
-  std::string out;
-  bool quick = false, force = false, resume = false, summarize_only = false;
+  RunOptions run;
+  bool quick = false, summarize_only = false;
   std::string backend;
   std::vector<std::string> kernels;
   std::vector<std::string> dists, dtypes, sizes;
@@ -473,14 +473,13 @@ template <class T> struct CellOutput {
 };
 
 template <class T>
-CellOutput<T> run_cell(Backend& backend, const Plan& p, const std::string& dist, std::int64_t n, Progress& progress) {
+CellOutput<T> run_cell(Backend& backend, const Plan& p, const std::string& dist, std::int64_t n) {
   const std::string dtype(FloatTraits<T>::dtype);
   const bool cuda = p.backend == BackendKind::cuda;
   DistributionSpec spec;
   spec.kind = parse_distribution(dist);
   CellInput<T> input(backend, spec, dist, p.seed, n);
   const std::span<const T> x = input.x();
-  const std::string where = fmt::format("{} {} n={}", dtype, dist, size_text(n));
 
   // The reference (MPFR, correctly rounded) and the exact sum for residuals (core's
   // superaccumulator, cross-checked against MPFR here).
@@ -500,10 +499,7 @@ CellOutput<T> run_cell(Backend& backend, const Plan& p, const std::string& dist,
   std::vector<ModelJob> jobs;
   for (GpuKernel k : p.kernels) {
     const auto shapes = shapes_for(k, p, dtype, n);
-    if (shapes.empty()) {  // e.g. gpu_serial above --serial-max
-      progress.step(where + " " + std::string(info(k).name) + " (no shape for this input)");
-      continue;
-    }
+    if (shapes.empty()) continue;  // e.g. gpu_serial above --serial-max
     KernelRecord<T> rec;
     rec.name = std::string(info(k).name);
     rec.kind = "gpu";
@@ -531,7 +527,6 @@ CellOutput<T> run_cell(Backend& backend, const Plan& p, const std::string& dist,
       }
       rec.shapes.push_back(std::move(sr));
     }
-    progress.step(where + " " + rec.name + (cuda ? " (GPU)" : ""));
     records.push_back(std::move(rec));
   }
 
@@ -627,7 +622,6 @@ CellOutput<T> run_cell(Backend& backend, const Plan& p, const std::string& dist,
       sr.ms = median(ms);
       rec.shapes.push_back(std::move(sr));
     }
-    progress.step(where + " " + name);
     records.push_back(std::move(rec));
   }
 
@@ -823,7 +817,7 @@ void write_golden(const fs::path& path, const CsvTable& runs, const Plan& p) {
               "`sumlab study determinism --check-golden FILE` re-runs each case and reports any change";
   g["backend"] = std::string(to_string(p.backend));
   g["device"] = p.device;
-  const auto prov = provenance("determinism", this_command_line(), std::string(to_string(p.backend)));
+  const auto prov = invocation(this_command_line(), std::string(to_string(p.backend)));
   for (const char* k : {"git_commit", "git_dirty", "date_utc", "driver", "cuda_runtime"})
     if (prov.contains(k)) g[k] = prov[k];
   const nlohmann::ordered_json cases = golden_cases(runs);
@@ -845,33 +839,12 @@ void write_golden(const fs::path& path, const CsvTable& runs, const Plan& p) {
   fmt::print("golden: {} deterministic cases -> {}\n", cases.size(), path.string());
 }
 
-// Replaces `name` with its rows whose cell is in `done` (an interrupted cell's partial rows go).
-void prune_unfinished(const RunFolder& folder, const std::string& name, const std::vector<std::string>& columns,
-                      const std::set<std::string>& done) {
-  const fs::path path = folder.file(name);
-  if (!fs::exists(path)) return;
-  const CsvTable t = read_csv(path);
-  std::vector<int> idx;
-  for (const auto& c : kCellKey) idx.push_back(t.column(c));
-  std::vector<std::vector<std::string>> keep;
-  for (const auto& r : t.rows) {
-    std::string k;
-    for (int i : idx) k += (i >= 0 ? r[static_cast<std::size_t>(i)] : std::string()) + "|";
-    if (done.count(k)) keep.push_back(r);
-  }
-  if (keep.size() == t.rows.size()) return;
-  fs::remove(path);
-  CsvAppender csv(path, columns);
-  csv.rows(keep);
-}
-
-void finish_run(const RunFolder& folder, const Plan& p, const DeterminismOptions& o, double seconds,
-                std::size_t cells, std::size_t resumed, long exact_mpfr_mismatches) {
+// The classes (determinism_classes.csv, a whole-file phase), the summary and the terminal table.
+void finish_run(Study& study, const Plan& p, const DeterminismOptions& o, double seconds, long exact_mpfr_mismatches) {
+  RunFolder& folder = study.folder();
   const CsvTable inputs = read_csv(folder.file("determinism_inputs.csv"));
   const std::vector<ClassRow> rows = class_rows(inputs);
-  const fs::path classes_path = folder.file("determinism_classes.csv");
-  fs::remove(classes_path);
-  CsvAppender classes(classes_path, kClassesColumns);
+  Rows classes;
   nlohmann::ordered_json summary_classes = nlohmann::ordered_json::array();
   long total_mismatches = 0;
   std::string table;
@@ -881,7 +854,7 @@ void finish_run(const RunFolder& folder, const Plan& p, const DeterminismOptions
     const std::string witness = s.witness >= 0 ? r.inputs[static_cast<std::size_t>(s.witness)] : "";
     const std::string note = kernel_note(r.kind, r.kernel, p.backend);
     if (r.model_mismatches > 0) total_mismatches += r.model_mismatches;
-    classes.row({"determinism", std::string(to_string(p.backend)), r.kind, r.kernel,
+    classes.push_back({"determinism", std::string(to_string(p.backend)), r.kind, r.kernel,
                  std::string(to_string(r.declared)), std::string(to_string(s.measured)), std::string(to_string(a)),
                  std::to_string(s.inputs), std::to_string(s.inputs_at_measured), witness,
                  std::to_string(r.shapes_max), std::to_string(s.distinct_within_shape_max),
@@ -916,27 +889,12 @@ void finish_run(const RunFolder& folder, const Plan& p, const DeterminismOptions
                             {"ok", got == want}});
   }
 
+  folder.write_csv("determinism_classes.csv", kClassesColumns, classes);
+
   nlohmann::ordered_json summary;
-  summary["study"] = "determinism";
   summary["backend"] = to_string(p.backend);
   summary["device"] = p.device;
   summary["csv"] = {"determinism_runs.csv", "determinism_inputs.csv", "determinism_classes.csv"};
-  // What the folder holds (a resumed folder may hold more than this invocation planned).
-  std::vector<std::string> held_sizes, held_dists, held_dtypes;
-  std::set<std::string> held_cells;
-  auto add_unique = [](std::vector<std::string>& v, const std::string& x) {
-    if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
-  };
-  for (const auto& r : inputs.rows) {
-    auto f = [&](const char* c) { return r[static_cast<std::size_t>(inputs.column(c))]; };
-    add_unique(held_sizes, size_text(std::stoll(f("n"))));
-    add_unique(held_dists, f("dist"));
-    add_unique(held_dtypes, f("dtype"));
-    held_cells.insert(f("dtype") + "|" + f("dist") + "|" + f("n") + "|" + f("seed"));
-  }
-  summary["cells"] = held_cells.size();
-  summary["cells_this_run"] = cells - resumed;
-  summary["cells_resumed"] = resumed;
   summary["seconds"] = seconds;
   summary["runs_per_shape"] = p.runs;
   summary["max_shape_seconds"] = p.max_shape_seconds;
@@ -950,17 +908,12 @@ void finish_run(const RunFolder& folder, const Plan& p, const DeterminismOptions
   sweep["sm_count"] = p.sm;
   sweep["cpu_threads"] = p.threads;
   sweep["atomic_model_samples"] = p.backend == BackendKind::cuda ? p.atomic_samples : p.runs;
-  // This invocation's sweep (earlier ones: provenance.json's earlier_command_lines); a
-  // --summarize-only pass ran nothing and keeps the one the folder's summary already names.
-  if (o.summarize_only && fs::exists(folder.file("summary.json"))) {
-    std::ifstream in(folder.file("summary.json"));
-    const auto old = nlohmann::ordered_json::parse(in, nullptr, false);
-    if (!old.is_discarded() && old.contains("sweep")) sweep = old["sweep"];
-  }
   summary["sweep"] = sweep;
-  summary["sizes"] = held_sizes;
-  summary["dists"] = held_dists;
-  summary["dtypes"] = held_dtypes;
+  std::vector<std::string> sizes;
+  for (auto n : p.sizes) sizes.push_back(size_text(n));
+  summary["sizes"] = sizes;
+  summary["dists"] = p.dists;
+  summary["dtypes"] = p.dtypes;
   summary["seed"] = p.seed;
   summary["not_measured"] = p.skipped;
   summary["model_mismatches"] = p.backend == BackendKind::cuda ? nlohmann::ordered_json(total_mismatches)
@@ -969,29 +922,62 @@ void finish_run(const RunFolder& folder, const Plan& p, const DeterminismOptions
   summary["classes"] = summary_classes;
   summary["expectations"] = expectations;
   if (!o.save_golden.empty()) summary["golden"] = o.save_golden;
-  folder.write_json("summary.json", summary);
 
-  fmt::print("determinism ({}, {}): {} cells run now, {} from an earlier run, {} in the folder; {:.1f} s -> {}\n",
-             to_string(p.backend), p.device, cells - resumed, resumed, held_cells.size(), seconds,
-             folder.dir().string());
+  // The terminal table: what the columns mean first (within: distinct bit patterns over the runs
+  // of one shape; across: over the shapes; spread: ulps between the extremes).
+  std::vector<std::string> headline;
+  headline.push_back(fmt::format("{} kernels and peers classified on {} ({}); {:.1f} s", rows.size(),
+                                 to_string(p.backend), p.device, seconds));
+  fmt::print("  within: most distinct results over the runs of one shape; across: over the shapes; spread: ulps "
+             "between the extremes\n");
   fmt::print("  {:<18} {:<8} {:<17} {:<17} {:<9} {:>6} {:>7} {:>8}  {}\n", "kernel", "kind", "declared", "measured",
              "agreement", "within", "across", "spread", "witness (least deterministic input)");
   fmt::print("{}", table);
+  long violated = 0;
+  for (const auto& j : summary_classes) violated += j["agreement"] == "violated";
   for (const auto& e : expectations)
     if (!e["ok"].get<bool>())
-      fmt::print("  EXPECTED {} to be {}, measured {}\n", e["kernel"].get<std::string>(),
-                 e["expected"].get<std::string>(), e["measured"].get<std::string>());
-  if (p.backend == BackendKind::cuda)
-    fmt::print("  GPU vs model: {} shape(s) disagreed\n", total_mismatches);
-  if (exact_mpfr_mismatches) fmt::print("  core exact sum != MPFR on {} input(s)\n", exact_mpfr_mismatches);
-  for (const auto& s : p.skipped) fmt::print("  not measured: {}\n", s);
+      headline.push_back(fmt::format("EXPECTED {} to be {}, measured {}", e["kernel"].get<std::string>(),
+                                     e["expected"].get<std::string>(), e["measured"].get<std::string>()));
+  headline.push_back(violated ? fmt::format("ALARM: {} declared classes violated by the measurements", violated)
+                              : "every declared class holds (measured at least as deterministic as declared)");
+  if (p.backend == BackendKind::cuda) headline.push_back(fmt::format("GPU vs model: {} shape(s) disagreed", total_mismatches));
+  if (exact_mpfr_mismatches) headline.push_back(fmt::format("core exact sum != MPFR on {} input(s)", exact_mpfr_mismatches));
+  for (const auto& sk : p.skipped) headline.push_back("not measured: " + sk);
+  study.finish(summary, headline);
 
   if (!o.save_golden.empty()) write_golden(o.save_golden, read_csv(folder.file("determinism_runs.csv")), p);
 }
 
+// The plan as provenance.json records it (and --resume compares).
+nlohmann::ordered_json plan_json(const Plan& p) {
+  nlohmann::ordered_json j;
+  j["backend"] = to_string(p.backend);
+  j["device"] = p.device;
+  std::vector<std::string> kernels;
+  for (GpuKernel k : p.kernels) kernels.emplace_back(info(k).name);
+  j["kernels"] = kernels;
+  j["peers"] = p.peers;
+  j["sizes"] = p.sizes;
+  j["dists"] = p.dists;
+  j["dtypes"] = p.dtypes;
+  j["seed"] = p.seed;
+  j["runs"] = p.runs;
+  j["grids"] = p.grids;
+  j["blocks"] = p.blocks;
+  j["vectors"] = p.vectors;
+  std::vector<std::string> maps;
+  for (Mapping m : p.mappings) maps.emplace_back(to_string(m));
+  j["mappings"] = maps;
+  j["threads"] = p.threads;
+  j["atomic_samples"] = p.atomic_samples;
+  j["max_shape_seconds"] = p.max_shape_seconds;
+  j["serial_max"] = p.serial_max;
+  return j;
+}
+
 void run_determinism(const DeterminismOptions& o) {
-  if (o.force && o.resume) throw UserError("--force and --resume exclude each other");
-  if (o.summarize_only && !o.resume) throw UserError("--summarize-only needs --resume (a folder to summarize)");
+  if (o.summarize_only && !o.run.resume) throw UserError("--summarize-only needs --resume (a folder to summarize)");
   const auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<Backend> backend = make_backend(o.backend);
   const Plan p = make_plan(o, *backend);
@@ -999,71 +985,27 @@ void run_determinism(const DeterminismOptions& o) {
   for (auto n : p.sizes) largest = std::max(largest, static_cast<std::uint64_t>(n));
   check_fits_in_memory(largest * 8 * 2, fmt::format("n = {}", largest));
 
-  const std::string out = o.out.empty() ? "runs/determinism" : o.out;
-  const RunMode mode = o.resume ? RunMode::resume : (o.force ? RunMode::force : RunMode::fresh);
-  // An earlier provenance's command lines are kept when resuming: the folder is their union.
-  nlohmann::ordered_json earlier = nlohmann::ordered_json::array();
-  if (o.resume && fs::exists(fs::path(out) / "provenance.json")) {
-    std::ifstream in(fs::path(out) / "provenance.json");
-    const auto old = nlohmann::ordered_json::parse(in, nullptr, false);
-    if (!old.is_discarded() && old.is_object()) {
-      if (old.contains("earlier_command_lines")) earlier = old["earlier_command_lines"];
-      if (old.contains("command_line")) earlier.push_back(old["command_line"]);
-    }
-  }
-  RunFolder folder(out, "determinism", mode, this_command_line());
-  auto prov = provenance("determinism", this_command_line(), std::string(to_string(p.backend)));
-  prov["device"] = p.device;
-  if (!earlier.empty()) prov["earlier_command_lines"] = earlier;
-  folder.write_json("provenance.json", prov);
-
-  const auto done = folder.done_keys("determinism_inputs.csv", kCellKey);
-  prune_unfinished(folder, "determinism_runs.csv", kRunsColumns, done);
-  CsvAppender runs_csv(folder.file("determinism_runs.csv"), kRunsColumns);
-  CsvAppender inputs_csv(folder.file("determinism_inputs.csv"), kInputsColumns);
-
-  std::size_t steps = 0;
-  for (const auto& dt : p.dtypes)
-    for (auto n : p.sizes) {
-      (void)n;
-      for (GpuKernel k : p.kernels)
-        if (!info(k).float_input_only || dt == "float32") ++steps;
-      steps += p.peers.size();
-    }
-  steps *= p.dists.size();
-  if (o.summarize_only) steps = p.dtypes.size() * p.sizes.size() * p.dists.size();
-  Progress progress("determinism", steps);
-  std::size_t cells = 0, resumed = 0;
+  Study study("determinism", o.run, plan_json(p), std::string(to_string(p.backend)),
+              {{"determinism_runs.csv", kRunsColumns}, {"determinism_inputs.csv", kInputsColumns}});
   long exact_mismatches = 0;
+  std::vector<Cell> cells;
   for (const auto& dt : p.dtypes)
     for (auto n : p.sizes)
       for (const auto& dist : p.dists) {
-        if (o.summarize_only) {
-          progress.step(fmt::format("{} {} n={} (not run: --summarize-only)", dt, dist, size_text(n)));
-          continue;
-        }
-        ++cells;
-        const std::string key = dt + "|" + dist + "|" + std::to_string(n) + "|" + std::to_string(p.seed) + "|";
-        if (done.count(key)) {
-          ++resumed;
-          progress.step(fmt::format("{} {} n={} (done before)", dt, dist, size_text(n)));
-          continue;
-        }
-        if (dt == "float32") {
-          const auto c = run_cell<float>(*backend, p, dist, n, progress);
-          runs_csv.rows(c.runs_rows);
-          inputs_csv.rows(c.inputs_rows);
-          exact_mismatches += c.exact_matches_mpfr ? 0 : 1;
-        } else {
-          const auto c = run_cell<double>(*backend, p, dist, n, progress);
-          runs_csv.rows(c.runs_rows);
-          inputs_csv.rows(c.inputs_rows);
-          exact_mismatches += c.exact_matches_mpfr ? 0 : 1;
-        }
+        if (o.summarize_only) continue;
+        cells.push_back({fmt::format("{}|{}|{}|{}", dt, dist, n, p.seed), fmt::format("{} {} n={}", dt, dist, size_text(n)),
+                         [&, dt, dist, n]() -> CellRows {
+                           auto one = [&](auto c) -> CellRows {
+                             exact_mismatches += c.exact_matches_mpfr ? 0 : 1;
+                             return {{"determinism_runs.csv", c.runs_rows}, {"determinism_inputs.csv", c.inputs_rows}};
+                           };
+                           return dt == "float32" ? one(run_cell<float>(*backend, p, dist, n))
+                                                  : one(run_cell<double>(*backend, p, dist, n));
+                         }});
       }
-  progress.finish();
+  study.run(cells);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  finish_run(folder, p, o, secs, cells, resumed, exact_mismatches);
+  finish_run(study, p, o, secs, exact_mismatches);
 }
 
 // --- --check-golden ----------------------------------------------------------------------------
@@ -1145,7 +1087,12 @@ void run_check_golden(const DeterminismOptions& o) {
   fmt::print("golden check: {} cases checked, {} drifted, {} without a value on this backend\n", checked, drift,
              skipped);
   if (drift > 0)
-    throw UserError(fmt::format("golden check: {} of {} cases drifted from {}", drift, checked, o.check_golden));
+    throw CheckFailed(fmt::format("golden check: {} of {} cases drifted from {}", drift, checked, o.check_golden));
+  // A check of nothing is a failure, not a pass: an empty file, or a backend with no value for any case.
+  if (checked == 0)
+    throw CheckFailed(fmt::format("golden check: no case of {} could be checked ({} in the file, {} without a value on "
+                                  "this backend)",
+                                  o.check_golden, g["cases"].size(), skipped));
 }
 
 }  // namespace
@@ -1156,12 +1103,10 @@ void register_study_determinism(CLI::App& study) {
       "determinism",
       "Which sums give the same bits run to run and for every launch shape: every GPU kernel over a sweep of "
       "shapes, R runs each, and CPU peers over thread counts; measured classes compared with declared ones");
-  cmd->add_option("--out", o->out, "Run folder to create (default runs/determinism)");
+  add_run_options(*cmd, o->run);
   cmd->add_flag("--quick", o->quick,
                 "A small version: sizes 4099 (model) or 2^20 (cuda), uniform and cancellation, float32, grids "
                 "1,SM,8SM, blocks 32,256, 5 runs");
-  cmd->add_flag("--force", o->force, "Replace an existing run in --out");
-  cmd->add_flag("--resume", o->resume, "Continue the run in --out, skipping the inputs it finished");
   cmd->add_flag("--summarize-only", o->summarize_only,
                 "With --resume: run nothing; rewrite the classes, summary.json (and --save-golden) from the folder");
   cmd->add_option("--backend", o->backend, "cuda or model (default: cuda when a GPU is present, else model)");

@@ -46,9 +46,9 @@
 #include "reference/linear_recurrence.hpp"
 #include "reference/prefix_sums.hpp"
 #include "studies/commands.hpp"
-#include "studies/progress.hpp"
 #include "studies/row_backend.hpp"
 #include "studies/run_folder.hpp"
+#include "studies/study_driver.hpp"
 #include "studies/scan_backend.hpp"
 #include "studies/size_text.hpp"
 #include "studies/verify_scan.hpp"
@@ -60,8 +60,9 @@ using scan::GpuScan;
 using scan::ScanShape;
 
 struct ScanStudyOptions {
-  std::string out, backend;
-  bool quick = false, force = false;
+  RunOptions run;
+  std::string backend;
+  bool quick = false;
   std::vector<std::string> sizes, dtypes, dists, ops, algorithms, recurrence_sizes;
   std::uint64_t seed = 1;
   int runs = 0;           // determinism: runs per shape on cuda (default 5, quick 2)
@@ -213,8 +214,15 @@ template <class T, class V> std::vector<T> scalars(const std::vector<V>& v) {
   return s;
 }
 
+// One cell's rows of the four per-cell tables.
 struct Tables {
-  CsvAppender error, position, determinism, recurrence;
+  Rows error, position, determinism, recurrence;
+  CellRows cell() && {
+    return {{"scan_error.csv", std::move(error)},
+            {"scan_position.csv", std::move(position)},
+            {"scan_determinism.csv", std::move(determinism)},
+            {"scan_recurrence.csv", std::move(recurrence)}};
+  }
 };
 
 // One (dtype, distribution, n, operator) cell of the accuracy and determinism tables.
@@ -289,14 +297,14 @@ void error_cell(const Plan& p, Distribution dist, std::int64_t n, const std::vec
                         std::to_string(runs), std::to_string(distinct_runs), std::to_string(across_shapes.size()),
                         declared, measured});
   }
-  t.error.rows(err_rows);
-  t.position.rows(pos_rows);
-  t.determinism.rows(det_rows);
+  t.error.insert(t.error.end(), err_rows.begin(), err_rows.end());
+  t.position.insert(t.position.end(), pos_rows.begin(), pos_rows.end());
+  t.determinism.insert(t.determinism.end(), det_rows.begin(), det_rows.end());
 }
 
 template <class T>
 void accuracy_cells(const Plan& p, Distribution dist, std::int64_t n, const std::string& dtype, Tables& t,
-                    long& model_mismatch, Progress& progress) {
+                    long& model_mismatch) {
   DistributionSpec spec;
   spec.kind = dist;
   const std::vector<T> x = generate<T>(spec, p.seed, std::size_t(n));
@@ -322,7 +330,6 @@ void accuracy_cells(const Plan& p, Distribution dist, std::int64_t n, const std:
                                                                  std::span<const std::uint8_t>(heads));
       error_cell<scan::SegmentedOp<T>>(p, dist, n, f, ref, running_abs(true), dtype, t, model_mismatch);
     }
-    progress.step(fmt::format("{} {} n={} {}", dtype, to_string(dist), size_text(n), op));
   }
 }
 
@@ -411,8 +418,8 @@ void recurrence_cell(const Plan& p, const std::string& a_case, std::int64_t n, c
       }
       add(std::string(to_string(alg)), alg == GpuScan::cub ? "library" : to_string(s), scalars<T>(r.out), gpu_eq);
     }
-  t.recurrence.rows(rows);
-  t.position.rows(pos_rows);
+  t.recurrence.insert(t.recurrence.end(), rows.begin(), rows.end());
+  t.position.insert(t.position.end(), pos_rows.begin(), pos_rows.end());
 }
 
 // Times every (algorithm, shape) at the large n; with `det`, also runs each algorithm's first shape
@@ -420,7 +427,7 @@ void recurrence_cell(const Plan& p, const std::string& a_case, std::int64_t n, c
 // than in the accuracy cells).
 template <class Op>
 void throughput_rows(const Plan& p, double copy_bps, const std::string& dtype, const std::vector<typename Op::Value>& x,
-                     CsvAppender& csv, CsvAppender* det) {
+                     Rows& csv, Rows* det) {
   using V = typename Op::Value;
   const ScanRunner<Op> runner(BackendKind::cuda, std::span<const V>(x));
   std::vector<std::vector<std::string>> rows, det_rows;
@@ -435,7 +442,7 @@ void throughput_rows(const Plan& p, double copy_bps, const std::string& dtype, c
                       num(copy_bps / 1e9)});
     }
   }
-  csv.rows(rows);
+  csv.insert(csv.end(), rows.begin(), rows.end());
   if (!det) return;
   // At most 2^24 values: every run is downloaded and hashed, and 10 runs x 3 algorithms of 2^26
   // affine doubles would cost more host time than the whole rest of the study.
@@ -450,11 +457,12 @@ void throughput_rows(const Plan& p, double copy_bps, const std::string& dtype, c
                         std::to_string(p.det_runs), std::to_string(seen.size()), "1", declared,
                         seen.size() > 1 ? "not_deterministic" : "run_to_run"});
   }
-  det->rows(det_rows);
+  det->insert(det->end(), det_rows.begin(), det_rows.end());
 }
 
-template <class T>
-void throughput_dtype(const Plan& p, const std::string& dtype, CsvAppender& csv, CsvAppender& det) {
+// The throughput table's rows (and, at that n, more determinism rows) of one dtype.
+template <class T> CellRows throughput_dtype(const Plan& p, const std::string& dtype) {
+  Rows csv, det;
   const std::size_t n = std::size_t(p.time_n);
   std::vector<T> x(n);
   for (std::size_t i = 0; i < n; ++i) x[i] = T(uniform_double(p.seed, i, 0));
@@ -471,9 +479,10 @@ void throughput_dtype(const Plan& p, const std::string& dtype, CsvAppender& csv,
   for (std::size_t i = 0; i < n; ++i) af[i] = {T(0.5 + 0.49 * x[i]), x[i]};
   const auto bw3 = copy_bandwidth(BackendKind::cuda, n * sizeof(scan::Affine<T>));
   throughput_rows<scan::AffineOp<T>>(p, *bw3, dtype, af, csv, &det);
+  return {{"scan_throughput.csv", csv}, {"scan_determinism.csv", det}};
 }
 
-void work_table(const Plan& p, CsvAppender& csv) {
+Rows work_table(const Plan& p) {
   std::vector<std::vector<std::string>> rows;
   for (int k = 0; k <= p.work_log2_max; ++k)
     for (std::int64_t extra : {0, 1}) {
@@ -494,7 +503,7 @@ void work_table(const Plan& p, CsvAppender& csv) {
       row("blelloch_exclusive", be.cost, scan::blelloch_cost(std::size_t(n), false));
       row("blelloch_inclusive", bi.cost, scan::blelloch_cost(std::size_t(n), true));
     }
-  csv.rows(rows);
+  return rows;
 }
 
 Plan make_plan(const ScanStudyOptions& o) {
@@ -573,68 +582,100 @@ Plan make_plan(const ScanStudyOptions& o) {
   return p;
 }
 
+nlohmann::ordered_json plan_json(const Plan& p) {
+  nlohmann::ordered_json j;
+  j["backend"] = p.backend_name;
+  j["sizes"] = p.sizes;
+  j["recurrence_sizes"] = p.recurrence_sizes;
+  j["dtypes"] = p.dtypes;
+  std::vector<std::string> dn;
+  for (Distribution d : p.dists) dn.emplace_back(to_string(d));
+  j["distributions"] = dn;
+  j["operators"] = p.ops;
+  std::vector<std::string> algs;
+  for (GpuScan a : p.gpu_algorithms) algs.emplace_back(to_string(a));
+  j["gpu_algorithms"] = algs;
+  j["quick"] = p.quick;
+  j["seed"] = p.seed;
+  j["runs"] = p.runs;
+  j["reps"] = p.reps;
+  j["det_runs"] = p.det_runs;
+  j["work_log2_max"] = p.work_log2_max;
+  j["time_n"] = p.time_n;
+  j["verify"] = p.verify;
+  return j;
+}
+
+// Cells of a count column that say "0" (a GPU result that differed from the model's).
+long zeros_in(const CsvTable& t, const char* column) {
+  const int c = t.column(column);
+  long n = 0;
+  for (const auto& r : t.rows) n += c >= 0 && r[std::size_t(c)] == "0";
+  return n;
+}
+
 void run_scan_study(const ScanStudyOptions& o) {
   const Plan p = make_plan(o);
-  const std::string out = o.out.empty() ? "runs/scan" : o.out;
-  RunFolder folder(out, "scan", o.force ? RunMode::force : RunMode::fresh, this_command_line());
-  folder.write_json("provenance.json", provenance("scan", this_command_line(), p.backend_name));
   const std::string description = scan_backend_description(p.backend);
   fmt::print("scan study on {}: {}\n", p.backend_name, description);
+  std::vector<Table> tables{{"scan_error.csv", kErrorColumns},
+                            {"scan_position.csv", kPositionColumns},
+                            {"scan_determinism.csv", kDeterminismColumns},
+                            {"scan_recurrence.csv", kRecurrenceColumns},
+                            {"scan_work.csv", kWorkColumns},
+                            {"scan_throughput.csv", kThroughputColumns}};
+  if (p.verify != "none") tables.push_back({"scan_verify.csv", kVerifyColumns});
+  Study study("scan", o.run, plan_json(p), p.backend_name, tables);
 
+  std::vector<Cell> cells;
   nlohmann::ordered_json verify_json;
-  long verify_failures = 0;
-  if (p.verify != "none") {
-    ScanVerifyOptions vo;
-    vo.quick = p.verify == "quick";
-    vo.seed = o.seed;
-    const ScanVerifySummary v = verify_scan(vo);
-    fmt::print("{}", v.table());
-    CsvAppender csv(folder.file("scan_verify.csv"), kVerifyColumns);
-    std::vector<std::vector<std::string>> rows;
-    for (const auto& l : v.lines)
-      rows.push_back({l.algorithm, l.op, l.dtype, std::to_string(l.cases), std::to_string(l.mismatches),
-                      std::to_string(l.errors), l.first_failure});
-    csv.rows(rows);
-    verify_json = {{"sweep", p.verify}, {"gpu", v.gpu}, {"cases", v.cases()}, {"mismatches", v.mismatches()},
-                   {"errors", v.errors()}, {"seconds", v.seconds}};
-    verify_failures = v.mismatches() + v.errors();
-  }
-
-  Tables t{CsvAppender(folder.file("scan_error.csv"), kErrorColumns),
-           CsvAppender(folder.file("scan_position.csv"), kPositionColumns),
-           CsvAppender(folder.file("scan_determinism.csv"), kDeterminismColumns),
-           CsvAppender(folder.file("scan_recurrence.csv"), kRecurrenceColumns)};
-  long model_mismatch = 0;
-  const std::size_t total = p.dtypes.size() * (p.dists.size() * p.sizes.size() * p.ops.size() +
-                                               std::size(kACases) * p.recurrence_sizes.size());
-  Progress progress("scan", total);
+  if (p.verify != "none")
+    cells.push_back({"verify", "GPU bits vs model bits", [&]() -> CellRows {
+                       ScanVerifyOptions vo;
+                       vo.quick = p.verify == "quick";
+                       vo.seed = o.seed;
+                       const ScanVerifySummary v = verify_scan(vo);
+                       fmt::print("{}", v.table());
+                       Rows rows;
+                       for (const auto& l : v.lines)
+                         rows.push_back({l.algorithm, l.op, l.dtype, std::to_string(l.cases), std::to_string(l.mismatches),
+                                         std::to_string(l.errors), l.first_failure});
+                       verify_json = {{"sweep", p.verify}, {"gpu", v.gpu}, {"cases", v.cases()},
+                                      {"mismatches", v.mismatches()}, {"errors", v.errors()}, {"seconds", v.seconds}};
+                       return {{"scan_verify.csv", rows}};
+                     }});
+  long unused = 0;  // the mismatches are counted from the tables at the end (resumed cells too)
   for (const auto& dtype : p.dtypes) {
     for (Distribution d : p.dists)
-      for (std::int64_t n : p.sizes) {
-        if (dtype == "float32") accuracy_cells<float>(p, d, n, dtype, t, model_mismatch, progress);
-        else accuracy_cells<double>(p, d, n, dtype, t, model_mismatch, progress);
-      }
+      for (std::int64_t n : p.sizes)
+        cells.push_back({fmt::format("accuracy|{}|{}|{}", dtype, to_string(d), n),
+                         fmt::format("{} {} n={}", dtype, to_string(d), size_text(n)), [&, dtype, d, n] {
+                           Tables t;
+                           if (dtype == "float32") accuracy_cells<float>(p, d, n, dtype, t, unused);
+                           else accuracy_cells<double>(p, d, n, dtype, t, unused);
+                           return std::move(t).cell();
+                         }});
     for (const char* c : kACases)
-      for (std::int64_t n : p.recurrence_sizes) {
-        if (dtype == "float32") recurrence_cell<float>(p, c, n, dtype, t, model_mismatch);
-        else recurrence_cell<double>(p, c, n, dtype, t, model_mismatch);
-        progress.step(fmt::format("{} recurrence {} n={}", dtype, c, size_text(n)));
-      }
+      for (std::int64_t n : p.recurrence_sizes)
+        cells.push_back({fmt::format("recurrence|{}|{}|{}", dtype, c, n),
+                         fmt::format("{} recurrence {} n={}", dtype, c, size_text(n)), [&, dtype, c, n] {
+                           Tables t;
+                           if (dtype == "float32") recurrence_cell<float>(p, c, n, dtype, t, unused);
+                           else recurrence_cell<double>(p, c, n, dtype, t, unused);
+                           return std::move(t).cell();
+                         }});
   }
-  progress.finish();
-
-  CsvAppender work(folder.file("scan_work.csv"), kWorkColumns);
-  work_table(p, work);
-  CsvAppender thr(folder.file("scan_throughput.csv"), kThroughputColumns);
-  if (p.backend == BackendKind::cuda) {
-    for (const auto& dtype : p.dtypes) {
-      if (dtype == "float32") throughput_dtype<float>(p, dtype, thr, t.determinism);
-      else throughput_dtype<double>(p, dtype, thr, t.determinism);
-    }
-  }
+  cells.push_back({"work", "work and depth of the scans",
+                   [&]() -> CellRows { return {{"scan_work.csv", work_table(p)}}; }});
+  if (p.backend == BackendKind::cuda)
+    for (const auto& dtype : p.dtypes)
+      cells.push_back({"throughput|" + dtype, dtype + " throughput", [&, dtype] {
+                         return dtype == "float32" ? throughput_dtype<float>(p, dtype) : throughput_dtype<double>(p, dtype);
+                       }});
+  study.run(cells);
 
   // A short table: the worst prefix error per algorithm and operator.
-  const CsvTable err = read_csv(folder.file("scan_error.csv"));
+  const CsvTable err = read_csv(study.folder().file("scan_error.csv"));
   std::map<std::string, double> worst;
   const int ca = err.column("algorithm"), co = err.column("operator"), cd = err.column("dtype"), cm = err.column("max_ulps");
   for (const auto& r : err.rows) {
@@ -645,32 +686,32 @@ void run_scan_study(const ScanStudyOptions& o) {
   fmt::print("{:<20} {:<10} {:<8} {:>12}\n", "algorithm", "operator", "dtype", "max ulps");
   for (const auto& [k, v] : worst) fmt::print("{} {:>12}\n", k, num(v));
 
-  nlohmann::ordered_json summary;
-  summary["study"] = "scan";
-  summary["backend"] = p.backend_name;
+  const long model_mismatch = zeros_in(err, "gpu_equals_model") +
+                              zeros_in(read_csv(study.folder().file("scan_recurrence.csv")), "gpu_equals_model");
+  long verify_failures = 0;
+  if (p.verify != "none") {
+    const CsvTable v = read_csv(study.folder().file("scan_verify.csv"));
+    for (const auto& r : v.rows)
+      verify_failures += std::stol(r[std::size_t(v.column("mismatches"))]) + std::stol(r[std::size_t(v.column("errors"))]);
+  }
+  nlohmann::ordered_json summary = plan_json(p);
   summary["device"] = description;
-  summary["sizes"] = p.sizes;
-  summary["recurrence_sizes"] = p.recurrence_sizes;
-  summary["dtypes"] = p.dtypes;
-  std::vector<std::string> dn;
-  for (Distribution d : p.dists) dn.emplace_back(to_string(d));
-  summary["distributions"] = dn;
-  summary["operators"] = p.ops;
-  summary["seed"] = p.seed;
   summary["runs_per_shape"] = p.backend == BackendKind::cuda ? p.runs : 1;
-  summary["reps"] = p.reps;
   summary["det_runs_at_throughput_n"] = p.backend == BackendKind::cuda ? p.det_runs : 0;
   summary["throughput_n"] = p.backend == BackendKind::cuda ? nlohmann::ordered_json(p.time_n) : nlohmann::ordered_json();
   summary["recurrence_reference_bits"] = reference::kRecurrenceBits;
   summary["verify"] = verify_json;
+  summary["verify_failures"] = verify_failures;
   summary["gpu_model_mismatches"] = model_mismatch;
   summary["csv"] = {"scan_error.csv", "scan_position.csv", "scan_determinism.csv", "scan_throughput.csv",
                     "scan_recurrence.csv", "scan_work.csv"};
-  folder.write_json("summary.json", summary);
-  fmt::print("scan: {} cells in {}\n", total, folder.dir().string());
+  std::vector<std::string> headline;
+  if (p.backend == BackendKind::cuda)
+    headline.push_back(fmt::format("GPU vs model: {} verify case(s) and {} study run(s) differ", verify_failures, model_mismatch));
+  study.finish(summary, headline);
   if (verify_failures || model_mismatch)
-    throw UserError(fmt::format("{} verify case(s) and {} study run(s) where the GPU's bits differ from the model's: "
-                                "see {}", verify_failures, model_mismatch, folder.dir().string()));
+    throw CheckFailed(fmt::format("{} verify case(s) and {} study run(s) where the GPU's bits differ from the model's: "
+                                  "see {}", verify_failures, model_mismatch, study.folder().dir().string()));
 }
 
 }  // namespace
@@ -681,9 +722,8 @@ void register_study_scan(CLI::App& study) {
       "scan",
       "Scans (prefix sums): serial, Hillis-Steele, Blelloch, warp/block GPU scans and CUB against exact prefixes; "
       "segmented and max operators; the linear recurrence as an affine scan; determinism and throughput");
-  cmd->add_option("--out", o->out, "Run folder to create (default runs/scan)");
+  add_run_options(*cmd, o->run);
   cmd->add_flag("--quick", o->quick, "A small version: n 1000 and 4097, float32, uniform, 3 shapes per algorithm");
-  cmd->add_flag("--force", o->force, "Replace an existing run in --out");
   cmd->add_option("--backend", o->backend, "cuda or model (default: cuda when a GPU is present, else model)");
   cmd->add_option("--sizes", o->sizes, "Sizes of the accuracy cells: numbers, 2^k or 2^k+c (default 1000,65537,2^21 "
                                        "on cuda, 1000,65537,2^20 on model)")

@@ -37,9 +37,9 @@
 #include "studies/commands.hpp"
 #include "studies/input_options.hpp"
 #include "studies/parallel_for.hpp"
-#include "studies/progress.hpp"
 #include "studies/row_backend.hpp"  // pick_row_backend, copy_bandwidth: the same backends and roof
 #include "studies/run_folder.hpp"
+#include "studies/study_driver.hpp"
 #include "studies/segmented_backend.hpp"
 
 namespace sumlab {
@@ -52,8 +52,9 @@ using segmented::Strategy;
 using segmented::Where;
 
 struct SegmentedOptions {
-  std::string out, backend, values = "uniform";
-  bool quick = false, force = false;
+  RunOptions run;
+  std::string backend, values = "uniform";
+  bool quick = false;
   std::vector<std::string> dtypes{"float32", "float64"};
   std::vector<std::string> distributions;  // default: all four
   std::vector<std::string> strategies{"all"};
@@ -143,14 +144,14 @@ template <class T> std::vector<T> exact_sums(const std::vector<T>& x, const std:
   return out;
 }
 
-struct CellRows {
+struct SegmentedCell {
   std::vector<std::vector<std::string>> errors, determinism, histogram;
   long model_mismatches = 0, wrong_empty_ours = 0, wrong_empty_peers = 0, inconsistent = 0;
   std::vector<std::string> notes;
 };
 
 template <class T>
-CellRows run_cell(const Plan& p, const std::string& dist, const std::vector<Offset>& off, double mean,
+SegmentedCell run_cell(const Plan& p, const std::string& dist, const std::vector<Offset>& off, double mean,
                   std::uint64_t seed, const std::optional<double>& bandwidth) {
   const std::string dtype = sizeof(T) == 4 ? "float32" : "float64";
   const auto segments = static_cast<std::int64_t>(off.size()) - 1;
@@ -211,7 +212,7 @@ CellRows run_cell(const Plan& p, const std::string& dist, const std::vector<Offs
     parallel_for(jobs.size(), threads, check_model);
   }
 
-  CellRows out;
+  SegmentedCell out;
   std::map<Strategy, std::set<std::uint64_t>> shape_hashes;
   std::map<Strategy, std::size_t> shape_counts;
   for (const Job& j : jobs) {
@@ -389,9 +390,32 @@ Plan make_plan(const SegmentedOptions& o) {
 
 void run_segmented_study(const SegmentedOptions& o) {
   const Plan p = make_plan(o);
-  const std::string out = o.out.empty() ? "runs/segmented" : o.out;
-  RunFolder folder(out, "segmented", o.force ? RunMode::force : RunMode::fresh, this_command_line());
-  folder.write_json("provenance.json", provenance("segmented", this_command_line(), p.backend_name));
+  nlohmann::ordered_json plan;
+  plan["backend"] = p.backend_name;
+  plan["values"] = std::string(to_string(p.values.kind));
+  plan["dtypes"] = o.dtypes;
+  nlohmann::ordered_json dists = nlohmann::ordered_json::array();
+  for (auto d : p.dists) dists.push_back(std::string(segmented::to_string(d)));
+  plan["distributions"] = dists;
+  plan["segments"] = p.segments;
+  plan["mean_sizes"] = p.means;
+  plan["seeds"] = o.seeds;
+  plan["reps"] = p.reps;
+  plan["runs"] = p.runs;
+  nlohmann::ordered_json strategies = nlohmann::ordered_json::array();
+  for (Strategy st : p.strategies) strategies.push_back(std::string(segmented::info(st).name));
+  plan["strategies"] = strategies;
+  nlohmann::ordered_json shapes = nlohmann::ordered_json::array();
+  for (const auto& [st, list] : {std::pair{Strategy::block_per_segment, &p.block_shapes},
+                                 std::pair{Strategy::warp_per_segment, &p.warp_shapes},
+                                 std::pair{Strategy::segmented_scan, &p.scan_shapes}})
+    for (const SegShape& sh : *list) shapes.push_back(segmented::to_string(sh, st));
+  plan["shapes"] = shapes;
+  if (p.custom) plan["offsets"] = *p.custom;
+  Study study("segmented", o.run, plan, p.backend_name,
+              {{"segmented_errors.csv", kErrorColumns},
+               {"segmented_determinism.csv", kDeterminismColumns},
+               {"segmented_ulp_histogram.csv", kHistogramColumns}});
   fmt::print("segmented study on {}\n", p.backend_name);
   for (Strategy st : p.strategies)
     if (p.backend != BackendKind::cuda && segmented::info(st).where == Where::gpu_peer)
@@ -404,9 +428,6 @@ void run_segmented_study(const SegmentedOptions& o) {
   const std::optional<double> bandwidth = copy_bandwidth(p.backend, static_cast<std::size_t>(largest_bytes));
   if (bandwidth) fmt::print("device-to-device copy: {:.1f} GB/s (read + write)\n", *bandwidth / 1e9);
 
-  CsvAppender errors(folder.file("segmented_errors.csv"), kErrorColumns);
-  CsvAppender determinism(folder.file("segmented_determinism.csv"), kDeterminismColumns);
-  CsvAppender histogram(folder.file("segmented_ulp_histogram.csv"), kHistogramColumns);
   // The cells: (size distribution, segments, mean) layouts, or the one --offsets layout.
   struct Layout {
     std::string dist;
@@ -422,33 +443,42 @@ void run_segmented_study(const SegmentedOptions& o) {
       for (auto segs : p.segments)
         for (double mean : p.means) layouts.push_back({std::string(segmented::to_string(d)), segs, mean});
   }
-  const std::size_t total = o.dtypes.size() * layouts.size() * std::size_t(o.seeds);
-  Progress progress("segmented", total);
-  long mismatches = 0, wrong_ours = 0, wrong_peers = 0, inconsistent = 0;
-  std::vector<std::string> notes;
+  std::vector<std::string> notes;  // this invocation's cells' (a resumed cell's are in its rows)
+  std::vector<Cell> cells;
   for (const auto& dtype : o.dtypes)
     for (const Layout& l : layouts)
-      for (int seed = 1; seed <= o.seeds; ++seed) {
-        const std::vector<Offset> off =
-            p.custom ? *p.custom
-                     : segmented::make_offsets({segmented::parse_size_distribution(l.dist), l.segments, l.mean},
-                                               std::uint64_t(seed));
-        CellRows c = dtype == "float32" ? run_cell<float>(p, l.dist, off, l.mean, std::uint64_t(seed), bandwidth)
-                                        : run_cell<double>(p, l.dist, off, l.mean, std::uint64_t(seed), bandwidth);
-        histogram.rows(c.histogram);
-        determinism.rows(c.determinism);
-        errors.rows(c.errors);
-        mismatches += c.model_mismatches;
-        wrong_ours += c.wrong_empty_ours;
-        wrong_peers += c.wrong_empty_peers;
-        inconsistent += c.inconsistent;
-        notes.insert(notes.end(), c.notes.begin(), c.notes.end());
-        progress.step(fmt::format("{} {} segments={} mean={} seed={}", dtype, l.dist, l.segments, csv_number(l.mean), seed));
-      }
-  progress.finish();
+      for (int seed = 1; seed <= o.seeds; ++seed)
+        cells.push_back({fmt::format("{}|{}|{}|{}|{}", dtype, l.dist, l.segments, csv_number(l.mean), seed),
+                         fmt::format("{} {} segments={} mean={} seed={}", dtype, l.dist, l.segments, csv_number(l.mean), seed),
+                         [&, dtype, l, seed]() -> CellRows {
+                           const std::vector<Offset> off =
+                               p.custom ? *p.custom
+                                        : segmented::make_offsets({segmented::parse_size_distribution(l.dist), l.segments, l.mean},
+                                                                  std::uint64_t(seed));
+                           SegmentedCell c = dtype == "float32"
+                                                 ? run_cell<float>(p, l.dist, off, l.mean, std::uint64_t(seed), bandwidth)
+                                                 : run_cell<double>(p, l.dist, off, l.mean, std::uint64_t(seed), bandwidth);
+                           notes.insert(notes.end(), c.notes.begin(), c.notes.end());
+                           return {{"segmented_errors.csv", c.errors},
+                                   {"segmented_determinism.csv", c.determinism},
+                                   {"segmented_ulp_histogram.csv", c.histogram}};
+                         }});
+  study.run(cells);
 
   // The headline table: worst error and wrong empty segments per strategy over every cell.
-  const CsvTable t = read_csv(folder.file("segmented_errors.csv"));
+  const CsvTable t = read_csv(study.folder().file("segmented_errors.csv"));
+  long mismatches = 0, wrong_ours = 0, wrong_peers = 0, inconsistent = 0;
+  auto at = [](const CsvTable& tab, const std::vector<std::string>& r, const char* c) {
+    return r[static_cast<std::size_t>(tab.column(c))];
+  };
+  for (const auto& r : t.rows) {
+    mismatches += at(t, r, "gpu_equals_model") == "0";
+    const long wrong = std::stol(at(t, r, "wrong_empty"));
+    if (at(t, r, "known_wrong") == "1") continue;  // the pitfalls are wrong on purpose
+    (at(t, r, "where") == "gpu_peer" ? wrong_peers : wrong_ours) += wrong;
+  }
+  const CsvTable det = read_csv(study.folder().file("segmented_determinism.csv"));
+  for (const auto& r : det.rows) inconsistent += at(det, r, "consistent") == "0";
   std::map<std::string, std::pair<double, long>> worst;
   std::vector<std::string> order;
   for (const auto& r : t.rows) {
@@ -462,34 +492,23 @@ void run_segmented_study(const SegmentedOptions& o) {
   for (const auto& s : order) fmt::print("{:<22} {:>14.4g} {:>12}\n", s, worst[s].first, worst[s].second);
   for (const auto& n : notes) fmt::print("  {}\n", n);
 
-  nlohmann::ordered_json summary;
-  summary["study"] = "segmented";
-  summary["backend"] = p.backend_name;
-  summary["values"] = std::string(to_string(p.values.kind));
-  summary["dtypes"] = o.dtypes;
-  nlohmann::ordered_json dists = nlohmann::ordered_json::array();
-  for (auto d : p.dists) dists.push_back(std::string(segmented::to_string(d)));
-  summary["distributions"] = dists;
-  summary["segments"] = p.segments;
-  summary["mean_sizes"] = p.means;
-  summary["seeds"] = o.seeds;
-  summary["reps"] = p.reps;
-  summary["runs"] = p.runs;
+  nlohmann::ordered_json summary = plan;
   summary["copy_bandwidth_gbps"] = bandwidth ? nlohmann::ordered_json(*bandwidth / 1e9) : nlohmann::ordered_json();
   summary["gpu_model_mismatches"] = mismatches;
   summary["wrong_empty_segments_ours"] = wrong_ours;
   summary["wrong_empty_segments_peers"] = wrong_peers;
   summary["determinism_inconsistent"] = inconsistent;
-  summary["cells"] = total;
   summary["csv"] = {"segmented_errors.csv", "segmented_determinism.csv", "segmented_ulp_histogram.csv"};
-  folder.write_json("summary.json", summary);
-  fmt::print("segmented: {} cells in {}\n", total, folder.dir().string());
-  if (wrong_peers)
-    fmt::print(stderr, "WARNING: a CUB peer returned something other than +0 for {} empty segment(s)\n", wrong_peers);
+  std::vector<std::string> headline{fmt::format("{} GPU-vs-model mismatches, {} wrong empty segments (ours), {} "
+                                                "determinism classes weaker than declared",
+                                                mismatches, wrong_ours, inconsistent)};
+  if (wrong_peers) headline.push_back(fmt::format("WARNING: a CUB peer returned something other than +0 for {} empty "
+                                                  "segment(s)", wrong_peers));
+  study.finish(summary, headline);
   if (mismatches || wrong_ours || inconsistent)
-    throw UserError(fmt::format("segmented: {} GPU-vs-model mismatches, {} wrong empty segments, {} determinism "
-                                "classes weaker than declared (see above and {})",
-                                mismatches, wrong_ours, inconsistent, folder.dir().string()));
+    throw CheckFailed(fmt::format("segmented: {} GPU-vs-model mismatches, {} wrong empty segments, {} determinism "
+                                  "classes weaker than declared (see above and {})",
+                                  mismatches, wrong_ours, inconsistent, study.folder().dir().string()));
 }
 
 }  // namespace
@@ -500,9 +519,8 @@ void register_study_segmented(CLI::App& study) {
       "segmented",
       "Segmented sums (CSR offsets) per strategy and segment-size distribution: per-segment ulp error vs MPFR, "
       "empty segments, determinism across shapes and runs, time vs the memory-bound time; cuda or model backend");
-  cmd->add_option("--out", o->out, "Run folder to create (default runs/segmented)");
+  add_run_options(*cmd, o->run);
   cmd->add_flag("--quick", o->quick, "A small version: 512 segments of mean 16, two shapes each, 3 timed runs");
-  cmd->add_flag("--force", o->force, "Replace an existing run in --out");
   cmd->add_option("--backend", o->backend, "cuda or model (default: cuda when a GPU is present, else model)");
   cmd->add_option("--dtypes", o->dtypes, "float32, float64 (comma list; default both)")->delimiter(',');
   cmd->add_option("--distributions", o->distributions,

@@ -37,9 +37,9 @@
 #include "studies/commands.hpp"
 #include "studies/input_options.hpp"
 #include "studies/parallel_for.hpp"
-#include "studies/progress.hpp"
 #include "studies/row_backend.hpp"
 #include "studies/run_folder.hpp"
+#include "studies/study_driver.hpp"
 #include "studies/verify_rows.hpp"
 
 namespace sumlab {
@@ -51,8 +51,9 @@ using row_reduce::RowLayout;
 using row_reduce::RowShape;
 
 struct VarianceOptions {
-  std::string out, backend;
-  bool quick = false, force = false, resume = false;
+  RunOptions run;
+  std::string backend;
+  bool quick = false;
   // -1: not given (default 1024 x 4096, quick 64 x 1024; softmax 256, argmax 64 rows, quick 16, 8).
   std::int64_t rows = -1, cols = -1, softmax_rows = -1, argmax_rows = -1;
   std::vector<double> offsets;                     // default 0, 1, 10, .., 1e6
@@ -442,99 +443,87 @@ void print_variance_table(const CsvTable& t) {
 }
 
 void run_variance_study(const VarianceOptions& o) {
-  if (o.force && o.resume) throw UserError("--force and --resume exclude each other");
   if (!o.verify.empty() && o.verify != "full" && o.verify != "quick" && o.verify != "none")
     throw UserError("--verify must be full, quick or none");
   const Plan p = make_plan(o);
   if (p.verify != "none" && p.backend != BackendKind::cuda)
     throw UserError("--verify " + p.verify + " compares GPU and model bits: it needs --backend cuda");
 
-  const std::string out = o.out.empty() ? "runs/variance" : o.out;
-  RunFolder folder(out, "variance", o.resume ? RunMode::resume : (o.force ? RunMode::force : RunMode::fresh),
-                   this_command_line());
-  folder.write_json("provenance.json", provenance("variance", this_command_line(), p.backend_name));
+  nlohmann::ordered_json plan;
+  plan["backend"] = p.backend_name;
+  plan["rows"] = p.rows;
+  plan["cols"] = p.cols;
+  plan["softmax_rows"] = p.softmax_rows;
+  plan["argmax_rows"] = p.argmax_rows;
+  plan["offsets"] = p.offsets;
+  plan["scales"] = p.scales;
+  plan["dtypes"] = o.dtypes;
+  nlohmann::ordered_json shapes = nlohmann::ordered_json::array();
+  for (const auto& s : p.shapes) shapes.push_back(row_reduce::to_string(s));
+  plan["shapes"] = shapes;
+  plan["seed"] = o.seed;
+  plan["reps"] = p.reps;
+  plan["verify"] = p.verify;
+  std::vector<Table> tables{{"row_variance.csv", kVarianceColumns},
+                            {"row_softmax.csv", kSoftmaxColumns},
+                            {"row_argmax.csv", kArgmaxColumns}};
+  if (p.verify != "none") tables.push_back({"row_verify.csv", kVerifyColumns});
+  Study study("variance", o.run, plan, p.backend_name, tables);
   const std::string description = row_backend_description(p.backend);
   fmt::print("variance study on {}: {}\n", p.backend_name, description);
-
-  // GPU bits == model bits first: the study reports only what this chain verified.
-  nlohmann::ordered_json verify_json;
-  long verify_failures = 0;
-  if (p.verify != "none") {
-    if (o.resume && std::filesystem::exists(folder.file("row_verify.csv"))) {
-      verify_json = "done before (row_verify.csv)";
-    } else {
-      RowVerifyOptions vo;
-      vo.quick = p.verify == "quick";
-      vo.seed = o.seed;
-      const RowVerifySummary v = verify_rows(vo);
-      fmt::print("{}", v.table());
-      std::filesystem::remove(folder.file("row_verify.csv"));
-      CsvAppender csv(folder.file("row_verify.csv"), kVerifyColumns);
-      std::vector<std::vector<std::string>> rows;
-      for (const auto& l : v.lines)
-        rows.push_back({l.kernel, l.dtype, std::to_string(l.cases), std::to_string(l.mismatches),
-                        std::to_string(l.errors), l.first_failure});
-      csv.rows(rows);
-      verify_json = {{"sweep", p.verify}, {"gpu", v.gpu}, {"cases", v.cases()}, {"mismatches", v.mismatches()},
-                     {"errors", v.errors()}, {"seconds", v.seconds}};
-      verify_failures = v.mismatches() + v.errors();
-      if (!v.ok())
-        fmt::print(stderr, "WARNING: row kernels: {} case(s) where GPU and model bits differ or failed (row_verify.csv); "
-                           "the study continues, then exits non-zero\n", verify_failures);
-    }
-  }
 
   const std::size_t bytes = static_cast<std::size_t>(kernel_bytes<float>(p.rows, p.cols, true));
   const std::optional<double> bandwidth = copy_bandwidth(p.backend, bytes);
   if (bandwidth) fmt::print("device-to-device copy of {:.1f} MB: {:.1f} GB/s (read + write)\n", double(bytes) / 1e6, *bandwidth / 1e9);
 
-  const auto done_var = folder.done_keys("row_variance.csv", {"dtype", "offset"});
-  const auto done_soft = folder.done_keys("row_softmax.csv", {"dtype", "scale"});
-  const auto done_arg = folder.done_keys("row_argmax.csv", {"dtype", "case"});
-  CsvAppender var_csv(folder.file("row_variance.csv"), kVarianceColumns);
-  CsvAppender soft_csv(folder.file("row_softmax.csv"), kSoftmaxColumns);
-  CsvAppender arg_csv(folder.file("row_argmax.csv"), kArgmaxColumns);
-  const std::size_t total =
-      o.dtypes.size() * (p.offsets.size() + p.scales.size() + std::size(kArgmaxCases));
-  Progress progress("variance", total);
-  std::size_t resumed = 0;
+  // GPU bits == model bits first: the study reports only what this chain verified.
+  std::vector<Cell> cells;
+  nlohmann::ordered_json verify_json;
+  if (p.verify != "none")
+    cells.push_back({"verify", "row kernels: GPU bits vs model bits", [&]() -> CellRows {
+                       RowVerifyOptions vo;
+                       vo.quick = p.verify == "quick";
+                       vo.seed = o.seed;
+                       const RowVerifySummary v = verify_rows(vo);
+                       fmt::print("{}", v.table());
+                       Rows rows;
+                       for (const auto& l : v.lines)
+                         rows.push_back({l.kernel, l.dtype, std::to_string(l.cases), std::to_string(l.mismatches),
+                                         std::to_string(l.errors), l.first_failure});
+                       verify_json = {{"sweep", p.verify}, {"gpu", v.gpu}, {"cases", v.cases()},
+                                      {"mismatches", v.mismatches()}, {"errors", v.errors()}, {"seconds", v.seconds}};
+                       return {{"row_verify.csv", rows}};
+                     }});
   for (const auto& dtype : o.dtypes) {
-    for_dtype(dtype, [&](auto* tag) {
-      using In = std::remove_pointer_t<decltype(tag)>;
-      for (double offset : p.offsets) {
-        const std::string what = fmt::format("{} offset {}", dtype, csv_number(offset));
-        if (done_var.count(dtype + "|" + csv_number(offset) + "|")) {
-          ++resumed;
-          progress.step(what + " (done before)");
-          continue;
-        }
-        var_csv.rows(variance_cell<In>(p, o, offset, bandwidth));
-        progress.step(what);
-      }
-      for (double scale : p.scales) {
-        const std::string what = fmt::format("{} softmax scale {}", dtype, csv_number(scale));
-        if (done_soft.count(dtype + "|" + csv_number(scale) + "|")) {
-          ++resumed;
-          progress.step(what + " (done before)");
-          continue;
-        }
-        soft_csv.rows(softmax_cell<In>(p, o, scale, bandwidth));
-        progress.step(what);
-      }
-      for (const ArgmaxCase& c : kArgmaxCases) {
-        const std::string what = fmt::format("{} argmax {}", dtype, c.name);
-        if (done_arg.count(dtype + "|" + c.name + "|")) {
-          ++resumed;
-          progress.step(what + " (done before)");
-          continue;
-        }
-        arg_csv.rows(argmax_cell<In>(p, o, c));
-        progress.step(what);
-      }
-    });
+    for (double offset : p.offsets)
+      cells.push_back({fmt::format("variance|{}|{}", dtype, csv_number(offset)),
+                       fmt::format("{} offset {}", dtype, csv_number(offset)), [&, dtype, offset]() -> CellRows {
+                         Rows rows;
+                         for_dtype(dtype, [&](auto* tag) {
+                           rows = variance_cell<std::remove_pointer_t<decltype(tag)>>(p, o, offset, bandwidth);
+                         });
+                         return {{"row_variance.csv", rows}};
+                       }});
+    for (double scale : p.scales)
+      cells.push_back({fmt::format("softmax|{}|{}", dtype, csv_number(scale)),
+                       fmt::format("{} softmax scale {}", dtype, csv_number(scale)), [&, dtype, scale]() -> CellRows {
+                         Rows rows;
+                         for_dtype(dtype, [&](auto* tag) {
+                           rows = softmax_cell<std::remove_pointer_t<decltype(tag)>>(p, o, scale, bandwidth);
+                         });
+                         return {{"row_softmax.csv", rows}};
+                       }});
+    for (const ArgmaxCase& c : kArgmaxCases)
+      cells.push_back({fmt::format("argmax|{}|{}", dtype, c.name), fmt::format("{} argmax {}", dtype, c.name),
+                       [&, dtype, c]() -> CellRows {
+                         Rows rows;
+                         for_dtype(dtype, [&](auto* tag) { rows = argmax_cell<std::remove_pointer_t<decltype(tag)>>(p, o, c); });
+                         return {{"row_argmax.csv", rows}};
+                       }});
   }
-  progress.finish();
+  study.run(cells);
 
+  RunFolder& folder = study.folder();
   const CsvTable var = read_csv(folder.file("row_variance.csv"));
   print_variance_table(var);
   const CsvTable arg = read_csv(folder.file("row_argmax.csv"));
@@ -542,37 +531,31 @@ void run_variance_study(const VarianceOptions& o) {
   for (const auto& r : arg.rows)
     argmax_bad += std::stol(r[static_cast<std::size_t>(arg.column("index_mismatches"))]) +
                   std::stol(r[static_cast<std::size_t>(arg.column("value_mismatches"))]);
-  fmt::print("argmax: {} mismatching rows over {} (case, layout) runs\n", argmax_bad, arg.rows.size());
+  long verify_failures = 0;
+  if (p.verify != "none") {
+    const CsvTable v = read_csv(folder.file("row_verify.csv"));
+    for (const auto& r : v.rows)
+      verify_failures += std::stol(r[static_cast<std::size_t>(v.column("mismatches"))]) +
+                         std::stol(r[static_cast<std::size_t>(v.column("errors"))]);
+  }
 
-  nlohmann::ordered_json summary;
-  summary["study"] = "variance";
-  summary["backend"] = p.backend_name;
+  nlohmann::ordered_json summary = plan;
   summary["device"] = description;
-  summary["rows"] = p.rows;
-  summary["cols"] = p.cols;
-  summary["softmax_rows"] = p.softmax_rows;
-  summary["argmax_rows"] = p.argmax_rows;
-  summary["offsets"] = p.offsets;
-  summary["scales"] = p.scales;
-  summary["dtypes"] = o.dtypes;
-  nlohmann::ordered_json shapes = nlohmann::ordered_json::array();
-  for (const auto& s : p.shapes) shapes.push_back(row_reduce::to_string(s));
-  summary["shapes"] = shapes;
-  summary["seed"] = o.seed;
-  summary["reps"] = p.reps;
   summary["copy_bandwidth_gbps"] = bandwidth ? nlohmann::ordered_json(*bandwidth / 1e9) : nlohmann::ordered_json();
   summary["layer_norm_eps"] = row_reduce::layer_norm_eps;
   summary["verify"] = verify_json;
+  summary["verify_failures"] = verify_failures;
   summary["argmax_mismatching_rows"] = argmax_bad;
-  summary["cells"] = total;
-  summary["cells_resumed"] = resumed;
   summary["csv"] = {"row_variance.csv", "row_softmax.csv", "row_argmax.csv"};
-  folder.write_json("summary.json", summary);
-  fmt::print("variance: {} cells ({} from an earlier run) in {}\n", total, resumed, folder.dir().string());
+  std::vector<std::string> headline{
+      fmt::format("argmax: {} mismatching rows over {} (case, layout) runs", argmax_bad, arg.rows.size())};
+  if (p.verify != "none")
+    headline.push_back(fmt::format("row kernels: {} case(s) where GPU and model bits differ or failed", verify_failures));
+  study.finish(summary, headline);
   if (verify_failures)
-    throw UserError(fmt::format("{} row-kernel case(s) where the GPU's bits differ from the model's or failed to run: "
-                                "see {}", verify_failures, folder.file("row_verify.csv").string()));
-  if (argmax_bad) throw UserError(fmt::format("argmax disagreed with torch.argmax semantics on {} row(s)", argmax_bad));
+    throw CheckFailed(fmt::format("{} row-kernel case(s) where the GPU's bits differ from the model's or failed to run: "
+                                  "see {}", verify_failures, folder.file("row_verify.csv").string()));
+  if (argmax_bad) throw CheckFailed(fmt::format("argmax disagreed with torch.argmax semantics on {} row(s)", argmax_bad));
 }
 
 }  // namespace
@@ -583,10 +566,8 @@ void register_study_variance(CLI::App& study) {
       "variance",
       "Row kernels on LLM-shaped rows: variance (textbook, two-pass, Welford/Chan) vs MPFR by row offset, "
       "softmax (online vs three-pass) by logit scale, argmax ties and NaN; cuda or model backend");
-  cmd->add_option("--out", o->out, "Run folder to create (default runs/variance)");
+  add_run_options(*cmd, o->run);
   cmd->add_flag("--quick", o->quick, "A small version: 64 x 1024 rows, 3 timed launches");
-  cmd->add_flag("--force", o->force, "Replace an existing run in --out");
-  cmd->add_flag("--resume", o->resume, "Continue the run in --out, skipping the cells it finished");
   cmd->add_option("--backend", o->backend, "cuda or model (default: cuda when a GPU is present, else model)");
   cmd->add_option("--rows", o->rows, "Rows of the variance matrix (default 1024, quick 64)");
   cmd->add_option("--cols", o->cols, "Columns of every matrix (default 4096, quick 1024)");

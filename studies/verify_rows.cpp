@@ -209,22 +209,19 @@ RowVerifySummary verify_rows(const RowVerifyOptions& opts) {
   out.device = out.gpu ? row_backend_description(BackendKind::cuda)
                        : (opts.model_only ? std::string("--model-only") : why);
   Sweep sweep(opts, out.gpu);
-  std::unique_ptr<CsvAppender> csv;
-  if (!opts.csv.empty())
-    csv = std::make_unique<CsvAppender>(opts.csv, std::vector<std::string>{"kernel", "dtype", "shape", "rows", "cols",
-                                                                           "input", "compared_with", "mismatches",
-                                                                           "error", "detail"});
   sweep.run_dtype<float>();
   sweep.run_dtype<row_reduce::bfloat16_bits>();
   sweep.run_dtype<double>();
   out.lines = sweep.lines();
-  if (csv) {
+  if (!opts.csv.empty()) {
     std::vector<std::vector<std::string>> rows;
     for (const auto& c : sweep.cases())
       rows.push_back({c.kernel, c.dtype, c.shape, std::to_string(c.rows), std::to_string(c.cols), c.input,
                       out.gpu ? "gpu" : "model_first_shape", std::to_string(c.mismatches), c.error ? "1" : "0",
                       c.detail});
-    csv->rows(rows);
+    append_csv(opts.csv, {"kernel", "dtype", "shape", "rows", "cols", "input", "compared_with", "mismatches", "error",
+                          "detail"},
+               rows);
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;

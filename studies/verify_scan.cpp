@@ -154,11 +154,6 @@ ScanVerifySummary verify_scan(const ScanVerifyOptions& opts) {
   std::string why;
   out.gpu = !opts.model_only && cuda_backend_available(&why);
   out.device = out.gpu ? scan_backend_description(BackendKind::cuda) : (opts.model_only ? std::string("--model-only") : why);
-  std::unique_ptr<CsvAppender> csv;
-  if (!opts.csv.empty())
-    csv = std::make_unique<CsvAppender>(opts.csv, std::vector<std::string>{"algorithm", "operator", "dtype", "shape",
-                                                                           "n", "kind", "compared_with", "mismatches",
-                                                                           "error", "detail"});
   Sweep sweep(opts, out.gpu);
   sweep.run<scan::PlusOp<float>>("float32");
   sweep.run<scan::MaxOp<float>>("float32");
@@ -169,13 +164,13 @@ ScanVerifySummary verify_scan(const ScanVerifyOptions& opts) {
   sweep.run<scan::SegmentedOp<double>>("float64");
   sweep.run<scan::AffineOp<double>>("float64");
   out.lines = sweep.lines();
-  if (csv) {
+  if (!opts.csv.empty()) {
     std::vector<std::vector<std::string>> rows;
     for (const auto& c : sweep.cases())
       rows.push_back({c.algorithm, c.op, c.dtype, c.shape, std::to_string(c.n), c.kind,
                       out.gpu ? "gpu" : "model_first_shape", std::to_string(c.mismatches), c.error ? "1" : "0",
                       c.detail});
-    csv->rows(rows);
+    append_csv(opts.csv, {"algorithm", "operator", "dtype", "shape", "n", "kind", "compared_with", "mismatches", "error", "detail"}, rows);
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;

@@ -177,22 +177,17 @@ SegVerifySummary verify_segmented(const SegVerifyOptions& opts) {
   out.gpu = !opts.model_only && cuda_backend_available(&why);
   out.device = out.gpu ? row_backend_description(BackendKind::cuda)
                        : (opts.model_only ? std::string("--model-only") : why);
-  std::unique_ptr<CsvAppender> csv;
-  if (!opts.csv.empty())
-    csv = std::make_unique<CsvAppender>(opts.csv, std::vector<std::string>{"strategy", "dtype", "shape", "layout", "n",
-                                                                           "segments", "values", "compared_with",
-                                                                           "mismatches", "error", "detail"});
   Sweep sweep(opts, out.gpu);
   sweep.run_dtype<float>();
   sweep.run_dtype<double>();
   out.lines = sweep.lines();
-  if (csv) {
+  if (!opts.csv.empty()) {
     std::vector<std::vector<std::string>> rows;
     for (const auto& c : sweep.cases())
       rows.push_back({c.strategy, c.dtype, c.shape, c.layout, std::to_string(c.n), std::to_string(c.segments), c.values,
                       out.gpu ? "gpu" : "model_first_shape", std::to_string(c.mismatches), c.error ? "1" : "0",
                       c.detail});
-    csv->rows(rows);
+    append_csv(opts.csv, {"strategy", "dtype", "shape", "layout", "n", "segments", "values", "compared_with", "mismatches", "error", "detail"}, rows);
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;

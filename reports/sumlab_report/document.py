@@ -138,28 +138,38 @@ def write_html(doc: Document, out_dir: Path) -> Path:
 
 # --- Markdown --------------------------------------------------------------------------------
 
+def _md_text(text: str) -> str:
+    """Markdown text with no live HTML: <, > and & are escaped outside `code` spans (where
+    Markdown shows them as they are). A run's command line or a CSV value can hold anything."""
+    parts = text.split("`")
+    for i in range(0, len(parts), 2):  # even parts lie outside backticks
+        parts[i] = html.escape(parts[i], quote=False)
+    return "`".join(parts)
+
+
 def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return _md_text(text).replace("|", "\\|").replace("\n", " ")
 
 
 def write_markdown(doc: Document, out_dir: Path) -> Path:
     out = []
     for b in doc.blocks:
         if isinstance(b, Heading):
-            out.append("#" * b.level + " " + b.text)
+            out.append("#" * b.level + " " + _md_text(b.text))
         elif isinstance(b, Paragraph):
+            text = _md_text(b.text)
             if b.kind == "alarm":
-                out.append(f"> **⚠ {b.text}**")
+                out.append(f"> **⚠ {text}**")
             elif b.kind == "ok":
-                out.append(f"> ✓ {b.text}")
+                out.append(f"> ✓ {text}")
             elif b.kind == "note":
-                out.append(f"_{b.text}_")
+                out.append(f"_{text}_")
             else:
-                out.append(b.text)
+                out.append(text)
         elif isinstance(b, Table):
             lines = []
             if b.caption:
-                lines.append(b.caption)
+                lines.append(_md_text(b.caption))
                 lines.append("")
             lines.append("| " + " | ".join(_md_cell(h) for h in b.header) + " |")
             lines.append("|" + "|".join(" --- " for _ in b.header) + "|")
@@ -171,7 +181,7 @@ def write_markdown(doc: Document, out_dir: Path) -> Path:
                 lines.append("| " + " | ".join(cells) + " |")
             out.append("\n".join(lines))
         elif isinstance(b, Figure):
-            out.append(f"![{b.title}]({b.stem}.png)\n\n**{b.title}.** {b.caption}")
+            out.append(f"![{_md_text(b.title)}]({b.stem}.png)\n\n**{_md_text(b.title)}.** {_md_text(b.caption)}")
     path = out_dir / "report.md"
     path.write_text("\n\n".join(out) + "\n", encoding="utf-8")
     return path

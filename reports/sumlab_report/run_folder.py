@@ -32,6 +32,7 @@ class CsvData:
     name: str
     columns: list[str]
     rows: list[dict[str, str]]
+    torn: int = 0  # rows dropped because their field count is not the header's
 
     def values(self, column: str) -> list[str]:
         return [r.get(column, "") for r in self.rows]
@@ -46,11 +47,21 @@ class CsvData:
 
 
 def read_csv(path: Path) -> CsvData:
+    """The rows whose field count is the header's; a torn row (cut by a kill in a folder written
+    before sumlab's atomic appends, or edited by hand) is counted and left out, never half-read."""
     try:
         with path.open(newline="", encoding="utf-8") as f:
-            reader = csv.DictReader(f)
-            rows = [r for r in reader if any(v not in ("", None) for v in r.values())]
-            return CsvData(path.name, list(reader.fieldnames or []), rows)
+            reader = csv.reader(f)
+            header = next(reader, [])
+            rows, torn = [], 0
+            for fields in reader:
+                if not fields or all(v == "" for v in fields):
+                    continue
+                if len(fields) != len(header):
+                    torn += 1
+                    continue
+                rows.append(dict(zip(header, fields)))
+            return CsvData(path.name, header, rows, torn)
     except (OSError, UnicodeDecodeError, csv.Error) as e:
         raise RunError(f"cannot read {path}: {e}") from e
 

@@ -186,25 +186,31 @@ TEST_F(DeterminismStudy, GoldenRoundTripAndDrift) {
   EXPECT_NE(bad.out.find("not a sumlab golden file"), std::string::npos) << bad.out;
 }
 
-TEST_F(DeterminismStudy, RefusesToOverwriteAndResumes) {
+TEST_F(DeterminismStudy, RefusesToOverwriteAndResumesOnlyTheSamePlan) {
   ASSERT_EQ(code_, 0) << out_;
   const std::string args = "study determinism --backend model --quick --sizes 1000,4099 --threads 1,2 --out " +
                            (dir_ / "d").string();
   const Result again = run(args);
-  EXPECT_NE(again.code, 0);
+  EXPECT_EQ(again.code, 2);
   EXPECT_NE(again.out.find("--resume"), std::string::npos) << again.out;
   const std::size_t rows_before = read_csv(dir_ / "d" / "determinism_runs.csv").rows.size();
   const Result resumed = run(args + " --resume");
   EXPECT_EQ(resumed.code, 0) << resumed.out;
-  EXPECT_NE(resumed.out.find("0 cells run now, 4 from an earlier run"), std::string::npos) << resumed.out;
+  EXPECT_NE(resumed.out.find("4 cells (4 from an earlier run)"), std::string::npos) << resumed.out;
   EXPECT_EQ(read_csv(dir_ / "d" / "determinism_runs.csv").rows.size(), rows_before);
+  // Another plan into the same folder would mix two studies: refused, naming what differs.
+  const Result other = run(args + " --resume --runs 6");
+  EXPECT_EQ(other.code, 2) << other.out;
+  EXPECT_NE(other.out.find("runs: 5 -> 6"), std::string::npos) << other.out;
   // Summarize only: nothing runs, the classes are rewritten from what the folder holds.
-  const Result summary = run("study determinism --backend model --resume --summarize-only --out " + (dir_ / "d").string());
+  const Result summary = run(args + " --resume --summarize-only");
   EXPECT_EQ(summary.code, 0) << summary.out;
-  EXPECT_NE(summary.out.find("0 cells run now, 0 from an earlier run, 4 in the folder"), std::string::npos)
-      << summary.out;
+  EXPECT_NE(summary.out.find("determinism: 0 cells in"), std::string::npos) << summary.out;
   // 15 modelled GPU kernels (the library peers have no model) and 4 CPU peers.
   EXPECT_EQ(read_csv(dir_ / "d" / "determinism_classes.csv").rows.size(), 19u);
+  // Every invocation is in the provenance.
+  const auto prov = nlohmann::json::parse(std::ifstream(dir_ / "d" / "provenance.json"));
+  EXPECT_EQ(prov["invocations"].size(), 3u);
 }
 
 TEST(DeterminismStudyInput, BadShapeListsAndRunCountsFailCleanly) {

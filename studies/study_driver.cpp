@@ -1,0 +1,93 @@
+#include "studies/study_driver.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <csignal>
+#include <filesystem>
+
+#include "studies/bound_alarm.hpp"
+#include "studies/commands.hpp"
+#include "studies/progress.hpp"
+
+namespace sumlab {
+namespace {
+
+volatile std::sig_atomic_t interrupted = 0;
+
+// The first Ctrl-C asks the driver to stop after the cell in flight; the handler then steps aside,
+// so a second Ctrl-C stops the process at once (the folder stays resumable either way).
+extern "C" void on_sigint(int) {
+  interrupted = 1;
+  std::signal(SIGINT, SIG_DFL);
+}
+
+RunMode mode_of(const RunOptions& o) {
+  if (o.force && o.resume) throw UserError("--force and --resume exclude each other");
+  return o.resume ? RunMode::resume : o.force ? RunMode::force : RunMode::fresh;
+}
+
+}  // namespace
+
+void add_run_options(CLI::App& cmd, RunOptions& o) {
+  cmd.add_option("--out", o.out, "Run folder to create (default runs/<study>)");
+  cmd.add_flag("--force", o.force, "Start over in --out: removes the files sumlab wrote there (and only those)");
+  cmd.add_flag("--resume", o.resume,
+               "Continue the run in --out with the same options, skipping the cells it finished");
+  cmd.add_flag("--strict", o.strict, "Exit 1 when a result breaks its error bound");
+}
+
+Study::Study(std::string name, const RunOptions& o, const nlohmann::ordered_json& plan, const std::string& backend,
+             const std::vector<Table>& tables)
+    : name_(std::move(name)),
+      options_(o),
+      folder_(o.out.empty() ? "runs/" + name_ : o.out, name_, mode_of(o), plan, backend),
+      tables_(tables) {
+  for (const auto& t : tables_) folder_.table(t.name, t.columns);
+}
+
+void Study::run(const std::vector<Cell>& cells) {
+  total_ += cells.size();
+  interrupted = 0;
+  auto previous = std::signal(SIGINT, on_sigint);
+  Progress progress(name_, cells.size());
+  for (const Cell& c : cells) {
+    if (folder_.done().count(c.key)) {
+      ++resumed_;
+      progress.step(c.description + " (done before)");
+      continue;
+    }
+    folder_.commit_cell(c.key, c.measure());
+    progress.step(c.description);
+    if (interrupted) {
+      progress.finish();
+      std::signal(SIGINT, previous);
+      throw Interrupted(fmt::format("{}: interrupted after {} of {} cells; every finished cell is kept in {}. "
+                                    "Continue with the same command and --resume.",
+                                    name_, folder_.done().size(), total_, folder_.dir().string()));
+    }
+  }
+  progress.finish();
+  std::signal(SIGINT, previous);
+}
+
+void Study::finish(nlohmann::ordered_json summary, const std::vector<std::string>& headline) {
+  BoundAlarm tally;
+  for (const auto& t : tables_) tally.add_rows(read_csv(folder_.file(t.name)));
+  nlohmann::ordered_json s;
+  s["study"] = name_;
+  s["cells"] = total_;
+  s["cells_resumed"] = resumed_;
+  if (tally.total() > 0) s["bounds"] = tally.json();
+  for (auto it = summary.begin(); it != summary.end(); ++it) s[it.key()] = it.value();
+  folder_.write_json("summary.json", s);
+
+  fmt::print("{}: {} cells{} in {}\n", name_, total_,
+             resumed_ ? fmt::format(" ({} from an earlier run)", resumed_) : "", folder_.dir().string());
+  for (const auto& line : headline) fmt::print("{}: {}\n", name_, line);
+  if (tally.total() > 0) fmt::print("{}", tally.text(name_ + ": "));
+  fmt::print("{}: next: sumlab report {}\n", name_, folder_.dir().string());
+  if (options_.strict && tally.alarm()) throw CheckFailed("results broke their error bound (--strict)");
+}
+
+}  // namespace sumlab

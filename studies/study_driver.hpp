@@ -1,0 +1,77 @@
+#pragma once
+// The one study driver: plan -> cells -> resume -> rows -> summary -> alarms, the same for every
+// study. A study resolves its options into a plan (a JSON value: what it will measure), lists its
+// cells (a key, a description and a function that measures the cell and returns its rows) and its
+// tables; the driver opens the run folder (lock, mode, the plan checked on --resume), runs the
+// cells that are not done yet in order with progress, commits each cell's rows atomically, and
+// ends with summary.json, the bound tally, a short headline and the next command.
+// Ctrl-C between cells stops cleanly (a second Ctrl-C stops at once; either way the folder is
+// resumable, because a cell counts only once its rows are committed).
+#include <functional>
+#include <stdexcept>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "studies/run_folder.hpp"
+
+namespace CLI { class App; }
+
+namespace sumlab {
+
+// --out, --force, --resume, --strict: every study takes them.
+struct RunOptions {
+  std::string out;
+  bool force = false, resume = false, strict = false;
+};
+void add_run_options(CLI::App& cmd, RunOptions& o);
+
+using Rows = std::vector<std::vector<std::string>>;
+using CellRows = std::map<std::string, Rows>;  // table name -> the cell's rows
+
+struct Cell {
+  std::string key;          // unique in the study: what --resume matches
+  std::string description;  // for progress lines
+  std::function<CellRows()> measure;
+};
+
+struct Table {
+  std::string name;
+  std::vector<std::string> columns;
+};
+
+class Study {
+ public:
+  // Opens the run folder (RunOptions::out, or runs/<name>) in the mode the options ask for.
+  // Throws UserError before touching anything when --force and --resume are both given.
+  Study(std::string name, const RunOptions& o, const nlohmann::ordered_json& plan, const std::string& backend,
+        const std::vector<Table>& tables);
+
+  RunFolder& folder() { return folder_; }
+  // Runs every cell not yet done, in order (throws Interrupted after a Ctrl-C, once the cell in
+  // flight is committed).
+  void run(const std::vector<Cell>& cells);
+  std::size_t cells_total() const { return total_; }
+  std::size_t cells_resumed() const { return resumed_; }
+
+  // Writes summary.json (adding "cells", "cells_resumed" and, over every table with a verdict
+  // column, "bounds"), prints "<study>: N cells in DIR", the headline lines, the bound tally and
+  // the next command; with --strict, throws CheckFailed when a result broke its bound.
+  void finish(nlohmann::ordered_json summary, const std::vector<std::string>& headline = {});
+
+ private:
+  std::string name_;
+  RunOptions options_;
+  RunFolder folder_;
+  std::vector<Table> tables_;
+  std::size_t total_ = 0, resumed_ = 0;
+};
+
+// A study stopped by Ctrl-C between cells: main() prints how to continue and exits 130.
+struct Interrupted : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace sumlab
