@@ -295,6 +295,8 @@ RunFolder::RunFolder(const fs::path& dir, const std::string& study, RunMode mode
   std::error_code ec;
   if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
     throw UserError(fmt::format("'{}' exists and is not a folder", dir.string()));
+  if (mode == RunMode::resume && !fs::exists(dir / "provenance.json", ec))
+    throw UserError(fmt::format("nothing to resume in '{}' (no provenance.json)", dir.string()));
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir)) throw UserError(fmt::format("cannot create run folder '{}': {}", dir.string(), ec.message()));
 
@@ -435,7 +437,7 @@ void RunFolder::commit_cell(const std::string& key,
   for (const auto& [name, columns] : tables_) sizes[name] = fs::file_size(dir_ / name);
   line["sizes"] = sizes;
   const fs::path journal = dir_ / journal_name;
-  if (!manifest_.count(journal_name)) {
+  if (!fs::exists(journal)) {  // recorded but not yet created when a kill came between the two
     record(journal_name);
     atomic_write(journal, "");
   }

@@ -1,0 +1,232 @@
+// Faults injected into run folders: kill -9 at seeded random moments of a study, then --resume,
+// must give exactly the rows of an uninterrupted run (none lost, torn or duplicated, every phase
+// present); two writers into one folder at once must not mix (one wins, the other fails at once);
+// --force must remove what sumlab wrote and nothing else; --resume must refuse another plan.
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "run_sumlab.hpp"
+
+extern char** environ;
+
+namespace sumlab {
+namespace {
+
+namespace fs = std::filesystem;
+using test::run;
+
+// Starts `sumlab args...` in the background, its output discarded.
+pid_t start(const std::vector<std::string>& args) {
+  std::vector<std::string> all{SUMLAB_BINARY};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  return rc == 0 ? pid : -1;
+}
+
+int wait_for(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+std::multiset<std::string> lines_of(const fs::path& p) {
+  std::ifstream in(p);
+  std::multiset<std::string> out;
+  for (std::string l; std::getline(in, l);) out.insert(l);
+  return out;
+}
+
+nlohmann::json json_of(const fs::path& p) { return nlohmann::json::parse(std::ifstream(p), nullptr, false); }
+
+double seconds_of(const std::string& args) {
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(run(args).code, 0) << args;
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Kills the study at `kills` seeded random moments (each a fresh folder, killed once, then resumed
+// to the end, and the resume itself sometimes killed again) and compares every folder with `ref`.
+void kill_and_resume(const std::string& args, const std::vector<std::string>& tables, int kills, std::uint64_t seed,
+                     const std::string& name) {
+  const fs::path ref = test::temp_dir(name + "_ref");
+  const double full = seconds_of(args + " --out " + ref.string());
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> when(0.0, full * 1.1);
+  int interrupted = 0;
+  for (int k = 0; k < kills; ++k) {
+    const fs::path dir = test::temp_dir(name + "_" + std::to_string(k));
+    std::vector<std::string> a = split(args);
+    a.insert(a.end(), {"--out", dir.string()});
+    const pid_t pid = start(a);
+    ASSERT_GT(pid, 0);
+    std::this_thread::sleep_for(std::chrono::duration<double>(when(rng)));
+    ::kill(pid, SIGKILL);
+    interrupted += wait_for(pid) == 128 + SIGKILL;
+    // The resume may be killed too (a third of the time), then resumed again.
+    if (rng() % 3 == 0 && fs::exists(dir / "provenance.json")) {
+      std::vector<std::string> r = a;
+      r.push_back("--resume");
+      const pid_t again = start(r);
+      std::this_thread::sleep_for(std::chrono::duration<double>(when(rng) / 3));
+      ::kill(again, SIGKILL);
+      wait_for(again);
+    }
+    // A kill before the folder held a run leaves nothing to resume: start it again instead.
+    const bool resumable = fs::exists(dir / "provenance.json");
+    const auto r = run(args + " --out " + dir.string() + (resumable ? " --resume" : " --force"));
+    ASSERT_EQ(r.code, 0) << "kill " << k << ": " << r.out;
+    for (const auto& t : tables)
+      EXPECT_EQ(lines_of(dir / t), lines_of(ref / t)) << "kill " << k << ": " << t << " differs from the uninterrupted run";
+    const auto s = json_of(dir / "summary.json"), s0 = json_of(ref / "summary.json");
+    EXPECT_EQ(s["cells"], s0["cells"]) << "kill " << k;
+    EXPECT_EQ(s["bounds"], s0["bounds"]) << "kill " << k;
+    std::set<std::string> keys;
+    std::ifstream log(dir / "cells.log");
+    std::size_t lines = 0;
+    for (std::string l; std::getline(log, l); ++lines) keys.insert(nlohmann::json::parse(l)["cell"].get<std::string>());
+    EXPECT_EQ(keys.size(), lines) << "kill " << k << ": a cell was journalled twice";
+    EXPECT_EQ(lines, s0["cells"].get<std::size_t>()) << "kill " << k;
+    fs::remove_all(dir);
+  }
+  EXPECT_GT(interrupted, kills / 2) << "most kills should land while the study runs";
+  fs::remove_all(ref);
+}
+
+TEST(RunFolderFaults, KilledAnywhereThenResumedEqualsAnUninterruptedRun) {
+  kill_and_resume("study error-vs-cond --quick --backend model", {"error_vs_cond.csv"}, 44, 2026, "faults_cond");
+}
+
+// The error-vs-n study's last phase (the seeds' figures) takes seconds: kills land there too.
+TEST(RunFolderFaults, KilledDuringTheHeadlinePhaseThenResumed) {
+  kill_and_resume("study error-vs-n --quick --log2-max 10 --seeds 1 --dtypes float32 --dists uniform,cancellation "
+                  "--backend model --gpu-kernels gpu_two_pass,gpu_exact",
+                  {"error_vs_n.csv", "headlines.csv"}, 6, 7, "faults_evn");
+}
+
+TEST(RunFolderFaults, TwoWritersNeverMix) {
+  const std::string args = "study error-vs-cond --quick --backend model --out ";
+  const fs::path ref = test::temp_dir("two_ref"), dir = test::temp_dir("two");
+  ASSERT_EQ(run(args + ref.string()).code, 0);
+  for (int trial = 0; trial < 4; ++trial) {
+    fs::remove_all(dir);
+    const pid_t a = start(split(args + dir.string())), b = start(split(args + dir.string()));
+    const int ca = wait_for(a), cb = wait_for(b);
+    // One wins; the other is refused (the lock, or a folder that already holds a run).
+    EXPECT_TRUE((ca == 0 && cb == 2) || (ca == 2 && cb == 0)) << "exit codes " << ca << " " << cb;
+    EXPECT_EQ(lines_of(dir / "error_vs_cond.csv"), lines_of(ref / "error_vs_cond.csv"));
+    EXPECT_EQ(json_of(dir / "provenance.json")["invocations"].size(), 1u);
+  }
+  // While one writes, a second is refused at once with a message naming the holder.
+  fs::remove_all(dir);
+  const pid_t slow = start(split("study error-vs-n --quick --backend model --out " + dir.string()));
+  for (int i = 0; i < 200 && !fs::exists(dir / "provenance.json"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto second = run("study error-vs-n --quick --backend model --resume --out " + dir.string());
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0);
+  EXPECT_EQ(second.code, 2) << second.out;
+  EXPECT_NE(second.out.find("being written by another sumlab process (pid"), std::string::npos) << second.out;
+  ::kill(slow, SIGKILL);
+  wait_for(slow);
+  fs::remove_all(dir);
+  fs::remove_all(ref);
+}
+
+TEST(RunFolderFaults, ForceRemovesOnlyWhatSumlabWrote) {
+  const fs::path dir = test::temp_dir("force");
+  const std::string args = "study error-vs-cond --quick --backend model --out " + dir.string();
+  ASSERT_EQ(run(args).code, 0);
+  ASSERT_EQ(run("report " + dir.string()).code, 0);
+  // The user's own files, beside the run and inside the report.
+  std::ofstream(dir / "notes.txt") << "mine";
+  fs::create_directories(dir / "scripts");
+  std::ofstream(dir / "scripts" / "plot.py") << "mine";
+  std::ofstream(dir / "report" / "figures" / "sketch.svg") << "mine";
+  const auto r = run(args + " --force");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(fs::exists(dir / "notes.txt"));
+  EXPECT_TRUE(fs::exists(dir / "scripts" / "plot.py"));
+  EXPECT_TRUE(fs::exists(dir / "report" / "figures" / "sketch.svg"));
+  EXPECT_FALSE(fs::exists(dir / "report" / "report.html")) << "the old report described data that is gone";
+  EXPECT_TRUE(fs::exists(dir / "error_vs_cond.csv"));
+  // report --force: the report's own files go, the user's stay.
+  ASSERT_EQ(run("report " + dir.string()).code, 0);
+  ASSERT_EQ(run("report " + dir.string() + " --force").code, 0);
+  EXPECT_TRUE(fs::exists(dir / "report" / "figures" / "sketch.svg"));
+  EXPECT_TRUE(fs::exists(dir / "report" / "report.html"));
+
+  // A folder of foreign files only: fresh refuses, --force writes beside them.
+  const fs::path foreign = test::fresh_dir("force_foreign");
+  std::ofstream(foreign / "data.txt") << "mine";
+  const std::string fargs = "study error-vs-cond --quick --backend model --out " + foreign.string();
+  EXPECT_EQ(run(fargs).code, 2);
+  EXPECT_EQ(run(fargs + " --force").code, 0);
+  EXPECT_TRUE(fs::exists(foreign / "data.txt"));
+  // A foreign file where sumlab would write: never overwritten or appended to.
+  const fs::path clash = test::fresh_dir("force_clash");
+  std::ofstream(clash / "error_vs_cond.csv") << "a,b\n1,2\n";
+  const auto c = run("study error-vs-cond --quick --backend model --force --out " + clash.string());
+  EXPECT_EQ(c.code, 2);
+  EXPECT_NE(c.out.find("sumlab did not write it"), std::string::npos) << c.out;
+  EXPECT_EQ(lines_of(clash / "error_vs_cond.csv"), (std::multiset<std::string>{"a,b", "1,2"}));
+  fs::remove_all(dir);
+  fs::remove_all(foreign);
+  fs::remove_all(clash);
+}
+
+TEST(RunFolderFaults, ResumeRefusesAnotherPlanOrNoRun) {
+  const fs::path dir = test::temp_dir("plan");
+  ASSERT_EQ(run("study error-vs-cond --quick --backend model --out " + dir.string()).code, 0);
+  const std::string before = [&] {
+    std::ifstream in(dir / "provenance.json");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  const auto r = run("study error-vs-cond --quick --backend model --seeds 3 --resume --out " + dir.string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("seeds: 2 -> 3"), std::string::npos) << r.out;
+  std::ifstream in(dir / "provenance.json");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), before) << "a refused resume must change nothing";
+  const fs::path empty = test::temp_dir("plan_empty");
+  const auto e = run("study error-vs-cond --quick --backend model --resume --out " + empty.string());
+  EXPECT_EQ(e.code, 2);
+  EXPECT_NE(e.out.find("nothing to resume"), std::string::npos) << e.out;
+  const auto both = run("study error-vs-cond --quick --force --resume --out " + empty.string());
+  EXPECT_EQ(both.code, 2);
+  fs::remove_all(dir);
+  fs::remove_all(empty);
+}
+
+}  // namespace
+}  // namespace sumlab
