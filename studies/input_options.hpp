@@ -5,6 +5,7 @@
 #include <string>
 
 #include "studies/input_file.hpp"
+#include "studies/memory_check.hpp"
 
 namespace CLI { class App; }
 
@@ -23,14 +24,11 @@ struct InputOptions {
 
 void add_input_options(CLI::App& cmd, InputOptions& opts);
 
-// Generates or reads the array. Throws UserError on bad input, including an n that cannot fit in
-// this machine's memory (checked before allocating).
+// Generates or reads the array. Throws UserError on bad input, and ResourceError for an n that
+// cannot fit in this machine's memory (checked before allocating).
 Array load_input(const InputOptions& opts);
 
 // "uniform[0,1) n=1048576 seed=1" or "file x.npy": for headers and provenance.
 std::string describe_input(const InputOptions& opts, std::size_t n);
-
-// Throws UserError when `bytes` more bytes cannot reasonably be allocated on this machine.
-void check_fits_in_memory(std::uint64_t bytes, const std::string& what);
 
 }  // namespace sumlab
