@@ -7,6 +7,7 @@
 
 #include "core/generators.hpp"
 #include "studies/commands.hpp"
+#include "studies/size_text.hpp"
 
 namespace sumlab {
 
@@ -15,7 +16,12 @@ void add_input_options(CLI::App& cmd, InputOptions& o) {
                  "Generator: uniform[lo,hi), normal(mu,sigma), constant(value), cancellation, "
                  "lognormal(mu,sigma), ill_conditioned(cond) (Ogita-Rump-Oishi)")
       ->capture_default_str();
-  cmd.add_option("-n,--n", o.n, "Number of elements")->capture_default_str();
+  // A string parsed by parse_size, not CLI11's integer conversion, which wraps "-5" to 2^64 - 5
+  // and refuses the 2^k forms the studies accept.
+  cmd.add_option_function<std::string>(
+         "-n,--n", [&o](const std::string& text) { o.n = static_cast<std::uint64_t>(parse_size(text, "--n")); },
+         "Number of elements: N, 2^k, 2^k+c, 2^k-c or 1e8")
+      ->default_str(std::to_string(o.n));
   cmd.add_option("--seed", o.seed, "Generator seed: element i is a pure function of (seed, i)")
       ->capture_default_str();
   cmd.add_option("--lo", o.lo, "uniform: lower end")->capture_default_str();

@@ -13,7 +13,7 @@ namespace sumlab {
 
 struct InputOptions {
   std::string dist = "uniform";
-  std::uint64_t n = 1u << 20;
+  std::uint64_t n = 1u << 20;  // --n: N, 2^k, 2^k+c, 2^k-c or 1e8 (studies/size_text.hpp)
   std::uint64_t seed = 1;
   double lo = 0, hi = 1, mu = 0, sigma = 1, value = 0.1, condition = 1e10;
   std::string order = "as_generated";
