@@ -37,7 +37,12 @@ void add_input_options(CLI::App& cmd, InputOptions& o) {
       ->capture_default_str();
   cmd.add_option("--input", o.input, "Read the array from a file (.npy, .csv/.txt, or raw binary)");
   cmd.add_option("--format", o.format, "Input file format: npy, csv or raw (default: from the extension)");
-  cmd.add_option("--dtype", o.dtype, "float32 or float64 (default float32; an .npy file's own type)");
+  cmd.add_option("--dtype", o.dtype,
+                 "float32 or float64 (default float32; an .npy file's own type, float16 read as float32)");
+  cmd.add_option("--flatten", o.flatten,
+                 "How a 2-D (or more) input file becomes one sequence: C (row-major, last index fastest) "
+                 "or F (column-major, first index fastest); required for such files")
+      ->check(CLI::IsMember({"C", "F"}));
 }
 
 namespace {
@@ -86,14 +91,21 @@ template <class T> std::vector<T> generate_array(const InputOptions& o) {
 }  // namespace
 
 Array load_input(const InputOptions& o) {
-  if (!o.input.empty()) return read_array(o.input, o.format, o.dtype);
+  if (!o.input.empty()) {
+    ReadOptions r;
+    r.format = o.format;
+    if (!o.dtype.empty()) r.dtype = parse_dtype(o.dtype);
+    r.flatten = parse_flatten(o.flatten);
+    return read_array(o.input, r);
+  }
   const Dtype d = o.dtype.empty() ? Dtype::float32 : parse_dtype(o.dtype);
   if (d == Dtype::float32) return generate_array<float>(o);
   return generate_array<double>(o);
 }
 
 std::string describe_input(const InputOptions& o, std::size_t n) {
-  if (!o.input.empty()) return fmt::format("file {} (n = {})", o.input, n);
+  if (!o.input.empty())
+    return fmt::format("file {} (n = {}{})", o.input, n, o.flatten.empty() ? "" : ", flattened " + o.flatten);
   std::string params;
   if (o.dist == "uniform") params = fmt::format("[{}, {})", o.lo, o.hi);
   else if (o.dist == "normal" || o.dist == "lognormal") params = fmt::format("(mu={}, sigma={})", o.mu, o.sigma);

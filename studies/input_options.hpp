@@ -1,6 +1,7 @@
 #pragma once
 // The options that say what to sum: a generator (--dist, --n, --seed and its parameters,
-// --order) or a file (--input, --format, --dtype). Shared by `sumlab sum` and the studies.
+// --order) or a file (--input, --format, --dtype, --flatten). Shared by `sumlab sum` and the
+// studies.
 #include <cstdint>
 #include <string>
 
@@ -20,12 +21,13 @@ struct InputOptions {
   std::string input;   // a file instead of a generator
   std::string format;  // npy | csv | raw | "" (from the extension)
   std::string dtype;   // float32 | float64 | "" (float32, or the .npy header's)
+  std::string flatten;  // C | F | "": how a 2-D (or more) file becomes one sequence
 };
 
 void add_input_options(CLI::App& cmd, InputOptions& opts);
 
-// Generates or reads the array. Throws UserError on bad input, and ResourceError for an n that
-// cannot fit in this machine's memory (checked before allocating).
+// Generates or reads the array. Throws UserError on bad input, and ResourceError for an n (or a
+// file) that cannot fit in this machine's memory (checked before allocating).
 Array load_input(const InputOptions& opts);
 
 // "uniform[0,1) n=1048576 seed=1" or "file x.npy": for headers and provenance.
