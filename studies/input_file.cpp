@@ -1,186 +1,124 @@
 #include "studies/input_file.hpp"
 
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <bit>
 #include <cerrno>
-#include <charconv>
 #include <cstdint>
 #include <cstring>
-#include <fstream>
-#include <iterator>
-#include <sstream>
+#include <span>
 
 #include "studies/commands.hpp"
+#include "studies/csv_format.hpp"
+#include "studies/input_error.hpp"
+#include "studies/memory_check.hpp"
+#include "studies/npy_format.hpp"
+#include "studies/raw_format.hpp"
 
 namespace sumlab {
-
-Dtype parse_dtype(const std::string& name) {
-  if (name == "float32" || name == "f4" || name == "float") return Dtype::float32;
-  if (name == "float64" || name == "f8" || name == "double") return Dtype::float64;
-  throw UserError("unsupported dtype '" + name + "' (use float32 or float64)");
-}
-
-const char* to_string(Dtype d) { return d == Dtype::float32 ? "float32" : "float64"; }
-
 namespace {
 
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UserError("cannot read '" + path + "': " + std::strerror(errno));
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw UserError("error while reading '" + path + "'");
-  return bytes;
+const char* kind_of(mode_t m) {
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISSOCK(m)) return "a socket";
+  return "not a regular file";
 }
 
-template <class T> std::vector<T> decode(const std::string& path, const char* data,
-                                         std::size_t bytes, bool big_endian) {
-  if (bytes % sizeof(T) != 0)
-    throw UserError("'" + path + "': " + std::to_string(bytes) + " bytes is not a whole number of " +
-                    std::to_string(sizeof(T)) + "-byte elements");
-  std::vector<T> out(bytes / sizeof(T));
-  std::memcpy(out.data(), data, bytes);
-  if (big_endian) {
-    for (T& v : out) {
-      auto* p = reinterpret_cast<unsigned char*>(&v);
-      std::reverse(p, p + sizeof(T));
+// A regular file opened for reading, with the size it had when opened. Opening does not block
+// on a FIFO (O_NONBLOCK), so one is refused instead of waiting for a writer.
+class InputFile {
+ public:
+  explicit InputFile(const std::string& path) : path_(path) {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd_ < 0) throw UserError("cannot read '" + path + "': " + std::strerror(errno));
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) {
+      const int e = errno;
+      ::close(fd_);
+      throw UserError("cannot read '" + path + "': " + std::strerror(e));
     }
-  }
-  return out;
-}
-
-// Extracts the value of 'key' from an .npy header dict such as
-// {'descr': '<f4', 'fortran_order': False, 'shape': (10,), }
-std::string npy_field(const std::string& header, const std::string& key, const std::string& path) {
-  const auto k = header.find("'" + key + "'");
-  if (k == std::string::npos) throw UserError("'" + path + "': malformed .npy header (no " + key + ")");
-  auto v = header.find(':', k);
-  if (v == std::string::npos) throw UserError("'" + path + "': malformed .npy header");
-  ++v;
-  while (v < header.size() && header[v] == ' ') ++v;
-  if (v >= header.size()) throw UserError("'" + path + "': malformed .npy header");
-  std::size_t end;
-  if (header[v] == '\'') {
-    end = header.find('\'', v + 1);
-    if (end == std::string::npos) throw UserError("'" + path + "': malformed .npy header");
-    return header.substr(v + 1, end - v - 1);
-  }
-  if (header[v] == '(') {
-    end = header.find(')', v);
-    if (end == std::string::npos) throw UserError("'" + path + "': malformed .npy header");
-    return header.substr(v, end - v + 1);
-  }
-  end = header.find_first_of(",}", v);
-  return header.substr(v, end == std::string::npos ? std::string::npos : end - v);
-}
-
-Array read_npy(const std::string& path, const std::string& dtype) {
-  const std::string bytes = read_all(path);
-  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
-    throw UserError("'" + path + "': not an .npy file (bad magic)");
-  const int major = static_cast<unsigned char>(bytes[6]);
-  std::size_t header_len, offset;
-  if (major == 1) {
-    header_len = static_cast<unsigned char>(bytes[8]) | (static_cast<std::size_t>(static_cast<unsigned char>(bytes[9])) << 8);
-    offset = 10;
-  } else if (major == 2 || major == 3) {
-    if (bytes.size() < 12) throw UserError("'" + path + "': truncated .npy header");
-    header_len = 0;
-    for (int i = 3; i >= 0; --i) header_len = (header_len << 8) | static_cast<unsigned char>(bytes[8 + i]);
-    offset = 12;
-  } else {
-    throw UserError("'" + path + "': unsupported .npy version " + std::to_string(major));
-  }
-  if (offset + header_len > bytes.size()) throw UserError("'" + path + "': truncated .npy header");
-  const std::string header = bytes.substr(offset, header_len);
-  const std::string descr = npy_field(header, "descr", path);
-  const std::string fortran = npy_field(header, "fortran_order", path);
-  const std::string shape = npy_field(header, "shape", path);
-  if (descr.size() != 3 || (descr[0] != '<' && descr[0] != '>' && descr[0] != '|' && descr[0] != '=') ||
-      descr[1] != 'f' || (descr[2] != '4' && descr[2] != '8'))
-    throw UserError("'" + path + "': unsupported .npy dtype '" + descr + "' (float32 or float64 only)");
-  if (fortran.rfind("False", 0) != 0 && fortran.rfind("True", 0) != 0)
-    throw UserError("'" + path + "': malformed .npy header (fortran_order)");
-  // Element count from the shape tuple: the product of its integers ('()' is one scalar).
-  std::size_t count = 1;
-  {
-    std::string digits;
-    for (char c : shape) {
-      if (c >= '0' && c <= '9') {
-        digits += c;
-      } else if (!digits.empty()) {
-        count *= std::stoull(digits);
-        digits.clear();
-      } else if (c != '(' && c != ')' && c != ',' && c != ' ' && c != 'L') {
-        throw UserError("'" + path + "': malformed .npy shape " + shape);
-      }
+    if (!S_ISREG(st.st_mode)) {
+      ::close(fd_);
+      input_error(path, std::string("is ") + kind_of(st.st_mode) + ", not a regular file");
     }
-    if (!digits.empty()) count *= std::stoull(digits);
+    size_ = static_cast<std::uint64_t>(st.st_size);
   }
-  const bool big = descr[0] == '>';
-  const std::size_t elem = descr[2] == '4' ? 4 : 8;
-  const std::size_t data = offset + header_len;
-  if (bytes.size() - data != count * elem)
-    throw UserError("'" + path + "': shape " + shape + " needs " + std::to_string(count * elem) +
-                    " data bytes, file has " + std::to_string(bytes.size() - data));
-  if (!dtype.empty() && parse_dtype(dtype) != (elem == 4 ? Dtype::float32 : Dtype::float64))
-    throw UserError("'" + path + "' holds " + (elem == 4 ? "float32" : "float64") +
-                    " but --dtype " + dtype + " was given");
-  if (elem == 4) return decode<float>(path, bytes.data() + data, count * 4, big);
-  return decode<double>(path, bytes.data() + data, count * 8, big);
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
+  ~InputFile() { ::close(fd_); }
+
+  std::uint64_t size() const { return size_; }
+
+  // Bytes [offset, offset + n) of the file, all of them or a UserError.
+  std::string read(std::uint64_t offset, std::uint64_t n) const {
+    std::string out(static_cast<std::size_t>(n), '\0');
+    std::uint64_t done = 0;
+    while (done < n) {
+      const std::size_t chunk = static_cast<std::size_t>(std::min<std::uint64_t>(n - done, std::uint64_t{1} << 30));
+      const ssize_t r = ::pread(fd_, out.data() + done, chunk, static_cast<off_t>(offset + done));
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) input_error(path_, std::string("error while reading: ") + std::strerror(errno));
+      if (r == 0) input_error(path_, "the file shrank while it was being read");
+      done += static_cast<std::uint64_t>(r);
+    }
+    return out;
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  std::uint64_t size_ = 0;
+};
+
+std::string format_of(const std::string& path, const std::string& format) {
+  if (!format.empty() && format != "auto") {
+    if (format != "npy" && format != "csv" && format != "raw")
+      throw UserError("unknown input format '" + format + "' (npy, csv or raw)");
+    return format;
+  }
+  const auto slash = path.rfind('/');
+  const auto dot = path.rfind('.');
+  const std::string ext = dot == std::string::npos || (slash != std::string::npos && dot < slash) ? "" : path.substr(dot + 1);
+  if (ext == "npy") return "npy";
+  if (ext == "csv" || ext == "txt") return "csv";
+  return "raw";
 }
 
-template <class T> std::vector<T> parse_text(const std::string& path) {
-  const std::string text = read_all(path);
-  std::vector<T> out;
-  std::size_t i = 0, line = 1;
-  while (i < text.size()) {
-    const char c = text[i];
-    if (c == '\n') { ++line; ++i; continue; }
-    if (c == ',' || c == ' ' || c == '\t' || c == '\r' || c == ';') { ++i; continue; }
-    std::size_t j = i;
-    while (j < text.size() && text[j] != ',' && text[j] != ' ' && text[j] != '\t' &&
-           text[j] != '\r' && text[j] != '\n' && text[j] != ';')
-      ++j;
-    const std::string token = text.substr(i, j - i);
-    // strtod/strtof parse inf, nan and hex floats and round correctly to the target type.
-    char* end = nullptr;
-    errno = 0;
-    T v;
-    if constexpr (sizeof(T) == 4) v = std::strtof(token.c_str(), &end);
-    else v = std::strtod(token.c_str(), &end);
-    if (end != token.c_str() + token.size())
-      throw UserError("'" + path + "' line " + std::to_string(line) + ": '" + token + "' is not a number");
-    out.push_back(v);  // ERANGE overflow/underflow still gives the correctly rounded +-Inf/0/subnormal
-    i = j;
-  }
-  return out;
+std::span<const char> as_span(const std::string& s) { return {s.data(), s.size()}; }
+
+Array read_npy(const InputFile& f, const std::string& path, const ReadOptions& opts) {
+  const std::string preamble = f.read(0, std::min<std::uint64_t>(f.size(), 12));
+  const std::uint64_t offset = npy_data_offset(as_span(preamble), f.size(), path);
+  const NpyHeader h = parse_npy_header(as_span(f.read(0, offset)), path);
+  const Dtype target = check_npy(h, f.size() - offset, opts, path);
+  // The data as read and the values decoded from it are alive together.
+  check_fits_in_memory(h.count, element_size(h.element) + (target == Dtype::float32 ? 4 : 8),
+                       fmt::format("'{}' ({} elements)", path, h.count));
+  return decode_npy(h, as_span(f.read(offset, f.size() - offset)), opts, path);
 }
 
 }  // namespace
 
-Array read_array(const std::string& path, const std::string& format, const std::string& dtype) {
-  std::string fmt = format;
-  if (fmt.empty() || fmt == "auto") {
-    const auto dot = path.rfind('.');
-    const std::string ext = dot == std::string::npos ? "" : path.substr(dot + 1);
-    if (ext == "npy") fmt = "npy";
-    else if (ext == "csv" || ext == "txt") fmt = "csv";
-    else fmt = "raw";
+Array read_array(const std::string& path, const ReadOptions& opts) {
+  const std::string format = format_of(path, opts.format);
+  const InputFile f(path);
+  if (format == "npy") return read_npy(f, path, opts);
+  if (format == "raw") {
+    check_raw(f.size(), opts, path);
+    check_fits_in_memory(f.size(), 2, fmt::format("'{}' ({})", path, bytes_text(static_cast<double>(f.size()))));
+    return parse_raw(as_span(f.read(0, f.size())), opts, path);
   }
-  if (fmt == "npy") return read_npy(path, dtype);
-  if (fmt != "csv" && fmt != "raw")
-    throw UserError("unknown input format '" + fmt + "' (npy, csv or raw)");
-  if (dtype.empty()) {
-    if (fmt == "raw") throw UserError("raw binary input '" + path + "' needs --dtype float32|float64");
-  }
-  const Dtype d = dtype.empty() ? Dtype::float32 : parse_dtype(dtype);
-  if (fmt == "csv") {
-    if (d == Dtype::float32) return parse_text<float>(path);
-    return parse_text<double>(path);
-  }
-  const std::string bytes = read_all(path);
-  if (d == Dtype::float32) return decode<float>(path, bytes.data(), bytes.size(), false);
-  return decode<double>(path, bytes.data(), bytes.size(), false);
+  // Text: the bytes and, at most, one value per two bytes ("1\n") of 4 or 8 bytes each.
+  const std::uint64_t value_bytes = opts.dtype.value_or(Dtype::float32) == Dtype::float32 ? 4 : 8;
+  check_fits_in_memory(f.size(), 1 + value_bytes / 2,
+                       fmt::format("'{}' ({} of text)", path, bytes_text(static_cast<double>(f.size()))));
+  return parse_csv(f.read(0, f.size()), opts, path);
 }
 
 }  // namespace sumlab

@@ -1,22 +1,21 @@
 #pragma once
-// Reading an array to sum from a file: NumPy .npy (float32/float64, either byte order, any
-// C-order shape, flattened), raw little-endian binary (dtype given by the caller) or text/CSV
-// (numbers separated by commas, whitespace or newlines). Elements are summed in file order.
-// Every failure throws sumlab::UserError with a one-line message naming the file.
+// Reading an array to sum from a file: NumPy .npy (studies/npy_format.hpp), text/CSV
+// (studies/csv_format.hpp) or raw little-endian binary (studies/raw_format.hpp). This layer only
+// checks the file and reads it; the formats are parsed from bytes by those three.
+//
+// The file must be a regular file (a directory, a device such as /dev/zero or a FIFO is refused
+// before anything is read), and every size is checked before it is allocated: an .npy header is
+// read first and its count * element size must equal the rest of the file exactly; then the
+// memory the values need is checked (ResourceError, exit 3, when the machine lacks it). The bytes
+// are read whole today; a later change may map big files instead.
+// Every failure throws UserError (exit 2) with a one-line message naming the file.
 #include <string>
-#include <variant>
-#include <vector>
+
+#include "studies/input_array.hpp"
 
 namespace sumlab {
 
-enum class Dtype { float32, float64 };
-Dtype parse_dtype(const std::string& name);  // "float32"/"f4"/"float", "float64"/"f8"/"double"
-const char* to_string(Dtype d);
-
-using Array = std::variant<std::vector<float>, std::vector<double>>;
-
-// `dtype` is required for raw binary, the target type for CSV, and checked against (or, when
-// empty, taken from) the header of an .npy file.
-Array read_array(const std::string& path, const std::string& format, const std::string& dtype);
+// The format is opts.format, or from the extension: .npy, .csv/.txt, anything else raw.
+Array read_array(const std::string& path, const ReadOptions& opts);
 
 }  // namespace sumlab

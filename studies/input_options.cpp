@@ -2,12 +2,12 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <stdexcept>
 
 #include "core/generators.hpp"
 #include "studies/commands.hpp"
+#include "studies/size_text.hpp"
 
 namespace sumlab {
 
@@ -16,7 +16,12 @@ void add_input_options(CLI::App& cmd, InputOptions& o) {
                  "Generator: uniform[lo,hi), normal(mu,sigma), constant(value), cancellation, "
                  "lognormal(mu,sigma), ill_conditioned(cond) (Ogita-Rump-Oishi)")
       ->capture_default_str();
-  cmd.add_option("-n,--n", o.n, "Number of elements")->capture_default_str();
+  // A string parsed by parse_size, not CLI11's integer conversion, which wraps "-5" to 2^64 - 5
+  // and refuses the 2^k forms the studies accept.
+  cmd.add_option_function<std::string>(
+         "-n,--n", [&o](const std::string& text) { o.n = static_cast<std::uint64_t>(parse_size(text, "--n")); },
+         "Number of elements: N, 2^k, 2^k+c, 2^k-c or 1e8")
+      ->default_str(std::to_string(o.n));
   cmd.add_option("--seed", o.seed, "Generator seed: element i is a pure function of (seed, i)")
       ->capture_default_str();
   cmd.add_option("--lo", o.lo, "uniform: lower end")->capture_default_str();
@@ -32,16 +37,12 @@ void add_input_options(CLI::App& cmd, InputOptions& o) {
       ->capture_default_str();
   cmd.add_option("--input", o.input, "Read the array from a file (.npy, .csv/.txt, or raw binary)");
   cmd.add_option("--format", o.format, "Input file format: npy, csv or raw (default: from the extension)");
-  cmd.add_option("--dtype", o.dtype, "float32 or float64 (default float32; an .npy file's own type)");
-}
-
-void check_fits_in_memory(std::uint64_t bytes, const std::string& what) {
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || page <= 0) return;
-  const double total = static_cast<double>(pages) * static_cast<double>(page);
-  if (static_cast<double>(bytes) > 0.8 * total)
-    throw UserError(fmt::format("{} needs {:.1f} GiB but this machine has {:.1f} GiB of memory", what,
-                                static_cast<double>(bytes) / (1 << 30), total / (1 << 30)));
+  cmd.add_option("--dtype", o.dtype,
+                 "float32 or float64 (default float32; an .npy file's own type, float16 read as float32)");
+  cmd.add_option("--flatten", o.flatten,
+                 "How a 2-D (or more) input file becomes one sequence: C (row-major, last index fastest) "
+                 "or F (column-major, first index fastest); required for such files")
+      ->check(CLI::IsMember({"C", "F"}));
 }
 
 namespace {
@@ -75,7 +76,8 @@ template <class T> std::vector<T> generate_array(const InputOptions& o) {
   } catch (const std::invalid_argument& e) {
     throw UserError(e.what());
   }
-  check_fits_in_memory(o.n * sizeof(T) * 2, fmt::format("n = {} {} elements", o.n, sizeof(T) == 4 ? "float32" : "float64"));
+  // The array and one working copy (orderings, the reference's scratch) alive at once.
+  check_fits_in_memory(o.n, sizeof(T) * 2, fmt::format("n = {} {} elements", o.n, sizeof(T) == 4 ? "float32" : "float64"));
   std::vector<T> x;
   try {
     x = generate<T>(spec, o.seed, static_cast<std::size_t>(o.n));
@@ -89,14 +91,21 @@ template <class T> std::vector<T> generate_array(const InputOptions& o) {
 }  // namespace
 
 Array load_input(const InputOptions& o) {
-  if (!o.input.empty()) return read_array(o.input, o.format, o.dtype);
+  if (!o.input.empty()) {
+    ReadOptions r;
+    r.format = o.format;
+    if (!o.dtype.empty()) r.dtype = parse_dtype(o.dtype);
+    r.flatten = parse_flatten(o.flatten);
+    return read_array(o.input, r);
+  }
   const Dtype d = o.dtype.empty() ? Dtype::float32 : parse_dtype(o.dtype);
   if (d == Dtype::float32) return generate_array<float>(o);
   return generate_array<double>(o);
 }
 
 std::string describe_input(const InputOptions& o, std::size_t n) {
-  if (!o.input.empty()) return fmt::format("file {} (n = {})", o.input, n);
+  if (!o.input.empty())
+    return fmt::format("file {} (n = {}{})", o.input, n, o.flatten.empty() ? "" : ", flattened " + o.flatten);
   std::string params;
   if (o.dist == "uniform") params = fmt::format("[{}, {})", o.lo, o.hi);
   else if (o.dist == "normal" || o.dist == "lognormal") params = fmt::format("(mu={}, sigma={})", o.mu, o.sigma);

@@ -376,7 +376,7 @@ template <class T> class CellInput {
             std::int64_t n)
       : backend_(backend) {
     const auto count = static_cast<std::size_t>(n);
-    check_fits_in_memory(static_cast<std::uint64_t>(n) * sizeof(T) * 2,
+    check_fits_in_memory(static_cast<std::uint64_t>(n), sizeof(T) * 2,
                          fmt::format("n = {} {} elements", n, FloatTraits<T>::dtype));
 #if defined(SUMLAB_WITH_CUDA)
     if (backend.kind() == BackendKind::cuda) {
@@ -983,7 +983,7 @@ void run_determinism(const DeterminismOptions& o) {
   const Plan p = make_plan(o, *backend);
   std::uint64_t largest = 0;
   for (auto n : p.sizes) largest = std::max(largest, static_cast<std::uint64_t>(n));
-  check_fits_in_memory(largest * 8 * 2, fmt::format("n = {}", largest));
+  check_fits_in_memory(largest, 8 * 2, fmt::format("n = {}", largest));
 
   Study study("determinism", o.run, plan_json(p), std::string(to_string(p.backend)),
               {{"determinism_runs.csv", kRunsColumns}, {"determinism_inputs.csv", kInputsColumns}});

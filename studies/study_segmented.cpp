@@ -384,7 +384,8 @@ Plan make_plan(const SegmentedOptions& o) {
   double biggest = 0;
   for (auto s : p.segments)
     for (double m : p.means) biggest = std::max(biggest, double(s) * m + double(s));
-  check_fits_in_memory(static_cast<std::uint64_t>(biggest * 64.0), fmt::format("a cell of ~{:.0f} values", biggest));
+  check_fits_in_memory(biggest < 0x1p64 ? static_cast<std::uint64_t>(biggest) : ~std::uint64_t{0}, 64,
+                       fmt::format("a cell of ~{:.0f} values", biggest));
   return p;
 }
 

@@ -34,6 +34,7 @@
 #include "core/row_reduce/row_input.hpp"
 #include "core/row_reduce/row_kernel.hpp"
 #include "reference/exact_moments.hpp"
+#include "studies/checked_math.hpp"
 #include "studies/commands.hpp"
 #include "studies/input_options.hpp"
 #include "studies/parallel_for.hpp"
@@ -410,7 +411,7 @@ Plan make_plan(const VarianceOptions& o) {
   }
   const std::int64_t biggest = std::max({p.rows, p.softmax_rows, p.argmax_rows});
   // Input, widened copy, reference and a few outputs alive at once (8 model jobs in parallel).
-  check_fits_in_memory(static_cast<std::uint64_t>(biggest) * static_cast<std::uint64_t>(p.cols) * 8u * 16u,
+  check_fits_in_memory(saturating_mul(static_cast<std::uint64_t>(biggest), static_cast<std::uint64_t>(p.cols)), 8u * 16u,
                        fmt::format("{} x {} rows", biggest, p.cols));
   return p;
 }

@@ -88,9 +88,11 @@ template <class T> void check_all() {
     }
   }
   // Every listed exception is still needed (a fixed algorithm must leave this list).
-  for (const auto& [key, value] : except)
-    if (key.first != "gpu_double_acc" || std::is_same_v<T, float>)
+  for (const auto& [key, value] : except) {
+    if (key.first != "gpu_double_acc" || std::is_same_v<T, float>) {
       EXPECT_TRUE(used.count(key)) << "unused exception " << key.first << " / " << key.second;
+    }
+  }
 }
 
 TEST(SpecialValues, Float32) { check_all<float>(); }

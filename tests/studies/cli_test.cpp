@@ -60,7 +60,8 @@ TEST(Cli, ReadsNpyCsvAndRaw) {
     std::ofstream csv(d / "x.csv");
     csv << "0.5, 0.25\n1e-8,inf\n";
   }
-  Result r = run("sum --input " + (d / "x.csv").string() + " --algorithm exact --json");
+  // Two fields a line: a table, read row by row.
+  Result r = run("sum --input " + (d / "x.csv").string() + " --flatten C --algorithm exact --json");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(nlohmann::json::parse(r.out)[0]["value"], "inf");
 

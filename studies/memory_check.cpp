@@ -1,0 +1,39 @@
+#include "studies/memory_check.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "studies/checked_math.hpp"
+#include "studies/commands.hpp"
+
+namespace sumlab {
+
+std::string bytes_text(double bytes) {
+  static constexpr const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 6) {
+    bytes /= 1024;
+    ++u;
+  }
+  return u == 0 ? fmt::format("{:.0f} bytes", bytes) : fmt::format("{:.1f} {}", bytes, units[u]);
+}
+
+void check_fits_in_memory(std::uint64_t count, std::uint64_t element_size, const std::string& what) {
+  const auto bytes = checked_mul(count, element_size);
+  if (!bytes)
+    throw ResourceError(fmt::format("{} needs more than 16 EiB ({} x {} bytes does not fit in 64 bits)", what,
+                                    count, element_size));
+  check_fits_in_memory(*bytes, what);
+}
+
+void check_fits_in_memory(std::uint64_t bytes, const std::string& what) {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return;  // unknown: let the allocation decide
+  const double total = static_cast<double>(pages) * static_cast<double>(page);
+  // 80%: the rest is the process itself, the reference's scratch and the system.
+  if (static_cast<double>(bytes) > 0.8 * total)
+    throw ResourceError(fmt::format("{} needs {} but this machine has {} of memory", what,
+                                    bytes_text(static_cast<double>(bytes)), bytes_text(total)));
+}
+
+}  // namespace sumlab
