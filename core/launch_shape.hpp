@@ -1,12 +1,12 @@
 #pragma once
 // The launch shape: one value that fixes a GPU reduction's order of operations.
 //
-// A parallel sum is three stages stacked (seeds/002): each thread adds its own elements in a
-// sequential chain, each warp and then each block combine their threads' partials in a tree, and
-// the blocks meet in a final cross-block step. Which elements a thread owns (grid, block, elements
-// per load, mapping), which tree a warp and a block use, and how blocks meet decide every rounding,
-// so the same value is handed to the CUDA launcher and to the CPU order model
-// (core/order_model/), which is what makes bit-exact prediction possible.
+// A parallel sum is three stages stacked (as the seed text on GPU reductions lays out): each
+// thread adds its own elements in a sequential chain, each warp and then each block combine their
+// threads' partials in a tree, and the blocks meet in a final cross-block step. Which elements a
+// thread owns (grid, block, elements per load, mapping), which tree a warp and a block use, and how
+// blocks meet decide every rounding, so the same value is handed to the CUDA launcher and to the
+// CPU order model (core/order_model/), which is what makes bit-exact prediction possible.
 //
 // Definitions used by both sides (T = grid * block threads, V = elements per load):
 //   grid_stride  the input is cut into V-element vectors; vector j belongs to thread j mod T, and a

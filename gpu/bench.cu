@@ -72,8 +72,8 @@ template <class T, class Run> Timing sample(Run&& run, const TimingOptions& o, i
   t.value = static_cast<double>(warm.value);
   t.value_hex = hex_bits(warm.value);
   // The launch count from a second single sum: the first can pay one-off costs (a module's load,
-  // a first cudaFuncSetAttribute) that gave some cells of the H200 runs 4 launches where their
-  // neighbours had over 100 (data/h200-2026-11-30-f/bench-final).
+  // a first cudaFuncSetAttribute), which on an H200 gave some cells 4 launches where their
+  // neighbours had over 100.
   const double one = std::max<double>(run(1).ms, 1e-4);
   t.launches = static_cast<int>(std::clamp<double>(std::ceil(o.target_sample_ms / one), 1, o.max_launches));
   std::vector<double> ms;

@@ -473,7 +473,7 @@ class Verifier {
 void atomic_demo(const VerifyOptions& o, int sm, std::ostream& os, const std::string& csv_path, int& failures) {
   const std::int64_t n = parse_size(o.atomic_n, "--atomic-n");
   if (n == 0 || o.atomic_runs <= 0) return;
-  DistributionSpec spec;  // uniform [0, 1), float32: the measured blog's setup (seeds/001)
+  DistributionSpec spec;  // uniform [0, 1), float32: the measured blog's setup (the seed text on atomics)
   gpu::DeviceBuffer<float> buf(n);
   gpu::fill<float>(buf, spec, o.seed);
   const std::vector<float> x = buf.download();

@@ -113,9 +113,10 @@ template <class T> SUMLAB_HD inline T fixed_two_k(long long k) {
 // nearest even is symmetric, so the sign can stay on y_i; y_i is an integer exactly when it equals
 // its rounding, and always when |y_i| >= 2^(p-1). float: only a group whose min |y_i| is below
 // 2^(p-1) checks each y_i (with k from the data, a y_i below 2^23 is an x_i below 2^-38 of the
-// largest); double: each y_i against T(q_i) (the min path was 0.2-20% slower for doubles, 0.2-10%
-// faster for floats: H200 run 45). big = max |y_i| below 2^63 rules out Inf and saturation, and
-// the sum A below (NaN when some y_i is) rules out NaN, which max and min pass over.
+// largest); double: each y_i against T(q_i) (on an H200 the min path was 0.2-20% slower for
+// doubles, 0.2-10% faster for floats: docs/performance-notes.md). big = max |y_i| below 2^63
+// rules out Inf and saturation, and the sum A below (NaN when some y_i is) rules out NaN, which
+// max and min pass over.
 // The group's total G = sum q_i (|G| < N 2^63) costs one 64-bit add per element: s = G mod 2^64
 // by wrapping adds, and the multiple of 2^64 that s lacks, h = (G - s') / 2^64 with s' = s as a
 // signed word, from a floating-point sum A of the y_i: A is within (N-1) u N 2^63 of G (u = 2^-p;

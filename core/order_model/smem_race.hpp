@@ -1,6 +1,6 @@
 #pragma once
 // A shared-memory tree model that tracks which words each stage has written, and so can say what
-// a missing barrier breaks (seeds/003).
+// a missing barrier breaks (the seed text on a reduction tree with a barrier removed).
 //
 // The tree is the sequential-addressing block reduction: stage 0 stores thread t's value in word t;
 // level l (h = P/2, P/4, .., 1) has each thread t < h with t + h < W add word t+h into word t. With

@@ -1,7 +1,7 @@
 #pragma once
 // Segmented sums on the CPU: the honest serial one and two tempting shortcuts that are wrong in
-// instructive ways (seeds/000, "Segmented reductions"), kept as named algorithms so the study can
-// show HOW they fail. Offsets are validated first (offsets.hpp; std::invalid_argument).
+// instructive ways (the seed text on segmented reductions), kept as named algorithms so the study
+// can show HOW they fail. Offsets are validated first (offsets.hpp; std::invalid_argument).
 // Assumptions: IEEE binary32/64, round-to-nearest-even, no contraction (-ffp-contract=off).
 #include <span>
 #include <vector>

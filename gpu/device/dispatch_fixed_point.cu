@@ -45,7 +45,7 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   // the largest), where pass 2 only decides and returns: on the H200 at 2^24 that took the pair
   // from 26.6 to 24.8 us. Double data is nearly always off it (within 2^9), and where pass 2
   // quantises, its blocks starting early made it 1.5-14% slower at 2^24 - 2^26, so doubles launch
-  // it the ordinary way. (reports/h200-2026-11-30-i, run 51.)
+  // it the ordinary way (docs/performance-notes.md).
   cudaLaunchAttribute dependent{};
   dependent.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   dependent.val.programmaticStreamSerializationAllowed = 1;

@@ -110,7 +110,7 @@ __global__ void tile_kernel(const T* __restrict__ d_in, const unsigned char* __r
 // One block: the aggregates pass through shared memory in chunks of carry_chunk, loaded and
 // stored by every thread (coalesced), and thread 0 folds each chunk left to right: the same
 // combines in the same order as one thread walking global memory, which waited on a load per tile
-// (329 ms for the 2^22 tiles of 2^30 floats on the H200, reports/h200-2026-11-30-i).
+// (329 ms for the 2^22 tiles of 2^30 floats on an H200, 61 ms staged: docs/performance-notes.md).
 inline constexpr int carry_chunk = 1024;
 inline constexpr int carry_threads = 256;
 

@@ -5,24 +5,25 @@
 // (gpu_exact, gpu_fixed_point: integer totals). Why: those kernels compute much per element; with
 // their loads in registers, issued between groups, too few bytes stay in flight for HBM's
 // bandwidth, while here every block keeps its next tiles in flight whatever its threads compute,
-// without a register. On the H200 (reports/h200-2026-11-30-e/experiments), the fixed-point
-// quantisation of 2^30 floats ran at 0.87 of CUB's time with register loads and 1.00 with these
-// tiles, and a plain float sum over the same tiles at 1.01.
+// without a register. On an H200 the fixed-point quantisation of 2^30 floats ran at 0.87 of CUB's
+// speed with register loads and 1.00 with these tiles, and a plain float sum over the same tiles
+// at 1.01 (docs/performance-notes.md).
 //
 // Tiles: blockDim.x * 64 bytes; thread t takes the 16-byte chunks t, t + blockDim.x, ... of each
 // (no bank conflicts), a group of 64 bytes. Tile j goes to block j mod gridDim.x. The elements
 // before the input's first 16-byte boundary and after the last whole tile go one by one to the
 // grid's threads. A tile's stage is refilled once every thread of the block has read it (a
-// barrier per tile), with the next tile that stage will hold. Measured and left out (H200,
-// reports/h200-2026-11-30-f): claiming the later tiles from a counter, so that faster SMs take
-// more (runs 19-22: 1-1.5% faster for float32 fixed point with 1024-thread blocks, 1-3% slower for
-// gpu_exact and for float64); giving every block the same bytes, though at 2^24 floats half the
-// blocks read one tile more than the rest: each block an even, contiguous share, its last tile
-// partial and padded with -0 (run 25: 0.87 of CUB's time at 2^30 where these tiles ran at 0.99),
-// whole rounds then one padded partial tile per block (run 26: 2-15% slower, gpu_exact most),
-// whole rounds then at most one 64-byte group per thread loaded from global memory (run 27: 1-5%
-// slower at 2^24 and 2^26); smaller shares, 32 or 16 bytes a thread with 2x or 4x the stages
-// (run 31: slower at 2^24, 0.83 and 0.73 of CUB against 0.87 for given-k fixed point).
+// barrier per tile), with the next tile that stage will hold. Measured on an H200 and left out,
+// each slower than these round-robin whole tiles (figures in docs/performance-notes.md): claiming
+// the later tiles from a counter, so that faster SMs take more (1-1.5% faster only for float32
+// fixed point with 1024-thread blocks, 1-3% slower for gpu_exact and for float64); giving every
+// block the same bytes, though at 2^24 floats half the blocks read one tile more than the rest:
+// each block an even, contiguous share, its last tile partial and padded with -0 (0.87 of CUB's
+// speed at 2^30 where these tiles ran at 0.99), whole rounds then one padded partial tile per block
+// (2-15% slower, gpu_exact most), whole rounds then at most one 64-byte group per thread loaded
+// from global memory (1-5% slower at 2^24 and 2^26); smaller shares, 32 or 16 bytes a thread with
+// 2x or 4x the stages (slower at 2^24, where they were meant to help: 0.83 and 0.73 of CUB against
+// 0.87 for given-k fixed point).
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -33,7 +34,8 @@ inline constexpr int bulk_group_bytes = 64;  // a thread's share of a tile
 template <class T> inline constexpr int bulk_group = bulk_group_bytes / int(sizeof(T));  // its elements
 inline constexpr int bulk_max_stages = 4;
 // Tiles in flight per block: 64, 96 and 128 KB of shared memory for blocks of 256, 512 and 1024
-// threads (the experiment's best were 2 to 4 stages).
+// threads (2 to 4 stages did best when the bulk loader was first measured; more stages did not
+// help later: docs/performance-notes.md).
 __host__ __device__ constexpr int bulk_stages(int block) { return block <= 256 ? 4 : block <= 512 ? 3 : 2; }
 // Dynamic shared memory a launch must provide (and opt in to, past 48 KB).
 constexpr std::size_t bulk_smem_bytes(int block) {
@@ -111,11 +113,11 @@ __device__ __forceinline__ void for_each_bulk_group(const T* __restrict__ d_in, 
     }
     // Every thread has read its share of stage s: the stage may be refilled, after a proxy fence
     // (the barrier orders the threads' reads before thread 0's, in the generic proxy; the copy
-    // writes in the async proxy). Without it, run 27's loader (this one plus a last group per
+    // writes in the async proxy). Without it, a variant of this loader (plus a last group per
     // thread from global memory) changed the fixed-point sums' bits from launch to launch at 528
-    // and 1056 blocks of 256 threads: 11 of 324 stressed measurements in run 29, none with it, and
-    // none of this loader's without it in runs 25-29 either; with the fence this loader's ratios
-    // to CUB stayed within 0.005 of its ratios without it, at every n (run 29).
+    // and 1056 blocks of 256 threads: 11 of 324 stressed measurements, none with the fence. This
+    // loader never showed it without the fence, but its refill is just as unordered; with the
+    // fence its ratios to CUB stayed within 0.005 of those without it, at every n.
     __syncthreads();
     if (threadIdx.x == 0) {
       asm volatile("fence.proxy.async.shared::cta;" ::: "memory");

@@ -453,7 +453,8 @@ TEST(SmemRace, MissingBarrierReportsReadBeforeWriteAndNoValue) {
   EXPECT_TRUE(safe.races.empty());
   EXPECT_EQ(safe.levels, 3);
 
-  // seeds/003: remove the barrier after the loads; thread 0 reads word 4 before thread 4 wrote it.
+  // The seed text's missing barrier: remove the barrier after the loads; thread 0 reads word 4
+  // before thread 4 wrote it.
   const auto racy = order_model::smem_tree_trace<float>(std::span<const float>(w), 0);
   EXPECT_FALSE(racy.value.has_value());
   ASSERT_EQ(racy.races.size(), 4u);

@@ -456,7 +456,7 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(cons
   // Range: a slot per warp, then thread 0 (64-bit shared atomics are CAS loops). Every lane of the
   // warp takes part (live_mask, not __activemask: after the divergent code above, the lanes running
   // together can be a part of the warp, and a slot written by each part keeps only the last part's
-  // range; a build as relocatable device code did that for one-block grids, reports/h200-2026-11-30-h).
+  // range; a build as relocatable device code did that for one-block grids: gpu_fixed_point's k 3 too high).
   if constexpr (Range) {
     const unsigned mask = live_mask();
     const Bits largest = warp_max_bits<Bits>(mask, t.largest_finite);

@@ -149,11 +149,11 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
   };
   // Loads: tiles by the bulk-copy engine (gpu/thread/bulk_loads.cuh). Register loads 64 bytes ahead
   // ran at 0.93 - 0.97 of CUB at 2^30, float32, given k; 128 bytes ahead, an L2 prefetch, cp.async
-  // staging and pipelined register loads were slower still (reports/h200-2026-11-30-d).
+  // staging and pipelined register loads were slower still (docs/performance-notes.md).
   for_each_bulk_group(d_in, num_items, one_element, group);
   // A block-wide vote, which is also the barrier after s_stats was zeroed (a shared atomicOr per
   // warp instead, 64-bit and so a compare-and-swap loop, cost 0.1-0.4 us a launch at 2^24 floats
-  // on the H200: reports/h200-2026-11-30-g, run 36).
+  // on an H200).
   const bool block_not_negative_zero = __syncthreads_or(not_negative_zero) != 0;
   // The counts, almost always 0: a vote first, the reductions only when a lane has one.
   const unsigned live = live_mask();
