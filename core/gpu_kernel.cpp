@@ -179,9 +179,10 @@ LaunchShape default_shape(GpuKernel k, int sm_count) {
   if (!(f & field_grid)) s.grid = 1;
   if (k == GpuKernel::serial) s.block = 1;
   if (k == GpuKernel::exact || k == GpuKernel::fixed_point) {
-    // One block of 512 per SM: the fastest shape of the H200 sweeps at n >= 2^24 (its 128
-    // registers per thread leave room for one such block); 4 x 256 (80 registers, which spill)
-    // measured float64 at 2^30 at 0.48 of CUB against 132 x 512's 0.82.
+    // One block of 512 per SM for both integer kernels: a shape among the fastest of the H200
+    // sweeps at n >= 2^24 for each (docs/performance-notes.md has the per-kernel bests), and a
+    // launch whose block count follows the machine; 4 x 256 spilled registers in gpu_exact and
+    // ran float64 at 2^30 at 0.48 of CUB against 132 x 512's 0.82.
     s.grid = sm_count > 0 ? sm_count : 132;
     s.block = 512;
   }

@@ -26,6 +26,7 @@
 #include "studies/json_number.hpp"
 #include "studies/progress.hpp"
 #include "studies/run_folder.hpp"
+#include "studies/size_text.hpp"
 #include "studies/study_driver.hpp"
 
 namespace sumlab {
@@ -256,7 +257,7 @@ void run_error_vs_n(const StudyOptions& o) {
   const bool cuda = o.backend == "cuda" || (o.backend.empty() && cuda_backend_available());
   const auto sizes = sizes_for(o, cuda);
   const int seeds = o.seeds > 0 ? o.seeds : (o.quick ? 2 : 3);
-  check_fits_in_memory(sizes.back() * 8 * 2, fmt::format("n = {}", sizes.back()));
+  check_fits_in_memory(sizes.back(), 8 * 2, fmt::format("n = {}", sizes.back()));
   auto backend = o.backend == "cpu" ? nullptr : make_backend(o.backend);
   const auto kernels = pick_kernels(o.gpu_kernels, backend.get());
   const std::string backend_name = backend ? std::string(backend->name()) : "cpu";
@@ -307,7 +308,7 @@ void run_error_vs_cond(const StudyOptions& o, std::uint64_t n, int step) {
   if (n < 4) throw UserError("error-vs-cond needs --n >= 4");
   if (step < 1) throw UserError("--decades-step must be >= 1");
   const int seeds = o.seeds > 0 ? o.seeds : (o.quick ? 2 : 3);
-  check_fits_in_memory(n * 8 * 2, fmt::format("n = {}", n));
+  check_fits_in_memory(n, 8 * 2, fmt::format("n = {}", n));
   auto backend = o.backend == "cpu" ? nullptr : make_backend(o.backend);
   const auto kernels = pick_kernels(o.gpu_kernels, backend.get());
   const std::string backend_name = backend ? std::string(backend->name()) : "cpu";
@@ -377,16 +378,17 @@ void register_study(CLI::App& app) {
   register_study_scan(*study);
 
   auto c = std::make_shared<StudyOptions>();
-  auto cn = std::make_shared<std::uint64_t>(0);
+  auto cn = std::make_shared<std::string>();
   auto step = std::make_shared<int>(0);
   auto* evc = study->add_subcommand("error-vs-cond",
                                     "Relative error against the condition number on ill-conditioned sums");
   add_common(evc, *c);
-  evc->add_option("--n", *cn, "Elements per sum (default 10000, quick 1000)");
+  evc->add_option("--n", *cn, "Elements per sum: N, 2^k, 2^k+c or 1e4 (default 10000, quick 1000)");
   evc->add_option("--decades-step", *step, "Condition numbers 10^0, 10^step, ... (default 2, quick 5)");
   evc->callback([c, cn, step] {
     if (!c->dists.empty()) throw UserError("error-vs-cond always uses the ill_conditioned generator");
-    run_error_vs_cond(*c, *cn ? *cn : (c->quick ? 1000 : 10000), *step ? *step : (c->quick ? 5 : 2));
+    const std::uint64_t n = cn->empty() ? (c->quick ? 1000 : 10000) : static_cast<std::uint64_t>(parse_size(*cn, "--n"));
+    run_error_vs_cond(*c, n, *step ? *step : (c->quick ? 5 : 2));
   });
 }
 

@@ -23,17 +23,13 @@ void check_fits_in_memory(std::uint64_t count, std::uint64_t element_size, const
   if (!bytes)
     throw ResourceError(fmt::format("{} needs more than 16 EiB ({} x {} bytes does not fit in 64 bits)", what,
                                     count, element_size));
-  check_fits_in_memory(*bytes, what);
-}
-
-void check_fits_in_memory(std::uint64_t bytes, const std::string& what) {
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
   if (pages <= 0 || page <= 0) return;  // unknown: let the allocation decide
   const double total = static_cast<double>(pages) * static_cast<double>(page);
   // 80%: the rest is the process itself, the reference's scratch and the system.
-  if (static_cast<double>(bytes) > 0.8 * total)
+  if (static_cast<double>(*bytes) > 0.8 * total)
     throw ResourceError(fmt::format("{} needs {} but this machine has {} of memory", what,
-                                    bytes_text(static_cast<double>(bytes)), bytes_text(total)));
+                                    bytes_text(static_cast<double>(*bytes)), bytes_text(total)));
 }
 
 }  // namespace sumlab

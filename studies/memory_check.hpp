@@ -12,10 +12,6 @@ namespace sumlab {
 // ("n = 1048576 float32 elements").
 void check_fits_in_memory(std::uint64_t count, std::uint64_t element_size, const std::string& what);
 
-// The same for a byte count the caller computed itself; only for callers whose arithmetic
-// cannot wrap (prefer the count, element-size form above).
-void check_fits_in_memory(std::uint64_t bytes, const std::string& what);
-
 // "1.5 GiB", "8.0 EiB": a byte count for messages.
 std::string bytes_text(double bytes);
 

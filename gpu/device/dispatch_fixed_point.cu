@@ -43,7 +43,7 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   // Float32, scale from the data: pass 2 as pass 1's programmatic dependent (sm_90+), so its launch
   // overlaps pass 1's end. Float data is nearly always on the grid (every nonzero |x| within 2^38 of
   // the largest), where pass 2 only decides and returns: on the H200 at 2^24 that took the pair
-  // from 26.6 to 24.8 us. Double data is nearly always off it (within 2^9), and where pass 2
+  // from about 25.7 to 24.9 us. Double data is nearly always off it (within 2^9), and where pass 2
   // quantises, its blocks starting early made it 1.5-14% slower at 2^24 - 2^26, so doubles launch
   // it the ordinary way (docs/performance-notes.md).
   cudaLaunchAttribute dependent{};

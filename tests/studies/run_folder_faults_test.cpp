@@ -55,6 +55,14 @@ int wait_for(pid_t pid) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+// A folder of this process's own (ctest may run these tests beside another checkout's).
+fs::path temp(const std::string& name) { return test::temp_dir(name + "_" + std::to_string(::getpid())); }
+fs::path fresh(const std::string& name) {
+  const fs::path d = temp(name);
+  fs::create_directories(d);
+  return d;
+}
+
 std::vector<std::string> split(const std::string& s) {
   std::istringstream in(s);
   std::vector<std::string> out;
@@ -81,13 +89,13 @@ double seconds_of(const std::string& args) {
 // to the end, and the resume itself sometimes killed again) and compares every folder with `ref`.
 void kill_and_resume(const std::string& args, const std::vector<std::string>& tables, int kills, std::uint64_t seed,
                      const std::string& name) {
-  const fs::path ref = test::temp_dir(name + "_ref");
+  const fs::path ref = temp(name + "_ref");
   const double full = seconds_of(args + " --out " + ref.string());
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> when(0.0, full * 1.1);
   int interrupted = 0;
   for (int k = 0; k < kills; ++k) {
-    const fs::path dir = test::temp_dir(name + "_" + std::to_string(k));
+    const fs::path dir = temp(name + "_" + std::to_string(k));
     std::vector<std::string> a = split(args);
     a.insert(a.end(), {"--out", dir.string()});
     const pid_t pid = start(a);
@@ -138,7 +146,7 @@ TEST(RunFolderFaults, KilledDuringTheHeadlinePhaseThenResumed) {
 
 TEST(RunFolderFaults, TwoWritersNeverMix) {
   const std::string args = "study error-vs-cond --quick --backend model --out ";
-  const fs::path ref = test::temp_dir("two_ref"), dir = test::temp_dir("two");
+  const fs::path ref = temp("two_ref"), dir = temp("two");
   ASSERT_EQ(run(args + ref.string()).code, 0);
   for (int trial = 0; trial < 4; ++trial) {
     fs::remove_all(dir);
@@ -165,7 +173,7 @@ TEST(RunFolderFaults, TwoWritersNeverMix) {
 }
 
 TEST(RunFolderFaults, ForceRemovesOnlyWhatSumlabWrote) {
-  const fs::path dir = test::temp_dir("force");
+  const fs::path dir = temp("force");
   const std::string args = "study error-vs-cond --quick --backend model --out " + dir.string();
   ASSERT_EQ(run(args).code, 0);
   ASSERT_EQ(run("report " + dir.string()).code, 0);
@@ -188,14 +196,14 @@ TEST(RunFolderFaults, ForceRemovesOnlyWhatSumlabWrote) {
   EXPECT_TRUE(fs::exists(dir / "report" / "report.html"));
 
   // A folder of foreign files only: fresh refuses, --force writes beside them.
-  const fs::path foreign = test::fresh_dir("force_foreign");
+  const fs::path foreign = fresh("force_foreign");
   std::ofstream(foreign / "data.txt") << "mine";
   const std::string fargs = "study error-vs-cond --quick --backend model --out " + foreign.string();
   EXPECT_EQ(run(fargs).code, 2);
   EXPECT_EQ(run(fargs + " --force").code, 0);
   EXPECT_TRUE(fs::exists(foreign / "data.txt"));
   // A foreign file where sumlab would write: never overwritten or appended to.
-  const fs::path clash = test::fresh_dir("force_clash");
+  const fs::path clash = fresh("force_clash");
   std::ofstream(clash / "error_vs_cond.csv") << "a,b\n1,2\n";
   const auto c = run("study error-vs-cond --quick --backend model --force --out " + clash.string());
   EXPECT_EQ(c.code, 2);
@@ -207,7 +215,7 @@ TEST(RunFolderFaults, ForceRemovesOnlyWhatSumlabWrote) {
 }
 
 TEST(RunFolderFaults, ResumeRefusesAnotherPlanOrNoRun) {
-  const fs::path dir = test::temp_dir("plan");
+  const fs::path dir = temp("plan");
   ASSERT_EQ(run("study error-vs-cond --quick --backend model --out " + dir.string()).code, 0);
   const std::string before = [&] {
     std::ifstream in(dir / "provenance.json");
@@ -218,7 +226,7 @@ TEST(RunFolderFaults, ResumeRefusesAnotherPlanOrNoRun) {
   EXPECT_NE(r.out.find("seeds: 2 -> 3"), std::string::npos) << r.out;
   std::ifstream in(dir / "provenance.json");
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), before) << "a refused resume must change nothing";
-  const fs::path empty = test::temp_dir("plan_empty");
+  const fs::path empty = temp("plan_empty");
   const auto e = run("study error-vs-cond --quick --backend model --resume --out " + empty.string());
   EXPECT_EQ(e.code, 2);
   EXPECT_NE(e.out.find("nothing to resume"), std::string::npos) << e.out;
