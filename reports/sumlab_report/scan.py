@@ -73,7 +73,7 @@ def _scan_growth_findings(data: CsvData) -> list:
     for (dtype, alg), by_n in worst.items():
         ns = sorted(by_n)
         if len(ns) >= 2:
-            parts.append(f"{alg} ({dtype}) {_fmt(by_n[ns[0]], 2)} → {_fmt(by_n[ns[-1]], 2)}")
+            parts.append(f"{alg} ({dtype}) {by_n[ns[0]]:.2g} → {by_n[ns[-1]]:.2g}")
     text = []
     if parts:
         lo, hi = min(num(r.get("n")) for r in data.rows), max(num(r.get("n")) for r in data.rows)
