@@ -51,6 +51,21 @@ template <class T> DeviceBuffer<T>::DeviceBuffer(std::int64_t n, int offset) : i
   impl_->d = impl_->allocation + offset;
 }
 
+template <class T> DeviceBuffer<T> DeviceBuffer<T>::borrow(const T* device_data, std::int64_t n) {
+  if (n < 0) throw GpuError("DeviceBuffer::borrow: negative size " + std::to_string(n));
+  if (n > 0 && !device_data) throw GpuError("DeviceBuffer::borrow: null device pointer");
+  cudaPointerAttributes a{};
+  if (n > 0) {
+    SUMLAB_CUDA_CHECK(cudaPointerGetAttributes(&a, device_data));
+    if (a.type != cudaMemoryTypeDevice && a.type != cudaMemoryTypeManaged)
+      throw GpuError("DeviceBuffer::borrow: the pointer is not device memory");
+  }
+  DeviceBuffer b;
+  b.impl_->n = n;
+  b.impl_->d = const_cast<T*>(device_data);  // never written through: kernels only read their input
+  return b;
+}
+
 template <class T> DeviceBuffer<T>::~DeviceBuffer() = default;
 template <class T> DeviceBuffer<T>::DeviceBuffer(DeviceBuffer&&) noexcept = default;
 template <class T> DeviceBuffer<T>& DeviceBuffer<T>::operator=(DeviceBuffer&&) noexcept = default;

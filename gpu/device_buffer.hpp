@@ -20,6 +20,10 @@ template <class T> class DeviceBuffer {
   // a view such as a framework tensor's slice, to check kernels on inputs that are not 16-byte
   // aligned.
   DeviceBuffer(std::int64_t n, int offset);
+  // A buffer over device memory someone else owns (a framework's tensor): nothing is allocated,
+  // copied or freed, so a kernel reads the caller's memory in place. The memory must outlive the
+  // buffer and stay unchanged while it is read; upload() would write into it.
+  static DeviceBuffer borrow(const T* device_data, std::int64_t n);
   ~DeviceBuffer();
   DeviceBuffer(DeviceBuffer&&) noexcept;
   DeviceBuffer& operator=(DeviceBuffer&&) noexcept;

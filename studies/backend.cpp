@@ -1,8 +1,16 @@
 #include "studies/backend.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+#include <stdexcept>
+
 #include "core/float_traits.hpp"
 #include "core/order_model/model_sum.hpp"
+#include "core/order_model/reduce_ops.hpp"
 #include "studies/commands.hpp"
+#include "studies/memory_check.hpp"
 
 #if defined(SUMLAB_WITH_CUDA)
 #include "gpu/gpu_sum.hpp"
@@ -23,24 +31,25 @@ bool cuda_backend_available(std::string* why) {
 
 namespace {
 
-class ModelBackend final : public Backend {
- public:
-  BackendKind kind() const override { return BackendKind::model; }
-  std::string description() const override {
-    return "CPU model of the kernels' order (core/order_model), 132 SMs assumed for default grids";
+template <class T> std::vector<T> generate_on_host(const DistributionSpec& spec, std::uint64_t seed, std::int64_t n) {
+  check_fits_in_memory(static_cast<std::uint64_t>(n), sizeof(T) * 2,
+                       fmt::format("n = {} {} elements", n, FloatTraits<T>::dtype));
+  try {
+    return generate<T>(spec, seed, static_cast<std::size_t>(n));
+  } catch (const std::invalid_argument& e) {
+    throw UserError(e.what());
   }
-  int sm_count() const override { return 132; }
-  KernelOutcome<float> sum(GpuKernel k, const LaunchShape& s, std::span<const float> x, const KernelOptions& opt) override {
-    return run(k, s, x, opt);
-  }
-  KernelOutcome<double> sum(GpuKernel k, const LaunchShape& s, std::span<const double> x, const KernelOptions& opt) override {
-    return run(k, s, x, opt);
-  }
+}
 
- private:
-  template <class T>
-  static KernelOutcome<T> run(GpuKernel k, const LaunchShape& s, std::span<const T> x, const KernelOptions& opt) {
-    const ModelResult<T> m = model_sum<T>(k, s, x, opt);
+// The model's input: the host data, owned or borrowed.
+template <class T> class ModelInput final : public KernelInput<T> {
+ public:
+  explicit ModelInput(std::span<const T> x) : x_(x) {}
+  explicit ModelInput(std::vector<T> owned) : owned_(std::move(owned)), x_(owned_) {}
+  std::span<const T> host() override { return x_; }
+  std::int64_t size() const override { return static_cast<std::int64_t>(x_.size()); }
+  KernelOutcome<T> run(GpuKernel k, const LaunchShape& s, const KernelOptions& opt) override {
+    const ModelResult<T> m = model_sum<T>(k, s, x_, opt);
     if (!m.error.empty()) throw UserError(m.error);
     KernelOutcome<T> o;
     o.has_value = m.has_value;
@@ -49,9 +58,104 @@ class ModelBackend final : public Backend {
     o.note = m.note;
     return o;
   }
+
+ private:
+  std::vector<T> owned_;
+  std::span<const T> x_;
+};
+
+class ModelBackend final : public Backend {
+ public:
+  BackendKind kind() const override { return BackendKind::model; }
+  std::string description() const override {
+    return "CPU model of the kernels' order (core/order_model), 132 SMs assumed for default grids";
+  }
+  int sm_count() const override { return 132; }
+  std::unique_ptr<KernelInput<float>> load(std::span<const float> x) override { return std::make_unique<ModelInput<float>>(x); }
+  std::unique_ptr<KernelInput<double>> load(std::span<const double> x) override { return std::make_unique<ModelInput<double>>(x); }
+  std::unique_ptr<KernelInput<float>> generate_f32(const DistributionSpec& s, std::uint64_t seed, std::int64_t n) override {
+    return std::make_unique<ModelInput<float>>(generate_on_host<float>(s, seed, n));
+  }
+  std::unique_ptr<KernelInput<double>> generate_f64(const DistributionSpec& s, std::uint64_t seed, std::int64_t n) override {
+    return std::make_unique<ModelInput<double>>(generate_on_host<double>(s, seed, n));
+  }
 };
 
 #if defined(SUMLAB_WITH_CUDA)
+// The device's input: a buffer on the GPU (owned, or borrowed from a framework) and the host copy
+// (given, generated beside it, or downloaded on first use).
+template <class T> class CudaInput final : public KernelInput<T> {
+ public:
+  CudaInput(gpu::DeviceBuffer<T> buf, std::optional<std::vector<T>> owned, std::span<const T> given)
+      : buf_(std::move(buf)), owned_(std::move(owned)), x_(owned_ ? std::span<const T>(*owned_) : given) {}
+  std::span<const T> host() override {
+    if (!owned_ && x_.empty() && buf_.size() > 0) {
+      try {
+        owned_ = buf_.download();
+      } catch (const std::exception& e) {
+        throw UserError(e.what());
+      }
+      x_ = *owned_;
+    }
+    return x_;
+  }
+  std::int64_t size() const override { return buf_.size(); }
+  KernelOutcome<T> run(GpuKernel k, const LaunchShape& s, const KernelOptions& opt) override {
+    const gpu::GpuSumResult<T> r = gpu::gpu_sum<T>(k, s, buf_, opt);
+    if (!r.ok()) throw UserError(std::string(info(k).name) + " " + to_string(s) + ": " + r.error);
+    KernelOutcome<T> o;
+    o.has_value = !info(k).diagnostic_only;
+    o.value = r.value;
+    o.accumulator = r.accumulator;
+    o.ms = r.ms;
+    o.note = r.note;
+    return o;
+  }
+
+ private:
+  gpu::DeviceBuffer<T> buf_;
+  std::optional<std::vector<T>> owned_;
+  std::span<const T> x_;
+};
+
+template <class T> std::unique_ptr<KernelInput<T>> upload(std::span<const T> x) {
+  try {
+    gpu::DeviceBuffer<T> buf(static_cast<std::int64_t>(x.size()));
+    buf.upload(x);
+    return std::make_unique<CudaInput<T>>(std::move(buf), std::nullopt, x);
+  } catch (const gpu::GpuError& e) {
+    throw ResourceError(e.what());
+  }
+}
+
+template <class T>
+std::unique_ptr<KernelInput<T>> generate_on_device(const DistributionSpec& spec, std::uint64_t seed, std::int64_t n) {
+  if (spec.kind == Distribution::ill_conditioned) {  // host-only: its elements depend on n
+    std::vector<T> x = generate_on_host<T>(spec, seed, n);
+    try {
+      gpu::DeviceBuffer<T> buf(n);
+      buf.upload(std::span<const T>(x));
+      return std::make_unique<CudaInput<T>>(std::move(buf), std::move(x), std::span<const T>());
+    } catch (const gpu::GpuError& e) {
+      throw ResourceError(e.what());
+    }
+  }
+  try {
+    gpu::DeviceBuffer<T> buf(n);
+    gpu::fill<T>(buf, spec, seed);
+    std::vector<T> x = buf.download();
+    // The device generator must be the CPU's (core/generators.hpp): spot-check it.
+    const auto count = static_cast<std::size_t>(n);
+    for (std::size_t i = 0; i < count; i += std::max<std::size_t>(1, count / 1024))
+      if (!same_bits(x[i], generate_element<T>(spec, seed, static_cast<std::uint64_t>(i))))
+        throw UserError(fmt::format("the device generator differs from the CPU's at {} element {}",
+                                    to_string(spec.kind), i));
+    return std::make_unique<CudaInput<T>>(std::move(buf), std::move(x), std::span<const T>());
+  } catch (const gpu::GpuError& e) {
+    throw ResourceError(e.what());
+  }
+}
+
 class CudaBackend final : public Backend {
  public:
   CudaBackend() : info_(gpu::device_info()) {}
@@ -62,31 +166,36 @@ class CudaBackend final : public Backend {
            info_.runtime_version + ")";
   }
   int sm_count() const override { return info_.sm_count; }
-  KernelOutcome<float> sum(GpuKernel k, const LaunchShape& s, std::span<const float> x, const KernelOptions& opt) override {
-    return run(k, s, x, opt);
+  std::unique_ptr<KernelInput<float>> load(std::span<const float> x) override { return upload<float>(x); }
+  std::unique_ptr<KernelInput<double>> load(std::span<const double> x) override { return upload<double>(x); }
+  std::unique_ptr<KernelInput<float>> generate_f32(const DistributionSpec& s, std::uint64_t seed, std::int64_t n) override {
+    return generate_on_device<float>(s, seed, n);
   }
-  KernelOutcome<double> sum(GpuKernel k, const LaunchShape& s, std::span<const double> x, const KernelOptions& opt) override {
-    return run(k, s, x, opt);
+  std::unique_ptr<KernelInput<double>> generate_f64(const DistributionSpec& s, std::uint64_t seed, std::int64_t n) override {
+    return generate_on_device<double>(s, seed, n);
   }
 
  private:
-  template <class T>
-  static KernelOutcome<T> run(GpuKernel k, const LaunchShape& s, std::span<const T> x, const KernelOptions& opt) {
-    const gpu::GpuSumResult<T> r = gpu::gpu_sum<T>(k, s, x, opt);
-    if (!r.ok()) throw UserError(r.error);
-    KernelOutcome<T> o;
-    o.has_value = !info(k).diagnostic_only;
-    o.value = r.value;
-    o.accumulator = r.accumulator;
-    o.ms = r.ms;
-    o.note = r.note;
-    return o;
-  }
   gpu::DeviceInfo info_;
 };
 #endif
 
 }  // namespace
+
+#if defined(SUMLAB_WITH_CUDA)
+template <class T> std::unique_ptr<KernelInput<T>> view_device(const T* device_ptr, std::int64_t n) {
+  std::string why;
+  if (!cuda_backend_available(&why)) throw UserError(why);
+  try {
+    return std::make_unique<CudaInput<T>>(gpu::DeviceBuffer<T>::borrow(device_ptr, n), std::nullopt,
+                                          std::span<const T>());
+  } catch (const gpu::GpuError& e) {
+    throw UserError(e.what());
+  }
+}
+template std::unique_ptr<KernelInput<float>> view_device<float>(const float*, std::int64_t);
+template std::unique_ptr<KernelInput<double>> view_device<double>(const double*, std::int64_t);
+#endif
 
 std::unique_ptr<Backend> make_backend(const std::string& name) {
   if (name == "model") return std::make_unique<ModelBackend>();

@@ -3,11 +3,19 @@
 // kernel's exact order (core/order_model/). A study is written once against this interface; on a
 // machine without a GPU the model backend gives the same bits for every deterministic kernel
 // (that is what `sumlab verify` checks on a GPU).
+//
+// A backend loads an input once and runs many kernels and shapes on it (KernelInput): on cuda the
+// data lives on the device (uploaded once, generated there by the CPU's own generator, or a
+// framework's device array used in place), so a cell of a study crosses PCIe at most once.
+// The CPU algorithms run on the host copy; external reductions (studies/external.hpp) on theirs.
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "core/generators.hpp"
 #include "core/gpu_kernel.hpp"
 #include "core/launch_shape.hpp"
 
@@ -24,6 +32,19 @@ template <class T> struct KernelOutcome {
   std::string note;        // e.g. the fixed-point scale, "one arrival order", why no value
 };
 
+// One input, held where the backend's kernels read it.
+template <class T> class KernelInput {
+ public:
+  virtual ~KernelInput() = default;
+  // The input on the host, for the CPU algorithms and the reference (downloaded once, on first
+  // use, when the data came from the device).
+  virtual std::span<const T> host() = 0;
+  virtual std::int64_t size() const = 0;
+  // Throws UserError for a shape the kernel cannot run (validate_shape's sentence), options it does
+  // not take (validate_options') or a GPU failure.
+  virtual KernelOutcome<T> run(GpuKernel k, const LaunchShape& s, const KernelOptions& opt = {}) = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -33,12 +54,23 @@ class Backend {
   virtual std::string description() const = 0;
   // Multiprocessors, for default grids (4 blocks per SM): the GPU's, or 132 (an H200) for the model.
   virtual int sm_count() const = 0;
-  // Throws UserError for a shape the kernel cannot run (validate_shape's sentence), options it does
-  // not take (validate_options') or a GPU failure.
-  virtual KernelOutcome<float> sum(GpuKernel k, const LaunchShape& s, std::span<const float> x,
-                                   const KernelOptions& opt = {}) = 0;
-  virtual KernelOutcome<double> sum(GpuKernel k, const LaunchShape& s, std::span<const double> x,
-                                    const KernelOptions& opt = {}) = 0;
+
+  // The caller's data (kept alive by the caller while the input is used): uploaded once on cuda.
+  virtual std::unique_ptr<KernelInput<float>> load(std::span<const float> x) = 0;
+  virtual std::unique_ptr<KernelInput<double>> load(std::span<const double> x) = 0;
+  // Generated where the kernels read it: on cuda by the device generator (element i the same pure
+  // function of (seed, i) as on the CPU, spot-checked against it), except ill_conditioned (host-only).
+  virtual std::unique_ptr<KernelInput<float>> generate_f32(const DistributionSpec& spec, std::uint64_t seed, std::int64_t n) = 0;
+  virtual std::unique_ptr<KernelInput<double>> generate_f64(const DistributionSpec& spec, std::uint64_t seed, std::int64_t n) = 0;
+
+  // One launch on data loaded for just this call (prefer load() for several kernels or shapes).
+  template <class T> KernelOutcome<T> sum(GpuKernel k, const LaunchShape& s, std::span<const T> x, const KernelOptions& o = {}) {
+    return load(x)->run(k, s, o);
+  }
+  template <class T> std::unique_ptr<KernelInput<T>> generate(const DistributionSpec& spec, std::uint64_t seed, std::int64_t n) {
+    if constexpr (sizeof(T) == 4) return generate_f32(spec, seed, n);
+    else return generate_f64(spec, seed, n);
+  }
 };
 
 // "cuda", "model", or "" for the default: cuda when a usable GPU is present, else model.
@@ -47,5 +79,11 @@ std::unique_ptr<Backend> make_backend(const std::string& name);
 
 // Whether this build can talk to a GPU at all, and whether one is present now (with the reason).
 bool cuda_backend_available(std::string* why = nullptr);
+
+#if defined(SUMLAB_WITH_CUDA)
+// A framework's device array used in place (no copy): `device_ptr` must stay valid and unchanged
+// while the input is used. Throws UserError without a GPU.
+template <class T> std::unique_ptr<KernelInput<T>> view_device(const T* device_ptr, std::int64_t n);
+#endif
 
 }  // namespace sumlab

@@ -369,77 +369,6 @@ template <class T> struct KernelRecord {
   std::vector<ShapeRecord<T>> shapes;
 };
 
-// The input of one cell, on the host and (cuda) on the device, and one launch of a kernel on it.
-template <class T> class CellInput {
- public:
-  CellInput(Backend& backend, const DistributionSpec& spec, std::string_view dist, std::uint64_t seed,
-            std::int64_t n)
-      : backend_(backend) {
-    const auto count = static_cast<std::size_t>(n);
-    check_fits_in_memory(static_cast<std::uint64_t>(n), sizeof(T) * 2,
-                         fmt::format("n = {} {} elements", n, FloatTraits<T>::dtype));
-#if defined(SUMLAB_WITH_CUDA)
-    if (backend.kind() == BackendKind::cuda) {
-      try {
-        buf_ = gpu::DeviceBuffer<T>(n);
-        if (spec.kind != Distribution::ill_conditioned && n > 0) {
-          gpu::fill<T>(buf_, spec, seed);
-          x_ = buf_.download();
-          // The device generator must be the CPU's (core/generators.hpp); spot-check it.
-          for (std::size_t i = 0; i < count; i += std::max<std::size_t>(1, count / 1024))
-            if (!same_bits(x_[i], generate_element<T>(spec, seed, static_cast<std::uint64_t>(i))))
-              throw UserError(fmt::format("the device generator differs from the CPU's at {} element {}", dist, i));
-          return;
-        }
-        x_ = host(spec, seed, count);
-        if (n > 0) buf_.upload(std::span<const T>(x_));
-        return;
-      } catch (const UserError&) {
-        throw;
-      } catch (const std::exception& e) {
-        throw UserError(e.what());
-      }
-    }
-#endif
-    (void)dist;
-    x_ = host(spec, seed, count);
-  }
-
-  std::span<const T> x() const { return x_; }
-
-  // One run: the kernel's value (has_value false: no value on this backend) and its time.
-  KernelOutcome<T> run(GpuKernel k, const LaunchShape& s) {
-#if defined(SUMLAB_WITH_CUDA)
-    if (backend_.kind() == BackendKind::cuda) {
-      const gpu::GpuSumResult<T> r = gpu::gpu_sum<T>(k, s, buf_);
-      if (!r.ok()) throw UserError(std::string(info(k).name) + " " + to_string(s) + ": " + r.error);
-      KernelOutcome<T> o;
-      o.has_value = !info(k).diagnostic_only;
-      o.value = r.value;
-      o.accumulator = r.accumulator;
-      o.ms = r.ms;
-      o.note = r.note;
-      return o;
-    }
-#endif
-    return backend_.sum(k, s, std::span<const T>(x_));
-  }
-
- private:
-  static std::vector<T> host(const DistributionSpec& spec, std::uint64_t seed, std::size_t n) {
-    try {
-      return generate<T>(spec, seed, n);
-    } catch (const std::invalid_argument& e) {
-      throw UserError(e.what());
-    }
-  }
-  Backend& backend_;
-  std::vector<T> x_;
-#if defined(SUMLAB_WITH_CUDA)
-  gpu::DeviceBuffer<T> buf_;
-#endif
-};
-
 // Runs `once` until R runs are done, or (after at least 2) the shape's time budget is spent.
 // Returns the values and the run times (ms).
 template <class T, class F>
@@ -478,8 +407,8 @@ CellOutput<T> run_cell(Backend& backend, const Plan& p, const std::string& dist,
   const bool cuda = p.backend == BackendKind::cuda;
   DistributionSpec spec;
   spec.kind = parse_distribution(dist);
-  CellInput<T> input(backend, spec, dist, p.seed, n);
-  const std::span<const T> x = input.x();
+  const std::unique_ptr<KernelInput<T>> input = backend.generate<T>(spec, p.seed, n);
+  const std::span<const T> x = input->host();
 
   // The reference (MPFR, correctly rounded) and the exact sum for residuals (core's
   // superaccumulator, cross-checked against MPFR here).
@@ -512,7 +441,7 @@ CellOutput<T> run_cell(Backend& backend, const Plan& p, const std::string& dist,
       if (cuda) {
         bool has_value = true;
         auto [values, ms] = repeat<T>(p.runs, p.max_shape_seconds, [&] {
-          const KernelOutcome<T> o = input.run(k, sr.shape);
+          const KernelOutcome<T> o = input->run(k, sr.shape);
           has_value = has_value && o.has_value;
           return std::pair<T, double>(o.value, o.ms);
         });
@@ -1022,14 +951,14 @@ void check_golden_input(Backend& backend, const std::vector<nlohmann::json>& cas
   }
   const auto seed = first["seed"].get<std::uint64_t>();
   const auto n = first["n"].get<std::int64_t>();
-  CellInput<T> input(backend, spec, first["dist"].get<std::string>(), seed, n);
+  const std::unique_ptr<KernelInput<T>> input = backend.generate<T>(spec, seed, n);
   for (const auto& c : cases) {
     const std::string name = c["kernel"].get<std::string>(), shape_text = c["shape"].get<std::string>();
     const auto k = find_gpu_kernel(name);
     if (!k) throw UserError("golden file: unknown kernel '" + name + "'");
     const auto shape = parse_launch_shape(shape_text);
     if (!shape) throw UserError("golden file: '" + shape_text + "' is not a launch shape");
-    const KernelOutcome<T> o = input.run(*k, *shape);
+    const KernelOutcome<T> o = input->run(*k, *shape);
     const std::string what = fmt::format("{} {} {} seed={} n={} [{}]", name, FloatTraits<T>::dtype,
                                          c["dist"].get<std::string>(), seed, size_text(n), shape_text);
     if (!o.has_value) {
