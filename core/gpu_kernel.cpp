@@ -204,6 +204,18 @@ LaunchShape canonicalize(GpuKernel k, const LaunchShape& s, int sm_count) {
   return c;
 }
 
+std::string shape_text(GpuKernel k, const LaunchShape& s) {
+  const unsigned f = info(k).shape_fields;
+  if (f == 0) return "";
+  if (f == (field_grid | field_block | field_vector | field_mapping | field_warp | field_block_stage) ||
+      (f & field_cross))
+    return to_string(s);
+  std::string out;
+  if (f & field_grid) out += "grid " + std::to_string(s.grid);
+  if (f & field_block) out += (out.empty() ? "" : ", ") + std::string("block ") + std::to_string(s.block);
+  return out;
+}
+
 double kernel_bound(GpuKernel k, FloatFormat f, const LaunchShape& s, const BoundInput& in) {
   const order_model::TreeDepth d = order_model::tree_depth(k, s, in.n);
   switch (info(k).bound_kind) {

@@ -105,6 +105,11 @@ std::string validate_shape(GpuKernel k, const LaunchShape& s, std::string_view d
 // +inf where no bound holds.
 double kernel_bound(GpuKernel k, FloatFormat f, const LaunchShape& s, const BoundInput& in);
 
+// The shape as kernel k runs it, naming only the fields it reads: "block 256" (Harris 1-6: their grid
+// follows from n), "grid 132, block 512" (the integer kernels), the whole to_string(s) for the
+// shuffle kernels; "" for kernels that take no shape.
+std::string shape_text(GpuKernel k, const LaunchShape& s);
+
 // The fixed cross-block stage of two_pass/atomic/last_block; nullopt for kernels that take it
 // from the shape (kahan, double_acc) or have none.
 std::optional<CrossBlock> fixed_cross_block(GpuKernel k);

@@ -59,7 +59,7 @@ template <class T> void run_explain(const ExplainOptions& o, std::vector<T>& dat
                     o.kernel + "'");
   if (data.size() > 4096) throw UserError("explain is for small inputs: n <= 4096 (got " + std::to_string(data.size()) + ")");
   const std::int64_t n = static_cast<std::int64_t>(data.size());
-  const LaunchShape shape = resolve_shape(o.shape, *k, 132, FloatTraits<T>::dtype, n);
+  const LaunchShape shape = resolve_shape(overrides(o.shape), *k, 132, FloatTraits<T>::dtype, n).shape;
 
   Trace<T> trace;
   trace.block = shape.block;

@@ -38,31 +38,52 @@ E parse_or_throw(const std::string& text, Parse parse, std::string_view option, 
 }
 }  // namespace
 
-LaunchShape resolve_shape(const ShapeOptions& o, GpuKernel k, int sm_count, std::string_view dtype,
-                          std::int64_t n) {
-  LaunchShape s = default_shape(k, sm_count);
-  if (given(o.grid_opt)) s.grid = o.grid;
-  if (given(o.block_opt)) s.block = o.block;
-  if (given(o.vector_opt)) s.vector = o.vector;
-  if (given(o.mapping_opt))
-    s.mapping = parse_or_throw<Mapping>(o.mapping, parse_mapping, "mapping", mapping_names());
-  if (given(o.warp_opt))
-    s.warp = parse_or_throw<WarpStage>(o.warp_stage, parse_warp_stage, "warp-stage", warp_stage_names());
-  if (given(o.block_stage_opt))
-    s.block_stage = parse_or_throw<BlockStage>(o.block_stage, parse_block_stage, "block-stage", block_stage_names());
-  if (given(o.cross_opt)) {
-    const CrossBlock c = parse_or_throw<CrossBlock>(o.cross_block, parse_cross_block, "cross-block", cross_block_names());
-    // A kernel with its own cross-block stage refuses another one (validate_shape says which to use).
-    s.cross = c;
-  }
+ShapeOverrides overrides(const ShapeOptions& o) {
+  ShapeOverrides v;
+  if (given(o.grid_opt)) v.grid = o.grid;
+  if (given(o.block_opt)) v.block = o.block;
+  if (given(o.vector_opt)) v.vector = o.vector;
+  if (given(o.mapping_opt)) v.mapping = o.mapping;
+  if (given(o.warp_opt)) v.warp_stage = o.warp_stage;
+  if (given(o.block_stage_opt)) v.block_stage = o.block_stage;
+  if (given(o.cross_opt)) v.cross_block = o.cross_block;
+  return v;
+}
+
+ResolvedShape resolve_shape(const ShapeOverrides& o, GpuKernel k, int sm_count, std::string_view dtype,
+                            std::int64_t n) {
+  ResolvedShape r;
+  LaunchShape& s = r.shape;
+  s = default_shape(k, sm_count);
+  const unsigned reads = info(k).shape_fields;
+  auto note = [&](bool set, unsigned field, const char* name) {
+    if (set && !(reads & field)) r.ignored.emplace_back(name);
+  };
+  note(o.grid.has_value(), field_grid, "grid");
+  note(o.block.has_value(), field_block, "block");
+  note(o.vector.has_value(), field_vector, "vector");
+  note(o.mapping.has_value(), field_mapping, "mapping");
+  note(o.warp_stage.has_value(), field_warp, "warp-stage");
+  note(o.block_stage.has_value(), field_block_stage, "block-stage");
+  note(o.cross_block.has_value() && !fixed_cross_block(k), field_cross, "cross-block");
+  if (o.grid) s.grid = *o.grid;
+  if (o.block) s.block = *o.block;
+  if (o.vector) s.vector = *o.vector;
+  if (o.mapping) s.mapping = parse_or_throw<Mapping>(*o.mapping, parse_mapping, "mapping", mapping_names());
+  if (o.warp_stage) s.warp = parse_or_throw<WarpStage>(*o.warp_stage, parse_warp_stage, "warp-stage", warp_stage_names());
+  if (o.block_stage)
+    s.block_stage = parse_or_throw<BlockStage>(*o.block_stage, parse_block_stage, "block-stage", block_stage_names());
+  // A kernel with its own cross-block stage refuses another one (validate_shape says which to use).
+  if (o.cross_block)
+    s.cross = parse_or_throw<CrossBlock>(*o.cross_block, parse_cross_block, "cross-block", cross_block_names());
   // Validate before canonicalizing, so that a bad value is reported even for a field the kernel
   // ignores (grid 0 is an error, not a default); then reset the ignored fields.
-  if (const std::string e = validate(s); !e.empty() && info(k).shape_fields != 0) throw UserError(e);
-  if (auto fixed = fixed_cross_block(k); fixed && given(o.cross_opt) && s.cross != *fixed)
+  if (const std::string e = validate(s); !e.empty() && reads != 0) throw UserError(e);
+  if (auto fixed = fixed_cross_block(k); fixed && o.cross_block && s.cross != *fixed)
     throw UserError(validate_shape(k, s, dtype, n));
   s = canonicalize(k, s, sm_count);
   if (const std::string e = validate_shape(k, s, dtype, n); !e.empty()) throw UserError(e);
-  return s;
+  return r;
 }
 
 }  // namespace sumlab

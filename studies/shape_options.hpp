@@ -4,8 +4,10 @@
 // keeps the kernel's default (core/gpu_kernel.hpp: default_shape); a kernel ignores the fields it
 // does not take (canonicalize), and the shape actually used is what outputs report.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/gpu_kernel.hpp"
 #include "core/launch_shape.hpp"
@@ -13,6 +15,13 @@
 namespace CLI { class App; class Option; }
 
 namespace sumlab {
+
+// Shape fields the caller set (the CLI's options, or Python's LaunchShape); the rest keep each
+// kernel's default.
+struct ShapeOverrides {
+  std::optional<int> grid, block, vector;
+  std::optional<std::string> mapping, warp_stage, block_stage, cross_block;
+};
 
 struct ShapeOptions {
   int grid = 0, block = 0, vector = 0;
@@ -24,11 +33,20 @@ struct ShapeOptions {
 };
 
 void add_shape_options(CLI::App& cmd, ShapeOptions& o);
+// The options the user gave.
+ShapeOverrides overrides(const ShapeOptions& o);
 
-// default_shape(k, sm_count) with every given option applied, canonicalized for k and validated
+// The shape a kernel runs, and the given fields it does not read ("grid": Harris 1-6 derive their
+// grid from n), which outputs report instead of silently dropping them.
+struct ResolvedShape {
+  LaunchShape shape;
+  std::vector<std::string> ignored;
+};
+
+// default_shape(k, sm_count) with every given field applied, canonicalized for k and validated
 // for (dtype, n): a shape the kernel cannot run throws UserError with validate_shape's sentence
 // (block above 1024 or not a multiple of 32, grid 0, vector 3, an unknown stage name, ...).
-LaunchShape resolve_shape(const ShapeOptions& o, GpuKernel k, int sm_count, std::string_view dtype,
-                          std::int64_t n);
+ResolvedShape resolve_shape(const ShapeOverrides& o, GpuKernel k, int sm_count, std::string_view dtype,
+                            std::int64_t n);
 
 }  // namespace sumlab

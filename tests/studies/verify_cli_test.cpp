@@ -15,7 +15,7 @@
 #include "core/gpu_kernel.hpp"
 #include "studies/backend.hpp"
 #include "studies/commands.hpp"
-#include "studies/gpu_runs.hpp"
+#include "studies/sum_api.hpp"
 #include "studies/shape_options.hpp"
 
 namespace sumlab {
@@ -88,7 +88,7 @@ LaunchShape resolve(const std::vector<std::string>& args, GpuKernel k) {
   std::vector<std::string> argv = args;
   std::reverse(argv.begin(), argv.end());
   app.parse(argv);
-  return resolve_shape(o, k, 132, "float32", 1000);
+  return resolve_shape(overrides(o), k, 132, "float32", 1000).shape;
 }
 
 TEST(ShapeOptions, DefaultsOverridesAndErrors) {
@@ -119,33 +119,41 @@ TEST(ShapeOptions, DefaultsOverridesAndErrors) {
   fails({"--cross-block", "atomic"}, GpuKernel::kahan, "second_kernel or last_block");
 }
 
-TEST(GpuRuns, SelectRunAndDescribe) {
+TEST(SumApi, SelectRunAndDescribe) {
   EXPECT_TRUE(select_gpu_kernels({"serial", "kahan"}).empty());  // CPU names are not GPU kernels
   const auto some = select_gpu_kernels({"serial", "gpu_two_pass", "gpu_exact"});
   ASSERT_EQ(some.size(), 2u);
   EXPECT_EQ(some[0], GpuKernel::two_pass);
   EXPECT_EQ(select_gpu_kernels({"all"}).size(), gpu_kernels().size() - 1);  // all but the racy tree
   EXPECT_THROW(select_gpu_kernels({"gpu_nosuch"}), UserError);
-  const auto model = make_backend("model");
-  CLI::App app;
-  ShapeOptions o;
-  add_shape_options(app, o);
-  app.parse(std::vector<std::string>{"64", "--block"});
+  SumRequest req;
+  req.algorithms = {"gpu"};
+  req.backend = "model";
+  req.shape.block = 64;
+  req.shape.grid = 7;
   const std::vector<double> x(777, 0.25);
-  const auto runs = run_gpu_kernels<double>(*model, select_gpu_kernels({"all"}), o, std::span<const double>(x));
-  EXPECT_EQ(runs.size(), gpu_kernels().size() - 2);  // no racy tree; gpu_double_acc needs float32
-  for (const auto& r : runs) {
-    if (!info(r.kernel).modelled) continue;
-    EXPECT_TRUE(r.outcome.has_value) << info(r.kernel).name;
-    EXPECT_EQ(r.outcome.value, 194.25) << info(r.kernel).name;
-    if (info(r.kernel).shape_fields & field_block) {
-      EXPECT_EQ(r.shape.block, 64) << info(r.kernel).name;
+  const SumReport<double> r = sum_report<double>(req, std::span<const double>(x));
+  EXPECT_EQ(r.rows.size(), gpu_kernels().size() - 2);  // no racy tree; gpu_double_acc needs float32
+  for (const auto& row : r.rows) {
+    const GpuKernel k = *find_gpu_kernel(row.algorithm);
+    if (!info(k).modelled) {
+      EXPECT_FALSE(row.has_value) << row.algorithm;
+      continue;
     }
+    EXPECT_TRUE(row.has_value) << row.algorithm;
+    EXPECT_EQ(row.result.value, 194.25) << row.algorithm;
+    if (info(k).shape_fields & field_block) {
+      EXPECT_EQ(row.shape->block, 64) << row.algorithm;
+    }
+    // A field the kernel does not read is reported, not silently dropped.
+    const bool reads_grid = info(k).shape_fields & field_grid;
+    EXPECT_EQ(std::count(row.ignored.begin(), row.ignored.end(), "grid"), reads_grid ? 0 : 1) << row.algorithm;
   }
-  EXPECT_TRUE(shape_json(GpuKernel::serial, LaunchShape{}).is_null());
   const auto j = shape_json(GpuKernel::two_pass, default_shape(GpuKernel::two_pass));
   EXPECT_EQ(j["grid"], 528);
   EXPECT_EQ(j["cross_block"], "second_kernel");
+  EXPECT_EQ(shape_json(GpuKernel::sequential, default_shape(GpuKernel::sequential))["text"], "block 256");
+  EXPECT_EQ(shape_json(GpuKernel::exact, default_shape(GpuKernel::exact))["text"], "grid 132, block 512");
 }
 
 }  // namespace

@@ -1,0 +1,183 @@
+#include "studies/sum_api.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/cpu_algorithms.hpp"
+#include "core/fixed_point_sum.hpp"
+#include "core/float_traits.hpp"
+#include "core/metrics.hpp"
+#include "studies/commands.hpp"
+#include "studies/json_number.hpp"
+
+namespace sumlab {
+namespace {
+
+// The CPU algorithms among `names` ("all": every one); GPU kernel names are left to
+// select_gpu_kernels; anything else is a UserError listing the valid names.
+template <class T> std::vector<const CpuAlgorithm<T>*> select_algorithms(const std::vector<std::string>& names) {
+  std::vector<const CpuAlgorithm<T>*> out;
+  for (const auto& name : names) {
+    if (name == "all") {
+      for (const auto& a : cpu_algorithms<T>()) out.push_back(&a);
+      continue;
+    }
+    if (name == "gpu" || name.rfind("gpu_", 0) == 0) continue;
+    const auto* a = find_cpu_algorithm<T>(name);
+    if (!a) {
+      std::string valid;
+      for (const auto& b : cpu_algorithms<T>()) valid += (valid.empty() ? "" : ", ") + std::string(b.info.name);
+      throw UserError("unknown algorithm '" + name + "' (valid: all, gpu, " + valid + ", " + gpu_kernel_names() + ")");
+    }
+    out.push_back(a);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<GpuKernel> select_gpu_kernels(const std::vector<std::string>& names) {
+  std::vector<GpuKernel> out;
+  for (const auto& name : names) {
+    if (name == "all" || name == "gpu") {
+      for (const auto& k : gpu_kernels())
+        if (!k.diagnostic_only) out.push_back(k.kernel);
+      continue;
+    }
+    if (name.rfind("gpu_", 0) != 0) continue;
+    const auto k = find_gpu_kernel(name);
+    if (!k) throw UserError("unknown GPU kernel '" + name + "' (valid: " + gpu_kernel_names(true) + ")");
+    out.push_back(*k);
+  }
+  return out;
+}
+
+template <class T>
+SumReport<T> sum_report(const SumRequest& req, std::span<const T> x, KernelInput<T>* device) {
+  const auto algorithms = select_algorithms<T>(req.algorithms);
+  // 'all' means every CPU algorithm here; 'gpu' selects every GPU kernel.
+  std::vector<std::string> gpu_names;
+  for (const auto& name : req.algorithms)
+    if (name != "all") gpu_names.push_back(name);
+  const auto kernels = select_gpu_kernels(gpu_names);
+  const bool fixed_named = std::any_of(algorithms.begin(), algorithms.end(),
+                                       [](const auto* a) { return a->info.name == "fixed_point"; }) ||
+                           std::find(kernels.begin(), kernels.end(), GpuKernel::fixed_point) != kernels.end();
+  if (req.fixed_scale && !fixed_named)
+    throw UserError("--fixed-scale applies to fixed_point and gpu_fixed_point; the selection has neither");
+
+  // Every kernel's shape is resolved before anything runs, so a bad option fails at once.
+  std::unique_ptr<Backend> backend;
+  if (!kernels.empty() || !req.backend.empty()) backend = make_backend(req.backend);
+  std::vector<std::pair<GpuKernel, ResolvedShape>> shapes;
+  for (GpuKernel k : kernels) {
+    if (info(k).float_input_only && sizeof(T) != 4) continue;  // gpu_double_acc: float32 input only
+    shapes.emplace_back(k, resolve_shape(req.shape, k, backend->sm_count(), FloatTraits<T>::dtype,
+                                         static_cast<std::int64_t>(x.size())));
+  }
+
+  SumReport<T> report;
+  const reference::ExactSum<T> exact(x);
+  report.reference = static_cast<T>(exact.rounded());
+  report.input = exact.measure(report.reference);
+  auto bound_input = [&](double quantisation) {
+    return BoundInput{x.size(), report.input.sum_abs, std::fabs(report.input.exact), quantisation};
+  };
+  for (const auto* a : algorithms) {
+    SumRow<T> row;
+    row.algorithm = std::string(a->info.name);
+    const bool base = a->info.name == "pairwise" && req.pairwise_base != 1;
+    row.result = base ? pairwise_with_base<T>(x, req.pairwise_base)
+                 : (a->info.name == "fixed_point" && req.fixed_scale) ? fixed_point_sum<T>(x, req.fixed_scale)
+                                                                       : a->sum(x);
+    row.metrics = exact.measure(row.result.value);
+    const BoundInput in = bound_input(row.result.extra_error_bound);
+    row.bound = base ? pairwise_bound<T>(req.pairwise_base, in) : a->bound(in);
+    row.verdict = judge(row.metrics.judged(), row.bound);
+    report.rows.push_back(std::move(row));
+  }
+  if (!backend) return report;
+
+  report.backend_description = backend->description();
+  std::unique_ptr<KernelInput<T>> loaded;
+  KernelInput<T>* input = device;
+  if (!input && !shapes.empty()) {
+    loaded = backend->load(x);
+    input = loaded.get();
+  }
+  for (const auto& [k, resolved] : shapes) {
+    KernelOptions o;
+    if (k == GpuKernel::fixed_point) o.fixed_scale = req.fixed_scale;
+    const KernelOutcome<T> out = input->run(k, resolved.shape, o);
+    SumRow<T> row;
+    row.algorithm = std::string(info(k).name);
+    row.backend = std::string(backend->name());
+    if (info(k).shape_fields != 0) row.shape = resolved.shape;
+    row.ignored = resolved.ignored;
+    row.has_value = out.has_value;
+    row.result.value = out.has_value ? out.value : std::numeric_limits<T>::quiet_NaN();
+    row.result.diagnostics = out.note;
+    row.metrics = exact.measure(row.result.value);
+    const double quantisation = k == GpuKernel::fixed_point ? fixed_point_sum<T>(x, req.fixed_scale).extra_error_bound : 0;
+    row.bound = kernel_bound(k, format_of<T>(), resolved.shape, bound_input(quantisation));
+    row.verdict = out.has_value ? judge(row.metrics.judged(), row.bound) : Verdict::no_bound;
+    report.rows.push_back(std::move(row));
+  }
+  return report;
+}
+
+nlohmann::ordered_json shape_json(GpuKernel k, const LaunchShape& s) {
+  nlohmann::ordered_json j;
+  j["text"] = shape_text(k, s);
+  j["canonical"] = to_string(s);
+  j["grid"] = s.grid;
+  j["block"] = s.block;
+  j["vector"] = s.vector;
+  j["mapping"] = std::string(to_string(s.mapping));
+  j["warp_stage"] = std::string(to_string(s.warp));
+  j["block_stage"] = std::string(to_string(s.block_stage));
+  j["cross_block"] = std::string(to_string(s.cross));
+  return j;
+}
+
+template <class T>
+nlohmann::ordered_json row_json(const SumReport<T>& report, const SumRow<T>& r, std::size_t n) {
+  nlohmann::ordered_json j;
+  j["algorithm"] = r.algorithm;
+  j["backend"] = r.backend;
+  j["shape"] = r.shape ? shape_json(*find_gpu_kernel(r.algorithm), *r.shape) : nlohmann::ordered_json();
+  j["ignored_shape_fields"] = r.ignored;
+  j["dtype"] = std::string(FloatTraits<T>::dtype);
+  j["n"] = n;
+  j["has_value"] = r.has_value;
+  j["value"] = json_number(r.result.value);
+  j["value_decimal"] = fmt::format("{}", r.result.value);
+  j["hex"] = hex_bits(r.result.value);
+  j["reference"] = json_number(report.reference);
+  j["reference_hex"] = hex_bits(report.reference);
+  j["abs_error"] = json_number(r.metrics.abs_error);
+  j["rel_error"] = json_number(r.metrics.rel_error);
+  j["ulps"] = json_number(r.metrics.ulps);
+  j["ulps_from_rounded"] = signed_ulp_distance(report.reference, r.result.value);
+  j["correct_bits"] = json_number(r.metrics.correct_bits);
+  j["bound"] = json_number(r.bound);
+  j["verdict"] = std::string(to_string(r.verdict));
+  j["within_bound"] = r.verdict == Verdict::within    ? nlohmann::ordered_json(true)
+                      : r.verdict == Verdict::exceeds ? nlohmann::ordered_json(false)
+                                                      : nlohmann::ordered_json();
+  j["sum_abs"] = json_number(r.metrics.sum_abs);
+  j["condition"] = json_number(r.metrics.condition);
+  j["special"] = r.metrics.special;
+  j["diagnostics"] = r.result.diagnostics;
+  return j;
+}
+
+template SumReport<float> sum_report<float>(const SumRequest&, std::span<const float>, KernelInput<float>*);
+template SumReport<double> sum_report<double>(const SumRequest&, std::span<const double>, KernelInput<double>*);
+template nlohmann::ordered_json row_json<float>(const SumReport<float>&, const SumRow<float>&, std::size_t);
+template nlohmann::ordered_json row_json<double>(const SumReport<double>&, const SumRow<double>&, std::size_t);
+
+}  // namespace sumlab

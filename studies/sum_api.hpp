@@ -1,0 +1,70 @@
+#pragma once
+// `sumlab sum` as a library call: one array, the selected CPU algorithms and GPU kernels, each
+// result measured against the exact sum and judged against its bound. The CLI prints the rows;
+// the Python package returns them; both take the same fields from row_json(), so the two faces
+// of the lab give the same bits and the same words.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error_bound.hpp"
+#include "core/gpu_kernel.hpp"
+#include "core/sum_result.hpp"
+#include "reference/mpfr_sum.hpp"
+#include "studies/backend.hpp"
+#include "studies/shape_options.hpp"
+
+namespace sumlab {
+
+struct SumRequest {
+  // Names of CPU algorithms and GPU kernels, "all" (every CPU algorithm) or "gpu" (every kernel).
+  std::vector<std::string> algorithms{"all"};
+  std::size_t pairwise_base = 1;    // "pairwise" with serial runs of this length at the leaves
+  std::optional<int> fixed_scale;   // fixed_point and gpu_fixed_point: the caller's k (grid 2^-k)
+  std::string backend;              // GPU kernels: "cuda", "model" or "" (cuda when a GPU is present)
+  ShapeOverrides shape;             // launch-shape fields the caller set
+};
+
+template <class T> struct SumRow {
+  std::string algorithm;
+  std::string backend = "cpu";
+  std::optional<LaunchShape> shape;  // GPU kernels that take one
+  std::vector<std::string> ignored;  // shape fields given that this kernel does not read
+  bool has_value = true;             // false: a library peer on the model backend
+  SumResult<T> result;
+  reference::ErrorMetrics metrics;
+  double bound = 0;  // +inf: no bound holds (core/error_bound.hpp)
+  Verdict verdict = Verdict::within;
+};
+
+template <class T> struct SumReport {
+  T reference{};                     // the exact sum correctly rounded to T (MPFR)
+  reference::ErrorMetrics input;     // of the input (sum_abs, condition, special flags)
+  std::string backend_description;   // empty when no GPU kernel ran
+  std::vector<SumRow<T>> rows;
+};
+
+// Resolves the names (a UserError lists the valid ones for an unknown name), then runs and
+// measures everything. On the cuda backend the input is loaded once; `device` (cuda only) is the
+// same data already on the device (a framework's array): the kernels read it in place.
+template <class T>
+SumReport<T> sum_report(const SumRequest& req, std::span<const T> x, KernelInput<T>* device = nullptr);
+
+// The JSON object of one row, as `sum --json` prints it and the Python package returns it.
+template <class T> nlohmann::ordered_json row_json(const SumReport<T>& report, const SumRow<T>& row, std::size_t n);
+
+// A kernel's launch shape as JSON: "text" names the fields it reads (shape_text), "canonical" is
+// the whole canonical shape (to_string, what --resume and golden files match), then each field.
+nlohmann::ordered_json shape_json(GpuKernel k, const LaunchShape& s);
+
+// The GPU kernels among `names`, in the order given: a gpu_* name selects that kernel, "all" or
+// "gpu" every kernel but the diagnostic one; other names (CPU algorithms) are skipped. A gpu_* name
+// that is not a kernel throws UserError listing the valid ones.
+std::vector<GpuKernel> select_gpu_kernels(const std::vector<std::string>& names);
+
+}  // namespace sumlab
