@@ -1044,3 +1044,48 @@ RENDERERS.update(_scan.RENDERERS)
 from .bench import BENCH_RENDERERS  # noqa: E402
 
 RENDERERS.update(BENCH_RENDERERS)
+
+# --- sumlab sum --out (sum.csv): one input, every algorithm's result ---------------------------
+
+def render_sum(run: Run, data: CsvData, ctx: Context) -> list:
+    """One input summed by each algorithm: the relative errors side by side with their bounds,
+    and the table of values and bits."""
+    for r in data.rows:
+        ctx.palette.style(r.get("algorithm", ""))
+    inputs = ", ".join(f"{r} (n = {n})" for r, n in dict.fromkeys((r.get("input", ""), r.get("n", ""))
+                                                                for r in data.rows))
+    drawn = [r for r in data.rows if num(r.get("rel_error")) >= 0]
+    blocks: list = [Heading("One input, every algorithm", 3, anchor=slug(run.label + "-sum")),
+                    Paragraph(f"What this shows: the sum of {inputs} by each algorithm, against the exact sum "
+                              "(MPFR); a bar is the relative error, a dash the algorithm's bound for this input.")]
+    if drawn:
+        fig, ax = plt.subplots(figsize=(max(6.0, 0.45 * len(drawn) + 2), 3.6))
+        xs = range(len(drawn))
+        floor = min([num(r["rel_error"]) for r in drawn if num(r["rel_error"]) > 0] or [1e-20]) / 10
+        for i, r in enumerate(drawn):
+            rel = num(r.get("rel_error"))
+            ax.bar(i, max(rel, floor), color=ctx.palette.colour(r["algorithm"]), hatch="" if rel > 0 else "//")
+            b = num(r.get("bound"))
+            exact = num(r.get("sum_abs")) / num(r.get("condition")) if num(r.get("condition")) > 0 else math.nan
+            if math.isfinite(b) and exact > 0:
+                ax.plot([i - 0.4, i + 0.4], [b / exact] * 2, color="0.2", lw=1.2)
+        ax.set_xticks(list(xs))
+        ax.set_xticklabels([r["algorithm"] for r in drawn], rotation=40, ha="right", fontsize=8)
+        ax.set_yscale("log")
+        ax.set_ylabel("relative error")
+        fig.tight_layout()
+        stem = figures.save(fig, ctx.out_dir, f"{ctx.fig_prefix}sum")
+        blocks.append(Figure(stem, "Relative error by algorithm",
+                             "Bars: |computed − exact| / |exact|; hatched bars are exact results (drawn at the "
+                             "floor); dashes: the bound divided by |exact| (none where no bound holds)."))
+    cols = [c for c in ["algorithm", "backend", "shape", "value", "hex", "rel_error", "ulps", "bound", "verdict"]
+            if c in data.columns]
+    rows = [[r.get(c, "") if c in ("algorithm", "backend", "shape", "hex", "verdict", "value")
+             else _fmt(num(r.get(c))) for c in cols] for r in data.rows]
+    blocks.append(Table(cols, rows, "Every result of the run.",
+                        alarm_rows={i for i, r in enumerate(data.rows) if _verdict(r) == "exceeds"}))
+    blocks += bound_violation_blocks(run, data, ctx)
+    return blocks
+
+
+RENDERERS["sum.csv"] = render_sum
