@@ -143,6 +143,7 @@ std::string_view to_string(Verdict v) {
     case Verdict::special_input: return "special_input";
     case Verdict::exact_overflow: return "exact_overflow";
     case Verdict::intermediate_overflow: return "intermediate_overflow";
+    case Verdict::failed: return "failed";
   }
   return "?";
 }

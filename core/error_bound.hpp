@@ -130,8 +130,9 @@ double fixed_point(FloatFormat f, const BoundInput& in);
 //                      (docs/special-values.md), errors are undefined;
 //   exact_overflow     the inputs are finite but their exact sum rounds to +-Inf in T;
 //   intermediate_overflow  the exact sum is finite but the result is not: a partial sum overflowed
-//                      (outside every theorem's hypothesis; reported, counted, never "within").
-enum class Verdict { within, exceeds, no_bound, special_input, exact_overflow, intermediate_overflow };
+//                      (outside every theorem's hypothesis; reported, counted, never "within");
+//   failed             no result to judge: an external subject's call failed (the row says why).
+enum class Verdict { within, exceeds, no_bound, special_input, exact_overflow, intermediate_overflow, failed };
 std::string_view to_string(Verdict v);
 
 // The facts a verdict needs about one measurement.

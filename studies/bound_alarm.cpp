@@ -11,8 +11,10 @@
 namespace sumlab {
 namespace {
 
-constexpr Verdict all_verdicts[] = {Verdict::within, Verdict::exceeds, Verdict::no_bound, Verdict::special_input,
-                                    Verdict::exact_overflow, Verdict::intermediate_overflow};
+constexpr Verdict all_verdicts[] = {Verdict::within,         Verdict::exceeds,
+                                    Verdict::no_bound,       Verdict::special_input,
+                                    Verdict::exact_overflow, Verdict::intermediate_overflow,
+                                    Verdict::failed};
 
 Verdict parse_verdict(const std::string& s) {
   for (Verdict v : all_verdicts)
@@ -93,6 +95,8 @@ std::string BoundAlarm::text(const std::string& prefix) const {
     for (std::size_t i = 0; i < others.size(); ++i) out += (i == 0 ? "; " : ", ") + others[i];
     out += "\n";
   }
+  if (count(Verdict::failed))
+    out += fmt::format("{}{} calls of external subjects failed (their rows say why)\n", prefix, count(Verdict::failed));
   if (count(Verdict::intermediate_overflow))
     out += fmt::format("{}{} results overflowed although their exact sum is finite\n", prefix,
                        count(Verdict::intermediate_overflow));

@@ -20,6 +20,7 @@
 #include "core/launch_shape.hpp"
 #include "studies/backend.hpp"
 #include "studies/bound_alarm.hpp"
+#include "studies/external.hpp"
 #include "studies/commands.hpp"
 #include "studies/input_file.hpp"
 #include "studies/input_options.hpp"
@@ -42,12 +43,13 @@ struct StudyOptions {
   int log2_min = 4, log2_max = 0, log2_step = 0;
   std::string backend;  // "" = cuda when a GPU is present, else model; "cpu" = CPU algorithms only
   std::vector<std::string> gpu_kernels{"all"};
+  std::vector<std::string> externals;  // subjects the user brings (studies/external.hpp), by name
 };
 
 const std::vector<std::string> kErrorVsNColumns = {
     "study", "backend", "dtype", "dist", "n", "seed", "algorithm", "value", "hex", "reference",
     "reference_hex", "abs_error", "rel_error", "ulps", "correct_bits", "bound", "within_bound",
-    "sum_abs", "condition", "verdict"};
+    "sum_abs", "condition", "verdict", "note"};
 
 // within_bound: 1 or 0 where a finite bound was checked, empty where none applies (the verdict
 // column says why).
@@ -135,7 +137,8 @@ std::vector<GpuKernel> pick_kernels(const std::vector<std::string>& names, const
 // identifying columns; its second field (backend) is replaced per row.
 template <class T> std::vector<std::vector<std::string>> accuracy_cell(
     const std::vector<std::string>& algorithms, const std::vector<GpuKernel>& kernels, Backend* backend,
-    const DistributionSpec& spec, std::uint64_t n, std::uint64_t seed, std::vector<std::string> prefix) {
+    const std::vector<std::shared_ptr<ExternalSum>>& subjects, const DistributionSpec& spec, std::uint64_t n,
+    std::uint64_t seed, std::vector<std::string> prefix) {
   // With GPU kernels the input is generated where they read it (on the device for cuda) and the
   // host copy comes from there: one crossing of PCIe per cell.
   std::unique_ptr<KernelInput<T>> input;
@@ -152,16 +155,17 @@ template <class T> std::vector<std::vector<std::string>> accuracy_cell(
   const T ref = static_cast<T>(exact.rounded());
   std::vector<std::vector<std::string>> rows;
   const auto m0 = exact.measure(ref);
-  auto emit = [&](const std::string& backend_name, std::string_view name, T value, auto&& bound_of) {
+  auto emit = [&](const std::string& backend_name, std::string_view name, T value, auto&& bound_of,
+                  const std::string& failure = "") {
     const auto m = exact.measure(value);
     const double bound = bound_of(BoundInput{xs.size(), m0.sum_abs, std::fabs(m0.exact), 0.0});
-    const Verdict v = judge(m.judged(), bound);
+    const Verdict v = failure.empty() ? judge(m.judged(), bound) : Verdict::failed;
     std::vector<std::string> row = prefix;
     row[1] = backend_name;
     for (std::string f : {std::string(name), csv_number(value), hex_bits(value), csv_number(ref), hex_bits(ref),
                           csv_number(m.abs_error), csv_number(m.rel_error), csv_number(m.ulps),
                           csv_number(m.correct_bits), csv_number(bound), within_bound_field(v),
-                          csv_number(m.sum_abs), csv_number(m.condition), std::string(to_string(v))})
+                          csv_number(m.sum_abs), csv_number(m.condition), std::string(to_string(v)), failure})
       row.push_back(std::move(f));
     rows.push_back(std::move(row));
   };
@@ -183,6 +187,17 @@ template <class T> std::vector<std::vector<std::string>> accuracy_cell(
       if (k == GpuKernel::fixed_point) in.quantisation = fixed_point_sum<T>(xs).extra_error_bound;
       return kernel_bound(k, format_of<T>(), shape, in);
     });
+  }
+  // The user's subjects: measured, no bound claimed (the report draws comparable algorithms' for
+  // orientation); one row per configuration, named name[config].
+  for (const auto& subject : subjects) {
+    const auto configs = subject->configs();
+    for (std::size_t c = 0; c < configs.size(); ++c) {
+      const auto r = run_external<T>(*subject, c, xs, !m0.input_special);
+      const std::string name = subject->name() + (configs[c].empty() ? "" : "[" + configs[c] + "]");
+      emit("external", name, r.ok ? r.value : std::numeric_limits<T>::quiet_NaN(),
+           [](const BoundInput&) { return std::numeric_limits<double>::infinity(); }, r.error);
+    }
   }
   return rows;
 }
@@ -241,14 +256,22 @@ std::vector<std::string> kernel_names(const std::vector<GpuKernel>& kernels) {
 }
 
 // One accuracy cell of either study: `prefix` holds its identifying columns.
-Cell accuracy(const StudyOptions& o, const std::vector<GpuKernel>& kernels, Backend* backend, const std::string& dtype,
+Cell accuracy(const StudyOptions& o, const std::vector<GpuKernel>& kernels, Backend* backend,
+              const std::vector<std::shared_ptr<ExternalSum>>& subjects, const std::string& dtype,
               DistributionSpec spec, std::uint64_t n, std::uint64_t seed, std::vector<std::string> prefix,
               const std::string& table, std::string key, std::string what) {
-  return {std::move(key), std::move(what), [=, &o, &kernels]() -> CellRows {
+  return {std::move(key), std::move(what), [=, &o, &kernels, &subjects]() -> CellRows {
             return {{table, parse_dtype(dtype) == Dtype::float32
-                                ? accuracy_cell<float>(o.algorithms, kernels, backend, spec, n, seed, prefix)
-                                : accuracy_cell<double>(o.algorithms, kernels, backend, spec, n, seed, prefix)}};
+                                ? accuracy_cell<float>(o.algorithms, kernels, backend, subjects, spec, n, seed, prefix)
+                                : accuracy_cell<double>(o.algorithms, kernels, backend, subjects, spec, n, seed, prefix)}};
           }};
+}
+
+// The plan's record of the user's subjects: names and configurations.
+nlohmann::ordered_json external_plan(const std::vector<std::shared_ptr<ExternalSum>>& subjects) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::array();
+  for (const auto& s : subjects) j.push_back({{"name", s->name()}, {"configs", s->configs()}});
+  return j;
 }
 
 void run_error_vs_n(const StudyOptions& o) {
@@ -271,6 +294,7 @@ void run_error_vs_n(const StudyOptions& o) {
   auto backend = o.backend == "cpu" ? nullptr : make_backend(o.backend);
   const auto kernels = pick_kernels(o.gpu_kernels, backend.get());
   const std::string backend_name = backend ? std::string(backend->name()) : "cpu";
+  const auto subjects = externals(o.externals);
 
   nlohmann::ordered_json plan;
   plan["dtypes"] = o.dtypes;
@@ -280,6 +304,7 @@ void run_error_vs_n(const StudyOptions& o) {
   plan["algorithms"] = algorithms;
   plan["gpu_kernels"] = kernel_names(kernels);
   plan["backend"] = backend_name;
+  if (!subjects.empty()) plan["externals"] = external_plan(subjects);
   Study study("error-vs-n", o.run, plan, backend_name, {{"error_vs_n.csv", kErrorVsNColumns}});
   std::vector<Cell> cells;
   for (const auto& dtype : o.dtypes)
@@ -289,7 +314,7 @@ void run_error_vs_n(const StudyOptions& o) {
           DistributionSpec spec;
           spec.kind = parse_distribution(dist);
           const auto seed = static_cast<std::uint64_t>(s);
-          cells.push_back(accuracy(o, kernels, backend.get(), dtype, spec, n, seed,
+          cells.push_back(accuracy(o, kernels, backend.get(), subjects, dtype, spec, n, seed,
                                    {"error-vs-n", o.backend, dtype, dist, std::to_string(n), std::to_string(seed)},
                                    "error_vs_n.csv", fmt::format("{}|{}|{}|{}", dtype, dist, n, s),
                                    fmt::format("{} {} n={} seed={}", dtype, dist, n, s)));
@@ -308,7 +333,7 @@ void run_error_vs_n(const StudyOptions& o) {
 const std::vector<std::string> kErrorVsCondColumns = {
     "study", "backend", "dtype", "n", "seed", "requested_condition", "algorithm", "value", "hex",
     "reference", "reference_hex", "abs_error", "rel_error", "ulps", "correct_bits", "bound",
-    "within_bound", "sum_abs", "condition", "verdict"};
+    "within_bound", "sum_abs", "condition", "verdict", "note"};
 
 // Relative error against the condition number sum|x|/|sum x| on Ogita-Rump-Oishi inputs:
 // 10^0 .. 10^40 (float) / 10^60 (double).
@@ -322,6 +347,7 @@ void run_error_vs_cond(const StudyOptions& o, std::uint64_t n, int step) {
   auto backend = o.backend == "cpu" ? nullptr : make_backend(o.backend);
   const auto kernels = pick_kernels(o.gpu_kernels, backend.get());
   const std::string backend_name = backend ? std::string(backend->name()) : "cpu";
+  const auto subjects = externals(o.externals);
   std::vector<std::pair<std::string, int>> decades;  // (dtype, decade)
   for (const auto& dtype : o.dtypes)
     for (int k = 0; k <= (parse_dtype(dtype) == Dtype::float32 ? 40 : 60); k += step) decades.emplace_back(dtype, k);
@@ -334,6 +360,7 @@ void run_error_vs_cond(const StudyOptions& o, std::uint64_t n, int step) {
   plan["algorithms"] = algorithms;
   plan["gpu_kernels"] = kernel_names(kernels);
   plan["backend"] = backend_name;
+  if (!subjects.empty()) plan["externals"] = external_plan(subjects);
   Study study("error-vs-cond", o.run, plan, backend_name, {{"error_vs_cond.csv", kErrorVsCondColumns}});
   std::vector<Cell> cells;
   for (const auto& [dtype, k] : decades)
@@ -343,7 +370,7 @@ void run_error_vs_cond(const StudyOptions& o, std::uint64_t n, int step) {
       spec.kind = Distribution::ill_conditioned;
       spec.condition = std::pow(10.0, k);
       const auto seed = static_cast<std::uint64_t>(s);
-      cells.push_back(accuracy(o, kernels, backend.get(), dtype, spec, n, seed,
+      cells.push_back(accuracy(o, kernels, backend.get(), subjects, dtype, spec, n, seed,
                                {"error-vs-cond", o.backend, dtype, std::to_string(n), std::to_string(seed), cond},
                                "error_vs_cond.csv", fmt::format("{}|{}|{}", dtype, cond, s),
                                fmt::format("{} cond={} seed={}", dtype, cond, s)));
@@ -367,6 +394,9 @@ void add_common(CLI::App* cmd, StudyOptions& o) {
                   "(CPU algorithms only). Default: cuda when a GPU is present, else model")
       ->check(CLI::IsMember({"cuda", "model", "cpu"}));
   cmd->add_option("--gpu-kernels", o.gpu_kernels, "GPU kernels (comma list, 'all' or 'none')")->delimiter(',');
+  cmd->add_option("--external", o.externals,
+                  "Subjects the user brings, by name (registered from Python, or loaded with --plugin)")
+      ->delimiter(',');
 }
 
 }  // namespace

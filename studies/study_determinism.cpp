@@ -60,6 +60,7 @@
 #include "studies/parallel_for.hpp"
 #include "studies/size_text.hpp"
 #include "studies/input_options.hpp"
+#include "studies/external.hpp"
 #include "studies/study_driver.hpp"
 #include "studies/run_folder.hpp"
 
@@ -75,7 +76,7 @@ namespace fs = std::filesystem;
 const std::vector<std::string> kRunsColumns = {
     "study", "backend", "kind", "kernel", "dtype", "dist", "seed", "n", "shape", "grid", "block", "vector",
     "mapping", "threads", "source", "runs", "count", "value", "hex", "ulps_from_rounded", "abs_error",
-    "rel_error", "reference_hex", "model_hex", "model_agrees", "ms"};
+    "rel_error", "reference_hex", "model_hex", "model_agrees", "ms", "note"};
 const std::vector<std::string> kInputsColumns = {
     "study", "backend", "kind", "kernel", "dtype", "dist", "seed", "n", "declared", "measured", "agreement",
     "source", "shapes", "runs_per_shape", "runs", "distinct_within_shape_max", "shapes_with_variation",
@@ -101,6 +102,7 @@ struct DeterminismOptions {
   double max_shape_seconds = 2.0;
   std::string serial_max = "2^24";
   std::string save_golden, check_golden;
+  std::vector<std::string> externals;  // the user's subjects, by name (studies/external.hpp)
 };
 
 // --- parsing the command line's lists -----------------------------------------------------------
@@ -207,6 +209,7 @@ struct Plan {
   int sm = 132;
   std::vector<GpuKernel> kernels;
   std::vector<std::string> peers;
+  std::vector<std::shared_ptr<ExternalSum>> externals;  // the user's subjects (studies/external.hpp)
   std::vector<std::string> skipped;  // "gpu_cub: ..." (not measurable here)
   std::vector<std::int64_t> sizes;
   std::vector<std::string> dists, dtypes;
@@ -236,6 +239,7 @@ void select_kernels(const DeterminismOptions& o, Plan& p) {
     if (std::find(p.peers.begin(), p.peers.end(), n) == p.peers.end()) p.peers.emplace_back(n);
   };
   for (const auto& name : names) {
+    if (name == "none") continue;  // only the user's subjects (--external)
     if (name == "all" || name == "gpu")
       for (const auto& k : gpu_kernels())
         if (!k.diagnostic_only) add_gpu(k.kernel);
@@ -249,11 +253,13 @@ void select_kernels(const DeterminismOptions& o, Plan& p) {
     } else if (find_cpu_peer<float>(name)) {
       add_peer(name);
     } else {
-      throw UserError("--kernels: unknown '" + name + "' (valid: all, gpu, cpu, " + gpu_kernel_names() + ", " +
+      throw UserError("--kernels: unknown '" + name + "' (valid: all, gpu, cpu, none, " + gpu_kernel_names() + ", " +
                       cpu_peer_names() + ")");
     }
   }
-  if (p.kernels.empty() && p.peers.empty()) throw UserError("--kernels selects nothing measurable on this backend");
+  p.externals = externals(o.externals);
+  if (p.kernels.empty() && p.peers.empty() && p.externals.empty())
+    throw UserError("--kernels selects nothing measurable on this backend");
 }
 
 Plan make_plan(const DeterminismOptions& o, const Backend& b) {
@@ -350,6 +356,7 @@ double median(std::vector<double> v) {
 }
 
 template <class T> struct ShapeRecord {
+  std::map<std::string, int> failures;  // external subjects: message -> failed calls
   std::string label;
   LaunchShape shape;
   int threads = 0;  // CPU peers: the thread count; 0 for GPU kernels
@@ -554,6 +561,38 @@ CellOutput<T> run_cell(Backend& backend, const Plan& p, const std::string& dist,
     records.push_back(std::move(rec));
   }
 
+  // The user's subjects: measured like the peers, their "shapes" the user's configurations; a call
+  // that fails is counted with its message and the study goes on.
+  const bool finite_input = std::all_of(x.begin(), x.end(), [](T v) { return std::isfinite(v); });
+  for (const auto& subject : p.externals) {
+    KernelRecord<T> rec;
+    rec.name = subject->name();
+    rec.kind = "external";
+    rec.declared = subject->declared();
+    const auto configs = subject->configs();
+    for (std::size_t c = 0; c < configs.size(); ++c) {
+      ShapeRecord<T> sr;
+      sr.label = configs[c].empty() ? "default" : configs[c];
+      sr.source = "measured";
+      std::vector<T> values;
+      std::vector<double> ms;
+      repeat<int>(p.runs, p.max_shape_seconds, [&] {
+        const ExternalOutcome<T> o = run_external<T>(*subject, c, x, finite_input);
+        if (o.ok) {
+          values.push_back(o.value);
+          ms.push_back(o.ms);
+        } else {
+          ++sr.failures[o.error];
+        }
+        return std::pair<int, double>(0, o.ms);
+      });
+      sr.values = tally<T>(std::span<const T>(values));
+      sr.ms = median(ms);
+      rec.shapes.push_back(std::move(sr));
+    }
+    records.push_back(std::move(rec));
+  }
+
   // Rows. Residuals exact - value are exact in the superaccumulator and rounded once to T.
   std::map<typename FloatTraits<T>::Bits, std::pair<double, double>> errors;  // bits -> (abs, rel)
   auto error_of = [&](T v) {
@@ -581,7 +620,7 @@ CellOutput<T> run_cell(Backend& backend, const Plan& p, const std::string& dist,
     long mismatches = 0;
     double max_rel = 0;
     for (const auto& sr : rec.shapes) {
-      outcomes.push_back({sr.label, sr.values});
+      if (!sr.values.empty()) outcomes.push_back({sr.label, sr.values});
       const bool gpu = rec.kind == "gpu";
       std::vector<std::string> shape_cols =
           gpu ? std::vector<std::string>{std::to_string(sr.shape.grid), std::to_string(sr.shape.block),
@@ -601,10 +640,20 @@ CellOutput<T> run_cell(Backend& backend, const Plan& p, const std::string& dist,
         row.insert(row.end(), shape_cols.begin(), shape_cols.end());
         for (std::string f : {source, std::to_string(total), std::to_string(v.count), fmt_value(v.value),
                               hex_bits(v.value), ulps_text(v.value), fmt::format("{}", abs_err),
-                              fmt::format("{}", rel), ref_hex, model_hex, agrees, ms})
+                              fmt::format("{}", rel), ref_hex, model_hex, agrees, ms, std::string()})
           row.push_back(std::move(f));
         out.runs_rows.push_back(std::move(row));
       };
+      for (const auto& [message, count] : sr.failures) {
+        std::vector<std::string> row{"determinism", backend_name, rec.kind, rec.name, dtype, dist, seed, n_text,
+                                     sr.label};
+        row.insert(row.end(), shape_cols.begin(), shape_cols.end());
+        for (std::string f : {std::string("failed"), std::to_string(runs + count), std::to_string(count),
+                              std::string("nan"), std::string(""), std::string(""), std::string(""),
+                              std::string(""), ref_hex, std::string(""), std::string(""), std::string(""), message})
+          row.push_back(std::move(f));
+        out.runs_rows.push_back(std::move(row));
+      }
       const std::string ms = std::isnan(sr.ms) ? "" : fmt::format("{:.4g}", sr.ms);
       for (const auto& v : sr.values) {
         std::string model_hex, agrees;
@@ -902,6 +951,11 @@ nlohmann::ordered_json plan_json(const Plan& p) {
   j["atomic_samples"] = p.atomic_samples;
   j["max_shape_seconds"] = p.max_shape_seconds;
   j["serial_max"] = p.serial_max;
+  if (!p.externals.empty()) {
+    nlohmann::ordered_json e = nlohmann::ordered_json::array();
+    for (const auto& x : p.externals) e.push_back({{"name", x->name()}, {"configs", x->configs()}});
+    j["externals"] = e;
+  }
   return j;
 }
 
@@ -1040,7 +1094,7 @@ void register_study_determinism(CLI::App& study) {
                 "With --resume: run nothing; rewrite the classes, summary.json (and --save-golden) from the folder");
   cmd->add_option("--backend", o->backend, "cuda or model (default: cuda when a GPU is present, else model)");
   cmd->add_option("--kernels", o->kernels,
-                  "GPU kernels and CPU peers (comma list; all, gpu, cpu, or names: " + gpu_kernel_names() + ", " +
+                  "GPU kernels and CPU peers (comma list; all, gpu, cpu, none, or names: " + gpu_kernel_names() + ", " +
                       cpu_peer_names() + ")")
       ->delimiter(',');
   cmd->add_option("--dists", o->dists, "Distributions (default uniform,normal,cancellation)")->delimiter(',');
@@ -1064,6 +1118,10 @@ void register_study_determinism(CLI::App& study) {
                   "Stop repeating a shape once this much time is spent on it (after at least 2 runs)")
       ->capture_default_str();
   cmd->add_option("--serial-max", o->serial_max, "Largest n for gpu_serial (one GPU thread)")->capture_default_str();
+  cmd->add_option("--external", o->externals,
+                  "Subjects the user brings, by name (registered from Python, or loaded with --plugin); "
+                  "their configurations are their shapes")
+      ->delimiter(',');
   cmd->add_option("--save-golden", o->save_golden,
                   "Also write the bits of every deterministic GPU result to this JSON file");
   cmd->add_option("--check-golden", o->check_golden,

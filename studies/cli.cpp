@@ -1,0 +1,84 @@
+// The `sumlab` command line as a library call: main() and the Python package run the same code.
+#include "studies/cli.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cerrno>
+#include <cstdio>
+#include <exception>
+#include <new>
+#include <system_error>
+
+#include "studies/commands.hpp"
+#include "studies/study_driver.hpp"
+
+namespace sumlab {
+namespace {
+
+// Every subcommand: the exit codes in its --help footer, and list options that are sets: a
+// repeated entry ("--dtypes float32,float32") would run every cell twice and count twice in every
+// fit, so it is refused before anything runs. The one list that is a sequence: CSR --offsets.
+void add_common_rules(CLI::App& app) {
+  app.footer(exit_codes_help);
+  app.parse_complete_callback([&app] {
+    for (const CLI::Option* opt : app.get_options()) {
+      if (opt->get_delimiter() == '\0' || opt->get_name() == "--offsets") continue;
+      const auto& values = opt->results();
+      for (std::size_t i = 0; i < values.size(); ++i)
+        for (std::size_t j = 0; j < i; ++j)
+          if (values[i] == values[j])
+            throw UserError(opt->get_name() + " lists '" + values[i] + "' twice (a list is a set)");
+    }
+  });
+  for (CLI::App* sub : app.get_subcommands({})) add_common_rules(*sub);
+}
+
+bool out_of_space(const std::error_code& ec) {
+  return ec == std::errc::no_space_on_device || ec.value() == EDQUOT || ec == std::errc::not_enough_memory ||
+         ec == std::errc::file_too_large;
+}
+
+int fail(int code, const char* what, const char* prefix = "") {
+  std::fprintf(stderr, "sumlab: %s%s\n", prefix, what);
+  return code;
+}
+
+}  // namespace
+
+int run_cli(int argc, const char* const* argv) {
+  CLI::App app{"sumlab: how the order of a floating-point sum changes its bits, measured against "
+               "an exact MPFR reference"};
+  app.require_subcommand(1);
+  register_sum(app);
+  register_study(app);
+  register_verify(app);
+  register_report(app);
+  register_explain(app);
+  register_bench(app);
+  register_specials(app);
+  register_algorithms(app);
+  add_common_rules(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help prints and exits 0; every other parse failure is a usage error.
+    return app.exit(e) == 0 ? exit_ok : exit_bad_input;
+  } catch (const UserError& e) {
+    return fail(exit_bad_input, e.what());
+  } catch (const CheckFailed& e) {
+    return fail(exit_check_failed, e.what());
+  } catch (const Interrupted& e) {
+    return fail(130, e.what());  // the shell's code for a process stopped by SIGINT
+  } catch (const ResourceError& e) {
+    return fail(exit_resources, e.what());
+  } catch (const std::bad_alloc&) {
+    return fail(exit_resources, "out of memory (is n larger than this machine's memory?)");
+  } catch (const std::system_error& e) {  // std::filesystem_error too
+    return fail(out_of_space(e.code()) ? exit_resources : exit_bad_input, e.what());
+  } catch (const std::exception& e) {
+    return fail(exit_internal, e.what(), "internal error: ");
+  }
+  return exit_ok;
+}
+
+}  // namespace sumlab

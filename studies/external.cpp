@@ -1,0 +1,94 @@
+#include "studies/external.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <mutex>
+
+#include "core/float_traits.hpp"
+#include "studies/commands.hpp"
+
+namespace sumlab {
+namespace {
+
+std::mutex registry_mutex;
+std::map<std::string, std::shared_ptr<ExternalSum>>& registry() {
+  static std::map<std::string, std::shared_ptr<ExternalSum>> r;
+  return r;
+}
+
+}  // namespace
+
+void register_external(std::shared_ptr<ExternalSum> s) {
+  const std::lock_guard<std::mutex> lock(registry_mutex);
+  registry()[s->name()] = std::move(s);
+}
+
+void unregister_external(const std::string& name) {
+  const std::lock_guard<std::mutex> lock(registry_mutex);
+  registry().erase(name);
+}
+
+std::shared_ptr<ExternalSum> find_external(const std::string& name) {
+  const std::lock_guard<std::mutex> lock(registry_mutex);
+  const auto it = registry().find(name);
+  return it == registry().end() ? nullptr : it->second;
+}
+
+std::vector<std::shared_ptr<ExternalSum>> externals(const std::vector<std::string>& names) {
+  std::vector<std::shared_ptr<ExternalSum>> out;
+  for (const auto& n : names) {
+    auto s = find_external(n);
+    if (!s) {
+      std::string known;
+      {
+        const std::lock_guard<std::mutex> lock(registry_mutex);
+        for (const auto& [k, v] : registry()) known += (known.empty() ? "" : ", ") + k;
+      }
+      throw UserError(fmt::format("--external '{}' is not a subject this process knows (known: {}); register it "
+                                  "from Python (sumlab.study.*(fn, ...)) or load it with --plugin",
+                                  n, known.empty() ? "none" : known));
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+template <class T>
+ExternalOutcome<T> run_external(ExternalSum& s, std::size_t config, std::span<const T> x, bool input_finite) {
+  ExternalOutcome<T> o;
+  const auto t0 = std::chrono::steady_clock::now();
+  double v = 0;
+  try {
+    v = s.run(config, x);
+  } catch (const std::exception& e) {
+    o.error = e.what();
+    return o;
+  } catch (...) {
+    o.error = "the subject threw something that is not an exception";
+    return o;
+  }
+  o.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  // The value must be one of T's: a wider result (a float64 sum of float32 data) is another
+  // subject than the one measured in T, and rounding it here would hide what it computed.
+  if (std::isnan(v) && input_finite) {
+    o.error = "returned NaN for an input of finite values";
+    return o;
+  }
+  const T t = static_cast<T>(v);
+  if (!std::isnan(v) && static_cast<double>(t) != v) {
+    o.error = fmt::format("returned {}, which is not a {} value: return the sum in the input's dtype",
+                          v, FloatTraits<T>::dtype);
+    return o;
+  }
+  o.ok = true;
+  o.value = t;
+  return o;
+}
+
+template ExternalOutcome<float> run_external<float>(ExternalSum&, std::size_t, std::span<const float>, bool);
+template ExternalOutcome<double> run_external<double>(ExternalSum&, std::size_t, std::span<const double>, bool);
+
+}  // namespace sumlab

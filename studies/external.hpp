@@ -1,0 +1,63 @@
+#pragma once
+// Reductions the user brings: a Python callable, a compiled kernel behind the plugin ABI
+// (plugin/sumlab_plugin.h), anything that maps an array to its sum. The studies measure them
+// exactly as they measure sumlab's own subjects (same rows, same classes, same report), but never
+// model them. Their "launch shapes" are the user's configurations (keyword sets, block sizes,
+// deterministic mode on/off), named by labels.
+//
+// A subject that misbehaves never stops a study: a call that throws, returns a non-finite value for
+// finite input, or returns a value that is not of the input's dtype becomes an error row with the
+// message, and the study goes on. (A call that hangs is the caller's to bound: the Python package
+// runs each call under a timeout.)
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/determinism.hpp"
+
+namespace sumlab {
+
+// A subject's failure on one call: the study records the message and goes on.
+struct ExternalError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class ExternalSum {
+ public:
+  virtual ~ExternalSum() = default;
+  virtual std::string name() const = 0;
+  // What the subject promises (the determinism study compares it with what it measures);
+  // nothing promised is not_deterministic.
+  virtual Determinism declared() const { return Determinism::not_deterministic; }
+  // The configurations' labels; {""}: one, unnamed.
+  virtual std::vector<std::string> configs() const { return {""}; }
+  // The sum of x under configuration c, as a double holding a value of x's dtype. Throws
+  // ExternalError (or anything) on failure.
+  virtual double run(std::size_t config, std::span<const float> x) = 0;
+  virtual double run(std::size_t config, std::span<const double> x) = 0;
+};
+
+// The subjects a process knows by name (registered by the Python package, or loaded from a
+// plugin by --plugin): `--external NAME` in a study names one of them.
+void register_external(std::shared_ptr<ExternalSum> s);
+void unregister_external(const std::string& name);
+// nullptr when no subject has that name.
+std::shared_ptr<ExternalSum> find_external(const std::string& name);
+// The subjects named, in order; UserError for an unknown name (listing the known ones).
+std::vector<std::shared_ptr<ExternalSum>> externals(const std::vector<std::string>& names);
+
+// One measured call of an external subject: its value in T, or the error that replaced it.
+template <class T> struct ExternalOutcome {
+  bool ok = false;
+  T value{};
+  double ms = 0;      // wall time of the call
+  std::string error;  // why there is no value
+};
+// input_finite: every x_i is finite, so a NaN result is the subject's failure, not IEEE's answer.
+template <class T>
+ExternalOutcome<T> run_external(ExternalSum& s, std::size_t config, std::span<const T> x, bool input_finite);
+
+}  // namespace sumlab
