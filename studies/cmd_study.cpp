@@ -23,6 +23,7 @@
 #include "studies/external.hpp"
 #include "studies/commands.hpp"
 #include "studies/input_file.hpp"
+#include "studies/input_file.hpp"
 #include "studies/input_options.hpp"
 #include "studies/json_number.hpp"
 #include "studies/progress.hpp"
@@ -44,6 +45,7 @@ struct StudyOptions {
   std::string backend;  // "" = cuda when a GPU is present, else model; "cpu" = CPU algorithms only
   std::vector<std::string> gpu_kernels{"all"};
   std::vector<std::string> externals;  // subjects the user brings (studies/external.hpp), by name
+  std::string input, input_format, flatten;  // the user's data instead of the generators
 };
 
 const std::vector<std::string> kErrorVsNColumns = {
@@ -138,13 +140,18 @@ std::vector<GpuKernel> pick_kernels(const std::vector<std::string>& names, const
 template <class T> std::vector<std::vector<std::string>> accuracy_cell(
     const std::vector<std::string>& algorithms, const std::vector<GpuKernel>& kernels, Backend* backend,
     const std::vector<std::shared_ptr<ExternalSum>>& subjects, const DistributionSpec& spec, std::uint64_t n,
-    std::uint64_t seed, std::vector<std::string> prefix) {
+    std::uint64_t seed, std::vector<std::string> prefix, std::span<const T> data = {}) {
   // With GPU kernels the input is generated where they read it (on the device for cuda) and the
-  // host copy comes from there: one crossing of PCIe per cell.
+  // host copy comes from there: one crossing of PCIe per cell. The user's data: a prefix or a
+  // seeded subsample of it (data_sample), loaded once.
   std::unique_ptr<KernelInput<T>> input;
   std::vector<T> x;
   std::span<const T> xs;
-  if (backend && !kernels.empty()) {
+  if (!data.empty()) {
+    x = data_sample<T>(data, n, seed);
+    xs = x;
+    if (backend && !kernels.empty()) input = backend->load(xs);
+  } else if (backend && !kernels.empty()) {
     input = backend->generate<T>(spec, seed, static_cast<std::int64_t>(n));
     xs = input->host();
   } else {
@@ -259,12 +266,48 @@ std::vector<std::string> kernel_names(const std::vector<GpuKernel>& kernels) {
 Cell accuracy(const StudyOptions& o, const std::vector<GpuKernel>& kernels, Backend* backend,
               const std::vector<std::shared_ptr<ExternalSum>>& subjects, const std::string& dtype,
               DistributionSpec spec, std::uint64_t n, std::uint64_t seed, std::vector<std::string> prefix,
-              const std::string& table, std::string key, std::string what) {
-  return {std::move(key), std::move(what), [=, &o, &kernels, &subjects]() -> CellRows {
-            return {{table, parse_dtype(dtype) == Dtype::float32
-                                ? accuracy_cell<float>(o.algorithms, kernels, backend, subjects, spec, n, seed, prefix)
-                                : accuracy_cell<double>(o.algorithms, kernels, backend, subjects, spec, n, seed, prefix)}};
+              const std::string& table, std::string key, std::string what, const std::optional<Array>& data) {
+  return {std::move(key), std::move(what), [=, &o, &kernels, &subjects, &data]() -> CellRows {
+            if (parse_dtype(dtype) == Dtype::float32) {
+              const std::span<const float> d = data ? std::span<const float>(std::get<std::vector<float>>(*data))
+                                                    : std::span<const float>();
+              return {{table, accuracy_cell<float>(o.algorithms, kernels, backend, subjects, spec, n, seed, prefix, d)}};
+            }
+            const std::span<const double> d = data ? std::span<const double>(std::get<std::vector<double>>(*data))
+                                                   : std::span<const double>();
+            return {{table, accuracy_cell<double>(o.algorithms, kernels, backend, subjects, spec, n, seed, prefix, d)}};
           }};
+}
+
+// The user's data (--input), and what the plan records of it: where it came from, its dtype,
+// length and a hash of its bytes (so --resume with other data is refused).
+std::optional<Array> study_data(const StudyOptions& o, nlohmann::ordered_json& plan) {
+  if (o.input.empty()) return std::nullopt;
+  ReadOptions r;
+  r.format = o.input_format;
+  r.flatten = parse_flatten(o.flatten);
+  Array a = read_array(o.input, r);
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  std::size_t n = 0;
+  std::visit([&](const auto& v) {
+    n = v.size();
+    const auto* bytes = reinterpret_cast<const unsigned char*>(v.data());
+    for (std::size_t i = 0; i < v.size() * sizeof(v[0]); ++i) h = (h ^ bytes[i]) * 0x100000001b3ull;
+  }, a);
+  if (n < 4) throw UserError(fmt::format("--input '{}' holds {} values: a study needs at least 4", o.input, n));
+  plan["input"] = {{"source", o.input}, {"dtype", std::holds_alternative<std::vector<float>>(a) ? "float32" : "float64"},
+                   {"n", n}, {"fnv1a64", fmt::format("{:016x}", h)}};
+  return a;
+}
+
+std::size_t data_length(const Array& a) { return std::visit([](const auto& v) { return v.size(); }, a); }
+std::string data_dtype(const Array& a) { return std::holds_alternative<std::vector<float>>(a) ? "float32" : "float64"; }
+
+// Sizes for the user's data: the generator sizes up to its length, and the whole of it.
+std::vector<std::uint64_t> data_sizes(std::vector<std::uint64_t> sizes, std::uint64_t length) {
+  std::erase_if(sizes, [&](std::uint64_t n) { return n >= length; });
+  sizes.push_back(length);
+  return sizes;
 }
 
 // The plan's record of the user's subjects: names and configurations.
@@ -288,7 +331,11 @@ void run_error_vs_n(const StudyOptions& o) {
   for (const auto& d : o.dtypes) (void)parse_dtype(d);
   const auto algorithms = algorithm_names<float>(o.algorithms);  // unknown names fail before any folder is touched
   const bool cuda = o.backend == "cuda" || (o.backend.empty() && cuda_backend_available());
-  const auto sizes = sizes_for(o, cuda);
+  nlohmann::ordered_json plan;
+  const std::optional<Array> data = study_data(o, plan);
+  const auto sizes = data ? data_sizes(sizes_for(o, cuda), data_length(*data)) : sizes_for(o, cuda);
+  const std::vector<std::string> dtypes = data ? std::vector<std::string>{data_dtype(*data)} : o.dtypes;
+  const std::vector<std::string> cell_dists = data ? std::vector<std::string>{"data"} : dists;
   const int seeds = o.seeds > 0 ? o.seeds : (o.quick ? 2 : 3);
   check_fits_in_memory(sizes.back(), 8 * 2, fmt::format("n = {}", sizes.back()));
   auto backend = o.backend == "cpu" ? nullptr : make_backend(o.backend);
@@ -296,9 +343,8 @@ void run_error_vs_n(const StudyOptions& o) {
   const std::string backend_name = backend ? std::string(backend->name()) : "cpu";
   const auto subjects = externals(o.externals);
 
-  nlohmann::ordered_json plan;
-  plan["dtypes"] = o.dtypes;
-  plan["dists"] = dists;
+  plan["dtypes"] = dtypes;
+  plan["dists"] = cell_dists;
   plan["sizes"] = sizes;
   plan["seeds"] = seeds;
   plan["algorithms"] = algorithms;
@@ -307,17 +353,17 @@ void run_error_vs_n(const StudyOptions& o) {
   if (!subjects.empty()) plan["externals"] = external_plan(subjects);
   Study study("error-vs-n", o.run, plan, backend_name, {{"error_vs_n.csv", kErrorVsNColumns}});
   std::vector<Cell> cells;
-  for (const auto& dtype : o.dtypes)
-    for (const auto& dist : dists)
+  for (const auto& dtype : dtypes)
+    for (const auto& dist : cell_dists)
       for (const auto n : sizes)
         for (int s = 1; s <= seeds; ++s) {
           DistributionSpec spec;
-          spec.kind = parse_distribution(dist);
+          if (!data) spec.kind = parse_distribution(dist);
           const auto seed = static_cast<std::uint64_t>(s);
           cells.push_back(accuracy(o, kernels, backend.get(), subjects, dtype, spec, n, seed,
                                    {"error-vs-n", o.backend, dtype, dist, std::to_string(n), std::to_string(seed)},
                                    "error_vs_n.csv", fmt::format("{}|{}|{}|{}", dtype, dist, n, s),
-                                   fmt::format("{} {} n={} seed={}", dtype, dist, n, s)));
+                                   fmt::format("{} {} n={} seed={}", dtype, dist, n, s), data));
         }
   study.run(cells);
   // The seeds' figures: a phase of its own, written whole (recomputed if an interruption left it out).
@@ -335,9 +381,41 @@ const std::vector<std::string> kErrorVsCondColumns = {
     "reference", "reference_hex", "abs_error", "rel_error", "ulps", "correct_bits", "bound",
     "within_bound", "sum_abs", "condition", "verdict", "note"};
 
+// error-vs-cond on the user's data: the condition number is the data's own, measured on each
+// prefix and seeded subsample (as error-vs-n draws them); requested_condition says "data".
+void run_error_vs_cond_on_data(const StudyOptions& o) {
+  const auto algorithms = algorithm_names<float>(o.algorithms);
+  nlohmann::ordered_json plan;
+  const std::optional<Array> data = study_data(o, plan);
+  const std::string dtype = data_dtype(*data);
+  const int seeds = o.seeds > 0 ? o.seeds : (o.quick ? 2 : 3);
+  const auto sizes = data_sizes(sizes_for(o, false), data_length(*data));
+  auto backend = o.backend == "cpu" ? nullptr : make_backend(o.backend);
+  const auto kernels = pick_kernels(o.gpu_kernels, backend.get());
+  const std::string backend_name = backend ? std::string(backend->name()) : "cpu";
+  const auto subjects = externals(o.externals);
+  plan["sizes"] = sizes;
+  plan["seeds"] = seeds;
+  plan["algorithms"] = algorithms;
+  plan["gpu_kernels"] = kernel_names(kernels);
+  plan["backend"] = backend_name;
+  if (!subjects.empty()) plan["externals"] = external_plan(subjects);
+  Study study("error-vs-cond", o.run, plan, backend_name, {{"error_vs_cond.csv", kErrorVsCondColumns}});
+  std::vector<Cell> cells;
+  for (const auto n : sizes)
+    for (int s = 1; s <= seeds; ++s)
+      cells.push_back(accuracy(o, kernels, backend.get(), subjects, dtype, {}, n, static_cast<std::uint64_t>(s),
+                               {"error-vs-cond", o.backend, dtype, std::to_string(n), std::to_string(s), "data"},
+                               "error_vs_cond.csv", fmt::format("{}|{}|{}", dtype, n, s),
+                               fmt::format("data n={} seed={}", n, s), data));
+  study.run(cells);
+  study.finish({{"csv", "error_vs_cond.csv"}});
+}
+
 // Relative error against the condition number sum|x|/|sum x| on Ogita-Rump-Oishi inputs:
 // 10^0 .. 10^40 (float) / 10^60 (double).
 void run_error_vs_cond(const StudyOptions& o, std::uint64_t n, int step) {
+  if (!o.input.empty()) return run_error_vs_cond_on_data(o);
   for (const auto& d : o.dtypes) (void)parse_dtype(d);
   const auto algorithms = algorithm_names<float>(o.algorithms);
   if (n < 4) throw UserError("error-vs-cond needs --n >= 4");
@@ -373,7 +451,7 @@ void run_error_vs_cond(const StudyOptions& o, std::uint64_t n, int step) {
       cells.push_back(accuracy(o, kernels, backend.get(), subjects, dtype, spec, n, seed,
                                {"error-vs-cond", o.backend, dtype, std::to_string(n), std::to_string(seed), cond},
                                "error_vs_cond.csv", fmt::format("{}|{}|{}", dtype, cond, s),
-                               fmt::format("{} cond={} seed={}", dtype, cond, s)));
+                               fmt::format("{} cond={} seed={}", dtype, cond, s), std::nullopt));
     }
   study.run(cells);
   nlohmann::ordered_json summary;
@@ -394,6 +472,11 @@ void add_common(CLI::App* cmd, StudyOptions& o) {
                   "(CPU algorithms only). Default: cuda when a GPU is present, else model")
       ->check(CLI::IsMember({"cuda", "model", "cpu"}));
   cmd->add_option("--gpu-kernels", o.gpu_kernels, "GPU kernels (comma list, 'all' or 'none')")->delimiter(',');
+  cmd->add_option("--input", o.input,
+                  "The user's data (.npy, .csv/.txt, raw with --format): error-vs-n over its prefixes (seed 1) "
+                  "and seeded subsamples (seeds 2..), error-vs-cond with its own condition numbers");
+  cmd->add_option("--format", o.input_format, "--input's format: npy, csv or raw (default: from the extension)");
+  cmd->add_option("--flatten", o.flatten, "How a 2-D --input becomes one sequence: C (row by row) or F (column by column)");
   cmd->add_option("--external", o.externals,
                   "Subjects the user brings, by name (registered from Python, or loaded with --plugin)")
       ->delimiter(',');

@@ -1,5 +1,11 @@
 #include "studies/input_file.hpp"
 
+#include <algorithm>
+#include <map>
+#include <mutex>
+
+#include "core/counter_rng.hpp"
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -105,7 +111,50 @@ Array read_npy(const InputFile& f, const std::string& path, const ReadOptions& o
 
 }  // namespace
 
+namespace {
+std::mutex arrays_mutex;
+std::map<std::string, Array>& arrays() {
+  static std::map<std::string, Array> a;
+  return a;
+}
+}  // namespace
+
+void register_array(const std::string& name, Array values) {
+  const std::lock_guard<std::mutex> lock(arrays_mutex);
+  arrays()[name] = std::move(values);
+}
+
+void unregister_array(const std::string& name) {
+  const std::lock_guard<std::mutex> lock(arrays_mutex);
+  arrays().erase(name);
+}
+
+template <class T> std::vector<T> data_sample(std::span<const T> data, std::uint64_t n, std::uint64_t seed) {
+  if (n > data.size()) throw UserError(fmt::format("a sample of {} from {} values", n, data.size()));
+  if (seed <= 1) return std::vector<T>(data.begin(), data.begin() + static_cast<std::ptrdiff_t>(n));
+  // Floyd's algorithm: n distinct indices, each draw a pure function of (seed, step).
+  const std::uint64_t N = data.size();
+  std::vector<bool> chosen(N);
+  for (std::uint64_t j = N - n; j < N; ++j) {
+    const std::uint64_t t = random_bits(seed, j, 900) % (j + 1);
+    chosen[chosen[t] ? j : t] = true;
+  }
+  std::vector<T> out;
+  out.reserve(n);
+  for (std::uint64_t i = 0; i < N; ++i)
+    if (chosen[i]) out.push_back(data[i]);
+  return out;
+}
+template std::vector<float> data_sample<float>(std::span<const float>, std::uint64_t, std::uint64_t);
+template std::vector<double> data_sample<double>(std::span<const double>, std::uint64_t, std::uint64_t);
+
 Array read_array(const std::string& path, const ReadOptions& opts) {
+  if (path.rfind("mem:", 0) == 0) {
+    const std::lock_guard<std::mutex> lock(arrays_mutex);
+    const auto it = arrays().find(path.substr(4));
+    if (it == arrays().end()) throw UserError(fmt::format("no array '{}' in this process", path.substr(4)));
+    return it->second;
+  }
   const std::string format = format_of(path, opts.format);
   const InputFile f(path);
   if (format == "npy") return read_npy(f, path, opts);

@@ -61,6 +61,7 @@
 #include "studies/size_text.hpp"
 #include "studies/input_options.hpp"
 #include "studies/external.hpp"
+#include "studies/input_file.hpp"
 #include "studies/study_driver.hpp"
 #include "studies/run_folder.hpp"
 
@@ -103,6 +104,7 @@ struct DeterminismOptions {
   std::string serial_max = "2^24";
   std::string save_golden, check_golden;
   std::vector<std::string> externals;  // the user's subjects, by name (studies/external.hpp)
+  std::string input, input_format, flatten;  // the user's data instead of the generators
 };
 
 // --- parsing the command line's lists -----------------------------------------------------------
@@ -210,6 +212,8 @@ struct Plan {
   std::vector<GpuKernel> kernels;
   std::vector<std::string> peers;
   std::vector<std::shared_ptr<ExternalSum>> externals;  // the user's subjects (studies/external.hpp)
+  std::optional<Array> data;                              // --input: one cell over the user's data
+  std::string data_source;
   std::vector<std::string> skipped;  // "gpu_cub: ..." (not measurable here)
   std::vector<std::int64_t> sizes;
   std::vector<std::string> dists, dtypes;
@@ -325,6 +329,17 @@ Plan make_plan(const DeterminismOptions& o, const Backend& b) {
   p.max_shape_seconds = o.max_shape_seconds;
   p.serial_max = parse_size(o.serial_max);
   p.seed = o.seed;
+  if (!o.input.empty()) {  // one cell: the user's data in its own dtype
+    ReadOptions r;
+    r.format = o.input_format;
+    r.flatten = parse_flatten(o.flatten);
+    p.data = read_array(o.input, r);
+    p.data_source = o.input;
+    const bool f32 = std::holds_alternative<std::vector<float>>(*p.data);
+    p.dtypes = {f32 ? "float32" : "float64"};
+    p.dists = {"data"};
+    p.sizes = {static_cast<std::int64_t>(std::visit([](const auto& v) { return v.size(); }, *p.data))};
+  }
   return p;
 }
 
@@ -412,9 +427,14 @@ template <class T>
 CellOutput<T> run_cell(Backend& backend, const Plan& p, const std::string& dist, std::int64_t n) {
   const std::string dtype(FloatTraits<T>::dtype);
   const bool cuda = p.backend == BackendKind::cuda;
-  DistributionSpec spec;
-  spec.kind = parse_distribution(dist);
-  const std::unique_ptr<KernelInput<T>> input = backend.generate<T>(spec, p.seed, n);
+  std::unique_ptr<KernelInput<T>> input;
+  if (p.data) {
+    input = backend.load(std::span<const T>(std::get<std::vector<T>>(*p.data)));
+  } else {
+    DistributionSpec spec;
+    spec.kind = parse_distribution(dist);
+    input = backend.generate<T>(spec, p.seed, n);
+  }
   const std::span<const T> x = input->host();
 
   // The reference (MPFR, correctly rounded) and the exact sum for residuals (core's
@@ -951,6 +971,14 @@ nlohmann::ordered_json plan_json(const Plan& p) {
   j["atomic_samples"] = p.atomic_samples;
   j["max_shape_seconds"] = p.max_shape_seconds;
   j["serial_max"] = p.serial_max;
+  if (p.data) {
+    std::uint64_t h = 0xcbf29ce484222325ull;
+    std::visit([&](const auto& v) {
+      const auto* bytes = reinterpret_cast<const unsigned char*>(v.data());
+      for (std::size_t i = 0; i < v.size() * sizeof(v[0]); ++i) h = (h ^ bytes[i]) * 0x100000001b3ull;
+    }, *p.data);
+    j["input"] = {{"source", p.data_source}, {"fnv1a64", fmt::format("{:016x}", h)}};
+  }
   if (!p.externals.empty()) {
     nlohmann::ordered_json e = nlohmann::ordered_json::array();
     for (const auto& x : p.externals) e.push_back({{"name", x->name()}, {"configs", x->configs()}});
@@ -1122,6 +1150,9 @@ void register_study_determinism(CLI::App& study) {
                   "Subjects the user brings, by name (registered from Python, or loaded with --plugin); "
                   "their configurations are their shapes")
       ->delimiter(',');
+  cmd->add_option("--input", o->input, "The user's data (.npy, .csv/.txt, raw with --format) as the one input");
+  cmd->add_option("--format", o->input_format, "--input's format: npy, csv or raw (default: from the extension)");
+  cmd->add_option("--flatten", o->flatten, "How a 2-D --input becomes one sequence: C or F");
   cmd->add_option("--save-golden", o->save_golden,
                   "Also write the bits of every deterministic GPU result to this JSON file");
   cmd->add_option("--check-golden", o->check_golden,
