@@ -260,6 +260,35 @@ template <class T> double exact_sum_as_double(std::span<const T> x) {
   return rounded_sum<double>(x);
 }
 
+double correctly_rounded_sum_in(std::span<const float> x, NarrowFormat f) {
+  ExactParts<float> parts;
+  accumulate(x, parts);
+  float special;
+  if (special_sum(parts, special)) return special;
+  Mpfr total(exact_precision<float>());
+  exact_total(parts, total.get());
+  if (mpfr_zero_p(total.get())) return signed_zero<double>(parts);
+  // Below the normal range the spacing is fixed: round to a multiple of 2^(emin - p + 1); above
+  // it, to p significant bits. MPFR's exponent of v is e with 2^(e-1) <= |v| < 2^e.
+  Mpfr r(exact_precision<float>());
+  const mpfr_exp_t e = mpfr_get_exp(total.get());
+  if (e - 1 < f.emin) {
+    const int quantum = f.emin - f.precision + 1;
+    mpfr_div_2si(r.get(), total.get(), quantum, MPFR_RNDN);  // exact: a power of two
+    mpfr_rint(r.get(), r.get(), MPFR_RNDN);                  // ties to even
+    mpfr_mul_2si(r.get(), r.get(), quantum, MPFR_RNDN);
+  } else {
+    Mpfr p(f.precision);
+    mpfr_set(p.get(), total.get(), MPFR_RNDN);
+    mpfr_set(r.get(), p.get(), MPFR_RNDN);
+  }
+  const double v = mpfr_get_d(r.get(), MPFR_RNDN);  // exact: at most p <= 24 bits
+  const double max = std::ldexp(2.0 - std::ldexp(1.0, 1 - f.precision), f.emax);
+  if (std::fabs(v) > max) return v > 0 ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
+  if (v == 0) return mpfr_sgn(total.get()) < 0 ? -0.0 : 0.0;  // rounded to zero: the exact sum's sign
+  return v;
+}
+
 template <class T> ErrorMetrics measure_parts(const ExactParts<T>& parts, T computed) {
   constexpr double nan = std::numeric_limits<double>::quiet_NaN();
   constexpr mpfr_prec_t P = exact_precision<T>();

@@ -29,6 +29,18 @@ namespace sumlab::reference {
 // rounds to +-Inf as IEEE addition would.
 template <class T> T correctly_rounded_sum(std::span<const T> x);
 
+// A binary format narrower than float, for data that came as float16 or bfloat16 (widened exactly
+// to float): precision p, the smallest normal exponent and the largest exponent.
+struct NarrowFormat {
+  int precision, emin, emax;
+};
+inline constexpr NarrowFormat float16_format{11, -14, 15};
+inline constexpr NarrowFormat bfloat16_format{8, -126, 127};
+// The exact sum of x correctly rounded (to nearest even, subnormals and overflow as IEEE) to
+// format f, returned as a double (which holds every value of f exactly); the IEEE specials as
+// correctly_rounded_sum's. x's values must be values of f (as float16/bfloat16 data widened).
+double correctly_rounded_sum_in(std::span<const float> x, NarrowFormat f);
+
 // The exact sum of x rounded once to double (round-to-nearest-even), with the same special rules.
 // For float inputs this is a far better reference than the float result: the exact sum of floats
 // usually needs more than 24 bits, and this keeps 53 of them.

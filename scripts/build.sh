@@ -6,5 +6,6 @@ cd "$(dirname "$0")/.."
 preset=${1:-${SUMLAB_PRESET:-release}}
 shift || true
 scripts/install-deps.sh
-cmake --preset "$preset" >/dev/null
+# SUMLAB_CMAKE_ARGS: extra configure arguments (scripts/test.sh gives the Python for the package).
+cmake --preset "$preset" ${SUMLAB_CMAKE_ARGS:-} >/dev/null
 cmake --build --preset "$preset" -j "$(nproc)" "$@"

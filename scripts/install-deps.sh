@@ -15,7 +15,7 @@ packages=(
   libfmt-dev                      # formatting
   libtbb-dev libomp-dev           # CPU parallel peers (std::reduce(par), OpenMP)
   python3 python3-matplotlib      # report figures
-  python3-venv                    # the test environment (scripts/python-env.sh)
+  python3-venv python3-dev        # the test environment and the Python extension (scripts/python-env.sh)
 )
 
 missing=()

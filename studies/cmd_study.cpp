@@ -295,7 +295,9 @@ std::optional<Array> study_data(const StudyOptions& o, nlohmann::ordered_json& p
     for (std::size_t i = 0; i < v.size() * sizeof(v[0]); ++i) h = (h ^ bytes[i]) * 0x100000001b3ull;
   }, a);
   if (n < 4) throw UserError(fmt::format("--input '{}' holds {} values: a study needs at least 4", o.input, n));
-  plan["input"] = {{"source", o.input}, {"dtype", std::holds_alternative<std::vector<float>>(a) ? "float32" : "float64"},
+  // A Python array's registered name changes from call to call: its hash is its identity.
+  const std::string source = o.input.rfind("mem:", 0) == 0 ? "an array from Python" : o.input;
+  plan["input"] = {{"source", source}, {"dtype", std::holds_alternative<std::vector<float>>(a) ? "float32" : "float64"},
                    {"n", n}, {"fnv1a64", fmt::format("{:016x}", h)}};
   return a;
 }

@@ -334,7 +334,7 @@ Plan make_plan(const DeterminismOptions& o, const Backend& b) {
     r.format = o.input_format;
     r.flatten = parse_flatten(o.flatten);
     p.data = read_array(o.input, r);
-    p.data_source = o.input;
+    p.data_source = o.input.rfind("mem:", 0) == 0 ? "an array from Python" : o.input;
     const bool f32 = std::holds_alternative<std::vector<float>>(*p.data);
     p.dtypes = {f32 ? "float32" : "float64"};
     p.dists = {"data"};

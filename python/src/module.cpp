@@ -1,0 +1,301 @@
+// sumlab._sumlab: the C++ lab behind the Python package (python/sumlab/). A thin layer: arrays in
+// through DLPack or the buffer protocol (nanobind's ndarray), the same library calls as the CLI
+// out (studies/sum_api.hpp, studies/cli.hpp), results as the CLI's own JSON. The GIL is released
+// while C++ works and taken back only to call the user's Python subjects.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/cpu_algorithms.hpp"
+#include "core/determinism_classify.hpp"
+#include "core/gpu_kernel.hpp"
+#include "reference/mpfr_sum.hpp"
+#include "studies/backend.hpp"
+#include "studies/cli.hpp"
+#include "studies/commands.hpp"
+#include "studies/external.hpp"
+#include "studies/input_file.hpp"
+#include "studies/sum_api.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace sumlab {
+namespace {
+
+// An array as the lab takes it: its elements in index order as float32 or float64 on the host
+// (float16 and bfloat16 widened to float32, which holds them exactly), and, for a contiguous
+// float32/float64 CUDA array, the device pointer the kernels read in place.
+struct Prepared {
+  std::string dtype;              // the input's own: float16, bfloat16, float32, float64
+  std::vector<float> f32;         // host copies, when the data is not usable in place
+  std::vector<double> f64;
+  std::span<const float> host32;  // what the CPU side reads
+  std::span<const double> host64;
+  const void* device = nullptr;   // a CUDA array's data, read in place by the GPU kernels
+  std::int64_t n = 0;
+  bool wide() const { return dtype == "float64"; }
+};
+
+float half_to_float(std::uint16_t h) {
+  const std::uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, frac = h & 0x3ff;
+  if (exp == 0) return (sign ? -1.0f : 1.0f) * std::ldexp(static_cast<float>(frac), -24);  // zero, subnormal
+  std::uint32_t bits;
+  if (exp == 31) bits = sign | 0x7f800000u | (frac << 13);  // Inf, NaN
+  else bits = sign | ((exp + 112) << 23) | (frac << 13);
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+float bfloat_to_float(std::uint16_t b) {
+  const std::uint32_t bits = static_cast<std::uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// `tag`: "bfloat16" when Python handed bfloat16 data as its uint16 bits (NumPy has no bfloat16).
+Prepared prepare(const nb::ndarray<nb::ro>& a, const std::string& tag) {
+  Prepared p;
+  const auto dt = a.dtype();
+  const bool cuda = a.device_type() == nb::device::cuda::value;
+  if (a.device_type() != nb::device::cpu::value && !cuda)
+    throw UserError("sumlab takes arrays on the CPU or a CUDA device");
+  if (a.ndim() != 1)
+    throw UserError("sumlab sums one sequence: pass a 1-D array, or flatten it yourself with an explicit order "
+                    "(sumlab.sum(x, order='C') or order='F' does that)");
+  p.n = static_cast<std::int64_t>(a.shape(0));
+  const bool contiguous = p.n <= 1 || a.stride(0) == 1;
+  if (dt == nb::dtype<float>()) p.dtype = "float32";
+  else if (dt == nb::dtype<double>()) p.dtype = "float64";
+  else if (dt.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Float) && dt.bits == 16) p.dtype = "float16";
+  else if (dt.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bfloat) && dt.bits == 16) p.dtype = "bfloat16";
+  else if (tag == "bfloat16" && dt == nb::dtype<std::uint16_t>()) p.dtype = "bfloat16";
+  else throw UserError("sumlab sums float16, bfloat16, float32 and float64 arrays");
+  if (cuda) {
+    if (!contiguous) throw UserError("a CUDA array must be contiguous (make it so with .contiguous() or a copy)");
+    if (p.dtype == "float32" || p.dtype == "float64") {
+      p.device = a.data();  // the kernels read it where it is; the host copy comes later if asked
+      return p;
+    }
+    throw UserError("float16 and bfloat16 CUDA arrays: convert to float32 on the device first (sumlab's kernels "
+                    "accumulate in float32 or float64)");
+  }
+  const auto stride = p.n <= 1 ? 1 : a.stride(0);
+  auto at = [&](auto* base, std::int64_t i) { return base[i * stride]; };
+  if (p.dtype == "float32" && contiguous) {
+    p.host32 = {static_cast<const float*>(a.data()), static_cast<std::size_t>(p.n)};
+  } else if (p.dtype == "float64" && contiguous) {
+    p.host64 = {static_cast<const double*>(a.data()), static_cast<std::size_t>(p.n)};
+  } else if (p.dtype == "float64") {  // a strided view: its elements in index order (a copy, not a reorder)
+    p.f64.resize(static_cast<std::size_t>(p.n));
+    for (std::int64_t i = 0; i < p.n; ++i) p.f64[static_cast<std::size_t>(i)] = at(static_cast<const double*>(a.data()), i);
+    p.host64 = p.f64;
+  } else {
+    p.f32.resize(static_cast<std::size_t>(p.n));
+    const void* d = a.data();
+    for (std::int64_t i = 0; i < p.n; ++i) {
+      float v;
+      if (p.dtype == "float32") v = at(static_cast<const float*>(d), i);
+      else if (p.dtype == "float16") v = half_to_float(at(static_cast<const std::uint16_t*>(d), i));
+      else v = bfloat_to_float(at(static_cast<const std::uint16_t*>(d), i));
+      p.f32[static_cast<std::size_t>(i)] = v;
+    }
+    p.host32 = p.f32;
+  }
+  return p;
+}
+
+// Runs the request on one dtype; the device input (a CUDA array) is borrowed in place.
+template <class T> std::string run_sum(const SumRequest& req, const Prepared& p) {
+  std::unique_ptr<KernelInput<T>> device;
+  std::span<const T> host = sizeof(T) == 4 ? std::span<const T>(reinterpret_cast<const T*>(p.host32.data()), p.host32.size())
+                                           : std::span<const T>(reinterpret_cast<const T*>(p.host64.data()), p.host64.size());
+  if (p.device) {
+#if defined(SUMLAB_WITH_CUDA)
+    device = view_device<T>(static_cast<const T*>(p.device), p.n);
+    host = device->host();  // the CPU algorithms and the reference read a host copy (one download)
+#else
+    throw UserError("this sumlab was built without CUDA: it cannot read CUDA arrays");
+#endif
+  }
+  const SumReport<T> report = sum_report<T>(req, host, device.get());
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& r : report.rows) out.push_back(row_json(report, r, host.size()));
+  return out.dump();
+}
+
+ShapeOverrides shape_of(const nb::dict& d) {
+  ShapeOverrides s;
+  auto get_int = [&](const char* k, std::optional<int>& v) {
+    if (d.contains(k) && !d[k].is_none()) v = nb::cast<int>(d[k]);
+  };
+  auto get_str = [&](const char* k, std::optional<std::string>& v) {
+    if (d.contains(k) && !d[k].is_none()) v = nb::cast<std::string>(d[k]);
+  };
+  get_int("grid", s.grid);
+  get_int("block", s.block);
+  get_int("vector", s.vector);
+  get_str("mapping", s.mapping);
+  get_str("warp_stage", s.warp_stage);
+  get_str("block_stage", s.block_stage);
+  get_str("cross_block", s.cross_block);
+  return s;
+}
+
+std::string sum_json(const nb::ndarray<nb::ro>& a, const std::string& tag, const std::vector<std::string>& algorithms,
+                     const std::string& backend, const nb::dict& shape, std::size_t pairwise_base,
+                     std::optional<int> fixed_scale) {
+  const Prepared p = prepare(a, tag);
+  SumRequest req;
+  req.algorithms = algorithms;
+  req.backend = backend;
+  req.shape = shape_of(shape);
+  req.pairwise_base = pairwise_base;
+  req.fixed_scale = fixed_scale;
+  nb::gil_scoped_release release;
+  return p.wide() ? run_sum<double>(req, p) : run_sum<float>(req, p);
+}
+
+// The exact sum correctly rounded to the array's own dtype.
+double reference_of(const nb::ndarray<nb::ro>& a, const std::string& tag) {
+  Prepared p = prepare(a, tag);
+  std::unique_ptr<KernelInput<float>> d32;
+  std::unique_ptr<KernelInput<double>> d64;
+#if defined(SUMLAB_WITH_CUDA)
+  if (p.device && p.wide()) p.host64 = (d64 = view_device<double>(static_cast<const double*>(p.device), p.n))->host();
+  else if (p.device) p.host32 = (d32 = view_device<float>(static_cast<const float*>(p.device), p.n))->host();
+#endif
+  nb::gil_scoped_release release;
+  if (p.dtype == "float64") return reference::correctly_rounded_sum<double>(p.host64);
+  if (p.dtype == "float32") return reference::correctly_rounded_sum<float>(p.host32);
+  return reference::correctly_rounded_sum_in(p.host32, p.dtype == "float16" ? reference::float16_format
+                                                                            : reference::bfloat16_format);
+}
+
+std::string algorithms_json() {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& a : cpu_algorithms<double>())
+    out.push_back({{"name", a.info.name}, {"summary", a.info.summary}, {"order", a.info.order},
+                   {"bound", a.info.bound.formula}, {"bound_source", a.info.bound.source},
+                   {"determinism", to_string(a.info.determinism)}});
+  return out.dump();
+}
+
+std::string kernels_json() {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& k : gpu_kernels()) {
+    if (k.diagnostic_only) continue;
+    std::vector<std::string> fields;
+    for (const auto& [bit, name] : {std::pair{field_grid, "grid"}, std::pair{field_block, "block"},
+                                    std::pair{field_vector, "vector"}, std::pair{field_mapping, "mapping"},
+                                    std::pair{field_warp, "warp_stage"}, std::pair{field_block_stage, "block_stage"},
+                                    std::pair{field_cross, "cross_block"}})
+      if (k.shape_fields & bit) fields.emplace_back(name);
+    out.push_back({{"name", k.name}, {"summary", k.summary}, {"order", k.order}, {"bound", k.bound.formula},
+                   {"bound_source", k.bound.source}, {"determinism", to_string(k.determinism)},
+                   {"modelled", k.modelled}, {"shape_fields", fields},
+                   {"default_shape", to_string(default_shape(k.kernel))}});
+  }
+  return out.dump();
+}
+
+// A Python callable as a study subject: fn(config_index, array) -> the sum as a float. The lab calls
+// it with the GIL released elsewhere, so each call takes the GIL back.
+class PyExternal final : public ExternalSum {
+ public:
+  PyExternal(std::string name, nb::object fn, std::vector<std::string> configs, Determinism declared)
+      : name_(std::move(name)), fn_(std::move(fn)), configs_(std::move(configs)), declared_(declared) {}
+  ~PyExternal() override {
+    nb::gil_scoped_acquire gil;
+    fn_.reset();
+  }
+  std::string name() const override { return name_; }
+  Determinism declared() const override { return declared_; }
+  std::vector<std::string> configs() const override { return configs_; }
+  double run(std::size_t c, std::span<const float> x) override { return call(c, x); }
+  double run(std::size_t c, std::span<const double> x) override { return call(c, x); }
+
+ private:
+  template <class T> double call(std::size_t c, std::span<const T> x) {
+    nb::gil_scoped_acquire gil;
+    try {
+      // A read-only NumPy view of the lab's copy: valid for the call only.
+      const std::size_t shape[1] = {x.size()};
+      nb::ndarray<nb::numpy, const T, nb::ndim<1>> view(x.data(), 1, shape, nb::handle());
+      return nb::cast<double>(fn_(c, view));
+    } catch (const nb::python_error& e) {
+      throw ExternalError(e.what());
+    } catch (const nb::cast_error&) {
+      throw ExternalError("the subject's result is not a number");
+    }
+  }
+  std::string name_;
+  nb::object fn_;
+  std::vector<std::string> configs_;
+  Determinism declared_;
+};
+
+int run_cli_py(const std::vector<std::string>& args) {
+  std::vector<const char*> argv{"sumlab"};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  nb::gil_scoped_release release;
+  return run_cli(static_cast<int>(argv.size()), argv.data());
+}
+
+void register_array_py(const std::string& name, const nb::ndarray<nb::ro>& a, const std::string& tag) {
+  Prepared p = prepare(a, tag);
+  if (p.device) throw UserError("a study's data must be on the host: pass x.cpu() or cupy.asnumpy(x)");
+  if (p.wide()) register_array(name, std::vector<double>(p.host64.begin(), p.host64.end()));
+  else register_array(name, std::vector<float>(p.host32.begin(), p.host32.end()));
+}
+
+void register_external_py(const std::string& name, nb::object fn, const std::vector<std::string>& configs,
+                          const std::string& declared) {
+  const auto d = parse_determinism(declared);
+  if (!d) throw UserError("declared must be not_deterministic, run_to_run or shape_invariant");
+  register_external(std::make_shared<PyExternal>(name, std::move(fn), configs, *d));
+}
+
+}  // namespace
+}  // namespace sumlab
+
+NB_MODULE(_sumlab, m) {
+  using namespace sumlab;
+  m.doc() = "The C++ lab behind the sumlab package (use the package's functions, not these)";
+  m.attr("__version__") = SUMLAB_VERSION;
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const UserError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const ResourceError& e) {
+      PyErr_SetString(PyExc_MemoryError, e.what());
+    }
+  });
+  m.def("sum_json", &sum_json, "x"_a, "tag"_a, "algorithms"_a, "backend"_a, "shape"_a, "pairwise_base"_a,
+        "fixed_scale"_a.none());
+  m.def("reference", &reference_of, "x"_a, "tag"_a);
+  m.def("algorithms_json", &algorithms_json);
+  m.def("kernels_json", &kernels_json);
+  m.def("run_cli", &run_cli_py, "args"_a);
+  m.def("register_array", &register_array_py, "name"_a, "x"_a, "tag"_a);
+  m.def("unregister_array", &unregister_array, "name"_a);
+  m.def("register_external", &register_external_py, "name"_a, "fn"_a, "configs"_a, "declared"_a);
+  m.def("unregister_external", &unregister_external, "name"_a);
+  m.def("cuda_available", [] {
+    std::string why;
+    const bool ok = cuda_backend_available(&why);
+    return nb::make_tuple(ok, why);
+  });
+}

@@ -1,0 +1,187 @@
+"""sumlab.sum, sumlab.reference and the registries: one array in, the lab's results out.
+
+Arrays: anything that speaks DLPack or the buffer protocol, 1-D, in float16, bfloat16, float32 or
+float64, on the CPU or a CUDA device. A contiguous float32/float64 array is read in place (a CUDA
+array by the GPU kernels; the CPU algorithms and the exact reference then read one host copy).
+float16 and bfloat16 are widened to float32, which holds them exactly: the algorithms accumulate
+in float32 (``Result.dtype``), and ``reference`` rounds the exact sum to the array's own dtype.
+A multi-dimensional array is refused unless ``order`` says how to flatten it ('C': last index
+fastest, 'F': first index fastest): never a silent reorder. A strided 1-D view is read in index
+order.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence, Union
+
+from . import _sumlab
+
+
+class SumlabError(Exception):
+    """Bad input or usage (the CLI's exit code 2)."""
+
+
+class CheckFailed(SumlabError):
+    """A check failed: a result broke its bound under strict=True, a verify mismatch (exit code 1)."""
+
+
+@dataclass(frozen=True)
+class LaunchShape:
+    """A GPU reduction's launch shape; a field left None keeps the kernel's default.
+
+    Fields a kernel does not read are reported in ``Result.ignored_shape_fields``.
+    """
+    grid: Optional[int] = None
+    block: Optional[int] = None
+    vector: Optional[int] = None
+    mapping: Optional[str] = None       # grid_stride | contiguous
+    warp_stage: Optional[str] = None    # shfl_down | xor_butterfly
+    block_stage: Optional[str] = None   # smem_tree | warp_of_warps
+    cross_block: Optional[str] = None   # second_kernel | atomic | last_block
+
+    def as_dict(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+
+def _number(v: Any) -> Any:
+    if isinstance(v, str) and v in ("nan", "inf", "-inf"):
+        return float(v)
+    return v
+
+
+@dataclass(frozen=True)
+class Result:
+    """One algorithm's sum of the array, measured against the exact sum (the fields of
+    ``sumlab sum --json``, plus ``input_dtype``)."""
+    algorithm: str
+    backend: str                     # cpu, cuda or model
+    shape: Optional[dict]            # the launch shape a GPU kernel ran ("text": the fields it reads)
+    ignored_shape_fields: list       # shape fields given that this kernel does not read
+    dtype: str                       # the accumulation/result dtype: float32 or float64
+    input_dtype: str                 # the array's own dtype
+    n: int
+    has_value: bool                  # False: a library peer on the model backend (not modelled)
+    value: float
+    value_decimal: str
+    hex: str                         # the result's IEEE bits
+    reference: float                 # the exact sum correctly rounded to dtype
+    reference_hex: str
+    abs_error: float                 # |value - exact sum|
+    rel_error: float
+    ulps: float                      # abs_error in ulps of the reference
+    ulps_from_rounded: int
+    correct_bits: float
+    bound: float                     # the algorithm's bound for this input (inf: none holds)
+    verdict: str                     # within, exceeds, no_bound, special_input, ...
+    within_bound: Optional[bool]     # None where no bound applies
+    sum_abs: float
+    condition: float
+    special: bool
+    diagnostics: str
+    extra: dict = field(default_factory=dict, repr=False)
+
+
+def _prepare(x: Any, order: Optional[str]) -> tuple[Any, str, str]:
+    """(an array the extension takes, its tag, its dtype name)."""
+    ndim = getattr(x, "ndim", None)
+    if ndim is None:  # a list, a tuple: through NumPy
+        import numpy as np
+        x = np.asarray(x)
+        ndim = x.ndim
+    if ndim == 0:
+        raise SumlabError("sumlab sums a sequence; got a scalar")
+    if ndim > 1:
+        if order not in ("C", "F"):
+            raise SumlabError(f"a {ndim}-D array needs order='C' (last index fastest) or order='F' (first index "
+                              "fastest): sumlab never flattens silently")
+        x = _flatten(x, order)
+    elif order not in (None, "C", "F"):
+        raise SumlabError("order must be 'C' or 'F'")
+    dtype = str(getattr(x, "dtype", ""))
+    name = dtype.split(".")[-1]
+    if name == "bfloat16" and type(x).__module__.startswith("numpy"):  # ml_dtypes' bfloat16: its bits
+        import numpy as np
+        return x.view(np.uint16), "bfloat16", "bfloat16"
+    return x, "", name
+
+
+def _flatten(x: Any, order: str) -> Any:
+    module = type(x).__module__.split(".")[0]
+    if module == "torch":
+        if order == "F":
+            x = x.permute(*reversed(range(x.ndim)))
+        return x.reshape(-1).contiguous()
+    if module == "cupy":
+        import cupy
+        return cupy.ravel(x, order=order)
+    if module in ("jax", "jaxlib"):
+        import jax.numpy as jnp
+        return jnp.ravel(x, order=order)
+    import numpy as np
+    return np.ravel(np.asarray(x), order=order)
+
+
+def _results(text: str, input_dtype: str) -> list[Result]:
+    out = []
+    names = set(Result.__dataclass_fields__)
+    for row in json.loads(text):
+        fields = {k: _number(v) for k, v in row.items() if k in names}
+        fields["input_dtype"] = input_dtype
+        fields["extra"] = {k: v for k, v in row.items() if k not in names}
+        out.append(Result(**fields))
+    return out
+
+
+def sum(x: Any, algorithm: Union[str, Sequence[str]] = "exact", *, backend: Optional[str] = None,
+        shape: Optional[LaunchShape] = None, fixed_scale: Optional[int] = None, pairwise_base: int = 1,
+        order: Optional[str] = None) -> Union[Result, list[Result]]:
+    """Sum x with one algorithm (a Result) or several (a list): CPU algorithms ('serial',
+    'pairwise', 'kahan', 'exact', ... or 'all') and GPU kernels ('gpu_two_pass', ... or 'gpu').
+
+    backend: where GPU kernels run: 'cuda' (a GPU) or 'model' (the CPU executing their exact order;
+    the same bits); default cuda when a GPU is present. 'cpu' allows only CPU algorithms.
+    shape: the GPU kernels' launch shape (LaunchShape). fixed_scale: fixed_point's grid 2^-K.
+    """
+    names = [algorithm] if isinstance(algorithm, str) else list(algorithm)
+    single = isinstance(algorithm, str) and algorithm not in ("all", "gpu")
+    if backend == "cpu":
+        if any(n == "gpu" or n.startswith("gpu_") for n in names):
+            raise SumlabError("backend='cpu' runs CPU algorithms only; GPU kernels run on 'cuda' or 'model'")
+        backend = ""
+    elif backend not in (None, "cuda", "model"):
+        raise SumlabError("backend must be 'cpu', 'cuda' or 'model'")
+    arr, tag, input_dtype = _prepare(x, order)
+    try:
+        text = _sumlab.sum_json(arr, tag, names, backend or "", (shape or LaunchShape()).as_dict(), pairwise_base,
+                                fixed_scale)
+    except ValueError as e:
+        raise SumlabError(str(e)) from None
+    results = _results(text, input_dtype)
+    return results[0] if single else results
+
+
+def reference(x: Any, *, order: Optional[str] = None) -> float:
+    """The exact sum of x, correctly rounded (to nearest, ties to even) to x's own dtype: float16,
+    bfloat16, float32 or float64. IEEE specials as IEEE addition gives them."""
+    arr, tag, _ = _prepare(x, order)
+    try:
+        return _sumlab.reference(arr, tag)
+    except ValueError as e:
+        raise SumlabError(str(e)) from None
+
+
+def algorithms() -> list[dict]:
+    """The CPU algorithms: name, summary, order, bound (formula and source), determinism."""
+    return json.loads(_sumlab.algorithms_json())
+
+
+def kernels() -> list[dict]:
+    """The GPU kernels: name, summary, order, bound, determinism, modelled, shape_fields, default_shape."""
+    return json.loads(_sumlab.kernels_json())
+
+
+def cuda_available() -> tuple[bool, str]:
+    """(whether a CUDA device is usable here, and why not)."""
+    return tuple(_sumlab.cuda_available())

@@ -1,0 +1,171 @@
+"""The lab's studies from Python: the same run folders as ``sumlab study`` (``sumlab report DIR``
+renders them), on generated inputs or on your data (``data=``), with sumlab's subjects or yours
+(``subjects=``: a ``sumlab.Subject``, a callable, or a list). Each returns the study's main table
+as tidy records (a list of dicts, numbers as numbers).
+
+The work runs in C++ with the GIL released (your subjects take it back for their calls). Ctrl-C
+stops a study after the cell in flight; the folder keeps every finished cell and ``resume=True``
+continues it.
+"""
+from __future__ import annotations
+
+import csv
+import itertools
+import os
+from typing import Any, Optional, Sequence
+
+from . import _sumlab
+from .core import CheckFailed, SumlabError, _prepare
+from .subjects import as_subjects
+
+_ids = itertools.count()
+_TEXT = {"hex", "reference_hex", "model_hex", "value_hex", "shape", "verdict", "note", "algorithm", "kernel",
+         "backend", "dtype", "dist", "study", "kind", "source", "declared", "measured", "agreement", "witness",
+         "requested_condition", "method", "layout", "case", "input", "diagnostics", "figure", "expected"}
+
+
+def _value(column: str, text: str) -> Any:
+    if column in _TEXT or text == "":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        try:
+            return float(text)
+        except ValueError:
+            return text
+
+
+def read_table(path: str) -> list[dict]:
+    """A run folder's CSV as records, numbers as numbers."""
+    with open(path, newline="", encoding="utf-8") as f:
+        return [{k: _value(k, v) for k, v in row.items()} for row in csv.DictReader(f)]
+
+
+def _list(option: str, values: Optional[Sequence[Any]]) -> list[str]:
+    if values is None:
+        return []
+    if isinstance(values, (str, int, float)):
+        values = [values]
+    return [option, ",".join(str(v) for v in values)]
+
+
+def _run(args: list[str], data: Any = None, subjects: Any = None) -> None:
+    """Runs a sumlab command in this process with the study's data and subjects registered."""
+    registered_array = None
+    names: list[str] = []
+    taken: set = set()
+    try:
+        if data is not None:
+            arr, tag, _ = _prepare(data, None)
+            registered_array = f"py{os.getpid()}_{next(_ids)}"
+            _sumlab.register_array(registered_array, arr, tag)
+            args += ["--input", "mem:" + registered_array]
+        for s in as_subjects(subjects):
+            names.append(s.register(_sumlab, taken))
+        if names:
+            args += ["--external", ",".join(names)]
+        code = _sumlab.run_cli(args)
+    finally:
+        for n in names:
+            _sumlab.unregister_external(n)
+        if registered_array:
+            _sumlab.unregister_array(registered_array)
+    if code == 130:
+        raise KeyboardInterrupt("the study stopped after the cell in flight; resume=True continues it")
+    if code == 1:
+        raise CheckFailed("sumlab " + " ".join(args[:2]) + ": a check failed (see the messages above)")
+    if code == 3:
+        raise MemoryError("sumlab " + " ".join(args[:2]) + ": not enough memory, disk or device (see above)")
+    if code != 0:
+        raise SumlabError("sumlab " + " ".join(args[:2]) + f": failed with exit code {code} (see the message above)")
+
+
+def _common(out: str, quick: bool, force: bool, resume: bool, strict: bool, backend: Optional[str]) -> list[str]:
+    args = ["--out", os.fspath(out)]
+    if quick:
+        args.append("--quick")
+    if force:
+        args.append("--force")
+    if resume:
+        args.append("--resume")
+    if strict:
+        args.append("--strict")
+    if backend:
+        args += ["--backend", backend]
+    return args
+
+
+def error_vs_n(out: str, *, data: Any = None, subjects: Any = None, quick: bool = False,
+               dtypes: Optional[Sequence[str]] = None, dists: Optional[Sequence[str]] = None,
+               seeds: Optional[int] = None, log2_min: Optional[int] = None, log2_max: Optional[int] = None,
+               log2_step: Optional[int] = None, algorithms: Optional[Sequence[str]] = None,
+               gpu_kernels: Optional[Sequence[str]] = None, backend: Optional[str] = None,
+               force: bool = False, resume: bool = False, strict: bool = False) -> list[dict]:
+    """Error against the exact sum as n grows (``sumlab study error-vs-n``). With data=: over its
+    prefixes (seed 1) and seeded subsamples (seeds 2..). backend: 'cuda', 'model' or 'cpu' (CPU
+    algorithms only). Returns error_vs_n.csv's rows."""
+    args = ["study", "error-vs-n"] + _common(out, quick, force, resume, strict, backend)
+    args += _list("--dtypes", dtypes) + _list("--dists", dists) + _list("--algorithms", algorithms)
+    args += _list("--gpu-kernels", gpu_kernels)
+    for option, v in (("--seeds", seeds), ("--log2-min", log2_min), ("--log2-max", log2_max),
+                      ("--log2-step", log2_step)):
+        if v is not None:
+            args += [option, str(v)]
+    _run(args, data, subjects)
+    return read_table(os.path.join(out, "error_vs_n.csv"))
+
+
+def error_vs_cond(out: str, *, data: Any = None, subjects: Any = None, quick: bool = False,
+                  dtypes: Optional[Sequence[str]] = None, n: Optional[int] = None, decades_step: Optional[int] = None,
+                  seeds: Optional[int] = None, algorithms: Optional[Sequence[str]] = None,
+                  gpu_kernels: Optional[Sequence[str]] = None, backend: Optional[str] = None,
+                  force: bool = False, resume: bool = False, strict: bool = False) -> list[dict]:
+    """Relative error against the condition number (``sumlab study error-vs-cond``): Ogita-Rump-Oishi
+    inputs, or with data= the data's own condition numbers. Returns error_vs_cond.csv's rows."""
+    args = ["study", "error-vs-cond"] + _common(out, quick, force, resume, strict, backend)
+    args += _list("--dtypes", dtypes) + _list("--algorithms", algorithms) + _list("--gpu-kernels", gpu_kernels)
+    for option, v in (("--n", n), ("--decades-step", decades_step), ("--seeds", seeds)):
+        if v is not None:
+            args += [option, str(v)]
+    _run(args, data, subjects)
+    return read_table(os.path.join(out, "error_vs_cond.csv"))
+
+
+def determinism(subjects: Any = None, out: str = "runs/determinism", *, data: Any = None, runs: Optional[int] = None,
+                kernels: Optional[Sequence[str]] = None, quick: bool = False, sizes: Optional[Sequence[Any]] = None,
+                dtypes: Optional[Sequence[str]] = None, dists: Optional[Sequence[str]] = None,
+                backend: Optional[str] = None, force: bool = False, resume: bool = False,
+                save_golden: Optional[str] = None) -> list[dict]:
+    """Which sums give the same bits run to run and across configurations
+    (``sumlab study determinism``). subjects: your reductions, each configuration a "shape", run
+    `runs` times; kernels: sumlab's ('all', 'gpu', 'cpu', 'none' or names; default 'none' when
+    subjects are given). Returns determinism_classes.csv's rows (one per subject and kernel)."""
+    args = ["study", "determinism"] + _common(out, quick, force, resume, False, backend)
+    if kernels is None and subjects is not None:
+        kernels = ["none"]
+    args += _list("--kernels", kernels) + _list("--sizes", sizes) + _list("--dtypes", dtypes)
+    args += _list("--dists", dists)
+    if runs is not None:
+        args += ["--runs", str(runs)]
+    if save_golden:
+        args += ["--save-golden", os.fspath(save_golden)]
+    _run(args, data, subjects)
+    return read_table(os.path.join(out, "determinism_classes.csv"))
+
+
+def variance(out: str = "runs/variance", *, quick: bool = False, dtypes: Optional[Sequence[str]] = None,
+             rows: Optional[int] = None, cols: Optional[int] = None, backend: Optional[str] = None,
+             force: bool = False, resume: bool = False) -> list[dict]:
+    """Row kernels: variance (textbook, two-pass, Welford/Chan) against the exact variance, softmax,
+    argmax (``sumlab study variance``). Returns row_variance.csv's rows."""
+    args = ["study", "variance"] + _common(out, quick, force, resume, False, backend)
+    args += _list("--dtypes", dtypes)
+    for option, v in (("--rows", rows), ("--cols", cols)):
+        if v is not None:
+            args += [option, str(v)]
+    _run(args)
+    return read_table(os.path.join(out, "row_variance.csv"))
+
+
+__all__ = ["determinism", "error_vs_cond", "error_vs_n", "read_table", "variance"]

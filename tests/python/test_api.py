@@ -1,0 +1,165 @@
+"""The Python face of the lab: sumlab.sum, sumlab.reference and the registries, on every dtype and
+every array producer, equal to the CLI bit for bit."""
+import json
+import subprocess
+import threading
+import time
+from fractions import Fraction
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import sumlab
+
+
+def exact(x) -> Fraction:
+    return Fraction(0) if len(x) == 0 else sum((Fraction(float(v)) for v in x), Fraction(0))
+
+
+class DLPackOnly:
+    """A second array producer: speaks DLPack only (no buffer protocol, no __array__)."""
+
+    def __init__(self, a):
+        self._a = a
+        self.ndim = a.ndim
+        self.dtype = a.dtype
+        self.shape = a.shape
+
+    def __dlpack__(self, **kwargs):
+        return self._a.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._a.__dlpack_device__()
+
+
+def test_the_seed_figures():
+    x = np.full(10_000_000, 0.1, dtype=np.float32)
+    assert sumlab.sum(x, "serial").value == 1087937.0
+    assert sumlab.sum(x, "pairwise").value == 1000000.0
+    assert sumlab.reference(x) == 1000000.0
+
+
+def test_result_fields_are_the_clis():
+    x = np.random.default_rng(1).standard_normal(1001).astype(np.float64)
+    r = sumlab.sum(x, "kahan")
+    assert r.algorithm == "kahan" and r.backend == "cpu" and r.dtype == "float64" and r.input_dtype == "float64"
+    assert r.n == 1001 and r.has_value
+    assert r.verdict == "within" and r.within_bound is True and r.abs_error <= r.bound
+    assert float(Fraction(r.value) - exact(x)) == pytest.approx(0, abs=r.bound)
+    assert r.reference == sumlab.reference(x)
+    assert int(r.hex, 16) == int(np.array(r.value, dtype=np.float64).view(np.uint64))
+
+
+def test_every_algorithm_and_kernel_equals_the_cli(tmp_path, sumlab_binary):
+    x = (np.random.default_rng(2).standard_normal(5003) * 1e3).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    cli = json.loads(subprocess.run([str(sumlab_binary), "sum", "--input", str(tmp_path / "x.npy"), "--json",
+                                     "--algorithm", "all,gpu", "--backend", "model", "--block", "64"],
+                                    check=True, capture_output=True, text=True).stdout)
+    py = sumlab.sum(x, ["all", "gpu"], backend="model", shape=sumlab.LaunchShape(block=64))
+    assert [r.algorithm for r in py] == [c["algorithm"] for c in cli]
+    for p, c in zip(py, cli):
+        assert p.hex == c["hex"], p.algorithm
+        assert p.verdict == c["verdict"], p.algorithm
+        assert (p.bound == float(c["bound"])) or (p.bound == float("inf") and c["bound"] == "inf")
+
+
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16, np.float32, np.float64])
+def test_reference_is_the_correctly_rounded_sum_in_the_arrays_dtype(dtype):
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal(3000) * rng.choice([1.0, 64.0, 1 / 64], 3000)).astype(dtype)
+    want = np.array(float(exact(x.astype(np.float64))), dtype=np.float64).astype(dtype)  # exact -> double -> dtype
+    # Rounding through double is exact here unless the exact sum needs more than 53 bits, which a
+    # sum of 3000 float16/bfloat16 values cannot; for float32/float64 compare with the Fraction.
+    ref = sumlab.reference(x)
+    if dtype in (np.float32, np.float64):
+        e = exact(x)
+        cand = np.array(ref, dtype=dtype)
+        up = np.nextafter(cand, np.array(np.inf, dtype=dtype))
+        down = np.nextafter(cand, np.array(-np.inf, dtype=dtype))
+        assert abs(Fraction(float(cand)) - e) <= abs(Fraction(float(up)) - e)
+        assert abs(Fraction(float(cand)) - e) <= abs(Fraction(float(down)) - e)
+    else:
+        assert ref == float(want)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16])
+def test_narrow_dtypes_accumulate_in_float32_and_say_so(dtype):
+    x = np.full(4096, 0.1, dtype=dtype)
+    r = sumlab.sum(x, "exact")
+    assert r.dtype == "float32" and r.input_dtype == np.dtype(dtype).name
+    assert r.value == float(np.float32(exact(x.astype(np.float64))))  # exact, rounded once to float32
+
+
+def test_a_second_producer_through_dlpack():
+    x = np.random.default_rng(4).standard_normal(777)
+    assert sumlab.sum(DLPackOnly(x), "exact").hex == sumlab.sum(x, "exact").hex
+
+
+def test_strided_views_are_read_in_index_order_and_read_only_arrays_are_fine():
+    base = np.arange(1, 2001, dtype=np.float64)
+    view = base[::3]
+    serial = 0.0
+    for v in view:  # Python floats are doubles: the same left-to-right chain
+        serial += float(v)
+    assert sumlab.sum(view, "serial").value == serial
+    assert sumlab.reference(view) == float(exact(view))
+    base.setflags(write=False)
+    assert sumlab.sum(base, "exact").value == 2001000.0
+
+
+def test_multidimensional_arrays_need_an_order():
+    m = np.arange(12, dtype=np.float32).reshape(3, 4) ** 3
+    with pytest.raises(sumlab.SumlabError, match="order='C'"):
+        sumlab.sum(m, "serial")
+    assert sumlab.sum(m, "serial", order="C").value == sumlab.sum(np.ravel(m, "C"), "serial").value
+    assert sumlab.sum(m, "serial", order="F").value == sumlab.sum(np.ravel(m, "F"), "serial").value
+    assert sumlab.sum(np.asfortranarray(m), "serial", order="C").value == sumlab.sum(np.ravel(m, "C"), "serial").value
+
+
+def test_empty_and_bad_input():
+    assert sumlab.sum(np.zeros(0, dtype=np.float32), "exact").value == 0.0
+    with pytest.raises(sumlab.SumlabError, match="float16, bfloat16, float32 and float64"):
+        sumlab.sum(np.arange(10, dtype=np.int32), "exact")
+    with pytest.raises(sumlab.SumlabError, match="unknown algorithm"):
+        sumlab.sum(np.ones(3), "nope")
+    with pytest.raises(sumlab.SumlabError, match="backend"):
+        sumlab.sum(np.ones(3), "gpu_two_pass", backend="cpu")
+    with pytest.raises(sumlab.SumlabError, match="scalar"):
+        sumlab.sum(np.float64(1.0), "exact")
+
+
+def test_a_shape_field_a_kernel_does_not_read_is_reported():
+    r = sumlab.sum(np.ones(1000, dtype=np.float32), "gpu_sequential", backend="model",
+                   shape=sumlab.LaunchShape(grid=7, block=64))
+    assert r.ignored_shape_fields == ["grid"] and r.shape["text"] == "block 64"
+
+
+def test_registries():
+    algs = {a["name"]: a for a in sumlab.algorithms()}
+    assert "exact" in algs and algs["neumaier"]["bound_source"].startswith("Ogita, Rump, Oishi")
+    ks = {k["name"]: k for k in sumlab.kernels()}
+    assert ks["gpu_exact"]["determinism"] == "shape_invariant" and "grid" in ks["gpu_exact"]["shape_fields"]
+    assert sumlab.__version__
+
+
+def test_the_gil_is_released_during_long_work():
+    x = np.random.default_rng(5).standard_normal(1 << 24)
+    ticks = []
+    stop = threading.Event()
+
+    def tick():
+        while not stop.is_set():
+            ticks.append(time.perf_counter())
+            time.sleep(0.001)
+
+    t = threading.Thread(target=tick)
+    t.start()
+    start = time.perf_counter()
+    sumlab.sum(x, "all")
+    end = time.perf_counter()
+    stop.set()
+    t.join()
+    during = [s for s in ticks if start < s < end]
+    assert len(during) > 10, "another thread could not run while the lab worked"

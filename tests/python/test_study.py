@@ -1,0 +1,82 @@
+"""sumlab.study: the CLI's run folders from Python, on generated inputs and on the user's data, and
+Ctrl-C that leaves a study resumable."""
+import csv
+import json
+import os
+import signal
+import subprocess
+
+import numpy as np
+import pytest
+
+import sumlab
+
+
+def rows_of(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_error_vs_n_writes_the_clis_run_folder(tmp_path, sumlab_binary):
+    out = tmp_path / "evn"
+    rows = sumlab.study.error_vs_n(str(out), quick=True, dtypes=["float32"], dists=["uniform"], seeds=1,
+                                   log2_max=10, backend="model", gpu_kernels=["gpu_two_pass", "gpu_exact"])
+    assert rows and {r["verdict"] for r in rows} <= {"within", "no_bound"}
+    prov = json.loads((out / "provenance.json").read_text())
+    assert prov["study"] == "error-vs-n" and prov["plan"]["dtypes"] == ["float32"]
+    # The same command through the CLI gives the same rows.
+    cli = tmp_path / "cli"
+    subprocess.run([str(sumlab_binary), "study", "error-vs-n", "--quick", "--dtypes", "float32", "--dists", "uniform",
+                    "--seeds", "1", "--log2-max", "10", "--backend", "model", "--gpu-kernels", "gpu_two_pass,gpu_exact",
+                    "--out", str(cli)], check=True, capture_output=True)
+    assert rows_of(out / "error_vs_n.csv") == rows_of(cli / "error_vs_n.csv")
+    # And `sumlab report` renders it.
+    subprocess.run([str(sumlab_binary), "report", str(out)], check=True, capture_output=True)
+    assert (out / "report" / "report.html").exists()
+
+
+def test_studies_on_the_users_data(tmp_path):
+    rng = np.random.default_rng(7)
+    data = (rng.standard_normal(20000) * rng.choice([1.0, 1e6], 20000)).astype(np.float64)
+    rows = sumlab.study.error_vs_n(str(tmp_path / "d"), data=data, seeds=2, log2_min=8, backend="cpu")
+    sizes = sorted({r["n"] for r in rows})
+    assert sizes[-1] == 20000 and sizes[0] == 256
+    assert {r["dist"] for r in rows} == {"data"}
+    # seed 1 is the prefix: its exact sum is the prefix's.
+    prefix = [r for r in rows if r["n"] == 256 and r["seed"] == 1 and r["algorithm"] == "exact"][0]
+    assert prefix["value"] == sumlab.reference(data[:256])
+    prov = json.loads((tmp_path / "d" / "provenance.json").read_text())
+    assert prov["plan"]["input"]["n"] == 20000 and len(prov["plan"]["input"]["fnv1a64"]) == 16
+    cond = sumlab.study.error_vs_cond(str(tmp_path / "c"), data=data, seeds=1, backend="cpu")
+    assert {r["requested_condition"] for r in cond} == {"data"}
+    det = sumlab.study.determinism(None, str(tmp_path / "det"), data=data, kernels=["gpu_two_pass", "gpu_exact"],
+                                   quick=True, backend="model")
+    assert {r["kernel"]: r["measured"] for r in det}["gpu_exact"] == "shape_invariant"
+
+
+def test_resume_with_other_data_is_refused(tmp_path):
+    a = np.arange(1000, dtype=np.float64)
+    sumlab.study.error_vs_n(str(tmp_path / "r"), data=a, seeds=1, log2_min=8, backend="cpu")
+    with pytest.raises(sumlab.SumlabError):
+        sumlab.study.error_vs_n(str(tmp_path / "r"), data=a + 1, seeds=1, log2_min=8, backend="cpu", resume=True)
+    sumlab.study.error_vs_n(str(tmp_path / "r"), data=a, seeds=1, log2_min=8, backend="cpu", resume=True)
+
+
+def test_ctrl_c_stops_the_study_cleanly_and_resume_finishes_it(tmp_path):
+    calls = {"n": 0}
+
+    def interrupting(x):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            os.kill(os.getpid(), signal.SIGINT)  # as the user's Ctrl-C
+        return np.sum(x)
+
+    out = str(tmp_path / "int")
+    kwargs = dict(quick=True, dtypes=["float32"], dists=["uniform"], seeds=1, log2_max=12, backend="cpu")
+    with pytest.raises(KeyboardInterrupt):
+        sumlab.study.error_vs_n(out, subjects=sumlab.Subject(interrupting, name="s"), **kwargs)
+    done = len(open(os.path.join(out, "cells.log")).read().splitlines())
+    assert 0 < done < 5
+    rows = sumlab.study.error_vs_n(out, subjects=sumlab.Subject(lambda x: np.sum(x), name="s"), resume=True, **kwargs)
+    assert len({(r["n"], r["algorithm"]) for r in rows}) == len(rows), "no duplicated row"
+    assert sorted({r["n"] for r in rows}) == [16, 64, 256, 1000, 1024, 4096]

@@ -1,0 +1,107 @@
+"""The user's reductions as study subjects (sumlab.Subject): classified like sumlab's own, and a
+misbehaving one never stops a study."""
+import csv
+import random
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import sumlab
+
+
+def racing_sum(x, threads=8):
+    """A thread-racing sum: each thread adds its chunk's float32 sum into a shared total in
+    whatever order the threads get there."""
+    total = [np.float32(0)]
+    lock = threading.Lock()
+
+    def work(chunk):
+        s = np.float32(np.sum(chunk, dtype=np.float32))
+        time.sleep(random.random() * 0.002)
+        with lock:
+            total[0] = np.float32(total[0] + s)
+
+    ts = [threading.Thread(target=work, args=(c,)) for c in np.array_split(x, threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return total[0]
+
+
+def exact_sum(x, **_):
+    return np.float32(sumlab.reference(x))
+
+
+def classes(rows):
+    return {r["kernel"]: r for r in rows}
+
+
+def test_a_racing_sum_is_not_deterministic_and_an_exact_one_is_shape_invariant(tmp_path):
+    # Magnitudes spread over 2^-20..2^20 with random signs: the order of eight partials shows.
+    rows = sumlab.study.determinism(
+        [sumlab.Subject(racing_sum, configs=[{"threads": 4}, {"threads": 8}]),
+         sumlab.Subject(exact_sum, configs=[{"grid": 1}, {"grid": 2}], declared="shape_invariant")],
+        str(tmp_path / "d"), runs=20, dtypes=["float32"], dists=["cancellation"], sizes=["4096"], backend="model")
+    c = classes(rows)
+    assert c["racing_sum"]["measured"] == "not_deterministic"
+    assert c["racing_sum"]["distinct_within_shape_max"] >= 2
+    assert c["exact_sum"]["measured"] == "shape_invariant"
+    assert c["exact_sum"]["agreement"] == "matches"
+    assert c["exact_sum"]["max_abs_ulps"] == 0
+
+
+def bad_raises(x):
+    raise RuntimeError("my kernel failed")
+
+
+def bad_shape(x):
+    return x[:2]
+
+
+def bad_nan(x):
+    return np.float32("nan")
+
+
+def bad_hang(x):
+    time.sleep(60)
+
+
+def bad_dtype(x):
+    return float(np.sum(x, dtype=np.float64)) + 2.0 ** -40  # not a float32 value
+
+
+def test_a_misbehaving_subject_gives_error_rows_and_the_study_goes_on(tmp_path):
+    subjects = [sumlab.Subject(f, timeout=0.3) for f in (bad_raises, bad_shape, bad_nan, bad_hang, bad_dtype)]
+    subjects.append(sumlab.Subject(exact_sum))
+    out = tmp_path / "bad"
+    rows = sumlab.study.determinism(subjects, str(out), runs=2, dtypes=["float32"], dists=["uniform"],
+                                    sizes=["1000"], backend="model")
+    assert classes(rows)["exact_sum"]["measured"] == "shape_invariant"
+    with open(out / "determinism_runs.csv", newline="") as f:
+        failed = {r["kernel"]: r["note"] for r in csv.DictReader(f) if r["source"] == "failed"}
+    assert "my kernel failed" in failed["bad_raises"]
+    assert "shape (2,)" in failed["bad_shape"]
+    assert "NaN" in failed["bad_nan"]
+    assert "no result within" in failed["bad_hang"]
+    assert "not a float32 value" in failed["bad_dtype"]
+
+
+def test_subjects_in_the_accuracy_studies(tmp_path):
+    rows = sumlab.study.error_vs_n(str(tmp_path / "e"), subjects=[np.sum, sumlab.Subject(bad_raises)], quick=True,
+                                   dtypes=["float64"], dists=["normal"], seeds=1, log2_max=12, backend="cpu")
+    ext = [r for r in rows if r["backend"] == "external"]
+    assert {r["algorithm"] for r in ext} == {"sum", "bad_raises"}
+    assert all(r["verdict"] == "no_bound" for r in ext if r["algorithm"] == "sum")
+    assert all(r["verdict"] == "failed" and "my kernel failed" in r["note"] for r in ext if r["algorithm"] == "bad_raises")
+    # numpy's own sum is NumPy's pairwise order: the lab's numpy_pairwise gives the same bits.
+    by = {(r["n"], r["algorithm"]): r["hex"] for r in rows}
+    for n in {r["n"] for r in rows}:
+        assert by[(n, "sum")] == by[(n, "numpy_pairwise")]
+
+
+def test_two_configurations_with_the_same_label_are_refused():
+    with pytest.raises(ValueError):
+        sumlab.Subject(np.sum, configs=[{"a": 1}, {"a": 1}])
