@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -90,9 +91,12 @@ double seconds_of(const std::string& args) {
 void kill_and_resume(const std::string& args, const std::vector<std::string>& tables, int kills, std::uint64_t seed,
                      const std::string& name) {
   const fs::path ref = temp(name + "_ref");
-  const double full = seconds_of(args + " --out " + ref.string());
+  // The kill moments are drawn over the run's length, measured once and then shortened whenever a
+  // run finished before its kill: a reference run slowed by a loaded machine must not let most
+  // kills land after the end.
+  double full = seconds_of(args + " --out " + ref.string());
   std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> when(0.0, full * 1.1);
+  const auto when = [&] { return std::uniform_real_distribution<double>(0.0, full * 1.1)(rng); };
   int interrupted = 0;
   for (int k = 0; k < kills; ++k) {
     const fs::path dir = temp(name + "_" + std::to_string(k));
@@ -100,15 +104,19 @@ void kill_and_resume(const std::string& args, const std::vector<std::string>& ta
     a.insert(a.end(), {"--out", dir.string()});
     const pid_t pid = start(a);
     ASSERT_GT(pid, 0);
-    std::this_thread::sleep_for(std::chrono::duration<double>(when(rng)));
+    const double delay = when();
+    std::this_thread::sleep_for(std::chrono::duration<double>(delay));
     ::kill(pid, SIGKILL);
-    interrupted += wait_for(pid) == 128 + SIGKILL;
+    if (wait_for(pid) == 128 + SIGKILL)
+      ++interrupted;
+    else
+      full = std::min(full, delay);
     // The resume may be killed too (a third of the time), then resumed again.
     if (rng() % 3 == 0 && fs::exists(dir / "provenance.json")) {
       std::vector<std::string> r = a;
       r.push_back("--resume");
       const pid_t again = start(r);
-      std::this_thread::sleep_for(std::chrono::duration<double>(when(rng) / 3));
+      std::this_thread::sleep_for(std::chrono::duration<double>(when() / 3));
       ::kill(again, SIGKILL);
       wait_for(again);
     }
