@@ -89,7 +89,10 @@ std::string BoundAlarm::text(const std::string& prefix) const {
   } else {
     out += fmt::format("{}bounds: {} results, {} within their error bound", prefix, total_, count(Verdict::within));
     std::vector<std::string> others;
-    if (count(Verdict::no_bound)) others.push_back(fmt::format("{} where no bound holds for that n", count(Verdict::no_bound)));
+    if (count(Verdict::no_bound))
+      others.push_back(fmt::format("{} with no proven bound (a subject the lab cannot analyse, or an n past where "
+                                   "its bound holds)",
+                                   count(Verdict::no_bound)));
     if (count(Verdict::special_input)) others.push_back(fmt::format("{} with NaN/Inf input", count(Verdict::special_input)));
     if (count(Verdict::exact_overflow)) others.push_back(fmt::format("{} whose exact sum overflows", count(Verdict::exact_overflow)));
     for (std::size_t i = 0; i < others.size(); ++i) out += (i == 0 ? "; " : ", ") + others[i];

@@ -1,0 +1,110 @@
+"""The GPU reductions of PyTorch, CuPy and JAX as sumlab subjects: which give the same bits run to
+run and across the shapes of the same data, and how far each is from the exact sum as n grows.
+
+    python examples/framework_reductions.py --out runs/frameworks          # on a CUDA machine
+    sumlab report runs/frameworks/determinism
+    sumlab report runs/frameworks/error-vs-n
+
+Each subject is one line of the framework's own API on a float32 or float64 tensor on the GPU
+(the lab's generated data, uploaded once per input); the lab calls it `runs` times per
+configuration and compares every result's bits with the exact sum. A framework that is not
+installed is left out with a message.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # JAX would take most of the device
+
+import sumlab  # noqa: E402
+
+
+def torch_subjects() -> list[sumlab.Subject]:
+    import torch
+
+    def cuda(a):
+        return torch.from_numpy(a).cuda()
+
+    def with_index(a):  # every element added into element 0: a reduction through atomics
+        x = cuda(a)
+        return x, torch.zeros(x.numel(), dtype=torch.long, device="cuda")
+
+    def index_add(xi, deterministic=False):
+        x, idx = xi
+        old = torch.are_deterministic_algorithms_enabled()
+        torch.use_deterministic_algorithms(deterministic)
+        try:
+            return torch.zeros(1, dtype=x.dtype, device="cuda").index_add_(0, idx, x)[0]
+        finally:
+            torch.use_deterministic_algorithms(old)
+
+    def scatter_add(xi):
+        x, idx = xi
+        return torch.zeros(1, dtype=x.dtype, device="cuda").scatter_add_(0, idx, x)[0]
+
+    def dot_ones(x):  # the sum as a cuBLAS dot product
+        return torch.dot(x, torch.ones_like(x))
+
+    return [
+        # The same data viewed as rows x columns: does the order depend on the view?
+        sumlab.Subject(lambda x, rows: torch.sum(x.view(rows, -1)), name="torch_sum", prepare=cuda,
+                       configs=[{"rows": 1}, {"rows": 64}, {"rows": 4096}]),
+        sumlab.Subject(lambda x: torch.cumsum(x, 0)[-1], name="torch_cumsum_last", prepare=cuda),
+        sumlab.Subject(index_add, name="torch_index_add", prepare=with_index),
+        sumlab.Subject(lambda xi: index_add(xi, True), name="torch_index_add_deterministic",
+                       prepare=with_index),
+        sumlab.Subject(scatter_add, name="torch_scatter_add", prepare=with_index),
+        sumlab.Subject(dot_ones, name="torch_dot_ones", prepare=cuda),
+    ]
+
+
+def cupy_subjects() -> list[sumlab.Subject]:
+    import cupy
+    return [sumlab.Subject(lambda x: cupy.sum(x), name="cupy_sum", prepare=cupy.asarray)]
+
+
+def jax_subjects() -> list[sumlab.Subject]:
+    import jax
+    import jax.numpy as jnp
+    jax.config.update("jax_enable_x64", True)  # float64 inputs stay float64
+    gpu = [d for d in jax.devices() if d.platform == "gpu"]
+    if not gpu:
+        raise RuntimeError("JAX sees no GPU")
+    total = jax.jit(jnp.sum)
+    return [sumlab.Subject(total, name="jax_sum", prepare=lambda a: jax.device_put(a, gpu[0]))]
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--out", default="runs/frameworks", help="folder for the two run folders")
+    p.add_argument("--runs", type=int, default=20, help="calls per configuration and input")
+    p.add_argument("--sizes", default="2^20,2^24", help="determinism study's sizes")
+    p.add_argument("--log2-max", type=int, default=24, help="error-vs-n's largest n, 2^k")
+    p.add_argument("--force", action="store_true", help="replace existing run folders")
+    a = p.parse_args()
+    ok, why = sumlab.cuda_available()
+    if not ok:
+        print(f"framework_reductions: needs a CUDA device ({why})", file=sys.stderr)
+        return 2
+    subjects: list[sumlab.Subject] = []
+    for name, make in (("torch", torch_subjects), ("cupy", cupy_subjects), ("jax", jax_subjects)):
+        try:
+            subjects += make()
+        except Exception as e:  # an absent framework is left out, not fatal
+            print(f"framework_reductions: {name} left out: {e}", file=sys.stderr)
+    det = sumlab.study.determinism(subjects, os.path.join(a.out, "determinism"), runs=a.runs,
+                                   sizes=a.sizes.split(","), dtypes=["float32", "float64"],
+                                   dists=["normal", "cancellation"], force=a.force)
+    for r in det:
+        print(f"{r['kernel']:30} {r['measured']:18} distinct results: within a configuration "
+              f"{r['distinct_within_shape_max']}, across configurations {r['distinct_across_shapes_max']}")
+    sumlab.study.error_vs_n(os.path.join(a.out, "error-vs-n"), subjects=subjects, algorithms=["serial", "pairwise"],
+                            gpu_kernels=["none"], dtypes=["float32"], dists=["uniform", "normal", "cancellation"],
+                            seeds=3, log2_min=10, log2_max=a.log2_max, log2_step=2, force=a.force)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

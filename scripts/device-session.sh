@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# device-session: one device call (under 10 minutes) that checks the tree on a lent H200 after a
+# change to the host or Python layers, most important first, each step under a time limit cut to
+# a deadline so that the call always returns what it got:
+#   1. set-up (the carried MPFR/GMP .debs) and a build of everything (`cuda` preset, sm_90, the
+#      Python extension included)                                          -> setup.log
+#   2. ctest -L gpu, and the CLI test of the seed figures (atomics)        -> ctest_gpu.log
+#   3. the Python package on CUDA arrays (torch, CuPy, JAX; in place)      -> pytest_device.log
+#   4. sumlab verify --quick (GPU bits == model bits)                      -> verify.log
+#   5. the golden bits of data/golden re-checked                           -> golden.log
+#   6. examples/framework_reductions.py (run folders)                      -> frameworks/
+#   7. the rest of the test suite, with a GPU present                      -> ctest_rest.log
+# Usage (device tool, carry .debs): OUT=$OUT SUMLAB_DEBS=.debs scripts/device-session.sh
+# Everything is packed into $OUT/session.tar.gz; console.log travels beside it.
+set -uo pipefail
+OUT=${OUT:-$PWD/out/device-session}
+SCRIPT=device-session
+T0=$SECONDS
+DEADLINE=${SUMLAB_DEADLINE:-540}
+mkdir -p "$OUT/logs"
+[ -f "${SUMLAB_DEBS:-.debs}/commit.txt" ] && export SUMLAB_GIT_COMMIT="$(cut -d" " -f1 "${SUMLAB_DEBS:-.debs}/commit.txt")"
+# shellcheck source=scripts/device-lib.sh
+source scripts/device-lib.sh
+L=$OUT/logs
+export PYTHONUNBUFFERED=1 SUMLAB_NO_REPORT=1
+
+# --- 1. set-up and build -------------------------------------------------------------------------
+PREFIX=/tmp/sumlab-deps
+if [ ! -e /usr/include/mpfr.h ] && [ -d "${SUMLAB_DEBS:-.debs}" ]; then
+  mkdir -p "$PREFIX"
+  for f in "${SUMLAB_DEBS:-.debs}"/*.deb; do dpkg-deb -x "$f" "$PREFIX"; done
+  for pc in "$PREFIX"/usr/lib/x86_64-linux-gnu/pkgconfig/*.pc; do [ -f "$pc" ] && sed -i "s#=/usr#=$PREFIX/usr#g" "$pc"; done
+  U=$PREFIX/usr
+  export CMAKE_PREFIX_PATH=$U CPATH="$U/include:$U/include/x86_64-linux-gnu" LIBRARY_PATH="$U/lib/x86_64-linux-gnu"
+  export LD_LIBRARY_PATH="$U/lib/x86_64-linux-gnu" PKG_CONFIG_PATH="$U/lib/x86_64-linux-gnu/pkgconfig"
+fi
+header "$L/setup.log" "cmake --preset cuda -DSUMLAB_BENCH=OFF; cmake --build --preset cuda"
+{ nvidia-smi | head -12; python3 -c 'import torch, numpy; print("torch", torch.__version__, "numpy", numpy.__version__)'; } >> "$L/setup.log" 2>&1
+say "configure + build"
+timeout "$(limit 60 420)" cmake --preset cuda -DSUMLAB_BENCH=OFF -DPython_EXECUTABLE="$(command -v python3)" >> "$L/setup.log" 2>&1
+timeout "$(limit 330 200)" cmake --build --preset cuda -j"$(nproc)" -- -k 0 >> "$L/setup.log" 2>&1
+rc=$?
+echo "# build exit status: $rc" >> "$L/setup.log"
+say "build exit $rc"
+BIN=build/cuda/sumlab
+[ -x "$BIN" ] || { grep -E "error|FAILED" "$L/setup.log" | head -30; exit 1; }
+
+# --- 2..7 ------------------------------------------------------------------------------------------
+step "$L/ctest_gpu.log" "$(limit 100 170)" ctest --test-dir build/cuda -L gpu --output-on-failure -j4
+step "$L/seed_cli.log" "$(limit 40 160)" build/cuda/tests/seed_figures_cli_test
+step "$L/pytest_device.log" "$(limit 80 120)" env PYTHONPATH=build/cuda/python SUMLAB_BINARY="$PWD/$BIN" \
+  python3 -m pytest -v tests/python/test_device.py tests/python/test_api.py
+step "$L/verify.log" "$(limit 70 90)" "$BIN" verify --quick
+step "$L/golden.log" "$(limit 60 60)" "$BIN" study determinism --check-golden data/golden/golden-h200.json --out "$OUT/golden"
+step "$L/frameworks.log" "$(limit 90 30)" env PYTHONPATH=build/cuda/python python3 examples/framework_reductions.py \
+  --out "$OUT/frameworks" --runs 10
+step "$L/ctest_rest.log" "$(limit 200 10)" ctest --test-dir build/cuda -LE gpu --output-on-failure -j12 --timeout 120
+
+say "packing"
+(cd "$OUT" && tar -czf session.tar.gz logs $(ls -d frameworks golden 2>/dev/null))
+find "$OUT" -mindepth 1 -maxdepth 1 ! -name session.tar.gz -exec rm -rf {} +
+for f in "$L"/*.log; do echo "== $(basename "$f"): $(grep -E '^# (build )?exit status' "$f" | tail -1)"; done
+say "done"

@@ -1,0 +1,74 @@
+"""CUDA arrays (PyTorch, CuPy, JAX): the kernels read them where they are, with the same bits as the
+host path and as the CPU model. Skipped, with the reason, where there is no CUDA device or no
+framework."""
+import os
+
+import pytest
+
+import sumlab
+
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # JAX would take most of the device
+
+ok, why = sumlab.cuda_available()
+pytestmark = pytest.mark.skipif(not ok, reason=why)
+torch = pytest.importorskip("torch") if ok else None
+
+KERNELS = ["gpu_two_pass", "gpu_exact", "gpu_fixed_point", "gpu_kahan", "gpu_harris_7"]
+
+
+def bits(results):
+    return {r.algorithm: r.hex for r in results}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("n", [1, 33, 1_000_003])
+def test_a_torch_cuda_tensor_gives_the_host_paths_and_the_models_bits(dtype, n):
+    x = torch.randn(n, dtype=getattr(torch, dtype), device="cuda", generator=torch.Generator("cuda").manual_seed(n))
+    host = x.cpu().numpy()
+    on_device = bits(sumlab.sum(x, KERNELS + ["exact", "pairwise"]))
+    assert on_device == bits(sumlab.sum(host, KERNELS + ["exact", "pairwise"], backend="cuda"))
+    assert on_device == bits(sumlab.sum(host, KERNELS + ["exact", "pairwise"], backend="model"))
+    assert sumlab.sum(x, "gpu_exact").value == sumlab.reference(host)
+
+
+def test_the_kernels_read_the_tensor_in_place():
+    """No device copy: with less device memory free than the tensor takes, a sum of the tensor
+    still runs, while the same data from the host (which must be uploaded) fails for memory."""
+    n = 1 << 28  # 1 GiB of float32
+    x = torch.rand(n, dtype=torch.float32, device="cuda") - 0.5
+    host = x.cpu().numpy()
+    expected = sumlab.reference(host)
+    torch.cuda.synchronize()
+    free, _ = torch.cuda.mem_get_info()
+    hog = torch.empty(free - (256 << 20), dtype=torch.uint8, device="cuda")  # leaves 256 MiB free
+    try:
+        r = sumlab.sum(x, "gpu_exact")
+        assert r.value == expected
+        with pytest.raises(MemoryError):  # the control: a copy of the input does not fit
+            sumlab.sum(host, "gpu_exact", backend="cuda")
+    finally:
+        del hog
+
+
+def test_cupy_and_jax_arrays_give_torchs_bits():
+    x = torch.randn(100_003, dtype=torch.float32, device="cuda", generator=torch.Generator("cuda").manual_seed(7))
+    want = bits(sumlab.sum(x, KERNELS))
+    cupy = pytest.importorskip("cupy")
+    assert bits(sumlab.sum(cupy.from_dlpack(x), KERNELS)) == want
+    jax = pytest.importorskip("jax")
+    gpus = [d for d in jax.devices() if d.platform == "gpu"]
+    if not gpus:
+        pytest.skip("JAX sees no GPU")
+    j = jax.device_put(x.cpu().numpy(), gpus[0])
+    assert bits(sumlab.sum(j, KERNELS)) == want
+
+
+def test_device_arrays_the_kernels_cannot_read_are_refused_clearly():
+    x = torch.randn(1000, device="cuda")
+    with pytest.raises(sumlab.SumlabError, match="contiguous"):
+        sumlab.sum(x[::2], "gpu_exact")
+    with pytest.raises(sumlab.SumlabError, match="float32"):
+        sumlab.sum(x.half(), "gpu_exact")
+    # A 2-D tensor needs the order its elements are read in, as on the host.
+    m = torch.randn(64, 64, device="cuda")
+    assert sumlab.sum(m, "gpu_exact", order="C").value == sumlab.reference(m.cpu().numpy().ravel())
