@@ -1,6 +1,7 @@
 #pragma once
 // Raw binary input: little-endian float32 or float64 values back to back, nothing else, so the
 // type must be given (ReadOptions::dtype) and the size must be a whole number of elements.
+#include <cstdint>
 #include <span>
 #include <string_view>
 
