@@ -82,6 +82,7 @@ def main() -> int:
     p.add_argument("--runs", type=int, default=20, help="calls per configuration and input")
     p.add_argument("--sizes", default="2^20,2^24", help="determinism study's sizes")
     p.add_argument("--log2-max", type=int, default=24, help="error-vs-n's largest n, 2^k")
+    p.add_argument("--frameworks", default="torch,cupy,jax", help="which of torch, cupy, jax")
     p.add_argument("--force", action="store_true", help="replace existing run folders")
     a = p.parse_args()
     ok, why = sumlab.cuda_available()
@@ -89,7 +90,14 @@ def main() -> int:
         print(f"framework_reductions: needs a CUDA device ({why})", file=sys.stderr)
         return 2
     subjects: list[sumlab.Subject] = []
-    for name, make in (("torch", torch_subjects), ("cupy", cupy_subjects), ("jax", jax_subjects)):
+    makers = {"torch": torch_subjects, "cupy": cupy_subjects, "jax": jax_subjects}
+    for name in a.frameworks.split(","):
+        if name not in makers:
+            print(f"framework_reductions: unknown framework {name!r} (torch, cupy, jax)", file=sys.stderr)
+            return 2
+    for name, make in makers.items():
+        if name not in a.frameworks.split(","):
+            continue
         try:
             subjects += make()
         except Exception as e:  # an absent framework is left out, not fatal

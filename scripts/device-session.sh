@@ -8,7 +8,7 @@
 #   3. the Python package on CUDA arrays (torch, CuPy, JAX; in place)      -> pytest_device.log
 #   4. sumlab verify --quick (GPU bits == model bits)                      -> verify.log
 #   5. the golden bits of data/golden re-checked                           -> golden.log
-#   6. examples/framework_reductions.py (run folders)                      -> frameworks/
+#   6. examples/framework_reductions.py, each framework alone, then all    -> frameworks/
 #   7. the rest of the test suite, with a GPU present                      -> ctest_rest.log
 # Usage (device tool, carry .debs): OUT=$OUT SUMLAB_DEBS=.debs scripts/device-session.sh
 # Everything is packed into $OUT/session.tar.gz; console.log travels beside it.
@@ -52,12 +52,18 @@ step "$L/pytest_device.log" "$(limit 80 120)" env PYTHONPATH=build/cuda/python S
   python3 -m pytest -v tests/python/test_device.py tests/python/test_api.py
 step "$L/verify.log" "$(limit 70 90)" "$BIN" verify --quick
 step "$L/golden.log" "$(limit 60 60)" "$BIN" study determinism --check-golden data/golden/golden-h200.json --out "$OUT/golden"
-step "$L/frameworks.log" "$(limit 90 30)" env PYTHONPATH=build/cuda/python python3 examples/framework_reductions.py \
-  --out "$OUT/frameworks" --runs 10
-step "$L/ctest_rest.log" "$(limit 200 10)" ctest --test-dir build/cuda -LE gpu --output-on-failure -j12 --timeout 120
+# Each framework alone first (a crash names its culprit; faulthandler prints the Python stack),
+# then all of them into one pair of run folders.
+for fw in torch cupy jax; do
+  step "$L/frameworks-$fw.log" "$(limit 40 100)" env PYTHONPATH=build/cuda/python python3 -X faulthandler \
+    examples/framework_reductions.py --frameworks $fw --out "$OUT/probe-$fw" --runs 3 --sizes 2^20 --log2-max 16
+done
+step "$L/frameworks.log" "$(limit 120 60)" env PYTHONPATH=build/cuda/python python3 -X faulthandler \
+  examples/framework_reductions.py --out "$OUT/frameworks" --runs 10
+step "$L/ctest_rest.log" "$(limit 200 10)" ctest --test-dir build/cuda -LE gpu --output-on-failure -j8 --timeout 150
 
 say "packing"
-(cd "$OUT" && tar -czf session.tar.gz logs $(ls -d frameworks golden 2>/dev/null))
+(cd "$OUT" && tar -czf session.tar.gz logs $(ls -d frameworks probe-* golden 2>/dev/null))
 find "$OUT" -mindepth 1 -maxdepth 1 ! -name session.tar.gz -exec rm -rf {} +
 for f in "$L"/*.log; do echo "== $(basename "$f"): $(grep -E '^# (build )?exit status' "$f" | tail -1)"; done
 say "done"

@@ -13,7 +13,7 @@ ok, why = sumlab.cuda_available()
 pytestmark = pytest.mark.skipif(not ok, reason=why)
 torch = pytest.importorskip("torch") if ok else None
 
-KERNELS = ["gpu_two_pass", "gpu_exact", "gpu_fixed_point", "gpu_kahan", "gpu_harris_7"]
+KERNELS = ["gpu_two_pass", "gpu_exact", "gpu_fixed_point", "gpu_kahan", "gpu_multi_add"]
 
 
 def bits(results):
