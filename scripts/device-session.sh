@@ -44,6 +44,8 @@ echo "# build exit status: $rc" >> "$L/setup.log"
 say "build exit $rc"
 BIN=build/cuda/sumlab
 [ -x "$BIN" ] || { grep -E "error|FAILED" "$L/setup.log" | head -30; exit 1; }
+# Sourced with SUMLAB_SETUP_ONLY set: stop here, the build and its environment ready for the caller.
+[ -n "${SUMLAB_SETUP_ONLY:-}" ] && return 0
 
 # --- 2..7 ------------------------------------------------------------------------------------------
 step "$L/ctest_gpu.log" "$(limit 100 170)" ctest --test-dir build/cuda -L gpu --output-on-failure -j4
