@@ -163,3 +163,15 @@ def test_the_gil_is_released_during_long_work():
     t.join()
     during = [s for s in ticks if start < s < end]
     assert len(during) > 10, "another thread could not run while the lab worked"
+
+
+def test_the_extension_exports_only_its_entry_point():
+    """Every other symbol stays inside the extension (python/src/exports.map), so frameworks loaded
+    after it never bind to the lab's copies of library templates."""
+    import shutil
+    nm = shutil.which("nm")
+    if nm is None:
+        pytest.skip("no nm (binutils) on this machine")
+    out = subprocess.run([nm, "-D", "--defined-only", sumlab._sumlab.__file__], capture_output=True, text=True,
+                         check=True).stdout
+    assert [line.split()[-1] for line in out.splitlines()] == ["PyInit__sumlab"]

@@ -72,3 +72,16 @@ def test_device_arrays_the_kernels_cannot_read_are_refused_clearly():
     # A 2-D tensor needs the order its elements are read in, as on the host.
     m = torch.randn(64, 64, device="cuda")
     assert sumlab.sum(m, "gpu_exact", order="C").value == sumlab.reference(m.cpu().numpy().ravel())
+
+
+def test_frameworks_imported_after_sumlab_work():
+    """sumlab first, then PyTorch and JAX, in a fresh process: the extension must not lend them
+    any symbol (they aborted in free() when it did)."""
+    import subprocess
+    import sys
+    code = ("import sumlab, torch, numpy; x = torch.ones(1000, device='cuda'); "
+            "assert sumlab.sum(x, 'gpu_exact').value == 1000.0; "
+            "import jax; print(jax.device_put(numpy.ones(3, numpy.float32)).sum())")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "XLA_PYTHON_CLIENT_PREALLOCATE": "false"})
+    assert r.returncode == 0, r.stderr[-2000:]
