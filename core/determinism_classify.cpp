@@ -48,8 +48,8 @@ std::optional<Classification> classify(std::span<const ShapeOutcome<T>> shapes, 
   if (c.shapes == 0) return std::nullopt;
   c.distinct_across_shapes = static_cast<int>(all.size());
   c.measured = c.distinct_within_shape_max > 1 ? Determinism::not_deterministic
-               : c.distinct_across_shapes > 1  ? Determinism::run_to_run
-                                               : Determinism::shape_invariant;
+               : c.distinct_across_shapes > 1 || c.shapes < 2 ? Determinism::run_to_run
+                                                              : Determinism::shape_invariant;
   for (const Bits b : all) {
     const T v = from_bits<T>(b);
     if (std::isnan(v)) {
@@ -81,6 +81,7 @@ std::string_view to_string(Agreement a) {
     case Agreement::matches: return "matches";
     case Agreement::stronger: return "stronger";
     case Agreement::violated: return "violated";
+    case Agreement::one_shape: return "one_shape";
   }
   return "?";
 }
@@ -94,8 +95,10 @@ int rank(Determinism d) {
   return 0;
 }
 
-Agreement compare(Determinism declared, Determinism measured) {
+Agreement compare(Determinism declared, Determinism measured, int shapes) {
   const int d = rank(declared), m = rank(measured);
+  if (shapes < 2 && declared == Determinism::shape_invariant && measured == Determinism::run_to_run)
+    return Agreement::one_shape;
   return m == d ? Agreement::matches : m > d ? Agreement::stronger : Agreement::violated;
 }
 

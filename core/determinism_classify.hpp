@@ -5,7 +5,8 @@
 // the bit patterns its R runs returned, with multiplicities. Output: the measured class
 //   not_deterministic  some shape gave more than one bit pattern over its runs;
 //   run_to_run         every shape gave one pattern, but not every shape the same one;
-//   shape_invariant    one bit pattern over every shape and every run;
+//   shape_invariant    one bit pattern over every shape and every run, with at least two shapes
+//                      run (one shape shows nothing across shapes: its best class is run_to_run);
 // plus the counts behind it and how far apart the values are, in ulps of T from the correctly
 // rounded sum (core/metrics.hpp: signed_ulp_distance counts representable values between them).
 //
@@ -71,11 +72,15 @@ enum class Agreement {
   matches,   // the same class
   stronger,  // measured more deterministic than declared: the allowed variation was not seen
   violated,  // measured less deterministic than declared: the declaration is wrong
+  one_shape, // shape invariance declared, one pattern over the runs, but only one shape was run:
+             // as far as the measurement reaches, the declaration holds
 };
 std::string_view to_string(Agreement a);
 // 0 not_deterministic < 1 run_to_run < 2 shape_invariant.
 int rank(Determinism d);
-Agreement compare(Determinism declared, Determinism measured);
+// `shapes`: how many shapes were run (Classification::shapes; fewer than 2 cannot show shape
+// invariance, so run_to_run is then the declaration's one_shape, not its violation).
+Agreement compare(Determinism declared, Determinism measured, int shapes = 2);
 // Parses to_string(Determinism); nullopt otherwise.
 std::optional<Determinism> parse_determinism(std::string_view s);
 

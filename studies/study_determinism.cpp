@@ -698,7 +698,7 @@ CellOutput<T> run_cell(Backend& backend, const Plan& p, const std::string& dist,
     out.inputs_rows.push_back(
         {"determinism", backend_name, rec.kind, rec.name, dtype, dist, seed, n_text,
          std::string(to_string(rec.declared)), std::string(to_string(c->measured)),
-         std::string(to_string(compare(rec.declared, c->measured))), source, std::to_string(c->shapes),
+         std::string(to_string(compare(rec.declared, c->measured, c->shapes))), source, std::to_string(c->shapes),
          std::to_string(p.runs), std::to_string(c->runs), std::to_string(c->distinct_within_shape_max),
          std::to_string(c->shapes_with_variation), std::to_string(c->distinct_across_shapes),
          std::to_string(c->nan_patterns), c->has_ulps ? std::to_string(c->min_ulps) : "nan",
@@ -848,7 +848,7 @@ void finish_run(Study& study, const Plan& p, const DeterminismOptions& o, double
   std::string table;
   for (const auto& r : rows) {
     const ClassSummary s = summarize(std::span<const Classification>(r.per_input));
-    const Agreement a = compare(r.declared, s.measured);
+    const Agreement a = compare(r.declared, s.measured, r.shapes_max);
     const std::string witness = s.witness >= 0 ? r.inputs[static_cast<std::size_t>(s.witness)] : "";
     const std::string note = kernel_note(r.kind, r.kernel, p.backend);
     if (r.model_mismatches > 0) total_mismatches += r.model_mismatches;

@@ -235,7 +235,9 @@ class PyExternal final : public ExternalSum {
       nb::ndarray<nb::numpy, const T, nb::ndim<1>> view(x.data(), 1, shape, nb::handle());
       return nb::cast<double>(fn_(c, view));
     } catch (const nb::python_error& e) {
-      throw ExternalError(e.what());
+      // The exception's own message (sumlab.Subject puts the type in front), not the traceback
+      // through the lab's frames.
+      throw ExternalError(nb::str(e.value()).c_str());
     } catch (const nb::cast_error&) {
       throw ExternalError("the subject's result is not a number");
     }

@@ -490,9 +490,12 @@ def render_determinism_classes(run: Run, data: CsvData, ctx: Context) -> list:
         Paragraph("What this shows: for each GPU kernel and CPU peer, the determinism class its measurements "
                   "support, next to the class it declares. not_deterministic: some launch shape (or thread "
                   "count) gave more than one bit pattern over its runs; run_to_run: one pattern per shape, but "
-                  "different shapes gave different bits; shape_invariant: one pattern for every shape and run. "
+                  "different shapes gave different bits (or only one shape ran); shape_invariant: one pattern for "
+                  "every run of two or more shapes. "
                   "The least deterministic input decides (witness). 'stronger' means the variation the "
-                  "declaration allows did not show up in these runs; 'violated' means the declaration is wrong."),
+                  "declaration allows did not show up in these runs; 'violated' means the declaration is wrong; "
+                  "'one_shape' means shape invariance is declared and the runs agree, but only one shape "
+                  "(or configuration) was run, so invariance across shapes was not measured."),
         Table(cols, rows, f"One row per kernel over every input of this run (backend {backend}). within / across: "
               "most distinct bit patterns in one shape / over all shapes; spread and max_abs in ulps of the "
               "correctly rounded sum. Red: a violated declaration or a GPU result the order model did not predict.",

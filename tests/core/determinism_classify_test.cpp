@@ -88,11 +88,15 @@ TEST(DeterminismClassify, EdgeCases) {
   // Nothing measured: no class.
   EXPECT_FALSE(run({}, 1.0f));
   EXPECT_FALSE(run({ShapeOutcome<float>{"empty", {}}}, 1.0f));
-  // A shape with no runs is ignored; a single shape with a single run is trivially invariant.
-  const auto one = run({ShapeOutcome<float>{"empty", {}}, shape("a", {2.0f})}, 2.0f);
+  // A shape with no runs is ignored; one shape cannot show shape invariance: run_to_run at best,
+  // which a declaration of shape invariance meets as one_shape, not as a violation.
+  const auto one = run({ShapeOutcome<float>{"empty", {}}, shape("a", {2.0f, 2.0f})}, 2.0f);
   ASSERT_TRUE(one);
   EXPECT_EQ(one->shapes, 1);
-  EXPECT_EQ(one->measured, Determinism::shape_invariant);
+  EXPECT_EQ(one->measured, Determinism::run_to_run);
+  EXPECT_EQ(compare(Determinism::shape_invariant, one->measured, one->shapes), Agreement::one_shape);
+  EXPECT_EQ(compare(Determinism::shape_invariant, one->measured, 2), Agreement::violated);
+  EXPECT_EQ(compare(Determinism::not_deterministic, one->measured, one->shapes), Agreement::stronger);
   // Signed zeros are different bits: a run that returns +0 then -0 is not deterministic, 0 ulps apart.
   const auto z = run({shape("a", {0.0f, -0.0f})}, 0.0f);
   ASSERT_TRUE(z);

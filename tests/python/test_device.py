@@ -48,6 +48,7 @@ def test_the_kernels_read_the_tensor_in_place():
             sumlab.sum(host, "gpu_exact", backend="cuda")
     finally:
         del hog
+        torch.cuda.empty_cache()  # give the memory back to the device, not only to torch's cache
 
 
 def test_cupy_and_jax_arrays_give_torchs_bits():

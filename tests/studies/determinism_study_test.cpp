@@ -96,7 +96,9 @@ TEST_F(DeterminismStudy, ClassesAreTheOnesTheIssueAsksFor) {
   EXPECT_EQ(by["gpu_atomic"]["measured"], "not_deterministic");
   EXPECT_EQ(by["gpu_exact"]["spread_ulps_max"], "0");
   EXPECT_EQ(by["gpu_exact"]["max_abs_ulps"], "0");  // correctly rounded, every shape
-  EXPECT_EQ(by["std_accumulate"]["measured"], "shape_invariant");
+  // One thread count: the runs agree, but invariance across shapes is not measured.
+  EXPECT_EQ(by["std_accumulate"]["measured"], "run_to_run");
+  EXPECT_EQ(by["std_accumulate"]["agreement"], "one_shape");
   EXPECT_EQ(by.count("gpu_cub"), 0u);  // no model: not on this backend
   for (const auto& [k, r] : by) EXPECT_NE(r.at("agreement"), "violated") << k;
   const auto summary = nlohmann::json::parse(std::ifstream(dir_ / "d" / "summary.json"));
