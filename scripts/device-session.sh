@@ -9,7 +9,8 @@
 #   4. sumlab verify --quick (GPU bits == model bits)                      -> verify.log
 #   5. the golden bits of data/golden re-checked                           -> golden.log
 #   6. examples/framework_reductions.py, each framework alone, then all    -> frameworks/
-#   7. the rest of the test suite, with a GPU present                      -> ctest_rest.log
+#   7. SUMLAB_DETERMINISM=1: the canonical determinism run                 -> determinism/
+#   8. the rest of the test suite, with a GPU present (SUMLAB_SKIP_REST skips) -> ctest_rest.log
 # Usage (device tool, carry .debs): OUT=$OUT SUMLAB_DEBS=.debs scripts/device-session.sh
 # Everything is packed into $OUT/session.tar.gz; console.log travels beside it.
 set -uo pipefail
@@ -62,10 +63,15 @@ for fw in torch cupy jax; do
 done
 step "$L/frameworks.log" "$(limit 120 60)" env PYTHONPATH=build/cuda/python python3 -X faulthandler \
   examples/framework_reductions.py --out "$OUT/frameworks" --runs 10
-step "$L/ctest_rest.log" "$(limit 200 10)" ctest --test-dir build/cuda -LE gpu --output-on-failure -j8 --timeout 150
+# The canonical determinism run (data/h200/determinism), when asked for.
+if [ -n "${SUMLAB_DETERMINISM:-}" ]; then
+  step "$L/determinism.log" "$(limit 240 15)" "$BIN" study determinism --backend cuda --out "$OUT/determinism" \
+    --sizes 2^20,2^24 --dtypes float32,float64 --dists uniform,normal,cancellation --runs 20 --max-shape-seconds 0.25
+fi
+[ -z "${SUMLAB_SKIP_REST:-}" ] && step "$L/ctest_rest.log" "$(limit 200 10)" ctest --test-dir build/cuda -LE gpu --output-on-failure -j8 --timeout 150
 
 say "packing"
-(cd "$OUT" && tar -czf session.tar.gz logs $(ls -d frameworks probe-* golden 2>/dev/null))
+(cd "$OUT" && tar -czf session.tar.gz logs $(ls -d frameworks probe-* golden determinism 2>/dev/null))
 find "$OUT" -mindepth 1 -maxdepth 1 ! -name session.tar.gz -exec rm -rf {} +
 for f in "$L"/*.log; do echo "== $(basename "$f"): $(grep -E '^# (build )?exit status' "$f" | tail -1)"; done
 say "done"
