@@ -18,7 +18,11 @@ bool gpu_available(std::string* why) {
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) {
     cudaGetLastError();
-    if (why) *why = std::string("no CUDA device: cudaGetDeviceCount: ") + cudaGetErrorString(e);
+    // Without an NVIDIA driver the runtime reports an "insufficient" one: say what it means.
+    const std::string cause = e == cudaErrorInsufficientDriver
+                                  ? "no NVIDIA driver that this CUDA runtime can use (none installed, or too old)"
+                                  : std::string("cudaGetDeviceCount: ") + cudaGetErrorString(e);
+    if (why) *why = "no CUDA device: " + cause;
     return false;
   }
   if (count == 0) {

@@ -10,6 +10,8 @@ scripts/install-deps.sh
 scripts/python-env.sh  # build/venv: numpy, pytest, nanobind, scikit-build-core, ml_dtypes (PyPI)
 python=$PWD/build/venv/bin/python
 SUMLAB_CMAKE_ARGS="-DPython_EXECUTABLE=$python" scripts/build.sh "$preset"
+# What the GPU side can do here: the reason the gpu-labelled tests skip, if they do.
+"build/$preset/sumlab" --version | sed 's/^/sumlab: /'
 ctest --preset "$preset" "$@"
 "$python" -m pip wheel . -q --no-build-isolation --no-deps -w build/wheel -Cbuild-dir="build/$preset" \
   -Ccmake.define.SUMLAB_TESTS=ON -Ccmake.define.SUMLAB_BENCH=ON

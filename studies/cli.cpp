@@ -7,8 +7,10 @@
 #include <cstdio>
 #include <exception>
 #include <new>
+#include <string>
 #include <system_error>
 
+#include "studies/backend.hpp"
 #include "studies/commands.hpp"
 #include "studies/study_driver.hpp"
 
@@ -43,12 +45,27 @@ int fail(int code, const char* what, const char* prefix = "") {
   return code;
 }
 
+// The version, the commit it was configured from, and what the GPU side can do here.
+std::string version_text() {
+  std::string why;
+  const bool gpu = cuda_backend_available(&why);
+  std::string out = "sumlab " SUMLAB_VERSION " (commit " SUMLAB_BUILD_COMMIT " at configure time)\n";
+#if defined(SUMLAB_WITH_CUDA)
+  out += "CUDA kernels: built\n";
+#else
+  out += "CUDA kernels: not built (configure with -DSUMLAB_CUDA=ON where nvcc is installed)\n";
+#endif
+  out += gpu ? "device: " + make_backend("cuda")->description() : "device: none (" + why + "); --backend model gives the GPU kernels' bits";
+  return out;
+}
+
 }  // namespace
 
 int run_cli(int argc, const char* const* argv) {
   CLI::App app{"sumlab: how the order of a floating-point sum changes its bits, measured against "
                "an exact MPFR reference"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", version_text);
   register_sum(app);
   register_study(app);
   register_verify(app);
