@@ -175,3 +175,13 @@ def test_the_extension_exports_only_its_entry_point():
     out = subprocess.run([nm, "-D", "--defined-only", sumlab._sumlab.__file__], capture_output=True, text=True,
                          check=True).stdout
     assert [line.split()[-1] for line in out.splitlines()] == ["PyInit__sumlab"]
+
+
+def test_type_stubs_name_every_function_of_the_extension():
+    import pathlib
+    stub = pathlib.Path(sumlab._sumlab.__file__).with_name("_sumlab.pyi")
+    assert stub.exists(), "the wheel ships _sumlab.pyi beside the extension"
+    text = stub.read_text()
+    for name in dir(sumlab._sumlab):
+        if callable(getattr(sumlab._sumlab, name)) and not name.startswith("_"):
+            assert f"def {name}(" in text, name
