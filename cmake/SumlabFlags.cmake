@@ -1,4 +1,4 @@
-# Floating-point flags for every host target of the project.
+# Floating-point flags for every host target of the project (C++, and the C of the example plugin).
 #
 # The order and rounding of every floating-point operation is what sumlab studies, so the compiler
 # must not change either: -ffp-contract=off forbids fusing a*b+c into an FMA (one rounding instead
@@ -8,5 +8,5 @@
 # precision creeps in; long double appears only where an algorithm asks for it by name.
 add_library(sumlab_flags INTERFACE)
 target_compile_options(sumlab_flags INTERFACE
-  $<$<COMPILE_LANGUAGE:CXX>:-ffp-contract=off -fno-fast-math
+  $<$<COMPILE_LANGUAGE:C,CXX>:-ffp-contract=off -fno-fast-math
                             -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion>)

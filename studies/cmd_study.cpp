@@ -26,6 +26,7 @@
 #include "studies/input_file.hpp"
 #include "studies/input_options.hpp"
 #include "studies/json_number.hpp"
+#include "studies/plugin.hpp"
 #include "studies/progress.hpp"
 #include "studies/run_folder.hpp"
 #include "studies/size_text.hpp"
@@ -45,6 +46,7 @@ struct StudyOptions {
   std::string backend;  // "" = cuda when a GPU is present, else model; "cpu" = CPU algorithms only
   std::vector<std::string> gpu_kernels{"all"};
   std::vector<std::string> externals;  // subjects the user brings (studies/external.hpp), by name
+  std::vector<std::string> plugins;    // LIB:SYMBOL (studies/plugin.hpp): measured without --external
   std::string input, input_format, flatten;  // the user's data instead of the generators
 };
 
@@ -201,8 +203,7 @@ template <class T> std::vector<std::vector<std::string>> accuracy_cell(
     const auto configs = subject->configs();
     for (std::size_t c = 0; c < configs.size(); ++c) {
       const auto r = run_external<T>(*subject, c, xs, !m0.input_special);
-      const std::string name = subject->name() + (configs[c].empty() ? "" : "[" + configs[c] + "]");
-      emit("external", name, r.ok ? r.value : std::numeric_limits<T>::quiet_NaN(),
+      emit("external", config_name(subject->name(), configs[c]), r.ok ? r.value : std::numeric_limits<T>::quiet_NaN(),
            [](const BoundInput&) { return std::numeric_limits<double>::infinity(); }, r.error);
     }
   }
@@ -312,11 +313,14 @@ std::vector<std::uint64_t> data_sizes(std::vector<std::uint64_t> sizes, std::uin
   return sizes;
 }
 
-// The plan's record of the user's subjects: names and configurations.
-nlohmann::ordered_json external_plan(const std::vector<std::shared_ptr<ExternalSum>>& subjects) {
+// The plan's record of the user's subjects: names and configurations, and the plugins' libraries.
+void plan_subjects(nlohmann::ordered_json& plan, const std::vector<std::shared_ptr<ExternalSum>>& subjects,
+                   const std::vector<LoadedPlugin>& plugins) {
+  if (subjects.empty()) return;
   nlohmann::ordered_json j = nlohmann::ordered_json::array();
   for (const auto& s : subjects) j.push_back({{"name", s->name()}, {"configs", s->configs()}});
-  return j;
+  plan["externals"] = j;
+  if (!plugins.empty()) plan["plugins"] = plugin_plan(plugins);
 }
 
 void run_error_vs_n(const StudyOptions& o) {
@@ -343,7 +347,8 @@ void run_error_vs_n(const StudyOptions& o) {
   auto backend = o.backend == "cpu" ? nullptr : make_backend(o.backend);
   const auto kernels = pick_kernels(o.gpu_kernels, backend.get());
   const std::string backend_name = backend ? std::string(backend->name()) : "cpu";
-  const auto subjects = externals(o.externals);
+  const auto plugins = load_plugins(o.plugins);
+  const auto subjects = externals(with_plugins(o.externals, plugins));
 
   plan["dtypes"] = dtypes;
   plan["dists"] = cell_dists;
@@ -352,7 +357,7 @@ void run_error_vs_n(const StudyOptions& o) {
   plan["algorithms"] = algorithms;
   plan["gpu_kernels"] = kernel_names(kernels);
   plan["backend"] = backend_name;
-  if (!subjects.empty()) plan["externals"] = external_plan(subjects);
+  plan_subjects(plan, subjects, plugins);
   Study study("error-vs-n", o.run, plan, backend_name, {{"error_vs_n.csv", kErrorVsNColumns}});
   std::vector<Cell> cells;
   for (const auto& dtype : dtypes)
@@ -395,13 +400,14 @@ void run_error_vs_cond_on_data(const StudyOptions& o) {
   auto backend = o.backend == "cpu" ? nullptr : make_backend(o.backend);
   const auto kernels = pick_kernels(o.gpu_kernels, backend.get());
   const std::string backend_name = backend ? std::string(backend->name()) : "cpu";
-  const auto subjects = externals(o.externals);
+  const auto plugins = load_plugins(o.plugins);
+  const auto subjects = externals(with_plugins(o.externals, plugins));
   plan["sizes"] = sizes;
   plan["seeds"] = seeds;
   plan["algorithms"] = algorithms;
   plan["gpu_kernels"] = kernel_names(kernels);
   plan["backend"] = backend_name;
-  if (!subjects.empty()) plan["externals"] = external_plan(subjects);
+  plan_subjects(plan, subjects, plugins);
   Study study("error-vs-cond", o.run, plan, backend_name, {{"error_vs_cond.csv", kErrorVsCondColumns}});
   std::vector<Cell> cells;
   for (const auto n : sizes)
@@ -427,7 +433,8 @@ void run_error_vs_cond(const StudyOptions& o, std::uint64_t n, int step) {
   auto backend = o.backend == "cpu" ? nullptr : make_backend(o.backend);
   const auto kernels = pick_kernels(o.gpu_kernels, backend.get());
   const std::string backend_name = backend ? std::string(backend->name()) : "cpu";
-  const auto subjects = externals(o.externals);
+  const auto plugins = load_plugins(o.plugins);
+  const auto subjects = externals(with_plugins(o.externals, plugins));
   std::vector<std::pair<std::string, int>> decades;  // (dtype, decade)
   for (const auto& dtype : o.dtypes)
     for (int k = 0; k <= (parse_dtype(dtype) == Dtype::float32 ? 40 : 60); k += step) decades.emplace_back(dtype, k);
@@ -440,7 +447,7 @@ void run_error_vs_cond(const StudyOptions& o, std::uint64_t n, int step) {
   plan["algorithms"] = algorithms;
   plan["gpu_kernels"] = kernel_names(kernels);
   plan["backend"] = backend_name;
-  if (!subjects.empty()) plan["externals"] = external_plan(subjects);
+  plan_subjects(plan, subjects, plugins);
   Study study("error-vs-cond", o.run, plan, backend_name, {{"error_vs_cond.csv", kErrorVsCondColumns}});
   std::vector<Cell> cells;
   for (const auto& [dtype, k] : decades)
@@ -480,8 +487,10 @@ void add_common(CLI::App* cmd, StudyOptions& o) {
   cmd->add_option("--format", o.input_format, "--input's format: npy, csv or raw (default: from the extension)");
   cmd->add_option("--flatten", o.flatten, "How a 2-D --input becomes one sequence: C (row by row) or F (column by column)");
   cmd->add_option("--external", o.externals,
-                  "Subjects the user brings, by name (registered from Python, or loaded with --plugin)")
+                  "Subjects the user brings, by name (registered from Python; a --plugin's subject needs no "
+                  "naming here)")
       ->delimiter(',');
+  add_plugin_option(*cmd, o.plugins);
 }
 
 }  // namespace

@@ -27,6 +27,7 @@
 #include "studies/sum_api.hpp"
 #include "studies/input_options.hpp"
 #include "studies/json_number.hpp"
+#include "studies/plugin.hpp"
 #include "studies/shape_options.hpp"
 
 namespace sumlab {
@@ -41,6 +42,7 @@ struct SumOptions {
   RunOptions run;       // --out: the rows as a run folder too; --strict: exit 1 on a broken bound
   std::string backend;  // for GPU kernels: cuda, model, or "" (cuda when a GPU is present)
   ShapeOptions shape;
+  std::vector<std::string> plugins;  // LIB:SYMBOL (studies/plugin.hpp): each subject a row per configuration
 };
 
 const std::vector<std::string> kSumColumns = {
@@ -57,6 +59,8 @@ template <class T> bool run_sum(const SumOptions& opts, std::vector<T>& x) {
   req.fixed_scale = opts.fixed_scale;
   req.backend = opts.backend;
   req.shape = overrides(opts.shape);
+  const auto plugins = load_plugins(opts.plugins);
+  req.externals = with_plugins({}, plugins);
   const SumReport<T> report = sum_report<T>(req, xs);
   const std::string dtype(FloatTraits<T>::dtype);
   const T reference_value = report.reference;
@@ -71,10 +75,12 @@ template <class T> bool run_sum(const SumOptions& opts, std::vector<T>& x) {
     plan["input"] = describe_input(opts.input, x.size());
     plan["algorithms"] = opts.algorithms;
     plan["backend"] = opts.backend;
+    if (!plugins.empty()) plan["plugins"] = plugin_plan(plugins);
     Study study("sum", opts.run, plan, opts.backend.empty() ? "cpu" : opts.backend, {{"sum.csv", kSumColumns}});
     Rows rows;
     for (const auto& r : report.rows) {
-      if (!r.has_value) continue;  // a library peer on the model backend: nothing measured
+      // A library peer on the model backend measured nothing; a failed external call is a row.
+      if (!r.has_value && r.verdict != Verdict::failed) continue;
       const auto m = r.metrics;
       rows.push_back({"sum", r.backend, dtype, describe_input(opts.input, x.size()), std::to_string(x.size()),
                       r.algorithm, r.shape ? to_string(*r.shape) : "", csv_number(r.result.value),
@@ -108,21 +114,24 @@ template <class T> bool run_sum(const SumOptions& opts, std::vector<T>& x) {
   else if (m.exact_overflows)
     std::cout << fmt::format("note       the exact sum overflows {}: it rounds to {}, and no error bound "
                              "applies (each assumes no overflow)\n", dtype, reference_value);
-  std::cout << fmt::format("\n{:<15} {:>26} {:>20} {:>11} {:>11} {:>11} {:>11}  {}\n", "algorithm",
+  std::size_t width = 15;  // external subjects' rows are name[config]: often longer
+  for (const auto& r : report.rows) width = std::max(width, r.algorithm.size());
+  std::cout << fmt::format("\n{:<{}} {:>26} {:>20} {:>11} {:>11} {:>11} {:>11}  {}\n", "algorithm", width,
                            "value", "bits", "abs err", "rel err", "ulps", "bound", "notes");
   for (const auto& r : report.rows) {
     std::string notes = r.result.diagnostics;
     if (r.shape) notes = shape_text(*find_gpu_kernel(r.algorithm), *r.shape) + (notes.empty() ? "" : "; " + notes);
     for (const auto& f : r.ignored) notes += (notes.empty() ? "" : "; ") + ("does not read --" + f);
-    if (!r.has_value) {  // a library peer on the model backend: no value, nothing to measure
-      std::cout << fmt::format("{:<15} {:>26}  {}\n", r.algorithm, "-", notes.empty() ? "no value here" : notes);
+    if (!r.has_value) {  // a library peer on the model backend, or a failed external call
+      if (r.verdict == Verdict::failed) notes = "FAILED: " + notes;
+      std::cout << fmt::format("{:<{}} {:>26}  {}\n", r.algorithm, width, "-", notes.empty() ? "no value here" : notes);
       continue;
     }
     if (r.verdict == Verdict::exceeds) notes += " EXCEEDS BOUND";
     if (r.verdict == Verdict::intermediate_overflow) notes += " OVERFLOWED (the exact sum is finite)";
     const std::string bound = std::isfinite(r.bound) ? fmt::format("{:.3e}", r.bound) : "none";
-    std::cout << fmt::format("{:<15} {:>26} {:>20} {:>11.3e} {:>11.3e} {:>11.4g} {:>11}  {}\n",
-                             r.algorithm, fmt::format("{}", r.result.value), hex_bits(r.result.value),
+    std::cout << fmt::format("{:<{}} {:>26} {:>20} {:>11.3e} {:>11.3e} {:>11.4g} {:>11}  {}\n",
+                             r.algorithm, width, fmt::format("{}", r.result.value), hex_bits(r.result.value),
                              r.metrics.abs_error, r.metrics.rel_error, r.metrics.ulps, bound, notes);
   }
   std::cout << "\n" << tally.text();
@@ -161,6 +170,7 @@ void register_sum(CLI::App& app) {
                   "default cuda when a GPU is present, else model")
       ->check(CLI::IsMember({"cuda", "model"}));
   add_shape_options(*cmd, opts->shape);
+  add_plugin_option(*cmd, opts->plugins);
   cmd->callback([opts] {
     Array a = load_input(opts->input);
     const bool alarm = std::holds_alternative<std::vector<float>>(a)

@@ -37,6 +37,10 @@ std::shared_ptr<ExternalSum> find_external(const std::string& name) {
   return it == registry().end() ? nullptr : it->second;
 }
 
+std::string config_name(const std::string& name, const std::string& label) {
+  return label.empty() ? name : name + "[" + label + "]";
+}
+
 std::vector<std::shared_ptr<ExternalSum>> externals(const std::vector<std::string>& names) {
   std::vector<std::shared_ptr<ExternalSum>> out;
   for (const auto& n : names) {

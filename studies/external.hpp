@@ -46,6 +46,8 @@ void register_external(std::shared_ptr<ExternalSum> s);
 void unregister_external(const std::string& name);
 // nullptr when no subject has that name.
 std::shared_ptr<ExternalSum> find_external(const std::string& name);
+// The name of a configuration's rows: name[label], or name for the one unnamed configuration.
+std::string config_name(const std::string& name, const std::string& label);
 // The subjects named, in order; UserError for an unknown name (listing the known ones).
 std::vector<std::shared_ptr<ExternalSum>> externals(const std::vector<std::string>& names);
 

@@ -62,6 +62,7 @@
 #include "studies/input_options.hpp"
 #include "studies/external.hpp"
 #include "studies/input_file.hpp"
+#include "studies/plugin.hpp"
 #include "studies/study_driver.hpp"
 #include "studies/run_folder.hpp"
 
@@ -104,6 +105,7 @@ struct DeterminismOptions {
   std::string serial_max = "2^24";
   std::string save_golden, check_golden;
   std::vector<std::string> externals;  // the user's subjects, by name (studies/external.hpp)
+  std::vector<std::string> plugins;    // LIB:SYMBOL (studies/plugin.hpp): measured without --external
   std::string input, input_format, flatten;  // the user's data instead of the generators
 };
 
@@ -212,6 +214,7 @@ struct Plan {
   std::vector<GpuKernel> kernels;
   std::vector<std::string> peers;
   std::vector<std::shared_ptr<ExternalSum>> externals;  // the user's subjects (studies/external.hpp)
+  std::vector<LoadedPlugin> plugins;                      // where the plugins among them came from
   std::optional<Array> data;                              // --input: one cell over the user's data
   std::string data_source;
   std::vector<std::string> skipped;  // "gpu_cub: ..." (not measurable here)
@@ -261,7 +264,8 @@ void select_kernels(const DeterminismOptions& o, Plan& p) {
                       cpu_peer_names() + ")");
     }
   }
-  p.externals = externals(o.externals);
+  p.plugins = load_plugins(o.plugins);
+  p.externals = externals(with_plugins(o.externals, p.plugins));
   if (p.kernels.empty() && p.peers.empty() && p.externals.empty())
     throw UserError("--kernels selects nothing measurable on this backend");
 }
@@ -984,6 +988,7 @@ nlohmann::ordered_json plan_json(const Plan& p) {
     for (const auto& x : p.externals) e.push_back({{"name", x->name()}, {"configs", x->configs()}});
     j["externals"] = e;
   }
+  if (!p.plugins.empty()) j["plugins"] = plugin_plan(p.plugins);
   return j;
 }
 
@@ -1147,9 +1152,10 @@ void register_study_determinism(CLI::App& study) {
       ->capture_default_str();
   cmd->add_option("--serial-max", o->serial_max, "Largest n for gpu_serial (one GPU thread)")->capture_default_str();
   cmd->add_option("--external", o->externals,
-                  "Subjects the user brings, by name (registered from Python, or loaded with --plugin); "
-                  "their configurations are their shapes")
+                  "Subjects the user brings, by name (registered from Python; a --plugin's subject needs no "
+                  "naming here); their configurations are their shapes")
       ->delimiter(',');
+  add_plugin_option(*cmd, o->plugins);
   cmd->add_option("--input", o->input, "The user's data (.npy, .csv/.txt, raw with --format) as the one input");
   cmd->add_option("--format", o->input_format, "--input's format: npy, csv or raw (default: from the extension)");
   cmd->add_option("--flatten", o->flatten, "How a 2-D --input becomes one sequence: C or F");

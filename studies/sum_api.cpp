@@ -11,6 +11,7 @@
 #include "core/float_traits.hpp"
 #include "core/metrics.hpp"
 #include "studies/commands.hpp"
+#include "studies/external.hpp"
 #include "studies/json_number.hpp"
 
 namespace sumlab {
@@ -35,6 +36,59 @@ template <class T> std::vector<const CpuAlgorithm<T>*> select_algorithms(const s
     out.push_back(a);
   }
   return out;
+}
+
+template <class T>
+void add_kernel_rows(SumReport<T>& report, const SumRequest& req, std::span<const T> x, Backend& backend,
+                     const std::vector<std::pair<GpuKernel, ResolvedShape>>& shapes, KernelInput<T>* device,
+                     const reference::ExactSum<T>& exact) {
+  report.backend_description = backend.description();
+  std::unique_ptr<KernelInput<T>> loaded;
+  KernelInput<T>* input = device;
+  if (!input && !shapes.empty()) {
+    loaded = backend.load(x);
+    input = loaded.get();
+  }
+  for (const auto& [k, resolved] : shapes) {
+    KernelOptions o;
+    if (k == GpuKernel::fixed_point) o.fixed_scale = req.fixed_scale;
+    const KernelOutcome<T> out = input->run(k, resolved.shape, o);
+    SumRow<T> row;
+    row.algorithm = std::string(info(k).name);
+    row.backend = std::string(backend.name());
+    if (info(k).shape_fields != 0) row.shape = resolved.shape;
+    row.ignored = resolved.ignored;
+    row.has_value = out.has_value;
+    row.result.value = out.has_value ? out.value : std::numeric_limits<T>::quiet_NaN();
+    row.result.diagnostics = out.note;
+    row.metrics = exact.measure(row.result.value);
+    const double quantisation = k == GpuKernel::fixed_point ? fixed_point_sum<T>(x, req.fixed_scale).extra_error_bound : 0;
+    row.bound = kernel_bound(k, format_of<T>(), resolved.shape,
+                             {x.size(), report.input.sum_abs, std::fabs(report.input.exact), quantisation});
+    row.verdict = out.has_value ? judge(row.metrics.judged(), row.bound) : Verdict::no_bound;
+    report.rows.push_back(std::move(row));
+  }
+}
+
+template <class T>
+void add_external_rows(SumReport<T>& report, const std::vector<std::shared_ptr<ExternalSum>>& subjects,
+                       std::span<const T> x, const reference::ExactSum<T>& exact) {
+  for (const auto& subject : subjects) {
+    const auto configs = subject->configs();
+    for (std::size_t c = 0; c < configs.size(); ++c) {
+      const ExternalOutcome<T> r = run_external<T>(*subject, c, x, !report.input.input_special);
+      SumRow<T> row;
+      row.algorithm = config_name(subject->name(), configs[c]);
+      row.backend = "external";
+      row.has_value = r.ok;
+      row.result.value = r.ok ? r.value : std::numeric_limits<T>::quiet_NaN();
+      row.result.diagnostics = r.error;
+      row.metrics = exact.measure(row.result.value);
+      row.bound = std::numeric_limits<double>::infinity();
+      row.verdict = r.ok ? judge(row.metrics.judged(), row.bound) : Verdict::failed;
+      report.rows.push_back(std::move(row));
+    }
+  }
 }
 
 }  // namespace
@@ -68,6 +122,7 @@ SumReport<T> sum_report(const SumRequest& req, std::span<const T> x, KernelInput
                            std::find(kernels.begin(), kernels.end(), GpuKernel::fixed_point) != kernels.end();
   if (req.fixed_scale && !fixed_named)
     throw UserError("--fixed-scale applies to fixed_point and gpu_fixed_point; the selection has neither");
+  const auto subjects = externals(req.externals);
 
   // Every kernel's shape is resolved before anything runs, so a bad option fails at once.
   std::unique_ptr<Backend> backend;
@@ -99,33 +154,8 @@ SumReport<T> sum_report(const SumRequest& req, std::span<const T> x, KernelInput
     row.verdict = judge(row.metrics.judged(), row.bound);
     report.rows.push_back(std::move(row));
   }
-  if (!backend) return report;
-
-  report.backend_description = backend->description();
-  std::unique_ptr<KernelInput<T>> loaded;
-  KernelInput<T>* input = device;
-  if (!input && !shapes.empty()) {
-    loaded = backend->load(x);
-    input = loaded.get();
-  }
-  for (const auto& [k, resolved] : shapes) {
-    KernelOptions o;
-    if (k == GpuKernel::fixed_point) o.fixed_scale = req.fixed_scale;
-    const KernelOutcome<T> out = input->run(k, resolved.shape, o);
-    SumRow<T> row;
-    row.algorithm = std::string(info(k).name);
-    row.backend = std::string(backend->name());
-    if (info(k).shape_fields != 0) row.shape = resolved.shape;
-    row.ignored = resolved.ignored;
-    row.has_value = out.has_value;
-    row.result.value = out.has_value ? out.value : std::numeric_limits<T>::quiet_NaN();
-    row.result.diagnostics = out.note;
-    row.metrics = exact.measure(row.result.value);
-    const double quantisation = k == GpuKernel::fixed_point ? fixed_point_sum<T>(x, req.fixed_scale).extra_error_bound : 0;
-    row.bound = kernel_bound(k, format_of<T>(), resolved.shape, bound_input(quantisation));
-    row.verdict = out.has_value ? judge(row.metrics.judged(), row.bound) : Verdict::no_bound;
-    report.rows.push_back(std::move(row));
-  }
+  if (backend) add_kernel_rows(report, req, x, *backend, shapes, device, exact);
+  add_external_rows(report, subjects, x, exact);
   return report;
 }
 

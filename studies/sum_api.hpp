@@ -28,6 +28,10 @@ struct SumRequest {
   std::optional<int> fixed_scale;   // fixed_point and gpu_fixed_point: the caller's k (grid 2^-k)
   std::string backend;              // GPU kernels: "cuda", "model" or "" (cuda when a GPU is present)
   ShapeOverrides shape;             // launch-shape fields the caller set
+  // Subjects the user brings (studies/external.hpp), by name: one row per configuration, backend
+  // "external", no bound claimed; a failed call is a row without a value, verdict failed, its
+  // message in the diagnostics.
+  std::vector<std::string> externals;
 };
 
 template <class T> struct SumRow {
@@ -35,7 +39,7 @@ template <class T> struct SumRow {
   std::string backend = "cpu";
   std::optional<LaunchShape> shape;  // GPU kernels that take one
   std::vector<std::string> ignored;  // shape fields given that this kernel does not read
-  bool has_value = true;             // false: a library peer on the model backend
+  bool has_value = true;             // false: a library peer on the model backend, a failed external call
   SumResult<T> result;
   reference::ErrorMetrics metrics;
   double bound = 0;  // +inf: no bound holds (core/error_bound.hpp)

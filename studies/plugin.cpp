@@ -1,0 +1,200 @@
+#include "studies/plugin.hpp"
+
+#include <dlfcn.h>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <set>
+#include <span>
+
+#include "plugin/sumlab_plugin.h"
+#include "studies/commands.hpp"
+#include "studies/external.hpp"
+
+namespace sumlab {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::size_t max_name = 64, max_label = 128, max_configs = 1024;
+constexpr std::size_t error_capacity = 1024;  // the header promises at least 256
+static_assert(static_cast<int>(Determinism::not_deterministic) == SUMLAB_NOT_DETERMINISTIC &&
+              static_cast<int>(Determinism::run_to_run) == SUMLAB_RUN_TO_RUN &&
+              static_cast<int>(Determinism::shape_invariant) == SUMLAB_SHAPE_INVARIANT);
+
+// A descriptor that passed valid(): its strings are copied once, its entries called as they are.
+class PluginSubject final : public ExternalSum {
+ public:
+  PluginSubject(const sumlab_plugin& d, std::vector<std::string> configs)
+      : d_(d), name_(d.name), configs_(std::move(configs)) {}
+  std::string name() const override { return name_; }
+  Determinism declared() const override { return static_cast<Determinism>(d_.declared); }
+  std::vector<std::string> configs() const override { return configs_; }
+  double run(std::size_t c, std::span<const float> x) override { return call(d_.sum_float32, "float32", c, x); }
+  double run(std::size_t c, std::span<const double> x) override { return call(d_.sum_float64, "float64", c, x); }
+
+ private:
+  template <class T, class Entry>
+  double call(Entry entry, const char* dtype, std::size_t c, std::span<const T> x) const {
+    if (!entry) throw ExternalError(fmt::format("this plugin has no {} entry", dtype));
+    std::array<char, error_capacity> error{};
+    // A plugin that reports success without writing its result leaves NaN: run_external's failure.
+    T result = std::numeric_limits<T>::quiet_NaN();
+    const int status = entry(d_.context, c, x.data(), x.size(), &result, error.data(), error.size());
+    if (status == 0) return result;
+    error.back() = '\0';  // a plugin that filled the buffer to the end
+    if (error[0] == '\0') throw ExternalError(fmt::format("failed (status {}) without a message", status));
+    throw ExternalError(error.data());
+  }
+  const sumlab_plugin& d_;
+  std::string name_;
+  std::vector<std::string> configs_;
+};
+
+// Printable ASCII of 1..max characters, none of `banned`: what a CSV cell and a figure label take.
+std::string text_problem(const char* s, std::size_t max, const char* banned) {
+  if (!s) return "is NULL";
+  const std::size_t n = std::strlen(s);
+  if (n == 0) return "is empty";
+  if (n > max) return fmt::format("is {} characters long (at most {})", n, max);
+  for (const char* p = s; *p; ++p) {
+    if (*p < 0x20 || *p > 0x7e) return fmt::format("holds the byte 0x{:02x}, which is not printable ASCII", *p & 0xff);
+    if (std::strchr(banned, *p)) return fmt::format("'{}' holds '{}' (none of '{}' is allowed)", s, *p, banned);
+  }
+  return "";
+}
+
+// Why the descriptor cannot be used (empty: it can); its configuration labels into `labels`.
+std::string descriptor_problem(const sumlab_plugin& d, std::vector<std::string>& labels) {
+  if (auto p = text_problem(d.name, max_name, ",[]"); !p.empty()) return "its name " + p;
+  if (d.declared < SUMLAB_NOT_DETERMINISTIC || d.declared > SUMLAB_SHAPE_INVARIANT)
+    return fmt::format("declared = {} is none of SUMLAB_NOT_DETERMINISTIC, SUMLAB_RUN_TO_RUN, SUMLAB_SHAPE_INVARIANT",
+                       d.declared);
+  if (!d.sum_float32 && !d.sum_float64) return "it has neither a float32 nor a float64 entry";
+  if (d.config_count > max_configs) return fmt::format("config_count = {} (at most {})", d.config_count, max_configs);
+  if (d.config_count > 0 && !d.configs) return fmt::format("config_count = {} but configs is NULL", d.config_count);
+  if (d.config_count == 0) labels = {""};
+  std::set<std::string> seen;
+  for (std::size_t c = 0; c < d.config_count; ++c) {
+    if (auto p = text_problem(d.configs[c], max_label, ""); !p.empty()) return fmt::format("configs[{}] {}", c, p);
+    if (!seen.insert(d.configs[c]).second) return fmt::format("two configurations are labelled '{}'", d.configs[c]);
+    labels.emplace_back(d.configs[c]);
+  }
+  return "";
+}
+
+std::string file_hash(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::array<char, 1 << 16> buf;
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  while (in) {
+    in.read(buf.data(), buf.size());
+    for (std::streamsize i = 0; i < in.gcount(); ++i) h = (h ^ static_cast<unsigned char>(buf[i])) * 0x100000001b3ull;
+  }
+  return fmt::format("{:016x}", h);
+}
+
+// The library's getter: dlopen and dlsym, their failures in the loader's own words.
+sumlab_plugin_getter find_getter(const std::string& spec, const fs::path& library, const std::string& symbol) {
+  // RTLD_LOCAL: two plugins may define the same helper names without binding to each other's.
+  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);  // never closed: see plugin.hpp
+  if (!handle)
+    throw UserError(fmt::format("--plugin '{}': not a shared library this process can load: {}", spec, dlerror()));
+  dlerror();
+  void* address = dlsym(handle, symbol.c_str());
+  if (const char* e = dlerror(); e || !address)
+    throw UserError(fmt::format("--plugin '{}': no symbol '{}' in {} ({})", spec, symbol, library.string(),
+                                e ? e : "it resolves to NULL"));
+  sumlab_plugin_getter getter;
+  static_assert(sizeof getter == sizeof address);
+  std::memcpy(&getter, &address, sizeof getter);  // POSIX: a symbol's address converts to a function pointer
+  return getter;
+}
+
+// Which plugin registered each subject name (a name may be loaded again only from the same place).
+std::mutex origins_mutex;
+std::map<std::string, std::string> origins;
+
+void register_plugin_subject(const std::string& spec, const std::string& origin, std::shared_ptr<PluginSubject> s) {
+  const std::lock_guard<std::mutex> lock(origins_mutex);
+  const auto it = origins.find(s->name());
+  const bool ours = it != origins.end() && it->second == origin;
+  if (!ours && find_external(s->name()))
+    throw UserError(fmt::format("--plugin '{}': its subject's name '{}' is taken by a subject already registered{}; "
+                                "give one of them another name",
+                                spec, s->name(), it == origins.end() ? "" : " (from " + it->second + ")"));
+  origins[s->name()] = origin;
+  register_external(std::move(s));
+}
+
+}  // namespace
+
+LoadedPlugin load_plugin(const std::string& spec) {
+  const auto colon = spec.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == spec.size())
+    throw UserError(fmt::format("--plugin '{}': expected LIB:SYMBOL, a shared library's path and the name of its "
+                                "getter (plugin/sumlab_plugin.h)",
+                                spec));
+  const fs::path path = spec.substr(0, colon);
+  const std::string symbol = spec.substr(colon + 1);
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec))
+    throw UserError(fmt::format("--plugin '{}': no such file: {}", spec, path.string()));
+  const fs::path library = fs::canonical(path);
+  const sumlab_plugin* d = find_getter(spec, library, symbol)();
+  if (!d) throw UserError(fmt::format("--plugin '{}': the getter returned NULL, not a descriptor", spec));
+  if (d->abi_version != SUMLAB_PLUGIN_ABI_VERSION)
+    throw UserError(fmt::format("--plugin '{}': built for plugin ABI version {}; this sumlab reads version {} "
+                                "(rebuild it against plugin/sumlab_plugin.h)",
+                                spec, d->abi_version, SUMLAB_PLUGIN_ABI_VERSION));
+  std::vector<std::string> labels;
+  if (const auto problem = descriptor_problem(*d, labels); !problem.empty())
+    throw UserError(fmt::format("--plugin '{}': invalid descriptor: {}", spec, problem));
+  auto subject = std::make_shared<PluginSubject>(*d, std::move(labels));
+  LoadedPlugin loaded{library.string(), symbol, subject->name(), file_hash(library)};
+  register_plugin_subject(spec, loaded.library + ":" + symbol, std::move(subject));
+  return loaded;
+}
+
+std::vector<LoadedPlugin> load_plugins(const std::vector<std::string>& specs) {
+  std::vector<LoadedPlugin> out;
+  for (const auto& spec : specs) {
+    LoadedPlugin p = load_plugin(spec);
+    const auto same = [&](const LoadedPlugin& q) { return q.subject == p.subject; };
+    if (std::none_of(out.begin(), out.end(), same)) out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::vector<std::string> with_plugins(std::vector<std::string> externals, const std::vector<LoadedPlugin>& plugins) {
+  for (const auto& p : plugins)
+    if (std::find(externals.begin(), externals.end(), p.subject) == externals.end()) externals.push_back(p.subject);
+  return externals;
+}
+
+nlohmann::ordered_json plugin_plan(const std::vector<LoadedPlugin>& plugins) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::array();
+  for (const auto& p : plugins)
+    j.push_back({{"library", p.library}, {"symbol", p.symbol}, {"subject", p.subject}, {"fnv1a64", p.fnv1a64}});
+  return j;
+}
+
+void add_plugin_option(CLI::App& cmd, std::vector<std::string>& specs) {
+  cmd.add_option("--plugin", specs,
+                 "A compiled reduction to measure: LIB:SYMBOL, a shared library built against "
+                 "plugin/sumlab_plugin.h and its getter (repeatable, or a comma list); its subject is "
+                 "measured without naming it in --external, and the library's path and hash go into the plan")
+      ->delimiter(',');
+}
+
+}  // namespace sumlab
