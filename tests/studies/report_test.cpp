@@ -34,15 +34,22 @@ std::string slurp(const fs::path& p) {
 
 // A tiny error-vs-n run, made once per process (ctest runs each test in its own process, maybe in
 // parallel: the folder name carries the pid so no process removes another's run).
+// It is removed when the process exits.
 const fs::path& tiny_run() {
-  static const fs::path dir = [] {
-    const fs::path d = temp_dir("run_" + std::to_string(getpid())) / "tiny";
-    const Result r = run("study error-vs-n --quick --log2-max 8 --seeds 1 --dists uniform,constant --out " +
-                         d.string());
-    EXPECT_EQ(r.code, 0) << r.out;
-    return d;
-  }();
-  return dir;
+  struct Run {
+    fs::path base = temp_dir("run_" + std::to_string(getpid())), dir = base / "tiny";
+    Run() {
+      const Result r = run("study error-vs-n --quick --log2-max 8 --seeds 1 --dists uniform,constant --out " +
+                           dir.string());
+      EXPECT_EQ(r.code, 0) << r.out;
+    }
+    ~Run() {
+      std::error_code ec;
+      fs::remove_all(base, ec);
+    }
+  };
+  static const Run run_once;
+  return run_once.dir;
 }
 
 std::set<std::string> algorithms_in(const fs::path& csv) {
