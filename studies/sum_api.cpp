@@ -159,6 +159,35 @@ SumReport<T> sum_report(const SumRequest& req, std::span<const T> x, KernelInput
   return report;
 }
 
+template <class T> T sum_value(const SumRequest& req, std::span<const T> x, KernelInput<T>* device) {
+  if (req.algorithms.size() != 1 || req.algorithms[0] == "all" || req.algorithms[0] == "gpu")
+    throw UserError("a value is one algorithm's or one kernel's: name exactly one");
+  const std::string& name = req.algorithms[0];
+  if (name.rfind("gpu_", 0) != 0) {
+    if (req.fixed_scale && name != "fixed_point") throw UserError("fixed_scale applies to fixed_point and gpu_fixed_point");
+    const auto* a = select_algorithms<T>({name}).front();
+    const std::span<const T> h = device ? device->host() : x;
+    if (name == "pairwise" && req.pairwise_base != 1) return pairwise_with_base<T>(h, req.pairwise_base).value;
+    if (name == "fixed_point" && req.fixed_scale) return fixed_point_sum<T>(h, req.fixed_scale).value;
+    return a->sum(h).value;
+  }
+  const GpuKernel k = select_gpu_kernels({name}).front();
+  if (req.fixed_scale && k != GpuKernel::fixed_point)
+    throw UserError("fixed_scale applies to fixed_point and gpu_fixed_point");
+  if (info(k).float_input_only && sizeof(T) != 4) throw UserError(name + " takes float32 input only");
+  const auto backend = make_backend(req.backend);
+  const std::int64_t n = device ? device->size() : static_cast<std::int64_t>(x.size());
+  const ResolvedShape resolved = resolve_shape(req.shape, k, backend->sm_count(), FloatTraits<T>::dtype, n);
+  std::unique_ptr<KernelInput<T>> loaded;
+  if (!device) device = (loaded = backend->load(x)).get();
+  KernelOptions o;
+  if (k == GpuKernel::fixed_point) o.fixed_scale = req.fixed_scale;
+  const KernelOutcome<T> out = device->run(k, resolved.shape, o);
+  if (!out.has_value) throw UserError(name + " has no value on the " + std::string(backend->name()) + " backend" +
+                                      (out.note.empty() ? "" : ": " + out.note));
+  return out.value;
+}
+
 nlohmann::ordered_json shape_json(GpuKernel k, const LaunchShape& s) {
   nlohmann::ordered_json j;
   j["text"] = shape_text(k, s);
@@ -207,6 +236,8 @@ nlohmann::ordered_json row_json(const SumReport<T>& report, const SumRow<T>& r, 
 
 template SumReport<float> sum_report<float>(const SumRequest&, std::span<const float>, KernelInput<float>*);
 template SumReport<double> sum_report<double>(const SumRequest&, std::span<const double>, KernelInput<double>*);
+template float sum_value<float>(const SumRequest&, std::span<const float>, KernelInput<float>*);
+template double sum_value<double>(const SumRequest&, std::span<const double>, KernelInput<double>*);
 template nlohmann::ordered_json row_json<float>(const SumReport<float>&, const SumRow<float>&, std::size_t);
 template nlohmann::ordered_json row_json<double>(const SumReport<double>&, const SumRow<double>&, std::size_t);
 

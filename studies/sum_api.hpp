@@ -59,6 +59,12 @@ template <class T> struct SumReport {
 template <class T>
 SumReport<T> sum_report(const SumRequest& req, std::span<const T> x, KernelInput<T>* device = nullptr);
 
+// One algorithm's or one kernel's result and nothing else: no reference, no measures, and for a
+// kernel on `device` no host copy (what a caller who sums with the lab, or times it, wants).
+// req.algorithms names exactly one; req.externals is ignored. UserError as sum_report's, and for a
+// library peer that has no value on the model backend.
+template <class T> T sum_value(const SumRequest& req, std::span<const T> x, KernelInput<T>* device = nullptr);
+
 // The JSON object of one row, as `sum --json` prints it and the Python package returns it.
 template <class T> nlohmann::ordered_json row_json(const SumReport<T>& report, const SumRow<T>& row, std::size_t n);
 

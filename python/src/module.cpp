@@ -8,6 +8,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -116,23 +117,36 @@ Prepared prepare(const nb::ndarray<nb::ro>& a, const std::string& tag) {
   return p;
 }
 
+// The host span of the prepared array as T (empty for a CUDA array).
+template <class T> std::span<const T> host_of(const Prepared& p) {
+  if constexpr (sizeof(T) == 4) return p.host32;
+  else return p.host64;
+}
+
+// The CUDA array as a kernel input read in place (nullptr for a host array).
+template <class T> std::unique_ptr<KernelInput<T>> device_of(const Prepared& p) {
+  if (!p.device) return nullptr;
+#if defined(SUMLAB_WITH_CUDA)
+  return view_device<T>(static_cast<const T*>(p.device), p.n);
+#else
+  throw UserError("this sumlab was built without CUDA: it cannot read CUDA arrays");
+#endif
+}
+
 // Runs the request on one dtype; the device input (a CUDA array) is borrowed in place.
 template <class T> std::string run_sum(const SumRequest& req, const Prepared& p) {
-  std::unique_ptr<KernelInput<T>> device;
-  std::span<const T> host = sizeof(T) == 4 ? std::span<const T>(reinterpret_cast<const T*>(p.host32.data()), p.host32.size())
-                                           : std::span<const T>(reinterpret_cast<const T*>(p.host64.data()), p.host64.size());
-  if (p.device) {
-#if defined(SUMLAB_WITH_CUDA)
-    device = view_device<T>(static_cast<const T*>(p.device), p.n);
-    host = device->host();  // the CPU algorithms and the reference read a host copy (one download)
-#else
-    throw UserError("this sumlab was built without CUDA: it cannot read CUDA arrays");
-#endif
-  }
+  const auto device = device_of<T>(p);
+  // The CPU algorithms and the reference read a host copy of a CUDA array (one download).
+  const std::span<const T> host = device ? device->host() : host_of<T>(p);
   const SumReport<T> report = sum_report<T>(req, host, device.get());
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const auto& r : report.rows) out.push_back(row_json(report, r, host.size()));
   return out.dump();
+}
+
+template <class T> double run_value(const SumRequest& req, const Prepared& p) {
+  const auto device = device_of<T>(p);
+  return static_cast<double>(sum_value<T>(req, host_of<T>(p), device.get()));
 }
 
 ShapeOverrides shape_of(const nb::dict& d) {
@@ -153,18 +167,64 @@ ShapeOverrides shape_of(const nb::dict& d) {
   return s;
 }
 
-std::string sum_json(const nb::ndarray<nb::ro>& a, const std::string& tag, const std::vector<std::string>& algorithms,
-                     const std::string& backend, const nb::dict& shape, std::size_t pairwise_base,
-                     std::optional<int> fixed_scale) {
-  const Prepared p = prepare(a, tag);
+SumRequest request(const std::vector<std::string>& algorithms, const std::string& backend, const nb::dict& shape,
+                   std::size_t pairwise_base, std::optional<int> fixed_scale) {
   SumRequest req;
   req.algorithms = algorithms;
   req.backend = backend;
   req.shape = shape_of(shape);
   req.pairwise_base = pairwise_base;
   req.fixed_scale = fixed_scale;
+  return req;
+}
+
+std::string sum_json(const nb::ndarray<nb::ro>& a, const std::string& tag, const std::vector<std::string>& algorithms,
+                     const std::string& backend, const nb::dict& shape, std::size_t pairwise_base,
+                     std::optional<int> fixed_scale) {
+  const Prepared p = prepare(a, tag);
+  const SumRequest req = request(algorithms, backend, shape, pairwise_base, fixed_scale);
   nb::gil_scoped_release release;
   return p.wide() ? run_sum<double>(req, p) : run_sum<float>(req, p);
+}
+
+double value(const nb::ndarray<nb::ro>& a, const std::string& tag, const std::string& algorithm,
+             const std::string& backend, const nb::dict& shape, std::size_t pairwise_base,
+             std::optional<int> fixed_scale) {
+  const Prepared p = prepare(a, tag);
+  const SumRequest req = request({algorithm}, backend, shape, pairwise_base, fixed_scale);
+  nb::gil_scoped_release release;
+  return p.wide() ? run_value<double>(req, p) : run_value<float>(req, p);
+}
+
+// Seconds per call of the C++ work behind sum_json ("sum": sum_report) or value ("value":
+// sum_value), timed in C++ on the array as prepared once: the peer against which
+// bench/python_overhead.py measures what the Python face adds.
+std::vector<double> time_in_cpp(const nb::ndarray<nb::ro>& a, const std::string& tag, const std::string& what,
+                                const std::vector<std::string>& algorithms, const std::string& backend,
+                                const nb::dict& shape, int repeats) {
+  if (what != "sum" && what != "value") throw UserError("what must be 'sum' or 'value'");
+  const Prepared p = prepare(a, tag);
+  const SumRequest req = request(algorithms, backend, shape, 1, std::nullopt);
+  nb::gil_scoped_release release;
+  std::vector<double> seconds;
+  auto once = [&]<class T>() {
+    const auto device = device_of<T>(p);
+    const std::span<const T> host = device && what == "sum" ? device->host() : host_of<T>(p);
+    for (int r = 0; r < repeats; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      if (what == "sum") {
+        const auto report = sum_report<T>(req, host, device.get());
+        if (report.rows.empty()) throw UserError("nothing was run");
+      } else {
+        volatile T v = sum_value<T>(req, host, device.get());
+        (void)v;
+      }
+      seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+  };
+  if (p.wide()) once.template operator()<double>();
+  else once.template operator()<float>();
+  return seconds;
 }
 
 // The exact sum correctly rounded to the array's own dtype.
@@ -172,10 +232,8 @@ double reference_of(const nb::ndarray<nb::ro>& a, const std::string& tag) {
   Prepared p = prepare(a, tag);
   std::unique_ptr<KernelInput<float>> d32;
   std::unique_ptr<KernelInput<double>> d64;
-#if defined(SUMLAB_WITH_CUDA)
-  if (p.device && p.wide()) p.host64 = (d64 = view_device<double>(static_cast<const double*>(p.device), p.n))->host();
-  else if (p.device) p.host32 = (d32 = view_device<float>(static_cast<const float*>(p.device), p.n))->host();
-#endif
+  if (p.device && p.wide()) p.host64 = (d64 = device_of<double>(p))->host();
+  else if (p.device) p.host32 = (d32 = device_of<float>(p))->host();
   nb::gil_scoped_release release;
   if (p.dtype == "float64") return reference::correctly_rounded_sum<double>(p.host64);
   if (p.dtype == "float32") return reference::correctly_rounded_sum<float>(p.host32);
@@ -287,6 +345,9 @@ NB_MODULE(_sumlab, m) {
   });
   m.def("sum_json", &sum_json, "x"_a, "tag"_a, "algorithms"_a, "backend"_a, "shape"_a, "pairwise_base"_a,
         "fixed_scale"_a.none());
+  m.def("value", &value, "x"_a, "tag"_a, "algorithm"_a, "backend"_a, "shape"_a, "pairwise_base"_a,
+        "fixed_scale"_a.none());
+  m.def("time_in_cpp", &time_in_cpp, "x"_a, "tag"_a, "what"_a, "algorithms"_a, "backend"_a, "shape"_a, "repeats"_a);
   m.def("reference", &reference_of, "x"_a, "tag"_a);
   m.def("algorithms_json", &algorithms_json);
   m.def("kernels_json", &kernels_json);

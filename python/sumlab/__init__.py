@@ -13,15 +13,17 @@ place.
     1000000.0
     >>> sumlab.reference(x)                  # the exact sum, correctly rounded to float32
     1000000.0
+    >>> sumlab.value(x, "kahan")             # one algorithm's bits, nothing measured
+    1000000.0
 
 ``sumlab.study`` runs the studies into the same run folders as ``sumlab study`` (so ``sumlab
 report DIR`` renders them), on generated inputs or on your data, with sumlab's algorithms and
 kernels or with your own reductions (``sumlab.Subject``).
 """
 from ._sumlab import __version__
-from .core import LaunchShape, Result, SumlabError, CheckFailed, algorithms, cuda_available, kernels, reference, sum
+from .core import LaunchShape, Result, SumlabError, CheckFailed, algorithms, cuda_available, kernels, reference, sum, value
 from .subjects import Subject
 from . import study
 
 __all__ = ["__version__", "LaunchShape", "Result", "SumlabError", "CheckFailed", "Subject", "algorithms",
-           "cuda_available", "kernels", "reference", "study", "sum"]
+           "cuda_available", "kernels", "reference", "study", "sum", "value"]

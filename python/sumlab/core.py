@@ -1,4 +1,4 @@
-"""sumlab.sum, sumlab.reference and the registries: one array in, the lab's results out.
+"""sumlab.sum, sumlab.value, sumlab.reference and the registries: one array in, the lab's results out.
 
 Arrays: anything that speaks DLPack or the buffer protocol, 1-D, in float16, bfloat16, float32 or
 float64, on the CPU or a CUDA device. A contiguous float32/float64 array is read in place (a CUDA
@@ -134,6 +134,17 @@ def _results(text: str, input_dtype: str) -> list[Result]:
     return out
 
 
+def _backend(backend: Optional[str], names: Sequence[str]) -> str:
+    """The C++ side's backend name: "" for the default (cuda when a GPU is present, else model)."""
+    if backend == "cpu":
+        if any(n == "gpu" or n.startswith("gpu_") for n in names):
+            raise SumlabError("backend='cpu' runs CPU algorithms only; GPU kernels run on 'cuda' or 'model'")
+        return ""
+    if backend not in (None, "cuda", "model"):
+        raise SumlabError("backend must be 'cpu', 'cuda' or 'model'")
+    return backend or ""
+
+
 def sum(x: Any, algorithm: Union[str, Sequence[str]] = "exact", *, backend: Optional[str] = None,
         shape: Optional[LaunchShape] = None, fixed_scale: Optional[int] = None, pairwise_base: int = 1,
         order: Optional[str] = None) -> Union[Result, list[Result]]:
@@ -146,20 +157,33 @@ def sum(x: Any, algorithm: Union[str, Sequence[str]] = "exact", *, backend: Opti
     """
     names = [algorithm] if isinstance(algorithm, str) else list(algorithm)
     single = isinstance(algorithm, str) and algorithm not in ("all", "gpu")
-    if backend == "cpu":
-        if any(n == "gpu" or n.startswith("gpu_") for n in names):
-            raise SumlabError("backend='cpu' runs CPU algorithms only; GPU kernels run on 'cuda' or 'model'")
-        backend = ""
-    elif backend not in (None, "cuda", "model"):
-        raise SumlabError("backend must be 'cpu', 'cuda' or 'model'")
+    backend = _backend(backend, names)
     arr, tag, input_dtype = _prepare(x, order)
     try:
-        text = _sumlab.sum_json(arr, tag, names, backend or "", (shape or LaunchShape()).as_dict(), pairwise_base,
+        text = _sumlab.sum_json(arr, tag, names, backend, (shape or LaunchShape()).as_dict(), pairwise_base,
                                 fixed_scale)
     except ValueError as e:
         raise SumlabError(str(e)) from None
     results = _results(text, input_dtype)
     return results[0] if single else results
+
+
+def value(x: Any, algorithm: str = "exact", *, backend: Optional[str] = None, shape: Optional[LaunchShape] = None,
+          fixed_scale: Optional[int] = None, pairwise_base: int = 1, order: Optional[str] = None) -> float:
+    """One algorithm's or kernel's sum of x and nothing else: the bits ``sum(x, algorithm).value``
+    has, without the exact reference, the error measures or the bound. For summing with the lab (a
+    CUDA array stays on the device: a GPU kernel reads it in place and only the result comes back)
+    and for timing it. Arguments as for ``sum``; float16 and bfloat16 inputs give the float32 result
+    of the algorithm's float32 accumulation."""
+    if not isinstance(algorithm, str) or algorithm in ("all", "gpu"):
+        raise SumlabError("value() takes one algorithm or kernel by name")
+    backend = _backend(backend, [algorithm])
+    arr, tag, _ = _prepare(x, order)
+    try:
+        return _sumlab.value(arr, tag, algorithm, backend, (shape or LaunchShape()).as_dict(), pairwise_base,
+                             fixed_scale)
+    except ValueError as e:
+        raise SumlabError(str(e)) from None
 
 
 def reference(x: Any, *, order: Optional[str] = None) -> float:

@@ -185,3 +185,54 @@ def test_type_stubs_name_every_function_of_the_extension():
     for name in dir(sumlab._sumlab):
         if callable(getattr(sumlab._sumlab, name)) and not name.startswith("_"):
             assert f"def {name}(" in text, name
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_value_has_the_bits_of_sum_for_every_algorithm_and_modelled_kernel(dtype):
+    x = np.random.default_rng(3).normal(size=4099).astype(dtype)
+    x[::7] *= -1e3  # cancellation: the orders differ in their last bits
+    names = [a["name"] for a in sumlab.algorithms()]
+    names += [k["name"] for k in sumlab.kernels() if k["modelled"] and not (dtype == np.float64 and k["name"] == "gpu_double_acc")]
+    distinct = set()
+    for name in names:
+        backend = "model" if name.startswith("gpu_") else None
+        v = sumlab.value(x, name, backend=backend)
+        r = sumlab.sum(x, name, backend=backend)
+        assert np.array(v, dtype=dtype).tobytes() == np.array(r.value, dtype=dtype).tobytes(), name
+        distinct.add(np.array(v, dtype=dtype).tobytes())
+    assert len(distinct) > 3  # the test compares different answers, not one
+
+
+def test_value_takes_the_options_of_sum():
+    x = np.random.default_rng(4).random(1000).astype(np.float32)
+    shape = sumlab.LaunchShape(grid=3, block=64)
+    assert sumlab.value(x, "gpu_two_pass", backend="model", shape=shape) == \
+        sumlab.sum(x, "gpu_two_pass", backend="model", shape=shape).value
+    assert sumlab.value(x, "fixed_point", fixed_scale=20) == sumlab.sum(x, "fixed_point", fixed_scale=20).value
+    assert sumlab.value(x, "pairwise", pairwise_base=8) == sumlab.sum(x, "pairwise", pairwise_base=8).value
+    h = x[:100].astype(np.float16)
+    assert sumlab.value(h, "serial") == sumlab.sum(h, "serial").value
+
+
+@pytest.mark.parametrize("bad, message", [
+    (dict(algorithm="all"), "one algorithm"),
+    (dict(algorithm=["serial", "kahan"]), "one algorithm"),
+    (dict(algorithm="nonsense"), "unknown algorithm 'nonsense'"),
+    (dict(algorithm="gpu_cub", backend="model"), "gpu_cub has no value on the model backend"),
+    (dict(algorithm="gpu_two_pass", backend="cpu"), "backend='cpu' runs CPU algorithms only"),
+    (dict(algorithm="kahan", fixed_scale=3), "fixed_scale applies to fixed_point"),
+])
+def test_value_refuses_clearly(bad, message):
+    x = np.ones(10, dtype=np.float64)
+    with pytest.raises(sumlab.SumlabError, match=message):
+        sumlab.value(x, **bad)
+
+
+def test_the_cpp_timer_times_the_same_work():
+    from sumlab import _sumlab
+    x = np.random.default_rng(5).random(10_000)
+    for what in ("sum", "value"):
+        seconds = _sumlab.time_in_cpp(x, "", what, ["exact"], "", {}, 3)
+        assert len(seconds) == 3 and all(0 < s < 10 for s in seconds)
+    with pytest.raises(ValueError, match="'sum' or 'value'"):
+        _sumlab.time_in_cpp(x, "", "other", ["exact"], "", {}, 1)

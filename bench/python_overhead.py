@@ -1,0 +1,110 @@
+"""What the Python face adds to the C++ call it makes (a benchmark, not a test).
+
+CPU: sumlab.sum(x, "exact") and sumlab.value(x, "exact") on 10^7 float64 NumPy values, against the
+same C++ calls (sum_report, sum_value) timed in C++ on the same array in the same process. Goal:
+the Python call within 5% of the C++ call.
+
+GPU (when a CUDA device and PyTorch are here): sumlab.value on a PyTorch CUDA array of 2^26
+elements read in place by gpu_exact (float32 and float64), against the same C++ call timed in C++
+and against the kernel's time in `sumlab bench` (CUDA events, inputs rotated past the L2). Goal:
+within 10% of the bench's kernel time.
+
+    build/venv/bin/python bench/python_overhead.py [--repeats 15] [--binary build/release/sumlab] [--json FILE]
+
+Each figure is the median over --repeats calls after one untimed warm-up call.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import pathlib
+import statistics
+import subprocess
+import tempfile
+import time
+
+import numpy as np
+
+import sumlab
+from sumlab import _sumlab
+
+
+def median_seconds(fn, repeats: int) -> float:
+    fn()  # warm-up: first-touch pages, CUDA context, caches
+    seconds = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        seconds.append(time.perf_counter() - t0)
+    return statistics.median(seconds)
+
+
+def cpp_median(x, what: str, algorithm: str, backend: str, repeats: int) -> float:
+    _sumlab.time_in_cpp(x, "", what, [algorithm], backend, {}, 1)  # the same warm-up
+    return statistics.median(_sumlab.time_in_cpp(x, "", what, [algorithm], backend, {}, repeats))
+
+
+def cpu_rows(repeats: int) -> list[dict]:
+    x = np.random.default_rng(1).random(10_000_000)
+    rows = []
+    for what, call in (("sum", lambda: sumlab.sum(x, "exact")), ("value", lambda: sumlab.value(x, "exact"))):
+        py = median_seconds(call, repeats)
+        cpp = cpp_median(x, what, "exact", "", repeats)
+        rows.append({"case": f"sumlab.{what}(x, 'exact'), 10^7 float64 NumPy", "python_ms": py * 1e3,
+                     "cpp_ms": cpp * 1e3, "python_over_cpp": py / cpp, "goal": 1.05})
+    return rows
+
+
+def bench_kernel_ms(binary: str, dtype: str, log2: int) -> float:
+    with tempfile.TemporaryDirectory() as d:
+        out = pathlib.Path(d) / "bench"
+        subprocess.run([binary, "bench", "--no-cpu", "--no-families", "--kernels", "gpu_exact", "--dtypes", dtype,
+                        "--dists", "uniform", "--exact-dists", "uniform", "--log2-min", str(log2), "--log2-max",
+                        str(log2), "--out", str(out)], check=True, capture_output=True, text=True)
+        with open(out / "bench_gpu.csv") as f:
+            rows = [r for r in csv.DictReader(f) if r["kernel"] == "gpu_exact" and r["distribution"] == "uniform"]
+        return float(rows[0]["ms"])
+
+
+def gpu_rows(binary: str, repeats: int) -> list[dict]:
+    import torch
+    rows = []
+    for dtype in ("float32", "float64"):
+        g = torch.Generator(device="cuda").manual_seed(1)
+        x = torch.rand(1 << 26, dtype=getattr(torch, dtype), device="cuda", generator=g)
+        torch.cuda.synchronize()
+        py = median_seconds(lambda: sumlab.value(x, "gpu_exact", backend="cuda"), repeats)
+        cpp = cpp_median(x, "value", "gpu_exact", "cuda", repeats)
+        kernel = bench_kernel_ms(binary, dtype, 26) / 1e3
+        rows.append({"case": f"sumlab.value(x, 'gpu_exact'), 2^26 {dtype} PyTorch CUDA", "python_ms": py * 1e3,
+                     "cpp_ms": cpp * 1e3, "bench_kernel_ms": kernel * 1e3, "python_over_cpp": py / cpp,
+                     "python_over_bench": py / kernel, "goal": 1.10})
+        del x
+        torch.cuda.empty_cache()
+    return rows
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--repeats", type=int, default=15)
+    p.add_argument("--binary", default="build/release/sumlab", help="the sumlab CLI (for the bench's kernel time)")
+    p.add_argument("--json", help="also write the rows here")
+    a = p.parse_args()
+    rows = cpu_rows(a.repeats)
+    ok, why = sumlab.cuda_available()
+    if ok:
+        rows += gpu_rows(a.binary, a.repeats)
+    else:
+        print(f"GPU part skipped: {why}")
+    for r in rows:
+        extra = f", bench kernel {r['bench_kernel_ms']:.4f} ms -> {r['python_over_bench']:.3f}x" \
+            if "bench_kernel_ms" in r else ""
+        print(f"{r['case']}: Python {r['python_ms']:.4f} ms, C++ {r['cpp_ms']:.4f} ms -> "
+              f"{r['python_over_cpp']:.3f}x{extra} (goal <= {r['goal']:.2f}x)")
+    if a.json:
+        pathlib.Path(a.json).write_text(json.dumps({"sumlab": sumlab.__version__, "rows": rows}, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
