@@ -144,7 +144,7 @@ void kill_and_resume(const std::string& args, const std::vector<std::string>& ta
 }
 
 TEST(RunFolderFaults, KilledAnywhereThenResumedEqualsAnUninterruptedRun) {
-  kill_and_resume("study error-vs-cond --quick --backend model", {"error_vs_cond.csv"}, 32, 2026, "faults_cond");
+  kill_and_resume("study error-vs-cond --quick --backend model", {"error_vs_cond.csv"}, 50, 2026, "faults_cond");
 }
 
 // The error-vs-n study's last phase (the seeds' figures) takes seconds: kills land there too.
