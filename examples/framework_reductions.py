@@ -1,14 +1,17 @@
-"""The GPU reductions of PyTorch, CuPy and JAX as sumlab subjects: which give the same bits run to
-run and across the shapes of the same data, and how far each is from the exact sum as n grows.
+"""The reductions of PyTorch, CuPy and JAX on the GPU, and of NumPy and math.fsum on the CPU, as
+sumlab subjects beside sumlab's own kernels: which give the same bits run to run and across the
+shapes of the same data, and how far each is from the exact sum as n grows.
 
     python examples/framework_reductions.py --out runs/frameworks          # on a CUDA machine
+    python examples/framework_reductions.py --frameworks numpy --out runs/frameworks-cpu
     sumlab report runs/frameworks/determinism
     sumlab report runs/frameworks/error-vs-n
 
-Each subject is one line of the framework's own API on a float32 or float64 tensor on the GPU
-(the lab's generated data, uploaded once per input); the lab calls it `runs` times per
-configuration and compares every result's bits with the exact sum. A framework that is not
-installed is left out with a message.
+Each subject is one line of the framework's own API on a float32 or float64 array (the lab's
+generated data, uploaded once per input for the GPU frameworks); the lab calls it `runs` times per
+configuration and compares every result's bits with the exact sum. sumlab's kernels named by
+--kernels run in the same determinism study on the same inputs (on a GPU). A framework that is
+not installed is left out with a message.
 """
 from __future__ import annotations
 
@@ -79,33 +82,50 @@ def jax_subjects() -> list[sumlab.Subject]:
     return [sumlab.Subject(total, name="jax_sum", prepare=lambda a: jax.device_put(a, gpu[0]))]
 
 
+def numpy_subjects() -> list[sumlab.Subject]:
+    import math
+    import numpy as np
+    return [sumlab.Subject(lambda x: np.sum(x), name="numpy_sum"),  # NumPy's blocked pairwise sum
+            # Exact, rounded to double, then to the input's dtype (for float32 a second rounding,
+            # which can miss the correctly rounded float32 sum when the double lands on a tie).
+            sumlab.Subject(lambda x: x.dtype.type(math.fsum(x.tolist())), name="math_fsum")]
+
+
+GPU_FRAMEWORKS = ("torch", "cupy", "jax")
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", default="runs/frameworks", help="folder for the two run folders")
     p.add_argument("--runs", type=int, default=20, help="calls per configuration and input")
     p.add_argument("--sizes", default="2^20,2^24", help="determinism study's sizes")
     p.add_argument("--log2-max", type=int, default=24, help="error-vs-n's largest n, 2^k")
-    p.add_argument("--frameworks", default="torch,cupy,jax", help="which of torch, cupy, jax")
+    p.add_argument("--frameworks", default="torch,cupy,jax", help="which of torch, cupy, jax, numpy")
+    p.add_argument("--kernels", default="gpu_atomic,gpu_two_pass,gpu_cub",
+                   help="sumlab's GPU kernels measured beside them on a GPU ('none': only the frameworks)")
     p.add_argument("--force", action="store_true", help="replace existing run folders")
     a = p.parse_args()
+    chosen = a.frameworks.split(",")
+    makers = {"torch": torch_subjects, "cupy": cupy_subjects, "jax": jax_subjects, "numpy": numpy_subjects}
+    for name in chosen:
+        if name not in makers:
+            print(f"framework_reductions: unknown framework {name!r} (torch, cupy, jax, numpy)", file=sys.stderr)
+            return 2
     ok, why = sumlab.cuda_available()
-    if not ok:
-        print(f"framework_reductions: needs a CUDA device ({why})", file=sys.stderr)
+    if not ok and any(f in GPU_FRAMEWORKS for f in chosen):
+        print(f"framework_reductions: torch, cupy and jax need a CUDA device ({why})", file=sys.stderr)
         return 2
     subjects: list[sumlab.Subject] = []
-    makers = {"torch": torch_subjects, "cupy": cupy_subjects, "jax": jax_subjects}
-    for name in a.frameworks.split(","):
-        if name not in makers:
-            print(f"framework_reductions: unknown framework {name!r} (torch, cupy, jax)", file=sys.stderr)
-            return 2
     for name, make in makers.items():
-        if name not in a.frameworks.split(","):
+        if name not in chosen:
             continue
         try:
             subjects += make()
         except Exception as e:  # an absent framework is left out, not fatal
             print(f"framework_reductions: {name} left out: {e}", file=sys.stderr)
-    det = sumlab.study.determinism(subjects, os.path.join(a.out, "determinism"), runs=a.runs,
+    kernels = a.kernels.split(",") if ok else ["none"]
+    det = sumlab.study.determinism(subjects, os.path.join(a.out, "determinism"), runs=a.runs, kernels=kernels,
+                                   backend="cuda" if ok else "model",
                                    sizes=a.sizes.split(","), dtypes=["float32", "float64"],
                                    dists=["normal", "cancellation"], force=a.force)
     for r in det:

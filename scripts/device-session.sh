@@ -8,9 +8,11 @@
 #   3. the Python package on CUDA arrays (torch, CuPy, JAX; in place)      -> pytest_device.log
 #   4. sumlab verify --quick (GPU bits == model bits)                      -> verify.log
 #   5. the golden bits of data/golden re-checked                           -> golden.log
-#   6. examples/framework_reductions.py, each framework alone, then all    -> frameworks/
-#   7. SUMLAB_DETERMINISM=1: the canonical determinism run                 -> determinism/
-#   8. the rest of the test suite, with a GPU present (SUMLAB_SKIP_REST skips) -> ctest_rest.log
+#   6. what the Python face adds (bench/python_overhead.py)               -> python_overhead.log/.json
+#   7. examples/framework_reductions.py, each framework alone, then all,
+#      sumlab's kernels beside them (SUMLAB_FW_RUNS, _SIZES, _SECONDS, _PROBES) -> frameworks/
+#   8. SUMLAB_DETERMINISM=1: the canonical determinism run                 -> determinism/
+#   9. the rest of the test suite, with a GPU present (SUMLAB_SKIP_REST skips) -> ctest_rest.log
 # Usage (device tool, carry .debs): OUT=$OUT SUMLAB_DEBS=.debs scripts/device-session.sh
 # Everything is packed into $OUT/session.tar.gz; console.log travels beside it.
 set -uo pipefail
@@ -55,14 +57,18 @@ step "$L/pytest_device.log" "$(limit 80 120)" env PYTHONPATH=build/cuda/python S
   python3 -m pytest -v tests/python/test_device.py tests/python/test_api.py
 step "$L/verify.log" "$(limit 70 90)" "$BIN" verify --quick
 step "$L/golden.log" "$(limit 60 60)" "$BIN" study determinism --check-golden data/golden/golden-h200.json --out "$OUT/golden"
+step "$L/python_overhead.log" "$(limit 90 100)" env PYTHONPATH=build/cuda/python python3 bench/python_overhead.py \
+  --binary "$BIN" --json "$L/python_overhead.json"
 # Each framework alone first (a crash names its culprit; faulthandler prints the Python stack),
 # then all of them into one pair of run folders.
-for fw in torch cupy jax; do
+# SUMLAB_FW_PROBES=0 skips the probes (when the frameworks are known to load together).
+[ "${SUMLAB_FW_PROBES:-1}" = 0 ] || for fw in torch cupy jax; do
   step "$L/frameworks-$fw.log" "$(limit 40 100)" env PYTHONPATH=build/cuda/python python3 -X faulthandler \
     examples/framework_reductions.py --frameworks $fw --out "$OUT/probe-$fw" --runs 3 --sizes 2^20 --log2-max 16
 done
-step "$L/frameworks.log" "$(limit 120 60)" env PYTHONPATH=build/cuda/python python3 -X faulthandler \
-  examples/framework_reductions.py --out "$OUT/frameworks" --runs 10
+step "$L/frameworks.log" "$(limit "${SUMLAB_FW_SECONDS:-120}" 60)" env PYTHONPATH=build/cuda/python python3 -X faulthandler \
+  examples/framework_reductions.py --out "$OUT/frameworks" --runs "${SUMLAB_FW_RUNS:-10}" \
+  --sizes "${SUMLAB_FW_SIZES:-2^20,2^24}"
 # The canonical determinism run (data/h200/determinism), when asked for.
 if [ -n "${SUMLAB_DETERMINISM:-}" ]; then
   step "$L/determinism.log" "$(limit 240 15)" "$BIN" study determinism --backend cuda --out "$OUT/determinism" \
