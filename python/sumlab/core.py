@@ -83,6 +83,23 @@ class Result:
     extra: dict = field(default_factory=dict, repr=False)
 
 
+_DTYPE_NAMES: dict = {}
+
+
+def _dtype_name(dtype: Any) -> str:
+    """'float32' for numpy.float32, torch.float32, ...: str() of a dtype costs microseconds, so the
+    names are kept (a sum of a small array is dominated by such costs)."""
+    try:
+        return _DTYPE_NAMES[dtype]
+    except (KeyError, TypeError):
+        name = str(dtype).split(".")[-1]
+        try:
+            _DTYPE_NAMES[dtype] = name
+        except TypeError:  # an unhashable dtype object: not kept
+            pass
+        return name
+
+
 def _prepare(x: Any, order: Optional[str]) -> tuple[Any, str, str]:
     """(an array the extension takes, its tag, its dtype name)."""
     ndim = getattr(x, "ndim", None)
@@ -99,8 +116,7 @@ def _prepare(x: Any, order: Optional[str]) -> tuple[Any, str, str]:
         x = _flatten(x, order)
     elif order not in (None, "C", "F"):
         raise SumlabError("order must be 'C' or 'F'")
-    dtype = str(getattr(x, "dtype", ""))
-    name = dtype.split(".")[-1]
+    name = _dtype_name(getattr(x, "dtype", ""))
     if name == "bfloat16" and type(x).__module__.startswith("numpy"):  # ml_dtypes' bfloat16: its bits
         import numpy as np
         return x.view(np.uint16), "bfloat16", "bfloat16"
@@ -180,7 +196,7 @@ def value(x: Any, algorithm: str = "exact", *, backend: Optional[str] = None, sh
     backend = _backend(backend, [algorithm])
     arr, tag, _ = _prepare(x, order)
     try:
-        return _sumlab.value(arr, tag, algorithm, backend, (shape or LaunchShape()).as_dict(), pairwise_base,
+        return _sumlab.value(arr, tag, algorithm, backend, shape.as_dict() if shape else {}, pairwise_base,
                              fixed_scale)
     except ValueError as e:
         raise SumlabError(str(e)) from None
