@@ -126,6 +126,8 @@ def main() -> int:
     kernels = a.kernels.split(",") if ok else ["none"]
     det = sumlab.study.determinism(subjects, os.path.join(a.out, "determinism"), runs=a.runs, kernels=kernels,
                                    backend="cuda" if ok else "model",
+                                   # sumlab's kernels over a few launch shapes (each shape's 20 runs)
+                                   grids=["SM", "8SM"], blocks=[256], vectors=[4], mappings=["grid_stride"],
                                    sizes=a.sizes.split(","), dtypes=["float32", "float64"],
                                    dists=["normal", "cancellation"], force=a.force)
     for r in det:

@@ -136,16 +136,21 @@ def determinism(subjects: Any = None, out: str = "runs/determinism", *, data: An
                 kernels: Optional[Sequence[str]] = None, quick: bool = False, sizes: Optional[Sequence[Any]] = None,
                 dtypes: Optional[Sequence[str]] = None, dists: Optional[Sequence[str]] = None,
                 backend: Optional[str] = None, force: bool = False, resume: bool = False,
-                save_golden: Optional[str] = None) -> list[dict]:
+                save_golden: Optional[str] = None, grids: Optional[Sequence[Any]] = None,
+                blocks: Optional[Sequence[int]] = None, vectors: Optional[Sequence[int]] = None,
+                mappings: Optional[Sequence[str]] = None) -> list[dict]:
     """Which sums give the same bits run to run and across configurations
     (``sumlab study determinism``). subjects: your reductions, each configuration a "shape", run
     `runs` times; kernels: sumlab's ('all', 'gpu', 'cpu', 'none' or names; default 'none' when
-    subjects are given). Returns determinism_classes.csv's rows (one per subject and kernel)."""
+    subjects are given), over the launch shapes that grids ('SM', '4SM' or integers), blocks,
+    vectors and mappings span (the CLI's defaults when not given). Returns
+    determinism_classes.csv's rows (one per subject and kernel)."""
     args = ["study", "determinism"] + _common(out, quick, force, resume, False, backend)
     if kernels is None and subjects is not None:
         kernels = ["none"]
     args += _list("--kernels", kernels) + _list("--sizes", sizes) + _list("--dtypes", dtypes)
-    args += _list("--dists", dists)
+    args += _list("--dists", dists) + _list("--grids", grids) + _list("--blocks", blocks)
+    args += _list("--vectors", vectors) + _list("--mappings", mappings)
     if runs is not None:
         args += ["--runs", str(runs)]
     if save_golden:

@@ -80,3 +80,13 @@ def test_ctrl_c_stops_the_study_cleanly_and_resume_finishes_it(tmp_path):
     rows = sumlab.study.error_vs_n(out, subjects=sumlab.Subject(lambda x: np.sum(x), name="s"), resume=True, **kwargs)
     assert len({(r["n"], r["algorithm"]) for r in rows}) == len(rows), "no duplicated row"
     assert sorted({r["n"] for r in rows}) == [16, 64, 256, 1000, 1024, 4096]
+
+
+def test_determinism_takes_the_launch_shapes_to_sweep(tmp_path):
+    out = tmp_path / "det"
+    sumlab.study.determinism(None, str(out), kernels=["gpu_two_pass"], backend="model", sizes=["4099"], runs=2,
+                             dtypes=["float32"], dists=["uniform"], grids=["SM", 3], blocks=[64], vectors=[1],
+                             mappings=["contiguous"])
+    shapes = {r["shape"] for r in sumlab.study.read_table(str(out / "determinism_runs.csv"))}
+    assert shapes == {"132x64 v1 contiguous shfl_down warp_of_warps second_kernel",
+                      "3x64 v1 contiguous shfl_down warp_of_warps second_kernel"}
