@@ -10,10 +10,13 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
+#include <span>
 
 #include "core/float_traits.hpp"
 #include "core/generators.hpp"
 #include "core/gpu_kernel.hpp"
+#include "core/order_model/classic_trees.hpp"
 #include "core/order_model/cross_block.hpp"
 #include "core/order_model/model_sum.hpp"
 #include "core/order_model/order_trace.hpp"
@@ -42,184 +45,282 @@ std::string operand(int id) {
   return fmt::format("s{}", id);
 }
 
-const char* barrier_before(TraceStage s) {
+// The kernels explain draws, by how their additions are organised.
+enum class Family { serial, shuffle, classic, multi_add };
+
+std::optional<Family> family_of(GpuKernel k) {
+  switch (k) {
+    case GpuKernel::serial: return Family::serial;
+    case GpuKernel::two_pass:
+    case GpuKernel::last_block:
+    case GpuKernel::atomic: return Family::shuffle;
+    case GpuKernel::interleaved:
+    case GpuKernel::strided:
+    case GpuKernel::sequential:
+    case GpuKernel::first_add:
+    case GpuKernel::warp_unrolled:
+    case GpuKernel::unrolled: return Family::classic;
+    case GpuKernel::multi_add: return Family::multi_add;
+    default: return std::nullopt;
+  }
+}
+
+// What separates one stage from the next, in the words of the kernel's own code.
+const char* barrier_before(Family f, TraceStage s) {
+  const bool smem = f == Family::classic || f == Family::multi_add;
   switch (s) {
-    case TraceStage::thread: return "each thread walks its own elements (registers, no barrier)";
-    case TraceStage::warp: return "warp stage: shuffles within each warp (no barrier; __shfl_*_sync)";
-    case TraceStage::block: return "---- __syncthreads(): warp totals meet in shared memory ----";
-    case TraceStage::cross_block: return "---- grid boundary: block partials meet (second kernel / last block / atomics) ----";
+    case TraceStage::thread:
+      return f == Family::serial ? "one thread walks every element (registers, no barrier)"
+             : smem              ? "each thread adds during its load (registers, no barrier)"
+                                 : "each thread walks its own elements (registers, no barrier)";
+    case TraceStage::warp:
+      return smem ? "shared-memory tree, both operands in one warp (Harris 5-7: the last warp's levels unrolled)"
+                  : "warp stage: shuffles within each warp (no barrier; __shfl_*_sync)";
+    case TraceStage::block:
+      return smem ? "---- shared-memory tree across warps: __syncthreads() between levels ----"
+                  : "---- __syncthreads(): warp totals meet in shared memory ----";
+    case TraceStage::cross_block:
+      return f == Family::classic     ? "---- relaunch: the block partials are the next pass's input ----"
+             : f == Family::multi_add ? "---- second pass: one block over the block partials ----"
+                                      : "---- grid boundary: block partials meet (second kernel / last block / atomics) ----";
   }
   return "";
 }
 
-template <class T> void run_explain(const ExplainOptions& o, std::vector<T>& data) {
-  const auto k = find_gpu_kernel(o.kernel);
-  if (!k || (*k != GpuKernel::two_pass && *k != GpuKernel::last_block && *k != GpuKernel::atomic))
-    throw UserError("explain draws gpu_two_pass, gpu_last_block and gpu_atomic (the shuffle kernels); got '" +
-                    o.kernel + "'");
-  if (data.size() > 4096) throw UserError("explain is for small inputs: n <= 4096 (got " + std::to_string(data.size()) + ")");
-  const std::int64_t n = static_cast<std::int64_t>(data.size());
-  const LaunchShape shape = resolve_shape(overrides(o.shape), *k, 132, FloatTraits<T>::dtype, n).shape;
-
-  Trace<T> trace;
-  trace.block = shape.block;
-  trace.leaves = data;
-  for (std::int64_t i = 0; i < n; ++i) trace.leaf_thread.push_back(owner_thread(i, n, shape));
-  current_trace<T>() = &trace;
-  std::vector<TracedLeaf<T>> leaves;
-  for (std::int64_t i = 0; i < n; ++i) leaves.push_back({data[static_cast<std::size_t>(i)], i});
-  using Op = TracedSumOp<T>;
-  const auto partials = block_partials<Op>(std::span<const TracedLeaf<T>>(leaves), shape);
-  TracedValue<T> result;
-  if (*k == GpuKernel::atomic) {
-    result = Op::identity();
-    for (int b : launch_order(shape.grid)) result = Op::combine(result, partials[static_cast<std::size_t>(b)]);
-  } else {
-    result = reduce_partials<Op>(std::span<const TracedValue<T>>(partials), shape.block, shape.warp, shape.block_stage);
+// The global thread that loads element i first (the leaf's owner), for the stage of each addition.
+std::int64_t loader_thread(Family f, GpuKernel k, std::int64_t i, std::int64_t n, const LaunchShape& s) {
+  const std::int64_t block = s.block;
+  switch (f) {
+    case Family::serial: return 0;
+    case Family::shuffle: return owner_thread(i, n, s);
+    case Family::classic: {
+      const std::int64_t per_block = classic_elements_per_block(k, s.block);
+      return i / per_block * block + i % per_block % block;
+    }
+    case Family::multi_add: {
+      const std::int64_t j = i % (2 * block * s.grid);
+      return j / (2 * block) * block + j % (2 * block) % block;
+    }
   }
-  current_trace<T>() = nullptr;
+  return 0;
+}
 
-  // The model's own value for the same kernel and shape: the trace must reproduce its bits.
-  const auto model = model_sum<T>(*k, shape, std::span<const T>(data));
-  const bool same = model.has_value && to_bits(model.value) == to_bits(result.value);
-
+// The additions of kernel k for this shape, recorded by running the order model's own stage
+// functions with the traced op (core/order_model/order_trace.hpp).
+template <class T> struct Explained {
+  Trace<T> trace;
+  TracedValue<T> result;
+  std::vector<char> live;  // the additions the result depends on
   // Idle additions (x + 0) are pass-throughs: follow them to the real operand.
-  auto resolve = [&](int id) {
+  int resolve(int id) const {
     while (id >= 0 && trace.events[static_cast<std::size_t>(id)].idle) {
       const auto& e = trace.events[static_cast<std::size_t>(id)];
       id = e.lhs == -1 ? e.rhs : e.lhs;
     }
     return id;
-  };
-  std::vector<char> live(trace.events.size(), 0);
-  std::vector<int> stack{resolve(result.id)};
+  }
+};
+
+template <class T>
+TracedValue<T> run_traced(Family f, GpuKernel k, const LaunchShape& s, std::span<const TracedLeaf<T>> leaves) {
+  using Op = TracedSumOp<T>;
+  switch (f) {
+    case Family::serial: {
+      if (leaves.empty()) return Op::identity();
+      TracedValue<T> r = Op::leaf(leaves[0]);
+      for (std::size_t i = 1; i < leaves.size(); ++i) r = Op::add(r, leaves[i]);
+      return r;
+    }
+    case Family::classic: return classic_reduce<Op>(k, s.block, leaves);
+    case Family::multi_add: return multi_add_reduce<Op>(s.grid, s.block, leaves);
+    case Family::shuffle: break;
+  }
+  const auto partials = block_partials<Op>(leaves, s);
+  if (k != GpuKernel::atomic) return reduce_partials<Op>(std::span<const TracedValue<T>>(partials), s.block, s.warp, s.block_stage);
+  TracedValue<T> r = Op::identity();
+  for (int b : launch_order(s.grid)) r = Op::combine(r, partials[static_cast<std::size_t>(b)]);
+  return r;
+}
+
+template <class T> Explained<T> explain(Family f, GpuKernel k, const LaunchShape& s, std::span<const T> data) {
+  const auto n = static_cast<std::int64_t>(data.size());
+  Explained<T> x;
+  x.trace.block = s.block;
+  x.trace.leaves.assign(data.begin(), data.end());
+  std::vector<TracedLeaf<T>> leaves;
+  for (std::int64_t i = 0; i < n; ++i) {
+    x.trace.leaf_thread.push_back(loader_thread(f, k, i, n, s));
+    leaves.push_back({data[static_cast<std::size_t>(i)], i});
+  }
+  current_trace<T>() = &x.trace;
+  x.result = run_traced<T>(f, k, s, leaves);
+  current_trace<T>() = nullptr;
+  x.live.assign(x.trace.events.size(), 0);
+  std::vector<int> stack{x.resolve(x.result.id)};
   while (!stack.empty()) {
     const int id = stack.back();
     stack.pop_back();
-    if (id < 0 || live[static_cast<std::size_t>(id)]) continue;
-    live[static_cast<std::size_t>(id)] = 1;
-    const auto& e = trace.events[static_cast<std::size_t>(id)];
-    stack.push_back(resolve(e.lhs));
-    stack.push_back(resolve(e.rhs));
+    if (id < 0 || x.live[static_cast<std::size_t>(id)]) continue;
+    x.live[static_cast<std::size_t>(id)] = 1;
+    const auto& e = x.trace.events[static_cast<std::size_t>(id)];
+    stack.push_back(x.resolve(e.lhs));
+    stack.push_back(x.resolve(e.rhs));
   }
+  return x;
+}
 
+std::string threads_text(std::int64_t first, std::int64_t last) {
+  return first == last ? fmt::format("thread {}", first) : fmt::format("threads {}-{}", first, last);
+}
+
+template <class T>
+void print_text(const ExplainOptions& o, Family f, const Explained<T>& x, std::span<const T> data) {
+  const auto n = data.size();
   const bool values = o.values || n <= 64;
-  fmt::print("{} on {} {} elements, shape {}\n", o.kernel, n, FloatTraits<T>::dtype, to_string(shape));
-  fmt::print("order: {}\n", info(*k).order);
   std::map<TraceStage, int> counts;
-  TraceStage last = TraceStage::thread;
   bool first = true;
-  for (std::size_t id = 0; id < trace.events.size(); ++id) {
-    if (!live[id]) continue;
-    const auto& e = trace.events[id];
-    if (first || e.stage != last) fmt::print("\n{}\n", barrier_before(e.stage));
+  TraceStage last = TraceStage::thread;
+  for (std::size_t id = 0; id < x.trace.events.size(); ++id) {
+    if (!x.live[id]) continue;
+    const auto& e = x.trace.events[id];
+    if (first || e.stage != last) fmt::print("\n{}\n", barrier_before(f, e.stage));
     first = false;
     last = e.stage;
     ++counts[e.stage];
-    const std::string who = e.first_thread == e.last_thread ? fmt::format("thread {}", e.first_thread)
-                                                            : fmt::format("threads {}-{}", e.first_thread, e.last_thread);
-    std::string line = fmt::format("  {:<11} s{} = {} + {}   [{}]", to_string(e.stage), id, operand(resolve(e.lhs)),
-                                   operand(resolve(e.rhs)), who);
+    std::string line = fmt::format("  {:<11} s{} = {} + {}   [{}]", to_string(e.stage), id, operand(x.resolve(e.lhs)),
+                                   operand(x.resolve(e.rhs)), threads_text(e.first_thread, e.last_thread));
     if (values) line += fmt::format("   = {}", static_cast<T>(e.value));
     fmt::print("{}\n", line);
   }
   if (first && n > 0) fmt::print("\n(no additions: a single element)\n");
-  fmt::print("\nresult {} ({}); additions: thread {}, warp {}, block {}, cross-block {}\n", result.value,
-             hex_bits(result.value), counts[TraceStage::thread], counts[TraceStage::warp], counts[TraceStage::block],
+  fmt::print("\nresult {} ({}); additions: thread {}, warp {}, block {}, cross-block {}\n", x.result.value,
+             hex_bits(x.result.value), counts[TraceStage::thread], counts[TraceStage::warp], counts[TraceStage::block],
              counts[TraceStage::cross_block]);
-  fmt::print("model_sum for the same kernel and shape: {} -> {}\n", hex_bits(model.value),
-             same ? "same bits" : "DIFFERENT BITS (a bug in the trace)");
   if (values && n <= 64) {
     std::string xs;
-    for (std::int64_t i = 0; i < n; ++i) xs += fmt::format("{}x{}={}", i ? ", " : "", i, data[static_cast<std::size_t>(i)]);
+    for (std::size_t i = 0; i < n; ++i) xs += fmt::format("{}x{}={}", i ? ", " : "", i, data[i]);
     fmt::print("inputs: {}\n", xs);
   }
+}
 
-  if (!o.csv.empty()) {
-    std::vector<std::vector<std::string>> rows;
-    const std::string sh = to_string(shape);
-    const std::string dt(FloatTraits<T>::dtype);
-    for (std::int64_t i = 0; i < n; ++i)
-      rows.push_back({o.kernel, dt, std::to_string(n), sh, fmt::format("x{}", i), "", "",
-                      fmt::format("{}", data[static_cast<std::size_t>(i)]), "input",
-                      std::to_string(trace.leaf_thread[static_cast<std::size_t>(i)]),
-                      std::to_string(trace.leaf_thread[static_cast<std::size_t>(i)])});
-    for (std::size_t id = 0; id < trace.events.size(); ++id) {
-      if (!live[id]) continue;
-      const auto& e = trace.events[id];
-      rows.push_back({o.kernel, dt, std::to_string(n), sh, fmt::format("s{}", id), operand(resolve(e.lhs)),
-                      operand(resolve(e.rhs)), fmt::format("{}", static_cast<T>(e.value)), to_string(e.stage),
-                      std::to_string(e.first_thread), std::to_string(e.last_thread)});
-    }
-    append_csv(o.csv, {"kernel", "dtype", "n", "shape", "node", "lhs", "rhs", "value", "stage", "first_thread",
-                       "last_thread"},
-               rows);
-    fmt::print("csv: {} ({} rows appended)\n", o.csv, rows.size());
+template <class T>
+void write_csv(const ExplainOptions& o, const LaunchShape& s, const Explained<T>& x, std::span<const T> data) {
+  std::vector<std::vector<std::string>> rows;
+  const std::string sh = to_string(s), dt(FloatTraits<T>::dtype), n = std::to_string(data.size());
+  for (std::size_t i = 0; i < data.size(); ++i) {
+    const std::string th = std::to_string(x.trace.leaf_thread[i]);
+    rows.push_back({o.kernel, dt, n, sh, fmt::format("x{}", i), "", "", fmt::format("{}", data[i]), "input", th, th});
   }
+  for (std::size_t id = 0; id < x.trace.events.size(); ++id) {
+    if (!x.live[id]) continue;
+    const auto& e = x.trace.events[id];
+    rows.push_back({o.kernel, dt, n, sh, fmt::format("s{}", id), operand(x.resolve(e.lhs)), operand(x.resolve(e.rhs)),
+                    fmt::format("{}", static_cast<T>(e.value)), to_string(e.stage), std::to_string(e.first_thread),
+                    std::to_string(e.last_thread)});
+  }
+  append_csv(o.csv, {"kernel", "dtype", "n", "shape", "node", "lhs", "rhs", "value", "stage", "first_thread",
+                     "last_thread"},
+             rows);
+  fmt::print("csv: {} ({} rows appended)\n", o.csv, rows.size());
+}
 
+// Leaves evenly spaced on the bottom row in index order; a node sits above the mean of its
+// operands, one row per addition depth; colours by stage. The title gets its own line and the
+// width fits it, so nothing is clipped.
+template <class T>
+std::string tree_svg(const ExplainOptions& o, const LaunchShape& s, const Explained<T>& x, std::span<const T> data) {
+  const auto n = static_cast<std::int64_t>(data.size());
+  std::map<int, std::pair<double, int>> pos;  // id -> (x, depth)
+  std::function<std::pair<double, int>(int)> place = [&](int id) -> std::pair<double, int> {
+    if (id <= -2) return {static_cast<double>(-id - 2), 0};
+    if (id == -1) return {0.0, 0};
+    if (auto it = pos.find(id); it != pos.end()) return it->second;
+    const auto& e = x.trace.events[static_cast<std::size_t>(id)];
+    const auto a = place(x.resolve(e.lhs)), b = place(x.resolve(e.rhs));
+    const std::pair<double, int> p{(a.first + b.first) / 2, std::max(a.second, b.second) + 1};
+    pos[id] = p;
+    return p;
+  };
+  place(x.resolve(x.result.id));
+  int depth = 0;
+  for (const auto& [id, p] : pos) depth = std::max(depth, p.second);
+  const std::string title = fmt::format("{} {} n={} shape {}", o.kernel, FloatTraits<T>::dtype, n, to_string(s));
+  const std::string result = fmt::format("result {} ({})", x.result.value, hex_bits(x.result.value));
+  const double dx = 36, dy = 48, h = dy * (depth + 1) + 110;
+  const double w = std::max(dx * static_cast<double>(std::max<std::int64_t>(n, 1)) + 80,
+                            20 + 7.0 * static_cast<double>(std::max(title.size(), result.size())));
+  auto X = [&](double v) { return 40 + v * dx; };
+  auto Y = [&](int d) { return h - 50 - d * dy; };
+  const std::map<TraceStage, const char*> colour{{TraceStage::thread, "#1f77b4"}, {TraceStage::warp, "#2ca02c"},
+                                                 {TraceStage::block, "#ff7f0e"}, {TraceStage::cross_block, "#d62728"}};
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" font-family=\"monospace\" "
+      "font-size=\"10\">\n<text x=\"10\" y=\"16\" font-size=\"12\">{}</text>\n<text x=\"10\" y=\"32\" "
+      "font-size=\"12\">{}</text>\n",
+      w, h, title, result);
+  double lx = 10;
+  for (const auto& [st, c] : colour) {
+    svg += fmt::format("<circle cx=\"{:.0f}\" cy=\"50\" r=\"5\" fill=\"{}\"/><text x=\"{:.0f}\" y=\"54\">{}</text>\n",
+                       lx + 6, c, lx + 14, to_string(st));
+    lx += 110;
+  }
+  for (const auto& [id, p] : pos) {
+    const auto& e = x.trace.events[static_cast<std::size_t>(id)];
+    for (int child : {x.resolve(e.lhs), x.resolve(e.rhs)}) {
+      const auto c = child <= -2 ? std::pair<double, int>{static_cast<double>(-child - 2), 0} : pos[child];
+      svg += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#999\"/>\n", X(p.first),
+                         Y(p.second), X(c.first), Y(c.second));
+    }
+  }
+  for (const auto& [id, p] : pos) {
+    const auto& e = x.trace.events[static_cast<std::size_t>(id)];
+    svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"6\" fill=\"{}\"><title>s{} = {} ({}, {})</title></circle>\n",
+                       X(p.first), Y(p.second), colour.at(e.stage), id, static_cast<T>(e.value), to_string(e.stage),
+                       threads_text(e.first_thread, e.last_thread));
+  }
+  for (std::int64_t i = 0; i < n; ++i)
+    svg += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"8\" height=\"8\" fill=\"#444\"><title>x{} = {} (thread {})</title></rect>"
+                       "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">x{}</text>\n",
+                       X(static_cast<double>(i)) - 4, Y(0) - 4, i, data[static_cast<std::size_t>(i)],
+                       x.trace.leaf_thread[static_cast<std::size_t>(i)], X(static_cast<double>(i)), Y(0) + 18, i);
+  return svg + "</svg>\n";
+}
+
+void write_whole(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    if (!out || !(out << text)) throw UserError("cannot write '" + path + "'");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw UserError("cannot write '" + path + "'");
+}
+
+template <class T> void run_explain(const ExplainOptions& o, std::vector<T>& data) {
+  const auto k = find_gpu_kernel(o.kernel);
+  const auto f = k ? family_of(*k) : std::nullopt;
+  if (!f)
+    throw UserError("explain draws the additive trees: gpu_serial, Harris 1-7 (gpu_interleaved, gpu_strided, "
+                    "gpu_sequential, gpu_first_add, gpu_warp_unrolled, gpu_unrolled, gpu_multi_add) and the shuffle "
+                    "kernels (gpu_two_pass, gpu_last_block, gpu_atomic in launch order); got '" + o.kernel + "'");
+  if (data.size() > 4096) throw UserError("explain is for small inputs: n <= 4096 (got " + std::to_string(data.size()) + ")");
+  const std::span<const T> xs(data);
+  const ResolvedShape resolved = resolve_shape(overrides(o.shape), *k, 132, FloatTraits<T>::dtype,
+                                               static_cast<std::int64_t>(xs.size()));
+  const LaunchShape& shape = resolved.shape;
+  const Explained<T> x = explain<T>(*f, *k, shape, xs);
+  // The model's own value for the same kernel and shape: the trace must reproduce its bits.
+  const auto model = model_sum<T>(*k, shape, xs);
+  const bool same = model.has_value && to_bits(model.value) == to_bits(x.result.value);
+
+  fmt::print("{} on {} {} elements, {}\n", o.kernel, xs.size(), FloatTraits<T>::dtype, shape_text(*k, shape));
+  for (const auto& field : resolved.ignored) fmt::print("note: {} does not read --{}\n", o.kernel, field);
+  fmt::print("order: {}\n", info(*k).order);
+  print_text<T>(o, *f, x, xs);
+  fmt::print("model_sum for the same kernel and shape: {} -> {}\n", hex_bits(model.value),
+             same ? "same bits" : "DIFFERENT BITS (a bug in the trace)");
+  if (!o.csv.empty()) write_csv<T>(o, shape, x, xs);
   if (!o.svg.empty()) {
-    // Leaves evenly spaced on the bottom row in index order; a node sits above the mean of its
-    // operands, one row per addition depth; colours by stage.
-    std::map<int, std::pair<double, int>> pos;  // id -> (x, depth)
-    std::function<std::pair<double, int>(int)> place = [&](int id) -> std::pair<double, int> {
-      if (id <= -2) return {static_cast<double>(-id - 2), 0};
-      if (id == -1) return {0.0, 0};
-      if (auto it = pos.find(id); it != pos.end()) return it->second;
-      const auto& e = trace.events[static_cast<std::size_t>(id)];
-      const auto a = place(resolve(e.lhs)), b = place(resolve(e.rhs));
-      const std::pair<double, int> p{(a.first + b.first) / 2, std::max(a.second, b.second) + 1};
-      pos[id] = p;
-      return p;
-    };
-    place(resolve(result.id));
-    int depth = 0;
-    for (const auto& [id, p] : pos) depth = std::max(depth, p.second);
-    const double dx = 36, dy = 48, w = dx * static_cast<double>(std::max<std::int64_t>(n, 1)) + 80,
-                 h = dy * (depth + 1) + 90;
-    auto X = [&](double x) { return 40 + x * dx; };
-    auto Y = [&](int d) { return h - 50 - d * dy; };
-    const std::map<TraceStage, const char*> colour{{TraceStage::thread, "#1f77b4"}, {TraceStage::warp, "#2ca02c"},
-                                                   {TraceStage::block, "#ff7f0e"}, {TraceStage::cross_block, "#d62728"}};
-    std::string svg = fmt::format(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" font-family=\"monospace\" "
-        "font-size=\"10\">\n<text x=\"10\" y=\"16\" font-size=\"12\">{} {} n={} shape {} -> {}</text>\n",
-        w, h, o.kernel, FloatTraits<T>::dtype, n, to_string(shape), fmt::format("{}", result.value));
-    std::string legend;
-    double lx = 10;
-    for (const auto& [st, c] : colour) {
-      legend += fmt::format("<circle cx=\"{:.0f}\" cy=\"34\" r=\"5\" fill=\"{}\"/><text x=\"{:.0f}\" y=\"38\">{}</text>\n",
-                            lx + 6, c, lx + 14, to_string(st));
-      lx += 110;
-    }
-    svg += legend;
-    for (const auto& [id, p] : pos) {
-      const auto& e = trace.events[static_cast<std::size_t>(id)];
-      for (int child : {resolve(e.lhs), resolve(e.rhs)}) {
-        const auto c = child <= -2 ? std::pair<double, int>{static_cast<double>(-child - 2), 0} : pos[child];
-        svg += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#999\"/>\n",
-                           X(p.first), Y(p.second), X(c.first), Y(c.second));
-      }
-    }
-    for (const auto& [id, p] : pos) {
-      const auto& e = trace.events[static_cast<std::size_t>(id)];
-      svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"6\" fill=\"{}\"><title>s{} = {} ({}, {})</title></circle>\n",
-                         X(p.first), Y(p.second), colour.at(e.stage), id, static_cast<T>(e.value), to_string(e.stage),
-                         e.first_thread == e.last_thread ? fmt::format("thread {}", e.first_thread)
-                                                         : fmt::format("threads {}-{}", e.first_thread, e.last_thread));
-    }
-    for (std::int64_t i = 0; i < n; ++i)
-      svg += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"8\" height=\"8\" fill=\"#444\"><title>x{} = {} (thread {})</title></rect>"
-                         "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">x{}</text>\n",
-                         X(static_cast<double>(i)) - 4, Y(0) - 4, i, data[static_cast<std::size_t>(i)],
-                         trace.leaf_thread[static_cast<std::size_t>(i)], X(static_cast<double>(i)), Y(0) + 18, i);
-    svg += "</svg>\n";
-    const std::string tmp = o.svg + ".tmp";
-    {
-      std::ofstream out(tmp);
-      if (!out) throw UserError("cannot write '" + o.svg + "'");
-      out << svg;
-    }
-    if (std::rename(tmp.c_str(), o.svg.c_str()) != 0) throw UserError("cannot write '" + o.svg + "'");
+    write_whole(o.svg, tree_svg<T>(o, shape, x, xs));
     fmt::print("svg: {}\n", o.svg);
   }
   if (!same) throw UserError("the trace disagrees with the order model");
@@ -232,7 +333,9 @@ void register_explain(CLI::App& app) {
   o->input.n = 16;
   auto* cmd = app.add_subcommand("explain", "Print (and draw) the exact tree of additions a GPU kernel performs "
                                             "for a launch shape, from the order model");
-  cmd->add_option("-a,--algorithm", o->kernel, "gpu_two_pass, gpu_last_block or gpu_atomic (launch-order arrival)")
+  cmd->add_option("-a,--algorithm", o->kernel,
+                  "gpu_serial, Harris 1-7 (gpu_interleaved ... gpu_multi_add), gpu_two_pass, gpu_last_block or "
+                  "gpu_atomic (launch-order arrival)")
       ->capture_default_str();
   add_input_options(*cmd, o->input);
   add_shape_options(*cmd, o->shape);

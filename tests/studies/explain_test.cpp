@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 namespace {
@@ -25,6 +26,39 @@ TEST(Explain, TraceMatchesModelForEveryShuffleKernelAndShape) {
         EXPECT_EQ(r.code, 0) << k << " " << shape << " n=" << n << "\n" << r.out;
         EXPECT_NE(r.out.find("same bits"), std::string::npos) << r.out;
       }
+}
+
+TEST(Explain, TraceMatchesModelForEveryHarrisKernelAndGpuSerial) {
+  for (const char* k : {"gpu_serial", "gpu_interleaved", "gpu_strided", "gpu_sequential", "gpu_first_add",
+                        "gpu_warp_unrolled", "gpu_unrolled", "gpu_multi_add"})
+    for (const char* shape : {"--block 32", "--grid 3 --block 64", "--grid 2 --block 128"})
+      for (const char* n : {"1", "31", "33", "300", "1000"}) {
+        const Result r = run(std::string("explain --algorithm ") + k + " --n " + n + " " + shape + " --dist normal");
+        EXPECT_EQ(r.code, 0) << k << " " << shape << " n=" << n << "\n" << r.out;
+        EXPECT_NE(r.out.find("same bits"), std::string::npos) << k << " " << shape << " n=" << n << "\n" << r.out;
+      }
+}
+
+// Hand-counted: Harris 3 (sequential addressing) on 300 elements in blocks of 64 loads 5 blocks
+// (the last with 44 elements, +0 past n: idle additions are not drawn), so the first pass adds 299
+// - 4 = 295 pairs inside blocks and the relaunch adds the 5 partials with 4 additions; 300 - 1 in all.
+TEST(Explain, HarrisStagesAndCounts) {
+  const Result seq = run("explain --algorithm gpu_sequential --n 300 --block 64 --dist normal");
+  ASSERT_EQ(seq.code, 0) << seq.out;
+  EXPECT_NE(seq.out.find("relaunch: the block partials are the next pass's input"), std::string::npos) << seq.out;
+  EXPECT_NE(seq.out.find("additions: thread 0, warp "), std::string::npos) << seq.out;
+  EXPECT_NE(seq.out.find("cross-block 4\n"), std::string::npos) << seq.out;
+  const Result serial = run("explain --algorithm gpu_serial --n 50 --dist normal");
+  ASSERT_EQ(serial.code, 0) << serial.out;
+  EXPECT_NE(serial.out.find("additions: thread 49, warp 0, block 0, cross-block 0"), std::string::npos) << serial.out;
+  const Result multi = run("explain --algorithm gpu_multi_add --n 1000 --grid 3 --block 64 --dist normal");
+  ASSERT_EQ(multi.code, 0) << multi.out;
+  EXPECT_NE(multi.out.find("second pass: one block over the block partials"), std::string::npos) << multi.out;
+  EXPECT_NE(multi.out.find("cross-block 2\n"), std::string::npos) << multi.out;
+  // Harris 1-6 take no grid: said, not silently ignored.
+  const Result grid = run("explain --algorithm gpu_interleaved --n 100 --grid 7 --block 32");
+  ASSERT_EQ(grid.code, 0) << grid.out;
+  EXPECT_NE(grid.out.find("gpu_interleaved does not read --grid"), std::string::npos) << grid.out;
 }
 
 TEST(Explain, StagesFollowTheShape) {
@@ -51,7 +85,10 @@ TEST(Explain, CsvAndSvgAndBadInput) {
   int rows = 0;
   while (std::getline(csv, line)) ++rows;
   EXPECT_EQ(rows, 16 + 15);  // 16 inputs, 15 additions
-  EXPECT_TRUE(std::filesystem::file_size(d / "t.svg") > 100);
+  std::ifstream svg(d / "t.svg");
+  const std::string text((std::istreambuf_iterator<char>(svg)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find(">gpu_two_pass float32 n=16 shape "), std::string::npos) << text.substr(0, 400);
+  EXPECT_NE(text.find(">result "), std::string::npos) << text.substr(0, 400);  // its own line, not clipped
   EXPECT_EQ(run("explain --algorithm gpu_kahan --n 8").code, 2);
   EXPECT_EQ(run("explain --n 100000").code, 2);
   EXPECT_EQ(run("explain --n 16 --block 100").code, 2);
