@@ -7,7 +7,6 @@
 // Then N = n*S2 - S1^2 exactly, and four round-to-odd divisions.
 #include "reference/exact_moments.hpp"
 
-#include <mpfr.h>
 
 #include <algorithm>
 #include <bit>
@@ -17,6 +16,7 @@
 #include <string>
 
 #include "core/float_traits.hpp"
+#include "reference/mpfr_value.hpp"
 
 namespace sumlab::reference {
 namespace {
@@ -25,9 +25,7 @@ static_assert(GMP_NUMB_BITS == 64, "limbs are 64 bits");
 __extension__ typedef unsigned __int128 uint128;
 
 // S1 holds any exact sum of n < 2^64 values: multiples of 2^e_min below 2^(emax+1+64).
-template <class T> constexpr mpfr_prec_t s1_precision() {
-  return (FloatTraits<T>::emax + 1 - FloatTraits<T>::min_subnormal_exp) + 64 + 3;
-}
+template <class T> constexpr mpfr_prec_t s1_precision() { return exact_sum_precision<T>(); }
 // S2: multiples of 2^(2 e_min) below 2^(2 emax + 2 + 64).
 template <class T> constexpr mpfr_prec_t s2_precision() {
   return 2 * (FloatTraits<T>::emax + 1 - FloatTraits<T>::min_subnormal_exp) + 64 + 3;
@@ -37,29 +35,14 @@ template <class T> constexpr mpfr_prec_t numerator_precision() {
   return std::max(s2_precision<T>() + 64, 2 * s1_precision<T>()) + 2;
 }
 
-class Mpfr {
- public:
-  explicit Mpfr(mpfr_prec_t precision) { mpfr_init2(value_, precision); }
-  ~Mpfr() { mpfr_clear(value_); }
-  Mpfr(const Mpfr&) = delete;
-  Mpfr& operator=(const Mpfr&) = delete;
-  mpfr_ptr get() { return value_; }
-  mpfr_srcptr get() const { return value_; }
-
- private:
-  mpfr_t value_;
-};
-
-void require_exact(int ternary, const char* what) {
-  if (ternary != 0) throw std::logic_error(std::string("exact_moments: inexact ") + what);
-}
+void require_exact(int ternary, const char* what) { reference::require_exact(ternary, "exact_moments", what); }
 
 struct Workspace {
   static constexpr std::size_t kChunk = std::size_t(1) << 12;
   std::vector<__mpfr_struct> items[2];       // [0]: x_i, [1]: x_i^2
   std::vector<mp_limb_t> limbs[2];           // one limb per x_i, two per x_i^2
   std::vector<mpfr_ptr> ptrs[2];
-  Mpfr partial{64};
+  MpfrValue partial{64};
 
   Workspace() {
     for (int s = 0; s < 2; ++s) {
@@ -81,14 +64,6 @@ void divide_round_to_odd(mpfr_ptr out, mpfr_srcptr a, mpfr_srcptr b) {
   if (ternary != 0 && mpfr_min_prec(out) < mpfr_get_prec(out)) {
     if (mpfr_sgn(out) > 0) mpfr_nextabove(out);
     else mpfr_nextbelow(out);
-  }
-}
-
-template <class T> T round_to(mpfr_srcptr v) {
-  if constexpr (sizeof(T) == sizeof(float)) {
-    return mpfr_get_flt(v, MPFR_RNDN);
-  } else {
-    return mpfr_get_d(v, MPFR_RNDN);
   }
 }
 
@@ -119,7 +94,7 @@ template <class T> ExactMoments<T> exact_moments(std::span<const T> x) {
   }
 
   auto& w = Workspace::local();
-  Mpfr s1(s1_precision<T>()), s2(s2_precision<T>());
+  MpfrValue s1(s1_precision<T>()), s2(s2_precision<T>());
   mpfr_set_zero(s1.get(), 1);
   mpfr_set_zero(s2.get(), 1);
   bool any_nan = false, pos_inf = false, neg_inf = false, all_neg_zero = true;
@@ -186,7 +161,7 @@ template <class T> ExactMoments<T> exact_moments(std::span<const T> x) {
   }
 
   constexpr mpfr_prec_t kOdd = 53 + 2;  // round-to-odd precision: p + 2 for double (and float)
-  Mpfr n(64), n2(128), q(kOdd);
+  MpfrValue n(64), n2(128), q(kOdd);
   require_exact(mpfr_set_ui(n.get(), static_cast<unsigned long>(x.size()), MPFR_RNDN), "n");
   require_exact(mpfr_sqr(n2.get(), n.get(), MPFR_RNDN), "n^2");
 
@@ -203,7 +178,7 @@ template <class T> ExactMoments<T> exact_moments(std::span<const T> x) {
   set_both(q.get(), r.mean_square, r.mean_square_d);
 
   // N = n*S2 - S1^2, exact (>= 0 by Cauchy-Schwarz).
-  Mpfr num(numerator_precision<T>()), s1sq(numerator_precision<T>());
+  MpfrValue num(numerator_precision<T>()), s1sq(numerator_precision<T>());
   require_exact(mpfr_mul_ui(num.get(), s2.get(), static_cast<unsigned long>(x.size()), MPFR_RNDN),
                 "n*S2");
   require_exact(mpfr_sqr(s1sq.get(), s1.get(), MPFR_RNDN), "S1^2");

@@ -2,7 +2,7 @@
 // argument.
 #include "reference/linear_recurrence.hpp"
 
-#include <mpfr.h>
+#include "reference/mpfr_value.hpp"
 
 #include <cmath>
 #include <limits>
@@ -18,9 +18,8 @@ template <class T> ExactRecurrence exact_linear_recurrence(std::span<const T> a,
   ExactRecurrence r;
   r.hi.resize(a.size());
   r.lo.resize(a.size());
-  mpfr_t h, t;
-  mpfr_init2(h, kRecurrenceBits);
-  mpfr_init2(t, kRecurrenceBits);
+  MpfrValue hv(kRecurrenceBits), tv(kRecurrenceBits);
+  const mpfr_ptr h = hv.get(), t = tv.get();
   mpfr_set_zero(h, 1);
   for (std::size_t i = 0; i < a.size(); ++i) {
     mpfr_mul_d(h, h, double(a[i]), MPFR_RNDN);  // a float widens to double exactly
@@ -34,8 +33,6 @@ template <class T> ExactRecurrence exact_linear_recurrence(std::span<const T> a,
     r.hi[i] = hi;
     r.lo[i] = lo;
   }
-  mpfr_clear(h);
-  mpfr_clear(t);
   return r;
 }
 

@@ -32,51 +32,22 @@
 
 #include "core/float_traits.hpp"
 #include "core/metrics.hpp"
+#include "reference/mpfr_value.hpp"
 
 namespace sumlab::reference {
 namespace {
 
 static_assert(GMP_NUMB_BITS == 64, "one 64-bit limb must hold a significand of float or double");
 
-// Bits of a variable that holds any exact sum of fewer than 2^64 values of T (see the header).
-template <class T> constexpr mpfr_prec_t exact_precision() {
-  return (FloatTraits<T>::emax + 1 - FloatTraits<T>::min_subnormal_exp) + 64 + 3;
-}
-
-// An owned mpfr_t of fixed precision.
-class Mpfr {
- public:
-  explicit Mpfr(mpfr_prec_t precision) { mpfr_init2(value_, precision); }
-  ~Mpfr() { mpfr_clear(value_); }
-  Mpfr(const Mpfr&) = delete;
-  Mpfr& operator=(const Mpfr&) = delete;
-  mpfr_ptr get() { return value_; }
-  mpfr_srcptr get() const { return value_; }
-
- private:
-  mpfr_t value_;
-};
-
-void require_exact(int ternary, const char* what) {
-  if (ternary != 0) throw std::logic_error(std::string("mpfr_sum: inexact ") + what);
-}
-
-// The one rounding: RNDN into T, overflowing to +-Inf past the threshold (checked by hand-made
-// cases in the test). An exact sum below the normal range is a multiple of 2^e_min and so exactly
-// representable; rounding into the subnormal range (also correct in mpfr_get_flt / mpfr_get_d)
-// is exercised by exact_moments' tests.
-template <class T> T round_to(mpfr_srcptr v) {
-  if constexpr (sizeof(T) == sizeof(float)) {
-    return mpfr_get_flt(v, MPFR_RNDN);
-  } else {
-    return mpfr_get_d(v, MPFR_RNDN);
-  }
-}
+// The one rounding (round_to): RNDN into T, overflowing to +-Inf past the threshold (checked by
+// hand-made cases in the test). An exact sum below the normal range is a multiple of 2^e_min and so
+// exactly representable; rounding into the subnormal range is exercised by exact_moments' tests.
+void require_exact(int ternary, const char* what) { reference::require_exact(ternary, "mpfr_sum", what); }
 
 // The exact sums of the positive and of the negative terms, plus what was seen on the side.
 template <class T> struct ExactParts {
-  Mpfr pos{exact_precision<T>()};
-  Mpfr neg{exact_precision<T>()};
+  MpfrValue pos{exact_sum_precision<T>()};
+  MpfrValue neg{exact_sum_precision<T>()};
   std::size_t n = 0;
   bool any_nan = false, any_pos_inf = false, any_neg_inf = false;
   bool all_neg_zero = true;  // every input is -0 (vacuously true when n == 0: see signed_zero)
@@ -89,7 +60,7 @@ template <class T> struct Workspace {
   std::vector<__mpfr_struct> items[2];
   std::vector<mp_limb_t> limbs[2];
   std::vector<mpfr_ptr> ptrs[2];
-  Mpfr partial{exact_precision<T>()};
+  MpfrValue partial{exact_sum_precision<T>()};
 
   Workspace() {
     for (int s = 0; s < 2; ++s) {
@@ -167,7 +138,7 @@ template <class T> void accumulate_serial(std::span<const T> x, ExactParts<T>& p
       // many bits hold it exactly; most data spans far fewer bits than P, and mpfr_sum's work
       // grows with the output precision. (The ternary check below would catch a mistake here.)
       const mpfr_prec_t bits = mpfr_prec_t(highest[s] - lowest[s]) + 13 + 2;
-      mpfr_set_prec(w.partial.get(), std::min(bits, exact_precision<T>()));
+      mpfr_set_prec(w.partial.get(), std::min(bits, exact_sum_precision<T>()));
       require_exact(mpfr_sum(w.partial.get(), w.ptrs[s].data(), count[s], MPFR_RNDN), "chunk sum");
       mpfr_ptr total = s ? parts.neg.get() : parts.pos.get();
       require_exact(mpfr_add(total, total, w.partial.get(), MPFR_RNDN), "chunk add");
@@ -231,7 +202,7 @@ template <class T> bool special_sum(const ExactParts<T>& parts, T& out) {
   return true;
 }
 
-// Exact sum pos + neg of finite inputs (P bits, exact); `out` must have exact_precision<T>().
+// Exact sum pos + neg of finite inputs (P bits, exact); `out` must have exact_sum_precision<T>().
 template <class T> void exact_total(const ExactParts<T>& parts, mpfr_ptr out) {
   require_exact(mpfr_add(out, parts.pos.get(), parts.neg.get(), MPFR_RNDN), "total");
 }
@@ -246,7 +217,7 @@ template <class R, class T> R rounded_sum(std::span<const T> x) {
   accumulate(x, parts);
   T special;
   if (special_sum(parts, special)) return R(special);
-  Mpfr total(exact_precision<T>());
+  MpfrValue total(exact_sum_precision<T>());
   exact_total(parts, total.get());
   if (mpfr_zero_p(total.get())) return signed_zero<R>(parts);
   return round_to<R>(total.get());
@@ -265,12 +236,12 @@ double correctly_rounded_sum_in(std::span<const float> x, NarrowFormat f) {
   accumulate(x, parts);
   float special;
   if (special_sum(parts, special)) return special;
-  Mpfr total(exact_precision<float>());
+  MpfrValue total(exact_sum_precision<float>());
   exact_total(parts, total.get());
   if (mpfr_zero_p(total.get())) return signed_zero<double>(parts);
   // Below the normal range the spacing is fixed: round to a multiple of 2^(emin - p + 1); above
   // it, to p significant bits. MPFR's exponent of v is e with 2^(e-1) <= |v| < 2^e.
-  Mpfr r(exact_precision<float>());
+  MpfrValue r(exact_sum_precision<float>());
   const mpfr_exp_t e = mpfr_get_exp(total.get());
   if (e - 1 < f.emin) {
     const int quantum = f.emin - f.precision + 1;
@@ -278,7 +249,7 @@ double correctly_rounded_sum_in(std::span<const float> x, NarrowFormat f) {
     mpfr_rint(r.get(), r.get(), MPFR_RNDN);                  // ties to even
     mpfr_mul_2si(r.get(), r.get(), quantum, MPFR_RNDN);
   } else {
-    Mpfr p(f.precision);
+    MpfrValue p(f.precision);
     mpfr_set(p.get(), total.get(), MPFR_RNDN);
     mpfr_set(r.get(), p.get(), MPFR_RNDN);
   }
@@ -291,7 +262,7 @@ double correctly_rounded_sum_in(std::span<const float> x, NarrowFormat f) {
 
 template <class T> ErrorMetrics measure_parts(const ExactParts<T>& parts, T computed) {
   constexpr double nan = std::numeric_limits<double>::quiet_NaN();
-  constexpr mpfr_prec_t P = exact_precision<T>();
+  constexpr mpfr_prec_t P = exact_sum_precision<T>();
   ErrorMetrics m;
 
   m.result_finite = std::isfinite(computed);
@@ -304,7 +275,7 @@ template <class T> ErrorMetrics measure_parts(const ExactParts<T>& parts, T comp
     return m;
   }
 
-  Mpfr total(P), sum_abs(P), ratio(53);
+  MpfrValue total(P), sum_abs(P), ratio(53);
   exact_total(parts, total.get());
   require_exact(mpfr_sub(sum_abs.get(), parts.pos.get(), parts.neg.get(), MPFR_RNDN), "sum_abs");
   const bool zero = mpfr_zero_p(total.get()) != 0;
@@ -330,7 +301,7 @@ template <class T> ErrorMetrics measure_parts(const ExactParts<T>& parts, T comp
   }
 
   // diff = computed - exact, exact: both are integer multiples of 2^e_min below 2^(P-2).
-  Mpfr diff(P + 2);
+  MpfrValue diff(P + 2);
   mpfr_set_d(diff.get(), double(computed), MPFR_RNDN);  // exact: float and double fit in double
   require_exact(mpfr_sub(diff.get(), diff.get(), total.get(), MPFR_RNDN), "error");
   mpfr_abs(diff.get(), diff.get(), MPFR_RNDN);
@@ -349,7 +320,7 @@ template <class T> ErrorMetrics measure_parts(const ExactParts<T>& parts, T comp
   // division is an exact exponent shift and ulps is rounded once.
   const T base = std::isfinite(rounded) ? rounded : std::numeric_limits<T>::max();
   const int k = std::ilogb(ulp(base));
-  Mpfr scaled(P + 2);
+  MpfrValue scaled(P + 2);
   mpfr_div_2si(scaled.get(), diff.get(), k, MPFR_RNDN);
   m.ulps = mpfr_get_d(scaled.get(), MPFR_RNDN);
   return m;

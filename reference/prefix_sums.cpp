@@ -2,7 +2,6 @@
 // exact and each prefix is rounded once.
 #include "reference/prefix_sums.hpp"
 
-#include <mpfr.h>
 
 #include <cmath>
 #include <limits>
@@ -10,36 +9,18 @@
 #include <string>
 
 #include "core/float_traits.hpp"
+#include "reference/mpfr_value.hpp"
 
 namespace sumlab::reference {
 namespace {
 
-template <class T> constexpr mpfr_prec_t exact_precision() {
-  return (FloatTraits<T>::emax + 1 - FloatTraits<T>::min_subnormal_exp) + 64 + 3;
-}
-
-template <class T> T round_to(mpfr_srcptr v) {
-  if constexpr (sizeof(T) == sizeof(float)) return mpfr_get_flt(v, MPFR_RNDN);
-  else return mpfr_get_d(v, MPFR_RNDN);
-}
-
 // Running exact sum with the IEEE special flags; restart() begins a new segment.
 template <class T> class RunningSum {
  public:
-  RunningSum() {
-    mpfr_init2(sum_, exact_precision<T>());
-    mpfr_init2(term_, FloatTraits<T>::precision);
-    restart();
-  }
-  ~RunningSum() {
-    mpfr_clear(sum_);
-    mpfr_clear(term_);
-  }
-  RunningSum(const RunningSum&) = delete;
-  RunningSum& operator=(const RunningSum&) = delete;
+  RunningSum() { restart(); }
 
   void restart() {
-    mpfr_set_zero(sum_, 1);
+    mpfr_set_zero(sum_.get(), 1);
     nan_ = pos_inf_ = neg_inf_ = false;
     all_neg_zero_ = true;
   }
@@ -48,19 +29,19 @@ template <class T> class RunningSum {
     else if (std::isinf(x)) (x > 0 ? pos_inf_ : neg_inf_) = true;
     if (!(x == 0 && std::signbit(x))) all_neg_zero_ = false;
     if (std::isfinite(x) && x != 0) {
-      if constexpr (sizeof(T) == sizeof(float)) mpfr_set_flt(term_, x, MPFR_RNDN);
-      else mpfr_set_d(term_, x, MPFR_RNDN);  // exact: term_ has T's precision
-      if (mpfr_add(sum_, sum_, term_, MPFR_RNDN) != 0) throw std::logic_error("exact_prefix_sums: inexact add");
+      if constexpr (sizeof(T) == sizeof(float)) mpfr_set_flt(term_.get(), x, MPFR_RNDN);
+      else mpfr_set_d(term_.get(), x, MPFR_RNDN);  // exact: term_ has T's precision
+      require_exact(mpfr_add(sum_.get(), sum_.get(), term_.get(), MPFR_RNDN), "exact_prefix_sums", "add");
     }
     if (nan_ || (pos_inf_ && neg_inf_)) return std::numeric_limits<T>::quiet_NaN();
     if (pos_inf_) return std::numeric_limits<T>::infinity();
     if (neg_inf_) return -std::numeric_limits<T>::infinity();
-    if (mpfr_zero_p(sum_)) return all_neg_zero_ ? T(-0.0) : T(0);
-    return round_to<T>(sum_);
+    if (mpfr_zero_p(sum_.get())) return all_neg_zero_ ? T(-0.0) : T(0);
+    return round_to<T>(sum_.get());
   }
 
  private:
-  mpfr_t sum_, term_;
+  MpfrValue sum_{exact_sum_precision<T>()}, term_{FloatTraits<T>::precision};
   bool nan_ = false, pos_inf_ = false, neg_inf_ = false, all_neg_zero_ = true;
 };
 

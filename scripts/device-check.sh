@@ -97,7 +97,7 @@ header "$SETUP" "$0 $*"
 # --- 1. dependencies -------------------------------------------------------------------------
 missing=()
 have_header() { [ -e "/usr/include/$1" ] || [ -e "/usr/local/include/$1" ] || [ -e "/usr/include/x86_64-linux-gnu/$1" ]; }
-for h in mpfr.h gmp.h boost/version.hpp eigen3/Eigen/Core CLI/CLI.hpp nlohmann/json.hpp fmt/format.h gtest/gtest.h; do
+for h in mpfr.h gmp.h eigen3/Eigen/Core CLI/CLI.hpp nlohmann/json.hpp fmt/format.h gtest/gtest.h; do
   have_header "$h" || missing+=("$h")
 done
 command -v pkg-config >/dev/null || missing+=(pkg-config)

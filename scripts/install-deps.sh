@@ -6,7 +6,6 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   libmpfr-dev libgmp-dev          # exact reference
-  libboost-dev                    # Boost.Multiprecision (mpfr_float wrappers)
   libeigen3-dev                   # least-squares fits, peer sum
   libgtest-dev googletest         # tests
   libbenchmark-dev                # CPU benchmarks
