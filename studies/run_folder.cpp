@@ -300,6 +300,11 @@ RunFolder::RunFolder(const fs::path& dir, const std::string& study, RunMode mode
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir)) throw UserError(fmt::format("cannot create run folder '{}': {}", dir.string(), ec.message()));
 
+  // What the provenance records of this invocation runs child processes (git, uname): they run
+  // before the lock is taken, so that no child ever holds the lock's descriptor (between its fork and
+  // its exec) after this process is killed, and a --resume right after a kill finds the folder free.
+  nlohmann::ordered_json inv = invocation(this_command_line(), backend);
+
   // The lock first: everything below looks at the folder's state, which only the holder may change.
   lock_.emplace(dir);
 
@@ -330,7 +335,7 @@ RunFolder::RunFolder(const fs::path& dir, const std::string& study, RunMode mode
       resumed_ = true;
       break;
   }
-  open_provenance(study, mode, plan, backend);
+  open_provenance(study, mode, plan, std::move(inv));
   if (resumed_) recover_tables();
 }
 
@@ -345,8 +350,7 @@ void RunFolder::record(const std::string& name) {
 }
 
 void RunFolder::open_provenance(const std::string& study, RunMode mode, const nlohmann::ordered_json& plan,
-                                const std::string& backend) {
-  nlohmann::ordered_json inv = invocation(this_command_line(), backend);
+                                nlohmann::ordered_json inv) {
   inv["mode"] = mode == RunMode::fresh ? "fresh" : mode == RunMode::force ? "force" : "resume";
   nlohmann::ordered_json p;
   if (mode == RunMode::resume) {

@@ -90,8 +90,9 @@ class RunFolder {
 
  private:
   void record(const std::string& name);  // adds `name` to the manifest (before it is created)
+  // `inv`: this invocation's record (invocation()), gathered before the lock was taken.
   void open_provenance(const std::string& study, RunMode mode, const nlohmann::ordered_json& plan,
-                       const std::string& backend);
+                       nlohmann::ordered_json inv);
   void recover_tables();
 
   std::filesystem::path dir_;
