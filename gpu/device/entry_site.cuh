@@ -11,6 +11,7 @@
 #include <string>
 
 #include "gpu/cuda_check.cuh"
+#include "gpu/device/dispatch.cuh"
 #include "gpu/device_entry.hpp"
 
 namespace sumlab::gpu::detail {
@@ -34,19 +35,9 @@ class EntrySite {
     if (!result_) SUMLAB_CUDA_CHECK(cudaMalloc(&result_, 16));
     return static_cast<T*>(result_);
   }
-  // At least `bytes` bytes (nullptr for 0), reallocated only when a call needs more than before.
-  // Freeing the old allocation waits for the device, so no enqueued call still uses it.
-  void* scratch(std::size_t bytes) {
-    if (bytes == 0) return nullptr;
-    if (bytes > scratch_bytes_) {
-      if (scratch_) SUMLAB_CUDA_CHECK(cudaFree(scratch_));
-      scratch_ = nullptr;
-      scratch_bytes_ = 0;
-      SUMLAB_CUDA_CHECK(cudaMalloc(&scratch_, bytes));
-      scratch_bytes_ = bytes;
-    }
-    return scratch_;
-  }
+  // At least `bytes` bytes (nullptr for 0), reallocated only when a call needs more than before:
+  // a Workspace of its own, apart from the kernels' (their launches carve theirs between calls).
+  void* scratch(std::size_t bytes) { return bytes == 0 ? nullptr : scratch_.reserve(bytes); }
   // The result slot set to NaN on the stream, before a call: an entry that writes nothing fails.
   template <class T> void poison_result() {
     static const T nan = std::numeric_limits<T>::quiet_NaN();
@@ -88,15 +79,13 @@ class EntrySite {
  private:
   EntrySite() = default;
   ~EntrySite() {  // at exit: nothing useful to do with an error here
-    if (scratch_) cudaFree(scratch_);
     if (result_) cudaFree(result_);
     if (stream_) cudaStreamDestroy(stream_);
   }
   std::mutex mutex_;
   cudaStream_t stream_ = nullptr;
   void* result_ = nullptr;
-  void* scratch_ = nullptr;
-  std::size_t scratch_bytes_ = 0;
+  Workspace scratch_;
 };
 
 }  // namespace sumlab::gpu::detail

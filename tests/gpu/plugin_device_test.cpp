@@ -157,7 +157,7 @@ TEST(PluginDeviceCli, BenchTimesEachConfigurationBesideCub) {
   for (const auto& row : read_csv(out / "bench_gpu.csv").rows) {
     if (row.at("role") != "plugin") continue;
     SCOPED_TRACE(row.at("kernel") + " " + row.at("dtype") + " n=" + row.at("n"));
-    EXPECT_EQ(row.at("error"), "");
+    ASSERT_EQ(row.at("error"), "");  // then ms and ratio_cub are numbers
     const double ratio = std::stod(row.at("ratio_cub"));
     EXPECT_TRUE(std::isfinite(ratio) && ratio > 0) << ratio;
     EXPECT_GT(std::stod(row.at("ms")), 0.0);
