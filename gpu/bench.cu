@@ -16,6 +16,7 @@
 #include "core/order_model/fixed_point_model.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/device/dispatch.cuh"
+#include "gpu/device/entry_site.cuh"
 #include "gpu/gpu_sum.hpp"
 #include "gpu/thread/thread_chain.cuh"
 
@@ -133,6 +134,36 @@ Timing time_sum(GpuKernel k, const LaunchShape& shape, const BenchInput<T>& inpu
   return t;
 }
 
+template <class T>
+Timing time_device_entry(const DeviceEntry<T>& entry, std::size_t scratch_bytes, const BenchInput<T>& input,
+                         const TimingOptions& o, bool check_repeats) {
+  detail::EntrySite& site = detail::EntrySite::get();
+  const auto lock = site.lock();
+  Timing t;
+  try {
+    void* d_scratch = site.scratch(scratch_bytes);
+    detail::EventTimer timer;
+    t = sample<T>([&](int launches) {
+      detail::LaunchOutcome<T> r;
+      site.poison_result<T>();
+      timer.start(site.stream());
+      for (int l = 0; l < launches; ++l) {
+        const T* d_in = input.buffer().device_data() + std::int64_t(l % input.copies()) * input.stride();
+        site.enqueue<T>(entry, d_in, static_cast<std::size_t>(input.n()), d_scratch);
+      }
+      r.ms = timer.stop(site.stream()) / launches;
+      site.finish();
+      r.value = site.value<T>();
+      return r;
+    }, o, check_repeats ? input.copies() + 1 : 0);
+  } catch (const GpuError& e) {
+    site.drain();
+    t = Timing{};
+    t.error = e.what();
+  }
+  return t;
+}
+
 template <class T> int data_scale(const BenchInput<T>& in) {
   using Bits = typename FloatTraits<T>::Bits;
   const Bits* bits = reinterpret_cast<const Bits*>(in.buffer().device_data());
@@ -184,6 +215,10 @@ template Timing time_sum<float>(GpuKernel, const LaunchShape&, const BenchInput<
                                 const KernelOptions&);
 template Timing time_sum<double>(GpuKernel, const LaunchShape&, const BenchInput<double>&, const TimingOptions&,
                                  const KernelOptions&);
+template Timing time_device_entry<float>(const DeviceEntry<float>&, std::size_t, const BenchInput<float>&,
+                                         const TimingOptions&, bool);
+template Timing time_device_entry<double>(const DeviceEntry<double>&, std::size_t, const BenchInput<double>&,
+                                          const TimingOptions&, bool);
 template int data_scale<float>(const BenchInput<float>&);
 template int data_scale<double>(const BenchInput<double>&);
 template Timing time_read<float>(const BenchInput<float>&, const TimingOptions&);

@@ -28,6 +28,7 @@
 #include "core/gpu_kernel.hpp"
 #include "core/launch_shape.hpp"
 #include "gpu/device_buffer.hpp"
+#include "gpu/device_entry.hpp"
 
 namespace sumlab::gpu {
 
@@ -69,6 +70,16 @@ struct Timing {
 template <class T>
 Timing time_sum(GpuKernel k, const LaunchShape& s, const BenchInput<T>& in, const TimingOptions& o = {},
                 const KernelOptions& opt = {});
+
+// A device entry the lab does not own (gpu/device_entry.hpp: a plugin's), timed as time_sum times
+// a kernel: the same rotation over the input's copies, warm-up and median of event-timed samples,
+// the events recorded on the entry's stream around `launches` calls enqueued back to back (one
+// synchronisation per sample). check_repeats (an entry that declares the same bits every run):
+// copies + 1 more calls must end with the warm-up's bits. A refused call or a CUDA error is the
+// timing's error.
+template <class T>
+Timing time_device_entry(const DeviceEntry<T>& entry, std::size_t scratch_bytes, const BenchInput<T>& in,
+                         const TimingOptions& o = {}, bool check_repeats = false);
 
 // The scale k fixed_point_sum derives from the input's copy 0 (61 - floor(log2 max|x|) over its
 // finite elements; 0 when there are none), found on the device: the k a caller who knows the

@@ -40,6 +40,9 @@ template <class T> class KernelInput {
   // use, when the data came from the device).
   virtual std::span<const T> host() = 0;
   virtual std::int64_t size() const = 0;
+  // The input in device memory (cuda backend: what a plugin's device entry reads in place), or
+  // nullptr where there is none (model backend).
+  virtual const T* device_data() const { return nullptr; }
   // Throws UserError for a shape the kernel cannot run (validate_shape's sentence), options it does
   // not take (validate_options') or a GPU failure.
   virtual KernelOutcome<T> run(GpuKernel k, const LaunchShape& s, const KernelOptions& opt = {}) = 0;

@@ -2,6 +2,11 @@
 //   bench_gpu.csv  per (dtype, distribution, n, kernel, shape): median time of one sum (gpu/bench.hpp
 //                  says how: rotated inputs larger than L2, warm-up, event-timed samples), GB/s,
 //                  and the ratios to CUB's DeviceReduce::Sum and to the read roof of that cell.
+//                  Each plugin (--plugin LIB:SYMBOL) with a device entry for the dtype: one row per
+//                  configuration, kernel name[label], role "plugin", timed the same way on the same
+//                  input (gpu/bench.hpp's time_device_entry); ratio_cub = CUB's time / the plugin's.
+//                  A plugin with host entries only is skipped with a note (its time would be the
+//                  host's, not a kernel's).
 //   bench_families.csv  per (dtype, n, family, kernel): the scans, segmented sums and variance row
 //                  kernels on the first distribution's input (gpu/bench.hpp's time_families), with
 //                  the bandwidth ratio to that cell's read roof, the time ratio to its CUB
@@ -25,7 +30,9 @@
 #include "core/generators.hpp"
 #include "core/gpu_kernel.hpp"
 #include "studies/commands.hpp"
+#include "studies/external.hpp"
 #include "studies/input_file.hpp"
+#include "studies/plugin.hpp"
 #include "studies/run_folder.hpp"
 #include "studies/size_text.hpp"
 #include "studies/study_driver.hpp"
@@ -49,6 +56,7 @@ struct BenchOptions {
   std::int64_t cpu_n = 10'000'000;
   int cpu_reps = 7;
   std::uint64_t seed = 1;
+  std::vector<std::string> plugins;  // LIB:SYMBOL (studies/plugin.hpp): device entries timed beside CUB
 };
 
 const std::vector<std::string> kGpuColumns{"dtype", "distribution", "n", "kernel", "shape", "role", "ms", "ms_min",
@@ -207,7 +215,8 @@ Rows bench_families_cell(const gpu::BenchInput<T>& input, int samples, const gpu
 // One (dtype, distribution, n) cell: every kernel against the read roof and CUB, and (with_families)
 // the other families on the same input.
 template <class T>
-CellRows bench_gpu_cell(const BenchOptions& o, const std::vector<GpuKernel>& kernels, int sms, const std::string& dist,
+CellRows bench_gpu_cell(const BenchOptions& o, const std::vector<GpuKernel>& kernels,
+                        const std::vector<std::shared_ptr<ExternalSum>>& plugins, int sms, const std::string& dist,
                         std::int64_t n, bool with_families) {
   const std::string dt(FloatTraits<T>::dtype);
   const gpu::BenchInput<T> input(n, parse_bench_dist(dist), o.seed);
@@ -248,6 +257,25 @@ CellRows bench_gpu_cell(const BenchOptions& o, const std::vector<GpuKernel>& ker
         row(label, has_shape ? to_string(shape) : "", role, t);
       }
   }
+  // The plugins' device entries, each configuration as the plugin's launch shape; a value that is
+  // NaN on this finite input is the plugin's failure, as in the studies.
+  if (std::find(o.dists.begin(), o.dists.end(), dist) != o.dists.end())
+    for (const auto& p : plugins) {
+      const auto configs = p->configs();
+      for (std::size_t c = 0; c < configs.size(); ++c) {
+        gpu::Timing t;
+        try {
+          const PluginDeviceCall<T> call = plugin_device_call<T>(p->name(), c, static_cast<std::size_t>(n));
+          if (!call.entry) continue;  // no device entry for T
+          t = gpu::time_device_entry<T>(call.entry, call.scratch_bytes, input, to,
+                                        p->declared() != Determinism::not_deterministic);
+          if (t.ok() && std::isnan(t.value)) t.error = "returned NaN for an input of finite values";
+        } catch (const ExternalError& e) {
+          t.error = e.what();
+        }
+        row(config_name(p->name(), configs[c]), "", "plugin", t);
+      }
+    }
   CellRows out{{"bench_gpu.csv", rows}};
   if (with_families && n % gpu::family_cols == 0)
     out["bench_families.csv"] = bench_families_cell<T>(input, o.samples, read, cub);
@@ -263,6 +291,8 @@ void run_bench(const BenchOptions& o) {
   for (const auto& d : o.dists) (void)parse_bench_dist(d);
   for (const auto& d : o.exact_dists) (void)parse_bench_dist(d);
   const std::vector<GpuKernel> selected = bench_kernels(o);
+  const auto loaded = load_plugins(o.plugins);
+  const auto plugin_subjects = externals(with_plugins({}, loaded));
   bool gpu = !o.no_gpu;
   std::string device = "none";
 #if defined(SUMLAB_WITH_CUDA)
@@ -278,6 +308,17 @@ void run_bench(const BenchOptions& o) {
   gpu = false;
 #endif
   if (!gpu && o.no_cpu) throw UserError("bench: nothing to time (no GPU kernels here, and --no-cpu)");
+  // Plugins are timed by their device entries; a host-only one is named and skipped.
+  std::vector<std::shared_ptr<ExternalSum>> timed_plugins;
+  for (const auto& p : plugin_subjects) {
+    if (!p->has_device_entry("float32") && !p->has_device_entry("float64"))
+      fmt::print(stderr, "bench: plugin '{}' has host entries only; bench times device entries, so it is skipped\n",
+                 p->name());
+    else if (!gpu)
+      fmt::print(stderr, "bench: plugin '{}' is not timed: its device entries need a GPU\n", p->name());
+    else
+      timed_plugins.push_back(p);
+  }
 
   std::vector<std::int64_t> sizes;
   for (int e = o.log2_min; e <= o.log2_max; e += o.log2_step) sizes.push_back(std::int64_t(1) << e);
@@ -300,6 +341,7 @@ void run_bench(const BenchOptions& o) {
   plan["cpu_n"] = o.cpu_n;
   plan["cpu_reps"] = o.cpu_reps;
   plan["seed"] = o.seed;
+  if (!loaded.empty()) plan["plugins"] = plugin_plan(loaded);
   std::vector<Table> tables;
   if (gpu) tables.push_back({"bench_gpu.csv", kGpuColumns});
   if (gpu && !o.no_families) tables.push_back({"bench_families.csv", kFamilyColumns});
@@ -319,10 +361,10 @@ void run_bench(const BenchOptions& o) {
           const bool families = !o.no_families && dist == dists.front();
           const int sms = d.sm_count;
           cells.push_back({fmt::format("gpu|{}|{}|{}", dt, dist, n), fmt::format("{} {} n={}", dt, dist, size_text(n)),
-                           [&o, &kernels, sms, dt, dist, n, families] {
+                           [&o, &kernels, &timed_plugins, sms, dt, dist, n, families] {
                              return parse_dtype(dt) == Dtype::float32
-                                        ? bench_gpu_cell<float>(o, kernels, sms, dist, n, families)
-                                        : bench_gpu_cell<double>(o, kernels, sms, dist, n, families);
+                                        ? bench_gpu_cell<float>(o, kernels, timed_plugins, sms, dist, n, families)
+                                        : bench_gpu_cell<double>(o, kernels, timed_plugins, sms, dist, n, families);
                            }});
         }
   }
@@ -362,6 +404,7 @@ void register_bench(CLI::App& app) {
   cmd->add_option("--cpu-n", o->cpu_n, "Elements of the CPU timing")->capture_default_str();
   cmd->add_option("--cpu-reps", o->cpu_reps, "CPU repetitions (median kept)")->capture_default_str();
   cmd->add_option("--seed", o->seed, "Generator seed")->capture_default_str();
+  add_plugin_option(*cmd, o->plugins);
   cmd->callback([o] {
     BenchOptions b = *o;
     if (b.quick) {

@@ -145,15 +145,17 @@ template <class T> std::vector<std::vector<std::string>> accuracy_cell(
     std::uint64_t seed, std::vector<std::string> prefix, std::span<const T> data = {}) {
   // With GPU kernels the input is generated where they read it (on the device for cuda) and the
   // host copy comes from there: one crossing of PCIe per cell. The user's data: a prefix or a
-  // seeded subsample of it (data_sample), loaded once.
+  // seeded subsample of it (data_sample), loaded once. A subject with a device entry (a plugin's)
+  // reads the same device copy in place on cuda, so the cell loads it for that alone too.
+  const bool on_device = backend && (!kernels.empty() || (backend->kind() == BackendKind::cuda && reads_device<T>(subjects)));
   std::unique_ptr<KernelInput<T>> input;
   std::vector<T> x;
   std::span<const T> xs;
   if (!data.empty()) {
     x = data_sample<T>(data, n, seed);
     xs = x;
-    if (backend && !kernels.empty()) input = backend->load(xs);
-  } else if (backend && !kernels.empty()) {
+    if (on_device) input = backend->load(xs);
+  } else if (on_device) {
     input = backend->generate<T>(spec, seed, static_cast<std::int64_t>(n));
     xs = input->host();
   } else {
@@ -202,7 +204,8 @@ template <class T> std::vector<std::vector<std::string>> accuracy_cell(
   for (const auto& subject : subjects) {
     const auto configs = subject->configs();
     for (std::size_t c = 0; c < configs.size(); ++c) {
-      const auto r = run_external<T>(*subject, c, xs, !m0.input_special);
+      const auto r = input ? run_external<T>(*subject, c, *input, !m0.input_special)
+                           : run_external<T>(*subject, c, xs, !m0.input_special);
       emit("external", config_name(subject->name(), configs[c]), r.ok ? r.value : std::numeric_limits<T>::quiet_NaN(),
            [](const BoundInput&) { return std::numeric_limits<double>::infinity(); }, r.error);
     }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -60,13 +61,23 @@ std::vector<std::shared_ptr<ExternalSum>> externals(const std::vector<std::strin
   return out;
 }
 
-template <class T>
-ExternalOutcome<T> run_external(ExternalSum& s, std::size_t config, std::span<const T> x, bool input_finite) {
+bool ExternalSum::has_device_entry(std::string_view) const { return false; }
+double ExternalSum::run_device(std::size_t, const float*, std::size_t) {
+  throw ExternalError("this subject has no device entry");
+}
+double ExternalSum::run_device(std::size_t, const double*, std::size_t) {
+  throw ExternalError("this subject has no device entry");
+}
+
+namespace {
+
+// One timed call, its result checked: `call` returns the subject's value as a double.
+template <class T, class Call> ExternalOutcome<T> measure_call(Call&& call, bool input_finite) {
   ExternalOutcome<T> o;
   const auto t0 = std::chrono::steady_clock::now();
   double v = 0;
   try {
-    v = s.run(config, x);
+    v = call();
   } catch (const std::exception& e) {
     o.error = e.what();
     return o;
@@ -92,7 +103,42 @@ ExternalOutcome<T> run_external(ExternalSum& s, std::size_t config, std::span<co
   return o;
 }
 
+}  // namespace
+
+template <class T>
+ExternalOutcome<T> run_external(ExternalSum& s, std::size_t config, std::span<const T> x, bool input_finite) {
+  return measure_call<T>([&] { return s.run(config, x); }, input_finite);
+}
+
+template <class T>
+ExternalOutcome<T> run_external(ExternalSum& s, std::size_t config, KernelInput<T>& x, bool input_finite) {
+  const T* d_x = x.device_data();
+  if (d_x && s.has_device_entry(FloatTraits<T>::dtype)) {
+    const auto n = static_cast<std::size_t>(x.size());
+    return measure_call<T>([&] { return s.run_device(config, d_x, n); }, input_finite);
+  }
+  // The host copy outside the timed call: its download (once per input) is not the subject's cost.
+  ExternalOutcome<T> o;
+  std::span<const T> h;
+  try {
+    h = x.host();
+  } catch (const std::exception& e) {
+    o.error = e.what();
+    return o;
+  }
+  return run_external<T>(s, config, h, input_finite);
+}
+
+template <class T> bool reads_device(const std::vector<std::shared_ptr<ExternalSum>>& subjects) {
+  return std::any_of(subjects.begin(), subjects.end(),
+                     [](const auto& s) { return s->has_device_entry(FloatTraits<T>::dtype); });
+}
+
 template ExternalOutcome<float> run_external<float>(ExternalSum&, std::size_t, std::span<const float>, bool);
 template ExternalOutcome<double> run_external<double>(ExternalSum&, std::size_t, std::span<const double>, bool);
+template ExternalOutcome<float> run_external<float>(ExternalSum&, std::size_t, KernelInput<float>&, bool);
+template ExternalOutcome<double> run_external<double>(ExternalSum&, std::size_t, KernelInput<double>&, bool);
+template bool reads_device<float>(const std::vector<std::shared_ptr<ExternalSum>>&);
+template bool reads_device<double>(const std::vector<std::shared_ptr<ExternalSum>>&);
 
 }  // namespace sumlab

@@ -14,9 +14,11 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/determinism.hpp"
+#include "studies/backend.hpp"
 
 namespace sumlab {
 
@@ -38,6 +40,12 @@ class ExternalSum {
   // ExternalError (or anything) on failure.
   virtual double run(std::size_t config, std::span<const float> x) = 0;
   virtual double run(std::size_t config, std::span<const double> x) = 0;
+  // Subjects that also sum data where it lies on a GPU, in place (a plugin's device entries;
+  // Python subjects have none): whether there is such an entry for dtype ("float32", "float64"),
+  // and the call on the n elements at d_x, device memory the lab owns. Throws as run().
+  virtual bool has_device_entry(std::string_view dtype) const;
+  virtual double run_device(std::size_t config, const float* d_x, std::size_t n);
+  virtual double run_device(std::size_t config, const double* d_x, std::size_t n);
 };
 
 // The subjects a process knows by name (registered by the Python package, or loaded from a
@@ -61,5 +69,13 @@ template <class T> struct ExternalOutcome {
 // input_finite: every x_i is finite, so a NaN result is the subject's failure, not IEEE's answer.
 template <class T>
 ExternalOutcome<T> run_external(ExternalSum& s, std::size_t config, std::span<const T> x, bool input_finite);
+// The same on an input loaded where the kernels read it: a subject with a device entry for T reads
+// the device copy in place when there is one (the cuda backend), with no host round trip; any other
+// call is run() on the host copy (downloaded once when the data came from the device).
+template <class T>
+ExternalOutcome<T> run_external(ExternalSum& s, std::size_t config, KernelInput<T>& x, bool input_finite);
+// Whether some subject reads T's data on the device when it is there: a study then keeps (or
+// uploads) its cell's input on the cuda backend even when no GPU kernel of its own runs.
+template <class T> bool reads_device(const std::vector<std::shared_ptr<ExternalSum>>& subjects);
 
 }  // namespace sumlab

@@ -17,9 +17,13 @@
 #include <set>
 #include <span>
 
+#include "core/float_traits.hpp"
 #include "plugin/sumlab_plugin.h"
 #include "studies/commands.hpp"
 #include "studies/external.hpp"
+#if defined(SUMLAB_WITH_CUDA)
+#include "gpu/device_entry.hpp"
+#endif
 
 namespace sumlab {
 namespace {
@@ -42,19 +46,76 @@ class PluginSubject final : public ExternalSum {
   std::vector<std::string> configs() const override { return configs_; }
   double run(std::size_t c, std::span<const float> x) override { return call(d_.sum_float32, "float32", c, x); }
   double run(std::size_t c, std::span<const double> x) override { return call(d_.sum_float64, "float64", c, x); }
+  bool has_device_entry(std::string_view dtype) const override {
+    return dtype == "float32" ? d_.device_sum_float32 != nullptr : d_.device_sum_float64 != nullptr;
+  }
+  double run_device(std::size_t c, const float* d_x, std::size_t n) override { return call_device<float>(c, d_x, n); }
+  double run_device(std::size_t c, const double* d_x, std::size_t n) override { return call_device<double>(c, d_x, n); }
+
+  // The device entry of T for configuration c and n elements as gpu/ calls it (no entry: empty),
+  // with the scratch it asks for; ExternalError when the query fails.
+  template <class T> PluginDeviceCall<T> device_call(std::size_t c, std::size_t n) const {
+    PluginDeviceCall<T> e;
+    const auto bind = [&](auto* f) {
+      e.scratch_bytes = scratch_bytes<T>(c, n);
+      e.entry = [f, c, context = d_.context, bytes = e.scratch_bytes](const T* d_x, std::size_t m, T* d_result,
+                                                                       void* d_scratch, void* stream) {
+        std::array<char, error_capacity> error{};
+        const int status = f(context, c, d_x, m, d_result, d_scratch, bytes, stream, error.data(), error.size());
+        return status == 0 ? std::string() : message(status, error);
+      };
+    };
+    if constexpr (sizeof(T) == 4) {
+      if (d_.device_sum_float32) bind(d_.device_sum_float32);
+    } else {
+      if (d_.device_sum_float64) bind(d_.device_sum_float64);
+    }
+    return e;
+  }
 
  private:
+  template <class T> std::size_t scratch_bytes(std::size_t c, std::size_t n) const {
+    if (!d_.scratch_bytes) return 0;
+    std::array<char, error_capacity> error{};
+    std::size_t bytes = 0;
+    const int status = d_.scratch_bytes(d_.context, c, n, sizeof(T) == 4 ? SUMLAB_FLOAT32 : SUMLAB_FLOAT64, &bytes,
+                                        error.data(), error.size());
+    if (status != 0) throw ExternalError("the scratch query failed: " + message(status, error));
+    return bytes;
+  }
   template <class T, class Entry>
   double call(Entry entry, const char* dtype, std::size_t c, std::span<const T> x) const {
-    if (!entry) throw ExternalError(fmt::format("this plugin has no {} entry", dtype));
+    if (!entry) {
+      if (!d_.sum_float32 && !d_.sum_float64)
+        throw ExternalError("this plugin has only device entries; it needs --backend cuda on a GPU");
+      if (has_device_entry(dtype))
+        throw ExternalError(fmt::format("this plugin's {} entry is a device entry only; it needs --backend cuda on a GPU",
+                                        dtype));
+      throw ExternalError(fmt::format("this plugin has no {} entry", dtype));
+    }
     std::array<char, error_capacity> error{};
     // A plugin that reports success without writing its result leaves NaN: run_external's failure.
     T result = std::numeric_limits<T>::quiet_NaN();
     const int status = entry(d_.context, c, x.data(), x.size(), &result, error.data(), error.size());
     if (status == 0) return result;
+    throw ExternalError(message(status, error));
+  }
+  static std::string message(int status, std::array<char, error_capacity>& error) {
     error.back() = '\0';  // a plugin that filled the buffer to the end
-    if (error[0] == '\0') throw ExternalError(fmt::format("failed (status {}) without a message", status));
-    throw ExternalError(error.data());
+    if (error[0] == '\0') return fmt::format("failed (status {}) without a message", status);
+    return error.data();
+  }
+  template <class T> double call_device(std::size_t c, const T* d_x, std::size_t n) {
+    const PluginDeviceCall<T> bound = device_call<T>(c, n);
+    if (!bound.entry) throw ExternalError(fmt::format("this plugin has no {} device entry", FloatTraits<T>::dtype));
+#if defined(SUMLAB_WITH_CUDA)
+    const gpu::DeviceEntryResult<T> r = gpu::call_device_entry<T>(bound.entry, d_x, n, bound.scratch_bytes);
+    if (!r.ok()) throw ExternalError(r.error);
+    return r.value;
+#else
+    (void)d_x;
+    throw ExternalError("this sumlab was built without CUDA; a device entry cannot run");
+#endif
   }
   const sumlab_plugin& d_;
   std::string name_;
@@ -80,7 +141,10 @@ std::string descriptor_problem(const sumlab_plugin& d, std::vector<std::string>&
   if (d.declared < SUMLAB_NOT_DETERMINISTIC || d.declared > SUMLAB_SHAPE_INVARIANT)
     return fmt::format("declared = {} is none of SUMLAB_NOT_DETERMINISTIC, SUMLAB_RUN_TO_RUN, SUMLAB_SHAPE_INVARIANT",
                        d.declared);
-  if (!d.sum_float32 && !d.sum_float64) return "it has neither a float32 nor a float64 entry";
+  const bool device = d.device_sum_float32 || d.device_sum_float64;
+  if (!d.sum_float32 && !d.sum_float64 && !device)
+    return "it has neither a float32 nor a float64 entry, on the host or on the device";
+  if (d.scratch_bytes && !device) return "it has a scratch query (scratch_bytes) but no device entry to use the scratch";
   if (d.config_count > max_configs) return fmt::format("config_count = {} (at most {})", d.config_count, max_configs);
   if (d.config_count > 0 && !d.configs) return fmt::format("config_count = {} but configs is NULL", d.config_count);
   if (d.config_count == 0) labels = {""};
@@ -175,6 +239,15 @@ std::vector<LoadedPlugin> load_plugins(const std::vector<std::string>& specs) {
   }
   return out;
 }
+
+template <class T>
+PluginDeviceCall<T> plugin_device_call(const std::string& subject, std::size_t config, std::size_t n) {
+  const auto s = std::dynamic_pointer_cast<PluginSubject>(find_external(subject));
+  if (!s) throw UserError(fmt::format("'{}' is not a loaded plugin's subject", subject));
+  return s->device_call<T>(config, n);
+}
+template PluginDeviceCall<float> plugin_device_call<float>(const std::string&, std::size_t, std::size_t);
+template PluginDeviceCall<double> plugin_device_call<double>(const std::string&, std::size_t, std::size_t);
 
 std::vector<std::string> with_plugins(std::vector<std::string> externals, const std::vector<LoadedPlugin>& plugins) {
   for (const auto& p : plugins)

@@ -3,6 +3,8 @@
 // and registered as an external subject (studies/external.hpp), so the studies measure it as they
 // measure a Python callable. A study measures every plugin it loads, whether or not --external
 // names it: loading one is asking for it.
+#include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -28,6 +30,17 @@ struct LoadedPlugin {
 LoadedPlugin load_plugin(const std::string& spec);
 // Each spec loaded once, in order.
 std::vector<LoadedPlugin> load_plugins(const std::vector<std::string>& specs);
+
+// A loaded plugin's device entry for T under one configuration at n elements, as gpu/ calls it
+// (gpu::DeviceEntry<T>'s type, so that `sumlab bench` times it beside CUB), with the scratch it
+// asked for. entry is empty when the plugin has no device entry for T. Throws ExternalError when
+// its scratch query fails, UserError when `subject` is no loaded plugin's.
+template <class T> struct PluginDeviceCall {
+  std::function<std::string(const T* d_x, std::size_t n, T* d_result, void* d_scratch, void* stream)> entry;
+  std::size_t scratch_bytes = 0;
+};
+template <class T>
+PluginDeviceCall<T> plugin_device_call(const std::string& subject, std::size_t config, std::size_t n);
 
 // The subjects a study measures: those --external names, then each plugin's that it does not.
 std::vector<std::string> with_plugins(std::vector<std::string> externals, const std::vector<LoadedPlugin>& plugins);

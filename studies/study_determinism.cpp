@@ -601,7 +601,8 @@ CellOutput<T> run_cell(Backend& backend, const Plan& p, const std::string& dist,
       std::vector<T> values;
       std::vector<double> ms;
       repeat<int>(p.runs, p.max_shape_seconds, [&] {
-        const ExternalOutcome<T> o = run_external<T>(*subject, c, x, finite_input);
+        // On cuda a device entry reads the device-resident input in place (studies/external.hpp).
+        const ExternalOutcome<T> o = run_external<T>(*subject, c, *input, finite_input);
         if (o.ok) {
           values.push_back(o.value);
           ms.push_back(o.ms);

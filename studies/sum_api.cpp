@@ -40,15 +40,9 @@ template <class T> std::vector<const CpuAlgorithm<T>*> select_algorithms(const s
 
 template <class T>
 void add_kernel_rows(SumReport<T>& report, const SumRequest& req, std::span<const T> x, Backend& backend,
-                     const std::vector<std::pair<GpuKernel, ResolvedShape>>& shapes, KernelInput<T>* device,
+                     const std::vector<std::pair<GpuKernel, ResolvedShape>>& shapes, KernelInput<T>* input,
                      const reference::ExactSum<T>& exact) {
   report.backend_description = backend.description();
-  std::unique_ptr<KernelInput<T>> loaded;
-  KernelInput<T>* input = device;
-  if (!input && !shapes.empty()) {
-    loaded = backend.load(x);
-    input = loaded.get();
-  }
   for (const auto& [k, resolved] : shapes) {
     KernelOptions o;
     if (k == GpuKernel::fixed_point) o.fixed_scale = req.fixed_scale;
@@ -70,13 +64,17 @@ void add_kernel_rows(SumReport<T>& report, const SumRequest& req, std::span<cons
   }
 }
 
+// `input`: the data where the backend's kernels read it (nullptr without a backend): a subject's
+// device entry reads it there on the cuda backend; host entries read x.
 template <class T>
 void add_external_rows(SumReport<T>& report, const std::vector<std::shared_ptr<ExternalSum>>& subjects,
-                       std::span<const T> x, const reference::ExactSum<T>& exact) {
+                       std::span<const T> x, KernelInput<T>* input, const reference::ExactSum<T>& exact) {
   for (const auto& subject : subjects) {
     const auto configs = subject->configs();
     for (std::size_t c = 0; c < configs.size(); ++c) {
-      const ExternalOutcome<T> r = run_external<T>(*subject, c, x, !report.input.input_special);
+      const bool finite = !report.input.input_special;
+      const ExternalOutcome<T> r =
+          input ? run_external<T>(*subject, c, *input, finite) : run_external<T>(*subject, c, x, finite);
       SumRow<T> row;
       row.algorithm = config_name(subject->name(), configs[c]);
       row.backend = "external";
@@ -154,8 +152,14 @@ SumReport<T> sum_report(const SumRequest& req, std::span<const T> x, KernelInput
     row.verdict = judge(row.metrics.judged(), row.bound);
     report.rows.push_back(std::move(row));
   }
-  if (backend) add_kernel_rows(report, req, x, *backend, shapes, device, exact);
-  add_external_rows(report, subjects, x, exact);
+  // The input where the kernels read it, loaded once for them and for the subjects' device
+  // entries (on the cuda backend: one upload, unless the caller's data is there already).
+  std::unique_ptr<KernelInput<T>> loaded;
+  KernelInput<T>* input = device;
+  const bool device_subjects = backend && backend->kind() == BackendKind::cuda && reads_device<T>(subjects);
+  if (!input && backend && (!shapes.empty() || device_subjects)) input = (loaded = backend->load(x)).get();
+  if (backend) add_kernel_rows(report, req, x, *backend, shapes, input, exact);
+  add_external_rows(report, subjects, x, input, exact);
   return report;
 }
 

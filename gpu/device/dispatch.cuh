@@ -85,7 +85,7 @@ class Carver {
   std::size_t total_ = 0;
 };
 
-// Device time between start() and stop(), on the default stream.
+// Device time between start() and stop(), on the default stream (or the stream given to both).
 class EventTimer {
  public:
   EventTimer() {
@@ -98,9 +98,9 @@ class EventTimer {
   }
   EventTimer(const EventTimer&) = delete;
   EventTimer& operator=(const EventTimer&) = delete;
-  void start() { SUMLAB_CUDA_CHECK(cudaEventRecord(start_)); }
-  float stop() {
-    SUMLAB_CUDA_CHECK(cudaEventRecord(stop_));
+  void start(cudaStream_t stream = nullptr) { SUMLAB_CUDA_CHECK(cudaEventRecord(start_, stream)); }
+  float stop(cudaStream_t stream = nullptr) {
+    SUMLAB_CUDA_CHECK(cudaEventRecord(stop_, stream));
     SUMLAB_CUDA_CHECK(cudaEventSynchronize(stop_));
     float ms = 0;
     SUMLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));

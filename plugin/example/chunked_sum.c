@@ -55,6 +55,7 @@ DEFINE_CHUNKED_SUM(double)
 
 static const sumlab_plugin descriptor = {
     SUMLAB_PLUGIN_ABI_VERSION, "chunked_sum", SUMLAB_RUN_TO_RUN, CONFIG_COUNT, labels,
-    chunked_sum_float,         chunked_sum_double, NULL};
+    chunked_sum_float,         chunked_sum_double, NULL,
+    NULL,                      NULL,               NULL}; /* host entries only: no device entries, no scratch */
 
 SUMLAB_PLUGIN_EXPORT const sumlab_plugin* sumlab_example_chunked(void) { return &descriptor; }

@@ -1,6 +1,8 @@
-// Plugins for tests/studies/plugin_test.cpp, written in C++ against the C header (the example
-// plugin is the C one): a subject whose calls fail, and descriptors the loader must refuse, one
-// fault each.
+// Plugins for tests/studies/plugin_test.cpp and tests/gpu/plugin_device_test.cpp, written in C++
+// against the C header (the example plugins are the C and CUDA ones): a subject whose calls fail,
+// subjects with device entries that refuse every call with a message saying they ran (so a row
+// shows which entry the lab called, with no CUDA here), and descriptors the loader must refuse,
+// one fault each.
 #include <cstdio>
 
 #include "plugin/sumlab_plugin.h"
@@ -28,7 +30,28 @@ int faulty_float32(void*, std::size_t config, const float* x, std::size_t n, flo
 }
 
 const sumlab_plugin faulty = {SUMLAB_PLUGIN_ABI_VERSION, "faulty_sum", SUMLAB_RUN_TO_RUN, 2, faulty_labels,
-                              faulty_float32, nullptr, nullptr};
+                              faulty_float32, nullptr, nullptr, nullptr, nullptr, nullptr};
+
+// Device entries that enqueue nothing and refuse the call, saying so: on the model backend they are
+// never called (the rows say the plugin needs a GPU, or come from the host entry); on a GPU the
+// row's message proves the lab called the device entry in place.
+template <class T>
+int device_ran(void*, std::size_t, const T*, std::size_t n, T*, void*, std::size_t scratch_bytes, void* stream,
+               char* error, std::size_t error_size) {
+  std::snprintf(error, error_size, "the device entry ran (n=%zu, scratch %zu bytes, stream %s)", n, scratch_bytes,
+                stream ? "given" : "NULL");
+  return 1;
+}
+int scratch_per_element(void*, std::size_t, std::size_t n, int dtype, std::size_t* bytes, char*, std::size_t) {
+  *bytes = n * (dtype == SUMLAB_FLOAT32 ? sizeof(float) : sizeof(double));
+  return 0;
+}
+const sumlab_plugin device_only = {SUMLAB_PLUGIN_ABI_VERSION, "device_only_sum", SUMLAB_NOT_DETERMINISTIC, 0,
+                                   nullptr, nullptr, nullptr, nullptr, device_ran<float>, device_ran<double>,
+                                   scratch_per_element};
+// Both entries for float32 (the host one sums halves as faulty_sum's chunks=2), none for float64.
+const sumlab_plugin dual = {SUMLAB_PLUGIN_ABI_VERSION, "dual_sum", SUMLAB_RUN_TO_RUN, 0, nullptr,
+                            faulty_float32, nullptr, nullptr, device_ran<float>, nullptr, nullptr};
 
 // Calls that never fail: what the invalid descriptors below break one field of.
 int zero32(void*, std::size_t, const float*, std::size_t, float* r, char*, std::size_t) {
@@ -40,7 +63,8 @@ const char* const null_label[] = {"block=256", nullptr};
 
 // A valid descriptor; each invalid one below changes one field of it.
 sumlab_plugin valid(const char* name) {
-  return {SUMLAB_PLUGIN_ABI_VERSION, name, SUMLAB_RUN_TO_RUN, 0, nullptr, zero32, nullptr, nullptr};
+  return {SUMLAB_PLUGIN_ABI_VERSION, name, SUMLAB_RUN_TO_RUN, 0, nullptr, zero32, nullptr, nullptr,
+          nullptr, nullptr, nullptr};
 }
 template <class Change> sumlab_plugin broken(Change change) {
   sumlab_plugin d = valid("broken");
@@ -51,6 +75,7 @@ const sumlab_plugin wrong_version = broken([](sumlab_plugin& d) { d.abi_version 
 const sumlab_plugin no_name = broken([](sumlab_plugin& d) { d.name = nullptr; });
 const sumlab_plugin comma_name = broken([](sumlab_plugin& d) { d.name = "a,b"; });
 const sumlab_plugin no_entries = broken([](sumlab_plugin& d) { d.sum_float32 = nullptr; });
+const sumlab_plugin scratch_without_device = broken([](sumlab_plugin& d) { d.scratch_bytes = scratch_per_element; });
 const sumlab_plugin twins = broken([](sumlab_plugin& d) { d.config_count = 2; d.configs = twin_labels; });
 const sumlab_plugin hole = broken([](sumlab_plugin& d) { d.config_count = 2; d.configs = null_label; });
 const sumlab_plugin no_labels = broken([](sumlab_plugin& d) { d.config_count = 3; });
@@ -62,6 +87,9 @@ const sumlab_plugin impostor = valid("chunked_sum");
 }  // namespace
 
 SUMLAB_PLUGIN_EXPORT const sumlab_plugin* sumlab_test_faulty() { return &faulty; }
+SUMLAB_PLUGIN_EXPORT const sumlab_plugin* sumlab_test_device_only() { return &device_only; }
+SUMLAB_PLUGIN_EXPORT const sumlab_plugin* sumlab_test_dual() { return &dual; }
+SUMLAB_PLUGIN_EXPORT const sumlab_plugin* sumlab_test_scratch_without_device() { return &scratch_without_device; }
 SUMLAB_PLUGIN_EXPORT const sumlab_plugin* sumlab_test_null() { return nullptr; }
 SUMLAB_PLUGIN_EXPORT const sumlab_plugin* sumlab_test_wrong_version() { return &wrong_version; }
 SUMLAB_PLUGIN_EXPORT const sumlab_plugin* sumlab_test_no_name() { return &no_name; }

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "studies/backend.hpp"
 #include "studies/commands.hpp"
 #include "studies/external.hpp"
 #include "studies/plugin.hpp"
@@ -103,6 +104,108 @@ TEST(PluginLoader, ASecondSubjectOfTheSameNameIsRefused) {
   }
 }
 
+// Device entries (plugin/sumlab_plugin.h): accepted by the loader; never called where the data is
+// on the host (the model backend), where a plugin with device entries only fails each call with a
+// message that says what it needs, and one with both entries runs its host entry.
+const char* const needs_gpu = "this plugin has only device entries; it needs --backend cuda on a GPU";
+
+TEST(PluginDevice, TheLoaderAcceptsDeviceEntries) {
+  sumlab::load_plugin(fixture("sumlab_test_device_only"));
+  sumlab::load_plugin(fixture("sumlab_test_dual"));
+  const auto only = sumlab::find_external("device_only_sum");
+  const auto dual = sumlab::find_external("dual_sum");
+  ASSERT_TRUE(only && dual);
+  EXPECT_TRUE(only->has_device_entry("float32"));
+  EXPECT_TRUE(only->has_device_entry("float64"));
+  EXPECT_EQ(only->declared(), sumlab::Determinism::not_deterministic);
+  EXPECT_TRUE(dual->has_device_entry("float32"));
+  EXPECT_FALSE(dual->has_device_entry("float64"));
+  // The example C plugin and Python subjects: host entries only.
+  sumlab::load_plugin(example);
+  EXPECT_FALSE(sumlab::find_external("chunked_sum")->has_device_entry("float32"));
+}
+
+TEST(PluginDevice, OnTheModelBackendTheHostEntryRunsOrTheCallSaysItNeedsAGpu) {
+  sumlab::load_plugin(fixture("sumlab_test_device_only"));
+  sumlab::load_plugin(fixture("sumlab_test_dual"));
+  const auto only = sumlab::find_external("device_only_sum");
+  const auto dual = sumlab::find_external("dual_sum");
+  const auto backend = sumlab::make_backend("model");
+  const std::vector<float> x{1, 2, 3, 4};
+  const std::vector<double> y{1, 2};
+  const auto in32 = backend->load(std::span<const float>(x));
+  const auto in64 = backend->load(std::span<const double>(y));
+  ASSERT_EQ(in32->device_data(), nullptr);
+  const auto a = sumlab::run_external<float>(*only, 0, *in32, true);
+  EXPECT_FALSE(a.ok);
+  EXPECT_EQ(a.error, needs_gpu);
+  EXPECT_EQ(sumlab::run_external<double>(*only, 0, *in64, true).error, needs_gpu);
+  EXPECT_EQ(sumlab::run_external<float>(*only, 0, std::span<const float>(x), true).error, needs_gpu);
+  const auto b = sumlab::run_external<float>(*dual, 0, *in32, true);
+  ASSERT_TRUE(b.ok) << b.error;
+  EXPECT_EQ(b.value, 10.0f);  // the host entry: (1 + 2) + (3 + 4)
+  EXPECT_EQ(sumlab::run_external<double>(*dual, 0, *in64, true).error, "this plugin has no float64 entry");
+}
+
+TEST(PluginDevice, DeviceOnlyPluginsGiveFailureRowsOnTheModelBackend) {
+  const std::string plugins = fixture("sumlab_test_device_only") + "," + fixture("sumlab_test_dual");
+  const auto s = run("sum --dist cancellation --n 1000 --dtype float32 --algorithm serial --backend model --json "
+                     "--plugin " + plugins);
+  ASSERT_EQ(s.code, 0) << s.out;
+  std::map<std::string, nlohmann::json> rows;
+  for (const auto& row : nlohmann::json::parse(s.out)) rows[row["algorithm"].get<std::string>()] = row;
+  EXPECT_EQ(rows["device_only_sum"]["verdict"], "failed") << s.out;
+  EXPECT_EQ(rows["device_only_sum"]["diagnostics"], needs_gpu);
+  EXPECT_EQ(rows["dual_sum"]["verdict"], "no_bound") << s.out;  // its host entry
+  EXPECT_EQ(rows["dual_sum"]["diagnostics"], "");
+
+  const fs::path out = dir("device_only");
+  const auto d = run("study determinism --backend model --kernels none --dists uniform --sizes 1000 --runs 2 "
+                     "--plugin " + plugins + " --out " + out.string());
+  ASSERT_EQ(d.code, 0) << d.out;
+  int failed = 0;
+  for (const auto& row : read_csv(out / "determinism_runs.csv").rows)
+    if (row.at("kernel") == "device_only_sum") {
+      EXPECT_EQ(row.at("source"), "failed");
+      EXPECT_EQ(row.at("note"), needs_gpu);
+      ++failed;
+    }
+  EXPECT_EQ(failed, 2) << d.out;  // float32 and float64
+  fs::remove_all(out);
+
+  const fs::path evn = dir("device_only_evn");
+  const auto e = run("study error-vs-n --quick --backend model --gpu-kernels none --algorithms serial --dists uniform "
+                     "--log2-max 6 --plugin " + plugins + " --out " + evn.string());
+  ASSERT_EQ(e.code, 0) << e.out;
+  int rows_seen = 0;
+  for (const auto& row : read_csv(evn / "error_vs_n.csv").rows)
+    if (row.at("algorithm") == "device_only_sum") {
+      EXPECT_EQ(row.at("verdict"), "failed");
+      EXPECT_EQ(row.at("note"), needs_gpu);
+      ++rows_seen;
+    }
+  EXPECT_GT(rows_seen, 0) << e.out;
+  fs::remove_all(evn);
+}
+
+#if defined(SUMLAB_EXAMPLE_CUDA_PLUGIN)
+// The CUDA example loads without a GPU (its cudart is linked in); on the model backend its rows say
+// what it needs. tests/gpu/plugin_device_test.cpp runs it on a GPU.
+TEST(PluginDevice, TheCudaExampleNeedsAGpuOnTheModelBackend) {
+  const std::string cuda_example = std::string(SUMLAB_EXAMPLE_CUDA_PLUGIN) + ":sumlab_example_block_sum";
+  const auto r = run("sum --dist uniform --n 1000 --dtype float64 --algorithm serial --backend model --json "
+                     "--plugin " + cuda_example);
+  ASSERT_EQ(r.code, 0) << r.out;
+  int rows = 0;
+  for (const auto& row : nlohmann::json::parse(r.out))
+    if (row["algorithm"].get<std::string>().rfind("block_sum[", 0) == 0) {
+      EXPECT_EQ(row["diagnostics"], needs_gpu) << row.dump();
+      ++rows;
+    }
+  EXPECT_EQ(rows, 3) << r.out;
+}
+#endif
+
 struct BadPlugin {
   std::string name, spec, message;
 };
@@ -136,7 +239,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadPlugin{"NullName", fixture("sumlab_test_no_name"), "invalid descriptor: its name is NULL"},
         BadPlugin{"CommaInName", fixture("sumlab_test_comma_name"), "invalid descriptor: its name 'a,b' holds ','"},
         BadPlugin{"NoEntries", fixture("sumlab_test_no_entries"),
-                  "invalid descriptor: it has neither a float32 nor a float64 entry"},
+                  "invalid descriptor: it has neither a float32 nor a float64 entry, on the host or on the device"},
+        BadPlugin{"ScratchWithoutDevice", fixture("sumlab_test_scratch_without_device"),
+                  "invalid descriptor: it has a scratch query (scratch_bytes) but no device entry"},
         BadPlugin{"TwinLabels", fixture("sumlab_test_twin_labels"),
                   "invalid descriptor: two configurations are labelled 'block=256'"},
         BadPlugin{"NullLabel", fixture("sumlab_test_null_label"), "invalid descriptor: configs[1] is NULL"},
