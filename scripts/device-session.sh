@@ -8,7 +8,8 @@
 #   3. the Python package on CUDA arrays (torch, CuPy, JAX; in place)      -> pytest_device.log
 #   4. sumlab verify --quick (GPU bits == model bits)                      -> verify.log
 #   5. the golden bits of data/golden re-checked                           -> golden.log
-#   6. what the Python face adds (bench/python_overhead.py)               -> python_overhead.log/.json
+#   6. the CUDA example plugin: bench against CUB, determinism             -> plugin-bench/, plugin-determinism/
+#      what the Python face adds (bench/python_overhead.py)               -> python_overhead.log/.json
 #   7. examples/framework_reductions.py, each framework alone, then all,
 #      sumlab's kernels beside them (SUMLAB_FW_RUNS, _SIZES, _SECONDS, _PROBES) -> frameworks/
 #   8. SUMLAB_DETERMINISM=1: the canonical determinism run                 -> determinism/
@@ -57,6 +58,14 @@ step "$L/pytest_device.log" "$(limit 80 120)" env PYTHONPATH=build/cuda/python S
   python3 -m pytest -v tests/python/test_device.py tests/python/test_api.py
 step "$L/verify.log" "$(limit 70 90)" "$BIN" verify --quick
 step "$L/golden.log" "$(limit 60 60)" "$BIN" study determinism --check-golden data/golden/golden-h200.json --out "$OUT/golden"
+# The CUDA example plugin (device entries) beside the lab's kernels: bench against CUB, determinism.
+PLUGIN=build/cuda/plugin/libsumlab_example_cuda_plugin.so:sumlab_example_block_sum
+step "$L/plugin_bench.log" "$(limit 60 120)" "$BIN" bench --no-cpu --no-families --kernels gpu_two_pass,gpu_atomic \
+  --dtypes float32,float64 --exact-dists uniform --log2-min 20 --log2-max 28 --log2-step 4 --plugin "$PLUGIN" \
+  --out "$OUT/plugin-bench"
+step "$L/plugin_determinism.log" "$(limit 60 120)" "$BIN" study determinism --backend cuda --kernels gpu_two_pass,gpu_atomic \
+  --sizes 2^20,2^24 --dtypes float32,float64 --dists normal,cancellation --runs 20 --grids SM,8SM --blocks 256 \
+  --vectors 4 --mappings grid_stride --plugin "$PLUGIN" --out "$OUT/plugin-determinism"
 step "$L/python_overhead.log" "$(limit 90 100)" env PYTHONPATH=build/cuda/python python3 bench/python_overhead.py \
   --binary "$BIN" --json "$L/python_overhead.json"
 # Each framework alone first (a crash names its culprit; faulthandler prints the Python stack),
@@ -77,7 +86,7 @@ fi
 [ -z "${SUMLAB_SKIP_REST:-}" ] && step "$L/ctest_rest.log" "$(limit 200 10)" ctest --test-dir build/cuda -LE gpu --output-on-failure -j8 --timeout 150
 
 say "packing"
-(cd "$OUT" && tar -czf session.tar.gz logs $(ls -d frameworks probe-* golden determinism 2>/dev/null))
+(cd "$OUT" && tar -czf session.tar.gz logs $(ls -d frameworks probe-* golden determinism plugin-* 2>/dev/null))
 find "$OUT" -mindepth 1 -maxdepth 1 ! -name session.tar.gz -exec rm -rf {} +
 for f in "$L"/*.log; do echo "== $(basename "$f"): $(grep -E '^# (build )?exit status' "$f" | tail -1)"; done
 say "done"
