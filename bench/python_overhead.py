@@ -11,7 +11,8 @@ within 10% of the bench's kernel time.
 
     build/venv/bin/python bench/python_overhead.py [--repeats 15] [--binary build/release/sumlab] [--json FILE]
 
-Each figure is the median over --repeats calls after one untimed warm-up call.
+Each figure is the median over --repeats calls, the Python and the C++ call in alternation after
+one untimed round of each.
 """
 from __future__ import annotations
 
@@ -30,27 +31,31 @@ import sumlab
 from sumlab import _sumlab
 
 
-def median_seconds(fn, repeats: int) -> float:
-    fn()  # warm-up: first-touch pages, CUDA context, caches
-    seconds = []
-    for _ in range(repeats):
+def paired_medians(python_call, x, what: str, algorithm: str, backend: str, repeats: int) -> tuple[float, float]:
+    """Median seconds of the Python call and of the same C++ call timed in C++, measured in
+    alternation (one of each per round, after one untimed round), so that drift of the machine
+    (clocks, caches, other load) falls on both alike."""
+    def python_once() -> float:
         t0 = time.perf_counter()
-        fn()
-        seconds.append(time.perf_counter() - t0)
-    return statistics.median(seconds)
+        python_call()
+        return time.perf_counter() - t0
 
+    def cpp_once() -> float:
+        return _sumlab.time_in_cpp(x, "", what, [algorithm], backend, {}, 1)[0]
 
-def cpp_median(x, what: str, algorithm: str, backend: str, repeats: int) -> float:
-    _sumlab.time_in_cpp(x, "", what, [algorithm], backend, {}, 1)  # the same warm-up
-    return statistics.median(_sumlab.time_in_cpp(x, "", what, [algorithm], backend, {}, repeats))
+    python_once(), cpp_once()  # warm-up: first-touch pages, CUDA context, caches
+    py, cpp = [], []
+    for _ in range(repeats):
+        py.append(python_once())
+        cpp.append(cpp_once())
+    return statistics.median(py), statistics.median(cpp)
 
 
 def cpu_rows(repeats: int) -> list[dict]:
     x = np.random.default_rng(1).random(10_000_000)
     rows = []
     for what, call in (("sum", lambda: sumlab.sum(x, "exact")), ("value", lambda: sumlab.value(x, "exact"))):
-        py = median_seconds(call, repeats)
-        cpp = cpp_median(x, what, "exact", "", repeats)
+        py, cpp = paired_medians(call, x, what, "exact", "", repeats)
         rows.append({"case": f"sumlab.{what}(x, 'exact'), 10^7 float64 NumPy", "python_ms": py * 1e3,
                      "cpp_ms": cpp * 1e3, "python_over_cpp": py / cpp, "goal": 1.05})
     return rows
@@ -74,8 +79,8 @@ def gpu_rows(binary: str, repeats: int) -> list[dict]:
         g = torch.Generator(device="cuda").manual_seed(1)
         x = torch.rand(1 << 26, dtype=getattr(torch, dtype), device="cuda", generator=g)
         torch.cuda.synchronize()
-        py = median_seconds(lambda: sumlab.value(x, "gpu_exact", backend="cuda"), repeats)
-        cpp = cpp_median(x, "value", "gpu_exact", "cuda", repeats)
+        py, cpp = paired_medians(lambda: sumlab.value(x, "gpu_exact", backend="cuda"), x, "value", "gpu_exact",
+                                 "cuda", repeats)
         kernel = bench_kernel_ms(binary, dtype, 26) / 1e3
         rows.append({"case": f"sumlab.value(x, 'gpu_exact'), 2^26 {dtype} PyTorch CUDA", "python_ms": py * 1e3,
                      "cpp_ms": cpp * 1e3, "bench_kernel_ms": kernel * 1e3, "python_over_cpp": py / cpp,
@@ -87,7 +92,7 @@ def gpu_rows(binary: str, repeats: int) -> list[dict]:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--repeats", type=int, default=15)
+    p.add_argument("--repeats", type=int, default=31)
     p.add_argument("--binary", default="build/release/sumlab", help="the sumlab CLI (for the bench's kernel time)")
     p.add_argument("--json", help="also write the rows here")
     a = p.parse_args()

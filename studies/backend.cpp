@@ -100,6 +100,7 @@ template <class T> class CudaInput final : public KernelInput<T> {
     return x_;
   }
   std::int64_t size() const override { return buf_.size(); }
+  bool on_device() const override { return true; }
   const T* device_data() const override { return buf_.device_data(); }
   KernelOutcome<T> run(GpuKernel k, const LaunchShape& s, const KernelOptions& opt) override {
     const gpu::GpuSumResult<T> r = gpu::gpu_sum<T>(k, s, buf_, opt);

@@ -40,8 +40,10 @@ template <class T> class KernelInput {
   // use, when the data came from the device).
   virtual std::span<const T> host() = 0;
   virtual std::int64_t size() const = 0;
-  // The input in device memory (cuda backend: what a plugin's device entry reads in place), or
-  // nullptr where there is none (model backend).
+  // Whether the input lives in device memory (cuda backend), and where: what a plugin's device
+  // entry reads in place. device_data() is nullptr off the device, and also for an empty input on
+  // it (nothing was allocated), so on_device() is what says which entry to call.
+  virtual bool on_device() const { return false; }
   virtual const T* device_data() const { return nullptr; }
   // Throws UserError for a shape the kernel cannot run (validate_shape's sentence), options it does
   // not take (validate_options') or a GPU failure.

@@ -112,8 +112,8 @@ ExternalOutcome<T> run_external(ExternalSum& s, std::size_t config, std::span<co
 
 template <class T>
 ExternalOutcome<T> run_external(ExternalSum& s, std::size_t config, KernelInput<T>& x, bool input_finite) {
-  const T* d_x = x.device_data();
-  if (d_x && s.has_device_entry(FloatTraits<T>::dtype)) {
+  const T* d_x = x.device_data();  // nullptr for n = 0, which the ABI allows
+  if (x.on_device() && s.has_device_entry(FloatTraits<T>::dtype)) {
     const auto n = static_cast<std::size_t>(x.size());
     return measure_call<T>([&] { return s.run_device(config, d_x, n); }, input_finite);
   }
