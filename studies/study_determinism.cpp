@@ -427,52 +427,55 @@ template <class T> struct CellOutput {
   bool exact_matches_mpfr = true;
 };
 
-template <class T>
-CellOutput<T> run_cell(Backend& backend, const Plan& p, const std::string& dist, std::int64_t n) {
-  const std::string dtype(FloatTraits<T>::dtype);
-  const bool cuda = p.backend == BackendKind::cuda;
+// One cell's work: the input where the kernels read it, its host view, and the records the stages
+// below fill in turn (GPU kernels, their model, CPU peers, the user's subjects).
+template <class T> struct CellWork {
+  const Plan& p;
+  std::string dist;
+  std::int64_t n = 0;
+  bool cuda = false;
   std::unique_ptr<KernelInput<T>> input;
-  if (p.data) {
-    input = backend.load(std::span<const T>(std::get<std::vector<T>>(*p.data)));
-  } else {
-    DistributionSpec spec;
-    spec.kind = parse_distribution(dist);
-    input = backend.generate<T>(spec, p.seed, n);
-  }
-  const std::span<const T> x = input->host();
-
-  // The reference (MPFR, correctly rounded) and the exact sum for residuals (core's
-  // superaccumulator, cross-checked against MPFR here).
-  const T reference = reference::correctly_rounded_sum<T>(x);
-  Superaccumulator<T> exact;
-  exact.add(x);
-  CellOutput<T> out;
-  out.exact_matches_mpfr = same_bits(exact.round(), reference);
-
+  std::span<const T> x;
   std::vector<KernelRecord<T>> records;
-  // GPU kernels: the shapes, then R runs (cuda) or the model's values (model).
-  struct ModelJob {
-    std::size_t record, shape;
-    bool atomic;
-    int samples;
-  };
+};
+
+// A (kernel, shape) whose value the order model gives: the GPU's prediction on cuda, the value
+// itself on the model backend; gpu_atomic's arrival orders are sampled.
+struct ModelJob {
+  std::size_t record, shape;
+  bool atomic;
+  int samples;
+};
+
+template <class T> std::unique_ptr<KernelInput<T>> cell_input(Backend& backend, const Plan& p, const std::string& dist,
+                                                              std::int64_t n) {
+  if (p.data) return backend.load(std::span<const T>(std::get<std::vector<T>>(*p.data)));
+  DistributionSpec spec;
+  spec.kind = parse_distribution(dist);
+  return backend.generate<T>(spec, p.seed, n);
+}
+
+// GPU kernels: every shape, R runs on cuda (the model's jobs queued for the deterministic ones), or
+// only the model's jobs on the model backend.
+template <class T> std::vector<ModelJob> measure_gpu_kernels(CellWork<T>& w) {
+  const Plan& p = w.p;
   std::vector<ModelJob> jobs;
   for (GpuKernel k : p.kernels) {
-    const auto shapes = shapes_for(k, p, dtype, n);
+    const auto shapes = shapes_for(k, p, std::string(FloatTraits<T>::dtype), w.n);
     if (shapes.empty()) continue;  // e.g. gpu_serial above --serial-max
     KernelRecord<T> rec;
     rec.name = std::string(info(k).name);
     rec.kind = "gpu";
     rec.declared = info(k).determinism;
     const bool atomic = k == GpuKernel::atomic;
-    for (std::size_t si = 0; si < shapes.size(); ++si) {
+    for (const LaunchShape& shape : shapes) {
       ShapeRecord<T> sr;
-      sr.shape = shapes[si];
-      sr.label = to_string(shapes[si]);
-      if (cuda) {
+      sr.shape = shape;
+      sr.label = to_string(shape);
+      if (w.cuda) {
         bool has_value = true;
         auto [values, ms] = repeat<T>(p.runs, p.max_shape_seconds, [&] {
-          const KernelOutcome<T> o = input->run(k, sr.shape);
+          const KernelOutcome<T> o = w.input->run(k, sr.shape);
           has_value = has_value && o.has_value;
           return std::pair<T, double>(o.value, o.ms);
         });
@@ -480,101 +483,108 @@ CellOutput<T> run_cell(Backend& backend, const Plan& p, const std::string& dist,
         sr.source = "measured";
         sr.values = tally<T>(std::span<const T>(values));
         sr.ms = median(ms);
-        if (info(k).modelled) jobs.push_back({records.size(), rec.shapes.size(), atomic, p.atomic_samples});
+        if (info(k).modelled) jobs.push_back({w.records.size(), rec.shapes.size(), atomic, p.atomic_samples});
       } else {
         sr.source = atomic ? "model_sampled" : "model";
-        jobs.push_back({records.size(), rec.shapes.size(), atomic, p.runs});
+        jobs.push_back({w.records.size(), rec.shapes.size(), atomic, p.runs});
       }
       rec.shapes.push_back(std::move(sr));
     }
-    records.push_back(std::move(rec));
+    w.records.push_back(std::move(rec));
   }
+  return jobs;
+}
 
-  // The model: every deterministic (kernel, shape) once; gpu_atomic's partials once per shape, then
-  // `samples` arrival orders drawn uniformly (seeded by the input and the shape). Independent jobs
-  // on p.jobs CPU threads; two_pass and last_block share one evaluation (same order, same code).
-  {
-    std::map<std::string, std::size_t> first_of;  // model key -> job index that computes it
-    std::vector<std::size_t> alias(jobs.size());
-    std::vector<std::string> keys(jobs.size());
-    for (std::size_t j = 0; j < jobs.size(); ++j) {
-      const auto& job = jobs[j];
-      const ShapeRecord<T>& sr = records[job.record].shapes[job.shape];
-      const GpuKernel k = *find_gpu_kernel(records[job.record].name);
-      std::string name(info(k).name);
-      if (k == GpuKernel::last_block) name = "gpu_two_pass";
-      LaunchShape s = sr.shape;
-      if (k == GpuKernel::last_block) s.cross = CrossBlock::second_kernel;
-      keys[j] = name + "/" + to_string(s);
-      alias[j] = first_of.emplace(keys[j], j).first->second;
+// The job that computes each job's value: two_pass and last_block share one evaluation (same
+// order, same code), so do equal (kernel, shape) pairs.
+template <class T> std::vector<std::size_t> model_aliases(const CellWork<T>& w, const std::vector<ModelJob>& jobs) {
+  std::map<std::string, std::size_t> first_of;  // model key -> job index that computes it
+  std::vector<std::size_t> alias(jobs.size());
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    const auto& rec = w.records[jobs[j].record];
+    const GpuKernel k = *find_gpu_kernel(rec.name);
+    std::string name(info(k).name);
+    LaunchShape s = rec.shapes[jobs[j].shape].shape;
+    if (k == GpuKernel::last_block) {
+      name = "gpu_two_pass";
+      s.cross = CrossBlock::second_kernel;
     }
-    std::vector<std::size_t> unique;
-    for (std::size_t j = 0; j < jobs.size(); ++j)
-      if (alias[j] == j) unique.push_back(j);
-    std::vector<T> values(jobs.size());
-    std::vector<unsigned char> has(jobs.size(), 0);  // not vector<bool>: the jobs write it in parallel
-    std::vector<std::vector<ValueCount<T>>> samples(jobs.size());
-    parallel_for(unique.size(), p.jobs, [&](std::size_t u) {
-      const std::size_t j = unique[u];
-      const auto& job = jobs[j];
-      const auto& rec = records[job.record];
-      const GpuKernel k = *find_gpu_kernel(rec.name);
-      const LaunchShape& s = rec.shapes[job.shape].shape;
-      if (job.atomic) {
-        const std::vector<T> partials = model_block_partials<T>(s, x);
-        const auto drawn = order_model::sample_atomic_results<T>(std::span<const T>(partials), job.samples,
-                                                                 mix_seed(p.seed, static_cast<std::uint64_t>(n), j));
-        for (const auto& d : drawn) samples[j].push_back({d.value, d.count});
-        has[j] = true;
-      } else if (cuda) {  // the prediction for the GPU's bits
-        const ModelResult<T> m = model_sum<T>(k, s, x);
-        has[j] = m.has_value && m.error.empty();
-        values[j] = m.value;
-      } else {  // the model backend's value (ModelBackend::sum is model_sum: stateless, thread-safe)
-        const KernelOutcome<T> m = backend.sum(k, s, x);
-        has[j] = m.has_value;
-        values[j] = m.value;
-      }
-    });
-    for (std::size_t j = 0; j < jobs.size(); ++j) {
-      const std::size_t a = alias[j];
-      ShapeRecord<T>& sr = records[jobs[j].record].shapes[jobs[j].shape];
-      if (!has[a]) continue;
-      if (jobs[j].atomic) {
-        if (cuda) {
-          sr.model_samples = samples[a];
-          sr.model_sample_count = jobs[j].samples;
-        } else {
-          sr.values = samples[a];
-        }
-      } else if (cuda) {
-        sr.has_model = true;
-        sr.model = values[a];
-      } else {
-        sr.values = {{values[a], p.runs}};
-      }
-    }
-    // Model-backend shapes with no value (none expected: library peers are not planned there).
-    for (auto& rec : records)
-      std::erase_if(rec.shapes, [](const ShapeRecord<T>& s) { return s.values.empty(); });
+    alias[j] = first_of.emplace(name + "/" + to_string(s), j).first->second;
   }
+  return alias;
+}
 
-  // CPU peers: measured on this host, their "shape" the thread count.
+// The model: every deterministic (kernel, shape) once; gpu_atomic's partials once per shape, then
+// `samples` arrival orders drawn uniformly (seeded by the input and the shape). Independent jobs
+// on p.jobs CPU threads.
+template <class T> void run_model_jobs(Backend& backend, CellWork<T>& w, const std::vector<ModelJob>& jobs) {
+  const Plan& p = w.p;
+  const std::vector<std::size_t> alias = model_aliases(w, jobs);
+  std::vector<std::size_t> unique;
+  for (std::size_t j = 0; j < jobs.size(); ++j)
+    if (alias[j] == j) unique.push_back(j);
+  std::vector<T> values(jobs.size());
+  std::vector<unsigned char> has(jobs.size(), 0);  // not vector<bool>: the jobs write it in parallel
+  std::vector<std::vector<ValueCount<T>>> samples(jobs.size());
+  parallel_for(unique.size(), p.jobs, [&](std::size_t u) {
+    const std::size_t j = unique[u];
+    const auto& job = jobs[j];
+    const auto& rec = w.records[job.record];
+    const GpuKernel k = *find_gpu_kernel(rec.name);
+    const LaunchShape& s = rec.shapes[job.shape].shape;
+    if (job.atomic) {
+      const std::vector<T> partials = model_block_partials<T>(s, w.x);
+      const auto drawn = order_model::sample_atomic_results<T>(std::span<const T>(partials), job.samples,
+                                                               mix_seed(p.seed, static_cast<std::uint64_t>(w.n), j));
+      for (const auto& d : drawn) samples[j].push_back({d.value, d.count});
+      has[j] = true;
+    } else if (w.cuda) {  // the prediction for the GPU's bits
+      const ModelResult<T> m = model_sum<T>(k, s, w.x);
+      has[j] = m.has_value && m.error.empty();
+      values[j] = m.value;
+    } else {  // the model backend's value (ModelBackend::sum is model_sum: stateless, thread-safe)
+      const KernelOutcome<T> m = backend.sum(k, s, w.x);
+      has[j] = m.has_value;
+      values[j] = m.value;
+    }
+  });
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    const std::size_t a = alias[j];
+    ShapeRecord<T>& sr = w.records[jobs[j].record].shapes[jobs[j].shape];
+    if (!has[a]) continue;
+    if (jobs[j].atomic && w.cuda) {
+      sr.model_samples = samples[a];
+      sr.model_sample_count = jobs[j].samples;
+    } else if (jobs[j].atomic) {
+      sr.values = samples[a];
+    } else if (w.cuda) {
+      sr.has_model = true;
+      sr.model = values[a];
+    } else {
+      sr.values = {{values[a], p.runs}};
+    }
+  }
+  // Model-backend shapes with no value (none expected: library peers are not planned there).
+  for (auto& rec : w.records) std::erase_if(rec.shapes, [](const ShapeRecord<T>& s) { return s.values.empty(); });
+}
+
+// CPU peers: measured on this host, their "shape" the thread count.
+template <class T> void measure_cpu_peers(CellWork<T>& w) {
+  const Plan& p = w.p;
   for (const auto& name : p.peers) {
     const CpuPeer<T>* peer = find_cpu_peer<T>(name);
     KernelRecord<T> rec;
     rec.name = name;
     rec.kind = "cpu_peer";
     rec.declared = peer->info.determinism;
-    const std::vector<int> threads = peer->takes_threads ? p.threads : std::vector<int>{1};
-    for (int t : threads) {
+    for (int t : peer->takes_threads ? p.threads : std::vector<int>{1}) {
       ShapeRecord<T> sr;
       sr.threads = t;
       sr.label = "threads=" + std::to_string(t);
       sr.source = "measured";
       auto [values, ms] = repeat<T>(p.runs, p.max_shape_seconds, [&] {
         const auto a = std::chrono::steady_clock::now();
-        const T v = peer->sum(x, t);
+        const T v = peer->sum(w.x, t);
         return std::pair<T, double>(
             v, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
       });
@@ -582,12 +592,16 @@ CellOutput<T> run_cell(Backend& backend, const Plan& p, const std::string& dist,
       sr.ms = median(ms);
       rec.shapes.push_back(std::move(sr));
     }
-    records.push_back(std::move(rec));
+    w.records.push_back(std::move(rec));
   }
+}
 
-  // The user's subjects: measured like the peers, their "shapes" the user's configurations; a call
-  // that fails is counted with its message and the study goes on.
-  const bool finite_input = std::all_of(x.begin(), x.end(), [](T v) { return std::isfinite(v); });
+// The user's subjects: measured like the peers, their "shapes" the user's configurations; a call
+// that fails is counted with its message and the study goes on. On cuda a device entry reads the
+// device-resident input in place (studies/external.hpp).
+template <class T> void measure_externals(CellWork<T>& w) {
+  const Plan& p = w.p;
+  const bool finite_input = std::all_of(w.x.begin(), w.x.end(), [](T v) { return std::isfinite(v); });
   for (const auto& subject : p.externals) {
     KernelRecord<T> rec;
     rec.name = subject->name();
@@ -601,8 +615,7 @@ CellOutput<T> run_cell(Backend& backend, const Plan& p, const std::string& dist,
       std::vector<T> values;
       std::vector<double> ms;
       repeat<int>(p.runs, p.max_shape_seconds, [&] {
-        // On cuda a device entry reads the device-resident input in place (studies/external.hpp).
-        const ExternalOutcome<T> o = run_external<T>(*subject, c, *input, finite_input);
+        const ExternalOutcome<T> o = run_external<T>(*subject, c, *w.input, finite_input);
         if (o.ok) {
           values.push_back(o.value);
           ms.push_back(o.ms);
@@ -615,102 +628,155 @@ CellOutput<T> run_cell(Backend& backend, const Plan& p, const std::string& dist,
       sr.ms = median(ms);
       rec.shapes.push_back(std::move(sr));
     }
-    records.push_back(std::move(rec));
+    w.records.push_back(std::move(rec));
   }
+}
 
-  // Rows. Residuals exact - value are exact in the superaccumulator and rounded once to T.
-  std::map<typename FloatTraits<T>::Bits, std::pair<double, double>> errors;  // bits -> (abs, rel)
-  auto error_of = [&](T v) {
-    const auto b = to_bits(v);
-    if (auto it = errors.find(b); it != errors.end()) return it->second;
-    std::pair<double, double> e{std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN()};
-    if (std::isfinite(v) && std::isfinite(reference)) {
-      Superaccumulator<T> r = exact;
-      r.add(-v);
-      const double abs_err = std::fabs(static_cast<double>(r.round()));
-      const double ref = std::fabs(static_cast<double>(reference));
-      e = {abs_err, ref > 0 ? abs_err / ref : (abs_err == 0 ? 0.0 : std::numeric_limits<double>::infinity())};
-    }
-    errors.emplace(b, e);
-    return e;
-  };
-  const std::string seed = std::to_string(p.seed), n_text = std::to_string(n), backend_name(to_string(p.backend));
-  const std::string ref_hex = hex_bits(reference);
-  auto ulps_text = [&](T v) {
-    return std::isnan(v) || std::isnan(reference) ? std::string("nan")
-                                                  : std::to_string(signed_ulp_distance(v, reference));
-  };
-  for (const auto& rec : records) {
+// Turns a cell's records into determinism_runs.csv rows (one per distinct value, failure and model
+// sample of each shape) and determinism_inputs.csv rows (one class per record). Residuals
+// exact - value are exact in the superaccumulator and rounded once to T.
+template <class T> class RowWriter {
+ public:
+  RowWriter(const CellWork<T>& w, T reference, const Superaccumulator<T>& exact)
+      : w_(w), reference_(reference), exact_(exact), ref_hex_(hex_bits(reference)),
+        lead_{"determinism", std::string(to_string(w.p.backend)), "", "", std::string(FloatTraits<T>::dtype), w.dist,
+              std::to_string(w.p.seed), std::to_string(w.n)} {}
+
+  void add(const KernelRecord<T>& rec, CellOutput<T>& out) {
     std::vector<ShapeOutcome<T>> outcomes;
     long mismatches = 0;
-    double max_rel = 0;
+    max_rel_ = 0;
     for (const auto& sr : rec.shapes) {
       if (!sr.values.empty()) outcomes.push_back({sr.label, sr.values});
-      const bool gpu = rec.kind == "gpu";
-      std::vector<std::string> shape_cols =
-          gpu ? std::vector<std::string>{std::to_string(sr.shape.grid), std::to_string(sr.shape.block),
-                                         std::to_string(sr.shape.vector), std::string(to_string(sr.shape.mapping)), ""}
-              : std::vector<std::string>{"", "", "", "", std::to_string(sr.threads)};
-      int runs = 0;
-      for (const auto& v : sr.values) runs += v.count;
-      std::set<typename FloatTraits<T>::Bits> sampled;
-      for (const auto& m : sr.model_samples) sampled.insert(to_bits(m.value));
-      bool shape_mismatch = false;
-      auto emit = [&](const ValueCount<T>& v, const std::string& source, int total, const std::string& model_hex,
-                      const std::string& agrees, const std::string& ms) {
-        const auto [abs_err, rel] = error_of(v.value);
-        if (std::isfinite(rel)) max_rel = std::max(max_rel, rel);
-        std::vector<std::string> row{"determinism", backend_name, rec.kind, rec.name, dtype, dist, seed, n_text,
-                                     sr.label};
-        row.insert(row.end(), shape_cols.begin(), shape_cols.end());
-        for (std::string f : {source, std::to_string(total), std::to_string(v.count), fmt_value(v.value),
-                              hex_bits(v.value), ulps_text(v.value), fmt::format("{}", abs_err),
-                              fmt::format("{}", rel), ref_hex, model_hex, agrees, ms, std::string()})
-          row.push_back(std::move(f));
-        out.runs_rows.push_back(std::move(row));
-      };
-      for (const auto& [message, count] : sr.failures) {
-        std::vector<std::string> row{"determinism", backend_name, rec.kind, rec.name, dtype, dist, seed, n_text,
-                                     sr.label};
-        row.insert(row.end(), shape_cols.begin(), shape_cols.end());
-        for (std::string f : {std::string("failed"), std::to_string(runs + count), std::to_string(count),
-                              std::string("nan"), std::string(""), std::string(""), std::string(""),
-                              std::string(""), ref_hex, std::string(""), std::string(""), std::string(""), message})
-          row.push_back(std::move(f));
-        out.runs_rows.push_back(std::move(row));
-      }
-      const std::string ms = std::isnan(sr.ms) ? "" : fmt::format("{:.4g}", sr.ms);
-      for (const auto& v : sr.values) {
-        std::string model_hex, agrees;
-        if (sr.has_model) {
-          model_hex = hex_bits(sr.model);
-          agrees = same_bits(v.value, sr.model) ? "1" : "0";
-          if (agrees == "0") shape_mismatch = true;
-        } else if (!sr.model_samples.empty()) {
-          agrees = sampled.count(to_bits(v.value)) ? "1" : "0";
-        }
-        emit(v, sr.source, runs, model_hex, agrees, ms);
-      }
-      for (const auto& m : sr.model_samples) emit(m, "model_sampled", sr.model_sample_count, "", "", "");
-      if (shape_mismatch) ++mismatches;
+      mismatches += shape_rows(rec, sr, out) ? 1 : 0;
     }
     out.model_mismatches += mismatches;
-    const auto c = classify<T>(std::span<const ShapeOutcome<T>>(outcomes), reference);
-    if (!c) continue;
-    const std::string source = rec.shapes.empty() ? "" : rec.shapes.front().source;
-    const bool has_model_col = cuda && rec.kind == "gpu" && info(*find_gpu_kernel(rec.name)).modelled &&
-                               rec.declared != Determinism::not_deterministic;
-    out.inputs_rows.push_back(
-        {"determinism", backend_name, rec.kind, rec.name, dtype, dist, seed, n_text,
-         std::string(to_string(rec.declared)), std::string(to_string(c->measured)),
-         std::string(to_string(compare(rec.declared, c->measured, c->shapes))), source, std::to_string(c->shapes),
-         std::to_string(p.runs), std::to_string(c->runs), std::to_string(c->distinct_within_shape_max),
-         std::to_string(c->shapes_with_variation), std::to_string(c->distinct_across_shapes),
-         std::to_string(c->nan_patterns), c->has_ulps ? std::to_string(c->min_ulps) : "nan",
-         c->has_ulps ? std::to_string(c->max_ulps) : "nan", c->has_ulps ? std::to_string(c->spread_ulps) : "nan",
-         c->has_ulps ? std::to_string(c->max_abs_ulps) : "nan", fmt::format("{}", max_rel), ref_hex,
-         has_model_col ? std::to_string(mismatches) : ""});
+    const auto c = classify<T>(std::span<const ShapeOutcome<T>>(outcomes), reference_);
+    if (c) out.inputs_rows.push_back(class_row(rec, *c, mismatches));
   }
+
+ private:
+  std::pair<double, double> error_of(T v) {  // (abs, rel), memoised by bits
+    const auto b = to_bits(v);
+    if (auto it = errors_.find(b); it != errors_.end()) return it->second;
+    std::pair<double, double> e{std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN()};
+    if (std::isfinite(v) && std::isfinite(reference_)) {
+      Superaccumulator<T> r = exact_;
+      r.add(-v);
+      const double abs_err = std::fabs(static_cast<double>(r.round()));
+      const double ref = std::fabs(static_cast<double>(reference_));
+      e = {abs_err, ref > 0 ? abs_err / ref : (abs_err == 0 ? 0.0 : std::numeric_limits<double>::infinity())};
+    }
+    errors_.emplace(b, e);
+    return e;
+  }
+  std::string ulps_text(T v) const {
+    return std::isnan(v) || std::isnan(reference_) ? std::string("nan")
+                                                    : std::to_string(signed_ulp_distance(v, reference_));
+  }
+  std::vector<std::string> row_start(const KernelRecord<T>& rec, const ShapeRecord<T>& sr) const {
+    std::vector<std::string> row = lead_;
+    row[2] = rec.kind;
+    row[3] = rec.name;
+    row.push_back(sr.label);
+    if (rec.kind == "gpu")
+      for (std::string f : {std::to_string(sr.shape.grid), std::to_string(sr.shape.block),
+                            std::to_string(sr.shape.vector), std::string(to_string(sr.shape.mapping)), std::string()})
+        row.push_back(std::move(f));
+    else
+      for (std::string f : {std::string(), std::string(), std::string(), std::string(), std::to_string(sr.threads)})
+        row.push_back(std::move(f));
+    return row;
+  }
+  void value_row(const KernelRecord<T>& rec, const ShapeRecord<T>& sr, const ValueCount<T>& v,
+                 const std::string& source, int total, const std::string& model_hex, const std::string& agrees,
+                 const std::string& ms, CellOutput<T>& out) {
+    const auto [abs_err, rel] = error_of(v.value);
+    if (std::isfinite(rel)) max_rel_ = std::max(max_rel_, rel);
+    std::vector<std::string> row = row_start(rec, sr);
+    for (std::string f : {source, std::to_string(total), std::to_string(v.count), fmt_value(v.value),
+                          hex_bits(v.value), ulps_text(v.value), fmt::format("{}", abs_err), fmt::format("{}", rel),
+                          ref_hex_, model_hex, agrees, ms, std::string()})
+      row.push_back(std::move(f));
+    out.runs_rows.push_back(std::move(row));
+  }
+  // The shape's rows; true when a measured value disagrees with the model's prediction.
+  bool shape_rows(const KernelRecord<T>& rec, const ShapeRecord<T>& sr, CellOutput<T>& out) {
+    int runs = 0;
+    for (const auto& v : sr.values) runs += v.count;
+    for (const auto& [message, count] : sr.failures) {
+      std::vector<std::string> row = row_start(rec, sr);
+      for (std::string f : {std::string("failed"), std::to_string(runs + count), std::to_string(count),
+                            std::string("nan"), std::string(), std::string(), std::string(), std::string(), ref_hex_,
+                            std::string(), std::string(), std::string(), message})
+        row.push_back(std::move(f));
+      out.runs_rows.push_back(std::move(row));
+    }
+    std::set<typename FloatTraits<T>::Bits> sampled;
+    for (const auto& m : sr.model_samples) sampled.insert(to_bits(m.value));
+    const std::string ms = std::isnan(sr.ms) ? "" : fmt::format("{:.4g}", sr.ms);
+    bool mismatch = false;
+    for (const auto& v : sr.values) {
+      std::string model_hex, agrees;
+      if (sr.has_model) {
+        model_hex = hex_bits(sr.model);
+        agrees = same_bits(v.value, sr.model) ? "1" : "0";
+        mismatch = mismatch || agrees == "0";
+      } else if (!sr.model_samples.empty()) {
+        agrees = sampled.count(to_bits(v.value)) ? "1" : "0";
+      }
+      value_row(rec, sr, v, sr.source, runs, model_hex, agrees, ms, out);
+    }
+    for (const auto& m : sr.model_samples) value_row(rec, sr, m, "model_sampled", sr.model_sample_count, "", "", "", out);
+    return mismatch;
+  }
+  std::vector<std::string> class_row(const KernelRecord<T>& rec, const Classification& c, long mismatches) const {
+    const bool has_model_col = w_.cuda && rec.kind == "gpu" && info(*find_gpu_kernel(rec.name)).modelled &&
+                               rec.declared != Determinism::not_deterministic;
+    auto ulps = [&](auto v) { return c.has_ulps ? std::to_string(v) : std::string("nan"); };
+    std::vector<std::string> row = lead_;
+    row[2] = rec.kind;
+    row[3] = rec.name;
+    for (std::string f :
+         {std::string(to_string(rec.declared)), std::string(to_string(c.measured)),
+          std::string(to_string(compare(rec.declared, c.measured, c.shapes))),
+          rec.shapes.empty() ? std::string() : rec.shapes.front().source, std::to_string(c.shapes),
+          std::to_string(w_.p.runs), std::to_string(c.runs), std::to_string(c.distinct_within_shape_max),
+          std::to_string(c.shapes_with_variation), std::to_string(c.distinct_across_shapes),
+          std::to_string(c.nan_patterns), ulps(c.min_ulps), ulps(c.max_ulps), ulps(c.spread_ulps),
+          ulps(c.max_abs_ulps), fmt::format("{}", max_rel_), ref_hex_,
+          has_model_col ? std::to_string(mismatches) : std::string()})
+      row.push_back(std::move(f));
+    return row;
+  }
+
+  const CellWork<T>& w_;
+  T reference_;
+  const Superaccumulator<T>& exact_;
+  std::string ref_hex_;
+  std::vector<std::string> lead_;  // study, backend, kind, kernel, dtype, dist, seed, n
+  std::map<typename FloatTraits<T>::Bits, std::pair<double, double>> errors_;
+  double max_rel_ = 0;  // of the record being added
+};
+
+template <class T>
+CellOutput<T> run_cell(Backend& backend, const Plan& p, const std::string& dist, std::int64_t n) {
+  CellWork<T> w{p, dist, n, p.backend == BackendKind::cuda, cell_input<T>(backend, p, dist, n), {}, {}};
+  w.x = w.input->host();
+  // The reference (MPFR, correctly rounded) and the exact sum for residuals (core's
+  // superaccumulator, cross-checked against MPFR here).
+  const T reference = reference::correctly_rounded_sum<T>(w.x);
+  Superaccumulator<T> exact;
+  exact.add(w.x);
+  CellOutput<T> out;
+  out.exact_matches_mpfr = same_bits(exact.round(), reference);
+
+  const std::vector<ModelJob> jobs = measure_gpu_kernels(w);
+  run_model_jobs(backend, w, jobs);
+  measure_cpu_peers(w);
+  measure_externals(w);
+  RowWriter<T> rows(w, reference, exact);
+  for (const auto& rec : w.records) rows.add(rec, out);
   return out;
 }
 
