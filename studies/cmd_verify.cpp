@@ -577,31 +577,17 @@ void racy_demo(std::ostream& os) {
 }
 #endif
 
-void run_verify(const VerifyOptions& o) {
-  const auto t0 = std::chrono::steady_clock::now();
-  std::string why;
-  const bool gpu = cuda_backend_available(&why);
-  if (!gpu && !o.allow_no_gpu)
-    throw UserError(why + "; `sumlab verify` compares GPU bits with the CPU model and needs a GPU "
-                          "(--allow-no-gpu runs the model side alone and exits 0)");
-  int sm = 132;
-  std::string device = "none (model only): " + why;
-#if defined(SUMLAB_WITH_CUDA)
-  if (gpu) {
-    const auto d = gpu::device_info();
-    sm = d.sm_count;
-    device = make_backend("cuda")->description();
-  }
-  if (o.racy) {
-    if (!gpu) throw UserError(why);
-    racy_demo(std::cout);
-    return;
-  }
-#else
-  if (o.racy) throw UserError(why);
-#endif
+// The sweep the options ask for, with the defaults filled in and every size and input parsed.
+struct Sweep {
+  VerifyOptions opts;
+  std::vector<std::int64_t> sizes;
+  std::vector<Input> inputs;
+  std::vector<std::string> dtypes;
+};
 
-  VerifyOptions opts = o;
+Sweep resolve_sweep(const VerifyOptions& o) {
+  Sweep w{o, {}, {}, {}};
+  VerifyOptions& opts = w.opts;
   if (o.quick && o.atomic_n == "2^26") opts.atomic_n = "2^20";
   if (opts.sizes.empty())
     opts.sizes = o.quick ? std::vector<std::string>{"0", "1", "31", "33", "1000", "4099"}
@@ -609,43 +595,46 @@ void run_verify(const VerifyOptions& o) {
   if (opts.dists.empty())
     opts.dists = {"uniform", "normal", "cancellation", "lognormal", "constant", "ill_conditioned", "random_bits"};
   if (opts.kernels.empty()) opts.kernels = {"all"};
-  std::vector<std::int64_t> sizes;
-  for (const auto& s : opts.sizes) sizes.push_back(parse_size(s, "--sizes"));
-  std::vector<Input> inputs;
-  for (const auto& d : opts.dists) inputs.push_back(parse_input(d));
+  for (const auto& s : opts.sizes) w.sizes.push_back(parse_size(s, "--sizes"));
+  for (const auto& d : opts.dists) w.inputs.push_back(parse_input(d));
   if (opts.dtype != "both" && opts.dtype != "float32" && opts.dtype != "float64")
     throw UserError("--dtype must be float32, float64 or both");
+  if (opts.dtype != "float64") w.dtypes.push_back("float32");
+  if (opts.dtype != "float32") w.dtypes.push_back("float64");
+  return w;
+}
 
-  Verifier v(opts, gpu, sm);
+void print_sweep(const Sweep& w, const Verifier& v, const std::string& device, int sm) {
   std::cout << fmt::format("sumlab verify: GPU kernel bits vs the CPU order model (core/order_model)\n");
   std::cout << fmt::format("device   {}\n", device);
   std::cout << fmt::format("sweep    {} launch shapes (grid 1..{}, block 32..1024, vector 1/2/4, grid_stride/contiguous, "
                            "shfl_down/xor_butterfly, smem_tree/warp_of_warps, second_kernel/last_block); n > 2^24: "
                            "{} of them (those with >= 2^15 threads), device-generated inputs only; gpu_serial up to "
                            "n = {}\n",
-                           v.shapes().size(), 8 * sm, v.large_shape_count(), opts.serial_max);
+                           v.shapes().size(), 8 * sm, v.large_shape_count(), w.opts.serial_max);
   std::string size_list, dist_list;
-  for (auto n : sizes) size_list += (size_list.empty() ? "" : ", ") + size_text(n);
-  for (const auto& d : opts.dists) dist_list += (dist_list.empty() ? "" : ", ") + d;
+  for (auto n : w.sizes) size_list += (size_list.empty() ? "" : ", ") + size_text(n);
+  for (const auto& d : w.opts.dists) dist_list += (dist_list.empty() ? "" : ", ") + d;
   std::cout << fmt::format("sizes    {}\ninputs   {} (seed {})\ndtypes   {}\nmodel    {} CPU threads\n", size_list,
-                           dist_list, opts.seed, opts.dtype, v.threads());
+                           dist_list, w.opts.seed, w.opts.dtype, v.threads());
   std::cout.flush();
+}
 
-  std::vector<std::string> dtypes;
-  if (opts.dtype != "float64") dtypes.push_back("float32");
-  if (opts.dtype != "float32") dtypes.push_back("float64");
+// The sum kernels over the sweep (inputs above 2^20 + 3 only where the device generates them);
+// returns the inputs left out by --time-limit.
+std::vector<std::string> verify_sums(const Sweep& w, Verifier& v, std::chrono::steady_clock::time_point t0) {
+  const auto host_ok = [](const Input& in, std::int64_t n) { return in.device_generated || n <= (std::int64_t(1) << 20) + 3; };
   std::size_t steps = 0;
-  for (auto n : sizes)
-    for (const auto& in : inputs)
-      if (in.device_generated || n <= (std::int64_t(1) << 20) + 3) ++steps;
-  Progress progress("verify", steps * dtypes.size());
+  for (auto n : w.sizes)
+    for (const auto& in : w.inputs) steps += host_ok(in, n) ? 1 : 0;
+  Progress progress("verify", steps * w.dtypes.size());
   std::vector<std::string> not_covered;
   auto elapsed = [&t0] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
-  for (const auto& dt : dtypes)
-    for (auto n : sizes)
-      for (const auto& in : inputs) {
-        if (!in.device_generated && n > (std::int64_t(1) << 20) + 3) continue;
-        if (opts.time_limit > 0 && elapsed() > opts.time_limit) {
+  for (const auto& dt : w.dtypes)
+    for (auto n : w.sizes)
+      for (const auto& in : w.inputs) {
+        if (!host_ok(in, n)) continue;
+        if (w.opts.time_limit > 0 && elapsed() > w.opts.time_limit) {
           not_covered.push_back(fmt::format("{} n={} {}", dt, size_text(n), in.name));
           continue;
         }
@@ -657,57 +646,93 @@ void run_verify(const VerifyOptions& o) {
   progress.finish();
   v.print_summary(std::cout);
   if (!not_covered.empty()) {
-    std::cout << fmt::format("TIME LIMIT ({:.0f} s) reached: {} inputs not covered:", opts.time_limit, not_covered.size());
+    std::cout << fmt::format("TIME LIMIT ({:.0f} s) reached: {} inputs not covered:", w.opts.time_limit,
+                             not_covered.size());
     for (const auto& c : not_covered) std::cout << " [" << c << "]";
     std::cout << "\n";
   }
+  return not_covered;
+}
 
-  int atomic_failures = 0;
-#if defined(SUMLAB_WITH_CUDA)
-  if (gpu) {
-    std::string atomic_csv;
-    if (!opts.csv.empty()) {
-      atomic_csv = opts.csv;
-      const auto dot = atomic_csv.rfind(".csv");
-      atomic_csv = (dot == std::string::npos ? atomic_csv : atomic_csv.substr(0, dot)) + "_atomic.csv";
-    }
-    atomic_demo(opts, sm, std::cout, atomic_csv, atomic_failures);
-  }
-#endif
-  // The row kernels (variance, softmax, argmax): GPU bits == model bits over layouts and shapes.
+// `--csv out.csv` puts each family's cases beside it: out_rows.csv, out_segmented.csv, ...
+std::string family_csv(const std::string& csv, const std::string& suffix) {
+  if (csv.empty()) return "";
+  const auto dot = csv.rfind(".csv");
+  return (dot == std::string::npos ? csv : csv.substr(0, dot)) + suffix;
+}
+
+// The other families' kernels (rows, segmented sums, scans): GPU bits == model bits. Returns
+// "rows", "segmented", "scans" for each that failed.
+std::vector<std::string> verify_families(const VerifyOptions& opts, bool gpu) {
   RowVerifyOptions ro;
   ro.quick = opts.quick;
   ro.seed = opts.seed;
   ro.model_only = !gpu;
-  if (!opts.csv.empty()) {
-    const auto dot = opts.csv.rfind(".csv");
-    ro.csv = (dot == std::string::npos ? opts.csv : opts.csv.substr(0, dot)) + "_rows.csv";
-  }
+  ro.csv = family_csv(opts.csv, "_rows.csv");
   const RowVerifySummary rows = verify_rows(ro);
   std::cout << "\nrow kernels\n" << rows.table();
-  // The segmented strategies: GPU bits == model bits over shapes x size distributions x awkward layouts.
-  SegVerifyOptions so{.quick = opts.quick, .seed = opts.seed, .csv = "", .model_only = !gpu};
-  if (!ro.csv.empty()) so.csv = ro.csv.substr(0, ro.csv.size() - std::string("_rows.csv").size()) + "_segmented.csv";
-  const SegVerifySummary segs = verify_segmented(so);
+  const SegVerifySummary segs = verify_segmented(
+      {.quick = opts.quick, .seed = opts.seed, .csv = family_csv(opts.csv, "_segmented.csv"), .model_only = !gpu});
   std::cout << "\n" << segs.table();
-  // The scans (warp Hillis-Steele, block Blelloch; four operators): GPU bits == model bits.
   ScanVerifyOptions sc;
   sc.quick = opts.quick;
   sc.seed = opts.seed;
   sc.model_only = !gpu;
-  if (!ro.csv.empty()) sc.csv = ro.csv.substr(0, ro.csv.size() - 9) + "_scan.csv";
+  sc.csv = family_csv(opts.csv, "_scan.csv");
   const ScanVerifySummary scans = verify_scan(sc);
   std::cout << "\n" << scans.table();
+  std::vector<std::string> failed;
+  if (!rows.ok()) failed.push_back("rows");
+  if (!segs.ok()) failed.push_back("segmented");
+  if (!scans.ok()) failed.push_back("scans");
+  return failed;
+}
+
+void run_verify(const VerifyOptions& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::string why;
+  const bool gpu = cuda_backend_available(&why);
+  if (!gpu && !o.allow_no_gpu)
+    throw UserError(why + "; `sumlab verify` compares GPU bits with the CPU model and needs a GPU "
+                          "(--allow-no-gpu runs the model side alone and exits 0)");
+  int sm = 132;
+  std::string device = "none (model only): " + why;
+#if defined(SUMLAB_WITH_CUDA)
+  if (gpu) {
+    sm = gpu::device_info().sm_count;
+    device = make_backend("cuda")->description();
+  }
+  if (o.racy) {
+    if (!gpu) throw UserError(why);
+    racy_demo(std::cout);
+    return;
+  }
+#else
+  if (o.racy) throw UserError(why);
+#endif
+
+  const Sweep w = resolve_sweep(o);
+  Verifier v(w.opts, gpu, sm);
+  print_sweep(w, v, device, sm);
+  const std::vector<std::string> not_covered = verify_sums(w, v, t0);
+  int atomic_failures = 0;
+#if defined(SUMLAB_WITH_CUDA)
+  if (gpu) atomic_demo(w.opts, sm, std::cout, family_csv(w.opts.csv, "_atomic.csv"), atomic_failures);
+#endif
+  const std::vector<std::string> failed = verify_families(w.opts, gpu);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cout << fmt::format("\n{} cases in {:.1f} s{}\n", v.cases(), secs,
-                           opts.csv.empty() ? "" : "; every case in " + opts.csv);
+                           w.opts.csv.empty() ? "" : "; every case in " + w.opts.csv);
   std::cout.flush();
-  if (v.mismatches() > 0 || v.errors() > 0 || atomic_failures > 0 || !not_covered.empty() || !rows.ok() ||
-      !segs.ok() || !scans.ok())
-    throw UserError(fmt::format("verify: {} mismatches, {} errors, {} two-pass disagreements, {} inputs not covered, "
-                                "row kernels {}, segmented {}, scans {} (see above)",
-                                v.mismatches(), v.errors(), atomic_failures, not_covered.size(),
-                                rows.ok() ? "ok" : "FAILED", segs.ok() ? "ok" : "FAILED", scans.ok() ? "ok" : "FAILED"));
+  if (v.mismatches() > 0 || v.errors() > 0 || atomic_failures > 0 || !not_covered.empty() || !failed.empty()) {
+    std::string families;
+    for (const auto& f : failed) families += (families.empty() ? "" : ", ") + f;
+    // A check that failed: exit 1, as documented (not 2, which means bad input or usage).
+    throw CheckFailed(fmt::format("verify: {} mismatches, {} errors, {} two-pass disagreements, {} inputs not "
+                                  "covered, families failed: {} (see above)",
+                                  v.mismatches(), v.errors(), atomic_failures, not_covered.size(),
+                                  families.empty() ? "none" : families));
+  }
   if (!gpu) std::cout << "no GPU: only the model side ran (" << why << ")\n";
 }
 
