@@ -389,8 +389,7 @@ Plan make_plan(const SegmentedOptions& o) {
   return p;
 }
 
-void run_segmented_study(const SegmentedOptions& o) {
-  const Plan p = make_plan(o);
+nlohmann::ordered_json plan_json(const Plan& p, const SegmentedOptions& o) {
   nlohmann::ordered_json plan;
   plan["backend"] = p.backend_name;
   plan["values"] = std::string(to_string(p.values.kind));
@@ -413,45 +412,40 @@ void run_segmented_study(const SegmentedOptions& o) {
     for (const SegShape& sh : *list) shapes.push_back(segmented::to_string(sh, st));
   plan["shapes"] = shapes;
   if (p.custom) plan["offsets"] = *p.custom;
-  Study study("segmented", o.run, plan, p.backend_name,
-              {{"segmented_errors.csv", kErrorColumns},
-               {"segmented_determinism.csv", kDeterminismColumns},
-               {"segmented_ulp_histogram.csv", kHistogramColumns}});
-  fmt::print("segmented study on {}\n", p.backend_name);
-  for (Strategy st : p.strategies)
-    if (p.backend != BackendKind::cuda && segmented::info(st).where == Where::gpu_peer)
-      fmt::print("  {}: skipped (a CUB peer needs the cuda backend)\n", segmented::info(st).name);
+  return plan;
+}
 
-  // The roof: a device-to-device copy of as many bytes as the largest cell's values.
-  double largest_bytes = 1 << 20;
-  for (auto s : p.segments)
-    for (double m : p.means) largest_bytes = std::max(largest_bytes, double(s) * m * 8.0);
-  const std::optional<double> bandwidth = copy_bandwidth(p.backend, static_cast<std::size_t>(largest_bytes));
-  if (bandwidth) fmt::print("device-to-device copy: {:.1f} GB/s (read + write)\n", *bandwidth / 1e9);
+// A cell's layout: (size distribution, segments, mean), or the one --offsets layout.
+struct Layout {
+  std::string dist;
+  std::int64_t segments;
+  double mean;
+};
 
-  // The cells: (size distribution, segments, mean) layouts, or the one --offsets layout.
-  struct Layout {
-    std::string dist;
-    std::int64_t segments;
-    double mean;
-  };
+std::vector<Layout> layouts_of(const Plan& p) {
   std::vector<Layout> layouts;
   if (p.custom) {
     const auto segs = static_cast<std::int64_t>(p.custom->size()) - 1;
     layouts.push_back({"custom", segs, segs ? double(p.custom->back()) / double(segs) : 0.0});
-  } else {
-    for (SizeDistribution d : p.dists)
-      for (auto segs : p.segments)
-        for (double mean : p.means) layouts.push_back({std::string(segmented::to_string(d)), segs, mean});
+    return layouts;
   }
-  std::vector<std::string> notes;  // this invocation's cells' (a resumed cell's are in its rows)
+  for (SizeDistribution d : p.dists)
+    for (auto segs : p.segments)
+      for (double mean : p.means) layouts.push_back({std::string(segmented::to_string(d)), segs, mean});
+  return layouts;
+}
+
+// The cells: dtype x layout x seed. `notes` collects what this invocation's cells say (a resumed
+// cell's notes are in its rows).
+std::vector<Cell> segmented_cells(const Plan& p, const SegmentedOptions& o, std::optional<double> bandwidth,
+                                  std::vector<std::string>& notes) {
   std::vector<Cell> cells;
   for (const auto& dtype : o.dtypes)
-    for (const Layout& l : layouts)
+    for (const Layout& l : layouts_of(p))
       for (int seed = 1; seed <= o.seeds; ++seed)
         cells.push_back({fmt::format("{}|{}|{}|{}|{}", dtype, l.dist, l.segments, csv_number(l.mean), seed),
                          fmt::format("{} {} segments={} mean={} seed={}", dtype, l.dist, l.segments, csv_number(l.mean), seed),
-                         [&, dtype, l, seed]() -> CellRows {
+                         [&p, &notes, bandwidth, dtype, l, seed]() -> CellRows {
                            const std::vector<Offset> off =
                                p.custom ? *p.custom
                                         : segmented::make_offsets({segmented::parse_size_distribution(l.dist), l.segments, l.mean},
@@ -464,36 +458,36 @@ void run_segmented_study(const SegmentedOptions& o) {
                                    {"segmented_determinism.csv", c.determinism},
                                    {"segmented_ulp_histogram.csv", c.histogram}};
                          }});
-  study.run(cells);
+  return cells;
+}
 
-  // The headline table: worst error and wrong empty segments per strategy over every cell.
+// The end of the study: the table of worst error and wrong empty segments per strategy over every
+// cell (resumed ones too: read back from the folder), the summary and the alarms.
+void finish_segmented(Study& study, nlohmann::ordered_json summary, std::optional<double> bandwidth,
+                      const std::vector<std::string>& notes) {
   const CsvTable t = read_csv(study.folder().file("segmented_errors.csv"));
   long mismatches = 0, wrong_ours = 0, wrong_peers = 0, inconsistent = 0;
   auto at = [](const CsvTable& tab, const std::vector<std::string>& r, const char* c) {
     return r[static_cast<std::size_t>(tab.column(c))];
   };
+  std::map<std::string, std::pair<double, long>> worst;
+  std::vector<std::string> order;
   for (const auto& r : t.rows) {
     mismatches += at(t, r, "gpu_equals_model") == "0";
     const long wrong = std::stol(at(t, r, "wrong_empty"));
+    const std::string& s = at(t, r, "strategy");
+    if (!worst.count(s)) order.push_back(s);
+    worst[s].first = std::max(worst[s].first, std::stod(at(t, r, "max_ulps")));
+    worst[s].second += wrong;
     if (at(t, r, "known_wrong") == "1") continue;  // the pitfalls are wrong on purpose
     (at(t, r, "where") == "gpu_peer" ? wrong_peers : wrong_ours) += wrong;
   }
   const CsvTable det = read_csv(study.folder().file("segmented_determinism.csv"));
   for (const auto& r : det.rows) inconsistent += at(det, r, "consistent") == "0";
-  std::map<std::string, std::pair<double, long>> worst;
-  std::vector<std::string> order;
-  for (const auto& r : t.rows) {
-    const std::string& s = r[static_cast<std::size_t>(t.column("strategy"))];
-    if (!worst.count(s)) order.push_back(s);
-    auto& w = worst[s];
-    w.first = std::max(w.first, std::stod(r[static_cast<std::size_t>(t.column("max_ulps"))]));
-    w.second += std::stol(r[static_cast<std::size_t>(t.column("wrong_empty"))]);
-  }
   fmt::print("{:<22} {:>14} {:>12}\n", "strategy", "max ulps", "wrong empty");
   for (const auto& s : order) fmt::print("{:<22} {:>14.4g} {:>12}\n", s, worst[s].first, worst[s].second);
   for (const auto& n : notes) fmt::print("  {}\n", n);
 
-  nlohmann::ordered_json summary = plan;
   summary["copy_bandwidth_gbps"] = bandwidth ? nlohmann::ordered_json(*bandwidth / 1e9) : nlohmann::ordered_json();
   summary["gpu_model_mismatches"] = mismatches;
   summary["wrong_empty_segments_ours"] = wrong_ours;
@@ -510,6 +504,30 @@ void run_segmented_study(const SegmentedOptions& o) {
     throw CheckFailed(fmt::format("segmented: {} GPU-vs-model mismatches, {} wrong empty segments, {} determinism "
                                   "classes weaker than declared (see above and {})",
                                   mismatches, wrong_ours, inconsistent, study.folder().dir().string()));
+}
+
+void run_segmented_study(const SegmentedOptions& o) {
+  const Plan p = make_plan(o);
+  const nlohmann::ordered_json plan = plan_json(p, o);
+  Study study("segmented", o.run, plan, p.backend_name,
+              {{"segmented_errors.csv", kErrorColumns},
+               {"segmented_determinism.csv", kDeterminismColumns},
+               {"segmented_ulp_histogram.csv", kHistogramColumns}});
+  fmt::print("segmented study on {}\n", p.backend_name);
+  for (Strategy st : p.strategies)
+    if (p.backend != BackendKind::cuda && segmented::info(st).where == Where::gpu_peer)
+      fmt::print("  {}: skipped (a CUB peer needs the cuda backend)\n", segmented::info(st).name);
+
+  // The roof: a device-to-device copy of as many bytes as the largest cell's values.
+  double largest_bytes = 1 << 20;
+  for (auto s : p.segments)
+    for (double m : p.means) largest_bytes = std::max(largest_bytes, double(s) * m * 8.0);
+  const std::optional<double> bandwidth = copy_bandwidth(p.backend, static_cast<std::size_t>(largest_bytes));
+  if (bandwidth) fmt::print("device-to-device copy: {:.1f} GB/s (read + write)\n", *bandwidth / 1e9);
+
+  std::vector<std::string> notes;
+  study.run(segmented_cells(p, o, bandwidth, notes));
+  finish_segmented(study, plan, bandwidth, notes);
 }
 
 }  // namespace
