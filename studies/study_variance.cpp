@@ -443,13 +443,7 @@ void print_variance_table(const CsvTable& t) {
   }
 }
 
-void run_variance_study(const VarianceOptions& o) {
-  if (!o.verify.empty() && o.verify != "full" && o.verify != "quick" && o.verify != "none")
-    throw UserError("--verify must be full, quick or none");
-  const Plan p = make_plan(o);
-  if (p.verify != "none" && p.backend != BackendKind::cuda)
-    throw UserError("--verify " + p.verify + " compares GPU and model bits: it needs --backend cuda");
-
+nlohmann::ordered_json plan_json(const Plan& p, const VarianceOptions& o) {
   nlohmann::ordered_json plan;
   plan["backend"] = p.backend_name;
   plan["rows"] = p.rows;
@@ -465,23 +459,17 @@ void run_variance_study(const VarianceOptions& o) {
   plan["seed"] = o.seed;
   plan["reps"] = p.reps;
   plan["verify"] = p.verify;
-  std::vector<Table> tables{{"row_variance.csv", kVarianceColumns},
-                            {"row_softmax.csv", kSoftmaxColumns},
-                            {"row_argmax.csv", kArgmaxColumns}};
-  if (p.verify != "none") tables.push_back({"row_verify.csv", kVerifyColumns});
-  Study study("variance", o.run, plan, p.backend_name, tables);
-  const std::string description = row_backend_description(p.backend);
-  fmt::print("variance study on {}: {}\n", p.backend_name, description);
+  return plan;
+}
 
-  const std::size_t bytes = static_cast<std::size_t>(kernel_bytes<float>(p.rows, p.cols, true));
-  const std::optional<double> bandwidth = copy_bandwidth(p.backend, bytes);
-  if (bandwidth) fmt::print("device-to-device copy of {:.1f} MB: {:.1f} GB/s (read + write)\n", double(bytes) / 1e6, *bandwidth / 1e9);
-
-  // GPU bits == model bits first: the study reports only what this chain verified.
+// GPU bits == model bits first (the study reports only what this chain verified), then per dtype
+// the variance offsets, the softmax scales and the argmax cases. `verify_json` receives the
+// verification's summary when that cell runs in this invocation.
+std::vector<Cell> variance_cells(const Plan& p, const VarianceOptions& o, std::optional<double> bandwidth,
+                                 nlohmann::ordered_json& verify_json) {
   std::vector<Cell> cells;
-  nlohmann::ordered_json verify_json;
   if (p.verify != "none")
-    cells.push_back({"verify", "row kernels: GPU bits vs model bits", [&]() -> CellRows {
+    cells.push_back({"verify", "row kernels: GPU bits vs model bits", [&p, &o, &verify_json]() -> CellRows {
                        RowVerifyOptions vo;
                        vo.quick = p.verify == "quick";
                        vo.seed = o.seed;
@@ -498,7 +486,8 @@ void run_variance_study(const VarianceOptions& o) {
   for (const auto& dtype : o.dtypes) {
     for (double offset : p.offsets)
       cells.push_back({fmt::format("variance|{}|{}", dtype, csv_number(offset)),
-                       fmt::format("{} offset {}", dtype, csv_number(offset)), [&, dtype, offset]() -> CellRows {
+                       fmt::format("{} offset {}", dtype, csv_number(offset)),
+                       [&p, &o, bandwidth, dtype, offset]() -> CellRows {
                          Rows rows;
                          for_dtype(dtype, [&](auto* tag) {
                            rows = variance_cell<std::remove_pointer_t<decltype(tag)>>(p, o, offset, bandwidth);
@@ -507,7 +496,8 @@ void run_variance_study(const VarianceOptions& o) {
                        }});
     for (double scale : p.scales)
       cells.push_back({fmt::format("softmax|{}|{}", dtype, csv_number(scale)),
-                       fmt::format("{} softmax scale {}", dtype, csv_number(scale)), [&, dtype, scale]() -> CellRows {
+                       fmt::format("{} softmax scale {}", dtype, csv_number(scale)),
+                       [&p, &o, bandwidth, dtype, scale]() -> CellRows {
                          Rows rows;
                          for_dtype(dtype, [&](auto* tag) {
                            rows = softmax_cell<std::remove_pointer_t<decltype(tag)>>(p, o, scale, bandwidth);
@@ -516,31 +506,33 @@ void run_variance_study(const VarianceOptions& o) {
                        }});
     for (const ArgmaxCase& c : kArgmaxCases)
       cells.push_back({fmt::format("argmax|{}|{}", dtype, c.name), fmt::format("{} argmax {}", dtype, c.name),
-                       [&, dtype, c]() -> CellRows {
+                       [&p, &o, dtype, c]() -> CellRows {
                          Rows rows;
                          for_dtype(dtype, [&](auto* tag) { rows = argmax_cell<std::remove_pointer_t<decltype(tag)>>(p, o, c); });
                          return {{"row_argmax.csv", rows}};
                        }});
   }
-  study.run(cells);
+  return cells;
+}
 
+// Sums a column of integer counts over a table's rows.
+long column_total(const CsvTable& t, std::initializer_list<const char*> columns) {
+  long total = 0;
+  for (const auto& r : t.rows)
+    for (const char* c : columns) total += std::stol(r[static_cast<std::size_t>(t.column(c))]);
+  return total;
+}
+
+// The end of the study, over every cell (resumed ones too: read back from the folder): the
+// variance table, the summary and the alarms (argmax mismatches, GPU-vs-model failures).
+void finish_variance(Study& study, const Plan& p, nlohmann::ordered_json summary, const std::string& description,
+                     std::optional<double> bandwidth, const nlohmann::ordered_json& verify_json) {
   RunFolder& folder = study.folder();
-  const CsvTable var = read_csv(folder.file("row_variance.csv"));
-  print_variance_table(var);
+  print_variance_table(read_csv(folder.file("row_variance.csv")));
   const CsvTable arg = read_csv(folder.file("row_argmax.csv"));
-  long argmax_bad = 0;
-  for (const auto& r : arg.rows)
-    argmax_bad += std::stol(r[static_cast<std::size_t>(arg.column("index_mismatches"))]) +
-                  std::stol(r[static_cast<std::size_t>(arg.column("value_mismatches"))]);
-  long verify_failures = 0;
-  if (p.verify != "none") {
-    const CsvTable v = read_csv(folder.file("row_verify.csv"));
-    for (const auto& r : v.rows)
-      verify_failures += std::stol(r[static_cast<std::size_t>(v.column("mismatches"))]) +
-                         std::stol(r[static_cast<std::size_t>(v.column("errors"))]);
-  }
-
-  nlohmann::ordered_json summary = plan;
+  const long argmax_bad = column_total(arg, {"index_mismatches", "value_mismatches"});
+  const long verify_failures =
+      p.verify == "none" ? 0 : column_total(read_csv(folder.file("row_verify.csv")), {"mismatches", "errors"});
   summary["device"] = description;
   summary["copy_bandwidth_gbps"] = bandwidth ? nlohmann::ordered_json(*bandwidth / 1e9) : nlohmann::ordered_json();
   summary["layer_norm_eps"] = row_reduce::layer_norm_eps;
@@ -557,6 +549,30 @@ void run_variance_study(const VarianceOptions& o) {
     throw CheckFailed(fmt::format("{} row-kernel case(s) where the GPU's bits differ from the model's or failed to run: "
                                   "see {}", verify_failures, folder.file("row_verify.csv").string()));
   if (argmax_bad) throw CheckFailed(fmt::format("argmax disagreed with torch.argmax semantics on {} row(s)", argmax_bad));
+}
+
+void run_variance_study(const VarianceOptions& o) {
+  if (!o.verify.empty() && o.verify != "full" && o.verify != "quick" && o.verify != "none")
+    throw UserError("--verify must be full, quick or none");
+  const Plan p = make_plan(o);
+  if (p.verify != "none" && p.backend != BackendKind::cuda)
+    throw UserError("--verify " + p.verify + " compares GPU and model bits: it needs --backend cuda");
+  const nlohmann::ordered_json plan = plan_json(p, o);
+  std::vector<Table> tables{{"row_variance.csv", kVarianceColumns},
+                            {"row_softmax.csv", kSoftmaxColumns},
+                            {"row_argmax.csv", kArgmaxColumns}};
+  if (p.verify != "none") tables.push_back({"row_verify.csv", kVerifyColumns});
+  Study study("variance", o.run, plan, p.backend_name, tables);
+  const std::string description = row_backend_description(p.backend);
+  fmt::print("variance study on {}: {}\n", p.backend_name, description);
+
+  const std::size_t bytes = static_cast<std::size_t>(kernel_bytes<float>(p.rows, p.cols, true));
+  const std::optional<double> bandwidth = copy_bandwidth(p.backend, bytes);
+  if (bandwidth) fmt::print("device-to-device copy of {:.1f} MB: {:.1f} GB/s (read + write)\n", double(bytes) / 1e6, *bandwidth / 1e9);
+
+  nlohmann::ordered_json verify_json;
+  study.run(variance_cells(p, o, bandwidth, verify_json));
+  finish_variance(study, p, plan, description, bandwidth, verify_json);
 }
 
 }  // namespace
