@@ -614,23 +614,14 @@ long zeros_in(const CsvTable& t, const char* column) {
   return n;
 }
 
-void run_scan_study(const ScanStudyOptions& o) {
-  const Plan p = make_plan(o);
-  const std::string description = scan_backend_description(p.backend);
-  fmt::print("scan study on {}: {}\n", p.backend_name, description);
-  std::vector<Table> tables{{"scan_error.csv", kErrorColumns},
-                            {"scan_position.csv", kPositionColumns},
-                            {"scan_determinism.csv", kDeterminismColumns},
-                            {"scan_recurrence.csv", kRecurrenceColumns},
-                            {"scan_work.csv", kWorkColumns},
-                            {"scan_throughput.csv", kThroughputColumns}};
-  if (p.verify != "none") tables.push_back({"scan_verify.csv", kVerifyColumns});
-  Study study("scan", o.run, plan_json(p), p.backend_name, tables);
-
+// GPU bits == model bits first (when asked), then per dtype the accuracy and recurrence cells, the
+// work table and (cuda) the throughput. The mismatches are counted from the tables at the end, so
+// that resumed cells count too. `verify_json` receives the verification's summary when that cell
+// runs in this invocation.
+std::vector<Cell> scan_cells(const Plan& p, const ScanStudyOptions& o, nlohmann::ordered_json& verify_json) {
   std::vector<Cell> cells;
-  nlohmann::ordered_json verify_json;
   if (p.verify != "none")
-    cells.push_back({"verify", "GPU bits vs model bits", [&]() -> CellRows {
+    cells.push_back({"verify", "GPU bits vs model bits", [&p, &o, &verify_json]() -> CellRows {
                        ScanVerifyOptions vo;
                        vo.quick = p.verify == "quick";
                        vo.seed = o.seed;
@@ -644,13 +635,13 @@ void run_scan_study(const ScanStudyOptions& o) {
                                       {"mismatches", v.mismatches()}, {"errors", v.errors()}, {"seconds", v.seconds}};
                        return {{"scan_verify.csv", rows}};
                      }});
-  long unused = 0;  // the mismatches are counted from the tables at the end (resumed cells too)
   for (const auto& dtype : p.dtypes) {
     for (Distribution d : p.dists)
       for (std::int64_t n : p.sizes)
         cells.push_back({fmt::format("accuracy|{}|{}|{}", dtype, to_string(d), n),
-                         fmt::format("{} {} n={}", dtype, to_string(d), size_text(n)), [&, dtype, d, n] {
+                         fmt::format("{} {} n={}", dtype, to_string(d), size_text(n)), [&p, dtype, d, n] {
                            Tables t;
+                           long unused = 0;
                            if (dtype == "float32") accuracy_cells<float>(p, d, n, dtype, t, unused);
                            else accuracy_cells<double>(p, d, n, dtype, t, unused);
                            return std::move(t).cell();
@@ -658,23 +649,27 @@ void run_scan_study(const ScanStudyOptions& o) {
     for (const char* c : kACases)
       for (std::int64_t n : p.recurrence_sizes)
         cells.push_back({fmt::format("recurrence|{}|{}|{}", dtype, c, n),
-                         fmt::format("{} recurrence {} n={}", dtype, c, size_text(n)), [&, dtype, c, n] {
+                         fmt::format("{} recurrence {} n={}", dtype, c, size_text(n)), [&p, dtype, c, n] {
                            Tables t;
+                           long unused = 0;
                            if (dtype == "float32") recurrence_cell<float>(p, c, n, dtype, t, unused);
                            else recurrence_cell<double>(p, c, n, dtype, t, unused);
                            return std::move(t).cell();
                          }});
   }
   cells.push_back({"work", "work and depth of the scans",
-                   [&]() -> CellRows { return {{"scan_work.csv", work_table(p)}}; }});
+                   [&p]() -> CellRows { return {{"scan_work.csv", work_table(p)}}; }});
   if (p.backend == BackendKind::cuda)
     for (const auto& dtype : p.dtypes)
-      cells.push_back({"throughput|" + dtype, dtype + " throughput", [&, dtype] {
+      cells.push_back({"throughput|" + dtype, dtype + " throughput", [&p, dtype] {
                          return dtype == "float32" ? throughput_dtype<float>(p, dtype) : throughput_dtype<double>(p, dtype);
                        }});
-  study.run(cells);
+  return cells;
+}
 
-  // A short table: the worst prefix error per algorithm and operator.
+// The end of the study, over every cell (resumed ones too: read back from the folder): the worst
+// prefix error per algorithm and operator, the summary and the alarms.
+void finish_scan(Study& study, const Plan& p, const std::string& description, const nlohmann::ordered_json& verify_json) {
   const CsvTable err = read_csv(study.folder().file("scan_error.csv"));
   std::map<std::string, double> worst;
   const int ca = err.column("algorithm"), co = err.column("operator"), cd = err.column("dtype"), cm = err.column("max_ulps");
@@ -694,11 +689,12 @@ void run_scan_study(const ScanStudyOptions& o) {
     for (const auto& r : v.rows)
       verify_failures += std::stol(r[std::size_t(v.column("mismatches"))]) + std::stol(r[std::size_t(v.column("errors"))]);
   }
+  const bool cuda = p.backend == BackendKind::cuda;
   nlohmann::ordered_json summary = plan_json(p);
   summary["device"] = description;
-  summary["runs_per_shape"] = p.backend == BackendKind::cuda ? p.runs : 1;
-  summary["det_runs_at_throughput_n"] = p.backend == BackendKind::cuda ? p.det_runs : 0;
-  summary["throughput_n"] = p.backend == BackendKind::cuda ? nlohmann::ordered_json(p.time_n) : nlohmann::ordered_json();
+  summary["runs_per_shape"] = cuda ? p.runs : 1;
+  summary["det_runs_at_throughput_n"] = cuda ? p.det_runs : 0;
+  summary["throughput_n"] = cuda ? nlohmann::ordered_json(p.time_n) : nlohmann::ordered_json();
   summary["recurrence_reference_bits"] = reference::kRecurrenceBits;
   summary["verify"] = verify_json;
   summary["verify_failures"] = verify_failures;
@@ -706,12 +702,29 @@ void run_scan_study(const ScanStudyOptions& o) {
   summary["csv"] = {"scan_error.csv", "scan_position.csv", "scan_determinism.csv", "scan_throughput.csv",
                     "scan_recurrence.csv", "scan_work.csv"};
   std::vector<std::string> headline;
-  if (p.backend == BackendKind::cuda)
+  if (cuda)
     headline.push_back(fmt::format("GPU vs model: {} verify case(s) and {} study run(s) differ", verify_failures, model_mismatch));
   study.finish(summary, headline);
   if (verify_failures || model_mismatch)
     throw CheckFailed(fmt::format("{} verify case(s) and {} study run(s) where the GPU's bits differ from the model's: "
                                   "see {}", verify_failures, model_mismatch, study.folder().dir().string()));
+}
+
+void run_scan_study(const ScanStudyOptions& o) {
+  const Plan p = make_plan(o);
+  const std::string description = scan_backend_description(p.backend);
+  fmt::print("scan study on {}: {}\n", p.backend_name, description);
+  std::vector<Table> tables{{"scan_error.csv", kErrorColumns},
+                            {"scan_position.csv", kPositionColumns},
+                            {"scan_determinism.csv", kDeterminismColumns},
+                            {"scan_recurrence.csv", kRecurrenceColumns},
+                            {"scan_work.csv", kWorkColumns},
+                            {"scan_throughput.csv", kThroughputColumns}};
+  if (p.verify != "none") tables.push_back({"scan_verify.csv", kVerifyColumns});
+  Study study("scan", o.run, plan_json(p), p.backend_name, tables);
+  nlohmann::ordered_json verify_json;
+  study.run(scan_cells(p, o, verify_json));
+  finish_scan(study, p, description, verify_json);
 }
 
 }  // namespace
