@@ -909,42 +909,43 @@ void write_golden(const fs::path& path, const CsvTable& runs, const Plan& p) {
 }
 
 // The classes (determinism_classes.csv, a whole-file phase), the summary and the terminal table.
-void finish_run(Study& study, const Plan& p, const DeterminismOptions& o, double seconds, long exact_mpfr_mismatches) {
-  RunFolder& folder = study.folder();
-  const CsvTable inputs = read_csv(folder.file("determinism_inputs.csv"));
-  const std::vector<ClassRow> rows = class_rows(inputs);
-  Rows classes;
-  nlohmann::ordered_json summary_classes = nlohmann::ordered_json::array();
-  long total_mismatches = 0;
+// The classes over every input of the run: determinism_classes.csv's rows, summary.json's
+// entries and the terminal table's lines.
+struct Classes {
+  Rows rows;
+  nlohmann::ordered_json summary = nlohmann::ordered_json::array();
   std::string table;
+  long model_mismatches = 0;
+  long violated = 0;
+};
+
+Classes classes_of(const std::vector<ClassRow>& rows, const Plan& p) {
+  Classes c;
   for (const auto& r : rows) {
     const ClassSummary s = summarize(std::span<const Classification>(r.per_input));
     const Agreement a = compare(r.declared, s.measured, r.shapes_max);
     const std::string witness = s.witness >= 0 ? r.inputs[static_cast<std::size_t>(s.witness)] : "";
-    const std::string note = kernel_note(r.kind, r.kernel, p.backend);
-    if (r.model_mismatches > 0) total_mismatches += r.model_mismatches;
-    classes.push_back({"determinism", std::string(to_string(p.backend)), r.kind, r.kernel,
-                 std::string(to_string(r.declared)), std::string(to_string(s.measured)), std::string(to_string(a)),
-                 std::to_string(s.inputs), std::to_string(s.inputs_at_measured), witness,
-                 std::to_string(r.shapes_max), std::to_string(s.distinct_within_shape_max),
-                 std::to_string(s.distinct_across_shapes_max), std::to_string(s.spread_ulps_max),
-                 std::to_string(s.max_abs_ulps), r.model_mismatches < 0 ? "" : std::to_string(r.model_mismatches),
-                 r.source, note});
-    nlohmann::ordered_json j;
-    j["kernel"] = r.kernel;
-    j["kind"] = r.kind;
-    j["declared"] = to_string(r.declared);
-    j["measured"] = to_string(s.measured);
-    j["agreement"] = to_string(a);
-    j["witness"] = witness;
-    summary_classes.push_back(j);
-    table += fmt::format("  {:<18} {:<8} {:<17} {:<17} {:<9} {:>6} {:>7} {:>8}  {}\n", r.kernel, r.kind,
-                         to_string(r.declared), to_string(s.measured), to_string(a), s.distinct_within_shape_max,
-                         s.distinct_across_shapes_max, s.spread_ulps_max, witness);
+    if (r.model_mismatches > 0) c.model_mismatches += r.model_mismatches;
+    c.violated += a == Agreement::violated;
+    c.rows.push_back({"determinism", std::string(to_string(p.backend)), r.kind, r.kernel,
+                      std::string(to_string(r.declared)), std::string(to_string(s.measured)), std::string(to_string(a)),
+                      std::to_string(s.inputs), std::to_string(s.inputs_at_measured), witness,
+                      std::to_string(r.shapes_max), std::to_string(s.distinct_within_shape_max),
+                      std::to_string(s.distinct_across_shapes_max), std::to_string(s.spread_ulps_max),
+                      std::to_string(s.max_abs_ulps), r.model_mismatches < 0 ? "" : std::to_string(r.model_mismatches),
+                      r.source, kernel_note(r.kind, r.kernel, p.backend)});
+    c.summary.push_back({{"kernel", r.kernel}, {"kind", r.kind}, {"declared", to_string(r.declared)},
+                         {"measured", to_string(s.measured)}, {"agreement", to_string(a)}, {"witness", witness}});
+    c.table += fmt::format("  {:<18} {:<8} {:<17} {:<17} {:<9} {:>6} {:>7} {:>8}  {}\n", r.kernel, r.kind,
+                           to_string(r.declared), to_string(s.measured), to_string(a), s.distinct_within_shape_max,
+                           s.distinct_across_shapes_max, s.spread_ulps_max, witness);
   }
+  return c;
+}
 
-  // The expectations: fixed-point and exact in the last class, the two-pass tree in the
-  // middle one, atomics in the first.
+// The expectations: fixed-point and exact in the last class, the two-pass tree in the
+// middle one, atomics in the first.
+nlohmann::ordered_json expectations_of(const std::vector<ClassRow>& rows) {
   nlohmann::ordered_json expectations = nlohmann::ordered_json::array();
   const std::pair<const char*, Determinism> expected[] = {{"gpu_fixed_point", Determinism::shape_invariant},
                                                           {"gpu_exact", Determinism::shape_invariant},
@@ -957,9 +958,11 @@ void finish_run(Study& study, const Plan& p, const DeterminismOptions& o, double
     expectations.push_back({{"kernel", name}, {"expected", to_string(want)}, {"measured", to_string(got)},
                             {"ok", got == want}});
   }
+  return expectations;
+}
 
-  folder.write_csv("determinism_classes.csv", kClassesColumns, classes);
-
+nlohmann::ordered_json run_summary(const Plan& p, const DeterminismOptions& o, double seconds, const Classes& c,
+                                   const nlohmann::ordered_json& expectations, long exact_mpfr_mismatches) {
   nlohmann::ordered_json summary;
   summary["backend"] = to_string(p.backend);
   summary["device"] = p.device;
@@ -985,35 +988,41 @@ void finish_run(Study& study, const Plan& p, const DeterminismOptions& o, double
   summary["dtypes"] = p.dtypes;
   summary["seed"] = p.seed;
   summary["not_measured"] = p.skipped;
-  summary["model_mismatches"] = p.backend == BackendKind::cuda ? nlohmann::ordered_json(total_mismatches)
+  summary["model_mismatches"] = p.backend == BackendKind::cuda ? nlohmann::ordered_json(c.model_mismatches)
                                                                : nlohmann::ordered_json();
   summary["exact_vs_mpfr_mismatches"] = exact_mpfr_mismatches;
-  summary["classes"] = summary_classes;
+  summary["classes"] = c.summary;
   summary["expectations"] = expectations;
   if (!o.save_golden.empty()) summary["golden"] = o.save_golden;
+  return summary;
+}
 
-  // The terminal table: what the columns mean first (within: distinct bit patterns over the runs
-  // of one shape; across: over the shapes; spread: ulps between the extremes).
-  std::vector<std::string> headline;
-  headline.push_back(fmt::format("{} kernels and peers classified on {} ({}); {:.1f} s", rows.size(),
-                                 to_string(p.backend), p.device, seconds));
+void finish_run(Study& study, const Plan& p, const DeterminismOptions& o, double seconds, long exact_mpfr_mismatches) {
+  RunFolder& folder = study.folder();
+  const std::vector<ClassRow> rows = class_rows(read_csv(folder.file("determinism_inputs.csv")));
+  const Classes c = classes_of(rows, p);
+  const nlohmann::ordered_json expectations = expectations_of(rows);
+  folder.write_csv("determinism_classes.csv", kClassesColumns, c.rows);
+
+  // The terminal table: what the columns mean first.
   fmt::print("  within: most distinct results over the runs of one shape; across: over the shapes; spread: ulps "
              "between the extremes\n");
   fmt::print("  {:<18} {:<8} {:<17} {:<17} {:<9} {:>6} {:>7} {:>8}  {}\n", "kernel", "kind", "declared", "measured",
              "agreement", "within", "across", "spread", "witness (least deterministic input)");
-  fmt::print("{}", table);
-  long violated = 0;
-  for (const auto& j : summary_classes) violated += j["agreement"] == "violated";
+  fmt::print("{}", c.table);
+  std::vector<std::string> headline{fmt::format("{} kernels and peers classified on {} ({}); {:.1f} s", rows.size(),
+                                                to_string(p.backend), p.device, seconds)};
   for (const auto& e : expectations)
     if (!e["ok"].get<bool>())
       headline.push_back(fmt::format("EXPECTED {} to be {}, measured {}", e["kernel"].get<std::string>(),
                                      e["expected"].get<std::string>(), e["measured"].get<std::string>()));
-  headline.push_back(violated ? fmt::format("ALARM: {} declared classes violated by the measurements", violated)
-                              : "every declared class holds (measured at least as deterministic as declared)");
-  if (p.backend == BackendKind::cuda) headline.push_back(fmt::format("GPU vs model: {} shape(s) disagreed", total_mismatches));
+  headline.push_back(c.violated ? fmt::format("ALARM: {} declared classes violated by the measurements", c.violated)
+                                : "every declared class holds (measured at least as deterministic as declared)");
+  if (p.backend == BackendKind::cuda)
+    headline.push_back(fmt::format("GPU vs model: {} shape(s) disagreed", c.model_mismatches));
   if (exact_mpfr_mismatches) headline.push_back(fmt::format("core exact sum != MPFR on {} input(s)", exact_mpfr_mismatches));
   for (const auto& sk : p.skipped) headline.push_back("not measured: " + sk);
-  study.finish(summary, headline);
+  study.finish(run_summary(p, o, seconds, c, expectations, exact_mpfr_mismatches), headline);
 
   if (!o.save_golden.empty()) write_golden(o.save_golden, read_csv(folder.file("determinism_runs.csv")), p);
 }
