@@ -283,13 +283,56 @@ CellRows bench_gpu_cell(const BenchOptions& o, const std::vector<GpuKernel>& ker
 }
 #endif
 
-void run_bench(const BenchOptions& o) {
+void check_bench_options(const BenchOptions& o) {
   if (o.log2_min < 0 || o.log2_max > 31 || o.log2_min > o.log2_max || o.log2_step < 1)
     throw UserError("--log2-min/--log2-max/--log2-step: need 0 <= min <= max <= 31 and step >= 1");
   if (o.samples < 1 || o.cpu_reps < 1 || o.cpu_n < 1) throw UserError("--samples, --cpu-reps and --cpu-n must be >= 1");
   for (const auto& dt : o.dtypes) (void)parse_dtype(dt);  // a bad name fails before anything runs
   for (const auto& d : o.dists) (void)parse_bench_dist(d);
   for (const auto& d : o.exact_dists) (void)parse_bench_dist(d);
+}
+
+// Plugins are timed by their device entries; a host-only one (or any, without a GPU) is named and
+// skipped.
+std::vector<std::shared_ptr<ExternalSum>> timed_plugins_of(const std::vector<std::shared_ptr<ExternalSum>>& subjects,
+                                                           bool gpu) {
+  std::vector<std::shared_ptr<ExternalSum>> timed_plugins;
+  for (const auto& p : subjects) {
+    if (!p->has_device_entry("float32") && !p->has_device_entry("float64"))
+      fmt::print(stderr, "bench: plugin '{}' has host entries only; bench times device entries, so it is skipped\n",
+                 p->name());
+    else if (!gpu)
+      fmt::print(stderr, "bench: plugin '{}' is not timed: its device entries need a GPU\n", p->name());
+    else
+      timed_plugins.push_back(p);
+  }
+  return timed_plugins;
+}
+
+nlohmann::ordered_json bench_plan(const BenchOptions& o, bool gpu, const std::vector<GpuKernel>& selected,
+                                  const std::vector<std::string>& dists, const std::vector<std::int64_t>& sizes,
+                                  const std::vector<LoadedPlugin>& loaded) {
+  std::vector<std::string> kernel_list;
+  for (GpuKernel k : selected) kernel_list.emplace_back(info(k).name);
+  nlohmann::ordered_json plan;
+  plan["gpu"] = gpu;
+  plan["cpu"] = !o.no_cpu;
+  plan["families"] = gpu && !o.no_families;
+  plan["kernels"] = kernel_list;
+  plan["dtypes"] = o.dtypes;
+  plan["dists"] = dists;
+  plan["sizes"] = sizes;
+  plan["sweep"] = o.sweep;
+  plan["samples"] = o.samples;
+  plan["cpu_n"] = o.cpu_n;
+  plan["cpu_reps"] = o.cpu_reps;
+  plan["seed"] = o.seed;
+  if (!loaded.empty()) plan["plugins"] = plugin_plan(loaded);
+  return plan;
+}
+
+void run_bench(const BenchOptions& o) {
+  check_bench_options(o);
   const std::vector<GpuKernel> selected = bench_kernels(o);
   const auto loaded = load_plugins(o.plugins);
   const auto plugin_subjects = externals(with_plugins({}, loaded));
@@ -308,17 +351,7 @@ void run_bench(const BenchOptions& o) {
   gpu = false;
 #endif
   if (!gpu && o.no_cpu) throw UserError("bench: nothing to time (no GPU kernels here, and --no-cpu)");
-  // Plugins are timed by their device entries; a host-only one is named and skipped.
-  std::vector<std::shared_ptr<ExternalSum>> timed_plugins;
-  for (const auto& p : plugin_subjects) {
-    if (!p->has_device_entry("float32") && !p->has_device_entry("float64"))
-      fmt::print(stderr, "bench: plugin '{}' has host entries only; bench times device entries, so it is skipped\n",
-                 p->name());
-    else if (!gpu)
-      fmt::print(stderr, "bench: plugin '{}' is not timed: its device entries need a GPU\n", p->name());
-    else
-      timed_plugins.push_back(p);
-  }
+  const auto timed_plugins = timed_plugins_of(plugin_subjects, gpu);
 
   std::vector<std::int64_t> sizes;
   for (int e = o.log2_min; e <= o.log2_max; e += o.log2_step) sizes.push_back(std::int64_t(1) << e);
@@ -326,22 +359,7 @@ void run_bench(const BenchOptions& o) {
   if (std::find(selected.begin(), selected.end(), GpuKernel::exact) != selected.end())
     for (const auto& x : o.exact_dists)
       if (std::find(dists.begin(), dists.end(), x) == dists.end()) dists.push_back(x);
-  std::vector<std::string> kernel_list;
-  for (GpuKernel k : selected) kernel_list.emplace_back(info(k).name);
-  nlohmann::ordered_json plan;
-  plan["gpu"] = gpu;
-  plan["cpu"] = !o.no_cpu;
-  plan["families"] = gpu && !o.no_families;
-  plan["kernels"] = kernel_list;
-  plan["dtypes"] = o.dtypes;
-  plan["dists"] = dists;
-  plan["sizes"] = sizes;
-  plan["sweep"] = o.sweep;
-  plan["samples"] = o.samples;
-  plan["cpu_n"] = o.cpu_n;
-  plan["cpu_reps"] = o.cpu_reps;
-  plan["seed"] = o.seed;
-  if (!loaded.empty()) plan["plugins"] = plugin_plan(loaded);
+  const nlohmann::ordered_json plan = bench_plan(o, gpu, selected, dists, sizes, loaded);
   std::vector<Table> tables;
   if (gpu) tables.push_back({"bench_gpu.csv", kGpuColumns});
   if (gpu && !o.no_families) tables.push_back({"bench_families.csv", kFamilyColumns});
