@@ -51,61 +51,41 @@ const std::vector<std::string> kSumColumns = {
     "diagnostics"};
 
 // Returns true when a result broke its bound.
-template <class T> bool run_sum(const SumOptions& opts, std::vector<T>& x) {
-  const std::span<const T> xs(x);
-  SumRequest req;
-  req.algorithms = opts.algorithms;
-  req.pairwise_base = opts.pairwise_base;
-  req.fixed_scale = opts.fixed_scale;
-  req.backend = opts.backend;
-  req.shape = overrides(opts.shape);
-  const auto plugins = load_plugins(opts.plugins);
-  req.externals = with_plugins({}, plugins);
-  const SumReport<T> report = sum_report<T>(req, xs);
+// --out: the same rows as a run folder, for `sumlab report`.
+template <class T>
+void write_sum_run(const SumOptions& opts, const SumReport<T>& report, std::size_t n,
+                   const std::vector<LoadedPlugin>& plugins) {
+  const std::string dtype(FloatTraits<T>::dtype), input = describe_input(opts.input, n);
+  nlohmann::ordered_json plan;
+  plan["input"] = input;
+  plan["algorithms"] = opts.algorithms;
+  plan["backend"] = opts.backend;
+  if (!plugins.empty()) plan["plugins"] = plugin_plan(plugins);
+  Study study("sum", opts.run, plan, opts.backend.empty() ? "cpu" : opts.backend, {{"sum.csv", kSumColumns}});
+  Rows rows;
+  for (const auto& r : report.rows) {
+    // A library peer on the model backend measured nothing; a failed external call is a row.
+    if (!r.has_value && r.verdict != Verdict::failed) continue;
+    const auto m = r.metrics;
+    rows.push_back({"sum", r.backend, dtype, input, std::to_string(n), r.algorithm, r.shape ? to_string(*r.shape) : "",
+                    csv_number(r.result.value), hex_bits(r.result.value), csv_number(report.reference),
+                    hex_bits(report.reference), csv_number(m.abs_error), csv_number(m.rel_error), csv_number(m.ulps),
+                    csv_number(m.correct_bits), csv_number(r.bound),
+                    r.verdict == Verdict::within ? "1" : r.verdict == Verdict::exceeds ? "0" : "",
+                    csv_number(m.sum_abs), csv_number(m.condition), std::string(to_string(r.verdict)),
+                    r.result.diagnostics});
+  }
+  study.run({{"sum", "sum", [&]() -> CellRows { return {{"sum.csv", rows}}; }}});
+  study.finish({});
+}
+
+// The terminal table: the input, the reference, then one line per algorithm with its notes.
+template <class T> void print_sum_table(const SumOptions& opts, const SumReport<T>& report, std::size_t n) {
   const std::string dtype(FloatTraits<T>::dtype);
-  const T reference_value = report.reference;
-
-  BoundAlarm tally;
-  for (const auto& r : report.rows)
-    if (r.has_value) tally.add(r.algorithm + (r.backend == "cpu" ? "" : " (" + r.backend + ")"), r.verdict, r.metrics.abs_error, r.bound);
-  const bool alarm = tally.alarm();
-
-  if (!opts.run.out.empty()) {  // the same rows as a run folder, for `sumlab report`
-    nlohmann::ordered_json plan;
-    plan["input"] = describe_input(opts.input, x.size());
-    plan["algorithms"] = opts.algorithms;
-    plan["backend"] = opts.backend;
-    if (!plugins.empty()) plan["plugins"] = plugin_plan(plugins);
-    Study study("sum", opts.run, plan, opts.backend.empty() ? "cpu" : opts.backend, {{"sum.csv", kSumColumns}});
-    Rows rows;
-    for (const auto& r : report.rows) {
-      // A library peer on the model backend measured nothing; a failed external call is a row.
-      if (!r.has_value && r.verdict != Verdict::failed) continue;
-      const auto m = r.metrics;
-      rows.push_back({"sum", r.backend, dtype, describe_input(opts.input, x.size()), std::to_string(x.size()),
-                      r.algorithm, r.shape ? to_string(*r.shape) : "", csv_number(r.result.value),
-                      hex_bits(r.result.value), csv_number(reference_value), hex_bits(reference_value),
-                      csv_number(m.abs_error), csv_number(m.rel_error), csv_number(m.ulps), csv_number(m.correct_bits),
-                      csv_number(r.bound),
-                      r.verdict == Verdict::within ? "1" : r.verdict == Verdict::exceeds ? "0" : "",
-                      csv_number(m.sum_abs), csv_number(m.condition), std::string(to_string(r.verdict)),
-                      r.result.diagnostics});
-    }
-    study.run({{"sum", "sum", [&]() -> CellRows { return {{"sum.csv", rows}}; }}});
-    study.finish({});
-  }
-
-  if (opts.json) {
-    nlohmann::ordered_json out = nlohmann::ordered_json::array();
-    for (const auto& r : report.rows) out.push_back(row_json(report, r, x.size()));
-    std::cout << out.dump(2) << "\n";
-    return alarm;
-  }
-
-  std::cout << fmt::format("input      {}\n", describe_input(opts.input, x.size()));
+  std::cout << fmt::format("input      {}\n", describe_input(opts.input, n));
   if (!report.backend_description.empty()) std::cout << fmt::format("backend    {}\n", report.backend_description);
-  std::cout << fmt::format("reference  {} ({})  correctly rounded {} sum (MPFR)\n",
-                           reference_value, hex_bits(reference_value), dtype);
+  std::cout << fmt::format("reference  {} ({})  correctly rounded {} sum (MPFR)\n", report.reference,
+                           hex_bits(report.reference), dtype);
   const auto& m = report.input;
   std::cout << fmt::format("sum|x|     {:.6g}   condition sum|x|/|sum x| = {:.3g}\n", m.sum_abs, m.condition);
   if (m.input_special)
@@ -113,7 +93,7 @@ template <class T> bool run_sum(const SumOptions& opts, std::vector<T>& x) {
                  "errors undefined\n";
   else if (m.exact_overflows)
     std::cout << fmt::format("note       the exact sum overflows {}: it rounds to {}, and no error bound "
-                             "applies (each assumes no overflow)\n", dtype, reference_value);
+                             "applies (each assumes no overflow)\n", dtype, report.reference);
   std::size_t width = 15;  // external subjects' rows are name[config]: often longer
   for (const auto& r : report.rows) width = std::max(width, r.algorithm.size());
   std::cout << fmt::format("\n{:<{}} {:>26} {:>20} {:>11} {:>11} {:>11} {:>11}  {}\n", "algorithm", width,
@@ -130,12 +110,37 @@ template <class T> bool run_sum(const SumOptions& opts, std::vector<T>& x) {
     if (r.verdict == Verdict::exceeds) notes += " EXCEEDS BOUND";
     if (r.verdict == Verdict::intermediate_overflow) notes += " OVERFLOWED (the exact sum is finite)";
     const std::string bound = std::isfinite(r.bound) ? fmt::format("{:.3e}", r.bound) : "none";
-    std::cout << fmt::format("{:<{}} {:>26} {:>20} {:>11.3e} {:>11.3e} {:>11.4g} {:>11}  {}\n",
-                             r.algorithm, width, fmt::format("{}", r.result.value), hex_bits(r.result.value),
-                             r.metrics.abs_error, r.metrics.rel_error, r.metrics.ulps, bound, notes);
+    std::cout << fmt::format("{:<{}} {:>26} {:>20} {:>11.3e} {:>11.3e} {:>11.4g} {:>11}  {}\n", r.algorithm, width,
+                             fmt::format("{}", r.result.value), hex_bits(r.result.value), r.metrics.abs_error,
+                             r.metrics.rel_error, r.metrics.ulps, bound, notes);
   }
-  std::cout << "\n" << tally.text();
-  return alarm;
+}
+
+// Runs `sum` on the input; true when a result broke its bound (--strict makes that exit 1).
+template <class T> bool run_sum(const SumOptions& opts, std::vector<T>& x) {
+  SumRequest req;
+  req.algorithms = opts.algorithms;
+  req.pairwise_base = opts.pairwise_base;
+  req.fixed_scale = opts.fixed_scale;
+  req.backend = opts.backend;
+  req.shape = overrides(opts.shape);
+  const auto plugins = load_plugins(opts.plugins);
+  req.externals = with_plugins({}, plugins);
+  const SumReport<T> report = sum_report<T>(req, std::span<const T>(x));
+
+  BoundAlarm tally;
+  for (const auto& r : report.rows)
+    if (r.has_value) tally.add(r.algorithm + (r.backend == "cpu" ? "" : " (" + r.backend + ")"), r.verdict, r.metrics.abs_error, r.bound);
+  if (!opts.run.out.empty()) write_sum_run(opts, report, x.size(), plugins);
+  if (opts.json) {
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (const auto& r : report.rows) out.push_back(row_json(report, r, x.size()));
+    std::cout << out.dump(2) << "\n";
+  } else {
+    print_sum_table(opts, report, x.size());
+    std::cout << "\n" << tally.text();
+  }
+  return tally.alarm();
 }
 
 std::string algorithm_help() {
