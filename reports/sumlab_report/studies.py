@@ -215,66 +215,76 @@ def _error_vs_n_figure(run, dtype, dists, algorithms, errors, bounds, seeds, bac
                 zero_algs.append(a)
     smallest = min(positives) if positives else figures.UNIT_ROUNDOFF.get(dtype, 1e-16)
     largest = max(positives) if positives else smallest
-    strip = ZeroStrip(smallest, largest, [a for a in algorithms if a in zero_algs])
+    # One row of panels per family of sums (one colour and marker per algorithm, the same in every
+    # figure), one column per distribution; every panel on the same axes.
+    families = figures.by_family([a for a in algorithms if any(k[1] == a for k in series)])
+    slots = {a: i for _, members in families for i, a in enumerate(m for m in members if m in zero_algs)}
+    strip = ZeroStrip(smallest, largest, [a for a in algorithms if a in zero_algs], slots)
 
-    ncols = min(3, len(panels))
-    nrows = math.ceil(len(panels) / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.4 * ncols, 3.4 * nrows), sharex=True, sharey=True,
-                             squeeze=False)
-    for ax in axes.flat[len(panels):]:
-        ax.set_visible(False)
-    for ax, dist in zip(axes.flat, panels):
-        for a in algorithms:
-            if (dist, a) not in series:
-                continue
-            ns, med, lo, hi, bnd = series[(dist, a)]
-            colour, marker = ctx.palette.style(a)
-            if seeds > 1:
-                band = [(n, max(l, smallest), h) for n, l, h in zip(ns, lo, hi) if h > 0]
-                if band:
-                    ax.fill_between([b[0] for b in band], [b[1] for b in band], [b[2] for b in band],
-                                    color=colour, alpha=0.12, lw=0)
-            pos = [(n, m) for n, m in zip(ns, med) if m > 0]
-            if pos:
-                ax.plot([p[0] for p in pos], [p[1] for p in pos], color=colour, marker=marker, ms=3.5, lw=1.3)
-            zeros = [n for n, m in zip(ns, med) if m == 0]
-            if zeros:
-                ax.plot(zeros, [strip.y(a)] * len(zeros), color=colour, marker=marker, ms=4,
-                        markerfacecolor="none", linestyle="none")
-            bpos = [(n, b) for n, b in zip(ns, bnd) if b > 0 and math.isfinite(b)]
-            if bpos:
-                ax.plot([p[0] for p in bpos], [p[1] for p in bpos], color=colour, lw=1.0, linestyle="--")
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_title(dist)
-        ax.xaxis.set_tick_params(labelbottom=True)
-    for ax in axes[:, 0]:
-        ax.set_ylabel("relative error |ŝ − s| / |s|")
-    for ax in axes.flat[:len(panels)]:
-        ax.set_xlabel("n (terms)")
-    strip.decorate(axes.flat[0])  # shared y: one call sets the limits of every panel
-    for ax in axes.flat[1:len(panels)]:
+    ncols, nrows = len(panels), len(families)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.0 * ncols + 2.4, 2.5 * nrows + 0.6), sharex=True,
+                             sharey=True, squeeze=False)
+    for row, (family, members) in enumerate(families):
+        for col, dist in enumerate(panels):
+            ax = axes[row][col]
+            for a in members:
+                if (dist, a) in series:
+                    _draw_error_series(ax, series[(dist, a)], ctx.palette.style(a), strip, a, seeds, smallest)
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            if row == 0:
+                ax.set_title(dist)
+            if col == 0:
+                ax.set_ylabel(f"{family}\nrelative error")
+            if row == nrows - 1:
+                ax.set_xlabel("n (terms)")
+        handles = [plt.Line2D([], [], color=ctx.palette.colour(a), marker=ctx.palette.marker(a), markersize=5,
+                              label=a) for a in members]
+        axes[row][-1].legend(handles=handles, loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False,
+                             fontsize=7)
+    strip.decorate(axes[0][0], label=False)  # shared y: one call sets the limits and ticks of every panel
+    for ax in axes.flat:
         if strip.rows:
             ax.axhline(strip.line, color="0.5", lw=0.8)
-    extras = [plt.Line2D([], [], color="0.3", linestyle="--", label="bound (same colour)")]
+    extras = [plt.Line2D([], [], color="0.3", linestyle="--", label="its bound (dashed, same colour)")]
     if seeds > 1:
         extras.append(Patch(color="0.3", alpha=0.2, label=f"min–max over {seeds} seeds"))
     if strip.rows:
         extras.append(_zero_handle())
-    _shared_legend(fig, ctx.palette, [a for a in algorithms if any(k[1] == a for k in series)], extras)
+    fig.legend(handles=extras, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=len(extras), frameon=False)
     fig.suptitle(f"{dtype}: relative error vs n  ({run.label}, backend {backend})", y=1.0)
     fig.tight_layout()
     stem = figures.save(fig, ctx.out_dir, f"{ctx.fig_prefix}error-vs-n-{slug(dtype)}")
-    caption = (f"One panel per distribution, log–log axes. Solid line: median over {seeds} seed(s) of the "
-               "relative error against the MPFR reference")
+    caption = (f"One row per family of sums, one column per distribution, log–log axes shared by every panel. "
+               f"Solid line: median over {seeds} seed(s) of the relative error against the MPFR reference")
     caption += "; shaded band: min–max over the seeds" if seeds > 1 else ""
-    caption += ". Dashed line, same colour: the algorithm's documented bound divided by |exact sum|"
-    caption += " (not drawn where the bound is 0 or infinite)."
+    caption += ". Dashed line, same colour: the algorithm's proven bound divided by |exact sum|"
+    caption += " (not drawn where the bound is 0 or no bound holds)."
     if strip.rows:
-        caption += (" Zero errors cannot sit on a log axis: hollow markers under the grey line mark medians "
-                    "that are exactly 0 (" + ", ".join(strip.rows) + "); their height only separates "
-                    "the algorithms.")
+        caption += (" Zero errors cannot sit on a log axis: hollow markers in the strip labelled 0, under the "
+                    "grey line, mark medians that are exactly 0 (" + ", ".join(strip.rows) + "); their height "
+                    "only separates the algorithms.")
     return Figure(stem, f"{dtype}: relative error vs n", caption)
+
+
+def _draw_error_series(ax, s, style, strip, a, seeds, smallest) -> None:
+    ns, med, lo, hi, bnd = s
+    colour, marker = style
+    if seeds > 1:
+        band = [(n, max(l, smallest), h) for n, l, h in zip(ns, lo, hi) if h > 0]
+        if band:
+            ax.fill_between([b[0] for b in band], [b[1] for b in band], [b[2] for b in band], color=colour,
+                            alpha=0.12, lw=0)
+    pos = [(n, m) for n, m in zip(ns, med) if m > 0]
+    if pos:
+        ax.plot([p[0] for p in pos], [p[1] for p in pos], color=colour, marker=marker, ms=3.5, lw=1.3)
+    zeros = [n for n, m in zip(ns, med) if m == 0]
+    if zeros:
+        ax.plot(zeros, [strip.y(a)] * len(zeros), color=colour, marker=marker, ms=4, markerfacecolor="none",
+                linestyle="none")
+    bpos = [(n, b) for n, b in zip(ns, bnd) if b > 0 and math.isfinite(b)]
+    if bpos:
+        ax.plot([p[0] for p in bpos], [p[1] for p in bpos], color=colour, lw=1.0, linestyle="--")
 
 
 def _growth_fit_blocks(run: Run, algorithms: list[str], csv_dtypes: list[str], csv_dists: list[str]) -> list:
@@ -375,6 +385,15 @@ def _condition_findings(data: CsvData, dtypes: list[str]) -> list:
     return [Paragraph("Measured in this run (condition numbers as measured): " + " ".join(lines))]
 
 
+def _quantile(values: list[float], q: float) -> float:
+    v = sorted(values)
+    if not v:
+        return math.nan
+    i = q * (len(v) - 1)
+    lo, hi = math.floor(i), math.ceil(i)
+    return v[lo] + (v[hi] - v[lo]) * (i - lo)
+
+
 def _error_vs_cond_figure(run, dtype, algorithms, pts, backend, ctx) -> Figure:
     u = figures.UNIT_ROUNDOFF.get(dtype, 2.0 ** -53)
     algs = [a for a in algorithms if a in pts]
@@ -382,51 +401,83 @@ def _error_vs_cond_figure(run, dtype, algorithms, pts, backend, ctx) -> Figure:
     conds = [c for a in algs for c, _, _ in pts[a]]
     smallest = min(positives + [u]) if positives else u
     zero_algs = [a for a in algs if any(rel == 0 for _, rel, _ in pts[a])]
-    strip = ZeroStrip(smallest, max(positives + [u * max(conds)]), zero_algs)
+    families = figures.by_family(algs)
+    slots = {a: i for _, members in families for i, a in enumerate(m for m in members if m in zero_algs)}
+    strip = ZeroStrip(smallest, max(positives + [u * max(conds)]), zero_algs, slots)
 
-    fig, ax = plt.subplots(figsize=(7.5, 5.0))
-    for a in algs:
-        colour, marker = ctx.palette.style(a)
-        p = pts[a]
-        nz = [(c, r) for c, r, _ in p if r > 0]
-        if nz:
-            ax.plot([c for c, _ in nz], [r for _, r in nz], color=colour, marker=marker, ms=3, alpha=0.35,
-                    linestyle="none")
-        z = [c for c, r, _ in p if r == 0]
-        if z:
-            ax.plot(z, [strip.y(a)] * len(z), color=colour, marker=marker, ms=4, markerfacecolor="none",
-                    linestyle="none", alpha=0.6)
-        groups: dict[str, list[tuple[float, float]]] = defaultdict(list)
-        for c, r, req in p:
-            groups[req].append((c, r))
-        med = sorted((_median([c for c, _ in g]), _median([r for _, r in g])) for g in groups.values())
-        med = [(c, r) for c, r in med if r > 0]
-        if len(med) > 1:
-            ax.plot([c for c, _ in med], [r for _, r in med], color=colour, lw=1.3)
+    # One panel per family of sums, on shared axes.
+    ncols = min(3, len(families))
+    nrows = math.ceil(len(families) / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.6 * nrows + 0.5), sharex=True, sharey=True,
+                             squeeze=False)
+    for ax in axes.flat[len(families):]:
+        ax.set_visible(False)
     lo, hi = min(conds), max(conds)
     xs = [lo * (hi / lo) ** (i / 200) for i in range(201)] if hi > lo else [lo, lo * 10]
-    ax.plot(xs, [u * x for x in xs], color="k", lw=1.0, linestyle=":")
-    ax.plot(xs, [u + u * u * x for x in xs], color="k", lw=1.0, linestyle="-.")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("condition number  Σ|xᵢ| / |Σxᵢ|  (measured)")
-    ax.set_ylabel("relative error |ŝ − s| / |s|")
-    strip.decorate(ax)
+    for ax, (family, members) in zip(axes.flat, families):
+        for a in members:
+            _draw_cond_series(ax, pts[a], ctx.palette.style(a), strip, a)
+        ax.plot(xs, [u * x for x in xs], color="k", lw=1.0, linestyle=":")
+        ax.plot(xs, [u + u * u * x for x in xs], color="k", lw=1.0, linestyle="-.")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(family)
+        ax.legend(handles=[plt.Line2D([], [], color=ctx.palette.colour(a), marker=ctx.palette.marker(a),
+                                      markersize=4, label=a) for a in members],
+                  loc="upper left", fontsize=7, frameon=False)
+        ax.xaxis.set_tick_params(labelbottom=True)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("relative error |ŝ − s| / |s|")
+    for ax in axes.flat[:len(families)]:
+        ax.set_xlabel("condition number Σ|xᵢ| / |Σxᵢ| (measured)")
+    strip.decorate(axes[0][0], label=False)
+    for ax in axes.flat[:len(families)]:
+        if strip.rows:
+            ax.axhline(strip.line, color="0.5", lw=0.8)
     extras = [plt.Line2D([], [], color="k", linestyle=":", label=f"u·cond (u = 2^{round(math.log2(u))})"),
-              plt.Line2D([], [], color="k", linestyle="-.", label="u + u²·cond")]
+              plt.Line2D([], [], color="k", linestyle="-.", label="u + u²·cond"),
+              Patch(color="0.3", alpha=0.2, label="25–75% of the seeds")]
     if strip.rows:
         extras.append(_zero_handle())
-    _shared_legend(fig, ctx.palette, algs, extras)
-    ax.set_title(f"{dtype}: relative error vs condition number  ({run.label}, backend {backend})")
+    fig.legend(handles=extras, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=len(extras), frameon=False)
+    fig.suptitle(f"{dtype}: relative error vs condition number  ({run.label}, backend {backend})", y=1.0)
     fig.tight_layout()
     stem = figures.save(fig, ctx.out_dir, f"{ctx.fig_prefix}error-vs-cond-{slug(dtype)}")
-    caption = ("Every measurement as a faint point; the solid line joins, per requested condition number, "
-               "the medians over seeds. Black dotted: u·cond; dash-dotted: u + u²·cond, with u the unit "
-               f"roundoff of {dtype}.")
+    caption = ("One panel per family of sums. Every measurement as a faint point; the solid line joins, per "
+               "requested condition number, the median over the seeds of the measured condition and of the "
+               "error, and the band spans their 25–75% quantiles. Black dotted: u·cond; dash-dotted: "
+               f"u + u²·cond, with u the unit roundoff of {dtype}. Past cond ≈ 1/u a sum may cancel to exactly "
+               "0, a relative error of exactly 1: the lines that drop to 1 and climb again are such results, not "
+               "a recovery of accuracy.")
     if strip.rows:
-        caption += (" Hollow markers under the grey line are errors exactly 0 (" + ", ".join(strip.rows) +
-                    "); their height only separates the algorithms.")
+        caption += (" Hollow markers in the strip labelled 0, under the grey line, are errors exactly 0 (" +
+                    ", ".join(strip.rows) + "); their height only separates the algorithms.")
     return Figure(stem, f"{dtype}: relative error vs condition number", caption)
+
+
+def _draw_cond_series(ax, p, style, strip, a) -> None:
+    colour, marker = style
+    nz = [(c, r) for c, r, _ in p if r > 0]
+    if nz:
+        ax.plot([c for c, _ in nz], [r for _, r in nz], color=colour, marker=marker, ms=3, alpha=0.3,
+                linestyle="none")
+    z = [c for c, r, _ in p if r == 0]
+    if z:
+        ax.plot(z, [strip.y(a)] * len(z), color=colour, marker=marker, ms=4, markerfacecolor="none",
+                linestyle="none", alpha=0.6)
+    groups: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for c, r, req in p:
+        groups[req].append((c, r))
+    rows = []
+    for g in groups.values():
+        errs = [r for _, r in g if r > 0]
+        if errs:
+            rows.append((_median([c for c, _ in g]), _median(errs), _quantile(errs, 0.25), _quantile(errs, 0.75)))
+    rows.sort()
+    if len(rows) > 1:
+        ax.plot([r[0] for r in rows], [r[1] for r in rows], color=colour, lw=1.3)
+        ax.fill_between([r[0] for r in rows], [r[2] for r in rows], [r[3] for r in rows], color=colour, alpha=0.15,
+                        lw=0)
 
 
 # --- headline figures ------------------------------------------------------------------------------
