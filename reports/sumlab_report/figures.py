@@ -26,9 +26,9 @@ plt.rcParams.update({
 _MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "h", "<", ">", "p", "d", "H", "8"]
 
 # The sums by how they add, in the registry's order: the panels of the error figures, and the
-# source of each algorithm's style. Within a family (one panel) every member has its own colour
-# (tab10, then Dark2 past ten) and marker; across families the markers are shifted, so no two
-# algorithms share a (colour, marker) pair in any figure. The same style in every figure.
+# source of each algorithm's style. Every algorithm of the registry has a colour of its own (no two
+# share one, so figures that mix families stay readable), chosen so that the members of a family
+# (one panel) differ in hue, and a marker that differs within the family; the same in every figure.
 FAMILIES: list[tuple[str, list[str]]] = [
     ("left to right", ["serial", "serial_wide", "serial_bf16", "gpu_serial"]),
     ("pairwise trees (CPU)", ["pairwise", "pairwise_b128", "numpy_pairwise"]),
@@ -39,15 +39,26 @@ FAMILIES: list[tuple[str, list[str]]] = [
     ("exact and fixed point", ["exact", "fixed_point", "gpu_exact", "gpu_fixed_point"]),
 ]
 OTHER_FAMILY = "other subjects"
-_FAMILY_COLOURS = list(plt.get_cmap("tab10").colors) + list(plt.get_cmap("Dark2").colors)
-_OTHER_COLOURS = list(plt.get_cmap("Set1").colors) + list(plt.get_cmap("Set2").colors)
+_T20 = plt.get_cmap("tab20").colors  # ten hues, each dark (even index) and light (odd index)
+_D2 = plt.get_cmap("Dark2").colors
+_FAMILY_COLOURS = [
+    [_T20[0], _T20[2], _T20[4], _T20[6]],                     # left to right: blue, orange, green, red
+    [_T20[8], _T20[10], _T20[12]],                            # CPU trees: purple, brown, pink
+    # GPU trees: Harris 1-7 in the light hues; the kernels and peers a reader compares most in strong ones
+    [_T20[1], _T20[3], _T20[5], _T20[7], _T20[9], _T20[11], _T20[13], _T20[14], _T20[16], _T20[18], "#08306b",
+     "#67000d", _T20[17]],
+    [_D2[0], _D2[1], _D2[2], _D2[3]],                          # compensated: teal, rust, slate, magenta
+    [_D2[4], _D2[5], _D2[6], "#00441b"],                       # exact: lime, mustard, umber, dark green
+]
+# The rest (roofs, peers, the user's subjects, strategies): black first, then Set1.
+_OTHER_COLOURS = ["black"] + list(plt.get_cmap("Set1").colors) + list(plt.get_cmap("Set2").colors)
 _STYLE_OF: dict[str, tuple] = {}
 _FAMILY_OF: dict[str, str] = {}
 for _k, (_family, _members) in enumerate(FAMILIES):
     for _j, _name in enumerate(_members):
-        _STYLE_OF[_name] = (_FAMILY_COLOURS[_j], _MARKERS[(3 * _k + _j) % len(_MARKERS)])
+        _STYLE_OF[_name] = (_FAMILY_COLOURS[_k][_j], _MARKERS[(3 * _k + _j) % len(_MARKERS)])
         _FAMILY_OF[_name] = _family
-assert len(set(_STYLE_OF.values())) == len(_STYLE_OF), "two algorithms share a style"
+assert len({c for c, _ in _STYLE_OF.values()}) == len(_STYLE_OF), "two algorithms share a colour"
 
 
 def family_of(name: str) -> str:
