@@ -6,7 +6,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -286,15 +285,6 @@ std::string tree_svg(const ExplainOptions& o, const LaunchShape& s, const Explai
   return svg + "</svg>\n";
 }
 
-void write_whole(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    if (!out || !(out << text)) throw UserError("cannot write '" + path + "'");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw UserError("cannot write '" + path + "'");
-}
-
 template <class T> void run_explain(const ExplainOptions& o, std::vector<T>& data) {
   const auto k = find_gpu_kernel(o.kernel);
   const auto f = k ? family_of(*k) : std::nullopt;
@@ -320,7 +310,7 @@ template <class T> void run_explain(const ExplainOptions& o, std::vector<T>& dat
              same ? "same bits" : "DIFFERENT BITS (a bug in the trace)");
   if (!o.csv.empty()) write_csv<T>(o, shape, x, xs);
   if (!o.svg.empty()) {
-    write_whole(o.svg, tree_svg<T>(o, shape, x, xs));
+    atomic_write(o.svg, tree_svg<T>(o, shape, x, xs));
     fmt::print("svg: {}\n", o.svg);
   }
   if (!same) throw UserError("the trace disagrees with the order model");

@@ -108,28 +108,6 @@ void fsync_dir(const fs::path& dir) {
   }
 }
 
-// Complete or absent: a temporary file in the same folder, fsynced, renamed over `path`.
-void atomic_write(const fs::path& path, const std::string& content) {
-  const fs::path tmp = path.parent_path() / (path.filename().string() + ".tmp." + std::to_string(::getpid()));
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) write_failed(tmp, errno);
-  try {
-    write_all(fd, content, tmp);
-    if (::fsync(fd) != 0) write_failed(tmp, errno);
-  } catch (...) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    throw;
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    write_failed(path, err);
-  }
-  fsync_dir(path.parent_path());
-}
-
 // Appends `data` with one write() and fsyncs; returns the file's size afterwards.
 std::uint64_t append_durably(const fs::path& path, const std::string& data) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
@@ -175,6 +153,28 @@ std::string plan_difference(const nlohmann::json& old_plan, const nlohmann::orde
 }
 
 }  // namespace
+
+void atomic_write(const fs::path& path, const std::string& content) {
+  const fs::path tmp = path.parent_path() / (path.filename().string() + ".tmp." + std::to_string(::getpid()));
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) write_failed(tmp, errno);
+  try {
+    write_all(fd, content, tmp);
+    if (::fsync(fd) != 0) write_failed(tmp, errno);
+  } catch (...) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    write_failed(path, err);
+  }
+  fsync_dir(path.parent_path());
+}
+
 
 int CsvTable::column(const std::string& name) const {
   for (std::size_t i = 0; i < header.size(); ++i)

@@ -113,6 +113,9 @@ void append_csv(const std::filesystem::path& path, const std::vector<std::string
 // Removes the files a manifest (`dir`/manifest.json) lists, then the manifest, and the folders
 // they leave empty; foreign files stay. Returns how many files it removed.
 std::size_t remove_recorded_files(const std::filesystem::path& dir);
+// Writes a whole file complete or not at all: a temporary file in the same folder, fsynced, renamed
+// over `path` (UserError/ResourceError naming the file on failure). Not recorded in any manifest.
+void atomic_write(const std::filesystem::path& path, const std::string& content);
 // Writes `dir`/manifest.json listing `files` (paths relative to dir), atomically.
 void write_manifest(const std::filesystem::path& dir, const std::set<std::string>& files);
 std::set<std::string> read_manifest(const std::filesystem::path& dir);

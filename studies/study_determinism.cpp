@@ -890,21 +890,13 @@ void write_golden(const fs::path& path, const CsvTable& runs, const Plan& p) {
   for (const char* k : {"git_commit", "git_dirty", "date_utc", "driver", "cuda_runtime"})
     if (prov.contains(k)) g[k] = prov[k];
   const nlohmann::ordered_json cases = golden_cases(runs);
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    // One case per line: small, and a drift shows as a one-line diff.
-    std::ofstream out(tmp);
-    if (!out) throw UserError("cannot write the golden file '" + path.string() + "'");
-    out << "{\n";
-    for (const auto& [k, v] : g.items()) out << "  " << nlohmann::ordered_json(k).dump() << ": " << v.dump() << ",\n";
-    out << "  \"cases\": [\n";
-    for (std::size_t i = 0; i < cases.size(); ++i) out << "    " << cases[i].dump() << (i + 1 < cases.size() ? ",\n" : "\n");
-    out << "  ]\n}\n";
-    if (!out) throw UserError("write failed: '" + tmp.string() + "'");
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) throw UserError("cannot write '" + path.string() + "': " + ec.message());
+  // One case per line: small, and a drift shows as a one-line diff.
+  std::string text = "{\n";
+  for (const auto& [k, v] : g.items()) text += "  " + nlohmann::ordered_json(k).dump() + ": " + v.dump() + ",\n";
+  text += "  \"cases\": [\n";
+  for (std::size_t i = 0; i < cases.size(); ++i) text += "    " + cases[i].dump() + (i + 1 < cases.size() ? ",\n" : "\n");
+  text += "  ]\n}\n";
+  atomic_write(path, text);
   fmt::print("golden: {} deterministic cases -> {}\n", cases.size(), path.string());
 }
 

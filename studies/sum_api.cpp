@@ -38,15 +38,27 @@ template <class T> std::vector<const CpuAlgorithm<T>*> select_algorithms(const s
   return out;
 }
 
+// One CPU algorithm's result with the request's options: pairwise with serial leaves of
+// pairwise_base, fixed_point at the caller's scale.
+template <class T> SumResult<T> cpu_result(const CpuAlgorithm<T>& a, const SumRequest& req, std::span<const T> x) {
+  if (a.info.name == "pairwise" && req.pairwise_base != 1) return pairwise_with_base<T>(x, req.pairwise_base);
+  if (a.info.name == "fixed_point" && req.fixed_scale) return fixed_point_sum<T>(x, req.fixed_scale);
+  return a.sum(x);
+}
+
+KernelOptions kernel_options(GpuKernel k, const SumRequest& req) {
+  KernelOptions o;
+  if (k == GpuKernel::fixed_point) o.fixed_scale = req.fixed_scale;
+  return o;
+}
+
 template <class T>
 void add_kernel_rows(SumReport<T>& report, const SumRequest& req, std::span<const T> x, Backend& backend,
                      const std::vector<std::pair<GpuKernel, ResolvedShape>>& shapes, KernelInput<T>* input,
                      const reference::ExactSum<T>& exact) {
   report.backend_description = backend.description();
   for (const auto& [k, resolved] : shapes) {
-    KernelOptions o;
-    if (k == GpuKernel::fixed_point) o.fixed_scale = req.fixed_scale;
-    const KernelOutcome<T> out = input->run(k, resolved.shape, o);
+    const KernelOutcome<T> out = input->run(k, resolved.shape, kernel_options(k, req));
     SumRow<T> row;
     row.algorithm = std::string(info(k).name);
     row.backend = std::string(backend.name());
@@ -143,9 +155,7 @@ SumReport<T> sum_report(const SumRequest& req, std::span<const T> x, KernelInput
     SumRow<T> row;
     row.algorithm = std::string(a->info.name);
     const bool base = a->info.name == "pairwise" && req.pairwise_base != 1;
-    row.result = base ? pairwise_with_base<T>(x, req.pairwise_base)
-                 : (a->info.name == "fixed_point" && req.fixed_scale) ? fixed_point_sum<T>(x, req.fixed_scale)
-                                                                       : a->sum(x);
+    row.result = cpu_result<T>(*a, req, x);
     row.metrics = exact.measure(row.result.value);
     const BoundInput in = bound_input(row.result.extra_error_bound);
     row.bound = base ? pairwise_bound<T>(req.pairwise_base, in) : a->bound(in);
@@ -169,11 +179,7 @@ template <class T> T sum_value(const SumRequest& req, std::span<const T> x, Kern
   const std::string& name = req.algorithms[0];
   if (name.rfind("gpu_", 0) != 0) {
     if (req.fixed_scale && name != "fixed_point") throw UserError("fixed_scale applies to fixed_point and gpu_fixed_point");
-    const auto* a = select_algorithms<T>({name}).front();
-    const std::span<const T> h = device ? device->host() : x;
-    if (name == "pairwise" && req.pairwise_base != 1) return pairwise_with_base<T>(h, req.pairwise_base).value;
-    if (name == "fixed_point" && req.fixed_scale) return fixed_point_sum<T>(h, req.fixed_scale).value;
-    return a->sum(h).value;
+    return cpu_result<T>(*select_algorithms<T>({name}).front(), req, device ? device->host() : x).value;
   }
   const GpuKernel k = select_gpu_kernels({name}).front();
   if (req.fixed_scale && k != GpuKernel::fixed_point)
@@ -184,9 +190,7 @@ template <class T> T sum_value(const SumRequest& req, std::span<const T> x, Kern
   const ResolvedShape resolved = resolve_shape(req.shape, k, backend->sm_count(), FloatTraits<T>::dtype, n);
   std::unique_ptr<KernelInput<T>> loaded;
   if (!device) device = (loaded = backend->load(x)).get();
-  KernelOptions o;
-  if (k == GpuKernel::fixed_point) o.fixed_scale = req.fixed_scale;
-  const KernelOutcome<T> out = device->run(k, resolved.shape, o);
+  const KernelOutcome<T> out = device->run(k, resolved.shape, kernel_options(k, req));
   if (!out.has_value) throw UserError(name + " has no value on the " + std::string(backend->name()) + " backend" +
                                       (out.note.empty() ? "" : ": " + out.note));
   return out.value;
