@@ -21,6 +21,7 @@
 #include "studies/backend.hpp"
 #include "studies/bound_alarm.hpp"
 #include "studies/external.hpp"
+#include "studies/fnv1a.hpp"
 #include "studies/commands.hpp"
 #include "studies/input_file.hpp"
 #include "studies/input_file.hpp"
@@ -291,18 +292,17 @@ std::optional<Array> study_data(const StudyOptions& o, nlohmann::ordered_json& p
   r.format = o.input_format;
   r.flatten = parse_flatten(o.flatten);
   Array a = read_array(o.input, r);
-  std::uint64_t h = 0xcbf29ce484222325ull;
+  Fnv1a64 h;
   std::size_t n = 0;
   std::visit([&](const auto& v) {
     n = v.size();
-    const auto* bytes = reinterpret_cast<const unsigned char*>(v.data());
-    for (std::size_t i = 0; i < v.size() * sizeof(v[0]); ++i) h = (h ^ bytes[i]) * 0x100000001b3ull;
+    h.add(v.data(), v.size() * sizeof(v[0]));
   }, a);
   if (n < 4) throw UserError(fmt::format("--input '{}' holds {} values: a study needs at least 4", o.input, n));
   // A Python array's registered name changes from call to call: its hash is its identity.
   const std::string source = o.input.rfind("mem:", 0) == 0 ? "an array from Python" : o.input;
   plan["input"] = {{"source", source}, {"dtype", std::holds_alternative<std::vector<float>>(a) ? "float32" : "float64"},
-                   {"n", n}, {"fnv1a64", fmt::format("{:016x}", h)}};
+                   {"n", n}, {"fnv1a64", h.hex()}};
   return a;
 }
 

@@ -21,6 +21,7 @@
 #include "plugin/sumlab_plugin.h"
 #include "studies/commands.hpp"
 #include "studies/external.hpp"
+#include "studies/fnv1a.hpp"
 #if defined(SUMLAB_WITH_CUDA)
 #include "gpu/device_entry.hpp"
 #endif
@@ -160,12 +161,12 @@ std::string descriptor_problem(const sumlab_plugin& d, std::vector<std::string>&
 std::string file_hash(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::array<char, 1 << 16> buf;
-  std::uint64_t h = 0xcbf29ce484222325ull;
+  Fnv1a64 h;
   while (in) {
     in.read(buf.data(), buf.size());
-    for (std::streamsize i = 0; i < in.gcount(); ++i) h = (h ^ static_cast<unsigned char>(buf[i])) * 0x100000001b3ull;
+    h.add(buf.data(), static_cast<std::size_t>(in.gcount()));
   }
-  return fmt::format("{:016x}", h);
+  return h.hex();
 }
 
 // The library's getter: dlopen and dlsym, their failures in the loader's own words.

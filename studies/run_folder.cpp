@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "studies/commands.hpp"
+#include "studies/fnv1a.hpp"
 #if defined(SUMLAB_WITH_CUDA)
 #include "gpu/gpu_sum.hpp"
 #endif
@@ -131,9 +132,8 @@ std::string read_text(const fs::path& p) {
 }
 
 std::string plan_hash(const nlohmann::ordered_json& plan) {
-  std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a over the canonical dump
-  for (unsigned char c : plan.dump()) h = (h ^ c) * 0x100000001b3ull;
-  return fmt::format("{:016x}", h);
+  const std::string canonical = plan.dump();
+  return Fnv1a64().add(canonical.data(), canonical.size()).hex();
 }
 
 // "dtypes: [float32] -> [float32,float64]; seeds: 2 -> 3" for the keys whose values differ.

@@ -61,6 +61,7 @@
 #include "studies/size_text.hpp"
 #include "studies/input_options.hpp"
 #include "studies/external.hpp"
+#include "studies/fnv1a.hpp"
 #include "studies/input_file.hpp"
 #include "studies/plugin.hpp"
 #include "studies/study_driver.hpp"
@@ -1044,12 +1045,9 @@ nlohmann::ordered_json plan_json(const Plan& p) {
   j["max_shape_seconds"] = p.max_shape_seconds;
   j["serial_max"] = p.serial_max;
   if (p.data) {
-    std::uint64_t h = 0xcbf29ce484222325ull;
-    std::visit([&](const auto& v) {
-      const auto* bytes = reinterpret_cast<const unsigned char*>(v.data());
-      for (std::size_t i = 0; i < v.size() * sizeof(v[0]); ++i) h = (h ^ bytes[i]) * 0x100000001b3ull;
-    }, *p.data);
-    j["input"] = {{"source", p.data_source}, {"fnv1a64", fmt::format("{:016x}", h)}};
+    Fnv1a64 h;
+    std::visit([&](const auto& v) { h.add(v.data(), v.size() * sizeof(v[0])); }, *p.data);
+    j["input"] = {{"source", p.data_source}, {"fnv1a64", h.hex()}};
   }
   if (!p.externals.empty()) {
     nlohmann::ordered_json e = nlohmann::ordered_json::array();
