@@ -5,13 +5,23 @@
 // Assumptions: IEEE binary32/binary64 (core/float_traits.hpp). The exact quantities these take
 // (a relative error, a sum of absolute values) come from reference/ (MPFR) or core/exact_sum.hpp;
 // these functions only turn them into the numbers studies report.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include "core/float_traits.hpp"
 
 namespace sumlab {
+
+// The median of timings or values: the middle one, or the mean of the two middle ones; NaN for none.
+inline double median(std::vector<double> v) {
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
 
 // Correct bits of a result with relative error `rel_error` in a format of `precision` bits:
 // min(p, -log2(rel_error)), clamped below at 0 (a result off by 100% or more has no correct bits).

@@ -13,6 +13,7 @@
 #include <thrust/transform_reduce.h>
 
 #include "core/float_traits.hpp"
+#include "core/metrics.hpp"
 #include "core/order_model/fixed_point_model.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/device/dispatch.cuh"
@@ -54,12 +55,6 @@ template <class T> struct FiniteMagnitude {
     return (a >> (FloatTraits<T>::precision - 1)) == (Bits(1) << FloatTraits<T>::exponent_bits) - 1 ? Bits(0) : a;
   }
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
 
 // Warm-up, calibration, samples: run(launches) enqueues `launches` sums, the l-th over input copy
 // l mod copies, and returns their LaunchOutcome (ms = the mean per sum; value = the last sum's).

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "gpu/cuda_check.cuh"
+#include "gpu/host/cuda_host.cuh"
 
 namespace sumlab::gpu {
 
@@ -17,14 +18,6 @@ template <class T> struct DeviceBuffer<T>::Impl {
   }
 };
 
-namespace {
-std::string gib(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
-  return buf;
-}
-}  // namespace
-
 template <class T> DeviceBuffer<T>::DeviceBuffer() : impl_(std::make_unique<Impl>()) {}
 
 template <class T> DeviceBuffer<T>::DeviceBuffer(std::int64_t n) : DeviceBuffer(n, 0) {}
@@ -34,20 +27,10 @@ template <class T> DeviceBuffer<T>::DeviceBuffer(std::int64_t n, int offset) : i
   if (offset < 0 || offset >= 16) throw GpuError("DeviceBuffer: offset " + std::to_string(offset) + " outside [0, 16)");
   impl_->n = n;
   if (n == 0) return;
-  const double bytes = double(n + offset) * sizeof(T);
-  std::size_t free_b = 0, total_b = 0;
-  SUMLAB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-  if (bytes > double(free_b))
-    throw GpuError("n = " + std::to_string(n) + " elements need " + gib(bytes) +
-                   " of device memory, but only " + gib(double(free_b)) + " of " + gib(double(total_b)) +
-                   " are free");
-  const cudaError_t e = cudaMalloc(&impl_->allocation, static_cast<std::size_t>(n + offset) * sizeof(T));
-  if (e != cudaSuccess) {
-    impl_->allocation = nullptr;
-    cudaGetLastError();  // clear the (non-sticky) allocation error
-    throw GpuError("cudaMalloc of " + gib(bytes) + " for n = " + std::to_string(n) + " failed: " +
-                   cudaGetErrorString(e));
-  }
+  const std::size_t bytes = static_cast<std::size_t>(n + offset) * sizeof(T);
+  const std::string what = "an input of n = " + std::to_string(n) + " elements";
+  detail::require_free(double(bytes), what);
+  impl_->allocation = static_cast<T*>(detail::checked_malloc(bytes, what));
   impl_->d = impl_->allocation + offset;
 }
 

@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "core/metrics.hpp"
 #include "gpu/cuda_check.cuh"
+#include "gpu/host/cuda_host.cuh"
 #include "gpu/rows/argmax_kernel.cuh"
 #include "gpu/rows/moments_kernel.cuh"
 #include "gpu/rows/softmax_kernel.cuh"
@@ -23,86 +25,11 @@ using row_reduce::RowLayout;
 using row_reduce::RowShape;
 using row_reduce::row_acc_t;
 
+using detail::DeviceBytes;
+using detail::download;
+using detail::EventTimer;
+
 namespace {
-
-std::string gib(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
-  return buf;
-}
-
-// An owned device allocation of `bytes` (nullptr for 0), after checking that it fits.
-class DeviceBytes {
- public:
-  DeviceBytes() = default;
-  DeviceBytes(std::size_t bytes, const std::string& what) : bytes_(bytes) {
-    if (bytes == 0) return;
-    std::size_t free_b = 0, total_b = 0;
-    SUMLAB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-    if (bytes > free_b)
-      throw GpuError(what + " needs " + gib(double(bytes)) + " of device memory, but only " + gib(double(free_b)) +
-                     " of " + gib(double(total_b)) + " are free");
-    const cudaError_t e = cudaMalloc(&ptr_, bytes);
-    if (e != cudaSuccess) {
-      ptr_ = nullptr;
-      cudaGetLastError();
-      throw GpuError("cudaMalloc of " + gib(double(bytes)) + " for " + what + " failed: " + cudaGetErrorString(e));
-    }
-  }
-  ~DeviceBytes() {
-    if (ptr_) cudaFree(ptr_);  // a destructor cannot report; the next checked call would
-  }
-  DeviceBytes(DeviceBytes&& o) noexcept : ptr_(o.ptr_), bytes_(o.bytes_) { o.ptr_ = nullptr; }
-  DeviceBytes& operator=(DeviceBytes&& o) noexcept {
-    std::swap(ptr_, o.ptr_);
-    std::swap(bytes_, o.bytes_);
-    return *this;
-  }
-  DeviceBytes(const DeviceBytes&) = delete;
-  DeviceBytes& operator=(const DeviceBytes&) = delete;
-  template <class T> T* as() const { return static_cast<T*>(ptr_); }
-
- private:
-  void* ptr_ = nullptr;
-  std::size_t bytes_ = 0;
-};
-
-template <class T> void download(std::vector<T>& host, const T* d) {
-  if (host.empty()) return;
-  SUMLAB_CUDA_CHECK(cudaMemcpy(host.data(), d, host.size() * sizeof(T), cudaMemcpyDeviceToHost));
-}
-
-class EventPair {
- public:
-  EventPair() {
-    SUMLAB_CUDA_CHECK(cudaEventCreate(&a_));
-    SUMLAB_CUDA_CHECK(cudaEventCreate(&b_));
-  }
-  ~EventPair() {
-    cudaEventDestroy(a_);
-    cudaEventDestroy(b_);
-  }
-  EventPair(const EventPair&) = delete;
-  EventPair& operator=(const EventPair&) = delete;
-  void start() { SUMLAB_CUDA_CHECK(cudaEventRecord(a_)); }
-  float stop() {
-    SUMLAB_CUDA_CHECK(cudaEventRecord(b_));
-    SUMLAB_CUDA_CHECK(cudaEventSynchronize(b_));
-    float ms = 0;
-    SUMLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, a_, b_));
-    return ms;
-  }
-
- private:
-  cudaEvent_t a_{}, b_{};
-};
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-}
 
 // Device outputs of one kernel family.
 template <class Acc> struct DeviceOutputs {
@@ -209,7 +136,7 @@ GpuRowsResult<row_acc_t<In>> gpu_rows(RowKernel k, const RowShape& s, const RowM
 
     if (opts.reps > 1) launch<In>(k, s, x.device_data(), rows, cols, o);  // warm-up
     std::vector<double> times;
-    EventPair ev;
+    EventTimer ev;
     for (int i = 0; i < opts.reps; ++i) {
       ev.start();
       launch<In>(k, s, x.device_data(), rows, cols, o);
@@ -269,7 +196,7 @@ CopyBandwidth measure_copy_bandwidth(std::size_t bytes, int reps) {
     SUMLAB_CUDA_CHECK(cudaMemset(src.as<char>(), 0, bytes));
     SUMLAB_CUDA_CHECK(cudaMemcpy(dst.as<char>(), src.as<char>(), bytes, cudaMemcpyDeviceToDevice));  // warm-up
     std::vector<double> times;
-    EventPair ev;
+    EventTimer ev;
     for (int i = 0; i < reps; ++i) {
       ev.start();
       SUMLAB_CUDA_CHECK(cudaMemcpy(dst.as<char>(), src.as<char>(), bytes, cudaMemcpyDeviceToDevice));

@@ -12,7 +12,9 @@
 #include <utility>
 #include <vector>
 
+#include "core/metrics.hpp"
 #include "gpu/cuda_check.cuh"
+#include "gpu/host/cuda_host.cuh"
 #include "gpu/scan/cub_scan.hpp"
 #include "gpu/scan/scan_kernels.cuh"
 
@@ -20,74 +22,14 @@ namespace sumlab::gpu {
 
 using scan::GpuScan;
 using scan::ScanShape;
+using detail::DeviceBytes;
+using detail::EventTimer;
 
 namespace {
 
-// An owned device allocation of `bytes` (nullptr for 0), after checking that it fits.
-class ScanBytes {
- public:
-  ScanBytes() = default;
-  ScanBytes(std::size_t bytes, const std::string& what) {
-    if (bytes == 0) return;
-    std::size_t free_b = 0, total_b = 0;
-    SUMLAB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-    if (bytes > free_b) {
-      char buf[160];
-      std::snprintf(buf, sizeof buf, " needs %.2f GiB of device memory, but only %.2f GiB are free", double(bytes) / 1073741824.0,
-                    double(free_b) / 1073741824.0);
-      throw GpuError(what + buf);
-    }
-    const cudaError_t e = cudaMalloc(&ptr_, bytes);
-    if (e != cudaSuccess) {
-      ptr_ = nullptr;
-      cudaGetLastError();
-      throw GpuError("cudaMalloc for " + what + " failed: " + cudaGetErrorString(e));
-    }
-  }
-  ~ScanBytes() {
-    if (ptr_) cudaFree(ptr_);
-  }
-  ScanBytes(ScanBytes&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)) {}
-  ScanBytes& operator=(ScanBytes&& o) noexcept {
-    std::swap(ptr_, o.ptr_);
-    return *this;
-  }
-  ScanBytes(const ScanBytes&) = delete;
-  ScanBytes& operator=(const ScanBytes&) = delete;
-  template <class T> T* as() const { return static_cast<T*>(ptr_); }
-
- private:
-  void* ptr_ = nullptr;
-};
-
-class ScanEvents {
- public:
-  ScanEvents() {
-    SUMLAB_CUDA_CHECK(cudaEventCreate(&a_));
-    SUMLAB_CUDA_CHECK(cudaEventCreate(&b_));
-  }
-  ~ScanEvents() {
-    cudaEventDestroy(a_);
-    cudaEventDestroy(b_);
-  }
-  ScanEvents(const ScanEvents&) = delete;
-  ScanEvents& operator=(const ScanEvents&) = delete;
-  void start() { SUMLAB_CUDA_CHECK(cudaEventRecord(a_)); }
-  double stop() {
-    SUMLAB_CUDA_CHECK(cudaEventRecord(b_));
-    SUMLAB_CUDA_CHECK(cudaEventSynchronize(b_));
-    float ms = 0;
-    SUMLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, a_, b_));
-    return ms;
-  }
-
- private:
-  cudaEvent_t a_{}, b_{};
-};
-
 // One level of scan-then-propagate: the tile totals of the level above and their scan.
 struct Level {
-  ScanBytes totals, carry;
+  DeviceBytes totals, carry;
   std::int64_t tiles = 0;
 };
 
@@ -118,7 +60,7 @@ void launch_scan(GpuScan alg, const ScanShape& s, const typename Op::Value* d_in
 }  // namespace
 
 template <class V> struct ScanInput<V>::Impl {
-  ScanBytes data;
+  DeviceBytes data;
   std::int64_t n = 0;
 };
 
@@ -127,7 +69,7 @@ template <class V> ScanInput<V>::ScanInput(std::span<const V> host) : impl_(std:
   if (host.empty()) return;
   std::string why;
   if (!gpu_available(&why)) throw GpuError(why);
-  impl_->data = ScanBytes(host.size() * sizeof(V), "the scan input");
+  impl_->data = DeviceBytes(host.size() * sizeof(V), "the scan input");
   SUMLAB_CUDA_CHECK(cudaMemcpy(impl_->data.template as<V>(), host.data(), host.size() * sizeof(V), cudaMemcpyHostToDevice));
 }
 template <class V> ScanInput<V>::~ScanInput() = default;
@@ -155,19 +97,19 @@ GpuScanResult<typename Op::Value> gpu_scan(GpuScan alg, const ScanShape& s, cons
     return r;
   }
   try {
-    ScanBytes out(std::size_t(n) * sizeof(V), "the scan output");
+    DeviceBytes out(std::size_t(n) * sizeof(V), "the scan output");
     std::vector<Level> levels;
-    ScanBytes temp;
+    DeviceBytes temp;
     std::size_t temp_bytes = 0;
     if (alg == GpuScan::cub) {
       temp_bytes = detail::cub_scan_temp_bytes<Op>(n, inclusive);
-      temp = ScanBytes(std::max<std::size_t>(temp_bytes, 1), "cub's temporary storage");
+      temp = DeviceBytes(std::max<std::size_t>(temp_bytes, 1), "cub's temporary storage");
     } else {
       for (std::int64_t m = n; m > 1 || levels.empty();) {
         Level L;
         L.tiles = (m + s.tile() - 1) / s.tile();
-        L.totals = ScanBytes(std::size_t(L.tiles) * sizeof(V), "the tile totals");
-        L.carry = ScanBytes(std::size_t(L.tiles) * sizeof(V), "the tile carries");
+        L.totals = DeviceBytes(std::size_t(L.tiles) * sizeof(V), "the tile totals");
+        L.carry = DeviceBytes(std::size_t(L.tiles) * sizeof(V), "the tile carries");
         levels.push_back(std::move(L));
         if (levels.back().tiles == 1) break;
         m = levels.back().tiles;
@@ -179,7 +121,7 @@ GpuScanResult<typename Op::Value> gpu_scan(GpuScan alg, const ScanShape& s, cons
     };
     if (opts.reps > 1) once();  // warm-up
     std::vector<double> times;
-    ScanEvents ev;
+    EventTimer ev;
     for (int i = 0; i < opts.reps; ++i) {
       ev.start();
       once();

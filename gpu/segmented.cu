@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "core/metrics.hpp"
 #include "gpu/cuda_check.cuh"
-#include "gpu/device/dispatch.cuh"  // EventTimer
-#include "gpu/segmented/device_scratch.cuh"
+#include "gpu/host/cuda_host.cuh"
 #include "gpu/segmented/peers.hpp"
 #include "gpu/segmented/per_segment_kernels.cuh"
 #include "gpu/segmented/segmented_scan_kernels.cuh"
@@ -24,7 +24,7 @@ using segmented::SegShape;
 using segmented::Strategy;
 
 template <class T> struct SegmentedInput<T>::Impl {
-  seg_detail::DeviceScratch values, offsets;
+  detail::DeviceBytes values, offsets;
   std::vector<Offset> host_offsets;
   std::int64_t n = 0;
 };
@@ -37,8 +37,8 @@ SegmentedInput<T>::SegmentedInput(std::span<const T> values, std::span<const Off
   impl_->host_offsets.assign(offsets.begin(), offsets.end());
   std::string why;
   if (!gpu_available(&why)) throw GpuError(why);
-  impl_->values = seg_detail::DeviceScratch(values.size_bytes(), "the segmented values");
-  impl_->offsets = seg_detail::DeviceScratch(offsets.size_bytes(), "the segment offsets");
+  impl_->values = detail::DeviceBytes(values.size_bytes(), "the segmented values");
+  impl_->offsets = detail::DeviceBytes(offsets.size_bytes(), "the segment offsets");
   if (!values.empty())
     SUMLAB_CUDA_CHECK(cudaMemcpy(impl_->values.get(), values.data(), values.size_bytes(), cudaMemcpyHostToDevice));
   SUMLAB_CUDA_CHECK(cudaMemcpy(impl_->offsets.get(), offsets.data(), offsets.size_bytes(), cudaMemcpyHostToDevice));
@@ -58,20 +58,13 @@ template <class T> const Offset* SegmentedInput<T>::device_offsets() const {
 
 namespace {
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-}
-
 unsigned capped_grid(std::int64_t wanted, int grid_cap) {
   return static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>(wanted, grid_cap)));
 }
 
 // The segmented scan's device scratch: heads, tile aggregates and carries, every element's scan.
 template <class T> struct ScanScratch {
-  seg_detail::DeviceScratch head, agg, carry, scanned;
+  detail::DeviceBytes head, agg, carry, scanned;
 };
 
 template <class T, int ITEMS>
@@ -134,7 +127,7 @@ GpuSegmentedResult<T> gpu_segmented(Strategy st, const SegShape& s, const Segmen
   if (segs == 0) return r;
   try {
     if (grid_cap <= 0) grid_cap = 8 * device_info().sm_count;
-    seg_detail::DeviceScratch out(static_cast<std::size_t>(segs) * sizeof(T), "the segment sums");
+    detail::DeviceBytes out(static_cast<std::size_t>(segs) * sizeof(T), "the segment sums");
     T* d_out = out.as<T>();
     const int runs = reps > 1 ? reps + 1 : 1;  // the first of several is the warm-up
     std::vector<double> times;
@@ -148,10 +141,10 @@ GpuSegmentedResult<T> gpu_segmented(Strategy st, const SegShape& s, const Segmen
       if (st == Strategy::segmented_scan) {
         const std::int64_t tile = std::int64_t(s.block) * s.items_per_thread;
         const auto tiles = static_cast<std::size_t>((n + tile - 1) / tile);
-        w.head = seg_detail::DeviceScratch(static_cast<std::size_t>(n), "segment heads");
-        w.agg = seg_detail::DeviceScratch(tiles * sizeof(scan::Flagged<T>), "tile aggregates");
-        w.carry = seg_detail::DeviceScratch(tiles * sizeof(scan::Flagged<T>), "tile carries");
-        w.scanned = seg_detail::DeviceScratch(static_cast<std::size_t>(n) * sizeof(T), "the scanned values");
+        w.head = detail::DeviceBytes(static_cast<std::size_t>(n), "segment heads");
+        w.agg = detail::DeviceBytes(tiles * sizeof(scan::Flagged<T>), "tile aggregates");
+        w.carry = detail::DeviceBytes(tiles * sizeof(scan::Flagged<T>), "tile carries");
+        w.scanned = detail::DeviceBytes(static_cast<std::size_t>(n) * sizeof(T), "the scanned values");
       }
       detail::EventTimer timer;
       for (int i = 0; i < runs; ++i) {

@@ -368,13 +368,6 @@ bool shape_free(GpuKernel k) { return info(k).shape_fields == 0; }
 
 template <class T> std::string fmt_value(T v) { return fmt::format("{}", v); }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
-
 template <class T> struct ShapeRecord {
   std::map<std::string, int> failures;  // external subjects: message -> failed calls
   std::string label;

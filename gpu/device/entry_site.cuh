@@ -32,8 +32,8 @@ class EntrySite {
     return stream_;
   }
   template <class T> T* result() {
-    if (!result_) SUMLAB_CUDA_CHECK(cudaMalloc(&result_, 16));
-    return static_cast<T*>(result_);
+    if (!result_.get()) result_ = DeviceBytes(16, "a device entry's result");
+    return result_.as<T>();
   }
   // At least `bytes` bytes (nullptr for 0), reallocated only when a call needs more than before:
   // a Workspace of its own, apart from the kernels' (their launches carve theirs between calls).
@@ -70,21 +70,16 @@ class EntrySite {
     if (stream_) cudaStreamSynchronize(stream_);
     cudaGetLastError();
   }
-  template <class T> T value() {
-    T h{};
-    SUMLAB_CUDA_CHECK(cudaMemcpy(&h, result<T>(), sizeof(T), cudaMemcpyDeviceToHost));
-    return h;
-  }
+  template <class T> T value() { return copy_to_host(result<T>()); }
 
  private:
   EntrySite() = default;
   ~EntrySite() {  // at exit: nothing useful to do with an error here
-    if (result_) cudaFree(result_);
     if (stream_) cudaStreamDestroy(stream_);
   }
   std::mutex mutex_;
   cudaStream_t stream_ = nullptr;
-  void* result_ = nullptr;
+  DeviceBytes result_;
   Workspace scratch_;
 };
 

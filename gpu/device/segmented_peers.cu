@@ -10,9 +10,8 @@
 #include <string>
 
 #include "gpu/cuda_check.cuh"
-#include "gpu/device/dispatch.cuh"  // EventTimer
 #include "gpu/gpu_sum.hpp"
-#include "gpu/segmented/device_scratch.cuh"
+#include "gpu/host/cuda_host.cuh"
 #include "gpu/segmented/peers.hpp"
 
 namespace sumlab::gpu::seg_detail {
@@ -49,7 +48,7 @@ PeerTiming cub_segmented_reduce(const T* d_in, const std::int64_t* d_offsets, st
   std::size_t temp_bytes = 0;
   SUMLAB_CUDA_CHECK(cub::DeviceSegmentedReduce::Sum(nullptr, temp_bytes, d_in, d_out, num_segments, d_offsets,
                                                     d_offsets + 1));
-  DeviceScratch temp(temp_bytes, "CUB temporary storage");
+  detail::DeviceBytes temp(temp_bytes, "CUB temporary storage");
   detail::EventTimer timer;
   for (int r = 0; r < runs; ++r) {
     timer.start();
@@ -68,7 +67,7 @@ PeerTiming cub_reduce_by_key(const T* d_in, const std::int64_t* d_offsets, std::
   if (num_segments > std::numeric_limits<int>::max())
     throw GpuError("cub_reduce_by_key: " + std::to_string(num_segments) + " segments overflow its int32 segment ids");
   const std::size_t un = static_cast<std::size_t>(n), us = static_cast<std::size_t>(num_segments);
-  DeviceScratch keys(un * sizeof(int), "segment ids"), unique(us * sizeof(int), "run keys"),
+  detail::DeviceBytes keys(un * sizeof(int), "segment ids"), unique(us * sizeof(int), "run keys"),
       agg(us * sizeof(T), "run sums"), num_runs(sizeof(int), "the run count");
   if (num_segments > 0) {
     segment_ids_kernel<<<grid_for(num_segments, 1), 256>>>(d_offsets, num_segments, keys.as<int>());
@@ -77,7 +76,7 @@ PeerTiming cub_reduce_by_key(const T* d_in, const std::int64_t* d_offsets, std::
   std::size_t temp_bytes = 0;
   SUMLAB_CUDA_CHECK(cub::DeviceReduce::ReduceByKey(nullptr, temp_bytes, keys.as<int>(), unique.as<int>(), d_in,
                                                    agg.as<T>(), num_runs.as<int>(), ::cuda::std::plus<>{}, n));
-  DeviceScratch temp(temp_bytes, "CUB temporary storage");
+  detail::DeviceBytes temp(temp_bytes, "CUB temporary storage");
   detail::EventTimer timer;
   for (int r = 0; r < runs; ++r) {
     timer.start();

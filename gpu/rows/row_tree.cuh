@@ -6,39 +6,17 @@
 #include <cstring>
 
 #include "core/row_reduce/row_kernel.hpp"
+#include "gpu/warp/shuffle.cuh"
 
 namespace sumlab::gpu::rows {
 
-inline constexpr unsigned full_mask = 0xffffffffu;
 // Shared memory for 32 states of any row kernel (the largest: RowMoments<double>, 24 bytes).
 inline constexpr int smem_state_bytes = 32 * 32;
-
-// Shuffles any trivially copyable state as 32-bit words: the bits travel unchanged (NaN payloads
-// included), so a shuffled state is exactly the partner's.
-template <class S> __device__ __forceinline__ S shfl_xor_state(const S& v, int m) {
-  static_assert(sizeof(S) % 4 == 0, "states are made of 32-bit words");
-  unsigned w[sizeof(S) / 4];
-  memcpy(w, &v, sizeof(S));
-#pragma unroll
-  for (int k = 0; k < static_cast<int>(sizeof(S) / 4); ++k) w[k] = __shfl_xor_sync(full_mask, w[k], m);
-  S r;
-  memcpy(&r, w, sizeof(S));
-  return r;
-}
-template <class S> __device__ __forceinline__ S shfl_idx_state(const S& v, int lane) {
-  unsigned w[sizeof(S) / 4];
-  memcpy(w, &v, sizeof(S));
-#pragma unroll
-  for (int k = 0; k < static_cast<int>(sizeof(S) / 4); ++k) w[k] = __shfl_sync(full_mask, w[k], lane);
-  S r;
-  memcpy(&r, w, sizeof(S));
-  return r;
-}
 
 // Five steps m = 16, 8, 4, 2, 1: lane i computes combine(own, lane i ^ m's value). All 32 lanes call.
 template <class Op> __device__ __forceinline__ typename Op::State butterfly(typename Op::State v) {
 #pragma unroll
-  for (int m = 16; m > 0; m >>= 1) v = Op::combine(v, shfl_xor_state(v, m));
+  for (int m = 16; m > 0; m >>= 1) v = Op::combine(v, warp::shfl(v, m, warp::Shfl::xor_lane));
   return v;
 }
 
@@ -77,7 +55,7 @@ __device__ __forceinline__ typename Op::State group_reduce(typename Op::State v,
     __syncthreads();  // every warp has read the totals before the next reduction writes them
     v = butterfly<Op>(v);
   }
-  return shfl_idx_state(v, 0);
+  return warp::shfl(v, 0, warp::Shfl::lane);
 }
 
 }  // namespace sumlab::gpu::rows

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "core/scan/scan_ops.hpp"
-#include "gpu/scan/warp_scan.cuh"
+#include "gpu/warp/warp_scan.cuh"
 
 namespace sumlab::gpu::detail {
 
@@ -31,7 +31,7 @@ __global__ void warp_hs_tile_kernel(const typename Op::Value* __restrict__ x, st
     s[k] = k == 0 ? v : Op::combine(s[k - 1], v);
   }
   const V lane_incl = warp_inclusive_scan<Op>(s[items - 1], lane);
-  const V lane_before = shfl_up(lane_incl, 1);  // lane l-1's inclusive value (unused on lane 0)
+  const V lane_before = warp::shfl(lane_incl, 1, warp::Shfl::up);  // lane l-1's inclusive value (unused on lane 0)
   if (lane == 31) warp_total[w] = lane_incl;
   __syncthreads();
   if (w == 0) {

@@ -5,27 +5,16 @@
 // exactly as the model does. All 32 lanes must call (blocks are whole warps).
 #include "core/launch_shape.hpp"
 #include "core/order_model/reduce_ops.hpp"
+#include "gpu/warp/shuffle.cuh"
 
 namespace sumlab::gpu::detail {
-
-inline constexpr unsigned full_mask = 0xffffffffu;
-
-__device__ __forceinline__ float shuffle(float v, int off, WarpStage w) {
-  return w == WarpStage::shfl_down ? __shfl_down_sync(full_mask, v, off) : __shfl_xor_sync(full_mask, v, off);
-}
-__device__ __forceinline__ double shuffle(double v, int off, WarpStage w) {
-  return w == WarpStage::shfl_down ? __shfl_down_sync(full_mask, v, off) : __shfl_xor_sync(full_mask, v, off);
-}
-template <class T>
-__device__ __forceinline__ KahanPair<T> shuffle(KahanPair<T> v, int off, WarpStage w) {
-  return KahanPair<T>{shuffle(v.s, off, w), shuffle(v.c, off, w)};
-}
 
 // Lane 0 (every lane, for xor_butterfly) returns the warp's total.
 template <class Op>
 __device__ __forceinline__ typename Op::Acc warp_reduce(typename Op::Acc v, WarpStage w) {
+  const warp::Shfl k = w == WarpStage::shfl_down ? warp::Shfl::down : warp::Shfl::xor_lane;
 #pragma unroll
-  for (int off = 16; off > 0; off >>= 1) v = Op::combine(v, shuffle(v, off, w));
+  for (int off = 16; off > 0; off >>= 1) v = Op::combine(v, warp::shfl(v, off, k));
   return v;
 }
 

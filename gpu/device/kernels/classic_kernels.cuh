@@ -5,9 +5,9 @@
 // partials. CPU model: core/order_model/classic_trees.hpp. Block sizes are powers of two, 32..1024.
 #include <cstdint>
 
-namespace sumlab::gpu::detail {
+#include "gpu/warp/shuffle.cuh"
 
-inline constexpr unsigned classic_full_mask = 0xffffffffu;
+namespace sumlab::gpu::detail {
 
 template <class T> __device__ __forceinline__ T* shared_words() {
   extern __shared__ __align__(16) unsigned char classic_smem[];
@@ -123,7 +123,7 @@ template <int B, class T> __device__ __forceinline__ T unrolled_tree(T* w) {
     v = w[t];
     if constexpr (B >= 64) v = v + w[t + 32];
 #pragma unroll
-    for (int off = 16; off > 0; off >>= 1) v = v + __shfl_down_sync(classic_full_mask, v, off);
+    for (int off = 16; off > 0; off >>= 1) v = v + __shfl_down_sync(warp::full_mask, v, off);
   }
   return v;
 }

@@ -1,0 +1,157 @@
+#pragma once
+// The host CUDA layer every family's launchers share (sums, rows, scans, segmented sums, the
+// benchmark): an owned device allocation that checks the fit first, a grow-only workspace carved
+// into typed regions, an event timer, and checked copies. Every call goes through
+// SUMLAB_CUDA_CHECK, so a failure is a GpuError naming the call; "does not fit" is a sentence with
+// the request and the device's free memory, never a crash.
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpu/cuda_check.cuh"
+
+namespace sumlab::gpu::detail {
+
+inline std::string gib(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+  return buf;
+}
+
+// Throws GpuError unless `bytes` fit in the device's free memory; `what` names the request.
+inline void require_free(double bytes, const std::string& what) {
+  std::size_t free_b = 0, total_b = 0;
+  SUMLAB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  if (bytes > double(free_b))
+    throw GpuError(what + " needs " + gib(bytes) + " of device memory, but only " + gib(double(free_b)) + " of " +
+                   gib(double(total_b)) + " are free");
+}
+
+// cudaMalloc that clears the (non-sticky) allocation error and throws a sentence instead.
+inline void* checked_malloc(std::size_t bytes, const std::string& what) {
+  void* p = nullptr;
+  const cudaError_t e = cudaMalloc(&p, bytes);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    throw GpuError("cudaMalloc of " + gib(double(bytes)) + " for " + what + " failed: " + cudaGetErrorString(e));
+  }
+  return p;
+}
+
+// An owned device allocation of `bytes` (nullptr for 0), after checking that it fits. Move-only.
+class DeviceBytes {
+ public:
+  DeviceBytes() = default;
+  DeviceBytes(std::size_t bytes, const std::string& what) {
+    if (bytes == 0) return;
+    require_free(double(bytes), what);
+    p_ = checked_malloc(bytes, what);
+  }
+  ~DeviceBytes() {
+    if (p_) cudaFree(p_);  // a destructor cannot report; the next checked call would
+  }
+  DeviceBytes(DeviceBytes&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+  DeviceBytes& operator=(DeviceBytes&& o) noexcept {
+    std::swap(p_, o.p_);
+    return *this;
+  }
+  DeviceBytes(const DeviceBytes&) = delete;
+  DeviceBytes& operator=(const DeviceBytes&) = delete;
+  void* get() const { return p_; }
+  template <class U> U* as() const { return static_cast<U*>(p_); }
+
+ private:
+  void* p_ = nullptr;
+};
+
+// One device allocation, grown on demand and kept for the process (freed at exit), so a sweep of
+// thousands of launches does not pay a cudaMalloc each.
+class Workspace {
+ public:
+  // At least `bytes` bytes, 256-byte aligned; contents undefined; invalidated by the next call.
+  void* reserve(std::size_t bytes) {
+    if (bytes > bytes_) {
+      mem_ = DeviceBytes();
+      bytes_ = 0;
+      mem_ = DeviceBytes(bytes, "the launch workspace");
+      bytes_ = bytes;
+    }
+    return mem_.get();
+  }
+
+ private:
+  DeviceBytes mem_;
+  std::size_t bytes_ = 0;
+};
+
+inline Workspace& workspace() {
+  static Workspace w;
+  return w;
+}
+
+// Carves typed, 256-byte-aligned regions out of the workspace, in order.
+class Carver {
+ public:
+  template <class T> Carver& add(T** out, std::size_t count) {
+    if (n_ == max_regions) throw GpuError("Carver: more than " + std::to_string(max_regions) + " regions");
+    offsets_[n_] = total_;
+    slots_[n_++] = reinterpret_cast<void**>(out);
+    total_ += (count * sizeof(T) + 255) / 256 * 256;
+    return *this;
+  }
+  void commit() {
+    char* base = static_cast<char*>(workspace().reserve(total_ == 0 ? 256 : total_));
+    for (int i = 0; i < n_; ++i) *slots_[i] = base + offsets_[i];
+  }
+
+ private:
+  static constexpr int max_regions = 12;
+  void** slots_[max_regions] = {};
+  std::size_t offsets_[max_regions] = {};
+  int n_ = 0;
+  std::size_t total_ = 0;
+};
+
+// Device time between start() and stop(), on the default stream (or the stream given to both).
+class EventTimer {
+ public:
+  EventTimer() {
+    SUMLAB_CUDA_CHECK(cudaEventCreate(&start_));
+    SUMLAB_CUDA_CHECK(cudaEventCreate(&stop_));
+  }
+  ~EventTimer() {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  EventTimer(const EventTimer&) = delete;
+  EventTimer& operator=(const EventTimer&) = delete;
+  void start(cudaStream_t stream = nullptr) { SUMLAB_CUDA_CHECK(cudaEventRecord(start_, stream)); }
+  float stop(cudaStream_t stream = nullptr) {
+    SUMLAB_CUDA_CHECK(cudaEventRecord(stop_, stream));
+    SUMLAB_CUDA_CHECK(cudaEventSynchronize(stop_));
+    float ms = 0;
+    SUMLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+    return ms;
+  }
+
+ private:
+  cudaEvent_t start_{};
+  cudaEvent_t stop_{};
+};
+
+template <class T> T copy_to_host(const T* d) {
+  T h{};
+  SUMLAB_CUDA_CHECK(cudaMemcpy(&h, d, sizeof(T), cudaMemcpyDeviceToHost));
+  return h;
+}
+
+template <class T> void download(std::vector<T>& host, const T* d) {
+  if (host.empty()) return;
+  SUMLAB_CUDA_CHECK(cudaMemcpy(host.data(), d, host.size() * sizeof(T), cudaMemcpyDeviceToHost));
+}
+
+}  // namespace sumlab::gpu::detail
