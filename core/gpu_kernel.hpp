@@ -70,6 +70,10 @@ struct GpuKernelInfo {
   bool diagnostic_only;      // racy_tree: never part of a sum or a sweep
   BoundKind bound_kind;
   BoundDoc bound;            // the formula and the theorem it comes from
+  // The kernel whose order of operations this one runs for every shape ("" for its own): the same
+  // pairs added in the same order, so the same bits on every input. `sumlab verify` checks it on
+  // the GPU (both kernels against the one model); the studies evaluate such a pair once.
+  std::string_view same_order_as;
 };
 
 // What a kernel takes besides its shape. fixed_scale: gpu_fixed_point with the caller's scale k
@@ -104,6 +108,11 @@ std::string validate_shape(GpuKernel k, const LaunchShape& s, std::string_view d
 // (in.quantisation: gpu_fixed_point's m 2^(-k-1), as fixed_point_sum reports it for the same k);
 // +inf where no bound holds.
 double kernel_bound(GpuKernel k, FloatFormat f, const LaunchShape& s, const BoundInput& in);
+
+// Equal keys: the same order of operations, so the same bits for every input. Kernels that share
+// an order (same_order_as) or read fewer shape fields map many (kernel, shape) pairs to one key;
+// a shape-invariant kernel has one key for every shape.
+std::string order_key(GpuKernel k, const LaunchShape& s, int sm_count = 132);
 
 // The shape as kernel k runs it, naming only the fields it reads: "block 256" (Harris 1-6: their grid
 // follows from n), "grid 132, block 512" (the integer kernels), the whole to_string(s) for the

@@ -26,7 +26,7 @@
 //   compare  bitwise; any NaN equals any NaN (the GPU returns the canonical NaN, x86 propagates a
 //            payload); gpu_double_acc compares its double accumulator too.
 // The model side runs on --threads CPU threads (default: all), one job per distinct model
-// (two_pass and last_block share one: same order).
+// (one per order_key: kernels that share an order share one).
 //
 // Without a GPU: the reason, and exit 2; with --allow-no-gpu the model side of the sweep runs
 // alone (it checks that shape-invariant kernels give one value per input and that the last-block
@@ -169,28 +169,6 @@ template <class T> std::vector<T> random_bits_input(std::size_t n, std::uint64_t
   return x;
 }
 
-// The model family a (kernel, shape) belongs to: cases with the same key have the same order.
-std::string model_key(GpuKernel k, const LaunchShape& s) {
-  LaunchShape c = s;
-  switch (k) {
-    case GpuKernel::serial:
-    case GpuKernel::exact:
-    case GpuKernel::fixed_point: return std::string(info(k).name);
-    case GpuKernel::interleaved:
-    case GpuKernel::strided: return "harris12/" + std::to_string(s.block);
-    case GpuKernel::sequential: return "harris3/" + std::to_string(s.block);
-    case GpuKernel::first_add:
-    case GpuKernel::warp_unrolled:
-    case GpuKernel::unrolled: return "harris456/" + std::to_string(s.block);
-    case GpuKernel::multi_add: return "harris7/" + std::to_string(s.grid) + "x" + std::to_string(s.block);
-    case GpuKernel::two_pass:
-    case GpuKernel::last_block: c.cross = CrossBlock::second_kernel; return "plain/" + to_string(c);
-    case GpuKernel::kahan: c.cross = CrossBlock::second_kernel; return "kahan/" + to_string(c);
-    case GpuKernel::double_acc: c.cross = CrossBlock::second_kernel; return "dacc/" + to_string(c);
-    default: return std::string(info(k).name) + "/" + to_string(c);
-  }
-}
-
 struct Case {
   GpuKernel kernel = GpuKernel::two_pass;
   LaunchShape shape;
@@ -265,7 +243,7 @@ class Verifier {
         Case c;
         c.kernel = k;
         c.shape = s;
-        c.key = model_key(k, s);
+        c.key = order_key(k, s, sm_);
         out.push_back(std::move(c));
       }
     }

@@ -489,21 +489,15 @@ template <class T> std::vector<ModelJob> measure_gpu_kernels(CellWork<T>& w) {
   return jobs;
 }
 
-// The job that computes each job's value: two_pass and last_block share one evaluation (same
-// order, same code), so do equal (kernel, shape) pairs.
+// The job that computes each job's value: kernels and shapes with one order (order_key) share one
+// evaluation.
 template <class T> std::vector<std::size_t> model_aliases(const CellWork<T>& w, const std::vector<ModelJob>& jobs) {
-  std::map<std::string, std::size_t> first_of;  // model key -> job index that computes it
+  std::map<std::string, std::size_t> first_of;  // order key -> job index that computes it
   std::vector<std::size_t> alias(jobs.size());
   for (std::size_t j = 0; j < jobs.size(); ++j) {
     const auto& rec = w.records[jobs[j].record];
-    const GpuKernel k = *find_gpu_kernel(rec.name);
-    std::string name(info(k).name);
-    LaunchShape s = rec.shapes[jobs[j].shape].shape;
-    if (k == GpuKernel::last_block) {
-      name = "gpu_two_pass";
-      s.cross = CrossBlock::second_kernel;
-    }
-    alias[j] = first_of.emplace(name + "/" + to_string(s), j).first->second;
+    const std::string key = order_key(*find_gpu_kernel(rec.name), rec.shapes[jobs[j].shape].shape, w.p.sm);
+    alias[j] = first_of.emplace(key, j).first->second;
   }
   return alias;
 }

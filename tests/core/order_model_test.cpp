@@ -9,8 +9,10 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <set>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "core/exact_sum.hpp"
@@ -342,6 +344,70 @@ TEST(ModelVsLiteral, LastBlockEqualsTwoPass) {
     const auto b = model_sum<float>(GpuKernel::last_block, canonicalize(GpuKernel::last_block, s), std::span<const float>(x));
     EXPECT_EQ(to_bits(a.value), to_bits(b.value));
   }
+}
+
+// The registry's order_key: (kernel, shape) pairs with one key are modelled to the same bits on
+// every input (what lets verify and the determinism study evaluate them once), and the key tells
+// apart what the order tells apart.
+TEST(OrderKey, EqualKeysGiveEqualBits) {
+  const auto x = input_of<float>(Distribution::lognormal, 4099);
+  const auto y = input_of<float>(Distribution::cancellation, 4099, 5);
+  std::map<std::string, std::pair<std::uint32_t, std::uint32_t>> bits_of;
+  std::set<std::string> kernels_sharing;  // keys reached by more than one kernel
+  std::map<std::string, std::string> kernel_of;
+  int compared = 0;
+  for (const auto& ki : gpu_kernels()) {
+    if (!ki.modelled || ki.diagnostic_only || ki.determinism == Determinism::not_deterministic) continue;
+    for (LaunchShape s : test_shapes()) {
+      for (CrossBlock c : {CrossBlock::second_kernel, CrossBlock::last_block}) {
+        s.cross = c;
+        if (!validate_shape(ki.kernel, s, "float32", 4099).empty()) continue;
+        const std::string key = order_key(ki.kernel, s);
+        const auto a = model_sum<float>(ki.kernel, s, std::span<const float>(x));
+        const auto b = model_sum<float>(ki.kernel, s, std::span<const float>(y));
+        ASSERT_TRUE(a.has_value && b.has_value) << ki.name;
+        const auto bits = std::make_pair(to_bits(a.value), to_bits(b.value));
+        const auto [it, fresh] = bits_of.emplace(key, bits);
+        if (!fresh) {
+          ++compared;
+          EXPECT_EQ(it->second, bits) << ki.name << " " << to_string(s) << " key " << key;
+        }
+        const auto [kt, first] = kernel_of.emplace(key, std::string(ki.name));
+        if (!first && kt->second != ki.name) kernels_sharing.insert(key);
+      }
+    }
+  }
+  EXPECT_GT(compared, 100);
+  // Harris 1 and 2, Harris 4-6, two_pass and last_block: each group shares keys.
+  for (std::string_view name : {"gpu_interleaved/", "gpu_first_add/", "gpu_two_pass/"})
+    EXPECT_TRUE(std::any_of(kernels_sharing.begin(), kernels_sharing.end(),
+                            [&](const std::string& k) { return k.starts_with(name); }))
+        << name;
+}
+
+TEST(OrderKey, DifferentOrdersGetDifferentKeys) {
+  LaunchShape a;
+  a.grid = 4;
+  a.block = 128;
+  LaunchShape b = a;
+  b.block = 256;
+  EXPECT_NE(order_key(GpuKernel::two_pass, a), order_key(GpuKernel::two_pass, b));
+  EXPECT_NE(order_key(GpuKernel::two_pass, a), order_key(GpuKernel::kahan, a));
+  EXPECT_NE(order_key(GpuKernel::sequential, a), order_key(GpuKernel::interleaved, a));
+  EXPECT_NE(order_key(GpuKernel::atomic, a), order_key(GpuKernel::two_pass, a));
+  EXPECT_EQ(order_key(GpuKernel::strided, a), order_key(GpuKernel::interleaved, a));
+  EXPECT_EQ(order_key(GpuKernel::unrolled, a), order_key(GpuKernel::first_add, a));
+  EXPECT_EQ(order_key(GpuKernel::exact, a), order_key(GpuKernel::exact, b));  // shape-invariant
+  // Harris 1-6 take no grid: another grid is the same order.
+  LaunchShape g = a;
+  g.grid = 9;
+  EXPECT_EQ(order_key(GpuKernel::sequential, a), order_key(GpuKernel::sequential, g));
+  EXPECT_NE(order_key(GpuKernel::two_pass, a), order_key(GpuKernel::two_pass, g));
+  // The last block runs the second kernel's order: Kahan with either cross-block stage is one order.
+  LaunchShape k1 = a, k2 = a;
+  k1.cross = CrossBlock::second_kernel;
+  k2.cross = CrossBlock::last_block;
+  EXPECT_EQ(order_key(GpuKernel::kahan, k1), order_key(GpuKernel::kahan, k2));
 }
 
 TEST(ModelVsLiteral, ClassicKernelsEveryBlockEverySize) {

@@ -61,7 +61,9 @@ TYPED_TEST(PluginDevice, TheExampleIsWithinTheBoundAndTwoPassRepeatsItsBits) {
     const std::vector<T> x = generate<T>(spec, 5, static_cast<std::size_t>(n));
     const auto input = backend->load(std::span<const T>(x));
     ASSERT_TRUE(input->on_device());
-    if (n > 0) ASSERT_NE(input->device_data(), nullptr);
+    if (n > 0) {
+      ASSERT_NE(input->device_data(), nullptr);
+    }
     const reference::ExactSum<T> exact{std::span<const T>(x)};
     const double sum_abs = exact.measure(T(0)).sum_abs;
     const double bound = n < 2 ? 0.0 : bound::gamma(format_of<T>(), double(n - 1)) * sum_abs;
