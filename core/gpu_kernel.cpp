@@ -29,78 +29,108 @@ constexpr unsigned shuffle_fields =
 // are integers (any order, the same bits): only the grid and block size reach the launch.
 constexpr unsigned tile_fields = field_grid | field_block;
 
-constexpr std::array<GpuKernelInfo, 18> kernels{{
+constexpr FloatFormat wide_double(FloatFormat) { return format_of<double>(); }
+// A double word hi + lo of p-bit halves: Joldes, Muller and Popescu bound each AccurateDWPlusDW by
+// 3u^2 + 13u^3 (u = 2^-p, p >= 6), below 4u^2 = 2^-(2p-2): the unit roundoff of a (2p-2)-bit format.
+constexpr FloatFormat double_word_of(FloatFormat f) { return {2 * f.precision - 2, f.min_subnormal_exp}; }
+constexpr BoundDoc double_word_bound{
+    "u|s| + (1+u) gamma_dw(d) S + 2^(emin-1), u_dw = 2^-(2p-2), d = the longest path of the tree",
+    "Joldes, Muller, Popescu 2017 (ACM TOMS 44(2)), Algorithm 6 per add; Higham 2002 Lemma 3.1 over "
+    "the tree; Thm 2.2 for the final rounding"};
+
+constexpr std::array<GpuKernelInfo, 19> kernels{{
     {GpuKernel::serial, "gpu_serial", "one GPU thread adds left to right (the CPU serial sum's order)",
      "s = x0; s += x1; ...; s += x_{n-1}; one thread, no shape", Determinism::shape_invariant, true,
      0, false, false, false,
-     BoundKind::tree, serial_bound, ""},
+     BoundKind::tree, serial_bound,
+     KernelFamily::serial, nullptr, ""},
     {GpuKernel::interleaved, "gpu_interleaved",
      "Harris 1: shared-memory tree, interleaved addressing (divergent warps)",
      "block of B loads x[bB+t] (0 past n); for s = 1,2,..,B/2: threads t with t%2s==0 do "
      "w[t] += w[t+s]; relaunch on the block partials until one value",
      Determinism::run_to_run, true, field_block, true, false, false,
-     BoundKind::tree, tree_bound, ""},
+     BoundKind::tree, tree_bound,
+     KernelFamily::classic, nullptr, ""},
     {GpuKernel::strided, "gpu_strided",
      "Harris 2: shared-memory tree, strided indexing (bank conflicts)",
      "as gpu_interleaved, with thread t adding w[2st] += w[2st+s]: the same pairs, so the same bits",
      Determinism::run_to_run, true, field_block, true, false, false,
-     BoundKind::tree, tree_bound, "gpu_interleaved"},
+     BoundKind::tree, tree_bound,
+     KernelFamily::classic, nullptr, "gpu_interleaved"},
     {GpuKernel::sequential, "gpu_sequential",
      "Harris 3: shared-memory tree, sequential addressing",
      "block of B loads x[bB+t]; for h = B/2..1: t < h does w[t] += w[t+h]; relaunch until one",
      Determinism::run_to_run, true, field_block, true, false, false,
-     BoundKind::tree, tree_bound, ""},
+     BoundKind::tree, tree_bound,
+     KernelFamily::classic, nullptr, ""},
     {GpuKernel::first_add, "gpu_first_add", "Harris 4: first add during load, then sequential tree",
      "w[t] = x[2bB+t] (+ x[2bB+t+B] if < n); sequential tree; relaunch until one",
      Determinism::run_to_run, true, field_block, true, false, false,
-     BoundKind::tree, tree_bound, ""},
+     BoundKind::tree, tree_bound,
+     KernelFamily::classic, nullptr, ""},
     {GpuKernel::warp_unrolled, "gpu_warp_unrolled",
      "Harris 5: as 4, last warp unrolled with __syncwarp (no implicit lockstep)",
      "as gpu_first_add; levels h <= 32 run in warp 0 with __syncwarp between them: same pairs, "
      "same bits as gpu_first_add",
      Determinism::run_to_run, true, field_block, true, false, false,
-     BoundKind::tree, tree_bound, "gpu_first_add"},
+     BoundKind::tree, tree_bound,
+     KernelFamily::classic, nullptr, "gpu_first_add"},
     {GpuKernel::unrolled, "gpu_unrolled",
      "Harris 6: as 5, fully unrolled for a compile-time block size, last warp by __shfl_down_sync",
      "as gpu_first_add (same pairs, same bits); block size a template parameter 32..1024",
      Determinism::run_to_run, true, field_block, true, false, false,
-     BoundKind::tree, tree_bound, "gpu_first_add"},
+     BoundKind::tree, tree_bound,
+     KernelFamily::classic, nullptr, "gpu_first_add"},
     {GpuKernel::multi_add, "gpu_multi_add",
      "Harris 7: many elements per thread (grid-stride pairs), unrolled tree, second pass",
      "thread t of block b: v = 0; for i = 2bB+t step 2BG: v += (x[i] + x[i+B]) (or v += x[i] at "
      "the end); unrolled sequential tree; the same kernel with grid 1 over the G partials",
      Determinism::run_to_run, true, field_grid | field_block, true, false, false,
-     BoundKind::tree, tree_bound, ""},
+     BoundKind::tree, tree_bound,
+     KernelFamily::multi_add, nullptr, ""},
     {GpuKernel::two_pass, "gpu_two_pass",
      "shuffle warp tree + grid-stride loop, a second kernel reduces the block partials",
      "thread chain (mapping, vector) -> warp stage -> block stage -> partial per block; a second "
      "launch of one block reduces the partials with the same chain, warp and block stages",
      Determinism::run_to_run, true, shuffle_fields, false, false, false,
-     BoundKind::tree, tree_bound, ""},
+     BoundKind::tree, tree_bound,
+     KernelFamily::shuffle, nullptr, ""},
     {GpuKernel::atomic, "gpu_atomic",
      "shuffle warp tree + grid-stride loop, atomicAdd of each block's partial (single pass)",
      "as gpu_two_pass up to the block partials; then out = ((0 + p_a) + p_b) + ... in the order "
      "the blocks happen to arrive",
      Determinism::not_deterministic, true, shuffle_fields, false, false, false,
-     BoundKind::tree, tree_bound, ""},
+     BoundKind::tree, tree_bound,
+     KernelFamily::shuffle, nullptr, ""},
     {GpuKernel::last_block, "gpu_last_block",
      "single pass; the last block to finish (acq_rel device counter) reduces the partials",
      "as gpu_two_pass; the final reduction runs in the last-arriving block, with the second "
      "kernel's order, so its bits equal gpu_two_pass's for the same shape",
      Determinism::run_to_run, true, shuffle_fields, false, false, false,
-     BoundKind::tree, tree_bound, "gpu_two_pass"},
+     BoundKind::tree, tree_bound,
+     KernelFamily::shuffle, nullptr, "gpu_two_pass"},
     {GpuKernel::kahan, "gpu_kahan",
      "Kahan inside each thread; (sum, compensation) pairs combined by TwoSum through the trees",
      "per thread: y = x - c; t = s + y; c = (t - s) - y; s = t. Pairs meet through the warp, "
      "block and cross-block stages by s = a.s + b.s, e = TwoSum error, c = (a.c + b.c) - e; "
      "result s - c",
      Determinism::run_to_run, true, shuffle_fields | field_cross, false, false, false,
-     BoundKind::kahan_tree, kahan_bound, ""},
+     BoundKind::kahan_tree, kahan_bound,
+     KernelFamily::shuffle, nullptr, ""},
     {GpuKernel::double_acc, "gpu_double_acc",
      "float input accumulated in double through every stage, rounded to float once",
      "as gpu_two_pass with acc = acc + (double)x and double partials; value = (float)total",
      Determinism::run_to_run, true, shuffle_fields | field_cross, false, true, false,
-     BoundKind::wide_tree, wide_bound, ""},
+     BoundKind::wide_tree, wide_bound,
+     KernelFamily::shuffle, wide_double, ""},
+    {GpuKernel::double_word, "gpu_double_word",
+     "a double-word accumulator (hi + lo, about 2p bits) through every stage, rounded once",
+     "as gpu_kahan's trees; every add, chain step or tree node, is AccurateDWPlusDW (TwoSum of the "
+     "highs, TwoSum of the lows, two Fast2Sum renormalisations); an element enters as (x, 0); the "
+     "value is hi, the rounding of hi + lo",
+     Determinism::run_to_run, true, shuffle_fields | field_cross, false, false, false,
+     BoundKind::wide_tree, double_word_bound,
+     KernelFamily::shuffle, double_word_of, ""},
     {GpuKernel::fixed_point, "gpu_fixed_point",
      "quantize to int64 at scale 2^k (k from max|x|, or the caller's), add exactly in 128 bits: "
      "order-independent",
@@ -110,28 +140,33 @@ constexpr std::array<GpuKernelInfo, 18> kernels{{
      "thread/warp/block, each block's sum added by atomics; the caller's k: pass 2 alone; the host "
      "converts as the CPU does",
      Determinism::shape_invariant, true, tile_fields, false, false, false,
-     BoundKind::fixed_point, fixed_bound, ""},
+     BoundKind::fixed_point, fixed_bound,
+     KernelFamily::integer, nullptr, ""},
     {GpuKernel::exact, "gpu_exact",
      "correctly rounded: integer limbs per block (shared-memory 64-bit atomics), host rounding",
      "each element split into 32-bit limbs of a fixed-point superaccumulator and added with "
      "integer atomics (order-free); the blocks' limbs added to the launch's by atomics, rounded "
      "once by core/exact_sum.hpp",
      Determinism::shape_invariant, true, tile_fields, false, false, false,
-     BoundKind::correctly_rounded, exact_bound, ""},
+     BoundKind::correctly_rounded, exact_bound,
+     KernelFamily::integer, nullptr, ""},
     {GpuKernel::cub, "gpu_cub", "cub::DeviceReduce::Sum (library peer; its order is CUB's)",
      "CUB's own tuning policy; measured, not modelled", Determinism::run_to_run, false, 0, false,
      false, false,
-     BoundKind::tree, any_order_bound, ""},
+     BoundKind::tree, any_order_bound,
+     KernelFamily::library, nullptr, ""},
     {GpuKernel::thrust, "gpu_thrust", "thrust::reduce (library peer; its order is Thrust's)",
      "Thrust's own order (CUB underneath); measured, not modelled", Determinism::run_to_run, false,
      0, false, false, false,
-     BoundKind::tree, any_order_bound, ""},
+     BoundKind::tree, any_order_bound,
+     KernelFamily::library, nullptr, ""},
     {GpuKernel::racy_tree, "gpu_racy_tree",
      "DIAGNOSTIC: sequential tree with the barrier after the load removed (a data race)",
      "as gpu_sequential without the __syncthreads() between the loads and the first level: thread t "
      "may read w[t+h] before thread t+h wrote it. Exists only to show racecheck catching it",
      Determinism::not_deterministic, false, field_block, true, false, true,
-     BoundKind::none, no_bound, ""},
+     BoundKind::none, no_bound,
+     KernelFamily::classic, nullptr, ""},
 }};
 
 }  // namespace
@@ -230,7 +265,7 @@ double kernel_bound(GpuKernel k, FloatFormat f, const LaunchShape& s, const Boun
   const order_model::TreeDepth d = order_model::tree_depth(k, s, in.n);
   switch (info(k).bound_kind) {
     case BoundKind::tree: return bound::tree(f, d.roundings(), in);
-    case BoundKind::wide_tree: return bound::wide_tree(f, format_of<double>(), d.roundings(), in);
+    case BoundKind::wide_tree: return bound::wide_tree(f, info(k).accumulator(f), d.roundings(), in);
     case BoundKind::kahan_tree: return bound::kahan_tree(f, d.chain, d.levels, in);
     case BoundKind::fixed_point: return bound::fixed_point(f, in);
     case BoundKind::correctly_rounded: return bound::correctly_rounded(f, in);

@@ -29,6 +29,7 @@ enum class GpuKernel {
   last_block,      // shuffles + grid-stride loop, last block done reduces the partials
   kahan,           // Kahan per thread, compensated pair combine through the trees
   double_acc,      // float input, double accumulator everywhere
+  double_word,     // a double-word (hi + lo) accumulator through every stage
   fixed_point,     // integer accumulation of quantized values (core/fixed_point_sum.hpp)
   exact,           // correctly rounded: integer limbs, merged by core/exact_sum.hpp
   cub,             // cub::DeviceReduce::Sum (library peer)
@@ -57,6 +58,19 @@ enum class BoundKind {
   none,               // no value to bound (the racy diagnostic)
 };
 
+// How a kernel is built, which fixes its launcher (gpu/device/dispatch_*.cu), its CPU model and
+// its tree depth. A new kernel of the shuffle family is its Op (core/order_model/reduce_ops.hpp,
+// compiled for the kernel and the model alike) and its row here: the launcher, the model, the depth
+// and the bound follow from the row.
+enum class KernelFamily {
+  serial,     // one thread, left to right
+  classic,    // Harris 1-6 and the racy tree: one shared-memory tree per block, relaunched
+  multi_add,  // Harris 7: grid-stride pairs, tree, one more pass
+  shuffle,    // thread chain -> warp stage -> block stage -> cross-block stage, over an Op
+  integer,    // order-free integer totals, rounded once on the host
+  library,    // a library's own order: measured, never modelled
+};
+
 struct GpuKernelInfo {
   GpuKernel kernel;
   std::string_view name;     // CLI name, CSV column value, plot label ("gpu_two_pass")
@@ -70,6 +84,10 @@ struct GpuKernelInfo {
   bool diagnostic_only;      // racy_tree: never part of a sum or a sweep
   BoundKind bound_kind;
   BoundDoc bound;            // the formula and the theorem it comes from
+  KernelFamily family;
+  // The format the kernel accumulates in, for an input of format f (wide_tree bounds); nullptr:
+  // the input's own.
+  FloatFormat (*accumulator)(FloatFormat f);
   // The kernel whose order of operations this one runs for every shape ("" for its own): the same
   // pairs added in the same order, so the same bits on every input. `sumlab verify` checks it on
   // the GPU (both kernels against the one model); the studies evaluate such a pair once.

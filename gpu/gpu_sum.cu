@@ -59,26 +59,16 @@ DeviceInfo device_info() {
 namespace detail {
 template <class T>
 LaunchOutcome<T> dispatch(GpuKernel k, const LaunchShape& s, const LaunchInputs<T>& in, std::int64_t n, const KernelOptions& opt) {
-  switch (k) {
-    case GpuKernel::two_pass:
-    case GpuKernel::atomic:
-    case GpuKernel::last_block:
-    case GpuKernel::kahan:
-    case GpuKernel::double_acc: return dispatch_shuffle<T>(k, s, in, n);
-    case GpuKernel::serial:
-    case GpuKernel::interleaved:
-    case GpuKernel::strided:
-    case GpuKernel::sequential:
-    case GpuKernel::first_add:
-    case GpuKernel::warp_unrolled:
-    case GpuKernel::unrolled:
-    case GpuKernel::multi_add:
-    case GpuKernel::racy_tree: return dispatch_classic<T>(k, s, in, n);
-    case GpuKernel::fixed_point: return dispatch_fixed_point<T>(s, in, n, opt);
-    case GpuKernel::exact: return dispatch_exact<T>(s, in, n);
-    case GpuKernel::cub:
-    case GpuKernel::thrust: return dispatch_library<T>(k, in, n);
+  switch (info(k).family) {
+    case KernelFamily::shuffle: return dispatch_shuffle<T>(k, s, in, n);
+    case KernelFamily::serial:
+    case KernelFamily::classic:
+    case KernelFamily::multi_add: return dispatch_classic<T>(k, s, in, n);
+    case KernelFamily::integer:
+      return k == GpuKernel::exact ? dispatch_exact<T>(s, in, n) : dispatch_fixed_point<T>(s, in, n, opt);
+    case KernelFamily::library: return dispatch_library<T>(k, in, n);
   }
+
   throw GpuError("dispatch: unknown kernel");
 }
 template LaunchOutcome<float> dispatch<float>(GpuKernel, const LaunchShape&, const LaunchInputs<float>&, std::int64_t,

@@ -30,6 +30,17 @@ template <class T> T serial_model(std::span<const T> x) {
   return s;
 }
 
+// The racy tree has no value to model: the note says where block 0 reads before the write.
+template <class T> std::string racy_note(const LaunchShape& shape, std::span<const T> x) {
+  const auto first = x.subspan(0, std::min<std::size_t>(x.size(), static_cast<std::size_t>(shape.block)));
+  std::vector<T> words(first.begin(), first.end());
+  words.resize(static_cast<std::size_t>(shape.block), T(0));
+  const auto trace = order_model::smem_tree_trace<T>(std::span<const T>(words), 0);
+  std::string note = "no value: a data race (" + std::to_string(trace.races.size()) + " reads before their writes in block 0";
+  if (!trace.races.empty()) note += ", e.g. " + order_model::describe(trace.races.front());
+  return note + ")";
+}
+
 }  // namespace
 
 template <class T>
@@ -47,60 +58,43 @@ ModelResult<T> model_sum(GpuKernel k, const LaunchShape& shape, std::span<const 
     r.value = v;
     r.accumulator = static_cast<double>(v);
   };
-  switch (k) {
-    case GpuKernel::serial: set(serial_model<T>(x)); break;
-    case GpuKernel::interleaved:
-    case GpuKernel::strided:
-    case GpuKernel::sequential:
-    case GpuKernel::first_add:
-    case GpuKernel::warp_unrolled:
-    case GpuKernel::unrolled: set(order_model::classic_sum<T>(k, shape.block, x)); break;
-    case GpuKernel::multi_add: set(order_model::multi_add_sum<T>(shape.grid, shape.block, x)); break;
-    case GpuKernel::two_pass:
-    case GpuKernel::last_block: set(shuffle_model<PlainSumOp<T>>(x, shape)); break;
-    case GpuKernel::atomic: {
-      const std::vector<T> p = model_block_partials<T>(shape, x);
-      const std::vector<int> order = order_model::launch_order(shape.grid);
-      set(order_model::atomic_fold<T>(std::span<const T>(p), std::span<const int>(order)));
-      r.note = "one arrival order (launch order) of " + std::to_string(shape.grid) +
-               " blocks; other orders can give other bits";
+  switch (info(k).family) {
+    case KernelFamily::serial: set(serial_model<T>(x)); break;
+    case KernelFamily::classic:
+      if (info(k).diagnostic_only) {
+        r.note = racy_note<T>(shape, x);
+        break;
+      }
+      set(order_model::classic_sum<T>(k, shape.block, x));
       break;
-    }
-    case GpuKernel::kahan: {
-      using Op = KahanOp<T>;
-      set(Op::finish(shuffle_model<Op>(x, shape)));
+    case KernelFamily::multi_add: set(order_model::multi_add_sum<T>(shape.grid, shape.block, x)); break;
+    case KernelFamily::shuffle:
+      if (shape.cross == CrossBlock::atomic) {
+        const std::vector<T> p = model_block_partials<T>(shape, x);
+        const std::vector<int> order = order_model::launch_order(shape.grid);
+        set(order_model::atomic_fold<T>(std::span<const T>(p), std::span<const int>(order)));
+        r.note = "one arrival order (launch order) of " + std::to_string(shape.grid) +
+                 " blocks; other orders can give other bits";
+        break;
+      }
+      with_shuffle_op<T>(k, [&]<class Op>() {
+        const typename Op::Acc acc = shuffle_model<Op>(x, shape);
+        set(Op::finish(acc));
+        if constexpr (std::is_same_v<typename Op::Acc, double>) r.accumulator = acc;
+      });
       break;
-    }
-    case GpuKernel::double_acc: {
-      if constexpr (std::is_same_v<T, float>) {
-        const double acc = shuffle_model<DoubleAccOp>(x, shape);
-        set(DoubleAccOp::finish(acc));
-        r.accumulator = acc;
+    case KernelFamily::integer:
+      if (k == GpuKernel::exact) {
+        set(exact_sum<T>(x));
+      } else {
+        const auto f = order_model::fixed_point_model<T>(x, opt.fixed_scale);
+        set(f.value);
+        r.note = f.note;
       }
       break;
-    }
-    case GpuKernel::fixed_point: {
-      const auto f = order_model::fixed_point_model<T>(x, opt.fixed_scale);
-      set(f.value);
-      r.note = f.note;
-      break;
-    }
-    case GpuKernel::exact: set(exact_sum<T>(x)); break;
-    case GpuKernel::cub:
-    case GpuKernel::thrust:
+    case KernelFamily::library:
       r.note = "not modelled: the library chooses its own order (measured, not predicted)";
       break;
-    case GpuKernel::racy_tree: {
-      const auto first = x.subspan(0, std::min<std::size_t>(x.size(), static_cast<std::size_t>(shape.block)));
-      std::vector<T> words(first.begin(), first.end());
-      words.resize(static_cast<std::size_t>(shape.block), T(0));
-      const auto trace = order_model::smem_tree_trace<T>(std::span<const T>(words), 0);
-      r.note = "no value: a data race (" + std::to_string(trace.races.size()) +
-               " reads before their writes in block 0";
-      if (!trace.races.empty()) r.note += ", e.g. " + order_model::describe(trace.races.front());
-      r.note += ")";
-      break;
-    }
   }
   return r;
 }

@@ -18,7 +18,9 @@
 //             Out finish(Acc a);         the value returned
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
+#include "core/gpu_kernel.hpp"
 #include "core/hd.hpp"
 
 namespace sumlab {
@@ -84,6 +86,51 @@ template <class T> struct KahanOp {
   SUMLAB_HD static Out finish(Acc a) { return a.s - a.c; }
 };
 
+// The exact sum of two floats as a pair (s, e), s = RN(a + b), s + e = a + b: Knuth's TwoSum
+// (6 operations, any magnitudes) and Dekker's Fast2Sum (3 operations, needs exponent(a) >=
+// exponent(b)). Both stay exact under gradual underflow.
+template <class T> struct TwoSumOut {
+  T s;
+  T e;
+};
+template <class T> SUMLAB_HD TwoSumOut<T> two_sum(T a, T b) {
+  const T s = a + b;
+  const T bb = s - a;
+  return {s, (a - (s - bb)) + (b - bb)};
+}
+template <class T> SUMLAB_HD TwoSumOut<T> fast_two_sum(T a, T b) {
+  const T s = a + b;
+  return {s, b - (s - a)};
+}
+
+// A double-word number hi + lo with |lo| <= ulp(hi)/2 (hi is the rounding of hi + lo).
+template <class T> struct DoubleWord {
+  T hi;
+  T lo;
+};
+
+// A double-word accumulator in every stage: each add, of an element (entering as (x, 0)) or of two
+// partials, is AccurateDWPlusDW (Joldes, Muller, Popescu, ACM TOMS 2017, Algorithm 6), whose
+// relative error is at most 3u^2 + 13u^3, so the tree behaves as a plain tree in a (2p-2)-bit
+// format (the bound of core/gpu_kernel.cpp's row). The result is hi: the sum rounded once.
+// An infinity makes some TwoSum compute Inf - Inf, so the result is NaN (as gpu_kahan).
+template <class T> struct DoubleWordOp {
+  using In = T;
+  using Acc = DoubleWord<T>;
+  using Out = T;
+  SUMLAB_HD static Acc identity() { return Acc{T(0), T(0)}; }
+  SUMLAB_HD static Acc leaf(In x) { return Acc{x, T(0)}; }
+  SUMLAB_HD static Acc add(Acc a, In x) { return combine(a, leaf(x)); }
+  SUMLAB_HD static Acc combine(Acc a, Acc b) {
+    const TwoSumOut<T> h = two_sum(a.hi, b.hi);
+    const TwoSumOut<T> l = two_sum(a.lo, b.lo);
+    const TwoSumOut<T> v = fast_two_sum(h.s, h.e + l.s);
+    const TwoSumOut<T> z = fast_two_sum(v.s, l.e + v.e);
+    return Acc{z.s, z.e};
+  }
+  SUMLAB_HD static Out finish(Acc a) { return a.hi; }
+};
+
 // Bitwise equality, except that any two NaNs are equal: IEEE leaves NaN payloads to the
 // implementation (x86 propagates an operand's payload, NVIDIA GPUs return the canonical NaN).
 template <class T> SUMLAB_HD bool same_bits(T a, T b) {
@@ -98,6 +145,26 @@ template <class T> SUMLAB_HD bool same_bits(T a, T b) {
     std::memcpy(&x, &a, 8);
     std::memcpy(&y, &b, 8);
     return x == y;
+  }
+}
+
+// The Op a shuffle-family kernel runs on input T: calls f.template operator()<Op>() and returns
+// true, or returns false when k is not of the shuffle family or takes no T input. The GPU launcher
+// and the CPU model both dispatch through here, so they cannot pick different arithmetic.
+template <class T, class F> bool with_shuffle_op(GpuKernel k, F&& f) {
+  switch (k) {
+    case GpuKernel::two_pass:
+    case GpuKernel::atomic:
+    case GpuKernel::last_block: f.template operator()<PlainSumOp<T>>(); return true;
+    case GpuKernel::kahan: f.template operator()<KahanOp<T>>(); return true;
+    case GpuKernel::double_acc:
+      if constexpr (std::is_same_v<T, float>) {
+        f.template operator()<DoubleAccOp>();
+        return true;
+      }
+      return false;
+    case GpuKernel::double_word: f.template operator()<DoubleWordOp<T>>(); return true;
+    default: return false;
   }
 }
 

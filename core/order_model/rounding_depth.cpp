@@ -18,7 +18,7 @@ u64 warp_and_block_levels(u64 active) {
 }
 
 // The shuffle family: thread chains, warp and block stages, then the cross-block stage.
-TreeDepth shuffle_depth(const LaunchShape& s, u64 n, bool cross_chain_only) {
+TreeDepth shuffle_depth(const LaunchShape& s, u64 n) {
   if (n == 0) return {};
   const u64 threads = static_cast<u64>(s.threads()), v = static_cast<u64>(s.vector);
   TreeDepth d;
@@ -28,7 +28,7 @@ TreeDepth shuffle_depth(const LaunchShape& s, u64 n, bool cross_chain_only) {
   const u64 active = static_cast<u64>(active_threads(static_cast<std::int64_t>(n), s.threads(), s.vector, s.mapping));
   d.levels = warp_and_block_levels(std::min<u64>(active, static_cast<u64>(s.block)));
   const u64 blocks = ceil_div(active, static_cast<u64>(s.block));
-  if (cross_chain_only || s.cross == CrossBlock::atomic) {
+  if (s.cross == CrossBlock::atomic) {
     d.levels += blocks - 1;  // out = ((+0 + p_a) + p_b) + ...
   } else {                   // one block chains the partials (grid-stride), then its warp and block stages
     const u64 reducers = std::min<u64>(blocks, static_cast<u64>(s.block));
@@ -59,30 +59,22 @@ u64 multi_add_pass_depth(u64 grid, u64 block, u64 n) {
 }  // namespace
 
 TreeDepth tree_depth(GpuKernel k, const LaunchShape& s, std::uint64_t n) {
-  switch (k) {
-    case GpuKernel::serial:
-    case GpuKernel::cub:
-    case GpuKernel::thrust: return {n, 0};
-    case GpuKernel::interleaved:
-    case GpuKernel::strided:
-    case GpuKernel::sequential:
-    case GpuKernel::first_add:
-    case GpuKernel::warp_unrolled:
-    case GpuKernel::unrolled:
-    case GpuKernel::racy_tree: return classic_depth(k, static_cast<u64>(s.block), n);
-    case GpuKernel::multi_add: {
+  switch (info(k).family) {
+    case KernelFamily::serial:
+    case KernelFamily::library: return {n, 0};
+    case KernelFamily::classic: return classic_depth(k, static_cast<u64>(s.block), n);
+    case KernelFamily::multi_add: {
       const u64 g = static_cast<u64>(s.grid), b = static_cast<u64>(s.block);
       TreeDepth d{n > 0 ? 1u : 0u, multi_add_pass_depth(g, b, n)};
       if (g > 1) d.levels += multi_add_pass_depth(1, b, std::min(g, ceil_div(n, 2 * b)));
       return d;
     }
-    case GpuKernel::two_pass:
-    case GpuKernel::last_block:
-    case GpuKernel::kahan:
-    case GpuKernel::double_acc: return shuffle_depth(s, n, false);
-    case GpuKernel::atomic: return shuffle_depth(s, n, true);
-    case GpuKernel::fixed_point:
-    case GpuKernel::exact: return {};
+    case KernelFamily::shuffle: {
+      LaunchShape c = s;
+      if (auto x = fixed_cross_block(k)) c.cross = *x;  // gpu_atomic's chain, whatever the shape says
+      return shuffle_depth(c, n);
+    }
+    case KernelFamily::integer: return {};
   }
   return {n, 0};
 }

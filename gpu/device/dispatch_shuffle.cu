@@ -1,5 +1,5 @@
-// Host dispatch of the shuffle family: gpu_two_pass, gpu_atomic, gpu_last_block, gpu_kahan,
-// gpu_double_acc.
+// Host dispatch of the shuffle family: one launcher for every Op of core/order_model/reduce_ops.hpp
+// (with_shuffle_op picks the kernel's, as the CPU model does).
 #include <type_traits>
 
 #include "core/order_model/reduce_ops.hpp"
@@ -66,17 +66,12 @@ LaunchOutcome<typename Op::Out> run(const LaunchShape& s, const LaunchInputs<typ
 
 template <class T>
 LaunchOutcome<T> dispatch_shuffle(GpuKernel k, const LaunchShape& s, const LaunchInputs<T>& in, std::int64_t n) {
-  switch (k) {
-    case GpuKernel::two_pass:
-    case GpuKernel::atomic:
-    case GpuKernel::last_block: return run<PlainSumOp<T>>(s, in, n);
-    case GpuKernel::kahan: return run<KahanOp<T>>(s, in, n);
-    case GpuKernel::double_acc:
-      if constexpr (std::is_same_v<T, float>) return run<DoubleAccOp>(s, in, n);
-      break;
-    default: break;
-  }
-  throw GpuError("dispatch_shuffle: not a shuffle-family kernel");
+  LaunchOutcome<T> r;
+  const bool ran = with_shuffle_op<T>(k, [&]<class Op>() {
+    if constexpr (std::is_same_v<typename Op::In, T>) r = run<Op>(s, in, n);
+  });
+  if (!ran) throw GpuError(std::string(info(k).name) + ": not a shuffle-family kernel for this input type");
+  return r;
 }
 
 template LaunchOutcome<float> dispatch_shuffle<float>(GpuKernel, const LaunchShape&, const LaunchInputs<float>&, std::int64_t);

@@ -316,12 +316,15 @@ TEST(ModelVsLiteral, ShuffleFamilyEveryShapeEverySize) {
       const std::span<const float> f(xf.data(), n);
       const std::span<const double> d(xd.data(), n);
       SCOPED_TRACE(to_string(base) + " n=" + std::to_string(n));
-      for (GpuKernel k : {GpuKernel::two_pass, GpuKernel::last_block, GpuKernel::kahan}) {
+      for (GpuKernel k : {GpuKernel::two_pass, GpuKernel::last_block, GpuKernel::kahan, GpuKernel::double_word}) {
         const LaunchShape s = canonicalize(k, base);
         const auto mf = model_sum<float>(k, s, f);
         const auto md = model_sum<double>(k, s, d);
         ASSERT_TRUE(mf.has_value && md.has_value) << mf.error;
-        if (k == GpuKernel::kahan) {
+        if (k == GpuKernel::double_word) {
+          EXPECT_TRUE(same_bits(mf.value, DoubleWordOp<float>::finish(literal_shuffle<DoubleWordOp<float>>(f, s))));
+          EXPECT_TRUE(same_bits(md.value, DoubleWordOp<double>::finish(literal_shuffle<DoubleWordOp<double>>(d, s))));
+        } else if (k == GpuKernel::kahan) {
           EXPECT_TRUE(same_bits(mf.value, KahanOp<float>::finish(literal_shuffle<KahanOp<float>>(f, s))));
           EXPECT_TRUE(same_bits(md.value, KahanOp<double>::finish(literal_shuffle<KahanOp<double>>(d, s))));
         } else {

@@ -46,10 +46,11 @@ template <class T> std::map<std::pair<std::string, std::string>, T> exceptions()
   e[{"kahan", "-Inf,1x299"}] = nan;
   e[{"kahan", "-max x3"}] = nan;
   e[{"kahan", "max,max,-max"}] = nan;
-  // gpu_kahan's compensated combines take TwoSum of infinite values (Inf - Inf): NaN for every
-  // infinity, input or overflow.
-  for (const char* c : {"Inf,1", "1,Inf", "1,1,Inf", "-Inf,1x299", "1x299,-Inf", "max,max", "-max x3", "max,max,-max"})
-    e[{"gpu_kahan", c}] = nan;
+  // gpu_kahan's compensated combines and gpu_double_word's double-word adds take TwoSum of
+  // infinite values (Inf - Inf): NaN for every infinity, input or overflow.
+  for (const char* k : {"gpu_kahan", "gpu_double_word"})
+    for (const char* c : {"Inf,1", "1,Inf", "1,1,Inf", "-Inf,1x299", "1x299,-Inf", "max,max", "-max x3", "max,max,-max"})
+      e[{k, c}] = nan;
   // GPU trees start idle threads (and padding lanes) at +0, and +0 + -0 = +0: a sum of -0s is +0
   // wherever the shape leaves a thread or lane without an element (gpu_serial starts from x0; the
   // first-add kernels fill every word of a 300-element block with -0 + -0).

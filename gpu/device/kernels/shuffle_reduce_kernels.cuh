@@ -6,6 +6,7 @@
 #include <cuda/atomic>
 
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "core/launch_shape.hpp"
@@ -19,8 +20,16 @@ namespace sumlab::gpu::detail {
 // SM's L1, which is not coherent with other SMs' stores).
 __device__ __forceinline__ float load_cg(const float* p) { return __ldcg(p); }
 __device__ __forceinline__ double load_cg(const double* p) { return __ldcg(p); }
-template <class T> __device__ __forceinline__ KahanPair<T> load_cg(const KahanPair<T>* p) {
-  return KahanPair<T>{__ldcg(&p->s), __ldcg(&p->c)};
+// Any pair state (Kahan, double word) word by word: its bits as the other block stored them.
+template <class S> __device__ __forceinline__ S load_cg(const S* p) {
+  static_assert(sizeof(S) % 4 == 0, "a state is made of 32-bit words");
+  unsigned w[sizeof(S) / 4];
+  const unsigned* q = reinterpret_cast<const unsigned*>(p);
+#pragma unroll
+  for (int i = 0; i < static_cast<int>(sizeof(S) / 4); ++i) w[i] = __ldcg(q + i);
+  S r;
+  memcpy(&r, w, sizeof(S));
+  return r;
 }
 
 // One block reduces count partials: thread t chains p[t], p[t+B], .. with Op::combine from the
