@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "core/scan/segmented_op.hpp"
+#include "gpu/warp/shuffle.cuh"
 
 namespace sumlab::gpu::seg_detail {
 
@@ -23,13 +24,6 @@ __global__ void heads_kernel(const std::int64_t* __restrict__ d_offsets, std::in
   for (std::int64_t j = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < num_segments;
        j += std::int64_t(gridDim.x) * blockDim.x)
     if (d_offsets[j] < d_offsets[j + 1]) d_head[d_offsets[j]] = 1;  // empty neighbours write the same 1
-}
-
-template <class T> __device__ __forceinline__ Flagged<T> shfl_up(const Flagged<T>& v, int d) {
-  Flagged<T> r;
-  r.head = __shfl_up_sync(0xffffffffu, static_cast<int>(v.head), d) != 0;
-  r.value = __shfl_up_sync(0xffffffffu, v.value, d);
-  return r;
 }
 
 // One tile, `items` elements per thread (template: registers). WITH_CARRY = false: write the
@@ -63,10 +57,10 @@ __global__ void tile_kernel(const T* __restrict__ d_in, const unsigned char* __r
   Flagged<T> v = fold;
 #pragma unroll
   for (int d = 1; d < 32; d <<= 1) {
-    const Flagged<T> up = shfl_up(v, d);
+    const Flagged<T> up = warp::shfl(v, d, warp::Shfl::up);
     if (lane >= d) v = segmented_combine(up, v);
   }
-  const Flagged<T> lane_prefix = shfl_up(v, 1);  // valid for lane > 0
+  const Flagged<T> lane_prefix = warp::shfl(v, 1, warp::Shfl::up);  // valid for lane > 0
   if (lane == 31) s_total[warp] = v;
   __syncthreads();
   if (t == 0) {

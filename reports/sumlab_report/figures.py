@@ -35,7 +35,7 @@ FAMILIES: list[tuple[str, list[str]]] = [
     ("GPU trees", ["gpu_interleaved", "gpu_strided", "gpu_sequential", "gpu_first_add", "gpu_warp_unrolled",
                    "gpu_unrolled", "gpu_multi_add", "gpu_two_pass", "gpu_atomic", "gpu_last_block", "gpu_cub",
                    "gpu_thrust", "gpu_racy_tree"]),
-    ("compensated and wide", ["kahan", "neumaier", "gpu_kahan", "gpu_double_acc"]),
+    ("compensated and wide", ["kahan", "neumaier", "gpu_kahan", "gpu_double_acc", "gpu_double_word"]),
     ("exact and fixed point", ["exact", "fixed_point", "gpu_exact", "gpu_fixed_point"]),
 ]
 OTHER_FAMILY = "other subjects"
@@ -47,7 +47,7 @@ _FAMILY_COLOURS = [
     # GPU trees: Harris 1-7 in the light hues; the kernels and peers a reader compares most in strong ones
     [_T20[1], _T20[3], _T20[5], _T20[7], _T20[9], _T20[11], _T20[13], _T20[14], _T20[16], _T20[18], "#08306b",
      "#67000d", _T20[17]],
-    [_D2[0], _D2[1], _D2[2], _D2[3]],                          # compensated: teal, rust, slate, magenta
+    [_D2[0], _D2[1], _D2[2], _D2[3], "#3f007d"],               # compensated: teal, rust, slate, magenta, violet
     [_D2[4], _D2[5], _D2[6], "#00441b"],                       # exact: lime, mustard, umber, dark green
 ]
 # The rest (roofs, peers, the user's subjects, strategies): black first, then Set1.
