@@ -446,20 +446,8 @@ class Verifier {
 };
 
 #if defined(SUMLAB_WITH_CUDA)
-// gpu_atomic at n = atomic_n: measured values over `runs` launches per shape next to the model's
-// sampled arrival orders; gpu_two_pass on the same shapes for contrast.
-void atomic_demo(const VerifyOptions& o, int sm, std::ostream& os, const std::string& csv_path, int& failures) {
-  const std::int64_t n = parse_size(o.atomic_n, "--atomic-n");
-  if (n == 0 || o.atomic_runs <= 0) return;
-  DistributionSpec spec;  // uniform [0, 1), float32: the measured blog's setup (the seed text on atomics)
-  gpu::DeviceBuffer<float> buf(n);
-  gpu::fill<float>(buf, spec, o.seed);
-  const std::vector<float> x = buf.download();
-  std::ofstream csv;
-  if (!csv_path.empty()) {
-    csv.open(csv_path);
-    csv << "shape,kernel,value_hex,value,measured_count,measured_runs,model_count,model_samples\n";
-  }
+// The atomic demo's shapes: grids of 1, 4 and 8 blocks per SM and an odd one, every stage variant.
+std::vector<LaunchShape> atomic_demo_shapes(int sm) {
   std::vector<LaunchShape> shapes;
   auto add = [&](int g, int b, int v, Mapping m, WarpStage w, BlockStage bs) {
     LaunchShape s;
@@ -476,6 +464,48 @@ void atomic_demo(const VerifyOptions& o, int sm, std::ostream& os, const std::st
   add(4 * sm, 256, 4, Mapping::grid_stride, WarpStage::shfl_down, BlockStage::warp_of_warps);
   add(8 * sm, 1024, 1, Mapping::grid_stride, WarpStage::xor_butterfly, BlockStage::smem_tree);
   add(2 * sm + 1, 128, 2, Mapping::contiguous, WarpStage::shfl_down, BlockStage::smem_tree);
+  return shapes;
+}
+
+// The deterministic contrast to gpu_atomic: gpu_two_pass with the same thread, warp and block
+// stages, `runs` times, against its model. True when every run gave the model's bits.
+bool two_pass_contrast(const VerifyOptions& o, const LaunchShape& s, const gpu::DeviceBuffer<float>& buf,
+                       std::span<const float> x, std::ostream& os, std::ofstream& csv) {
+  LaunchShape t = s;
+  t.cross = CrossBlock::second_kernel;
+  std::set<std::uint32_t> two;
+  for (int r = 0; r < o.atomic_runs; ++r) {
+    const auto res = gpu::gpu_sum<float>(GpuKernel::two_pass, t, buf);
+    if (!res.ok()) throw UserError(res.error);
+    two.insert(to_bits(res.value));
+  }
+  const auto mt = model_sum<float>(GpuKernel::two_pass, t, x);
+  const bool agrees = two.size() == 1 && *two.begin() == to_bits(mt.value);
+  os << fmt::format("  gpu_two_pass, same stages: {} distinct value{} in {} runs ({}); model {} -> {}\n", two.size(),
+                    two.size() == 1 ? "" : "s", o.atomic_runs, two.size() == 1 ? hex_bits(from_bits<float>(*two.begin())) : "?",
+                    hex_bits(mt.value), agrees ? "match" : "MISMATCH");
+  if (csv)
+    for (std::uint32_t b : two)
+      csv << fmt::format("{},gpu_two_pass,{},{:.9g},{},{},{},{}\n", to_string(t), hex_bits(from_bits<float>(b)),
+                         from_bits<float>(b), o.atomic_runs, o.atomic_runs, b == to_bits(mt.value) ? 1 : 0, 1);
+  return agrees;
+}
+
+// gpu_atomic at n = atomic_n: measured values over `runs` launches per shape next to the model's
+// sampled arrival orders; gpu_two_pass on the same shapes for contrast.
+void atomic_demo(const VerifyOptions& o, int sm, std::ostream& os, const std::string& csv_path, int& failures) {
+  const std::int64_t n = parse_size(o.atomic_n, "--atomic-n");
+  if (n == 0 || o.atomic_runs <= 0) return;
+  DistributionSpec spec;  // uniform [0, 1), float32: the measured blog's setup (the seed text on atomics)
+  gpu::DeviceBuffer<float> buf(n);
+  gpu::fill<float>(buf, spec, o.seed);
+  const std::vector<float> x = buf.download();
+  std::ofstream csv;
+  if (!csv_path.empty()) {
+    csv.open(csv_path);
+    csv << "shape,kernel,value_hex,value,measured_count,measured_runs,model_count,model_samples\n";
+  }
+  const std::vector<LaunchShape> shapes = atomic_demo_shapes(sm);
 
   os << fmt::format("\ngpu_atomic vs the model at n = {} (uniform [0,1) float32, seed {}): {} runs per shape; "
                     "model: {} arrival orders drawn uniformly (seed 1)\n",
@@ -513,25 +543,7 @@ void atomic_demo(const VerifyOptions& o, int sm, std::ostream& os, const std::st
                       "of {} blocks); measured values the model also drew: {} of {}; all within [{:.9g}, {:.9g}]\n",
                       measured.size(), o.atomic_runs, model.size(), o.atomic_samples, windowed.size(), sm, seen_by_model,
                       measured.size(), lo, hi);
-    // The deterministic contrast: two-pass with the same thread/warp/block stages.
-    LaunchShape t = s;
-    t.cross = CrossBlock::second_kernel;
-    std::set<std::uint32_t> two;
-    for (int r = 0; r < o.atomic_runs; ++r) {
-      const auto res = gpu::gpu_sum<float>(GpuKernel::two_pass, t, buf);
-      if (!res.ok()) throw UserError(res.error);
-      two.insert(to_bits(res.value));
-    }
-    const auto mt = model_sum<float>(GpuKernel::two_pass, t, std::span<const float>(x));
-    const bool agrees = two.size() == 1 && *two.begin() == to_bits(mt.value);
-    os << fmt::format("  gpu_two_pass, same stages: {} distinct value{} in {} runs ({}); model {} -> {}\n", two.size(),
-                      two.size() == 1 ? "" : "s", o.atomic_runs, two.size() == 1 ? hex_bits(from_bits<float>(*two.begin())) : "?",
-                      hex_bits(mt.value), agrees ? "match" : "MISMATCH");
-    if (csv)
-      for (std::uint32_t b : two)
-        csv << fmt::format("{},gpu_two_pass,{},{:.9g},{},{},{},{}\n", to_string(t), hex_bits(from_bits<float>(b)),
-                           from_bits<float>(b), o.atomic_runs, o.atomic_runs, b == to_bits(mt.value) ? 1 : 0, 1);
-    if (!agrees) ++failures;
+    if (!two_pass_contrast(o, s, buf, std::span<const float>(x), os, csv)) ++failures;
   }
 }
 
