@@ -11,6 +11,8 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
+#include <type_traits>
 
 #include "core/float_traits.hpp"
 #include "core/generators.hpp"
@@ -19,6 +21,7 @@
 #include "core/order_model/cross_block.hpp"
 #include "core/order_model/model_sum.hpp"
 #include "core/order_model/order_trace.hpp"
+#include "core/order_model/reduce_ops.hpp"
 #include "studies/commands.hpp"
 #include "studies/input_options.hpp"
 #include "studies/run_folder.hpp"
@@ -44,32 +47,27 @@ std::string operand(int id) {
   return fmt::format("s{}", id);
 }
 
-// The kernels explain draws, by how their additions are organised.
-enum class Family { serial, shuffle, classic, multi_add };
+// The kernels explain draws: the registry's additive families (the integer and library kernels have
+// no tree to draw; the racy tree no value).
+std::optional<KernelFamily> family_of(GpuKernel k) {
+  const GpuKernelInfo& i = info(k);
+  if (i.diagnostic_only || i.family == KernelFamily::integer || i.family == KernelFamily::library) return std::nullopt;
+  return i.family;
+}
 
-std::optional<Family> family_of(GpuKernel k) {
-  switch (k) {
-    case GpuKernel::serial: return Family::serial;
-    case GpuKernel::two_pass:
-    case GpuKernel::last_block:
-    case GpuKernel::atomic: return Family::shuffle;
-    case GpuKernel::interleaved:
-    case GpuKernel::strided:
-    case GpuKernel::sequential:
-    case GpuKernel::first_add:
-    case GpuKernel::warp_unrolled:
-    case GpuKernel::unrolled: return Family::classic;
-    case GpuKernel::multi_add: return Family::multi_add;
-    default: return std::nullopt;
-  }
+std::string drawable_kernels() {
+  std::string out;
+  for (const auto& i : gpu_kernels())
+    if (family_of(i.kernel)) out += (out.empty() ? "" : ", ") + std::string(i.name);
+  return out;
 }
 
 // What separates one stage from the next, in the words of the kernel's own code.
-const char* barrier_before(Family f, TraceStage s) {
-  const bool smem = f == Family::classic || f == Family::multi_add;
+const char* barrier_before(KernelFamily f, TraceStage s) {
+  const bool smem = f == KernelFamily::classic || f == KernelFamily::multi_add;
   switch (s) {
     case TraceStage::thread:
-      return f == Family::serial ? "one thread walks every element (registers, no barrier)"
+      return f == KernelFamily::serial ? "one thread walks every element (registers, no barrier)"
              : smem              ? "each thread adds during its load (registers, no barrier)"
                                  : "each thread walks its own elements (registers, no barrier)";
     case TraceStage::warp:
@@ -79,36 +77,49 @@ const char* barrier_before(Family f, TraceStage s) {
       return smem ? "---- shared-memory tree across warps: __syncthreads() between levels ----"
                   : "---- __syncthreads(): warp totals meet in shared memory ----";
     case TraceStage::cross_block:
-      return f == Family::classic     ? "---- relaunch: the block partials are the next pass's input ----"
-             : f == Family::multi_add ? "---- second pass: one block over the block partials ----"
-                                      : "---- grid boundary: block partials meet (second kernel / last block / atomics) ----";
+      return f == KernelFamily::classic     ? "---- relaunch: the block partials are the next pass's input ----"
+             : f == KernelFamily::multi_add ? "---- second pass: one block over the block partials ----"
+                                            : "---- grid boundary: block partials meet (second kernel / last block / atomics) ----";
   }
   return "";
 }
 
 // The global thread that loads element i first (the leaf's owner), for the stage of each addition.
-std::int64_t loader_thread(Family f, GpuKernel k, std::int64_t i, std::int64_t n, const LaunchShape& s) {
+std::int64_t loader_thread(KernelFamily f, GpuKernel k, std::int64_t i, std::int64_t n, const LaunchShape& s) {
   const std::int64_t block = s.block;
   switch (f) {
-    case Family::serial: return 0;
-    case Family::shuffle: return owner_thread(i, n, s);
-    case Family::classic: {
+    case KernelFamily::serial: return 0;
+    case KernelFamily::shuffle: return owner_thread(i, n, s);
+    case KernelFamily::classic: {
       const std::int64_t per_block = classic_elements_per_block(k, s.block);
       return i / per_block * block + i % per_block % block;
     }
-    case Family::multi_add: {
+    case KernelFamily::multi_add: {
       const std::int64_t j = i % (2 * block * s.grid);
       return j / (2 * block) * block + j % (2 * block) % block;
     }
+    case KernelFamily::integer:
+    case KernelFamily::library: break;
   }
   return 0;
 }
 
 // The additions of kernel k for this shape, recorded by running the order model's own stage
 // functions with the traced op (core/order_model/order_trace.hpp).
+// The root of a traced tree: the kernel's result and its node.
+template <class T> struct Root {
+  T value{};
+  int id = -1;
+  bool wide = false;  // the nodes' accumulator is a plain wider float (a double under float input)
+};
+
 template <class T> struct Explained {
   Trace<T> trace;
-  TracedValue<T> result;
+  Root<T> result;
+  bool wide = false;  // nodes hold a wider accumulator (gpu_double_acc's double), shown unrounded
+  std::string value_text(const TraceEvent& e) const {
+    return wide ? fmt::format("{}", e.value) : fmt::format("{}", static_cast<T>(e.value));
+  }
   std::vector<char> live;  // the additions the result depends on
   // Idle additions (x + 0) are pass-throughs: follow them to the real operand.
   int resolve(int id) const {
@@ -120,28 +131,49 @@ template <class T> struct Explained {
   }
 };
 
-template <class T>
-TracedValue<T> run_traced(Family f, GpuKernel k, const LaunchShape& s, std::span<const TracedLeaf<T>> leaves) {
-  using Op = TracedSumOp<T>;
-  switch (f) {
-    case Family::serial: {
-      if (leaves.empty()) return Op::identity();
-      TracedValue<T> r = Op::leaf(leaves[0]);
-      for (std::size_t i = 1; i < leaves.size(); ++i) r = Op::add(r, leaves[i]);
-      return r;
-    }
-    case Family::classic: return classic_reduce<Op>(k, s.block, leaves);
-    case Family::multi_add: return multi_add_reduce<Op>(s.grid, s.block, leaves);
-    case Family::shuffle: break;
-  }
+// A shuffle-family kernel's tree, with its own op (a plain add, a Kahan pair, a double word...).
+template <class T, class Base>
+Root<T> run_shuffle_traced(const LaunchShape& s, std::span<const TracedLeaf<T>> leaves) {
+  using Op = TracedSumOp<T, Base>;
+  using V = typename Op::Acc;
   const auto partials = block_partials<Op>(leaves, s);
-  if (k != GpuKernel::atomic) return reduce_partials<Op>(std::span<const TracedValue<T>>(partials), s.block, s.warp, s.block_stage);
-  TracedValue<T> r = Op::identity();
-  for (int b : launch_order(s.grid)) r = Op::combine(r, partials[static_cast<std::size_t>(b)]);
-  return r;
+  V r = Op::identity();
+  if (s.cross != CrossBlock::atomic) {
+    r = reduce_partials<Op>(std::span<const V>(partials), s.block, s.warp, s.block_stage);
+  } else {
+    for (int b : launch_order(s.grid)) r = Op::combine(r, partials[static_cast<std::size_t>(b)]);
+  }
+  return {Op::finish(r), r.id, std::is_floating_point_v<typename Base::Acc> && sizeof(typename Base::Acc) > sizeof(T)};
 }
 
-template <class T> Explained<T> explain(Family f, GpuKernel k, const LaunchShape& s, std::span<const T> data) {
+template <class T>
+Root<T> run_traced(KernelFamily f, GpuKernel k, const LaunchShape& s, std::span<const TracedLeaf<T>> leaves) {
+  using Op = TracedSumOp<T>;
+  auto root = [](const TracedValue<T>& v) { return Root<T>{v.value, v.id}; };
+  switch (f) {
+    case KernelFamily::serial: {
+      if (leaves.empty()) return root(Op::identity());
+      TracedValue<T> r = Op::leaf(leaves[0]);
+      for (std::size_t i = 1; i < leaves.size(); ++i) r = Op::add(r, leaves[i]);
+      return root(r);
+    }
+    case KernelFamily::classic: return root(classic_reduce<Op>(k, s.block, leaves));
+    case KernelFamily::multi_add: return root(multi_add_reduce<Op>(s.grid, s.block, leaves));
+    case KernelFamily::shuffle: {
+      Root<T> r;
+      const bool ran = with_shuffle_op<T>(k, [&]<class Base>() {
+        if constexpr (std::is_same_v<typename Base::In, T>) r = run_shuffle_traced<T, Base>(s, leaves);
+      });
+      if (ran) return r;
+      break;
+    }
+    case KernelFamily::integer:
+    case KernelFamily::library: break;
+  }
+  throw UserError(std::string(info(k).name) + ": no additive tree to draw for this input type");
+}
+
+template <class T> Explained<T> explain(KernelFamily f, GpuKernel k, const LaunchShape& s, std::span<const T> data) {
   const auto n = static_cast<std::int64_t>(data.size());
   Explained<T> x;
   x.trace.block = s.block;
@@ -153,6 +185,7 @@ template <class T> Explained<T> explain(Family f, GpuKernel k, const LaunchShape
   }
   current_trace<T>() = &x.trace;
   x.result = run_traced<T>(f, k, s, leaves);
+  x.wide = x.result.wide;
   current_trace<T>() = nullptr;
   x.live.assign(x.trace.events.size(), 0);
   std::vector<int> stack{x.resolve(x.result.id)};
@@ -173,7 +206,7 @@ std::string threads_text(std::int64_t first, std::int64_t last) {
 }
 
 template <class T>
-void print_text(const ExplainOptions& o, Family f, const Explained<T>& x, std::span<const T> data) {
+void print_text(const ExplainOptions& o, KernelFamily f, const Explained<T>& x, std::span<const T> data) {
   const auto n = data.size();
   const bool values = o.values || n <= 64;
   std::map<TraceStage, int> counts;
@@ -188,7 +221,7 @@ void print_text(const ExplainOptions& o, Family f, const Explained<T>& x, std::s
     ++counts[e.stage];
     std::string line = fmt::format("  {:<11} s{} = {} + {}   [{}]", to_string(e.stage), id, operand(x.resolve(e.lhs)),
                                    operand(x.resolve(e.rhs)), threads_text(e.first_thread, e.last_thread));
-    if (values) line += fmt::format("   = {}", static_cast<T>(e.value));
+    if (values) line += "   = " + x.value_text(e);
     fmt::print("{}\n", line);
   }
   if (first && n > 0) fmt::print("\n(no additions: a single element)\n");
@@ -214,7 +247,7 @@ void write_csv(const ExplainOptions& o, const LaunchShape& s, const Explained<T>
     if (!x.live[id]) continue;
     const auto& e = x.trace.events[id];
     rows.push_back({o.kernel, dt, n, sh, fmt::format("s{}", id), operand(x.resolve(e.lhs)), operand(x.resolve(e.rhs)),
-                    fmt::format("{}", static_cast<T>(e.value)), to_string(e.stage), std::to_string(e.first_thread),
+                    x.value_text(e), to_string(e.stage), std::to_string(e.first_thread),
                     std::to_string(e.last_thread)});
   }
   append_csv(o.csv, {"kernel", "dtype", "n", "shape", "node", "lhs", "rhs", "value", "stage", "first_thread",
@@ -274,7 +307,7 @@ std::string tree_svg(const ExplainOptions& o, const LaunchShape& s, const Explai
   for (const auto& [id, p] : pos) {
     const auto& e = x.trace.events[static_cast<std::size_t>(id)];
     svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"6\" fill=\"{}\"><title>s{} = {} ({}, {})</title></circle>\n",
-                       X(p.first), Y(p.second), colour.at(e.stage), id, static_cast<T>(e.value), to_string(e.stage),
+                       X(p.first), Y(p.second), colour.at(e.stage), id, x.value_text(e), to_string(e.stage),
                        threads_text(e.first_thread, e.last_thread));
   }
   for (std::int64_t i = 0; i < n; ++i)
@@ -289,9 +322,8 @@ template <class T> void run_explain(const ExplainOptions& o, std::vector<T>& dat
   const auto k = find_gpu_kernel(o.kernel);
   const auto f = k ? family_of(*k) : std::nullopt;
   if (!f)
-    throw UserError("explain draws the additive trees: gpu_serial, Harris 1-7 (gpu_interleaved, gpu_strided, "
-                    "gpu_sequential, gpu_first_add, gpu_warp_unrolled, gpu_unrolled, gpu_multi_add) and the shuffle "
-                    "kernels (gpu_two_pass, gpu_last_block, gpu_atomic in launch order); got '" + o.kernel + "'");
+    throw UserError("explain draws the additive trees: " + drawable_kernels() + " (gpu_atomic in launch order); got '" +
+                    o.kernel + "'");
   if (data.size() > 4096) throw UserError("explain is for small inputs: n <= 4096 (got " + std::to_string(data.size()) + ")");
   const std::span<const T> xs(data);
   const ResolvedShape resolved = resolve_shape(overrides(o.shape), *k, 132, FloatTraits<T>::dtype,
@@ -324,8 +356,8 @@ void register_explain(CLI::App& app) {
   auto* cmd = app.add_subcommand("explain", "Print (and draw) the exact tree of additions a GPU kernel performs "
                                             "for a launch shape, from the order model");
   cmd->add_option("-a,--algorithm", o->kernel,
-                  "gpu_serial, Harris 1-7 (gpu_interleaved ... gpu_multi_add), gpu_two_pass, gpu_last_block or "
-                  "gpu_atomic (launch-order arrival)")
+                  "a kernel with an additive tree: gpu_serial, Harris 1-7, the shuffle kernels (gpu_two_pass, "
+                  "gpu_last_block, gpu_atomic in launch order, gpu_kahan, gpu_double_acc, gpu_double_word)")
       ->capture_default_str();
   add_input_options(*cmd, o->input);
   add_shape_options(*cmd, o->shape);

@@ -2,7 +2,7 @@
 // An order trace: the model's own stage functions (block_partials, reduce_partials) run with an op
 // whose accumulator is a node of an expression DAG, so the additions a kernel performs for a launch
 // shape are recorded exactly as the model performs them, with every intermediate value rounded as
-// in T. `sumlab explain` prints and draws it; its final value is checked against model_sum's bits.
+// the kernel's op rounds it. `sumlab explain` prints and draws it; its final value is checked against model_sum's bits.
 //
 // Stages are read off what each addition covers: every leaf x[i] belongs to one thread (from the
 // shape's mapping), a node covers the range of threads of its leaves, and an addition is
@@ -14,9 +14,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/launch_shape.hpp"
+#include "core/order_model/reduce_ops.hpp"
 
 namespace sumlab::order_model {
 
@@ -52,10 +54,13 @@ template <class T> Trace<T>*& current_trace() {
   return t;
 }
 
-template <class T> struct TracedValue {
+// A node: the kernel op's accumulator A (a T for plain sums, a Kahan pair, a double word, a double)
+// and the value it stands for, in T.
+template <class T, class A = T> struct TracedValue {
   T value{};
   int id = -1;  // -1: the identity; <= -2: leaf -(id + 2); >= 0: an addition node
   std::int64_t first = -1, last = -1;  // threads covered (-1: none, the identity)
+  A acc{};
 };
 
 template <class T> struct TracedLeaf {
@@ -63,38 +68,42 @@ template <class T> struct TracedLeaf {
   std::int64_t index = 0;
 };
 
-// The op: the arithmetic is PlainSumOp's (a + b in T), recorded.
-template <class T> struct TracedSumOp {
+// The op: the arithmetic is Base's (a + b in T by default; any op of reduce_ops.hpp: Kahan pairs,
+// double words, a double accumulator), recorded. A node's value is what its accumulator stands for
+// (Base::finish), except a double accumulator, which is shown as it is.
+template <class T, class Base = PlainSumOp<T>> struct TracedSumOp {
   using In = TracedLeaf<T>;
-  using Acc = TracedValue<T>;
+  using Acc = TracedValue<T, typename Base::Acc>;
   using Out = T;
-  static Acc identity() { return Acc{}; }
-  static Acc record(const Acc& a, const Acc& b, bool chain) {
+  static double shown(const typename Base::Acc& a) {
+    if constexpr (std::is_same_v<typename Base::Acc, double>) return a;
+    else return static_cast<double>(Base::finish(a));
+  }
+  static Acc make(const typename Base::Acc& acc, int id, std::int64_t first, std::int64_t last) {
+    return Acc{Base::finish(acc), id, first, last, acc};
+  }
+  static Acc identity() { return make(Base::identity(), -1, -1, -1); }
+  static Acc record(const Acc& a, const Acc& b, bool chain, const typename Base::Acc& acc) {
     Trace<T>& t = *current_trace<T>();
-    Acc r;
-    r.value = a.value + b.value;
-    r.first = a.first < 0 ? b.first : (b.first < 0 ? a.first : std::min(a.first, b.first));
-    r.last = std::max(a.last, b.last);
+    const std::int64_t first = a.first < 0 ? b.first : (b.first < 0 ? a.first : std::min(a.first, b.first));
+    const std::int64_t last = std::max(a.last, b.last);
     TraceStage stage = TraceStage::cross_block;
     const std::int64_t block = t.block;
     if (chain) stage = TraceStage::thread;
-    else if (r.first / 32 == r.last / 32) stage = TraceStage::warp;
-    else if (r.first / block == r.last / block) stage = TraceStage::block;
-    r.id = static_cast<int>(t.events.size());
-    t.events.push_back({a.id, b.id, static_cast<double>(r.value), stage, r.first, r.last,
-                        a.first < 0 || b.first < 0});
+    else if (first / 32 == last / 32) stage = TraceStage::warp;
+    else if (first / block == last / block) stage = TraceStage::block;
+    const Acc r = make(acc, static_cast<int>(t.events.size()), first, last);
+    t.events.push_back({a.id, b.id, shown(acc), stage, first, last, a.first < 0 || b.first < 0});
     return r;
   }
   static Acc leaf(In x) {
     const std::int64_t th = current_trace<T>()->leaf_thread[static_cast<std::size_t>(x.index)];
-    return Acc{x.value, -static_cast<int>(x.index) - 2, th, th};
+    return make(Base::leaf(x.value), -static_cast<int>(x.index) - 2, th, th);
   }
   static Acc add(Acc a, In x) {
-    Trace<T>& t = *current_trace<T>();
-    const std::int64_t th = t.leaf_thread[static_cast<std::size_t>(x.index)];
-    return record(a, Acc{x.value, -static_cast<int>(x.index) - 2, th, th}, true);
+    return record(a, leaf(x), true, Base::add(a.acc, x.value));
   }
-  static Acc combine(Acc a, Acc b) { return record(a, b, false); }
+  static Acc combine(Acc a, Acc b) { return record(a, b, false, Base::combine(a.acc, b.acc)); }
   static Out finish(Acc a) { return a.value; }
 };
 

@@ -18,7 +18,7 @@ using sumlab::test::Result;
 using sumlab::test::run;
 
 TEST(Explain, TraceMatchesModelForEveryShuffleKernelAndShape) {
-  for (const char* k : {"gpu_two_pass", "gpu_last_block", "gpu_atomic"})
+  for (const char* k : {"gpu_two_pass", "gpu_last_block", "gpu_atomic", "gpu_kahan", "gpu_double_acc", "gpu_double_word"})
     for (const char* shape : {"--grid 2 --block 32 --vector 1", "--grid 3 --block 64 --mapping contiguous",
                               "--grid 5 --block 96 --vector 2 --warp-stage xor_butterfly --block-stage smem_tree"})
       for (const char* n : {"1", "31", "33", "300"}) {
@@ -61,6 +61,27 @@ TEST(Explain, HarrisStagesAndCounts) {
   EXPECT_NE(grid.out.find("gpu_interleaved does not read --grid"), std::string::npos) << grid.out;
 }
 
+// The compensated and wide kernels draw the shuffle tree with their own op at every node, and the
+// trace reproduces the model's bits (both dtypes); a double accumulator's nodes are shown
+// unrounded; kernels without an additive tree are refused with the list of those that have one.
+TEST(Explain, CompensatedTreesShowTheirOwnValues) {
+  for (const char* dtype : {"float32", "float64"})
+    for (const char* k : {"gpu_kahan", "gpu_double_word"}) {
+      const Result r = run(std::string("explain --algorithm ") + k + " --n 100 --grid 2 --block 32 --vector 1 --dist cancellation --dtype " +
+                           dtype);
+      ASSERT_EQ(r.code, 0) << r.out;
+      EXPECT_NE(r.out.find("same bits"), std::string::npos) << r.out;
+      EXPECT_NE(r.out.find("grid boundary"), std::string::npos) << r.out;
+    }
+  const Result wide = run("explain --algorithm gpu_double_acc --n 2 --block 32 --grid 1 --vector 1 --dist uniform");
+  ASSERT_EQ(wide.code, 0) << wide.out;
+  // 0.70657235 + 0.8402417 in double, shown with all 17 digits (a float would show 1.546814)
+  EXPECT_NE(wide.out.find("= 1.5468140244483948"), std::string::npos) << wide.out;
+  const Result none = run("explain --algorithm gpu_exact --n 8");
+  EXPECT_EQ(none.code, 2) << none.out;
+  EXPECT_NE(none.out.find("gpu_double_word"), std::string::npos) << none.out;
+}
+
 TEST(Explain, StagesFollowTheShape) {
   // 300 elements over 3 blocks of 64 with 4-wide loads: chains, warp shuffles, a shared-memory block
   // stage (two warps in block 0) and one cross-block addition.
@@ -89,7 +110,7 @@ TEST(Explain, CsvAndSvgAndBadInput) {
   const std::string text((std::istreambuf_iterator<char>(svg)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find(">gpu_two_pass float32 n=16 shape "), std::string::npos) << text.substr(0, 400);
   EXPECT_NE(text.find(">result "), std::string::npos) << text.substr(0, 400);  // its own line, not clipped
-  EXPECT_EQ(run("explain --algorithm gpu_kahan --n 8").code, 2);
+  EXPECT_EQ(run("explain --algorithm gpu_fixed_point --n 8").code, 2);
   EXPECT_EQ(run("explain --n 100000").code, 2);
   EXPECT_EQ(run("explain --n 16 --block 100").code, 2);
 }
