@@ -305,9 +305,13 @@ std::string validate_shape(GpuKernel k, const LaunchShape& s, std::string_view d
   if ((i.shape_fields & field_cross) && s.cross == CrossBlock::atomic)
     return std::string(i.name) + ": cross-block stage must be second_kernel or last_block (atomic "
            "would make it non-deterministic; gpu_atomic is the atomic kernel)";
-  if (k == GpuKernel::exact && n >= (std::int64_t(1) << 31))
-    return "gpu_exact: n must be below 2^31 (each shared-memory limb adds at most 2^32 per "
-           "element into a signed 64-bit word)";
+  if (k == GpuKernel::exact || k == GpuKernel::fixed_point) {
+    const std::int64_t launches = n == 0 ? 1 : (n + exact_launch_elements - 1) / exact_launch_elements;
+    if (launches * s.grid >= exact_max_block_totals)
+      return std::string(i.name) + ": " + std::to_string(launches) + " launches of " + std::to_string(s.grid) +
+             " blocks would add 2^30 or more block totals into one 64-bit limb column; use a grid below " +
+             std::to_string(exact_max_block_totals / launches) + " for this n";
+  }
   return "";
 }
 

@@ -117,6 +117,13 @@ LaunchShape default_shape(GpuKernel k, int sm_count = 132);
 // same order; `sumlab verify` deduplicates on it.
 LaunchShape canonicalize(GpuKernel k, const LaunchShape& s, int sm_count = 132);
 
+// gpu_exact's kernel (and gpu_fixed_point's first pass) covers at most this many elements per
+// launch: a block's 64-bit limbs then stay below 2^63 (gpu/device/kernels/exact_kernel.cuh), and
+// longer inputs are summed by several launches into the same integer totals (no bit changes).
+inline constexpr std::int64_t exact_launch_elements = (std::int64_t(1) << 31) - (std::int64_t(1) << 20);
+// The launches' block totals one 64-bit column can take: each adds less than 2^33.
+inline constexpr std::int64_t exact_max_block_totals = std::int64_t(1) << 30;
+
 // "" when kernel k can run shape s on n elements of dtype `dtype` ("float32"/"float64");
 // otherwise a sentence naming the problem and what would be accepted.
 std::string validate_shape(GpuKernel k, const LaunchShape& s, std::string_view dtype,

@@ -1,8 +1,8 @@
-// Host dispatch of gpu_exact (gpu/device/kernels/exact_kernel.cuh): one kernel, whose blocks add
-// their limbs to the launch's; the host copies the num_limbs totals (88 bytes for float, 544 for
-// double, like any sum's result) and rounds them once with core/exact_sum.hpp's Superaccumulator
-// (the same code as the CPU exact sum, so the GPU's bits are the CPU's by construction, for every
-// shape).
+// Host dispatch of gpu_exact (gpu/device/kernels/exact_kernel.cuh): one kernel (a launch per
+// exact_launch_elements elements), whose blocks add their limbs to the sum's; the host copies the
+// num_limbs totals (88 bytes for float, 544 for double, like any sum's result) and rounds them once
+// with core/exact_sum.hpp's Superaccumulator (the same code as the CPU exact sum, so the GPU's bits
+// are the CPU's by construction, for every shape and n).
 
 #include "core/exact_sum.hpp"
 #include "gpu/device/dispatch.cuh"
@@ -21,7 +21,7 @@ LaunchOutcome<T> dispatch_exact(const LaunchShape& s, const LaunchInputs<T>& in,
   timer.start();
   for (int l = 0; l < in.launches; ++l) {
     out.parity = static_cast<unsigned>(l & 1);
-    launch_exact<T, false>(s, in.at(l), n, out);
+    launch_exact_chunks<T, false>(s, in.at(l), n, out);
   }
   LaunchOutcome<T> r;
   r.ms = timer.stop() / in.launches;

@@ -63,7 +63,7 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
     // Pass 1: the exact sum and the range, from which pass 2 decides k and whether it has work
     // (the decision stays on the device: no copy to the host between the passes).
     if (from_data) {
-      launch_exact<T, true>(s, d_in, n, exact);
+      launch_exact_chunks<T, true>(s, d_in, n, exact);
       fixed.range = exact.sets + exact.parity * exact_set_words<T> + exact_range_at<T>;
     }
     SUMLAB_CUDA_CHECK(cudaLaunchKernelEx(&pass2, kernel, d_in, n, fixed));

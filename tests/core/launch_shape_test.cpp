@@ -132,7 +132,17 @@ TEST(GpuKernelRegistry, ShapeRulesGiveClearErrors) {
   EXPECT_NE(validate_shape(GpuKernel::double_acc, default_shape(GpuKernel::double_acc), "float64", 10)
                 .find("float32"),
             std::string::npos);
-  EXPECT_NE(validate_shape(GpuKernel::exact, default_shape(GpuKernel::exact), "float32", std::int64_t(1) << 31), "");
+  // The integer kernels split n into launches of fewer than 2^31 elements: any n a GPU holds, as long
+  // as the launches' block totals stay below 2^30 per limb column.
+  for (GpuKernel k : {GpuKernel::exact, GpuKernel::fixed_point}) {
+    EXPECT_EQ(validate_shape(k, default_shape(k), "float32", std::int64_t(1) << 34), "");
+    EXPECT_EQ(validate_shape(k, default_shape(k), "float64", (std::int64_t(1) << 31) + 7), "");
+    LaunchShape wide = default_shape(k);
+    wide.grid = max_grid;  // 2^24 blocks: 64 launches reach 2^30 block totals
+    EXPECT_EQ(validate_shape(k, wide, "float32", 63 * exact_launch_elements), "");
+    EXPECT_NE(validate_shape(k, wide, "float32", 64 * exact_launch_elements).find("grid below 16777216"), std::string::npos)
+        << validate_shape(k, wide, "float32", 64 * exact_launch_elements);
+  }
   // Kernels without a shape accept anything.
   s.grid = 0;
   EXPECT_EQ(validate_shape(GpuKernel::cub, s, "float32", 10), "");

@@ -259,6 +259,30 @@ TEST(GpuExact, LongThreadsAndPartialWarpsStayExact) {
   check_long_threads<double>();
 }
 
+// Past 2^31 elements the integer kernels sum in several launches into the same totals
+// (core/gpu_kernel.hpp, exact_launch_elements): n = 2^31 + 7 float32 (8.6 GB on the device and on
+// the host) gives the CPU's bits, for gpu_exact and for gpu_fixed_point with the scale from the
+// data (whose first pass is gpu_exact's kernel), on lognormal input spanning a wide range.
+TEST(GpuExact, BeyondTwoTo31ElementsSameBitsAsTheCpu) {
+  SUMLAB_REQUIRE_GPU();
+  const std::int64_t n = (std::int64_t(1) << 31) + 7;
+  const double need = double(n) * sizeof(float) + double(std::int64_t(1) << 30);
+  if (double(gpu::device_info().free_memory) < need) GTEST_SKIP() << "needs 9 GB of free device memory";
+  DistributionSpec spec;
+  spec.kind = Distribution::lognormal;
+  gpu::DeviceBuffer<float> buf(n);
+  gpu::fill<float>(buf, spec, 3);
+  const std::vector<float> x = buf.download();
+  const std::span<const float> xs(x);
+  ASSERT_GT(x.size(), std::size_t(1) << 31);
+  const float exact = exact_sum<float>(xs), fixed = fixed_point_sum<float>(xs).value;
+  for (GpuKernel k : {GpuKernel::exact, GpuKernel::fixed_point}) {
+    const auto r = gpu::gpu_sum<float>(k, default_shape(k), buf);
+    ASSERT_TRUE(r.ok()) << info(k).name << ": " << r.error;
+    EXPECT_EQ(to_bits(r.value), to_bits(k == GpuKernel::exact ? exact : fixed)) << info(k).name;
+  }
+}
+
 // gpu_fixed_point with the caller's k (one pass: fixed_point_kernel alone) against
 // fixed_point_sum(x, k): the bits and the report (the note is the CPU's describe() of the same
 // counts), for scales that put every element on the grid, drop low bits (ties included: the

@@ -37,15 +37,18 @@
 // total once (core/exact_sum.hpp's Superaccumulator): the same result as exact_sum on the CPU.
 //
 // Bounds (why int64 limbs do not overflow): a push or slow-path add puts a digit of magnitude
-// < 2^32 into a limb; a block performs fewer than 2^31 of them (validate_shape caps n), so a block
-// limb stays below 2^63. A block adds each limb's low 32 bits to its column of the launch's limbs
-// and the rest (|.| < 2^31) to the next column, so a column gains less than 2^33 a block (the top
-// one too: the block's limbs hold its exact sum, below 2^(emax + 32), and the lower limbs' weights
-// leave the top limb below 2^32) and its sum over <= 2^24 blocks stays below 2^57.
+// < 2^32 into a limb; a block performs fewer than 2^31 of them (a launch covers at most
+// exact_launch_elements < 2^31 elements: launch_exact_chunks splits longer inputs into launches
+// that add to the same set), so a block limb stays below 2^63. A block adds each limb's low 32
+// bits to its column of the set and the rest (|.| < 2^31) to the next column, so a column gains
+// less than 2^33 a block (the top one too: the block's limbs hold its exact sum, below
+// 2^(emax + 32), and the lower limbs' weights leave the top limb below 2^32), and its sum over the
+// launches' fewer than 2^30 block totals (validate_shape) stays below 2^63.
 #include <cstdint>
 
 #include "core/exact_sum.hpp"
 #include "core/float_traits.hpp"
+#include "core/gpu_kernel.hpp"
 #include "core/launch_shape.hpp"
 #include "core/order_model/exact_digits.hpp"
 #include "core/order_model/fixed_point_model.hpp"
@@ -540,6 +543,19 @@ template <class T, bool Range> void launch_exact(const LaunchShape& s, const T* 
   SUMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   kernel<<<s.grid, s.block, smem>>>(d_in, n, out);
   SUMLAB_CUDA_CHECK_LAUNCH("exact_limbs_kernel");
+}
+
+// Host side: the whole input, in launches of at most exact_launch_elements elements that all add
+// to set out.parity (each resets the other set, which the next sum uses): integer totals, so the
+// split changes no bit. One launch for n <= exact_launch_elements (and for n = 0).
+template <class T, bool Range> void launch_exact_chunks(const LaunchShape& s, const T* d_in, std::int64_t n,
+                                                        const ExactBuffers& out) {
+  std::int64_t done = 0;
+  do {
+    const std::int64_t count = n - done < exact_launch_elements ? n - done : exact_launch_elements;
+    launch_exact<T, Range>(s, d_in + done, count, out);
+    done += count;
+  } while (done < n);
 }
 
 }  // namespace sumlab::gpu::detail
