@@ -265,7 +265,10 @@ double kernel_bound(GpuKernel k, FloatFormat f, const LaunchShape& s, const Boun
   const order_model::TreeDepth d = order_model::tree_depth(k, s, in.n);
   switch (info(k).bound_kind) {
     case BoundKind::tree: return bound::tree(f, d.roundings(), in);
-    case BoundKind::wide_tree: return bound::wide_tree(f, info(k).accumulator(f), d.roundings(), in);
+    case BoundKind::wide_tree: {
+      const auto acc = info(k).accumulator;
+      return bound::wide_tree(f, acc ? acc(f) : f, d.roundings(), in);
+    }
     case BoundKind::kahan_tree: return bound::kahan_tree(f, d.chain, d.levels, in);
     case BoundKind::fixed_point: return bound::fixed_point(f, in);
     case BoundKind::correctly_rounded: return bound::correctly_rounded(f, in);

@@ -2,7 +2,8 @@
 // An order trace: the model's own stage functions (block_partials, reduce_partials) run with an op
 // whose accumulator is a node of an expression DAG, so the additions a kernel performs for a launch
 // shape are recorded exactly as the model performs them, with every intermediate value rounded as
-// the kernel's op rounds it. `sumlab explain` prints and draws it; its final value is checked against model_sum's bits.
+// the kernel's op rounds it. `sumlab explain` prints and draws it; its final value is checked
+// against model_sum's bits.
 //
 // Stages are read off what each addition covers: every leaf x[i] belongs to one thread (from the
 // shape's mapping), a node covers the range of threads of its leaves, and an addition is
