@@ -9,6 +9,7 @@
 #include "core/determinism.hpp"
 #include "core/error_bound.hpp"
 #include "core/sum_result.hpp"
+#include "core/order_model/order_trace.hpp"
 
 namespace sumlab {
 
@@ -27,6 +28,9 @@ template <class T> struct CpuAlgorithm {
   // The bound on |result - exact sum| for this input (core/error_bound.hpp); +inf where the
   // theorem's condition fails. in.quantisation is the result's extra_error_bound.
   double (*bound)(const BoundInput& in);
+  // The same algorithm over traced numbers (its tree recorded as it runs, for `sumlab explain`);
+  // nullptr where the algorithm is not a tree of plain additions (compensated, integer, bf16).
+  order_model::TracedNumber<T> (*traced)(std::span<const order_model::TracedNumber<T>> x);
 };
 
 template <class T> std::span<const CpuAlgorithm<T>> cpu_algorithms();

@@ -14,6 +14,7 @@
 #include <string>
 #include <type_traits>
 
+#include "core/cpu_algorithms.hpp"
 #include "core/float_traits.hpp"
 #include "core/generators.hpp"
 #include "core/gpu_kernel.hpp"
@@ -173,6 +174,21 @@ Root<T> run_traced(KernelFamily f, GpuKernel k, const LaunchShape& s, std::span<
   throw UserError(std::string(info(k).name) + ": no additive tree to draw for this input type");
 }
 
+// The additions the result depends on (idle ones followed through).
+template <class T> void mark_live(Explained<T>& x) {
+  x.live.assign(x.trace.events.size(), 0);
+  std::vector<int> stack{x.resolve(x.result.id)};
+  while (!stack.empty()) {
+    const int id = stack.back();
+    stack.pop_back();
+    if (id < 0 || x.live[static_cast<std::size_t>(id)]) continue;
+    x.live[static_cast<std::size_t>(id)] = 1;
+    const auto& e = x.trace.events[static_cast<std::size_t>(id)];
+    stack.push_back(x.resolve(e.lhs));
+    stack.push_back(x.resolve(e.rhs));
+  }
+}
+
 template <class T> Explained<T> explain(KernelFamily f, GpuKernel k, const LaunchShape& s, std::span<const T> data) {
   const auto n = static_cast<std::int64_t>(data.size());
   Explained<T> x;
@@ -187,17 +203,23 @@ template <class T> Explained<T> explain(KernelFamily f, GpuKernel k, const Launc
   x.result = run_traced<T>(f, k, s, leaves);
   x.wide = x.result.wide;
   current_trace<T>() = nullptr;
-  x.live.assign(x.trace.events.size(), 0);
-  std::vector<int> stack{x.resolve(x.result.id)};
-  while (!stack.empty()) {
-    const int id = stack.back();
-    stack.pop_back();
-    if (id < 0 || x.live[static_cast<std::size_t>(id)]) continue;
-    x.live[static_cast<std::size_t>(id)] = 1;
-    const auto& e = x.trace.events[static_cast<std::size_t>(id)];
-    stack.push_back(x.resolve(e.lhs));
-    stack.push_back(x.resolve(e.rhs));
-  }
+  mark_live(x);
+  return x;
+}
+
+// A CPU algorithm's tree, recorded by running the algorithm itself on traced numbers.
+template <class T> Explained<T> explain_cpu(const CpuAlgorithm<T>& a, std::span<const T> data) {
+  Explained<T> x;
+  x.trace.block = 1;
+  x.trace.leaves.assign(data.begin(), data.end());
+  x.trace.leaf_thread.assign(data.size(), 0);
+  std::vector<TracedNumber<T>> leaves;
+  for (std::size_t i = 0; i < data.size(); ++i) leaves.push_back(TracedNumber<T>::leaf(data[i], static_cast<std::int64_t>(i)));
+  current_trace<T>() = &x.trace;
+  const TracedNumber<T> r = a.traced(std::span<const TracedNumber<T>>(leaves));
+  current_trace<T>() = nullptr;
+  x.result = {r.value, r.id};
+  mark_live(x);
   return x;
 }
 
@@ -206,7 +228,7 @@ std::string threads_text(std::int64_t first, std::int64_t last) {
 }
 
 template <class T>
-void print_text(const ExplainOptions& o, KernelFamily f, const Explained<T>& x, std::span<const T> data) {
+void print_text(const ExplainOptions& o, std::optional<KernelFamily> f, const Explained<T>& x, std::span<const T> data) {
   const auto n = data.size();
   const bool values = o.values || n <= 64;
   std::map<TraceStage, int> counts;
@@ -215,7 +237,8 @@ void print_text(const ExplainOptions& o, KernelFamily f, const Explained<T>& x, 
   for (std::size_t id = 0; id < x.trace.events.size(); ++id) {
     if (!x.live[id]) continue;
     const auto& e = x.trace.events[id];
-    if (first || e.stage != last) fmt::print("\n{}\n", barrier_before(f, e.stage));
+    if (first || e.stage != last)
+      fmt::print("\n{}\n", f ? barrier_before(*f, e.stage) : "one CPU thread: the additions in the order the algorithm makes them");
     first = false;
     last = e.stage;
     ++counts[e.stage];
@@ -225,9 +248,12 @@ void print_text(const ExplainOptions& o, KernelFamily f, const Explained<T>& x, 
     fmt::print("{}\n", line);
   }
   if (first && n > 0) fmt::print("\n(no additions: a single element)\n");
-  fmt::print("\nresult {} ({}); additions: thread {}, warp {}, block {}, cross-block {}\n", x.result.value,
-             hex_bits(x.result.value), counts[TraceStage::thread], counts[TraceStage::warp], counts[TraceStage::block],
-             counts[TraceStage::cross_block]);
+  if (f)
+    fmt::print("\nresult {} ({}); additions: thread {}, warp {}, block {}, cross-block {}\n", x.result.value,
+               hex_bits(x.result.value), counts[TraceStage::thread], counts[TraceStage::warp], counts[TraceStage::block],
+               counts[TraceStage::cross_block]);
+  else
+    fmt::print("\nresult {} ({}); additions: {}\n", x.result.value, hex_bits(x.result.value), counts[TraceStage::thread]);
   if (values && n <= 64) {
     std::string xs;
     for (std::size_t i = 0; i < n; ++i) xs += fmt::format("{}x{}={}", i ? ", " : "", i, data[i]);
@@ -236,9 +262,10 @@ void print_text(const ExplainOptions& o, KernelFamily f, const Explained<T>& x, 
 }
 
 template <class T>
-void write_csv(const ExplainOptions& o, const LaunchShape& s, const Explained<T>& x, std::span<const T> data) {
+void write_csv(const ExplainOptions& o, const std::string& shape, const Explained<T>& x, std::span<const T> data) {
   std::vector<std::vector<std::string>> rows;
-  const std::string sh = to_string(s), dt(FloatTraits<T>::dtype), n = std::to_string(data.size());
+  const std::string& sh = shape;
+  const std::string dt(FloatTraits<T>::dtype), n = std::to_string(data.size());
   for (std::size_t i = 0; i < data.size(); ++i) {
     const std::string th = std::to_string(x.trace.leaf_thread[i]);
     rows.push_back({o.kernel, dt, n, sh, fmt::format("x{}", i), "", "", fmt::format("{}", data[i]), "input", th, th});
@@ -260,7 +287,7 @@ void write_csv(const ExplainOptions& o, const LaunchShape& s, const Explained<T>
 // operands, one row per addition depth; colours by stage. The title gets its own line and the
 // width fits it, so nothing is clipped.
 template <class T>
-std::string tree_svg(const ExplainOptions& o, const LaunchShape& s, const Explained<T>& x, std::span<const T> data) {
+std::string tree_svg(const ExplainOptions& o, const std::string& shape, const Explained<T>& x, std::span<const T> data) {
   const auto n = static_cast<std::int64_t>(data.size());
   std::map<int, std::pair<double, int>> pos;  // id -> (x, depth)
   std::function<std::pair<double, int>(int)> place = [&](int id) -> std::pair<double, int> {
@@ -276,7 +303,7 @@ std::string tree_svg(const ExplainOptions& o, const LaunchShape& s, const Explai
   place(x.resolve(x.result.id));
   int depth = 0;
   for (const auto& [id, p] : pos) depth = std::max(depth, p.second);
-  const std::string title = fmt::format("{} {} n={} shape {}", o.kernel, FloatTraits<T>::dtype, n, to_string(s));
+  const std::string title = fmt::format("{} {} n={} shape {}", o.kernel, FloatTraits<T>::dtype, n, shape);
   const std::string result = fmt::format("result {} ({})", x.result.value, hex_bits(x.result.value));
   const double dx = 36, dy = 48, h = dy * (depth + 1) + 110;
   const double w = std::max(dx * static_cast<double>(std::max<std::int64_t>(n, 1)) + 80,
@@ -318,34 +345,57 @@ std::string tree_svg(const ExplainOptions& o, const LaunchShape& s, const Explai
   return svg + "</svg>\n";
 }
 
-template <class T> void run_explain(const ExplainOptions& o, std::vector<T>& data) {
-  const auto k = find_gpu_kernel(o.kernel);
-  const auto f = k ? family_of(*k) : std::nullopt;
-  if (!f)
-    throw UserError("explain draws the additive trees: " + drawable_kernels() + " (gpu_atomic in launch order); got '" +
-                    o.kernel + "'");
-  if (data.size() > 4096) throw UserError("explain is for small inputs: n <= 4096 (got " + std::to_string(data.size()) + ")");
-  const std::span<const T> xs(data);
-  const ResolvedShape resolved = resolve_shape(overrides(o.shape), *k, 132, FloatTraits<T>::dtype,
-                                               static_cast<std::int64_t>(xs.size()));
-  const LaunchShape& shape = resolved.shape;
-  const Explained<T> x = explain<T>(*f, *k, shape, xs);
-  // The model's own value for the same kernel and shape: the trace must reproduce its bits.
-  const auto model = model_sum<T>(*k, shape, xs);
-  const bool same = model.has_value && to_bits(model.value) == to_bits(x.result.value);
-
-  fmt::print("{} on {} {} elements, {}\n", o.kernel, xs.size(), FloatTraits<T>::dtype, shape_text(*k, shape));
-  for (const auto& field : resolved.ignored) fmt::print("note: {} does not read --{}\n", o.kernel, field);
-  fmt::print("order: {}\n", info(*k).order);
-  print_text<T>(o, *f, x, xs);
-  fmt::print("model_sum for the same kernel and shape: {} -> {}\n", hex_bits(model.value),
-             same ? "same bits" : "DIFFERENT BITS (a bug in the trace)");
+// The outputs every tree shares: the text, the check against the real result, the CSV and SVG.
+template <class T>
+void report(const ExplainOptions& o, std::optional<KernelFamily> f, const std::string& shape, const Explained<T>& x,
+            std::span<const T> xs, T real, const std::string& real_name) {
+  print_text<T>(o, f, x, xs);
+  const bool same = to_bits(real) == to_bits(x.result.value);
+  fmt::print("{}: {} -> {}\n", real_name, hex_bits(real), same ? "same bits" : "DIFFERENT BITS (a bug in the trace)");
   if (!o.csv.empty()) write_csv<T>(o, shape, x, xs);
   if (!o.svg.empty()) {
     atomic_write(o.svg, tree_svg<T>(o, shape, x, xs));
     fmt::print("svg: {}\n", o.svg);
   }
-  if (!same) throw UserError("the trace disagrees with the order model");
+  if (!same) throw UserError("the trace disagrees with " + real_name);
+}
+
+std::string cpu_trees() {
+  std::string out;
+  for (const auto& a : cpu_algorithms<float>())
+    if (a.traced) out += (out.empty() ? "" : ", ") + std::string(a.info.name);
+  return out;
+}
+
+template <class T> void run_explain(const ExplainOptions& o, std::vector<T>& data) {
+  if (data.size() > 4096) throw UserError("explain is for small inputs: n <= 4096 (got " + std::to_string(data.size()) + ")");
+  const std::span<const T> xs(data);
+  const auto k = find_gpu_kernel(o.kernel);
+  if (!k) {  // a CPU algorithm: its own code, run on traced numbers
+    const CpuAlgorithm<T>* a = find_cpu_algorithm<T>(o.kernel);
+    if (!a || !a->traced)
+      throw UserError("explain draws the additive trees: the GPU kernels " + drawable_kernels() +
+                      " (gpu_atomic in launch order) and the CPU algorithms " + cpu_trees() + "; got '" + o.kernel + "'");
+    fmt::print("{} on {} {} elements (CPU, one thread)\norder: {}\n", o.kernel, xs.size(), FloatTraits<T>::dtype,
+               a->info.order);
+    report<T>(o, std::nullopt, "cpu", explain_cpu<T>(*a, xs), xs, a->sum(xs).value, "the algorithm itself");
+    return;
+  }
+  const auto f = family_of(*k);
+  if (!f)
+    throw UserError("explain draws the additive trees: the GPU kernels " + drawable_kernels() +
+                    " (gpu_atomic in launch order) and the CPU algorithms " + cpu_trees() + "; got '" + o.kernel + "'");
+  const ResolvedShape resolved = resolve_shape(overrides(o.shape), *k, 132, FloatTraits<T>::dtype,
+                                               static_cast<std::int64_t>(xs.size()));
+  const LaunchShape& shape = resolved.shape;
+  fmt::print("{} on {} {} elements, {}\n", o.kernel, xs.size(), FloatTraits<T>::dtype, shape_text(*k, shape));
+  for (const auto& field : resolved.ignored) fmt::print("note: {} does not read --{}\n", o.kernel, field);
+  fmt::print("order: {}\n", info(*k).order);
+  // The model's own value for the same kernel and shape: the trace must reproduce its bits.
+  const auto model = model_sum<T>(*k, shape, xs);
+  if (!model.has_value) throw UserError(o.kernel + ": " + model.note);
+  report<T>(o, *f, to_string(shape), explain<T>(*f, *k, shape, xs), xs, model.value,
+            "model_sum for the same kernel and shape");
 }
 
 }  // namespace
@@ -357,7 +407,8 @@ void register_explain(CLI::App& app) {
                                             "for a launch shape, from the order model");
   cmd->add_option("-a,--algorithm", o->kernel,
                   "a kernel with an additive tree: gpu_serial, Harris 1-7, the shuffle kernels (gpu_two_pass, "
-                  "gpu_last_block, gpu_atomic in launch order, gpu_kahan, gpu_double_acc, gpu_double_word)")
+                  "gpu_last_block, gpu_atomic in launch order, gpu_kahan, gpu_double_acc, gpu_double_word); or a CPU "
+                  "tree: serial, pairwise, pairwise_b128, numpy_pairwise")
       ->capture_default_str();
   add_input_options(*cmd, o->input);
   add_shape_options(*cmd, o->shape);

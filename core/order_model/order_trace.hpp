@@ -108,6 +108,34 @@ template <class T, class Base = PlainSumOp<T>> struct TracedSumOp {
   static Out finish(Acc a) { return a.value; }
 };
 
+// A number whose additions are recorded: a CPU algorithm written over any T (serial_sum,
+// pairwise_sum, numpy_pairwise_sum) runs on it unchanged, so its tree is traced as it runs, each
+// addition one CPU thread's (stage thread, thread 0). T(0) is the identity; a copy is the same node.
+template <class T> struct TracedNumber {
+  T value{};
+  int id = -1;          // as TracedValue's
+  bool covers = false;  // holds at least one element
+  TracedNumber() = default;
+  explicit TracedNumber(int zero) : value(static_cast<T>(zero)) {}
+  static TracedNumber leaf(T x, std::int64_t index) {
+    TracedNumber r;
+    r.value = x;
+    r.id = -static_cast<int>(index) - 2;
+    r.covers = true;
+    return r;
+  }
+  friend TracedNumber operator+(const TracedNumber& a, const TracedNumber& b) {
+    Trace<T>& t = *current_trace<T>();
+    TracedNumber r;
+    r.value = a.value + b.value;
+    r.covers = a.covers || b.covers;
+    r.id = static_cast<int>(t.events.size());
+    t.events.push_back({a.id, b.id, static_cast<double>(r.value), TraceStage::thread, 0, 0, !a.covers || !b.covers});
+    return r;
+  }
+  TracedNumber& operator+=(const TracedNumber& b) { return *this = *this + b; }
+};
+
 // The thread that owns element i under the shape's mapping (the model's thread_chain order).
 inline std::int64_t owner_thread(std::int64_t i, std::int64_t n, const LaunchShape& s) {
   if (s.mapping == Mapping::grid_stride) return (i / s.vector) % s.threads();

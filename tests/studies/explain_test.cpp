@@ -82,6 +82,31 @@ TEST(Explain, CompensatedTreesShowTheirOwnValues) {
   EXPECT_NE(none.out.find("gpu_double_word"), std::string::npos) << none.out;
 }
 
+// The CPU trees are traced by running the algorithms' own code on traced numbers: the bits are the
+// algorithm's, and the hand-counted trees hold. pairwise on 8: three levels, 7 additions, the last
+// adding the halves s2 (x0..x3) and s5 (x4..x7). numpy_pairwise on 17: 8 chains of 2, the
+// 3-level tree of the 8 accumulators, then x16 added last (16 additions; the outer +0 is idle).
+TEST(Explain, CpuTreesAreTheAlgorithmsOwn) {
+  for (const char* a : {"serial", "pairwise", "pairwise_b128", "numpy_pairwise"})
+    for (const char* n : {"0", "1", "7", "8", "9", "127", "128", "129", "300", "1000"}) {
+      const Result r = run(std::string("explain --algorithm ") + a + " --n " + n + " --dist normal --dtype float64");
+      ASSERT_EQ(r.code, 0) << a << " n=" << n << "\n" << r.out;
+      EXPECT_NE(r.out.find("the algorithm itself: "), std::string::npos) << r.out;
+      EXPECT_NE(r.out.find("same bits"), std::string::npos) << a << " n=" << n << "\n" << r.out;
+    }
+  const Result p = run("explain --algorithm pairwise --n 8 --dist uniform");
+  ASSERT_EQ(p.code, 0) << p.out;
+  EXPECT_NE(p.out.find("s6 = s2 + s5"), std::string::npos) << p.out;
+  EXPECT_NE(p.out.find("additions: 7\n"), std::string::npos) << p.out;
+  const Result np = run("explain --algorithm numpy_pairwise --n 17 --dist uniform");
+  ASSERT_EQ(np.code, 0) << np.out;
+  EXPECT_NE(np.out.find("= s14 + x16"), std::string::npos) << np.out;
+  EXPECT_NE(np.out.find("additions: 16\n"), std::string::npos) << np.out;
+  const Result kahan = run("explain --algorithm kahan --n 8");
+  EXPECT_EQ(kahan.code, 2) << kahan.out;
+  EXPECT_NE(kahan.out.find("numpy_pairwise"), std::string::npos) << kahan.out;
+}
+
 TEST(Explain, StagesFollowTheShape) {
   // 300 elements over 3 blocks of 64 with 4-wide loads: chains, warp shuffles, a shared-memory block
   // stage (two warps in block 0) and one cross-block addition.
