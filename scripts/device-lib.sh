@@ -10,7 +10,8 @@ limit() {  # limit WANTED RESERVE: WANTED seconds, or less so that RESERVE secon
 say() { echo "[$SCRIPT +$((SECONDS - T0))s] $*"; }
 
 COMMIT=${SUMLAB_GIT_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}
-[ -n "$(git status --porcelain 2>/dev/null | head -1)" ] && COMMIT="$COMMIT + uncommitted changes"
+# File modes are not content (the device copy may not keep them).
+[ -n "$(git -c core.fileMode=false status --porcelain --untracked-files=no 2>/dev/null | head -1)" ] && COMMIT="$COMMIT + uncommitted changes"
 GPU=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1)
 NVCC=$(nvcc --version 2>/dev/null | tail -2 | tr '\n' ' ')
 header() {  # header FILE COMMAND...: starts FILE with where and how it was made

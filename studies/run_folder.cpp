@@ -481,7 +481,10 @@ nlohmann::ordered_json invocation(const std::string& command_line, const std::st
   if (!given && (commit.size() != 40 || commit.find_first_not_of("0123456789abcdef") != std::string::npos))
     commit = "unknown";
   p["git_commit"] = commit;
-  p["git_dirty"] = !run_command("git -C '" + src + "' status --porcelain --untracked-files=no 2>/dev/null").empty();
+  // File modes are not content: a copy of the tree that loses them (as one sent to a GPU machine
+  // can) does not read as modified.
+  p["git_dirty"] =
+      !run_command("git -C '" + src + "' -c core.fileMode=false status --porcelain --untracked-files=no 2>/dev/null").empty();
   p["compiler"] = SUMLAB_CXX_COMPILER;
   p["cxx_flags"] = SUMLAB_CXX_FLAGS;
   p["host"] = run_command("uname -srm");
