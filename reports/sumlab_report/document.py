@@ -64,9 +64,10 @@ h1 { border-bottom: 2px solid #444; padding-bottom: .2em; }
 h2 { border-bottom: 1px solid #bbb; margin-top: 2em; }
 code { background: #f3f3f3; padding: 0 .2em; border-radius: 3px; }
 table { border-collapse: collapse; margin: .5em 0 1.5em; font-size: 0.9em; }
-th, td { border: 1px solid #ccc; padding: .25em .6em; vertical-align: top; }
+th, td { border: 1px solid #ccc; padding: .25em .5em; vertical-align: top; }
 th { background: #eee; text-align: left; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+div.wide { overflow-x: auto; max-width: 100%; }
 tr.alarm td { background: #ffd6d6; color: #900; font-weight: bold; }
 caption { caption-side: top; text-align: left; color: #555; padding-bottom: .3em; }
 figure { margin: 1em 0 2em; }
@@ -92,19 +93,26 @@ def _inline_html(text: str) -> str:
     return "".join(out)
 
 
+def _cell_html(text: str) -> str:
+    """A header or text cell: identifiers may break after their underscores (long column names and
+    kernel names are what make a table wider than the page)."""
+    return _inline_html(text).replace("_", "_<wbr>")
+
+
 def _table_html(t: Table) -> str:
-    lines = ["<table>"]
+    # A table still wider than the page after that scrolls inside its own box, never clipped.
+    lines = ['<div class="wide"><table>']
     if t.caption:
         lines.append(f"<caption>{_inline_html(t.caption)}</caption>")
-    lines.append("<tr>" + "".join(f"<th>{_inline_html(h)}</th>" for h in t.header) + "</tr>")
+    lines.append("<tr>" + "".join(f"<th>{_cell_html(h)}</th>" for h in t.header) + "</tr>")
     for i, row in enumerate(t.rows):
         cls = ' class="alarm"' if i in t.alarm_rows else ""
         cells = []
         for c in row:
             is_num = t.numeric and bool(_NUMBER.match(c.strip()))
-            cells.append(f'<td class="num">{html.escape(c)}</td>' if is_num else f"<td>{_inline_html(c)}</td>")
+            cells.append(f'<td class="num">{html.escape(c)}</td>' if is_num else f"<td>{_cell_html(c)}</td>")
         lines.append(f"<tr{cls}>" + "".join(cells) + "</tr>")
-    lines.append("</table>")
+    lines.append("</table></div>")
     return "\n".join(lines)
 
 
