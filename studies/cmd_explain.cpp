@@ -23,6 +23,9 @@
 #include "core/order_model/model_sum.hpp"
 #include "core/order_model/order_trace.hpp"
 #include "core/order_model/reduce_ops.hpp"
+#include "core/scan/scan_kernel.hpp"
+#include "core/scan/scan_model.hpp"
+#include "core/scan/scan_ops.hpp"
 #include "studies/commands.hpp"
 #include "studies/input_options.hpp"
 #include "studies/run_folder.hpp"
@@ -40,6 +43,7 @@ struct ExplainOptions {
   std::string svg;
   std::string csv;
   bool values = false;
+  int items = 2;  // scans: elements per thread
 };
 
 std::string operand(int id) {
@@ -175,9 +179,10 @@ Root<T> run_traced(KernelFamily f, GpuKernel k, const LaunchShape& s, std::span<
 }
 
 // The additions the result depends on (idle ones followed through).
-template <class T> void mark_live(Explained<T>& x) {
+template <class T> void mark_live(Explained<T>& x, const std::vector<int>& more_roots = {}) {
   x.live.assign(x.trace.events.size(), 0);
   std::vector<int> stack{x.resolve(x.result.id)};
+  for (int r : more_roots) stack.push_back(x.resolve(r));
   while (!stack.empty()) {
     const int id = stack.back();
     stack.pop_back();
@@ -228,7 +233,8 @@ std::string threads_text(std::int64_t first, std::int64_t last) {
 }
 
 template <class T>
-void print_text(const ExplainOptions& o, std::optional<KernelFamily> f, const Explained<T>& x, std::span<const T> data) {
+void print_text(const ExplainOptions& o, const std::function<std::string(TraceStage)>& barrier, bool staged,
+                const Explained<T>& x, std::span<const T> data) {
   const auto n = data.size();
   const bool values = o.values || n <= 64;
   std::map<TraceStage, int> counts;
@@ -238,7 +244,7 @@ void print_text(const ExplainOptions& o, std::optional<KernelFamily> f, const Ex
     if (!x.live[id]) continue;
     const auto& e = x.trace.events[id];
     if (first || e.stage != last)
-      fmt::print("\n{}\n", f ? barrier_before(*f, e.stage) : "one CPU thread: the additions in the order the algorithm makes them");
+      fmt::print("\n{}\n", barrier(e.stage));
     first = false;
     last = e.stage;
     ++counts[e.stage];
@@ -248,7 +254,7 @@ void print_text(const ExplainOptions& o, std::optional<KernelFamily> f, const Ex
     fmt::print("{}\n", line);
   }
   if (first && n > 0) fmt::print("\n(no additions: a single element)\n");
-  if (f)
+  if (staged)
     fmt::print("\nresult {} ({}); additions: thread {}, warp {}, block {}, cross-block {}\n", x.result.value,
                hex_bits(x.result.value), counts[TraceStage::thread], counts[TraceStage::warp], counts[TraceStage::block],
                counts[TraceStage::cross_block]);
@@ -287,7 +293,8 @@ void write_csv(const ExplainOptions& o, const std::string& shape, const Explaine
 // operands, one row per addition depth; colours by stage. The title gets its own line and the
 // width fits it, so nothing is clipped.
 template <class T>
-std::string tree_svg(const ExplainOptions& o, const std::string& shape, const Explained<T>& x, std::span<const T> data) {
+std::string tree_svg(const ExplainOptions& o, const std::string& shape, const Explained<T>& x, std::span<const T> data,
+                     const std::vector<int>& more_roots = {}) {
   const auto n = static_cast<std::int64_t>(data.size());
   std::map<int, std::pair<double, int>> pos;  // id -> (x, depth)
   std::function<std::pair<double, int>(int)> place = [&](int id) -> std::pair<double, int> {
@@ -301,6 +308,7 @@ std::string tree_svg(const ExplainOptions& o, const std::string& shape, const Ex
     return p;
   };
   place(x.resolve(x.result.id));
+  for (int r : more_roots) place(x.resolve(r));
   int depth = 0;
   for (const auto& [id, p] : pos) depth = std::max(depth, p.second);
   const std::string title = fmt::format("{} {} n={} shape {}", o.kernel, FloatTraits<T>::dtype, n, shape);
@@ -345,11 +353,71 @@ std::string tree_svg(const ExplainOptions& o, const std::string& shape, const Ex
   return svg + "</svg>\n";
 }
 
+// What separates the stages of a tiled scan (core/scan/scan_kernel.hpp).
+std::string scan_barrier(TraceStage st) {
+  switch (st) {
+    case TraceStage::thread: return "each thread scans its own items (registers, no barrier)";
+    case TraceStage::warp: return "within a warp: shuffles, or the block tree's levels inside one warp";
+    case TraceStage::block: return "---- within the tile, across warps: __syncthreads() between levels ----";
+    case TraceStage::cross_block: return "---- carry: the tile totals scanned, then added to every later tile ----";
+  }
+  return "";
+}
+
+// A modelled GPU scan (+): every output's additions, traced by running the scan model on traced
+// numbers, and checked output by output against the model's bits.
+template <class T> void explain_scan(const ExplainOptions& o, scan::GpuScan alg, std::span<const T> xs) {
+  scan::ScanShape shape;
+  shape.block = o.shape.block_opt && o.shape.block_opt->count() > 0 ? o.shape.block : 32;
+  shape.items = o.items;
+  const std::string why = scan::validate_scan_shape(alg, shape, static_cast<std::int64_t>(xs.size()), sizeof(T));
+  if (!why.empty()) throw UserError(why);
+  Explained<T> x;
+  x.trace.block = shape.block;
+  x.trace.items = shape.items;
+  x.trace.leaves.assign(xs.begin(), xs.end());
+  std::vector<TracedNumber<T>> leaves;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    x.trace.leaf_thread.push_back(static_cast<std::int64_t>(i) / shape.items);
+    leaves.push_back(TracedNumber<T>::leaf(xs[i], static_cast<std::int64_t>(i)));
+  }
+  current_trace<T>() = &x.trace;
+  const auto outs = scan::model_scan<TracedPlusOp<T>>(alg, shape, std::span<const TracedNumber<T>>(leaves), true);
+  current_trace<T>() = nullptr;
+  const auto real = scan::model_scan<scan::PlusOp<T>>(alg, shape, xs, true);
+  std::vector<int> roots;
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < outs.size(); ++i) {
+    roots.push_back(outs[i].id);
+    if (to_bits(outs[i].value) != to_bits(real[i])) ++differ;
+  }
+  if (!outs.empty()) x.result = {outs.back().value, outs.back().id};
+  mark_live(x, roots);
+  fmt::print("{} (+, inclusive) on {} {} elements, block {}, {} items per thread\n", o.kernel, xs.size(),
+             FloatTraits<T>::dtype, shape.block, shape.items);
+  print_text<T>(o, scan_barrier, true, x, xs);
+  std::string ys;
+  for (std::size_t i = 0; i < outs.size() && i < 64; ++i) ys += fmt::format("{}y{}={}", i ? ", " : "", i, operand(x.resolve(outs[i].id)));
+  if (!ys.empty()) fmt::print("outputs: {}\n", ys);
+  fmt::print("the scan model: {} outputs -> {}\n", outs.size(),
+             differ == 0 ? "same bits" : fmt::format("{} DIFFERENT BITS (a bug in the trace)", differ));
+  const std::string sh = fmt::format("block {}, items {}", shape.block, shape.items);
+  if (!o.csv.empty()) write_csv<T>(o, sh, x, xs);
+  if (!o.svg.empty()) {
+    atomic_write(o.svg, tree_svg<T>(o, sh, x, xs, roots));
+    fmt::print("svg: {}\n", o.svg);
+  }
+  if (differ != 0) throw UserError("the trace disagrees with the scan model");
+}
+
 // The outputs every tree shares: the text, the check against the real result, the CSV and SVG.
 template <class T>
 void report(const ExplainOptions& o, std::optional<KernelFamily> f, const std::string& shape, const Explained<T>& x,
             std::span<const T> xs, T real, const std::string& real_name) {
-  print_text<T>(o, f, x, xs);
+  const auto barrier = [f](TraceStage st) -> std::string {
+    return f ? barrier_before(*f, st) : "one CPU thread: the additions in the order the algorithm makes them";
+  };
+  print_text<T>(o, barrier, f.has_value(), x, xs);
   const bool same = to_bits(real) == to_bits(x.result.value);
   fmt::print("{}: {} -> {}\n", real_name, hex_bits(real), same ? "same bits" : "DIFFERENT BITS (a bug in the trace)");
   if (!o.csv.empty()) write_csv<T>(o, shape, x, xs);
@@ -370,6 +438,7 @@ std::string cpu_trees() {
 template <class T> void run_explain(const ExplainOptions& o, std::vector<T>& data) {
   if (data.size() > 4096) throw UserError("explain is for small inputs: n <= 4096 (got " + std::to_string(data.size()) + ")");
   const std::span<const T> xs(data);
+  if (const auto alg = scan::parse_gpu_scan(o.kernel); alg && scan::is_modelled(*alg)) return explain_scan<T>(o, *alg, xs);
   const auto k = find_gpu_kernel(o.kernel);
   if (!k) {  // a CPU algorithm: its own code, run on traced numbers
     const CpuAlgorithm<T>* a = find_cpu_algorithm<T>(o.kernel);
@@ -384,7 +453,8 @@ template <class T> void run_explain(const ExplainOptions& o, std::vector<T>& dat
   const auto f = family_of(*k);
   if (!f)
     throw UserError("explain draws the additive trees: the GPU kernels " + drawable_kernels() +
-                    " (gpu_atomic in launch order) and the CPU algorithms " + cpu_trees() + "; got '" + o.kernel + "'");
+                    " (gpu_atomic in launch order), the CPU algorithms " + cpu_trees() +
+                    " and the scans warp_hillis_steele, block_blelloch; got '" + o.kernel + "'");
   const ResolvedShape resolved = resolve_shape(overrides(o.shape), *k, 132, FloatTraits<T>::dtype,
                                                static_cast<std::int64_t>(xs.size()));
   const LaunchShape& shape = resolved.shape;
@@ -407,8 +477,9 @@ void register_explain(CLI::App& app) {
                                             "for a launch shape, from the order model");
   cmd->add_option("-a,--algorithm", o->kernel,
                   "a kernel with an additive tree: gpu_serial, Harris 1-7, the shuffle kernels (gpu_two_pass, "
-                  "gpu_last_block, gpu_atomic in launch order, gpu_kahan, gpu_double_acc, gpu_double_word); or a CPU "
-                  "tree: serial, pairwise, pairwise_b128, numpy_pairwise")
+                  "gpu_last_block, gpu_atomic in launch order, gpu_kahan, gpu_double_acc, gpu_double_word); a CPU "
+                  "tree: serial, pairwise, pairwise_b128, numpy_pairwise; or a scan (+): warp_hillis_steele, "
+                  "block_blelloch")
       ->capture_default_str();
   add_input_options(*cmd, o->input);
   add_shape_options(*cmd, o->shape);
@@ -417,6 +488,8 @@ void register_explain(CLI::App& app) {
                   "Append the tree (one row per input and per addition) to this CSV, e.g. RUN_DIR/order_trace.csv, "
                   "which `sumlab report` draws");
   cmd->add_flag("--values", o->values, "Print every intermediate value (default when n <= 64)");
+  cmd->add_option("--items", o->items, "Scans: elements per thread (with --block, default 32; the tile is their product)")
+      ->capture_default_str();
   cmd->callback([o] {
     Array a = load_input(o->input);
     if (auto* f = std::get_if<std::vector<float>>(&a)) run_explain<float>(*o, *f);

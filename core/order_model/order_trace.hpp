@@ -48,6 +48,7 @@ template <class T> struct Trace {
   std::vector<T> leaves;
   std::vector<std::int64_t> leaf_thread;
   int block = 0;
+  int items = 0;  // TracedNumber: elements per thread of a tiled scan (0: one CPU thread)
 };
 
 template <class T> Trace<T>*& current_trace() {
@@ -108,32 +109,57 @@ template <class T, class Base = PlainSumOp<T>> struct TracedSumOp {
   static Out finish(Acc a) { return a.value; }
 };
 
-// A number whose additions are recorded: a CPU algorithm written over any T (serial_sum,
-// pairwise_sum, numpy_pairwise_sum) runs on it unchanged, so its tree is traced as it runs, each
-// addition one CPU thread's (stage thread, thread 0). T(0) is the identity; a copy is the same node.
+// A number whose additions are recorded: code written over any T (the CPU's serial_sum,
+// pairwise_sum, numpy_pairwise_sum; the scan model's tiles through TracedPlusOp) runs on it
+// unchanged, so its additions are traced as it runs. T(0) is the identity; a copy is the same
+// node. With trace.items = 0 every addition is one CPU thread's; with a tiled scan's items and
+// block, an addition's stage is the widest of the thread, warp, tile (block) or carry (cross-block)
+// that its elements span.
 template <class T> struct TracedNumber {
   T value{};
-  int id = -1;          // as TracedValue's
-  bool covers = false;  // holds at least one element
+  int id = -1;                         // as TracedValue's
+  std::int64_t first = -1, last = -1;  // elements covered (-1: none, the identity)
   TracedNumber() = default;
   explicit TracedNumber(int zero) : value(static_cast<T>(zero)) {}
   static TracedNumber leaf(T x, std::int64_t index) {
     TracedNumber r;
     r.value = x;
     r.id = -static_cast<int>(index) - 2;
-    r.covers = true;
+    r.first = r.last = index;
     return r;
   }
   friend TracedNumber operator+(const TracedNumber& a, const TracedNumber& b) {
     Trace<T>& t = *current_trace<T>();
     TracedNumber r;
     r.value = a.value + b.value;
-    r.covers = a.covers || b.covers;
+    r.first = a.first < 0 ? b.first : (b.first < 0 ? a.first : std::min(a.first, b.first));
+    r.last = std::max(a.last, b.last);
     r.id = static_cast<int>(t.events.size());
-    t.events.push_back({a.id, b.id, static_cast<double>(r.value), TraceStage::thread, 0, 0, !a.covers || !b.covers});
+    TraceStage stage = TraceStage::thread;
+    std::int64_t first_thread = 0, last_thread = 0;
+    if (t.items > 0 && r.first >= 0) {
+      const std::int64_t items = t.items, tile = items * t.block;
+      first_thread = r.first / items;
+      last_thread = r.last / items;
+      stage = first_thread == last_thread                 ? TraceStage::thread
+              : r.first / (items * 32) == r.last / (items * 32) ? TraceStage::warp
+              : r.first / tile == r.last / tile             ? TraceStage::block
+                                                            : TraceStage::cross_block;
+    }
+    t.events.push_back({a.id, b.id, static_cast<double>(r.value), stage, first_thread, last_thread,
+                        a.first < 0 || b.first < 0});
     return r;
   }
   TracedNumber& operator+=(const TracedNumber& b) { return *this = *this + b; }
+};
+
+// The scans' plus operator (core/scan/scan_ops.hpp's PlusOp) over traced numbers.
+template <class T> struct TracedPlusOp {
+  using Value = TracedNumber<T>;
+  using Scalar = T;
+  static constexpr const char* name = "plus";
+  static Value identity() { return Value(0); }
+  static Value combine(const Value& earlier, const Value& later) { return earlier + later; }
 };
 
 // The thread that owns element i under the shape's mapping (the model's thread_chain order).

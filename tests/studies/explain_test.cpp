@@ -107,6 +107,25 @@ TEST(Explain, CpuTreesAreTheAlgorithmsOwn) {
   EXPECT_NE(kahan.out.find("numpy_pairwise"), std::string::npos) << kahan.out;
 }
 
+// The modelled scans (+): every output's additions traced by running the scan model on traced
+// numbers; each of the n outputs has the model's bits, over one tile and several (the carry).
+// Hand-derived: warp_hillis_steele on 8 elements, 2 per thread, one warp: 4 thread additions,
+// y1 = x0 + x1 is the first of them, and the total is the last output.
+TEST(Explain, ScansTraceEveryOutput) {
+  for (const char* a : {"warp_hillis_steele", "block_blelloch"})
+    for (const char* n : {"0", "1", "31", "64", "65", "300"}) {
+      const Result r = run(std::string("explain --algorithm ") + a + " --n " + n + " --block 32 --items 2 --dist normal");
+      ASSERT_EQ(r.code, 0) << a << " n=" << n << "\n" << r.out;
+      EXPECT_NE(r.out.find(std::string("the scan model: ") + n + " outputs -> same bits"), std::string::npos) << r.out;
+      if (std::string(n) == "300") EXPECT_NE(r.out.find("carry: the tile totals"), std::string::npos) << r.out;
+    }
+  const Result hs = run("explain --algorithm warp_hillis_steele --n 8 --block 32 --items 2 --dist uniform");
+  ASSERT_EQ(hs.code, 0) << hs.out;
+  EXPECT_NE(hs.out.find("additions: thread 4,"), std::string::npos) << hs.out;
+  EXPECT_NE(hs.out.find("outputs: y0=x0, y1=s0,"), std::string::npos) << hs.out;
+  EXPECT_EQ(run("explain --algorithm block_blelloch --n 8 --block 32 --items 3").code, 2);  // items: a power of two
+}
+
 TEST(Explain, StagesFollowTheShape) {
   // 300 elements over 3 blocks of 64 with 4-wide loads: chains, warp shuffles, a shared-memory block
   // stage (two warps in block 0) and one cross-block addition.
