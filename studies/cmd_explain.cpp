@@ -353,6 +353,17 @@ std::string tree_svg(const ExplainOptions& o, const std::string& shape, const Ex
   return svg + "</svg>\n";
 }
 
+// The files every explanation may write: the CSV rows and the SVG (roots: a scan's other outputs).
+template <class T>
+void write_files(const ExplainOptions& o, const std::string& shape, const Explained<T>& x, std::span<const T> xs,
+                 const std::vector<int>& roots = {}) {
+  if (!o.csv.empty()) write_csv<T>(o, shape, x, xs);
+  if (!o.svg.empty()) {
+    atomic_write(o.svg, tree_svg<T>(o, shape, x, xs, roots));
+    fmt::print("svg: {}\n", o.svg);
+  }
+}
+
 // What separates the stages of a tiled scan (core/scan/scan_kernel.hpp).
 std::string scan_barrier(TraceStage st) {
   switch (st) {
@@ -401,12 +412,7 @@ template <class T> void explain_scan(const ExplainOptions& o, scan::GpuScan alg,
   if (!ys.empty()) fmt::print("outputs: {}\n", ys);
   fmt::print("the scan model: {} outputs -> {}\n", outs.size(),
              differ == 0 ? "same bits" : fmt::format("{} DIFFERENT BITS (a bug in the trace)", differ));
-  const std::string sh = fmt::format("block {}, items {}", shape.block, shape.items);
-  if (!o.csv.empty()) write_csv<T>(o, sh, x, xs);
-  if (!o.svg.empty()) {
-    atomic_write(o.svg, tree_svg<T>(o, sh, x, xs, roots));
-    fmt::print("svg: {}\n", o.svg);
-  }
+  write_files<T>(o, fmt::format("block {}, items {}", shape.block, shape.items), x, xs, roots);
   if (differ != 0) throw UserError("the trace disagrees with the scan model");
 }
 
@@ -420,19 +426,18 @@ void report(const ExplainOptions& o, std::optional<KernelFamily> f, const std::s
   print_text<T>(o, barrier, f.has_value(), x, xs);
   const bool same = to_bits(real) == to_bits(x.result.value);
   fmt::print("{}: {} -> {}\n", real_name, hex_bits(real), same ? "same bits" : "DIFFERENT BITS (a bug in the trace)");
-  if (!o.csv.empty()) write_csv<T>(o, shape, x, xs);
-  if (!o.svg.empty()) {
-    atomic_write(o.svg, tree_svg<T>(o, shape, x, xs));
-    fmt::print("svg: {}\n", o.svg);
-  }
+  write_files<T>(o, shape, x, xs);
   if (!same) throw UserError("the trace disagrees with " + real_name);
 }
 
-std::string cpu_trees() {
-  std::string out;
+// The refusal for a name with no tree to draw, listing every name that has one.
+UserError not_drawable(const std::string& name) {
+  std::string cpu;
   for (const auto& a : cpu_algorithms<float>())
-    if (a.traced) out += (out.empty() ? "" : ", ") + std::string(a.info.name);
-  return out;
+    if (a.traced) cpu += (cpu.empty() ? "" : ", ") + std::string(a.info.name);
+  return UserError("explain draws the additive trees: the GPU kernels " + drawable_kernels() +
+                   " (gpu_atomic in launch order), the CPU algorithms " + cpu +
+                   " and the scans warp_hillis_steele, block_blelloch; got '" + name + "'");
 }
 
 template <class T> void run_explain(const ExplainOptions& o, std::vector<T>& data) {
@@ -442,19 +447,14 @@ template <class T> void run_explain(const ExplainOptions& o, std::vector<T>& dat
   const auto k = find_gpu_kernel(o.kernel);
   if (!k) {  // a CPU algorithm: its own code, run on traced numbers
     const CpuAlgorithm<T>* a = find_cpu_algorithm<T>(o.kernel);
-    if (!a || !a->traced)
-      throw UserError("explain draws the additive trees: the GPU kernels " + drawable_kernels() +
-                      " (gpu_atomic in launch order) and the CPU algorithms " + cpu_trees() + "; got '" + o.kernel + "'");
+    if (!a || !a->traced) throw not_drawable(o.kernel);
     fmt::print("{} on {} {} elements (CPU, one thread)\norder: {}\n", o.kernel, xs.size(), FloatTraits<T>::dtype,
                a->info.order);
     report<T>(o, std::nullopt, "cpu", explain_cpu<T>(*a, xs), xs, a->sum(xs).value, "the algorithm itself");
     return;
   }
   const auto f = family_of(*k);
-  if (!f)
-    throw UserError("explain draws the additive trees: the GPU kernels " + drawable_kernels() +
-                    " (gpu_atomic in launch order), the CPU algorithms " + cpu_trees() +
-                    " and the scans warp_hillis_steele, block_blelloch; got '" + o.kernel + "'");
+  if (!f) throw not_drawable(o.kernel);
   const ResolvedShape resolved = resolve_shape(overrides(o.shape), *k, 132, FloatTraits<T>::dtype,
                                                static_cast<std::int64_t>(xs.size()));
   const LaunchShape& shape = resolved.shape;

@@ -51,6 +51,13 @@ template <class T> struct Trace {
   int items = 0;  // TracedNumber: elements per thread of a tiled scan (0: one CPU thread)
 };
 
+// The range a sum of two nodes covers (first < 0: a node covering nothing, the identity).
+inline void cover(std::int64_t a_first, std::int64_t a_last, std::int64_t b_first, std::int64_t b_last,
+                  std::int64_t& first, std::int64_t& last) {
+  first = a_first < 0 ? b_first : (b_first < 0 ? a_first : std::min(a_first, b_first));
+  last = std::max(a_last, b_last);
+}
+
 template <class T> Trace<T>*& current_trace() {
   thread_local Trace<T>* t = nullptr;
   return t;
@@ -87,8 +94,8 @@ template <class T, class Base = PlainSumOp<T>> struct TracedSumOp {
   static Acc identity() { return make(Base::identity(), -1, -1, -1); }
   static Acc record(const Acc& a, const Acc& b, bool chain, const typename Base::Acc& acc) {
     Trace<T>& t = *current_trace<T>();
-    const std::int64_t first = a.first < 0 ? b.first : (b.first < 0 ? a.first : std::min(a.first, b.first));
-    const std::int64_t last = std::max(a.last, b.last);
+    std::int64_t first = 0, last = 0;
+    cover(a.first, a.last, b.first, b.last, first, last);
     TraceStage stage = TraceStage::cross_block;
     const std::int64_t block = t.block;
     if (chain) stage = TraceStage::thread;
@@ -132,8 +139,7 @@ template <class T> struct TracedNumber {
     Trace<T>& t = *current_trace<T>();
     TracedNumber r;
     r.value = a.value + b.value;
-    r.first = a.first < 0 ? b.first : (b.first < 0 ? a.first : std::min(a.first, b.first));
-    r.last = std::max(a.last, b.last);
+    cover(a.first, a.last, b.first, b.last, r.first, r.last);
     r.id = static_cast<int>(t.events.size());
     TraceStage stage = TraceStage::thread;
     std::int64_t first_thread = 0, last_thread = 0;
