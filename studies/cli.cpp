@@ -24,7 +24,7 @@ void add_common_rules(CLI::App& app) {
   app.footer(exit_codes_help);
   app.parse_complete_callback([&app] {
     for (const CLI::Option* opt : app.get_options()) {
-      if (opt->get_delimiter() == '\0' || opt->get_name() == "--offsets") continue;
+      if (opt->get_delimiter() == '\0' || opt->get_name() == "--offsets" || opt->get_name() == "--segment-sizes") continue;
       const auto& values = opt->results();
       for (std::size_t i = 0; i < values.size(); ++i)
         for (std::size_t j = 0; j < i; ++j)

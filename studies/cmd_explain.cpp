@@ -26,6 +26,8 @@
 #include "core/scan/scan_kernel.hpp"
 #include "core/scan/scan_model.hpp"
 #include "core/scan/scan_ops.hpp"
+#include "core/segmented/segmented_model.hpp"
+#include "core/segmented/strategy.hpp"
 #include "studies/commands.hpp"
 #include "studies/input_options.hpp"
 #include "studies/run_folder.hpp"
@@ -43,7 +45,8 @@ struct ExplainOptions {
   std::string svg;
   std::string csv;
   bool values = false;
-  int items = 2;  // scans: elements per thread
+  int items = 2;  // scans and the segmented scan: elements per thread
+  std::vector<std::int64_t> segment_sizes;  // segmented strategies (empty: the default pattern)
 };
 
 std::string operand(int id) {
@@ -416,6 +419,80 @@ template <class T> void explain_scan(const ExplainOptions& o, scan::GpuScan alg,
   if (differ != 0) throw UserError("the trace disagrees with the scan model");
 }
 
+// The segments explain cuts the input into: the user's sizes (which must add up to n), or a
+// pattern that shows every case on a small input (an empty segment, a single element, segments
+// longer than a warp when n allows), its last segment cut to what is left.
+std::vector<segmented::Offset> explain_offsets(const std::vector<std::int64_t>& sizes, std::int64_t n) {
+  std::vector<segmented::Offset> off{0};
+  if (!sizes.empty()) {
+    for (const auto size : sizes) {
+      if (size < 0) throw UserError("--segment-sizes: a size is negative (" + std::to_string(size) + ")");
+      off.push_back(off.back() + size);
+    }
+    if (off.back() != n)
+      throw UserError(fmt::format("--segment-sizes add up to {}, but the input has n = {} elements", off.back(), n));
+    return off;
+  }
+  static constexpr std::int64_t pattern[] = {5, 0, 3, 1, 7, 40, 2, 70};
+  for (std::size_t j = 0; off.back() < n; ++j) off.push_back(std::min(n, off.back() + pattern[j % std::size(pattern)]));
+  return off;
+}
+
+// What separates the stages of a segmented strategy (gpu/segmented/*.cuh).
+std::string segmented_barrier(segmented::Strategy st, TraceStage stage) {
+  if (st == segmented::Strategy::segmented_scan) {
+    if (stage == TraceStage::thread) return "each thread folds its own items with the (head, value) operator (registers)";
+    return scan_barrier(stage);
+  }
+  const bool warp = st == segmented::Strategy::warp_per_segment;
+  switch (stage) {
+    case TraceStage::thread:
+      return warp ? "lane l of the segment's warp chains elements begin + l, begin + l + 32, ... (registers)"
+                  : "thread t of the segment's block chains elements begin + t, begin + t + block, ... (registers)";
+    case TraceStage::warp: return "warp stage: shuffles within each warp (no barrier; __shfl_down_sync)";
+    case TraceStage::block: return "---- __syncthreads(): the block's warp totals meet in shared memory ----";
+    case TraceStage::cross_block: return "(a segment never spans blocks)";
+  }
+  return "";
+}
+
+// A modelled GPU segmented strategy: every segment's tree, traced by running its model on traced
+// numbers, each segment's sum checked against the model's bits.
+template <class T> void explain_segmented(const ExplainOptions& o, segmented::Strategy st, std::span<const T> xs) {
+  segmented::SegShape shape;
+  shape.block = o.shape.block_opt && o.shape.block_opt->count() > 0 ? o.shape.block : 32;
+  shape.items_per_thread = st == segmented::Strategy::segmented_scan ? o.items : 1;
+  if (const std::string why = segmented::validate_shape(st, shape); !why.empty()) throw UserError(why);
+  const auto off = explain_offsets(o.segment_sizes, static_cast<std::int64_t>(xs.size()));
+  Explained<T> x;
+  const auto sums = segmented::trace_segmented<T>(st, shape, xs, off, x.trace);
+  const auto real = segmented::model_segmented<T>(st, shape, xs, off);
+  std::vector<int> roots;
+  std::size_t differ = 0;
+  for (std::size_t j = 0; j < sums.size(); ++j) {
+    roots.push_back(sums[j].id);
+    if (to_bits(sums[j].value) != to_bits(real[j])) ++differ;
+  }
+  if (!sums.empty()) x.result = {sums.back().value, sums.back().id};
+  mark_live(x, roots);
+  std::string sizes;
+  for (std::size_t j = 0; j + 1 < off.size() && j < 64; ++j) sizes += fmt::format("{}{}", j ? "," : "", off[j + 1] - off[j]);
+  const std::string shape_text = segmented::to_string(shape, st);
+  fmt::print("{} on {} {} elements in {} segments (sizes {}), shape {}\norder: {}\n", o.kernel, xs.size(),
+             FloatTraits<T>::dtype, sums.size(), sizes, shape_text, segmented::info(st).description);
+  print_text<T>(o, [st](TraceStage stage) { return segmented_barrier(st, stage); }, true, x, xs);
+  std::string out;
+  for (std::size_t j = 0; j < sums.size() && j < 64; ++j) {
+    const int id = x.resolve(sums[j].id);
+    out += fmt::format("{}seg{}={}", j ? ", " : "", j, id == -1 ? "0 (empty)" : operand(id));
+  }
+  if (!out.empty()) fmt::print("segments: {}\n", out);
+  fmt::print("the segmented model: {} sums -> {}\n", sums.size(),
+             differ == 0 ? "same bits" : fmt::format("{} DIFFERENT BITS (a bug in the trace)", differ));
+  write_files<T>(o, shape_text, x, xs, roots);
+  if (differ != 0) throw UserError("the trace disagrees with the segmented model");
+}
+
 // The outputs every tree shares: the text, the check against the real result, the CSV and SVG.
 template <class T>
 void report(const ExplainOptions& o, std::optional<KernelFamily> f, const std::string& shape, const Explained<T>& x,
@@ -437,13 +514,16 @@ UserError not_drawable(const std::string& name) {
     if (a.traced) cpu += (cpu.empty() ? "" : ", ") + std::string(a.info.name);
   return UserError("explain draws the additive trees: the GPU kernels " + drawable_kernels() +
                    " (gpu_atomic in launch order), the CPU algorithms " + cpu +
-                   " and the scans warp_hillis_steele, block_blelloch; got '" + name + "'");
+                   ", the scans warp_hillis_steele, block_blelloch and the segmented strategies block_per_segment, "
+                   "warp_per_segment, segmented_scan; got '" + name + "'");
 }
 
 template <class T> void run_explain(const ExplainOptions& o, std::vector<T>& data) {
   if (data.size() > 4096) throw UserError("explain is for small inputs: n <= 4096 (got " + std::to_string(data.size()) + ")");
   const std::span<const T> xs(data);
   if (const auto alg = scan::parse_gpu_scan(o.kernel); alg && scan::is_modelled(*alg)) return explain_scan<T>(o, *alg, xs);
+  if (const auto st = segmented::find_strategy(o.kernel); st && segmented::info(*st).where == segmented::Where::gpu_modelled)
+    return explain_segmented<T>(o, *st, xs);
   const auto k = find_gpu_kernel(o.kernel);
   if (!k) {  // a CPU algorithm: its own code, run on traced numbers
     const CpuAlgorithm<T>* a = find_cpu_algorithm<T>(o.kernel);
@@ -478,8 +558,8 @@ void register_explain(CLI::App& app) {
   cmd->add_option("-a,--algorithm", o->kernel,
                   "a kernel with an additive tree: gpu_serial, Harris 1-7, the shuffle kernels (gpu_two_pass, "
                   "gpu_last_block, gpu_atomic in launch order, gpu_kahan, gpu_double_acc, gpu_double_word); a CPU "
-                  "tree: serial, pairwise, pairwise_b128, numpy_pairwise; or a scan (+): warp_hillis_steele, "
-                  "block_blelloch")
+                  "tree: serial, pairwise, pairwise_b128, numpy_pairwise; a scan (+): warp_hillis_steele, "
+                  "block_blelloch; or a segmented sum: block_per_segment, warp_per_segment, segmented_scan")
       ->capture_default_str();
   add_input_options(*cmd, o->input);
   add_shape_options(*cmd, o->shape);
@@ -488,8 +568,13 @@ void register_explain(CLI::App& app) {
                   "Append the tree (one row per input and per addition) to this CSV, e.g. RUN_DIR/order_trace.csv, "
                   "which `sumlab report` draws");
   cmd->add_flag("--values", o->values, "Print every intermediate value (default when n <= 64)");
-  cmd->add_option("--items", o->items, "Scans: elements per thread (with --block, default 32; the tile is their product)")
+  cmd->add_option("--items", o->items,
+                  "Scans and segmented_scan: elements per thread (with --block, default 32; the tile is their product)")
       ->capture_default_str();
+  cmd->add_option("--segment-sizes", o->segment_sizes,
+                  "Segmented strategies: the segment sizes, adding up to n (comma list; default the pattern "
+                  "5,0,3,1,7,40,2,70,... cut at n)")
+      ->delimiter(',');
   cmd->callback([o] {
     Array a = load_input(o->input);
     if (auto* f = std::get_if<std::vector<float>>(&a)) run_explain<float>(*o, *f);

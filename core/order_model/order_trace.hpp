@@ -117,7 +117,8 @@ template <class T, class Base = PlainSumOp<T>> struct TracedSumOp {
 };
 
 // A number whose additions are recorded: code written over any T (the CPU's serial_sum,
-// pairwise_sum, numpy_pairwise_sum; the scan model's tiles through TracedPlusOp) runs on it
+// pairwise_sum, numpy_pairwise_sum; the scan model's tiles through TracedPlusOp; the segmented
+// scan's (head, value) pairs) runs on it
 // unchanged, so its additions are traced as it runs. T(0) is the identity; a copy is the same
 // node. With trace.items = 0 every addition is one CPU thread's; with a tiled scan's items and
 // block, an addition's stage is the widest of the thread, warp, tile (block) or carry (cross-block)

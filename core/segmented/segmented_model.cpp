@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/order_model/block_tree.hpp"
+#include "core/order_model/order_trace.hpp"
 #include "core/order_model/reduce_ops.hpp"
 #include "core/order_model/warp_tree.hpp"
 #include "core/scan/segmented_op.hpp"
@@ -17,28 +18,32 @@ namespace {
 
 using order_model::warp_size;
 
-template <class T> std::vector<T> block_per_segment(const SegShape& s, std::span<const T> x, std::span<const Offset> off) {
-  using Op = PlainSumOp<T>;
-  std::vector<T> out(off.size() - 1);
-  std::vector<T> threads(static_cast<std::size_t>(s.block));
+// Op is PlainSumOp<T> for the model, order_model::TracedSumOp<T> for a trace: one code for both.
+template <class Op>
+std::vector<typename Op::Acc> block_per_segment(const SegShape& s, std::span<const typename Op::In> x,
+                                                std::span<const Offset> off) {
+  using Acc = typename Op::Acc;
+  std::vector<Acc> out(off.size() - 1);
+  std::vector<Acc> threads(static_cast<std::size_t>(s.block));
   for (std::size_t j = 0; j < out.size(); ++j) {
     for (int t = 0; t < s.block; ++t) {
-      T acc = Op::identity();
+      Acc acc = Op::identity();
       for (Offset i = off[j] + t; i < off[j + 1]; i += s.block) acc = Op::add(acc, x[static_cast<std::size_t>(i)]);
       threads[static_cast<std::size_t>(t)] = acc;
     }
-    out[j] = order_model::block_stage<Op>(std::span<const T>(threads), WarpStage::shfl_down, BlockStage::warp_of_warps);
+    out[j] = order_model::block_stage<Op>(std::span<const Acc>(threads), WarpStage::shfl_down, BlockStage::warp_of_warps);
   }
   return out;
 }
 
-template <class T> std::vector<T> warp_per_segment(std::span<const T> x, std::span<const Offset> off) {
-  using Op = PlainSumOp<T>;
-  std::vector<T> out(off.size() - 1);
+template <class Op>
+std::vector<typename Op::Acc> warp_per_segment(std::span<const typename Op::In> x, std::span<const Offset> off) {
+  using Acc = typename Op::Acc;
+  std::vector<Acc> out(off.size() - 1);
   for (std::size_t j = 0; j < out.size(); ++j) {
-    std::array<T, warp_size> lanes;
+    std::array<Acc, warp_size> lanes;
     for (int l = 0; l < warp_size; ++l) {
-      T acc = Op::identity();
+      Acc acc = Op::identity();
       for (Offset i = off[j] + l; i < off[j + 1]; i += warp_size) acc = Op::add(acc, x[static_cast<std::size_t>(i)]);
       lanes[static_cast<std::size_t>(l)] = acc;
     }
@@ -50,6 +55,8 @@ template <class T> std::vector<T> warp_per_segment(std::span<const T> x, std::sp
 template <class T> using F = scan::Flagged<T>;
 template <class T> using MaybeF = std::optional<F<T>>;
 
+// The segmented scan runs over any number type T: a float, a double, or a traced number
+// (order_model::TracedNumber) whose additions are recorded.
 // combine(a, b) where either may be absent (an absent prefix contributes nothing: no operation).
 template <class T> MaybeF<T> combine_opt(const MaybeF<T>& a, const MaybeF<T>& b) {
   if (!a) return b;
@@ -162,17 +169,62 @@ std::vector<T> model_segmented(Strategy st, const SegShape& s, std::span<const T
   validate_offsets(offsets, x.size());
   if (const std::string why = validate_shape(st, s); !why.empty()) throw std::invalid_argument(why);
   switch (st) {
-    case Strategy::block_per_segment: return block_per_segment(s, x, offsets);
-    case Strategy::warp_per_segment: return warp_per_segment(x, offsets);
+    case Strategy::block_per_segment: return block_per_segment<PlainSumOp<T>>(s, x, offsets);
+    case Strategy::warp_per_segment: return warp_per_segment<PlainSumOp<T>>(x, offsets);
     case Strategy::segmented_scan: return segmented_scan(s, x, offsets);
     default: break;
   }
   throw std::invalid_argument(std::string(info(st).name) + " has no order model (a CPU algorithm or a library peer)");
 }
 
+template <class T>
+std::vector<TracedSegment<T>> trace_segmented(Strategy st, const SegShape& s, std::span<const T> x,
+                                              std::span<const Offset> offsets, order_model::Trace<T>& trace) {
+  using namespace order_model;
+  validate_offsets(offsets, x.size());
+  if (const std::string why = validate_shape(st, s); !why.empty()) throw std::invalid_argument(why);
+  const std::size_t n = x.size(), segments = offsets.size() - 1;
+  trace = Trace<T>{};
+  trace.leaves.assign(x.begin(), x.end());
+  trace.leaf_thread.assign(n, 0);
+  // Where each element is loaded: a per-segment strategy's thread j * width + (i - begin) % width
+  // (width: the block or the warp that owns segment j); the scan's tile layout, i / items.
+  const bool per_segment = st != Strategy::segmented_scan;
+  const int width = st == Strategy::warp_per_segment ? warp_size : s.block;
+  trace.block = st == Strategy::warp_per_segment ? warp_size : s.block;
+  trace.items = per_segment ? 0 : s.items_per_thread;
+  for (std::size_t j = 0; j < segments; ++j)
+    for (Offset i = offsets[j]; i < offsets[j + 1]; ++i)
+      trace.leaf_thread[static_cast<std::size_t>(i)] =
+          per_segment ? static_cast<std::int64_t>(j) * width + (i - offsets[j]) % width : i / s.items_per_thread;
+  current_trace<T>() = &trace;
+  std::vector<TracedSegment<T>> out;
+  if (per_segment) {
+    std::vector<TracedLeaf<T>> leaves(n);
+    for (std::size_t i = 0; i < n; ++i) leaves[i] = {x[i], static_cast<std::int64_t>(i)};
+    const std::span<const TracedLeaf<T>> in(leaves);
+    using Op = TracedSumOp<T>;
+    const auto sums = st == Strategy::block_per_segment ? block_per_segment<Op>(s, in, offsets)
+                                                        : warp_per_segment<Op>(in, offsets);
+    for (const auto& v : sums) out.push_back({v.value, v.id});
+  } else {
+    std::vector<TracedNumber<T>> leaves(n);
+    for (std::size_t i = 0; i < n; ++i) leaves[i] = TracedNumber<T>::leaf(x[i], static_cast<std::int64_t>(i));
+    for (const auto& v : segmented_scan(s, std::span<const TracedNumber<T>>(leaves), offsets))
+      out.push_back({v.value, v.id});
+  }
+  current_trace<T>() = nullptr;
+  return out;
+}
+
 template std::vector<float> model_segmented<float>(Strategy, const SegShape&, std::span<const float>,
                                                    std::span<const Offset>);
 template std::vector<double> model_segmented<double>(Strategy, const SegShape&, std::span<const double>,
                                                      std::span<const Offset>);
+template std::vector<TracedSegment<float>> trace_segmented<float>(Strategy, const SegShape&, std::span<const float>,
+                                                                  std::span<const Offset>, order_model::Trace<float>&);
+template std::vector<TracedSegment<double>> trace_segmented<double>(Strategy, const SegShape&,
+                                                                    std::span<const double>, std::span<const Offset>,
+                                                                    order_model::Trace<double>&);
 
 }  // namespace sumlab::segmented

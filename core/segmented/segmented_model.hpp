@@ -25,6 +25,7 @@
 #include <span>
 #include <vector>
 
+#include "core/order_model/order_trace.hpp"
 #include "core/segmented/offsets.hpp"
 #include "core/segmented/strategy.hpp"
 
@@ -35,5 +36,17 @@ namespace sumlab::segmented {
 // strategy with no model (CPU algorithms and CUB peers).
 template <class T>
 std::vector<T> model_segmented(Strategy st, const SegShape& s, std::span<const T> x, std::span<const Offset> offsets);
+
+// The same model run on traced numbers (core/order_model/order_trace.hpp): `trace` is reset and
+// receives every addition with its stage (a per-segment strategy's threads are its block's or
+// warp's; the scan's are its tiles'), and each segment's sum comes back with its node (-1 for an
+// empty segment of the scan, whose sum is the constant +0). The values are model_segmented's bits.
+template <class T> struct TracedSegment {
+  T value{};
+  int id = -1;
+};
+template <class T>
+std::vector<TracedSegment<T>> trace_segmented(Strategy st, const SegShape& s, std::span<const T> x,
+                                              std::span<const Offset> offsets, order_model::Trace<T>& trace);
 
 }  // namespace sumlab::segmented

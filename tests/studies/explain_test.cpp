@@ -117,13 +117,58 @@ TEST(Explain, ScansTraceEveryOutput) {
       const Result r = run(std::string("explain --algorithm ") + a + " --n " + n + " --block 32 --items 2 --dist normal");
       ASSERT_EQ(r.code, 0) << a << " n=" << n << "\n" << r.out;
       EXPECT_NE(r.out.find(std::string("the scan model: ") + n + " outputs -> same bits"), std::string::npos) << r.out;
-      if (std::string(n) == "300") EXPECT_NE(r.out.find("carry: the tile totals"), std::string::npos) << r.out;
+      if (std::string(n) == "300") {
+        EXPECT_NE(r.out.find("carry: the tile totals"), std::string::npos) << r.out;
+      }
     }
   const Result hs = run("explain --algorithm warp_hillis_steele --n 8 --block 32 --items 2 --dist uniform");
   ASSERT_EQ(hs.code, 0) << hs.out;
   EXPECT_NE(hs.out.find("additions: thread 4,"), std::string::npos) << hs.out;
   EXPECT_NE(hs.out.find("outputs: y0=x0, y1=s0,"), std::string::npos) << hs.out;
   EXPECT_EQ(run("explain --algorithm block_blelloch --n 8 --block 32 --items 3").code, 2);  // items: a power of two
+}
+
+// The modelled segmented strategies: every segment's tree traced by running the strategy's model
+// on traced numbers, each segment's sum with the model's bits. A tree over a segment of m elements
+// has m - 1 additions, so the drawn additions total n minus the non-empty segments, whatever the
+// strategy and shape. Hand-derived: block_per_segment on the default segments 5,0,3,1,7 of 16
+// elements loads one element per thread, so all 4 + 2 + 6 additions are the warp's shuffles, the
+// first x0 + x4 (shfl_down offset 4 in a segment of 5); the single-element segment is its element.
+TEST(Explain, SegmentedTraceEverySegment) {
+  auto additions = [](const std::string& out) {
+    int t = -1, w = -1, b = -1, c = -1;
+    const auto at = out.find("additions: thread ");
+    if (at == std::string::npos) return -1;
+    std::sscanf(out.c_str() + at, "additions: thread %d, warp %d, block %d, cross-block %d", &t, &w, &b, &c);
+    return t + w + b + c;
+  };
+  for (const char* a : {"block_per_segment", "warp_per_segment", "segmented_scan"})
+    for (const char* shape : {"--block 32 --items 2", "--block 64 --items 3", "--block 96 --items 1"}) {
+      const Result r = run(std::string("explain --algorithm ") + a + " " + shape +
+                           " --n 300 --segment-sizes 0,1,31,33,0,235 --dist normal --dtype float64");
+      ASSERT_EQ(r.code, 0) << a << " " << shape << "\n" << r.out;
+      EXPECT_NE(r.out.find("the segmented model: 6 sums -> same bits"), std::string::npos) << r.out;
+      EXPECT_EQ(additions(r.out), 300 - 4) << a << " " << shape << "\n" << r.out;
+      EXPECT_NE(r.out.find("seg0=0 (empty), seg1=x0, seg2=s"), std::string::npos) << r.out;
+    }
+  for (const char* n : {"0", "1", "33"}) {
+    const Result r = run(std::string("explain --algorithm segmented_scan --n ") + n + " --block 32 --items 2");
+    ASSERT_EQ(r.code, 0) << n << "\n" << r.out;
+    EXPECT_NE(r.out.find("-> same bits"), std::string::npos) << r.out;
+  }
+  const Result tiles = run("explain --algorithm segmented_scan --n 300 --block 32 --items 2 --segment-sizes 300");
+  ASSERT_EQ(tiles.code, 0) << tiles.out;
+  EXPECT_NE(tiles.out.find("carry: the tile totals"), std::string::npos) << tiles.out;
+  const Result hand = run("explain --algorithm block_per_segment --n 16 --block 32 --dist uniform");
+  ASSERT_EQ(hand.code, 0) << hand.out;
+  EXPECT_NE(hand.out.find("additions: thread 0, warp 12, block 0, cross-block 0"), std::string::npos) << hand.out;
+  EXPECT_NE(hand.out.find(" = x0 + x4 "), std::string::npos) << hand.out;
+  EXPECT_NE(hand.out.find("seg1=0 (empty), seg2=s"), std::string::npos) << hand.out;
+  EXPECT_NE(hand.out.find("seg3=x8,"), std::string::npos) << hand.out;
+  EXPECT_EQ(run("explain --algorithm warp_per_segment --n 10 --segment-sizes 3,4").code, 2);  // sums to 7
+  EXPECT_EQ(run("explain --algorithm warp_per_segment --n 10 --segment-sizes 3,-4,11").code, 2);
+  EXPECT_EQ(run("explain --algorithm segmented_scan --n 10 --items 5").code, 2);
+  EXPECT_EQ(run("explain --algorithm cub_segmented_reduce --n 10").code, 2);  // a peer: no model
 }
 
 TEST(Explain, StagesFollowTheShape) {
