@@ -3,8 +3,10 @@
 # and the number of tables wider than the page in each, to check a report's layout by eye and by
 # number. Nothing here runs the lab or changes a report.
 # Usage: reports/screenshots.sh OUT_DIR [REPORT_HTML...]   (default: every report under reports/)
-# Writes OUT_DIR/<report path with / as _>.png (the first 1400 x 2400 px) and prints one line per
-# report: "<path>: N tables wider than the page". Exit 1 when any is.
+# Writes OUT_DIR/<report path with / as _>.png (the first 1400 x 2400 px; reduced to a 256-colour
+# palette by pngquant when it is installed: the same text at a third of the bytes) and prints one
+# line per report: "<path>: N tables wider than the page", counted over the whole page. Exit 1
+# when any is.
 set -euo pipefail
 out=${1:?usage: reports/screenshots.sh OUT_DIR [REPORT_HTML...]}
 shift
@@ -20,6 +22,7 @@ for r in "${reports[@]}"; do
   name=$(echo "${r%.html}" | tr '/' '_')
   browse=(chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --virtual-time-budget=3000)
   "${browse[@]}" --window-size=1400,2400 --screenshot="$out/$name.png" "file://$PWD/$r" > /dev/null 2>&1
+  if command -v pngquant > /dev/null; then pngquant --quality 60-90 --force --ext .png "$out/$name.png"; fi
   # A copy that counts, once laid out, the tables whose right edge passes the body's.
   sed 's#</body>#<script>addEventListener("load",()=>{const b=document.body.getBoundingClientRect().right;let n=0;document.querySelectorAll("table").forEach(t=>{if(t.getBoundingClientRect().right>b+1)n++});const d=document.createElement("div");d.textContent="WIDE_TABLES="+n;document.body.appendChild(d)})</script></body>#' \
     "$r" > "$tmp/page.html"

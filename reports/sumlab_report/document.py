@@ -68,6 +68,8 @@ th, td { border: 1px solid #ccc; padding: .25em .5em; vertical-align: top; }
 th { background: #eee; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 div.wide { overflow-x: auto; max-width: 100%; }
+table.dense { font-size: .8em; }
+table.dense th, table.dense td { padding: .2em .3em; }
 tr.alarm td { background: #ffd6d6; color: #900; font-weight: bold; }
 caption { caption-side: top; text-align: left; color: #555; padding-bottom: .3em; }
 figure { margin: 1em 0 2em; }
@@ -100,8 +102,10 @@ def _cell_html(text: str) -> str:
 
 
 def _table_html(t: Table) -> str:
-    # A table still wider than the page after that scrolls inside its own box, never clipped.
-    lines = ['<div class="wide"><table>']
+    # Many columns (a column per input) are set smaller and tighter; a table still wider than the
+    # page after that scrolls inside its own box, never clipped.
+    dense = ' class="dense"' if len(t.header) > 10 else ""
+    lines = [f'<div class="wide"><table{dense}>']
     if t.caption:
         lines.append(f"<caption>{_inline_html(t.caption)}</caption>")
     lines.append("<tr>" + "".join(f"<th>{_cell_html(h)}</th>" for h in t.header) + "</tr>")
