@@ -24,12 +24,12 @@
 #include "studies/fnv1a.hpp"
 #include "studies/commands.hpp"
 #include "studies/input_file.hpp"
-#include "studies/input_file.hpp"
 #include "studies/input_options.hpp"
 #include "studies/json_number.hpp"
 #include "studies/plugin.hpp"
 #include "studies/progress.hpp"
 #include "studies/run_folder.hpp"
+#include "studies/runner.hpp"
 #include "studies/size_text.hpp"
 #include "studies/study_driver.hpp"
 
@@ -137,7 +137,7 @@ std::vector<GpuKernel> pick_kernels(const std::vector<std::string>& names, const
   return out;
 }
 
-// One cell: one input, every selected CPU algorithm and GPU kernel, one row each. The exact sum is
+// One cell: one input, every selected CPU algorithm, GPU kernel and user's subject, one row each. The exact sum is
 // computed once (MPFR) and every result measured against it. `prefix` holds the study's leading
 // identifying columns; its second field (backend) is replaced per row.
 template <class T> std::vector<std::vector<std::string>> accuracy_cell(
@@ -165,52 +165,40 @@ template <class T> std::vector<std::vector<std::string>> accuracy_cell(
   }
   const reference::ExactSum<T> exact(xs);
   const T ref = static_cast<T>(exact.rounded());
-  std::vector<std::vector<std::string>> rows;
   const auto m0 = exact.measure(ref);
-  auto emit = [&](const std::string& backend_name, std::string_view name, T value, auto&& bound_of,
-                  const std::string& failure = "") {
-    const auto m = exact.measure(value);
-    const double bound = bound_of(BoundInput{xs.size(), m0.sum_abs, std::fabs(m0.exact), 0.0});
-    const Verdict v = failure.empty() ? judge(m.judged(), bound) : Verdict::failed;
-    std::vector<std::string> row = prefix;
-    row[1] = backend_name;
-    for (std::string f : {std::string(name), csv_number(value), hex_bits(value), csv_number(ref), hex_bits(ref),
-                          csv_number(m.abs_error), csv_number(m.rel_error), csv_number(m.ulps),
-                          csv_number(m.correct_bits), csv_number(bound), within_bound_field(v),
-                          csv_number(m.sum_abs), csv_number(m.condition), std::string(to_string(v)), failure})
-      row.push_back(std::move(f));
-    rows.push_back(std::move(row));
-  };
-  for (const auto* a : pick<T>(algorithms)) {
-    const SumResult<T> r = a->sum(xs);
-    emit("cpu", a->info.name, r.value, [&](BoundInput in) {
-      in.quantisation = r.extra_error_bound;
-      return a->bound(in);
-    });
-  }
+  if (!input) input = host_input(xs);
+  // Every subject through one runner interface (studies/runner.hpp); a kernel that is not modelled
+  // on this backend (a library peer on the model) gives no row. The user's subjects: measured, no
+  // bound claimed (the report draws comparable algorithms' for orientation); one row per
+  // configuration, named name[config].
+  Runners<T> runners;
+  for (const auto* a : pick<T>(algorithms)) runners.push_back(cpu_runner<T>(*a));
   for (GpuKernel k : kernels) {
-    const auto& ki = info(k);
-    if (ki.float_input_only && !std::is_same_v<T, float>) continue;
+    if (info(k).float_input_only && !std::is_same_v<T, float>) continue;
     const LaunchShape shape = default_shape(k, backend->sm_count());
     if (!validate_shape(k, shape, FloatTraits<T>::dtype, static_cast<std::int64_t>(n)).empty()) continue;
-    const KernelOutcome<T> r = input->run(k, shape);
-    if (!r.has_value) continue;
-    emit(std::string(backend->name()), ki.name, r.value, [&](BoundInput in) {
-      if (k == GpuKernel::fixed_point) in.quantisation = fixed_point_sum<T>(xs).extra_error_bound;
-      return kernel_bound(k, format_of<T>(), shape, in);
-    });
+    runners.push_back(kernel_runner<T>(k, backend->kind(), {shape}));
   }
-  // The user's subjects: measured, no bound claimed (the report draws comparable algorithms' for
-  // orientation); one row per configuration, named name[config].
-  for (const auto& subject : subjects) {
-    const auto configs = subject->configs();
-    for (std::size_t c = 0; c < configs.size(); ++c) {
-      const auto r = input ? run_external<T>(*subject, c, *input, !m0.input_special)
-                           : run_external<T>(*subject, c, xs, !m0.input_special);
-      emit("external", config_name(subject->name(), configs[c]), r.ok ? r.value : std::numeric_limits<T>::quiet_NaN(),
-           [](const BoundInput&) { return std::numeric_limits<double>::infinity(); }, r.error);
+  for (const auto& subject : subjects) runners.push_back(external_runner<T>(subject, !m0.input_special));
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : runners)
+    for (std::size_t c = 0; c < r->configs(); ++c) {
+      const Outcome<T> o = r->run(c, *input);
+      if (!o.has_value && !o.failed) continue;
+      const T value = o.has_value ? o.value : std::numeric_limits<T>::quiet_NaN();
+      const auto m = exact.measure(value);
+      const double bound = r->bound(c, o, *input, BoundInput{xs.size(), m0.sum_abs, std::fabs(m0.exact), 0.0});
+      const Verdict v = o.failed ? Verdict::failed : judge(m.judged(), bound);
+      std::vector<std::string> row = prefix;
+      row[1] = std::string(to_string(r->kind()));
+      for (std::string f : {r->row_name(c), csv_number(value), hex_bits(value), csv_number(ref), hex_bits(ref),
+                            csv_number(m.abs_error), csv_number(m.rel_error), csv_number(m.ulps),
+                            csv_number(m.correct_bits), csv_number(bound), within_bound_field(v),
+                            csv_number(m.sum_abs), csv_number(m.condition), std::string(to_string(v)),
+                            o.failed ? o.note : std::string()})
+        row.push_back(std::move(f));
+      rows.push_back(std::move(row));
     }
-  }
   return rows;
 }
 

@@ -68,10 +68,6 @@
 #include "studies/verify_scan.hpp"
 #include "studies/progress.hpp"
 
-#if defined(SUMLAB_WITH_CUDA)
-#include "gpu/gpu_sum.hpp"
-#endif
-
 namespace sumlab {
 namespace {
 
@@ -196,7 +192,8 @@ template <class T> std::uint64_t bits_of(T v) { return static_cast<std::uint64_t
 
 class Verifier {
  public:
-  Verifier(const VerifyOptions& o, bool gpu, int sm) : opts_(o), gpu_(gpu), sm_(sm) {
+  Verifier(const VerifyOptions& o, bool gpu, int sm)
+      : opts_(o), gpu_(gpu), sm_(sm), cuda_(gpu ? make_backend("cuda") : nullptr) {
     threads_ = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     shapes_ = sweep_shapes(sm, o.quick ? std::min(o.shapes, 12) : o.shapes);
     // n > 2^24: 16 of the shapes, each with at least 2^15 threads (a one-warp grid takes seconds
@@ -252,7 +249,8 @@ class Verifier {
 
   template <class T> void run_input(const Input& in, std::int64_t n) {
     const std::string dtype(FloatTraits<T>::dtype);
-    const std::vector<T> x = prepare_input<T>(in, n);
+    const Loaded<T> loaded = prepare_input<T>(in, n);
+    const std::span<const T> x = loaded.x;
     std::vector<Case> cases = cases_for(n, sizeof(T) == 4);
     // gpu_fixed_point again with the caller's scale (KernelOptions::fixed_scale: the quantising pass
     // alone), 12 bits coarser than the data's own, so that elements lose bits there.
@@ -275,7 +273,7 @@ class Verifier {
     std::thread model_thread([&] {
     parallel_for(jobs.size(), gpu_ ? std::max(1, threads_ - 1) : threads_, [&](std::size_t i) {
       const Case& c = *jobs[i].second;
-      const ModelResult<T> m = model_sum<T>(c.kernel, c.shape, std::span<const T>(x), c.options);
+      const ModelResult<T> m = model_sum<T>(c.kernel, c.shape, x, c.options);
       ModelValue v;
       v.has_value = m.has_value;
       v.value = static_cast<double>(m.value);
@@ -289,7 +287,7 @@ class Verifier {
     });
     last_model_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
     });
-    if (gpu_) run_gpu<T>(cases);
+    if (gpu_) run_gpu<T>(cases, *loaded.device);
     last_gpu_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
     model_thread.join();
     for (std::size_t i = 0; i < jobs.size(); ++i) models[jobs[i].first] = results[i];
@@ -373,28 +371,24 @@ class Verifier {
   long cases() const { return cases_total_; }
 
  private:
-  template <class T> std::vector<T> prepare_input(const Input& in, std::int64_t n) {
-    std::vector<T> x;
-#if defined(SUMLAB_WITH_CUDA)
-    if (gpu_) {
-      buffer<T>() = gpu::DeviceBuffer<T>(n);
-      if (in.device_generated) {
-        gpu::fill<T>(buffer<T>(), in.spec, opts_.seed);
-        x = buffer<T>().download();
-        // Spot check: the device generator gives the CPU generator's bits.
-        const std::int64_t step = std::max<std::int64_t>(1, n / 1024);
-        for (std::int64_t i = 0; i < n; i += step)
-          if (bits_of(x[static_cast<std::size_t>(i)]) !=
-              bits_of(generate_element<T>(in.spec, opts_.seed, static_cast<std::uint64_t>(i))))
-            throw UserError(fmt::format("device generator differs from the CPU at {} element {}", in.name, i));
-        return x;
-      }
-      x = host_input<T>(in, n);
-      buffer<T>().upload(std::span<const T>(x));
-      return x;
+  // The input on the host and, with a GPU, where the kernels read it: generated on the device by
+  // the CPU's generator (the backend spot-checks the two), or made here and uploaded once.
+  template <class T> struct Loaded {
+    std::vector<T> owned;
+    std::span<const T> x;
+    std::unique_ptr<KernelInput<T>> device;
+  };
+  template <class T> Loaded<T> prepare_input(const Input& in, std::int64_t n) {
+    Loaded<T> l;
+    if (gpu_ && in.device_generated) {
+      l.device = cuda_->generate<T>(in.spec, opts_.seed, n);
+      l.x = l.device->host();
+      return l;
     }
-#endif
-    return host_input<T>(in, n);
+    l.owned = host_input<T>(in, n);
+    l.x = l.owned;
+    if (gpu_) l.device = cuda_->load(l.x);
+    return l;
   }
 
   template <class T> std::vector<T> host_input(const Input& in, std::int64_t n) {
@@ -407,34 +401,27 @@ class Verifier {
     }
   }
 
-#if defined(SUMLAB_WITH_CUDA)
-  template <class T> gpu::DeviceBuffer<T>& buffer() {
-    if constexpr (sizeof(T) == 4) return buf_f_;
-    else return buf_d_;
-  }
-  gpu::DeviceBuffer<float> buf_f_;
-  gpu::DeviceBuffer<double> buf_d_;
-#endif
-
-  template <class T> void run_gpu(std::vector<Case>& cases) {
-#if defined(SUMLAB_WITH_CUDA)
+  // One stream, in order, driven by this thread; a launch that fails is the case's error.
+  template <class T> void run_gpu(std::vector<Case>& cases, KernelInput<T>& device) {
     for (auto& c : cases) {
-      const gpu::GpuSumResult<T> r = gpu::gpu_sum<T>(c.kernel, c.shape, buffer<T>(), c.options);
-      c.gpu_ok = r.ok();
-      c.error = r.error;
-      c.gpu_value = static_cast<double>(r.value);
-      c.gpu_acc = r.accumulator;
-      c.gpu_ms = r.ms;
-      c.gpu_hex = r.ok() ? hex_bits(r.value) : "";
+      try {
+        const KernelOutcome<T> r = device.run(c.kernel, c.shape, c.options);
+        c.gpu_ok = true;
+        c.gpu_value = static_cast<double>(r.value);
+        c.gpu_acc = r.accumulator;
+        c.gpu_ms = r.ms;
+        c.gpu_hex = hex_bits(r.value);
+      } catch (const UserError& e) {
+        c.gpu_ok = false;
+        c.error = e.what();
+      }
     }
-#else
-    (void)cases;
-#endif
   }
 
   const VerifyOptions& opts_;
   bool gpu_;
   int sm_;
+  std::unique_ptr<Backend> cuda_;  // with a GPU: the kernels' backend
   int threads_ = 1;
   std::vector<LaunchShape> shapes_, large_shapes_;
   std::vector<GpuKernel> kernels_;
@@ -445,7 +432,6 @@ class Verifier {
   std::ofstream csv_;
 };
 
-#if defined(SUMLAB_WITH_CUDA)
 // The atomic demo's shapes: grids of 1, 4 and 8 blocks per SM and an odd one, every stage variant.
 std::vector<LaunchShape> atomic_demo_shapes(int sm) {
   std::vector<LaunchShape> shapes;
@@ -469,15 +455,14 @@ std::vector<LaunchShape> atomic_demo_shapes(int sm) {
 
 // The deterministic contrast to gpu_atomic: gpu_two_pass with the same thread, warp and block
 // stages, `runs` times, against its model. True when every run gave the model's bits.
-bool two_pass_contrast(const VerifyOptions& o, const LaunchShape& s, const gpu::DeviceBuffer<float>& buf,
-                       std::span<const float> x, std::ostream& os, std::ofstream& csv) {
+bool two_pass_contrast(const VerifyOptions& o, const LaunchShape& s, KernelInput<float>& input, std::ostream& os,
+                       std::ofstream& csv) {
+  const std::span<const float> x = input.host();
   LaunchShape t = s;
   t.cross = CrossBlock::second_kernel;
   std::set<std::uint32_t> two;
   for (int r = 0; r < o.atomic_runs; ++r) {
-    const auto res = gpu::gpu_sum<float>(GpuKernel::two_pass, t, buf);
-    if (!res.ok()) throw UserError(res.error);
-    two.insert(to_bits(res.value));
+    two.insert(to_bits(input.run(GpuKernel::two_pass, t).value));
   }
   const auto mt = model_sum<float>(GpuKernel::two_pass, t, x);
   const bool agrees = two.size() == 1 && *two.begin() == to_bits(mt.value);
@@ -497,9 +482,8 @@ void atomic_demo(const VerifyOptions& o, int sm, std::ostream& os, const std::st
   const std::int64_t n = parse_size(o.atomic_n, "--atomic-n");
   if (n == 0 || o.atomic_runs <= 0) return;
   DistributionSpec spec;  // uniform [0, 1), float32: the measured blog's setup (the seed text on atomics)
-  gpu::DeviceBuffer<float> buf(n);
-  gpu::fill<float>(buf, spec, o.seed);
-  const std::vector<float> x = buf.download();
+  const auto input = make_backend("cuda")->generate<float>(spec, o.seed, n);
+  const std::span<const float> x = input->host();
   std::ofstream csv;
   if (!csv_path.empty()) {
     csv.open(csv_path);
@@ -513,11 +497,9 @@ void atomic_demo(const VerifyOptions& o, int sm, std::ostream& os, const std::st
   for (const auto& s : shapes) {
     std::map<float, int> measured;
     for (int r = 0; r < o.atomic_runs; ++r) {
-      const auto res = gpu::gpu_sum<float>(GpuKernel::atomic, s, buf);
-      if (!res.ok()) throw UserError(res.error);
-      ++measured[res.value];
+      ++measured[input->run(GpuKernel::atomic, s).value];
     }
-    const std::vector<float> partials = model_block_partials<float>(s, std::span<const float>(x));
+    const std::vector<float> partials = model_block_partials<float>(s, x);
     const auto model = order_model::sample_atomic_results<float>(std::span<const float>(partials), o.atomic_samples, 1);
     std::map<float, int> model_counts;
     for (const auto& m : model) model_counts[m.value] = m.count;
@@ -543,20 +525,18 @@ void atomic_demo(const VerifyOptions& o, int sm, std::ostream& os, const std::st
                       "of {} blocks); measured values the model also drew: {} of {}; all within [{:.9g}, {:.9g}]\n",
                       measured.size(), o.atomic_runs, model.size(), o.atomic_samples, windowed.size(), sm, seen_by_model,
                       measured.size(), lo, hi);
-    if (!two_pass_contrast(o, s, buf, std::span<const float>(x), os, csv)) ++failures;
+    if (!two_pass_contrast(o, s, *input, os, csv)) ++failures;
   }
 }
 
 void racy_demo(std::ostream& os) {
   DistributionSpec spec;
   const std::int64_t n = 4096;
-  gpu::DeviceBuffer<float> buf(n);
-  gpu::fill<float>(buf, spec, 1);
-  const std::vector<float> x = buf.download();
+  const auto input = make_backend("cuda")->generate<float>(spec, 1, n);
+  const std::span<const float> x = input->host();
   LaunchShape s = default_shape(GpuKernel::racy_tree);
-  const auto r = gpu::gpu_sum<float>(GpuKernel::racy_tree, s, buf);
-  if (!r.ok()) throw UserError(r.error);
-  const auto first = std::span<const float>(x).subspan(0, static_cast<std::size_t>(s.block));
+  const auto r = input->run(GpuKernel::racy_tree, s);
+  const auto first = x.subspan(0, static_cast<std::size_t>(s.block));
   const auto trace = order_model::smem_tree_trace<float>(first, 0);
   os << fmt::format("gpu_racy_tree (barrier after the loads removed), n = {}, block {}: launched once; its value {} "
                     "means nothing.\nmodel of block 0 with that barrier missing: {} reads before their writes, no "
@@ -565,7 +545,6 @@ void racy_demo(std::ostream& os) {
                     trace.races.empty() ? "none" : order_model::describe(trace.races.front()));
   os << "run this under `compute-sanitizer --tool racecheck` to see the hardware-level report of the same hazard\n";
 }
-#endif
 
 // The sweep the options ask for, with the defaults filled in and every size and input parsed.
 struct Sweep {
@@ -687,28 +666,23 @@ void run_verify(const VerifyOptions& o) {
                           "(--allow-no-gpu runs the model side alone and exits 0)");
   int sm = 132;
   std::string device = "none (model only): " + why;
-#if defined(SUMLAB_WITH_CUDA)
   if (gpu) {
-    sm = gpu::device_info().sm_count;
-    device = make_backend("cuda")->description();
+    const auto cuda = make_backend("cuda");
+    sm = cuda->sm_count();
+    device = cuda->description();
   }
   if (o.racy) {
     if (!gpu) throw UserError(why);
     racy_demo(std::cout);
     return;
   }
-#else
-  if (o.racy) throw UserError(why);
-#endif
 
   const Sweep w = resolve_sweep(o);
   Verifier v(w.opts, gpu, sm);
   print_sweep(w, v, device, sm);
   const std::vector<std::string> not_covered = verify_sums(w, v, t0);
   int atomic_failures = 0;
-#if defined(SUMLAB_WITH_CUDA)
   if (gpu) atomic_demo(w.opts, sm, std::cout, family_csv(w.opts.csv, "_atomic.csv"), atomic_failures);
-#endif
   const std::vector<std::string> failed = verify_families(w.opts, gpu);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cout << fmt::format("\n{} cases in {:.1f} s{}\n", v.cases(), secs,

@@ -66,6 +66,7 @@
 #include "studies/plugin.hpp"
 #include "studies/study_driver.hpp"
 #include "studies/run_folder.hpp"
+#include "studies/runner.hpp"
 
 #if defined(SUMLAB_WITH_CUDA)
 #include "gpu/gpu_sum.hpp"
@@ -449,39 +450,65 @@ template <class T> std::unique_ptr<KernelInput<T>> cell_input(Backend& backend, 
   return backend.generate<T>(spec, p.seed, n);
 }
 
+// Every configuration of one runner run R times (or fewer, once its time budget is spent): a GPU
+// kernel's launch shapes on cuda, a CPU peer's thread counts, the user's configurations. A failed
+// call is counted with its message and the study goes on; a configuration that gives no value (a
+// kernel the backend does not run) is left out.
+template <class T> KernelRecord<T> measure(const CellWork<T>& w, Runner<T>& r, std::string kind) {
+  KernelRecord<T> rec{r.name(), std::move(kind), r.declared(), {}};
+  for (std::size_t c = 0; c < r.configs(); ++c) {
+    ShapeRecord<T> sr;
+    sr.label = r.config_label(c);
+    sr.source = "measured";
+    sr.threads = r.threads(c);
+    if (const auto s = r.shape(c)) sr.shape = *s;
+    std::vector<T> values;
+    std::vector<double> ms;
+    bool no_value = false;
+    repeat<int>(w.p.runs, w.p.max_shape_seconds, [&] {
+      const Outcome<T> o = r.run(c, *w.input);
+      if (o.has_value) {
+        values.push_back(o.value);
+        ms.push_back(o.ms);
+      } else if (o.failed) {
+        ++sr.failures[o.note];
+      } else {
+        no_value = true;
+      }
+      return std::pair<int, double>(0, o.ms);
+    });
+    if (no_value) continue;
+    sr.values = tally<T>(std::span<const T>(values));
+    sr.ms = median(ms);
+    rec.shapes.push_back(std::move(sr));
+  }
+  return rec;
+}
+
 // GPU kernels: every shape, R runs on cuda (the model's jobs queued for the deterministic ones), or
-// only the model's jobs on the model backend.
+// only the model's jobs on the model backend (an order is evaluated once: every run would repeat
+// its bits).
 template <class T> std::vector<ModelJob> measure_gpu_kernels(CellWork<T>& w) {
   const Plan& p = w.p;
   std::vector<ModelJob> jobs;
   for (GpuKernel k : p.kernels) {
     const auto shapes = shapes_for(k, p, std::string(FloatTraits<T>::dtype), w.n);
     if (shapes.empty()) continue;  // e.g. gpu_serial above --serial-max
-    KernelRecord<T> rec;
-    rec.name = std::string(info(k).name);
-    rec.kind = "gpu";
-    rec.declared = info(k).determinism;
     const bool atomic = k == GpuKernel::atomic;
+    if (w.cuda) {
+      KernelRecord<T> rec = measure(w, *kernel_runner<T>(k, BackendKind::cuda, shapes), "gpu");
+      if (info(k).modelled)
+        for (std::size_t s = 0; s < rec.shapes.size(); ++s) jobs.push_back({w.records.size(), s, atomic, p.atomic_samples});
+      w.records.push_back(std::move(rec));
+      continue;
+    }
+    KernelRecord<T> rec{std::string(info(k).name), "gpu", info(k).determinism, {}};
     for (const LaunchShape& shape : shapes) {
       ShapeRecord<T> sr;
       sr.shape = shape;
       sr.label = to_string(shape);
-      if (w.cuda) {
-        bool has_value = true;
-        auto [values, ms] = repeat<T>(p.runs, p.max_shape_seconds, [&] {
-          const KernelOutcome<T> o = w.input->run(k, sr.shape);
-          has_value = has_value && o.has_value;
-          return std::pair<T, double>(o.value, o.ms);
-        });
-        if (!has_value) continue;
-        sr.source = "measured";
-        sr.values = tally<T>(std::span<const T>(values));
-        sr.ms = median(ms);
-        if (info(k).modelled) jobs.push_back({w.records.size(), rec.shapes.size(), atomic, p.atomic_samples});
-      } else {
-        sr.source = atomic ? "model_sampled" : "model";
-        jobs.push_back({w.records.size(), rec.shapes.size(), atomic, p.runs});
-      }
+      sr.source = atomic ? "model_sampled" : "model";
+      jobs.push_back({w.records.size(), rec.shapes.size(), atomic, p.runs});
       rec.shapes.push_back(std::move(sr));
     }
     w.records.push_back(std::move(rec));
@@ -556,68 +583,14 @@ template <class T> void run_model_jobs(Backend& backend, CellWork<T>& w, const s
   for (auto& rec : w.records) std::erase_if(rec.shapes, [](const ShapeRecord<T>& s) { return s.values.empty(); });
 }
 
-// CPU peers: measured on this host, their "shape" the thread count.
-template <class T> void measure_cpu_peers(CellWork<T>& w) {
-  const Plan& p = w.p;
-  for (const auto& name : p.peers) {
-    const CpuPeer<T>* peer = find_cpu_peer<T>(name);
-    KernelRecord<T> rec;
-    rec.name = name;
-    rec.kind = "cpu_peer";
-    rec.declared = peer->info.determinism;
-    for (int t : peer->takes_threads ? p.threads : std::vector<int>{1}) {
-      ShapeRecord<T> sr;
-      sr.threads = t;
-      sr.label = "threads=" + std::to_string(t);
-      sr.source = "measured";
-      auto [values, ms] = repeat<T>(p.runs, p.max_shape_seconds, [&] {
-        const auto a = std::chrono::steady_clock::now();
-        const T v = peer->sum(w.x, t);
-        return std::pair<T, double>(
-            v, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
-      });
-      sr.values = tally<T>(std::span<const T>(values));
-      sr.ms = median(ms);
-      rec.shapes.push_back(std::move(sr));
-    }
-    w.records.push_back(std::move(rec));
-  }
-}
-
-// The user's subjects: measured like the peers, their "shapes" the user's configurations; a call
-// that fails is counted with its message and the study goes on. On cuda a device entry reads the
-// device-resident input in place (studies/external.hpp).
-template <class T> void measure_externals(CellWork<T>& w) {
-  const Plan& p = w.p;
+// CPU peers (their "shapes" the thread counts) and the user's subjects (their configurations; on
+// cuda a device entry reads the device-resident input in place: studies/external.hpp).
+template <class T> void measure_cpu_and_externals(CellWork<T>& w) {
+  for (const auto& name : w.p.peers)
+    w.records.push_back(measure(w, *peer_runner<T>(*find_cpu_peer<T>(name), w.p.threads), "cpu_peer"));
   const bool finite_input = std::all_of(w.x.begin(), w.x.end(), [](T v) { return std::isfinite(v); });
-  for (const auto& subject : p.externals) {
-    KernelRecord<T> rec;
-    rec.name = subject->name();
-    rec.kind = "external";
-    rec.declared = subject->declared();
-    const auto configs = subject->configs();
-    for (std::size_t c = 0; c < configs.size(); ++c) {
-      ShapeRecord<T> sr;
-      sr.label = configs[c].empty() ? "default" : configs[c];
-      sr.source = "measured";
-      std::vector<T> values;
-      std::vector<double> ms;
-      repeat<int>(p.runs, p.max_shape_seconds, [&] {
-        const ExternalOutcome<T> o = run_external<T>(*subject, c, *w.input, finite_input);
-        if (o.ok) {
-          values.push_back(o.value);
-          ms.push_back(o.ms);
-        } else {
-          ++sr.failures[o.error];
-        }
-        return std::pair<int, double>(0, o.ms);
-      });
-      sr.values = tally<T>(std::span<const T>(values));
-      sr.ms = median(ms);
-      rec.shapes.push_back(std::move(sr));
-    }
-    w.records.push_back(std::move(rec));
-  }
+  for (const auto& subject : w.p.externals)
+    w.records.push_back(measure(w, *external_runner<T>(subject, finite_input), "external"));
 }
 
 // Turns a cell's records into determinism_runs.csv rows (one per distinct value, failure and model
@@ -761,8 +734,7 @@ CellOutput<T> run_cell(Backend& backend, const Plan& p, const std::string& dist,
 
   const std::vector<ModelJob> jobs = measure_gpu_kernels(w);
   run_model_jobs(backend, w, jobs);
-  measure_cpu_peers(w);
-  measure_externals(w);
+  measure_cpu_and_externals(w);
   RowWriter<T> rows(w, reference, exact);
   for (const auto& rec : w.records) rows.add(rec, out);
   return out;

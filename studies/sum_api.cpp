@@ -13,6 +13,7 @@
 #include "studies/commands.hpp"
 #include "studies/external.hpp"
 #include "studies/json_number.hpp"
+#include "studies/runner.hpp"
 
 namespace sumlab {
 namespace {
@@ -38,12 +39,19 @@ template <class T> std::vector<const CpuAlgorithm<T>*> select_algorithms(const s
   return out;
 }
 
-// One CPU algorithm's result with the request's options: pairwise with serial leaves of
-// pairwise_base, fixed_point at the caller's scale.
+// One CPU algorithm with the request's options: pairwise with serial leaves of pairwise_base,
+// fixed_point at the caller's scale.
 template <class T> SumResult<T> cpu_result(const CpuAlgorithm<T>& a, const SumRequest& req, std::span<const T> x) {
   if (a.info.name == "pairwise" && req.pairwise_base != 1) return pairwise_with_base<T>(x, req.pairwise_base);
   if (a.info.name == "fixed_point" && req.fixed_scale) return fixed_point_sum<T>(x, req.fixed_scale);
   return a.sum(x);
+}
+template <class T> std::unique_ptr<Runner<T>> cpu_runner_for(const CpuAlgorithm<T>& a, const SumRequest& req) {
+  if (a.info.name != "pairwise" || req.pairwise_base == 1)
+    return cpu_runner<T>(a, [&a, req](std::span<const T> x) { return cpu_result<T>(a, req, x); }, a.bound);
+  const std::size_t base = req.pairwise_base;
+  return cpu_runner<T>(a, [base](std::span<const T> x) { return pairwise_with_base<T>(x, base); },
+                       [base](const BoundInput& in) { return pairwise_bound<T>(base, in); });
 }
 
 KernelOptions kernel_options(GpuKernel k, const SumRequest& req) {
@@ -52,53 +60,24 @@ KernelOptions kernel_options(GpuKernel k, const SumRequest& req) {
   return o;
 }
 
+// Configuration c of runner r on the input, measured against the exact sum and judged.
 template <class T>
-void add_kernel_rows(SumReport<T>& report, const SumRequest& req, std::span<const T> x, Backend& backend,
-                     const std::vector<std::pair<GpuKernel, ResolvedShape>>& shapes, KernelInput<T>* input,
-                     const reference::ExactSum<T>& exact) {
-  report.backend_description = backend.description();
-  for (const auto& [k, resolved] : shapes) {
-    const KernelOutcome<T> out = input->run(k, resolved.shape, kernel_options(k, req));
-    SumRow<T> row;
-    row.algorithm = std::string(info(k).name);
-    row.backend = std::string(backend.name());
-    if (info(k).shape_fields != 0) row.shape = resolved.shape;
-    row.ignored = resolved.ignored;
-    row.has_value = out.has_value;
-    row.result.value = out.has_value ? out.value : std::numeric_limits<T>::quiet_NaN();
-    row.result.diagnostics = out.note;
-    row.metrics = exact.measure(row.result.value);
-    const double quantisation = k == GpuKernel::fixed_point ? fixed_point_sum<T>(x, req.fixed_scale).extra_error_bound : 0;
-    row.bound = kernel_bound(k, format_of<T>(), resolved.shape,
-                             {x.size(), report.input.sum_abs, std::fabs(report.input.exact), quantisation});
-    row.verdict = out.has_value ? judge(row.metrics.judged(), row.bound) : Verdict::no_bound;
-    report.rows.push_back(std::move(row));
-  }
-}
-
-// `input`: the data where the backend's kernels read it (nullptr without a backend): a subject's
-// device entry reads it there on the cuda backend; host entries read x.
-template <class T>
-void add_external_rows(SumReport<T>& report, const std::vector<std::shared_ptr<ExternalSum>>& subjects,
-                       std::span<const T> x, KernelInput<T>* input, const reference::ExactSum<T>& exact) {
-  for (const auto& subject : subjects) {
-    const auto configs = subject->configs();
-    for (std::size_t c = 0; c < configs.size(); ++c) {
-      const bool finite = !report.input.input_special;
-      const ExternalOutcome<T> r =
-          input ? run_external<T>(*subject, c, *input, finite) : run_external<T>(*subject, c, x, finite);
-      SumRow<T> row;
-      row.algorithm = config_name(subject->name(), configs[c]);
-      row.backend = "external";
-      row.has_value = r.ok;
-      row.result.value = r.ok ? r.value : std::numeric_limits<T>::quiet_NaN();
-      row.result.diagnostics = r.error;
-      row.metrics = exact.measure(row.result.value);
-      row.bound = std::numeric_limits<double>::infinity();
-      row.verdict = r.ok ? judge(row.metrics.judged(), row.bound) : Verdict::failed;
-      report.rows.push_back(std::move(row));
-    }
-  }
+SumRow<T> measured_row(Runner<T>& r, std::size_t c, KernelInput<T>& input, const reference::ExactSum<T>& exact,
+                       const reference::ErrorMetrics& in) {
+  const Outcome<T> o = r.run(c, input);
+  SumRow<T> row;
+  row.algorithm = r.row_name(c);
+  row.backend = std::string(to_string(r.kind()));
+  if (const auto k = r.kernel(); k && info(*k).shape_fields != 0) row.shape = r.shape(c);
+  row.ignored = r.ignored(c);
+  row.has_value = o.has_value;
+  row.result.value = o.has_value ? o.value : std::numeric_limits<T>::quiet_NaN();
+  row.result.extra_error_bound = o.quantisation;
+  row.result.diagnostics = o.note;
+  row.metrics = exact.measure(row.result.value);
+  row.bound = r.bound(c, o, input, {input.host().size(), in.sum_abs, std::fabs(in.exact), 0.0});
+  row.verdict = o.failed ? Verdict::failed : o.has_value ? judge(row.metrics.judged(), row.bound) : Verdict::no_bound;
+  return row;
 }
 
 }  // namespace
@@ -148,28 +127,20 @@ SumReport<T> sum_report(const SumRequest& req, std::span<const T> x, KernelInput
   const reference::ExactSum<T> exact(x);
   report.reference = static_cast<T>(exact.rounded());
   report.input = exact.measure(report.reference);
-  auto bound_input = [&](double quantisation) {
-    return BoundInput{x.size(), report.input.sum_abs, std::fabs(report.input.exact), quantisation};
-  };
-  for (const auto* a : algorithms) {
-    SumRow<T> row;
-    row.algorithm = std::string(a->info.name);
-    const bool base = a->info.name == "pairwise" && req.pairwise_base != 1;
-    row.result = cpu_result<T>(*a, req, x);
-    row.metrics = exact.measure(row.result.value);
-    const BoundInput in = bound_input(row.result.extra_error_bound);
-    row.bound = base ? pairwise_bound<T>(req.pairwise_base, in) : a->bound(in);
-    row.verdict = judge(row.metrics.judged(), row.bound);
-    report.rows.push_back(std::move(row));
-  }
+  Runners<T> runners;
+  for (const auto* a : algorithms) runners.push_back(cpu_runner_for<T>(*a, req));
+  for (const auto& [k, resolved] : shapes)
+    runners.push_back(kernel_runner<T>(k, backend->kind(), {resolved.shape}, kernel_options(k, req), {resolved.ignored}));
+  for (const auto& subject : subjects) runners.push_back(external_runner<T>(subject, !report.input.input_special));
   // The input where the kernels read it, loaded once for them and for the subjects' device
   // entries (on the cuda backend: one upload, unless the caller's data is there already).
   std::unique_ptr<KernelInput<T>> loaded;
   KernelInput<T>* input = device;
   const bool device_subjects = backend && backend->kind() == BackendKind::cuda && reads_device<T>(subjects);
-  if (!input && backend && (!shapes.empty() || device_subjects)) input = (loaded = backend->load(x)).get();
-  if (backend) add_kernel_rows(report, req, x, *backend, shapes, input, exact);
-  add_external_rows(report, subjects, x, input, exact);
+  if (!input) input = (loaded = backend && (!shapes.empty() || device_subjects) ? backend->load(x) : host_input(x)).get();
+  if (backend) report.backend_description = backend->description();
+  for (const auto& r : runners)
+    for (std::size_t c = 0; c < r->configs(); ++c) report.rows.push_back(measured_row<T>(*r, c, *input, exact, report.input));
   return report;
 }
 
