@@ -57,6 +57,23 @@ template <class T> struct KahanPair {
   T c;
 };
 
+// The exact sum of two floats as a pair (s, e), s = RN(a + b), s + e = a + b: Knuth's TwoSum
+// (6 operations, any magnitudes) and Dekker's Fast2Sum (3 operations, needs exponent(a) >=
+// exponent(b)). Both stay exact under gradual underflow.
+template <class T> struct TwoSumOut {
+  T s;
+  T e;
+};
+template <class T> SUMLAB_HD TwoSumOut<T> two_sum(T a, T b) {
+  const T s = a + b;
+  const T bb = s - a;
+  return {s, (a - (s - bb)) + (b - bb)};
+}
+template <class T> SUMLAB_HD TwoSumOut<T> fast_two_sum(T a, T b) {
+  const T s = a + b;
+  return {s, b - (s - a)};
+}
+
 // Kahan inside each thread (the serial Kahan step of core/kahan_sum.hpp, starting from (+0, +0)),
 // and a compensated combine of two pairs for every tree node:
 //   s = a.s + b.s, e = the exact rounding error of that add (Knuth's TwoSum, 6 operations, valid
@@ -77,31 +94,11 @@ template <class T> struct KahanOp {
     return Acc{t, c};
   }
   SUMLAB_HD static Acc combine(Acc a, Acc b) {
-    const T s = a.s + b.s;
-    const T bb = s - a.s;
-    const T e = (a.s - (s - bb)) + (b.s - bb);
-    const T c = (a.c + b.c) - e;
-    return Acc{s, c};
+    const TwoSumOut<T> t = two_sum(a.s, b.s);
+    return Acc{t.s, (a.c + b.c) - t.e};
   }
   SUMLAB_HD static Out finish(Acc a) { return a.s - a.c; }
 };
-
-// The exact sum of two floats as a pair (s, e), s = RN(a + b), s + e = a + b: Knuth's TwoSum
-// (6 operations, any magnitudes) and Dekker's Fast2Sum (3 operations, needs exponent(a) >=
-// exponent(b)). Both stay exact under gradual underflow.
-template <class T> struct TwoSumOut {
-  T s;
-  T e;
-};
-template <class T> SUMLAB_HD TwoSumOut<T> two_sum(T a, T b) {
-  const T s = a + b;
-  const T bb = s - a;
-  return {s, (a - (s - bb)) + (b - bb)};
-}
-template <class T> SUMLAB_HD TwoSumOut<T> fast_two_sum(T a, T b) {
-  const T s = a + b;
-  return {s, b - (s - a)};
-}
 
 // A double-word number hi + lo with |lo| <= ulp(hi)/2 (hi is the rounding of hi + lo).
 template <class T> struct DoubleWord {
