@@ -12,11 +12,11 @@
 # to split them over calls.
 # Everything is packed into $OUT/device-all.tar.gz (the tool returns at most 8 files); reports are
 # rendered afterwards on the CPU machine with `sumlab report`.
-# Usage (device tool): SUMLAB_DEBS=.debs OUT=$OUT scripts/device-all.sh
+# Usage: scripts/device-stamp.sh here, then (device tool, carry .debs): SUMLAB_DEBS=.debs OUT=$OUT scripts/device-all.sh
 set -uo pipefail
 export SUMLAB_NO_REPORT=1
-# The copy on the device has no .git: provenance.json takes the commit from the carried note.
-[ -f "${SUMLAB_DEBS:-.debs}/commit.txt" ] && export SUMLAB_GIT_COMMIT="$(cut -d" " -f1 "${SUMLAB_DEBS:-.debs}/commit.txt")"
+# The commit the copy was sent from (provenance.json, the logs' headers): scripts/device-stamp.sh.
+source scripts/device-stamp.sh
 OUT=${OUT:-$PWD/out/device-all}
 mkdir -p "$OUT"
 T0=$SECONDS

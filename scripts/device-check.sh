@@ -41,18 +41,8 @@ limit() {
 }
 say() { echo "[device-check +$((SECONDS - T0))s] $*"; }
 
-commit_text() {
-  if git rev-parse HEAD >/dev/null 2>&1; then
-    local dirty=""
-    [ -n "$(git status --porcelain 2>/dev/null | head -1)" ] && dirty=" + uncommitted changes"
-    echo "$(git rev-parse HEAD)$dirty"
-  elif [ -f "${SUMLAB_DEBS:-.debs}/commit.txt" ]; then
-    cat "${SUMLAB_DEBS:-.debs}/commit.txt"
-  else
-    echo unknown
-  fi
-}
-COMMIT=$(commit_text)
+# COMMIT, SUMLAB_GIT_COMMIT, SUMLAB_GIT_DIRTY: the stamp written before the call.
+source scripts/device-stamp.sh
 GPU=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1)
 NVCC=$(nvcc --version 2>/dev/null | tail -2 | tr '\n' ' ')
 

@@ -9,9 +9,10 @@ limit() {  # limit WANTED RESERVE: WANTED seconds, or less so that RESERVE secon
 }
 say() { echo "[$SCRIPT +$((SECONDS - T0))s] $*"; }
 
-COMMIT=${SUMLAB_GIT_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}
-# File modes are not content (the device copy may not keep them).
-[ -n "$(git -c core.fileMode=false status --porcelain --untracked-files=no 2>/dev/null | head -1)" ] && COMMIT="$COMMIT + uncommitted changes"
+# COMMIT (the logs' header), SUMLAB_GIT_COMMIT and SUMLAB_GIT_DIRTY (provenance.json): from the
+# stamp written before the call.
+# shellcheck source=scripts/device-stamp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/device-stamp.sh"
 GPU=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1)
 NVCC=$(nvcc --version 2>/dev/null | tail -2 | tr '\n' ' ')
 header() {  # header FILE COMMAND...: starts FILE with where and how it was made

@@ -14,7 +14,7 @@
 #      sumlab's kernels beside them (SUMLAB_FW_RUNS, _SIZES, _SECONDS, _PROBES) -> frameworks/
 #   8. SUMLAB_DETERMINISM=1: the canonical determinism run                 -> determinism/
 #   9. the rest of the test suite, with a GPU present (SUMLAB_SKIP_REST skips) -> ctest_rest.log
-# Usage (device tool, carry .debs): OUT=$OUT SUMLAB_DEBS=.debs scripts/device-session.sh
+# Usage: scripts/device-stamp.sh here, then (device tool, carry .debs): OUT=$OUT SUMLAB_DEBS=.debs scripts/device-session.sh
 # Everything is packed into $OUT/session.tar.gz; console.log travels beside it.
 set -uo pipefail
 OUT=${OUT:-$PWD/out/device-session}
@@ -22,7 +22,6 @@ SCRIPT=device-session
 T0=$SECONDS
 DEADLINE=${SUMLAB_DEADLINE:-540}
 mkdir -p "$OUT/logs"
-[ -f "${SUMLAB_DEBS:-.debs}/commit.txt" ] && export SUMLAB_GIT_COMMIT="$(cut -d" " -f1 "${SUMLAB_DEBS:-.debs}/commit.txt")"
 # shellcheck source=scripts/device-lib.sh
 source scripts/device-lib.sh
 L=$OUT/logs

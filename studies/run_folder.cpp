@@ -481,10 +481,20 @@ nlohmann::ordered_json invocation(const std::string& command_line, const std::st
   if (!given && (commit.size() != 40 || commit.find_first_not_of("0123456789abcdef") != std::string::npos))
     commit = "unknown";
   p["git_commit"] = commit;
-  // File modes are not content: a copy of the tree that loses them (as one sent to a GPU machine
-  // can) does not read as modified.
-  p["git_dirty"] =
-      !run_command("git -C '" + src + "' -c core.fileMode=false status --porcelain --untracked-files=no 2>/dev/null").empty();
+  // Whether the tracked files differ from that commit. A copy sent to a GPU machine says so in
+  // SUMLAB_GIT_DIRTY (scripts/device-stamp.sh): its own .git, if any, may be another commit's, and
+  // without the stamp nothing is claimed (null). File modes are not content: a copy that loses them
+  // does not read as modified.
+  if (given) {
+    const char* dirty = std::getenv("SUMLAB_GIT_DIRTY");
+    p["git_dirty"] = dirty && std::string(dirty) == "1"   ? nlohmann::ordered_json(true)
+                     : dirty && std::string(dirty) == "0" ? nlohmann::ordered_json(false)
+                                                          : nlohmann::ordered_json();
+  } else {
+    p["git_dirty"] = !run_command("git -C '" + src +
+                                  "' -c core.fileMode=false status --porcelain --untracked-files=no 2>/dev/null")
+                          .empty();
+  }
   p["compiler"] = SUMLAB_CXX_COMPILER;
   p["cxx_flags"] = SUMLAB_CXX_FLAGS;
   p["host"] = run_command("uname -srm");

@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "run_sumlab.hpp"
+#include "studies/run_folder.hpp"
 
 extern char** environ;
 
@@ -248,3 +249,24 @@ TEST(RunFolderFaults, ResumeRefusesAnotherPlanOrNoRun) {
 
 }  // namespace
 }  // namespace sumlab
+
+// A copy of the tree sent to a GPU machine names its commit and whether its tracked files differed
+// from it (scripts/device-stamp.sh); the copy's own .git, if any, is not asked. Without the stamp's
+// state nothing is claimed.
+TEST(Provenance, StampedCopySaysWhatItsStampSays) {
+  const auto with = [](const char* dirty) {
+    ::setenv("SUMLAB_GIT_COMMIT", "0123456789abcdef0123456789abcdef01234567", 1);
+    if (dirty) ::setenv("SUMLAB_GIT_DIRTY", dirty, 1);
+    else ::unsetenv("SUMLAB_GIT_DIRTY");
+    const auto p = sumlab::invocation("sumlab test", "model");
+    ::unsetenv("SUMLAB_GIT_COMMIT");
+    ::unsetenv("SUMLAB_GIT_DIRTY");
+    return p;
+  };
+  EXPECT_EQ(with("0")["git_commit"], "0123456789abcdef0123456789abcdef01234567");
+  EXPECT_EQ(with("0")["git_dirty"], false);
+  EXPECT_EQ(with("1")["git_dirty"], true);
+  EXPECT_TRUE(with(nullptr)["git_dirty"].is_null());
+  // This tree itself: a boolean from git.
+  EXPECT_TRUE(sumlab::invocation("sumlab test", "model")["git_dirty"].is_boolean());
+}
