@@ -7,11 +7,13 @@
 // before anything is read), and every size is checked before it is allocated: an .npy header is
 // read first and its count * element size must equal the rest of the file exactly; then the
 // memory the values need is checked (ResourceError, exit 3, when the machine lacks it). The bytes
-// are read whole today; a later change may map big files instead.
+// are read whole, except where map_npy can sum them where they lie.
 // Every failure throws UserError (exit 2) with a one-line message naming the file.
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "studies/input_array.hpp"
@@ -21,6 +23,32 @@ namespace sumlab {
 // The format is opts.format, or from the extension: .npy, .csv/.txt, anything else raw.
 // "mem:NAME" reads an array registered in this process (the Python package's arrays).
 Array read_array(const std::string& path, const ReadOptions& opts);
+
+// A .npy file whose stored bytes already are the values, in the order they are summed: float32 or
+// float64 in this machine's byte order, at an offset aligned for the type, with one dimension
+// longer than 1 (or --flatten equal to the stored order). It is mapped read-only instead of read:
+// nothing is copied or allocated for the values, so a file larger than this machine's memory is
+// summed as its pages stream in (read ahead: MADV_SEQUENTIAL), by every algorithm that reads its
+// input in place. The header is checked exactly as read_array checks it. The file must not shrink
+// while it is mapped: a read past its new end stops the process with "changed while it was being
+// read" (exit 2), never a crash.
+class MappedArray {
+ public:
+  MappedArray(void* base, std::size_t length, std::variant<std::span<const float>, std::span<const double>> values);
+  ~MappedArray();
+  MappedArray(const MappedArray&) = delete;
+  MappedArray& operator=(const MappedArray&) = delete;
+  const std::variant<std::span<const float>, std::span<const double>>& values() const { return values_; }
+
+ private:
+  void* base_;
+  std::size_t length_;
+  std::variant<std::span<const float>, std::span<const double>> values_;
+};
+// nullptr when the input is not such a file (another format, float16, the other byte order, a
+// reorder to make, a misaligned offset, "mem:" arrays): read_array reads it then. Throws UserError
+// for a file read_array would refuse.
+std::unique_ptr<MappedArray> map_npy(const std::string& path, const ReadOptions& opts);
 
 // Arrays a process holds in memory under a name, for "mem:NAME" inputs.
 void register_array(const std::string& name, Array values);

@@ -90,14 +90,16 @@ template <class T> std::vector<T> generate_array(const InputOptions& o) {
 
 }  // namespace
 
+ReadOptions read_options(const InputOptions& o) {
+  ReadOptions r;
+  r.format = o.format;
+  if (!o.dtype.empty()) r.dtype = parse_dtype(o.dtype);
+  r.flatten = parse_flatten(o.flatten);
+  return r;
+}
+
 Array load_input(const InputOptions& o) {
-  if (!o.input.empty()) {
-    ReadOptions r;
-    r.format = o.format;
-    if (!o.dtype.empty()) r.dtype = parse_dtype(o.dtype);
-    r.flatten = parse_flatten(o.flatten);
-    return read_array(o.input, r);
-  }
+  if (!o.input.empty()) return read_array(o.input, read_options(o));
   const Dtype d = o.dtype.empty() ? Dtype::float32 : parse_dtype(o.dtype);
   if (d == Dtype::float32) return generate_array<float>(o);
   return generate_array<double>(o);

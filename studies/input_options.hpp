@@ -26,6 +26,9 @@ struct InputOptions {
 
 void add_input_options(CLI::App& cmd, InputOptions& opts);
 
+// What --format, --dtype and --flatten ask of a file (UserError for a bad value).
+ReadOptions read_options(const InputOptions& opts);
+
 // Generates or reads the array. Throws UserError on bad input, and ResourceError for an n (or a
 // file) that cannot fit in this machine's memory (checked before allocating).
 Array load_input(const InputOptions& opts);

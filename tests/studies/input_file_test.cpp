@@ -109,6 +109,13 @@ template <class T> std::vector<std::uint64_t> bits(const std::vector<T>& v) {
 #define EXPECT_CONTAINS(haystack, needle) \
   EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << (haystack)
 
+// Writes `bytes` to a fresh temporary file named `name` and returns its path.
+std::string temp_file(const std::string& name, const std::string& bytes) {
+  const auto path = std::filesystem::temp_directory_path() / ("sumlab_input_test_" + name);
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path.string();
+}
+
 // ---- .npy: refused ----------------------------------------------------------------------------
 
 TEST(Npy, CountTimesElementSizeThatWrapsIsRefused) {
@@ -257,6 +264,60 @@ TEST(Npy, TwoDimensionalArraysInEitherStoredOrderFlattenBothWays) {
     EXPECT_EQ(values<double>(parse_npy(bytes_of(file), options(Flatten::c), "in")), c_stored) << fortran;
     EXPECT_EQ(values<double>(parse_npy(bytes_of(file), options(Flatten::f), "in")), f_stored) << fortran;
   }
+}
+
+// The .npy files whose bytes are the values, in order, are mapped, not read: the same values as
+// read_array gives, in both dtypes and for a 2-D file flattened in its stored order. Everything
+// that needs decoding (the other byte order, float16, a reorder, a misaligned data offset) and any
+// other format is left to read_array (nullptr); a file read_array refuses is refused the same way.
+TEST(Npy, MappedWhereTheBytesAreTheValues) {
+  const std::vector<double> d = {1.5, -2.25, 1e300, 5e-324, -0.0, 3.0};
+  const std::vector<float> f = {1.5f, -2.25f, 3e38f, 1e-45f, -0.0f};
+  const auto same = [](const std::string& path, ReadOptions o) {
+    const auto m = map_npy(path, o);
+    EXPECT_NE(m, nullptr) << path;
+    if (!m) return;
+    const Array a = read_array(path, o);
+    std::visit([&](auto span) {
+      using T = std::remove_const_t<typename decltype(span)::element_type>;
+      EXPECT_EQ(bits(std::vector<T>(span.begin(), span.end())), bits(values<T>(a))) << path;
+    }, m->values());
+  };
+  same(temp_file("d.npy", npy(npy_dict("<f8", false, "(6,)"), bytes_of_values(d))), options());
+  same(temp_file("f.npy", npy(npy_dict("<f4", false, "(5,)"), bytes_of_values(f))), options());
+  same(temp_file("c2.npy", npy(npy_dict("<f8", false, "(2, 3)"), bytes_of_values(d))), options(Flatten::c));
+  same(temp_file("f2.npy", npy(npy_dict("<f8", true, "(2, 3)"), bytes_of_values(d))), options(Flatten::f));
+  EXPECT_EQ(map_npy(temp_file("be.npy", npy(npy_dict(">f8", false, "(6,)"), bytes_of_values(d, true))), options()),
+            nullptr);
+  EXPECT_EQ(map_npy(temp_file("h.npy", npy(npy_dict("<f2", false, "(2,)"), std::string(4, '\0'))), options()), nullptr);
+  EXPECT_EQ(map_npy(temp_file("r2.npy", npy(npy_dict("<f8", true, "(2, 3)"), bytes_of_values(d))), options(Flatten::c)),
+            nullptr);
+  EXPECT_EQ(map_npy(temp_file("x.csv", "1\n2\n"), options()), nullptr);
+  // A data offset that is not a multiple of 8 (numpy pads to 64; a hand-made file need not).
+  std::string odd = npy(npy_dict("<f8", false, "(6,)"), bytes_of_values(d));
+  odd.insert(odd.find('\n'), " ");  // one more header byte: the data starts at 65
+  odd[8] = static_cast<char>(odd[8] + 1);
+  EXPECT_EQ(map_npy(temp_file("odd.npy", odd), options()), nullptr);
+  EXPECT_EQ(values<double>(read_array(temp_file("odd.npy", odd), options())), d);
+  const std::string wrong_dtype = refusal([&] { map_npy(temp_file("d.npy", npy(npy_dict("<f8", false, "(6,)"), bytes_of_values(d))), options(Flatten::none, Dtype::float32)); },
+                                          temp_file("d.npy", npy(npy_dict("<f8", false, "(6,)"), bytes_of_values(d))));
+  EXPECT_CONTAINS(wrong_dtype, "--dtype float32");
+}
+
+// `sum` maps such a file and says so; its results are the bits of the same values read whole.
+TEST(Npy, SumOfAMappedFileIsTheSumOfTheFileRead) {
+  std::vector<double> d(3001);
+  for (std::size_t i = 0; i < d.size(); ++i) d[i] = std::ldexp(1.0 + 0.37 * double(i % 17), int(i % 41) - 20) * (i % 3 ? 1 : -1);
+  const std::string le = temp_file("sum_le.npy", npy(npy_dict("<f8", false, "(3001,)"), bytes_of_values(d)));
+  const std::string be = temp_file("sum_be.npy", npy(npy_dict(">f8", false, "(3001,)"), bytes_of_values(d, true)));
+  const Result mapped = run("sum --input " + le + " --json"), read = run("sum --input " + be + " --json");
+  ASSERT_EQ(mapped.code, 0) << mapped.out;
+  ASSERT_EQ(read.code, 0) << read.out;
+  const auto a = nlohmann::json::parse(mapped.out), b = nlohmann::json::parse(read.out);
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i]["hex"], b[i]["hex"]) << a[i]["algorithm"];
+  EXPECT_CONTAINS(run("sum --input " + le + " -a serial").out, "memory-mapped");
+  EXPECT_EQ(run("sum --input " + be + " -a serial").out.find("memory-mapped"), std::string::npos);
 }
 
 // A[i][j][k] = 100 i + 10 j + k, shape (2, 3, 4), with a length-1 axis in the middle of the file's
