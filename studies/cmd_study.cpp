@@ -181,9 +181,11 @@ template <class T> std::vector<std::vector<std::string>> accuracy_cell(
   }
   for (const auto& subject : subjects) runners.push_back(external_runner<T>(subject, !m0.input_special));
   std::vector<std::vector<std::string>> rows;
-  for (const auto& r : runners)
-    for (std::size_t c = 0; c < r->configs(); ++c) {
-      const Outcome<T> o = r->run(c, *input);
+  const auto outcomes = run_all<T>(runners, *input);
+  for (std::size_t ri = 0; ri < runners.size(); ++ri)
+    for (std::size_t c = 0; c < outcomes[ri].size(); ++c) {
+      const auto& r = runners[ri];
+      const Outcome<T>& o = outcomes[ri][c];
       if (!o.has_value && !o.failed) continue;
       const T value = o.has_value ? o.value : std::numeric_limits<T>::quiet_NaN();
       const auto m = exact.measure(value);

@@ -1,13 +1,18 @@
 // The four kinds of runner (runner.hpp).
 #include "studies/runner.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <exception>
+#include <future>
 #include <limits>
+#include <thread>
 #include <stdexcept>
 #include <utility>
 
 #include "core/fixed_point_sum.hpp"
 #include "core/float_traits.hpp"
+#include "studies/parallel_for.hpp"
 
 namespace sumlab {
 
@@ -192,6 +197,34 @@ template <class T> std::unique_ptr<KernelInput<T>> host_input(std::span<const T>
   return std::make_unique<HostInput<T>>(x);
 }
 
+template <class T>
+std::vector<std::vector<Outcome<T>>> run_all(const Runners<T>& runners, KernelInput<T>& x, int threads) {
+  std::vector<std::vector<Outcome<T>>> out(runners.size());
+  std::vector<std::size_t> cpu, other;
+  for (std::size_t r = 0; r < runners.size(); ++r) {
+    out[r].resize(runners[r]->configs());
+    (runners[r]->kind() == RunnerKind::cpu ? cpu : other).push_back(r);
+  }
+  // The host copy made once, before any thread reads it (a device input downloads it on first use).
+  if (!cpu.empty()) x.host();
+  const int cores = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  auto on_host = std::async(std::launch::async, [&] {
+    parallel_for(cpu.size(), cores, [&](std::size_t i) {
+      for (std::size_t c = 0; c < out[cpu[i]].size(); ++c) out[cpu[i]][c] = runners[cpu[i]]->run(c, x);
+    });
+  });
+  std::exception_ptr failed;
+  try {
+    for (std::size_t r : other)
+      for (std::size_t c = 0; c < out[r].size(); ++c) out[r][c] = runners[r]->run(c, x);
+  } catch (...) {
+    failed = std::current_exception();
+  }
+  on_host.get();  // waits for the host threads (and rethrows theirs) before this thread's error
+  if (failed) std::rethrow_exception(failed);
+  return out;
+}
+
 #define SUMLAB_RUNNER(T)                                                                                            \
   template std::unique_ptr<Runner<T>> cpu_runner<T>(const CpuAlgorithm<T>&);                                       \
   template std::unique_ptr<Runner<T>> cpu_runner<T>(const CpuAlgorithm<T>&,                                        \
@@ -201,7 +234,8 @@ template <class T> std::unique_ptr<KernelInput<T>> host_input(std::span<const T>
   template std::unique_ptr<Runner<T>> kernel_runner<T>(GpuKernel, BackendKind, std::vector<LaunchShape>,           \
                                                        KernelOptions, std::vector<std::vector<std::string>>);      \
   template std::unique_ptr<Runner<T>> external_runner<T>(std::shared_ptr<ExternalSum>, bool);                     \
-  template std::unique_ptr<KernelInput<T>> host_input<T>(std::span<const T>);
+  template std::unique_ptr<KernelInput<T>> host_input<T>(std::span<const T>);                                   \
+  template std::vector<std::vector<Outcome<T>>> run_all<T>(const Runners<T>&, KernelInput<T>&, int);
 SUMLAB_RUNNER(float)
 SUMLAB_RUNNER(double)
 #undef SUMLAB_RUNNER

@@ -95,6 +95,14 @@ std::unique_ptr<Runner<T>> kernel_runner(GpuKernel k, BackendKind backend, std::
 // failure, not IEEE's answer.
 template <class T> std::unique_ptr<Runner<T>> external_runner(std::shared_ptr<ExternalSum> s, bool input_finite);
 
+// Every configuration of every runner on x, in the runners' order (outcomes[r][c]). The CPU
+// runners run on up to `threads` host threads at once (0: every core), while this thread runs the
+// others in order: the GPU kernels, which queue on the device, and the user's subjects, which need
+// not be thread-safe. The outcomes are the same as one at a time (each subject reads x only); the
+// CPU runners' wall times then overlap, so a caller that reports times runs them alone.
+template <class T>
+std::vector<std::vector<Outcome<T>>> run_all(const Runners<T>& runners, KernelInput<T>& x, int threads = 0);
+
 // The caller's data on the host, for CPU and external subjects when no backend is involved
 // (running a GPU kernel on it is a logic error).
 template <class T> std::unique_ptr<KernelInput<T>> host_input(std::span<const T> x);

@@ -60,11 +60,10 @@ KernelOptions kernel_options(GpuKernel k, const SumRequest& req) {
   return o;
 }
 
-// Configuration c of runner r on the input, measured against the exact sum and judged.
+// Outcome o of configuration c of runner r, measured against the exact sum and judged.
 template <class T>
-SumRow<T> measured_row(Runner<T>& r, std::size_t c, KernelInput<T>& input, const reference::ExactSum<T>& exact,
-                       const reference::ErrorMetrics& in) {
-  const Outcome<T> o = r.run(c, input);
+SumRow<T> measured_row(const Runner<T>& r, std::size_t c, const Outcome<T>& o, KernelInput<T>& input,
+                       const reference::ExactSum<T>& exact, const reference::ErrorMetrics& in) {
   SumRow<T> row;
   row.algorithm = r.row_name(c);
   row.backend = std::string(to_string(r.kind()));
@@ -139,8 +138,10 @@ SumReport<T> sum_report(const SumRequest& req, std::span<const T> x, KernelInput
   const bool device_subjects = backend && backend->kind() == BackendKind::cuda && reads_device<T>(subjects);
   if (!input) input = (loaded = backend && (!shapes.empty() || device_subjects) ? backend->load(x) : host_input(x)).get();
   if (backend) report.backend_description = backend->description();
-  for (const auto& r : runners)
-    for (std::size_t c = 0; c < r->configs(); ++c) report.rows.push_back(measured_row<T>(*r, c, *input, exact, report.input));
+  const auto outcomes = run_all<T>(runners, *input);
+  for (std::size_t r = 0; r < runners.size(); ++r)
+    for (std::size_t c = 0; c < outcomes[r].size(); ++c)
+      report.rows.push_back(measured_row<T>(*runners[r], c, outcomes[r][c], *input, exact, report.input));
   return report;
 }
 
