@@ -49,6 +49,7 @@ struct StudyOptions {
   std::vector<std::string> externals;  // subjects the user brings (studies/external.hpp), by name
   std::vector<std::string> plugins;    // LIB:SYMBOL (studies/plugin.hpp): measured without --external
   std::string input, input_format, flatten;  // the user's data instead of the generators
+  std::string serial_max = "2^24";            // gpu_serial (one GPU thread) up to this n
 };
 
 const std::vector<std::string> kErrorVsNColumns = {
@@ -141,7 +142,8 @@ std::vector<GpuKernel> pick_kernels(const std::vector<std::string>& names, const
 // computed once (MPFR) and every result measured against it. `prefix` holds the study's leading
 // identifying columns; its second field (backend) is replaced per row.
 template <class T> std::vector<std::vector<std::string>> accuracy_cell(
-    const std::vector<std::string>& algorithms, const std::vector<GpuKernel>& kernels, Backend* backend,
+    const std::vector<std::string>& algorithms, const std::vector<GpuKernel>& kernels, std::uint64_t serial_max,
+    Backend* backend,
     const std::vector<std::shared_ptr<ExternalSum>>& subjects, const DistributionSpec& spec, std::uint64_t n,
     std::uint64_t seed, std::vector<std::string> prefix, std::span<const T> data = {}) {
   // With GPU kernels the input is generated where they read it (on the device for cuda) and the
@@ -175,6 +177,7 @@ template <class T> std::vector<std::vector<std::string>> accuracy_cell(
   for (const auto* a : pick<T>(algorithms)) runners.push_back(cpu_runner<T>(*a));
   for (GpuKernel k : kernels) {
     if (info(k).float_input_only && !std::is_same_v<T, float>) continue;
+    if (k == GpuKernel::serial && n > serial_max) continue;  // CPU serial's order, on one GPU thread
     const LaunchShape shape = default_shape(k, backend->sm_count());
     if (!validate_shape(k, shape, FloatTraits<T>::dtype, static_cast<std::int64_t>(n)).empty()) continue;
     runners.push_back(kernel_runner<T>(k, backend->kind(), {shape}));
@@ -257,6 +260,17 @@ std::vector<std::string> kernel_names(const std::vector<GpuKernel>& kernels) {
   return out;
 }
 
+std::uint64_t serial_max(const StudyOptions& o) {
+  return static_cast<std::uint64_t>(parse_size(o.serial_max, "--serial-max"));
+}
+
+// The kernels in the plan, and gpu_serial's largest n when it is one of them (a bad --serial-max
+// fails here, before the run folder is touched).
+void plan_kernels(nlohmann::ordered_json& plan, const std::vector<GpuKernel>& kernels, const StudyOptions& o) {
+  plan["gpu_kernels"] = kernel_names(kernels);
+  if (std::find(kernels.begin(), kernels.end(), GpuKernel::serial) != kernels.end()) plan["gpu_serial_max"] = serial_max(o);
+}
+
 // One accuracy cell of either study: `prefix` holds its identifying columns.
 Cell accuracy(const StudyOptions& o, const std::vector<GpuKernel>& kernels, Backend* backend,
               const std::vector<std::shared_ptr<ExternalSum>>& subjects, const std::string& dtype,
@@ -266,11 +280,11 @@ Cell accuracy(const StudyOptions& o, const std::vector<GpuKernel>& kernels, Back
             if (parse_dtype(dtype) == Dtype::float32) {
               const std::span<const float> d = data ? std::span<const float>(std::get<std::vector<float>>(*data))
                                                     : std::span<const float>();
-              return {{table, accuracy_cell<float>(o.algorithms, kernels, backend, subjects, spec, n, seed, prefix, d)}};
+              return {{table, accuracy_cell<float>(o.algorithms, kernels, serial_max(o), backend, subjects, spec, n, seed, prefix, d)}};
             }
             const std::span<const double> d = data ? std::span<const double>(std::get<std::vector<double>>(*data))
                                                    : std::span<const double>();
-            return {{table, accuracy_cell<double>(o.algorithms, kernels, backend, subjects, spec, n, seed, prefix, d)}};
+            return {{table, accuracy_cell<double>(o.algorithms, kernels, serial_max(o), backend, subjects, spec, n, seed, prefix, d)}};
           }};
 }
 
@@ -348,7 +362,7 @@ void run_error_vs_n(const StudyOptions& o) {
   plan["sizes"] = sizes;
   plan["seeds"] = seeds;
   plan["algorithms"] = algorithms;
-  plan["gpu_kernels"] = kernel_names(kernels);
+  plan_kernels(plan, kernels, o);
   plan["backend"] = backend_name;
   plan_subjects(plan, subjects, plugins);
   Study study("error-vs-n", o.run, plan, backend_name, {{"error_vs_n.csv", kErrorVsNColumns}});
@@ -398,7 +412,7 @@ void run_error_vs_cond_on_data(const StudyOptions& o) {
   plan["sizes"] = sizes;
   plan["seeds"] = seeds;
   plan["algorithms"] = algorithms;
-  plan["gpu_kernels"] = kernel_names(kernels);
+  plan_kernels(plan, kernels, o);
   plan["backend"] = backend_name;
   plan_subjects(plan, subjects, plugins);
   Study study("error-vs-cond", o.run, plan, backend_name, {{"error_vs_cond.csv", kErrorVsCondColumns}});
@@ -438,7 +452,7 @@ void run_error_vs_cond(const StudyOptions& o, std::uint64_t n, int step) {
   plan["decades_step"] = step;
   plan["seeds"] = seeds;
   plan["algorithms"] = algorithms;
-  plan["gpu_kernels"] = kernel_names(kernels);
+  plan_kernels(plan, kernels, o);
   plan["backend"] = backend_name;
   plan_subjects(plan, subjects, plugins);
   Study study("error-vs-cond", o.run, plan, backend_name, {{"error_vs_cond.csv", kErrorVsCondColumns}});
@@ -474,6 +488,10 @@ void add_common(CLI::App* cmd, StudyOptions& o) {
                   "(CPU algorithms only). Default: cuda when a GPU is present, else model")
       ->check(CLI::IsMember({"cuda", "model", "cpu"}));
   cmd->add_option("--gpu-kernels", o.gpu_kernels, "GPU kernels (comma list, 'all' or 'none')")->delimiter(',');
+  cmd->add_option("--serial-max", o.serial_max,
+                  "Largest n for gpu_serial: one GPU thread adding in CPU serial's order (its bits are serial's), "
+                  "26 s at 2^30 on an H200")
+      ->capture_default_str();
   cmd->add_option("--input", o.input,
                   "The user's data (.npy, .csv/.txt, raw with --format): error-vs-n over its prefixes (seed 1) "
                   "and seeded subsamples (seeds 2..), error-vs-cond with its own condition numbers");

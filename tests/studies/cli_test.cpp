@@ -249,4 +249,25 @@ TEST(CliStudy, ResumeAfterInterruptionKeepsRowsWithoutDuplicates) {
   EXPECT_TRUE(a == b);
 }
 
+// gpu_serial (one GPU thread, CPU serial's order) runs up to --serial-max only; every other kernel
+// at every n. The plan records the limit, and a bad one is refused before the folder is made.
+TEST(CliStudy, GpuSerialStopsAtSerialMax) {
+  const auto d = temp_dir("serial_max") / "run";
+  const Result r = run("study error-vs-n --quick --log2-max 8 --seeds 1 --dists uniform --dtypes float32 --backend model "
+                       "--gpu-kernels gpu_serial,gpu_two_pass --serial-max 2^6 --out " + d.string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::set<std::string> serial_n, two_pass_n;
+  for (const auto& row : sumlab::test::read_csv(d / "error_vs_n.csv").rows) {
+    if (row.at("algorithm") == "gpu_serial") serial_n.insert(row.at("n"));
+    if (row.at("algorithm") == "gpu_two_pass") two_pass_n.insert(row.at("n"));
+  }
+  EXPECT_EQ(serial_n, (std::set<std::string>{"16", "64"}));
+  EXPECT_EQ(two_pass_n, (std::set<std::string>{"16", "64", "256"}));
+  std::ifstream prov(d / "provenance.json");
+  EXPECT_NE(std::string(std::istreambuf_iterator<char>(prov), {}).find("\"gpu_serial_max\": 64"), std::string::npos);
+  const auto bad = temp_dir("serial_max_bad") / "run";
+  EXPECT_EQ(run("study error-vs-n --quick --backend model --serial-max -3 --out " + bad.string()).code, 2);
+  EXPECT_FALSE(std::filesystem::exists(bad));
+}
+
 }  // namespace
