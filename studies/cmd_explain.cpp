@@ -367,6 +367,33 @@ void write_files(const ExplainOptions& o, const std::string& shape, const Explai
   }
 }
 
+// A trace with several outputs (a scan's prefixes, the segments' sums): each output's node is a
+// root, the last output stands as the result, and the outputs whose bits differ from the model's
+// (`real`) are counted.
+template <class T, class Output>
+std::size_t settle_outputs(Explained<T>& x, const std::vector<Output>& outs, const std::vector<T>& real,
+                           std::vector<int>& roots) {
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < outs.size(); ++i) {
+    roots.push_back(outs[i].id);
+    if (to_bits(outs[i].value) != to_bits(real[i])) ++differ;
+  }
+  if (!outs.empty()) x.result = {outs.back().value, outs.back().id};
+  mark_live(x, roots);
+  return differ;
+}
+
+// The end of a multi-output explanation: the check against the model, the files, the refusal.
+template <class T>
+void finish_outputs(const ExplainOptions& o, const std::string& model, std::size_t count, const std::string& what,
+                    std::size_t differ, const std::string& shape, const Explained<T>& x, std::span<const T> xs,
+                    const std::vector<int>& roots) {
+  fmt::print("the {} model: {} {} -> {}\n", model, count, what,
+             differ == 0 ? "same bits" : fmt::format("{} DIFFERENT BITS (a bug in the trace)", differ));
+  write_files<T>(o, shape, x, xs, roots);
+  if (differ != 0) throw UserError("the trace disagrees with the " + model + " model");
+}
+
 // What separates the stages of a tiled scan (core/scan/scan_kernel.hpp).
 std::string scan_barrier(TraceStage st) {
   switch (st) {
@@ -400,23 +427,15 @@ template <class T> void explain_scan(const ExplainOptions& o, scan::GpuScan alg,
   current_trace<T>() = nullptr;
   const auto real = scan::model_scan<scan::PlusOp<T>>(alg, shape, xs, true);
   std::vector<int> roots;
-  std::size_t differ = 0;
-  for (std::size_t i = 0; i < outs.size(); ++i) {
-    roots.push_back(outs[i].id);
-    if (to_bits(outs[i].value) != to_bits(real[i])) ++differ;
-  }
-  if (!outs.empty()) x.result = {outs.back().value, outs.back().id};
-  mark_live(x, roots);
+  const std::size_t differ = settle_outputs(x, outs, real, roots);
   fmt::print("{} (+, inclusive) on {} {} elements, block {}, {} items per thread\n", o.kernel, xs.size(),
              FloatTraits<T>::dtype, shape.block, shape.items);
   print_text<T>(o, scan_barrier, true, x, xs);
   std::string ys;
   for (std::size_t i = 0; i < outs.size() && i < 64; ++i) ys += fmt::format("{}y{}={}", i ? ", " : "", i, operand(x.resolve(outs[i].id)));
   if (!ys.empty()) fmt::print("outputs: {}\n", ys);
-  fmt::print("the scan model: {} outputs -> {}\n", outs.size(),
-             differ == 0 ? "same bits" : fmt::format("{} DIFFERENT BITS (a bug in the trace)", differ));
-  write_files<T>(o, fmt::format("block {}, items {}", shape.block, shape.items), x, xs, roots);
-  if (differ != 0) throw UserError("the trace disagrees with the scan model");
+  finish_outputs<T>(o, "scan", outs.size(), "outputs", differ, fmt::format("block {}, items {}", shape.block, shape.items),
+                    x, xs, roots);
 }
 
 // The segments explain cuts the input into: the user's sizes (which must add up to n), or a
@@ -468,13 +487,7 @@ template <class T> void explain_segmented(const ExplainOptions& o, segmented::St
   const auto sums = segmented::trace_segmented<T>(st, shape, xs, off, x.trace);
   const auto real = segmented::model_segmented<T>(st, shape, xs, off);
   std::vector<int> roots;
-  std::size_t differ = 0;
-  for (std::size_t j = 0; j < sums.size(); ++j) {
-    roots.push_back(sums[j].id);
-    if (to_bits(sums[j].value) != to_bits(real[j])) ++differ;
-  }
-  if (!sums.empty()) x.result = {sums.back().value, sums.back().id};
-  mark_live(x, roots);
+  const std::size_t differ = settle_outputs(x, sums, real, roots);
   std::string sizes;
   for (std::size_t j = 0; j + 1 < off.size() && j < 64; ++j) sizes += fmt::format("{}{}", j ? "," : "", off[j + 1] - off[j]);
   const std::string shape_text = segmented::to_string(shape, st);
@@ -487,10 +500,7 @@ template <class T> void explain_segmented(const ExplainOptions& o, segmented::St
     out += fmt::format("{}seg{}={}", j ? ", " : "", j, id == -1 ? "0 (empty)" : operand(id));
   }
   if (!out.empty()) fmt::print("segments: {}\n", out);
-  fmt::print("the segmented model: {} sums -> {}\n", sums.size(),
-             differ == 0 ? "same bits" : fmt::format("{} DIFFERENT BITS (a bug in the trace)", differ));
-  write_files<T>(o, shape_text, x, xs, roots);
-  if (differ != 0) throw UserError("the trace disagrees with the segmented model");
+  finish_outputs<T>(o, "segmented", sums.size(), "sums", differ, shape_text, x, xs, roots);
 }
 
 // The outputs every tree shares: the text, the check against the real result, the CSV and SVG.
