@@ -138,14 +138,13 @@ std::vector<GpuKernel> pick_kernels(const std::vector<std::string>& names, const
   return out;
 }
 
-// One cell: one input, every selected CPU algorithm, GPU kernel and user's subject, one row each. The exact sum is
-// computed once (MPFR) and every result measured against it. `prefix` holds the study's leading
-// identifying columns; its second field (backend) is replaced per row.
+// One cell: one input, every selected CPU algorithm, GPU kernel and user's subject, one row each.
+// The exact sum is computed once (MPFR) and every result measured against it. `prefix` holds the
+// study's leading identifying columns; its second field (backend) is replaced per row.
 template <class T> std::vector<std::vector<std::string>> accuracy_cell(
     const std::vector<std::string>& algorithms, const std::vector<GpuKernel>& kernels, std::uint64_t serial_max,
-    Backend* backend,
-    const std::vector<std::shared_ptr<ExternalSum>>& subjects, const DistributionSpec& spec, std::uint64_t n,
-    std::uint64_t seed, std::vector<std::string> prefix, std::span<const T> data = {}) {
+    Backend* backend, const std::vector<std::shared_ptr<ExternalSum>>& subjects, const DistributionSpec& spec,
+    std::uint64_t n, std::uint64_t seed, std::vector<std::string> prefix, std::span<const T> data = {}) {
   // With GPU kernels the input is generated where they read it (on the device for cuda) and the
   // host copy comes from there: one crossing of PCIe per cell. The user's data: a prefix or a
   // seeded subsample of it (data_sample), loaded once. A subject with a device entry (a plugin's)
@@ -268,7 +267,8 @@ std::uint64_t serial_max(const StudyOptions& o) {
 // fails here, before the run folder is touched).
 void plan_kernels(nlohmann::ordered_json& plan, const std::vector<GpuKernel>& kernels, const StudyOptions& o) {
   plan["gpu_kernels"] = kernel_names(kernels);
-  if (std::find(kernels.begin(), kernels.end(), GpuKernel::serial) != kernels.end()) plan["gpu_serial_max"] = serial_max(o);
+  if (std::find(kernels.begin(), kernels.end(), GpuKernel::serial) != kernels.end())
+    plan["gpu_serial_max"] = serial_max(o);
 }
 
 // One accuracy cell of either study: `prefix` holds its identifying columns.
@@ -280,11 +280,13 @@ Cell accuracy(const StudyOptions& o, const std::vector<GpuKernel>& kernels, Back
             if (parse_dtype(dtype) == Dtype::float32) {
               const std::span<const float> d = data ? std::span<const float>(std::get<std::vector<float>>(*data))
                                                     : std::span<const float>();
-              return {{table, accuracy_cell<float>(o.algorithms, kernels, serial_max(o), backend, subjects, spec, n, seed, prefix, d)}};
+              return {{table, accuracy_cell<float>(o.algorithms, kernels, serial_max(o), backend, subjects, spec, n, seed,
+                                                   prefix, d)}};
             }
             const std::span<const double> d = data ? std::span<const double>(std::get<std::vector<double>>(*data))
                                                    : std::span<const double>();
-            return {{table, accuracy_cell<double>(o.algorithms, kernels, serial_max(o), backend, subjects, spec, n, seed, prefix, d)}};
+            return {{table, accuracy_cell<double>(o.algorithms, kernels, serial_max(o), backend, subjects, spec, n, seed,
+                                                  prefix, d)}};
           }};
 }
 
@@ -490,7 +492,7 @@ void add_common(CLI::App* cmd, StudyOptions& o) {
   cmd->add_option("--gpu-kernels", o.gpu_kernels, "GPU kernels (comma list, 'all' or 'none')")->delimiter(',');
   cmd->add_option("--serial-max", o.serial_max,
                   "Largest n for gpu_serial: one GPU thread adding in CPU serial's order (its bits are serial's), "
-                  "26 s at 2^30 on an H200")
+                  "which takes tens of seconds at 2^30")
       ->capture_default_str();
   cmd->add_option("--input", o.input,
                   "The user's data (.npy, .csv/.txt, raw with --format): error-vs-n over its prefixes (seed 1) "
