@@ -6,6 +6,7 @@
 #include <exception>
 #include <future>
 #include <limits>
+#include <mutex>
 #include <thread>
 #include <stdexcept>
 #include <utility>
@@ -198,7 +199,14 @@ template <class T> std::unique_ptr<KernelInput<T>> host_input(std::span<const T>
 }
 
 template <class T>
-std::vector<std::vector<Outcome<T>>> run_all(const Runners<T>& runners, KernelInput<T>& x, int threads) {
+std::vector<std::vector<Outcome<T>>> run_all(const Runners<T>& runners, KernelInput<T>& x, int threads,
+                                             const std::function<void(const std::string&)>& done) {
+  std::mutex done_mutex;
+  const auto finished = [&](std::size_t r) {
+    if (!done) return;
+    const std::lock_guard<std::mutex> lock(done_mutex);
+    done(runners[r]->name());
+  };
   std::vector<std::vector<Outcome<T>>> out(runners.size());
   std::vector<std::size_t> cpu, other;
   for (std::size_t r = 0; r < runners.size(); ++r) {
@@ -211,12 +219,15 @@ std::vector<std::vector<Outcome<T>>> run_all(const Runners<T>& runners, KernelIn
   auto on_host = std::async(std::launch::async, [&] {
     parallel_for(cpu.size(), cores, [&](std::size_t i) {
       for (std::size_t c = 0; c < out[cpu[i]].size(); ++c) out[cpu[i]][c] = runners[cpu[i]]->run(c, x);
+      finished(cpu[i]);
     });
   });
   std::exception_ptr failed;
   try {
-    for (std::size_t r : other)
+    for (std::size_t r : other) {
       for (std::size_t c = 0; c < out[r].size(); ++c) out[r][c] = runners[r]->run(c, x);
+      finished(r);
+    }
   } catch (...) {
     failed = std::current_exception();
   }
@@ -235,7 +246,8 @@ std::vector<std::vector<Outcome<T>>> run_all(const Runners<T>& runners, KernelIn
                                                        KernelOptions, std::vector<std::vector<std::string>>);      \
   template std::unique_ptr<Runner<T>> external_runner<T>(std::shared_ptr<ExternalSum>, bool);                     \
   template std::unique_ptr<KernelInput<T>> host_input<T>(std::span<const T>);                                   \
-  template std::vector<std::vector<Outcome<T>>> run_all<T>(const Runners<T>&, KernelInput<T>&, int);
+  template std::vector<std::vector<Outcome<T>>> run_all<T>(const Runners<T>&, KernelInput<T>&, int,             \
+                                                          const std::function<void(const std::string&)>&);
 SUMLAB_RUNNER(float)
 SUMLAB_RUNNER(double)
 #undef SUMLAB_RUNNER

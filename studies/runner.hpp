@@ -100,8 +100,10 @@ template <class T> std::unique_ptr<Runner<T>> external_runner(std::shared_ptr<Ex
 // others in order: the GPU kernels, which queue on the device, and the user's subjects, which need
 // not be thread-safe. The outcomes are the same as one at a time (each subject reads x only); the
 // CPU runners' wall times then overlap, so a caller that reports times runs them alone.
+// `done(name)`, when given, is called once per runner as it finishes, one call at a time.
 template <class T>
-std::vector<std::vector<Outcome<T>>> run_all(const Runners<T>& runners, KernelInput<T>& x, int threads = 0);
+std::vector<std::vector<Outcome<T>>> run_all(const Runners<T>& runners, KernelInput<T>& x, int threads = 0,
+                                             const std::function<void(const std::string&)>& done = {});
 
 // The caller's data on the host, for CPU and external subjects when no backend is involved
 // (running a GPU kernel on it is a logic error).

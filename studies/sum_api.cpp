@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "core/cpu_algorithms.hpp"
 #include "core/fixed_point_sum.hpp"
@@ -13,6 +14,7 @@
 #include "studies/commands.hpp"
 #include "studies/external.hpp"
 #include "studies/json_number.hpp"
+#include "studies/progress.hpp"
 #include "studies/runner.hpp"
 
 namespace sumlab {
@@ -123,7 +125,11 @@ SumReport<T> sum_report(const SumRequest& req, std::span<const T> x, KernelInput
   }
 
   SumReport<T> report;
+  std::optional<Progress> progress;
+  if (req.progress_from > 0 && x.size() >= req.progress_from)
+    progress.emplace("sum", 1 + algorithms.size() + shapes.size() + subjects.size());
   const reference::ExactSum<T> exact(x);
+  if (progress) progress->step("the exact reference (MPFR)");
   report.reference = static_cast<T>(exact.rounded());
   report.input = exact.measure(report.reference);
   Runners<T> runners;
@@ -138,7 +144,10 @@ SumReport<T> sum_report(const SumRequest& req, std::span<const T> x, KernelInput
   const bool device_subjects = backend && backend->kind() == BackendKind::cuda && reads_device<T>(subjects);
   if (!input) input = (loaded = backend && (!shapes.empty() || device_subjects) ? backend->load(x) : host_input(x)).get();
   if (backend) report.backend_description = backend->description();
-  const auto outcomes = run_all<T>(runners, *input);
+  const auto outcomes =
+      run_all<T>(runners, *input, 0, progress ? [&](const std::string& name) { progress->step(name); }
+                                              : std::function<void(const std::string&)>());
+  if (progress) progress->finish();
   for (std::size_t r = 0; r < runners.size(); ++r)
     for (std::size_t c = 0; c < outcomes[r].size(); ++c)
       report.rows.push_back(measured_row<T>(*runners[r], c, outcomes[r][c], *input, exact, report.input));

@@ -32,6 +32,9 @@ struct SumRequest {
   // "external", no bound claimed; a failed call is a row without a value, verdict failed, its
   // message in the diagnostics.
   std::vector<std::string> externals;
+  // Progress on stderr (studies/progress.hpp) from this many elements up: the reference, then each
+  // subject as it finishes (0: never; the CLI sets it, the Python package does not).
+  std::uint64_t progress_from = 0;
 };
 
 template <class T> struct SumRow {

@@ -270,4 +270,24 @@ TEST(CliStudy, GpuSerialStopsAtSerialMax) {
   EXPECT_FALSE(std::filesystem::exists(bad));
 }
 
+// A sum of 2^26 elements or more shows progress when stderr is a terminal (here a pseudo-terminal
+// from util-linux's `script`): the reference first, then each subject as it finishes. Into a pipe
+// or a file it prints only the results, so `--json 2>&1` stays one JSON document.
+TEST(Cli, BigSumsShowProgressOnATerminalOnly) {
+  const Result piped = run("sum --n 2^26 -a serial,kahan --json");
+  ASSERT_EQ(piped.code, 0) << piped.out;
+  EXPECT_EQ(nlohmann::json::parse(piped.out).size(), 2u);
+  if (std::system("command -v script > /dev/null 2>&1") != 0) GTEST_SKIP() << "no `script` (util-linux) for a pseudo-terminal";
+  const std::string cmd = std::string("script -qec '") + SUMLAB_BINARY + " sum --n 2^26 -a serial,kahan' /dev/null 2>&1";
+  std::string out;
+  if (FILE* p = ::popen(cmd.c_str(), "r")) {
+    char buf[4096];
+    while (std::fgets(buf, sizeof buf, p)) out += buf;
+    ::pclose(p);
+  }
+  EXPECT_NE(out.find("the exact reference (MPFR)"), std::string::npos) << out;
+  EXPECT_NE(out.find("3/3"), std::string::npos) << out;
+  EXPECT_NE(out.find("reference  "), std::string::npos) << out;  // the results follow
+}
+
 }  // namespace
