@@ -154,8 +154,14 @@ template <class T> std::vector<std::vector<std::string>> accuracy_cell(
   std::vector<T> x;
   std::span<const T> xs;
   if (!data.empty()) {
-    x = data_sample<T>(data, n, seed);
-    xs = x;
+    // Seed 1 is the prefix, read where the data lies (a mapped file is not copied); other seeds
+    // draw a subsample.
+    if (seed <= 1 && n <= data.size()) {
+      xs = data.first(static_cast<std::size_t>(n));
+    } else {
+      x = data_sample<T>(data, n, seed);
+      xs = x;
+    }
     if (on_device) input = backend->load(xs);
   } else if (on_device) {
     input = backend->generate<T>(spec, seed, static_cast<std::int64_t>(n));
@@ -275,16 +281,15 @@ void plan_kernels(nlohmann::ordered_json& plan, const std::vector<GpuKernel>& ke
 Cell accuracy(const StudyOptions& o, const std::vector<GpuKernel>& kernels, Backend* backend,
               const std::vector<std::shared_ptr<ExternalSum>>& subjects, const std::string& dtype,
               DistributionSpec spec, std::uint64_t n, std::uint64_t seed, std::vector<std::string> prefix,
-              const std::string& table, std::string key, std::string what, const std::optional<Array>& data) {
-  return {std::move(key), std::move(what), [=, &o, &kernels, &subjects, &data]() -> CellRows {
+              const std::string& table, std::string key, std::string what,
+              const std::shared_ptr<const InputData>& data) {
+  return {std::move(key), std::move(what), [=, &o, &kernels, &subjects]() -> CellRows {
             if (parse_dtype(dtype) == Dtype::float32) {
-              const std::span<const float> d = data ? std::span<const float>(std::get<std::vector<float>>(*data))
-                                                    : std::span<const float>();
+              const std::span<const float> d = data ? data->values<float>() : std::span<const float>();
               return {{table, accuracy_cell<float>(o.algorithms, kernels, serial_max(o), backend, subjects, spec, n, seed,
                                                    prefix, d)}};
             }
-            const std::span<const double> d = data ? std::span<const double>(std::get<std::vector<double>>(*data))
-                                                   : std::span<const double>();
+            const std::span<const double> d = data ? data->values<double>() : std::span<const double>();
             return {{table, accuracy_cell<double>(o.algorithms, kernels, serial_max(o), backend, subjects, spec, n, seed,
                                                   prefix, d)}};
           }};
@@ -292,28 +297,23 @@ Cell accuracy(const StudyOptions& o, const std::vector<GpuKernel>& kernels, Back
 
 // The user's data (--input), and what the plan records of it: where it came from, its dtype,
 // length and a hash of its bytes (so --resume with other data is refused).
-std::optional<Array> study_data(const StudyOptions& o, nlohmann::ordered_json& plan) {
-  if (o.input.empty()) return std::nullopt;
+std::string data_dtype(const InputData& d) { return d.is_float32() ? "float32" : "float64"; }
+
+std::shared_ptr<const InputData> study_data(const StudyOptions& o, nlohmann::ordered_json& plan) {
+  if (o.input.empty()) return nullptr;
   ReadOptions r;
   r.format = o.input_format;
   r.flatten = parse_flatten(o.flatten);
-  Array a = read_array(o.input, r);
+  auto data = std::make_shared<const InputData>(o.input, r);
   Fnv1a64 h;
-  std::size_t n = 0;
-  std::visit([&](const auto& v) {
-    n = v.size();
-    h.add(v.data(), v.size() * sizeof(v[0]));
-  }, a);
+  std::visit([&](auto v) { h.add(v.data(), v.size() * sizeof(v[0])); }, data->spans());
+  const std::size_t n = data->size();
   if (n < 4) throw UserError(fmt::format("--input '{}' holds {} values: a study needs at least 4", o.input, n));
   // A Python array's registered name changes from call to call: its hash is its identity.
   const std::string source = o.input.rfind("mem:", 0) == 0 ? "an array from Python" : o.input;
-  plan["input"] = {{"source", source}, {"dtype", std::holds_alternative<std::vector<float>>(a) ? "float32" : "float64"},
-                   {"n", n}, {"fnv1a64", h.hex()}};
-  return a;
+  plan["input"] = {{"source", source}, {"dtype", data_dtype(*data)}, {"n", n}, {"fnv1a64", h.hex()}};
+  return data;
 }
-
-std::size_t data_length(const Array& a) { return std::visit([](const auto& v) { return v.size(); }, a); }
-std::string data_dtype(const Array& a) { return std::holds_alternative<std::vector<float>>(a) ? "float32" : "float64"; }
 
 // Sizes for the user's data: the generator sizes up to its length, and the whole of it.
 std::vector<std::uint64_t> data_sizes(std::vector<std::uint64_t> sizes, std::uint64_t length) {
@@ -347,8 +347,8 @@ void run_error_vs_n(const StudyOptions& o) {
   const auto algorithms = algorithm_names<float>(o.algorithms);  // unknown names fail before any folder is touched
   const bool cuda = o.backend == "cuda" || (o.backend.empty() && cuda_backend_available());
   nlohmann::ordered_json plan;
-  const std::optional<Array> data = study_data(o, plan);
-  const auto sizes = data ? data_sizes(sizes_for(o, cuda), data_length(*data)) : sizes_for(o, cuda);
+  const auto data = study_data(o, plan);
+  const auto sizes = data ? data_sizes(sizes_for(o, cuda), data->size()) : sizes_for(o, cuda);
   const std::vector<std::string> dtypes = data ? std::vector<std::string>{data_dtype(*data)} : o.dtypes;
   const std::vector<std::string> cell_dists = data ? std::vector<std::string>{"data"} : dists;
   const int seeds = o.seeds > 0 ? o.seeds : (o.quick ? 2 : 3);
@@ -402,10 +402,10 @@ const std::vector<std::string> kErrorVsCondColumns = {
 void run_error_vs_cond_on_data(const StudyOptions& o) {
   const auto algorithms = algorithm_names<float>(o.algorithms);
   nlohmann::ordered_json plan;
-  const std::optional<Array> data = study_data(o, plan);
+  const auto data = study_data(o, plan);
   const std::string dtype = data_dtype(*data);
   const int seeds = o.seeds > 0 ? o.seeds : (o.quick ? 2 : 3);
-  const auto sizes = data_sizes(sizes_for(o, false), data_length(*data));
+  const auto sizes = data_sizes(sizes_for(o, false), data->size());
   auto backend = o.backend == "cpu" ? nullptr : make_backend(o.backend);
   const auto kernels = pick_kernels(o.gpu_kernels, backend.get());
   const std::string backend_name = backend ? std::string(backend->name()) : "cpu";
@@ -469,7 +469,7 @@ void run_error_vs_cond(const StudyOptions& o, std::uint64_t n, int step) {
       cells.push_back(accuracy(o, kernels, backend.get(), subjects, dtype, spec, n, seed,
                                {"error-vs-cond", o.backend, dtype, std::to_string(n), std::to_string(seed), cond},
                                "error_vs_cond.csv", fmt::format("{}|{}|{}", dtype, cond, s),
-                               fmt::format("{} cond={} seed={}", dtype, cond, s), std::nullopt));
+                               fmt::format("{} cond={} seed={}", dtype, cond, s), nullptr));
     }
   study.run(cells);
   nlohmann::ordered_json summary;

@@ -191,9 +191,10 @@ void register_sum(CLI::App& app) {
       return run_sum<T>(*opts, std::span<const T>(x), mapped);
     };
     bool alarm = false;
-    if (const auto m = opts->input.input.empty() ? nullptr : map_npy(opts->input.input, read_options(opts->input))) {
-      mapped = true;
-      alarm = std::visit(run, m->values());
+    if (!opts->input.input.empty()) {
+      const InputData data(opts->input.input, read_options(opts->input));
+      mapped = data.mapped();
+      alarm = std::visit(run, data.spans());
     } else {
       const Array a = load_input(opts->input);
       alarm = std::visit(run, a);

@@ -205,6 +205,16 @@ std::unique_ptr<MappedArray> map_npy(const std::string& path, const ReadOptions&
   return std::make_unique<MappedArray>(base, length, std::span<const double>(reinterpret_cast<const double*>(data), n));
 }
 
+InputData::InputData(const std::string& path, const ReadOptions& opts) : mapped_(map_npy(path, opts)) {
+  if (mapped_) {
+    values_ = mapped_->values();
+    return;
+  }
+  read_ = read_array(path, opts);
+  if (const auto* f = std::get_if<std::vector<float>>(&read_)) values_ = std::span<const float>(*f);
+  else values_ = std::span<const double>(std::get<std::vector<double>>(read_));
+}
+
 Array read_array(const std::string& path, const ReadOptions& opts) {
   if (path.rfind("mem:", 0) == 0) {
     const std::lock_guard<std::mutex> lock(arrays_mutex);

@@ -7,7 +7,7 @@
 // before anything is read), and every size is checked before it is allocated: an .npy header is
 // read first and its count * element size must equal the rest of the file exactly; then the
 // memory the values need is checked (ResourceError, exit 3, when the machine lacks it). The bytes
-// are read whole, except where map_npy can sum them where they lie.
+// are read whole, except where map_npy can sum them where they lie (InputData picks).
 // Every failure throws UserError (exit 2) with a one-line message naming the file.
 #include <cstdint>
 #include <memory>
@@ -49,6 +49,28 @@ class MappedArray {
 // reorder to make, a misaligned offset, "mem:" arrays): read_array reads it then. Throws UserError
 // for a file read_array would refuse.
 std::unique_ptr<MappedArray> map_npy(const std::string& path, const ReadOptions& opts);
+
+// An input file's values where they are read from: mapped (map_npy) when the file allows, else
+// read whole (read_array). `sum` and the studies hold their --input this way, so a mappable file
+// is never copied whole.
+class InputData {
+ public:
+  // Throws as read_array.
+  InputData(const std::string& path, const ReadOptions& opts);
+  bool mapped() const { return mapped_ != nullptr; }
+  bool is_float32() const { return std::holds_alternative<std::span<const float>>(values_); }
+  std::size_t size() const {
+    return std::visit([](auto v) { return v.size(); }, values_);
+  }
+  // The values as T, which must be their dtype (std::bad_variant_access otherwise).
+  template <class T> std::span<const T> values() const { return std::get<std::span<const T>>(values_); }
+  const std::variant<std::span<const float>, std::span<const double>>& spans() const { return values_; }
+
+ private:
+  std::unique_ptr<MappedArray> mapped_;
+  Array read_;
+  std::variant<std::span<const float>, std::span<const double>> values_;
+};
 
 // Arrays a process holds in memory under a name, for "mem:NAME" inputs.
 void register_array(const std::string& name, Array values);

@@ -217,7 +217,7 @@ struct Plan {
   std::vector<std::string> peers;
   std::vector<std::shared_ptr<ExternalSum>> externals;  // the user's subjects (studies/external.hpp)
   std::vector<LoadedPlugin> plugins;                      // where the plugins among them came from
-  std::optional<Array> data;                              // --input: one cell over the user's data
+  std::shared_ptr<const InputData> data;                  // --input: one cell over the user's data
   std::string data_source;
   std::vector<std::string> skipped;  // "gpu_cub: ..." (not measurable here)
   std::vector<std::int64_t> sizes;
@@ -339,12 +339,11 @@ Plan make_plan(const DeterminismOptions& o, const Backend& b) {
     ReadOptions r;
     r.format = o.input_format;
     r.flatten = parse_flatten(o.flatten);
-    p.data = read_array(o.input, r);
+    p.data = std::make_shared<const InputData>(o.input, r);
     p.data_source = o.input.rfind("mem:", 0) == 0 ? "an array from Python" : o.input;
-    const bool f32 = std::holds_alternative<std::vector<float>>(*p.data);
-    p.dtypes = {f32 ? "float32" : "float64"};
+    p.dtypes = {p.data->is_float32() ? "float32" : "float64"};
     p.dists = {"data"};
-    p.sizes = {static_cast<std::int64_t>(std::visit([](const auto& v) { return v.size(); }, *p.data))};
+    p.sizes = {static_cast<std::int64_t>(p.data->size())};
   }
   return p;
 }
@@ -444,7 +443,7 @@ struct ModelJob {
 
 template <class T> std::unique_ptr<KernelInput<T>> cell_input(Backend& backend, const Plan& p, const std::string& dist,
                                                               std::int64_t n) {
-  if (p.data) return backend.load(std::span<const T>(std::get<std::vector<T>>(*p.data)));
+  if (p.data) return backend.load(p.data->values<T>());
   DistributionSpec spec;
   spec.kind = parse_distribution(dist);
   return backend.generate<T>(spec, p.seed, n);
@@ -1005,7 +1004,7 @@ nlohmann::ordered_json plan_json(const Plan& p) {
   j["serial_max"] = p.serial_max;
   if (p.data) {
     Fnv1a64 h;
-    std::visit([&](const auto& v) { h.add(v.data(), v.size() * sizeof(v[0])); }, *p.data);
+    std::visit([&](auto v) { h.add(v.data(), v.size() * sizeof(v[0])); }, p.data->spans());
     j["input"] = {{"source", p.data_source}, {"fnv1a64", h.hex()}};
   }
   if (!p.externals.empty()) {

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <functional>
 #include <limits>
 #include <string>
@@ -318,6 +319,27 @@ TEST(Npy, SumOfAMappedFileIsTheSumOfTheFileRead) {
   for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i]["hex"], b[i]["hex"]) << a[i]["algorithm"];
   EXPECT_CONTAINS(run("sum --input " + le + " -a serial").out, "memory-mapped");
   EXPECT_EQ(run("sum --input " + be + " -a serial").out.find("memory-mapped"), std::string::npos);
+}
+
+// A study reads a mappable --input where it lies: the same rows as the same values read whole.
+TEST(Npy, StudyOnAMappedFileEqualsTheStudyOnTheFileRead) {
+  std::vector<float> f(700);
+  for (std::size_t i = 0; i < f.size(); ++i) f[i] = std::ldexp(1.0f + 0.25f * float(i % 5), int(i % 23) - 11) * (i % 4 ? 1.f : -1.f);
+  const std::string le = temp_file("study_le.npy", npy(npy_dict("<f4", false, "(700,)"), bytes_of_values(f)));
+  const std::string be = temp_file("study_be.npy", npy(npy_dict(">f4", false, "(700,)"), bytes_of_values(f, true)));
+  std::string csv[2];
+  for (int k = 0; k < 2; ++k) {
+    const auto out = std::filesystem::temp_directory_path() / ("sumlab_input_test_study" + std::to_string(k));
+    std::filesystem::remove_all(out);
+    const Result r = run("study error-vs-n --quick --backend model --gpu-kernels gpu_two_pass,gpu_exact --input " +
+                         (k ? be : le) + " --out " + out.string());
+    ASSERT_EQ(r.code, 0) << r.out;
+    std::ifstream in(out / "error_vs_n.csv");
+    csv[k] = std::string(std::istreambuf_iterator<char>(in), {});
+    std::filesystem::remove_all(out);
+  }
+  EXPECT_GT(csv[0].size(), 1000u);
+  EXPECT_EQ(csv[0], csv[1]);
 }
 
 // A[i][j][k] = 100 i + 10 j + k, shape (2, 3, 4), with a length-1 axis in the middle of the file's
