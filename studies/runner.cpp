@@ -211,7 +211,9 @@ std::vector<std::vector<Outcome<T>>> run_all(const Runners<T>& runners, KernelIn
   std::vector<std::size_t> cpu, other;
   for (std::size_t r = 0; r < runners.size(); ++r) {
     out[r].resize(runners[r]->configs());
-    (runners[r]->kind() == RunnerKind::cpu ? cpu : other).push_back(r);
+    // The model is pure host arithmetic too (model_sum keeps no state), so it shares the pool.
+    const RunnerKind k = runners[r]->kind();
+    (k == RunnerKind::cpu || k == RunnerKind::model ? cpu : other).push_back(r);
   }
   // The host copy made once, before any thread reads it (a device input downloads it on first use).
   if (!cpu.empty()) x.host();

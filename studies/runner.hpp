@@ -95,10 +95,10 @@ std::unique_ptr<Runner<T>> kernel_runner(GpuKernel k, BackendKind backend, std::
 // failure, not IEEE's answer.
 template <class T> std::unique_ptr<Runner<T>> external_runner(std::shared_ptr<ExternalSum> s, bool input_finite);
 
-// Every configuration of every runner on x, in the runners' order (outcomes[r][c]). The CPU
-// runners run on up to `threads` host threads at once (0: every core), while this thread runs the
-// others in order: the GPU kernels, which queue on the device, and the user's subjects, which need
-// not be thread-safe. The outcomes are the same as one at a time (each subject reads x only); the
+// Every configuration of every runner on x, in the runners' order (outcomes[r][c]). The cpu and
+// model runners run on up to `threads` host threads at once (0: every core), while this thread
+// runs the others in order: the GPU kernels, which queue on the device, and the user's subjects,
+// which need not be thread-safe. The outcomes are the same as one at a time (each subject reads x only); the
 // CPU runners' wall times then overlap, so a caller that reports times runs them alone.
 // `done(name)`, when given, is called once per runner as it finishes, one call at a time.
 template <class T>
