@@ -394,6 +394,11 @@ void finish_outputs(const ExplainOptions& o, const std::string& model, std::size
   if (differ != 0) throw UserError("the trace disagrees with the " + model + " model");
 }
 
+// The scans' and segmented sums' block: --block, or one warp (a tile small enough to read).
+int tile_block(const ExplainOptions& o) {
+  return o.shape.block_opt && o.shape.block_opt->count() > 0 ? o.shape.block : 32;
+}
+
 // What separates the stages of a tiled scan (core/scan/scan_kernel.hpp).
 std::string scan_barrier(TraceStage st) {
   switch (st) {
@@ -409,7 +414,7 @@ std::string scan_barrier(TraceStage st) {
 // numbers, and checked output by output against the model's bits.
 template <class T> void explain_scan(const ExplainOptions& o, scan::GpuScan alg, std::span<const T> xs) {
   scan::ScanShape shape;
-  shape.block = o.shape.block_opt && o.shape.block_opt->count() > 0 ? o.shape.block : 32;
+  shape.block = tile_block(o);
   shape.items = o.items;
   const std::string why = scan::validate_scan_shape(alg, shape, static_cast<std::int64_t>(xs.size()), sizeof(T));
   if (!why.empty()) throw UserError(why);
@@ -479,7 +484,7 @@ std::string segmented_barrier(segmented::Strategy st, TraceStage stage) {
 // numbers, each segment's sum checked against the model's bits.
 template <class T> void explain_segmented(const ExplainOptions& o, segmented::Strategy st, std::span<const T> xs) {
   segmented::SegShape shape;
-  shape.block = o.shape.block_opt && o.shape.block_opt->count() > 0 ? o.shape.block : 32;
+  shape.block = tile_block(o);
   shape.items_per_thread = st == segmented::Strategy::segmented_scan ? o.items : 1;
   if (const std::string why = segmented::validate_shape(st, shape); !why.empty()) throw UserError(why);
   const auto off = explain_offsets(o.segment_sizes, static_cast<std::int64_t>(xs.size()));

@@ -154,14 +154,7 @@ template <class T> std::vector<std::vector<std::string>> accuracy_cell(
   std::vector<T> x;
   std::span<const T> xs;
   if (!data.empty()) {
-    // Seed 1 is the prefix, read where the data lies (a mapped file is not copied); other seeds
-    // draw a subsample.
-    if (seed <= 1 && n <= data.size()) {
-      xs = data.first(static_cast<std::size_t>(n));
-    } else {
-      x = data_sample<T>(data, n, seed);
-      xs = x;
-    }
+    xs = data_sample<T>(data, n, seed, x);
     if (on_device) input = backend->load(xs);
   } else if (on_device) {
     input = backend->generate<T>(spec, seed, static_cast<std::int64_t>(n));

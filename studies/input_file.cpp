@@ -133,9 +133,10 @@ void unregister_array(const std::string& name) {
   arrays().erase(name);
 }
 
-template <class T> std::vector<T> data_sample(std::span<const T> data, std::uint64_t n, std::uint64_t seed) {
+template <class T>
+std::span<const T> data_sample(std::span<const T> data, std::uint64_t n, std::uint64_t seed, std::vector<T>& storage) {
   if (n > data.size()) throw UserError(fmt::format("a sample of {} from {} values", n, data.size()));
-  if (seed <= 1) return std::vector<T>(data.begin(), data.begin() + static_cast<std::ptrdiff_t>(n));
+  if (seed <= 1) return data.first(static_cast<std::size_t>(n));
   // Floyd's algorithm: n distinct indices, each draw a pure function of (seed, step).
   const std::uint64_t N = data.size();
   std::vector<bool> chosen(N);
@@ -143,14 +144,16 @@ template <class T> std::vector<T> data_sample(std::span<const T> data, std::uint
     const std::uint64_t t = random_bits(seed, j, 900) % (j + 1);
     chosen[chosen[t] ? j : t] = true;
   }
-  std::vector<T> out;
-  out.reserve(n);
+  storage.clear();
+  storage.reserve(n);
   for (std::uint64_t i = 0; i < N; ++i)
-    if (chosen[i]) out.push_back(data[i]);
-  return out;
+    if (chosen[i]) storage.push_back(data[i]);
+  return storage;
 }
-template std::vector<float> data_sample<float>(std::span<const float>, std::uint64_t, std::uint64_t);
-template std::vector<double> data_sample<double>(std::span<const double>, std::uint64_t, std::uint64_t);
+template std::span<const float> data_sample<float>(std::span<const float>, std::uint64_t, std::uint64_t,
+                                                   std::vector<float>&);
+template std::span<const double> data_sample<double>(std::span<const double>, std::uint64_t, std::uint64_t,
+                                                     std::vector<double>&);
 
 namespace {
 

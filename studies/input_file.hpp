@@ -77,8 +77,10 @@ void register_array(const std::string& name, Array values);
 void unregister_array(const std::string& name);
 
 // A study's input of n elements drawn from the user's data: seed 1 is the first n elements (the
-// prefix), seed s >= 2 a uniformly random subset of n elements (a pure function of the seed) kept
-// in the data's order. n <= data.size().
-template <class T> std::vector<T> data_sample(std::span<const T> data, std::uint64_t n, std::uint64_t seed);
+// prefix, a view of `data`: nothing is copied), seed s >= 2 a uniformly random subset of n
+// elements (a pure function of the seed) kept in the data's order, held in `storage`.
+// n <= data.size().
+template <class T>
+std::span<const T> data_sample(std::span<const T> data, std::uint64_t n, std::uint64_t seed, std::vector<T>& storage);
 
 }  // namespace sumlab
