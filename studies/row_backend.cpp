@@ -39,7 +39,7 @@ std::string row_backend_description(BackendKind kind) {
   return "CPU model of the row kernels' order (core/row_reduce/row_model.hpp)";
 }
 
-template <class In> struct RowRunner<In>::Impl {
+template <class In> struct RowKernelInput<In>::Impl {
   BackendKind kind;
   std::span<const In> x;
   std::int64_t rows, cols;
@@ -49,7 +49,7 @@ template <class In> struct RowRunner<In>::Impl {
 };
 
 template <class In>
-RowRunner<In>::RowRunner(BackendKind kind, std::span<const In> x, std::int64_t rows, std::int64_t cols)
+RowKernelInput<In>::RowKernelInput(BackendKind kind, std::span<const In> x, std::int64_t rows, std::int64_t cols)
     : impl_(std::make_unique<Impl>()) {
   impl_->kind = kind;
   impl_->x = x;
@@ -68,11 +68,15 @@ RowRunner<In>::RowRunner(BackendKind kind, std::span<const In> x, std::int64_t r
 #endif
 }
 
-template <class In> RowRunner<In>::~RowRunner() = default;
+template <class In> RowKernelInput<In>::~RowKernelInput() = default;
+
+template <class In> BackendKind RowKernelInput<In>::backend() const { return impl_->kind; }
 
 template <class In>
-RowRun<typename RowRunner<In>::Acc> RowRunner<In>::run(RowKernel k, const RowShape& s, bool want_out, int reps) const {
-  RowRun<Acc> r;
+Outcome<row_reduce::RowOutputs<typename RowKernelInput<In>::Acc>> RowKernelInput<In>::run(RowKernel k, const RowShape& s,
+                                                                                         bool want_out, int reps) const {
+  Outcome<row_reduce::RowOutputs<Acc>> r;
+  r.has_value = true;
 #if defined(SUMLAB_WITH_CUDA)
   if (impl_->kind == BackendKind::cuda) {
     gpu::RowRunOptions o;
@@ -80,14 +84,14 @@ RowRun<typename RowRunner<In>::Acc> RowRunner<In>::run(RowKernel k, const RowSha
     o.reps = reps;
     auto g = gpu::gpu_rows<In>(k, s, *impl_->device, o);
     if (!g.ok()) throw UserError(g.error);
-    r.outputs = std::move(g.outputs);
+    r.value = std::move(g.outputs);
     r.ms = g.ms;
     return r;
   }
 #endif
   (void)reps;
   try {
-    r.outputs = row_reduce::model_rows<In>(k, s, impl_->x, impl_->rows, impl_->cols, want_out);
+    r.value = row_reduce::model_rows<In>(k, s, impl_->x, impl_->rows, impl_->cols, want_out);
   } catch (const std::invalid_argument& e) {
     throw UserError(e.what());
   }
@@ -107,8 +111,44 @@ std::optional<double> copy_bandwidth(BackendKind kind, std::size_t bytes) {
   return std::nullopt;
 }
 
-template class RowRunner<float>;
-template class RowRunner<double>;
-template class RowRunner<row_reduce::bfloat16_bits>;
+namespace {
+
+template <class In> class RowKernelRunner final : public RowRunner<In> {
+ public:
+  RowKernelRunner(RowKernel k, BackendKind b, std::vector<RowShape> shapes, bool want_out, int reps)
+      : k_(k), backend_(b), shapes_(std::move(shapes)), want_out_(want_out), reps_(reps) {}
+  RunnerKind kind() const override { return backend_ == BackendKind::cuda ? RunnerKind::cuda : RunnerKind::model; }
+  std::string name() const override { return std::string(row_reduce::info(k_).name); }
+  Determinism declared() const override { return row_reduce::info(k_).determinism; }
+  std::size_t configs() const override { return shapes_.size(); }
+  std::string config_label(std::size_t c) const override { return row_reduce::to_string(shapes_[c]); }
+  Outcome<row_reduce::RowOutputs<row_reduce::row_acc_t<In>>> run(std::size_t c, RowKernelInput<In>& x) override {
+    if (x.backend() != backend_) throw std::logic_error(name() + ": the input is on another backend");
+    return x.run(k_, shapes_[c], want_out_, reps_);
+  }
+
+ private:
+  RowKernel k_;
+  BackendKind backend_;
+  std::vector<RowShape> shapes_;
+  bool want_out_;
+  int reps_;
+};
+
+}  // namespace
+
+template <class In>
+std::unique_ptr<RowRunner<In>> row_runner(RowKernel k, BackendKind backend, std::vector<RowShape> shapes, bool want_out,
+                                          int reps) {
+  return std::make_unique<RowKernelRunner<In>>(k, backend, std::move(shapes), want_out, reps);
+}
+
+#define SUMLAB_ROWS(In)                                                                                           \
+  template class RowKernelInput<In>;                                                                              \
+  template std::unique_ptr<RowRunner<In>> row_runner<In>(RowKernel, BackendKind, std::vector<RowShape>, bool, int);
+SUMLAB_ROWS(float)
+SUMLAB_ROWS(double)
+SUMLAB_ROWS(row_reduce::bfloat16_bits)
+#undef SUMLAB_ROWS
 
 }  // namespace sumlab

@@ -1,18 +1,20 @@
 #pragma once
-// Where a row kernel runs for a study: `cuda` (gpu/rows.hpp, timed) or `model` (the CPU executing
-// the kernel's exact order, core/row_reduce/row_model.hpp; no time). The input is uploaded once per
-// RowRunner and reused by every kernel and shape. Same backend names and default as the sums'
-// (studies/backend.hpp): cuda when a usable GPU is present, else model.
+// The row family's runners (studies/family_runner.hpp): a row kernel runs on `cuda` (gpu/rows.hpp,
+// timed) or on `model` (the CPU executing the kernel's exact order, core/row_reduce/row_model.hpp;
+// no time). Same backend names and default as the sums' (studies/backend.hpp): cuda when a usable
+// GPU is present, else model.
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "core/row_reduce/row_input.hpp"
 #include "core/row_reduce/row_kernel.hpp"
 #include "core/row_reduce/row_outputs.hpp"
 #include "studies/backend.hpp"
+#include "studies/family_runner.hpp"
 
 namespace sumlab {
 
@@ -22,27 +24,36 @@ BackendKind pick_row_backend(const std::string& name);
 // "NVIDIA H200 (132 SMs, ...)" or "CPU model of the row kernels' order".
 std::string row_backend_description(BackendKind kind);
 
-template <class Acc> struct RowRun {
-  row_reduce::RowOutputs<Acc> outputs;
-  std::optional<double> ms;  // cuda: median device time of one launch; model: none
-};
-
-template <class In> class RowRunner {
+// The row family's input: the matrix on a backend, uploaded once for cuda and read by every kernel
+// and shape.
+template <class In> class RowKernelInput {
  public:
   using Acc = row_reduce::row_acc_t<In>;
-  // x must stay alive while the runner is used. Throws UserError on a GPU failure.
-  RowRunner(BackendKind kind, std::span<const In> x, std::int64_t rows, std::int64_t cols);
-  ~RowRunner();
-  RowRunner(const RowRunner&) = delete;
-  RowRunner& operator=(const RowRunner&) = delete;
+  // x must stay alive while the input is used. Throws UserError on a GPU failure.
+  RowKernelInput(BackendKind kind, std::span<const In> x, std::int64_t rows, std::int64_t cols);
+  ~RowKernelInput();
+  RowKernelInput(const RowKernelInput&) = delete;
+  RowKernelInput& operator=(const RowKernelInput&) = delete;
+  BackendKind backend() const;
+  // Kernel k at shape s: on cuda the median device time of `reps` launches; on the model, no time.
   // Throws UserError for a shape the kernel cannot run (validate_row_shape's sentence) or a GPU
-  // failure. reps: timed launches on cuda (ignored by the model).
-  RowRun<Acc> run(row_reduce::RowKernel k, const row_reduce::RowShape& s, bool want_out, int reps = 1) const;
+  // failure.
+  Outcome<row_reduce::RowOutputs<Acc>> run(row_reduce::RowKernel k, const row_reduce::RowShape& s, bool want_out,
+                                           int reps = 1) const;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+template <class In>
+using RowRunner = FamilyRunner<RowKernelInput<In>, row_reduce::RowOutputs<row_reduce::row_acc_t<In>>>;
+
+// Row kernel k on `backend` (cuda or model), one configuration per shape. want_out: the per-element
+// outputs too (layer norm, softmax), not only the per-row ones; reps: timed launches on cuda.
+template <class In>
+std::unique_ptr<RowRunner<In>> row_runner(row_reduce::RowKernel k, BackendKind backend,
+                                          std::vector<row_reduce::RowShape> shapes, bool want_out, int reps = 1);
 
 // The device-to-device copy bandwidth in bytes/s (read + written), measured now on the cuda
 // backend; none on the model backend. Throws UserError on a GPU failure.

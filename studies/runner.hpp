@@ -1,16 +1,11 @@
 #pragma once
-// The one way the lab runs a subject on an input. A Runner holds one subject with its
-// configurations and runs any of them on an input loaded once (KernelInput: on the device for the
-// cuda backend, on the host otherwise):
-//   cpu       a CPU algorithm (one configuration) or a CPU peer (one per thread count);
-//   cuda      a GPU kernel on the GPU, one configuration per launch shape;
-//   model     the same kernel's additions in its order on the CPU (core/order_model/), the GPU's
-//             bits without a GPU;
-//   external  a reduction the user brings (studies/external.hpp: a Python callable, a plugin), one
-//             configuration per keyword set the user names.
+// The sums' runners (studies/family_runner.hpp is what every family's runner is). A Runner holds
+// one sum with its configurations and runs any of them on an input loaded once (KernelInput: on the
+// device for the cuda backend, on the host otherwise): a CPU algorithm (one configuration), a CPU
+// peer (one per thread count), a GPU kernel on cuda or its model (one per launch shape), a user's
+// reduction (one per keyword set the user names).
 // `sum`, the accuracy studies (error-vs-n, error-vs-cond) and the determinism study loop over
-// runners, so a subject of any kind gets the same rows, verdicts and classes, and a new kind of
-// subject is one more implementation of this interface.
+// runners, so a subject of any kind gets the same rows, verdicts and classes.
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -29,34 +24,14 @@
 #include "core/sum_result.hpp"
 #include "studies/backend.hpp"
 #include "studies/external.hpp"
+#include "studies/family_runner.hpp"
 
 namespace sumlab {
 
-enum class RunnerKind { cpu, cuda, model, external };
-std::string_view to_string(RunnerKind k);
-
-template <class T> struct Outcome {
-  bool has_value = false;   // false: the kernel is not modelled (a library peer on the model
-                            // backend), or the call failed (`failed`)
-  bool failed = false;      // the subject itself failed (an external call that threw or returned
-                            // a non-finite value for finite input): an error row, not a skip
-  T value{};
-  double ms = 0;            // device time (cuda), wall time of the call (cpu, external), 0 (model)
-  double quantisation = 0;  // CPU algorithms: an error made on purpose (fixed point's grid)
-  std::string note;         // a remark (the fixed-point scale), or why there is no value
-};
-
-template <class T> class Runner {
+// The sums' runner: a scalar sum of a KernelInput, with what only a sum has (a bound, thread counts,
+// a kernel's launch shape).
+template <class T> class Runner : public FamilyRunner<KernelInput<T>, T> {
  public:
-  virtual ~Runner() = default;
-  virtual RunnerKind kind() const = 0;
-  virtual std::string name() const = 0;  // the registry's name, or the user's
-  virtual Determinism declared() const = 0;
-  virtual std::size_t configs() const { return 1; }
-  // The rows' name for configuration c: the name, or name[label] for a user's configuration.
-  virtual std::string row_name(std::size_t) const { return name(); }
-  // Configuration c in the determinism tables: the launch shape, "threads=4", the user's label.
-  virtual std::string config_label(std::size_t c) const = 0;
   // CPU subjects: configuration c's thread count (0 for the others).
   virtual int threads(std::size_t) const { return 0; }
   // GPU kernels: the kernel, and configuration c's launch shape.
@@ -64,9 +39,6 @@ template <class T> class Runner {
   virtual std::optional<LaunchShape> shape(std::size_t) const { return std::nullopt; }
   // Shape fields the caller set that configuration c's kernel does not read.
   virtual std::vector<std::string> ignored(std::size_t) const { return {}; }
-  // Throws UserError for a shape the kernel cannot run or a GPU failure; an external subject's
-  // failure is an outcome (failed), never an exception.
-  virtual Outcome<T> run(std::size_t c, KernelInput<T>& x) = 0;
   // The bound on |result - exact sum| of outcome o of configuration c on input x
   // (core/error_bound.hpp; `in` without the quantisation, which the runner adds: a fixed-point
   // sum's grid error, computed here and not in run(), so repeated runs do not pay for it); +inf

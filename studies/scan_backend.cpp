@@ -1,6 +1,7 @@
 #include "studies/scan_backend.hpp"
 
 #include <stdexcept>
+#include <utility>
 
 #include "core/scan/scan_model.hpp"
 #include "core/scan/scan_ops.hpp"
@@ -18,7 +19,7 @@ std::string scan_backend_description(BackendKind kind) {
   return "CPU model of the scan kernels' order (core/scan/scan_model.hpp)";
 }
 
-template <class Op> struct ScanRunner<Op>::Impl {
+template <class Op> struct ScanKernelInput<Op>::Impl {
   BackendKind kind;
   std::span<const V> x;
 #if defined(SUMLAB_WITH_CUDA)
@@ -26,7 +27,8 @@ template <class Op> struct ScanRunner<Op>::Impl {
 #endif
 };
 
-template <class Op> ScanRunner<Op>::ScanRunner(BackendKind kind, std::span<const V> x) : impl_(std::make_unique<Impl>()) {
+template <class Op>
+ScanKernelInput<Op>::ScanKernelInput(BackendKind kind, std::span<const V> x) : impl_(std::make_unique<Impl>()) {
   impl_->kind = kind;
   impl_->x = x;
 #if defined(SUMLAB_WITH_CUDA)
@@ -42,12 +44,14 @@ template <class Op> ScanRunner<Op>::ScanRunner(BackendKind kind, std::span<const
 #endif
 }
 
-template <class Op> ScanRunner<Op>::~ScanRunner() = default;
+template <class Op> ScanKernelInput<Op>::~ScanKernelInput() = default;
+
+template <class Op> BackendKind ScanKernelInput<Op>::backend() const { return impl_->kind; }
 
 template <class Op>
-ScanRun<typename Op::Value> ScanRunner<Op>::run(scan::GpuScan alg, const scan::ScanShape& s, bool inclusive,
-                                                bool want_out, int reps) const {
-  ScanRun<V> r;
+Outcome<std::vector<typename Op::Value>> ScanKernelInput<Op>::run(scan::GpuScan alg, const scan::ScanShape& s,
+                                                                  bool inclusive, bool want_out, int reps) const {
+  Outcome<std::vector<V>> r;
 #if defined(SUMLAB_WITH_CUDA)
   if (impl_->kind == BackendKind::cuda) {
     gpu::ScanRunOptions o;
@@ -56,30 +60,71 @@ ScanRun<typename Op::Value> ScanRunner<Op>::run(scan::GpuScan alg, const scan::S
     auto g = gpu::gpu_scan<Op>(alg, s, *impl_->device, inclusive, o);
     if (!g.ok()) throw UserError(g.error);
     r.has_value = true;
-    r.out = std::move(g.out);
+    r.value = std::move(g.out);
     r.ms = g.ms;
     return r;
   }
 #endif
   (void)reps;
-  if (!scan::is_modelled(alg)) return r;
+  if (!scan::is_modelled(alg)) {
+    r.note = "cub is measured, not modelled: it needs the cuda backend";
+    return r;
+  }
   try {
-    r.out = scan::model_scan<Op>(alg, s, impl_->x, inclusive);
+    r.value = scan::model_scan<Op>(alg, s, impl_->x, inclusive);
   } catch (const std::invalid_argument& e) {
     throw UserError(e.what());
   }
   r.has_value = true;
-  if (!want_out) r.out.clear();
+  if (!want_out) r.value.clear();
   return r;
 }
 
-template class ScanRunner<scan::PlusOp<float>>;
-template class ScanRunner<scan::PlusOp<double>>;
-template class ScanRunner<scan::MaxOp<float>>;
-template class ScanRunner<scan::MaxOp<double>>;
-template class ScanRunner<scan::SegmentedOp<float>>;
-template class ScanRunner<scan::SegmentedOp<double>>;
-template class ScanRunner<scan::AffineOp<float>>;
-template class ScanRunner<scan::AffineOp<double>>;
+namespace {
+
+template <class Op> class ScanAlgorithmRunner final : public ScanRunner<Op> {
+ public:
+  ScanAlgorithmRunner(scan::GpuScan alg, BackendKind b, std::vector<scan::ScanShape> shapes, ScanRunOptions o)
+      : alg_(alg), backend_(b), shapes_(std::move(shapes)), o_(o) {}
+  RunnerKind kind() const override { return backend_ == BackendKind::cuda ? RunnerKind::cuda : RunnerKind::model; }
+  std::string name() const override { return std::string(scan::to_string(alg_)); }
+  Determinism declared() const override { return scan::declared_determinism(alg_, Op::name); }
+  std::size_t configs() const override { return shapes_.size(); }
+  std::string config_label(std::size_t c) const override {
+    return alg_ == scan::GpuScan::cub ? "library" : scan::to_string(shapes_[c]);
+  }
+  Outcome<std::vector<typename Op::Value>> run(std::size_t c, ScanKernelInput<Op>& x) override {
+    if (x.backend() != backend_) throw std::logic_error(name() + ": the input is on another backend");
+    return x.run(alg_, shapes_[c], o_.inclusive, o_.want_out, o_.reps);
+  }
+
+ private:
+  scan::GpuScan alg_;
+  BackendKind backend_;
+  std::vector<scan::ScanShape> shapes_;
+  ScanRunOptions o_;
+};
+
+}  // namespace
+
+template <class Op>
+std::unique_ptr<ScanRunner<Op>> scan_runner(scan::GpuScan alg, BackendKind backend, std::vector<scan::ScanShape> shapes,
+                                            ScanRunOptions o) {
+  return std::make_unique<ScanAlgorithmRunner<Op>>(alg, backend, std::move(shapes), o);
+}
+
+#define SUMLAB_SCANS(Op)                                                                                           \
+  template class ScanKernelInput<Op>;                                                                              \
+  template std::unique_ptr<ScanRunner<Op>> scan_runner<Op>(scan::GpuScan, BackendKind, std::vector<scan::ScanShape>, \
+                                                           ScanRunOptions);
+SUMLAB_SCANS(scan::PlusOp<float>)
+SUMLAB_SCANS(scan::PlusOp<double>)
+SUMLAB_SCANS(scan::MaxOp<float>)
+SUMLAB_SCANS(scan::MaxOp<double>)
+SUMLAB_SCANS(scan::SegmentedOp<float>)
+SUMLAB_SCANS(scan::SegmentedOp<double>)
+SUMLAB_SCANS(scan::AffineOp<float>)
+SUMLAB_SCANS(scan::AffineOp<double>)
+#undef SUMLAB_SCANS
 
 }  // namespace sumlab

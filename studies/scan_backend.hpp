@@ -1,7 +1,7 @@
 #pragma once
-// Where a GPU scan runs for a study or `sumlab verify`: `cuda` (gpu/scan.hpp, timed) or `model`
-// (core/scan/scan_model.hpp, the CPU executing the kernels' order; no time, and no cub: the
-// library peer is measured, not modelled). The input is uploaded once per ScanRunner.
+// The scan family's runners (studies/family_runner.hpp): a GPU scan runs on `cuda` (gpu/scan.hpp,
+// timed) or on `model` (core/scan/scan_model.hpp, the CPU executing the kernels' order; no time, and
+// no cub: the library peer is measured, not modelled).
 #include <memory>
 #include <optional>
 #include <span>
@@ -10,33 +10,46 @@
 
 #include "core/scan/scan_kernel.hpp"
 #include "studies/backend.hpp"
+#include "studies/family_runner.hpp"
 
 namespace sumlab {
 
 // "NVIDIA H200 (132 SMs, ...)" or "CPU model of the scan kernels' order".
 std::string scan_backend_description(BackendKind kind);
 
-template <class V> struct ScanRun {
-  bool has_value = false;    // false: cub on the model backend (not modelled)
-  std::vector<V> out;        // empty unless want_out
-  std::optional<double> ms;  // cuda: median device time of one scan
-};
-
-template <class Op> class ScanRunner {
+// The scan family's input: the values on a backend, uploaded once for cuda and read by every
+// algorithm and shape.
+template <class Op> class ScanKernelInput {
  public:
   using V = typename Op::Value;
-  // x must stay alive while the runner is used. Throws UserError on a GPU failure.
-  ScanRunner(BackendKind kind, std::span<const V> x);
-  ~ScanRunner();
-  ScanRunner(const ScanRunner&) = delete;
-  ScanRunner& operator=(const ScanRunner&) = delete;
-  // Throws UserError for a shape the algorithm cannot run or a GPU failure.
-  ScanRun<V> run(scan::GpuScan alg, const scan::ScanShape& s, bool inclusive, bool want_out = true,
-                 int reps = 1) const;
+  // x must stay alive while the input is used. Throws UserError on a GPU failure.
+  ScanKernelInput(BackendKind kind, std::span<const V> x);
+  ~ScanKernelInput();
+  ScanKernelInput(const ScanKernelInput&) = delete;
+  ScanKernelInput& operator=(const ScanKernelInput&) = delete;
+  BackendKind backend() const;
+  // The scan (empty unless want_out); on cuda, the median device time of `reps` scans. No value for
+  // cub on the model backend (not modelled). Throws UserError for a shape the algorithm cannot
+  // run or a GPU failure.
+  Outcome<std::vector<V>> run(scan::GpuScan alg, const scan::ScanShape& s, bool inclusive, bool want_out = true,
+                              int reps = 1) const;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+template <class Op> using ScanRunner = FamilyRunner<ScanKernelInput<Op>, std::vector<typename Op::Value>>;
+
+// Scan algorithm alg on `backend` (cuda or model), one configuration per shape (cub's label is
+// "library": it picks its own tiling).
+struct ScanRunOptions {
+  bool inclusive = true;
+  bool want_out = true;
+  int reps = 1;  // timed scans on cuda
+};
+template <class Op>
+std::unique_ptr<ScanRunner<Op>> scan_runner(scan::GpuScan alg, BackendKind backend, std::vector<scan::ScanShape> shapes,
+                                            ScanRunOptions o = {});
 
 }  // namespace sumlab

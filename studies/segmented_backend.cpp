@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "core/segmented/cpu_segmented.hpp"
 #include "core/segmented/segmented_model.hpp"
@@ -18,7 +19,7 @@ using segmented::SegShape;
 using segmented::Strategy;
 using segmented::Where;
 
-template <class T> struct SegRunner<T>::Impl {
+template <class T> struct SegKernelInput<T>::Impl {
   BackendKind kind;
   std::span<const T> x;
   std::span<const Offset> off;
@@ -28,7 +29,7 @@ template <class T> struct SegRunner<T>::Impl {
 };
 
 template <class T>
-SegRunner<T>::SegRunner(BackendKind kind, std::span<const T> values, std::span<const Offset> offsets)
+SegKernelInput<T>::SegKernelInput(BackendKind kind, std::span<const T> values, std::span<const Offset> offsets)
     : impl_(std::make_unique<Impl>()) {
   impl_->kind = kind;
   impl_->x = values;
@@ -51,33 +52,29 @@ SegRunner<T>::SegRunner(BackendKind kind, std::span<const T> values, std::span<c
 #endif
 }
 
-template <class T> SegRunner<T>::~SegRunner() = default;
+template <class T> SegKernelInput<T>::~SegKernelInput() = default;
 
-template <class T> bool SegRunner<T>::can_run(Strategy st) const {
+template <class T> BackendKind SegKernelInput<T>::backend() const { return impl_->kind; }
+
+template <class T> bool SegKernelInput<T>::can_run(Strategy st) const {
   return segmented::info(st).where != Where::gpu_peer || impl_->kind == BackendKind::cuda;
 }
 
-template <class T> std::vector<T> SegRunner<T>::model(Strategy st, const SegShape& s) const {
-  try {
-    return segmented::model_segmented<T>(st, s, impl_->x, impl_->off);
-  } catch (const std::invalid_argument& e) {
-    throw UserError(e.what());
-  }
-}
-
-template <class T> SegRun<T> SegRunner<T>::run(Strategy st, const SegShape& s, int reps, int grid_cap) const {
-  SegRun<T> r;
+template <class T>
+Outcome<std::vector<T>> SegKernelInput<T>::run(Strategy st, const SegShape& s, int reps, int grid_cap) const {
+  Outcome<std::vector<T>> r;
+  r.has_value = true;
   switch (st) {
-    case Strategy::serial_per_segment: r.sums = segmented::serial_per_segment<T>(impl_->x, impl_->off); return r;
-    case Strategy::prefix_difference: r.sums = segmented::prefix_difference<T>(impl_->x, impl_->off); return r;
-    case Strategy::reduceat: r.sums = segmented::reduceat<T>(impl_->x, impl_->off); return r;
+    case Strategy::serial_per_segment: r.value = segmented::serial_per_segment<T>(impl_->x, impl_->off); return r;
+    case Strategy::prefix_difference: r.value = segmented::prefix_difference<T>(impl_->x, impl_->off); return r;
+    case Strategy::reduceat: r.value = segmented::reduceat<T>(impl_->x, impl_->off); return r;
     default: break;
   }
 #if defined(SUMLAB_WITH_CUDA)
   if (impl_->kind == BackendKind::cuda) {
     auto g = gpu::gpu_segmented<T>(st, s, *impl_->device, reps, grid_cap);
     if (!g.ok()) throw UserError(std::string(segmented::info(st).name) + ": " + g.error);
-    r.sums = std::move(g.sums);
+    r.value = std::move(g.sums);
     r.ms = g.ms;
     return r;
   }
@@ -86,11 +83,53 @@ template <class T> SegRun<T> SegRunner<T>::run(Strategy st, const SegShape& s, i
   (void)grid_cap;
   if (!can_run(st))
     throw UserError(std::string(segmented::info(st).name) + " is a CUB peer: it needs the cuda backend");
-  r.sums = model(st, s);
+  try {
+    r.value = segmented::model_segmented<T>(st, s, impl_->x, impl_->off);
+  } catch (const std::invalid_argument& e) {
+    throw UserError(e.what());
+  }
   return r;
 }
 
-template class SegRunner<float>;
-template class SegRunner<double>;
+namespace {
+
+template <class T> class StrategyRunner final : public SegRunner<T> {
+ public:
+  StrategyRunner(Strategy st, BackendKind b, std::vector<SegShape> shapes, int reps, int grid_cap)
+      : st_(st), backend_(b), shapes_(std::move(shapes)), reps_(reps), grid_cap_(grid_cap) {}
+  RunnerKind kind() const override {
+    if (segmented::info(st_).where == Where::cpu) return RunnerKind::cpu;
+    return backend_ == BackendKind::cuda ? RunnerKind::cuda : RunnerKind::model;
+  }
+  std::string name() const override { return std::string(segmented::info(st_).name); }
+  Determinism declared() const override { return segmented::info(st_).determinism; }
+  std::size_t configs() const override { return shapes_.size(); }
+  std::string config_label(std::size_t c) const override { return segmented::to_string(shapes_[c], st_); }
+  Outcome<std::vector<T>> run(std::size_t c, SegKernelInput<T>& x) override {
+    if (x.backend() != backend_) throw std::logic_error(name() + ": the input is on another backend");
+    return x.run(st_, shapes_[c], reps_, grid_cap_);
+  }
+
+ private:
+  Strategy st_;
+  BackendKind backend_;
+  std::vector<SegShape> shapes_;
+  int reps_, grid_cap_;
+};
+
+}  // namespace
+
+template <class T>
+std::unique_ptr<SegRunner<T>> segmented_runner(Strategy st, BackendKind backend, std::vector<SegShape> shapes, int reps,
+                                               int grid_cap) {
+  return std::make_unique<StrategyRunner<T>>(st, backend, std::move(shapes), reps, grid_cap);
+}
+
+#define SUMLAB_SEGMENTED(T)                                                                                      \
+  template class SegKernelInput<T>;                                                                              \
+  template std::unique_ptr<SegRunner<T>> segmented_runner<T>(Strategy, BackendKind, std::vector<SegShape>, int, int);
+SUMLAB_SEGMENTED(float)
+SUMLAB_SEGMENTED(double)
+#undef SUMLAB_SEGMENTED
 
 }  // namespace sumlab

@@ -1,45 +1,51 @@
 #pragma once
-// Where a segmented strategy runs for a study or for verify: the CPU algorithms always on the CPU;
-// the GPU strategies on `cuda` (gpu/segmented.hpp, timed) or on `model` (the CPU executing the
+// The segmented family's runners (studies/family_runner.hpp): the CPU algorithms always run on the
+// CPU; the GPU strategies on `cuda` (gpu/segmented.hpp, timed) or on `model` (the CPU executing the
 // kernel's exact order, core/segmented/segmented_model.hpp; no time; the CUB peers cannot run).
-// Values and offsets are uploaded once per SegRunner. Backend names and default as the rows'
-// (studies/row_backend.hpp: pick_row_backend, copy_bandwidth).
+// Backend names and default as the rows' (studies/row_backend.hpp: pick_row_backend,
+// copy_bandwidth).
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <span>
 #include <vector>
 
 #include "core/segmented/offsets.hpp"
 #include "core/segmented/strategy.hpp"
 #include "studies/backend.hpp"
+#include "studies/family_runner.hpp"
 
 namespace sumlab {
 
-template <class T> struct SegRun {
-  std::vector<T> sums;
-  std::optional<double> ms;  // cuda: median device time of one run; otherwise none
-};
-
-template <class T> class SegRunner {
+// The segmented family's input: values and offsets on a backend, uploaded once for cuda and read by
+// every strategy and shape.
+template <class T> class SegKernelInput {
  public:
-  // values and offsets must outlive the runner. Throws UserError for invalid offsets or a GPU
+  // values and offsets must outlive the input. Throws UserError for invalid offsets or a GPU
   // failure.
-  SegRunner(BackendKind kind, std::span<const T> values, std::span<const segmented::Offset> offsets);
-  ~SegRunner();
-  SegRunner(const SegRunner&) = delete;
-  SegRunner& operator=(const SegRunner&) = delete;
+  SegKernelInput(BackendKind kind, std::span<const T> values, std::span<const segmented::Offset> offsets);
+  ~SegKernelInput();
+  SegKernelInput(const SegKernelInput&) = delete;
+  SegKernelInput& operator=(const SegKernelInput&) = delete;
+  BackendKind backend() const;
   // Whether `st` can run here (a peer needs the cuda backend).
   bool can_run(segmented::Strategy st) const;
-  // Throws UserError for a shape the strategy refuses, a strategy this backend cannot run, or a
-  // GPU failure. reps: timed runs on cuda. grid_cap: gpu_segmented's (0 = default).
-  SegRun<T> run(segmented::Strategy st, const segmented::SegShape& s, int reps = 1, int grid_cap = 0) const;
-  // The model's sums (any backend), for the GPU == model check.
-  std::vector<T> model(segmented::Strategy st, const segmented::SegShape& s) const;
+  // The per-segment sums; a GPU strategy on cuda also gives the median device time of `reps` runs.
+  // grid_cap: gpu_segmented's (0 = default). Throws UserError for a shape the strategy refuses, a
+  // strategy this backend cannot run, or a GPU failure.
+  Outcome<std::vector<T>> run(segmented::Strategy st, const segmented::SegShape& s, int reps = 1,
+                              int grid_cap = 0) const;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+template <class T> using SegRunner = FamilyRunner<SegKernelInput<T>, std::vector<T>>;
+
+// Strategy st, one configuration per shape: a CPU strategy on the host whatever the backend, a GPU
+// strategy on `backend` (cuda or model). reps: timed runs on cuda; grid_cap as above.
+template <class T>
+std::unique_ptr<SegRunner<T>> segmented_runner(segmented::Strategy st, BackendKind backend,
+                                               std::vector<segmented::SegShape> shapes, int reps = 1, int grid_cap = 0);
 
 }  // namespace sumlab

@@ -263,29 +263,34 @@ void error_cell(const Plan& p, Distribution dist, std::int64_t n, const std::vec
     else out = scan::blelloch_scan<Op>(xs, true).out;
     add(alg, "-", out, alg == "cpu_serial" || op == "max" ? "shape_invariant" : "run_to_run", "", std::nullopt);
   }
-  const ScanRunner<Op> runner(p.backend, xs);
+  const bool on_gpu = p.backend == BackendKind::cuda;
+  ScanKernelInput<Op> input(p.backend, xs);
+  std::unique_ptr<ScanKernelInput<Op>> on_model;  // on cuda, every output is checked against the model's
+  if (on_gpu) on_model = std::make_unique<ScanKernelInput<Op>>(BackendKind::model, xs);
   for (GpuScan alg : p.gpu_algorithms) {
     const auto shapes = scan::scan_shapes(alg, p.quick);
-    const std::string declared(to_string(scan::declared_determinism(alg, op)));
+    const auto timed = scan_runner<Op>(alg, p.backend, shapes, {true, true, on_gpu ? 3 : 1});
+    const auto rerun = scan_runner<Op>(alg, p.backend, shapes);
+    const auto model = scan_runner<Op>(alg, BackendKind::model, shapes);
+    const std::string declared(to_string(timed->declared()));
     std::set<std::uint64_t> across_shapes;
     std::size_t distinct_runs = 0;
     int runs = 0, ran_shapes = 0;
-    for (const ScanShape& s : shapes) {
-      const std::string shape = alg == GpuScan::cub ? "library" : to_string(s);
-      const ScanRun<V> r = runner.run(alg, s, true, true, p.backend == BackendKind::cuda ? 3 : 1);
+    for (std::size_t c = 0; c < shapes.size(); ++c) {
+      const auto r = timed->run(c, input);
       if (!r.has_value) break;  // cub on the model backend
       ++ran_shapes;
       std::string gpu_eq;
-      if (p.backend == BackendKind::cuda && scan::is_modelled(alg)) {
-        const bool same = all_same_bits(r.out, scan::model_scan<Op>(alg, s, xs, true));
+      if (on_gpu && scan::is_modelled(alg)) {
+        const bool same = all_same_bits(r.value, model->run(c, *on_model).value);
         gpu_eq = same ? "1" : "0";
         model_mismatch += !same;
       }
-      add(std::string(to_string(alg)), shape, r.out, declared, gpu_eq, r.ms);
-      std::set<std::uint64_t> across_runs{hash_of(r.out)};
-      across_shapes.insert(hash_of(r.out));
-      runs = p.backend == BackendKind::cuda ? p.runs : 1;
-      for (int k = 1; k < runs; ++k) across_runs.insert(hash_of(runner.run(alg, s, true, true, 1).out));
+      add(timed->name(), timed->config_label(c), r.value, declared, gpu_eq, device_ms(*timed, r));
+      std::set<std::uint64_t> across_runs{hash_of(r.value)};
+      across_shapes.insert(hash_of(r.value));
+      runs = on_gpu ? p.runs : 1;
+      for (int k = 1; k < runs; ++k) across_runs.insert(hash_of(rerun->run(c, input).value));
       distinct_runs = std::max(distinct_runs, across_runs.size());
     }
     if (ran_shapes == 0) continue;
@@ -405,19 +410,26 @@ void recurrence_cell(const Plan& p, const std::string& a_case, std::int64_t n, c
   const std::span<const V> xs(x);
   add("cpu_hillis_steele", "-", scalars<T>(scan::hillis_steele_scan<Op>(xs, true).out), "");
   add("cpu_blelloch", "-", scalars<T>(scan::blelloch_scan<Op>(xs, true).out), "");
-  const ScanRunner<Op> runner(p.backend, xs);
-  for (GpuScan alg : p.gpu_algorithms)
-    for (const ScanShape& s : scan::scan_shapes(alg, true)) {
-      const ScanRun<V> r = runner.run(alg, s, true);
+  const bool on_gpu = p.backend == BackendKind::cuda;
+  ScanKernelInput<Op> input(p.backend, xs);
+  std::unique_ptr<ScanKernelInput<Op>> on_model;  // on cuda, every output is checked against the model's
+  if (on_gpu) on_model = std::make_unique<ScanKernelInput<Op>>(BackendKind::model, xs);
+  for (GpuScan alg : p.gpu_algorithms) {
+    const auto shapes = scan::scan_shapes(alg, true);
+    const auto runner = scan_runner<Op>(alg, p.backend, shapes);
+    const auto model = scan_runner<Op>(alg, BackendKind::model, shapes);
+    for (std::size_t c = 0; c < shapes.size(); ++c) {
+      const auto r = runner->run(c, input);
       if (!r.has_value) break;
       std::string gpu_eq;
-      if (p.backend == BackendKind::cuda && scan::is_modelled(alg)) {
-        const bool same = all_same_bits(r.out, scan::model_scan<Op>(alg, s, xs, true));
+      if (on_gpu && scan::is_modelled(alg)) {
+        const bool same = all_same_bits(r.value, model->run(c, *on_model).value);
         gpu_eq = same ? "1" : "0";
         model_mismatch += !same;
       }
-      add(std::string(to_string(alg)), alg == GpuScan::cub ? "library" : to_string(s), scalars<T>(r.out), gpu_eq);
+      add(runner->name(), runner->config_label(c), scalars<T>(r.value), gpu_eq);
     }
+  }
   t.recurrence.insert(t.recurrence.end(), rows.begin(), rows.end());
   t.position.insert(t.position.end(), pos_rows.begin(), pos_rows.end());
 }
@@ -429,17 +441,16 @@ template <class Op>
 void throughput_rows(const Plan& p, double copy_bps, const std::string& dtype, const std::vector<typename Op::Value>& x,
                      Rows& csv, Rows* det) {
   using V = typename Op::Value;
-  const ScanRunner<Op> runner(BackendKind::cuda, std::span<const V>(x));
+  ScanKernelInput<Op> input(BackendKind::cuda, std::span<const V>(x));
   std::vector<std::vector<std::string>> rows, det_rows;
   const double bytes = 2.0 * double(x.size()) * sizeof(V);
   const double bound_ms = bytes / copy_bps * 1e3;
   for (GpuScan alg : p.gpu_algorithms) {
-    const auto shapes = scan::scan_shapes(alg, p.quick);
-    for (const ScanShape& s : shapes) {
-      const ScanRun<V> r = runner.run(alg, s, true, false, p.reps);
-      rows.push_back({std::string(to_string(alg)), alg == GpuScan::cub ? "library" : to_string(s), Op::name, dtype,
-                      std::to_string(x.size()), num(bytes), num(*r.ms), num(bound_ms), num(bound_ms / *r.ms),
-                      num(copy_bps / 1e9)});
+    const auto runner = scan_runner<Op>(alg, BackendKind::cuda, scan::scan_shapes(alg, p.quick), {true, false, p.reps});
+    for (std::size_t c = 0; c < runner->configs(); ++c) {
+      const double ms = runner->run(c, input).ms;
+      rows.push_back({runner->name(), runner->config_label(c), Op::name, dtype, std::to_string(x.size()), num(bytes),
+                      num(ms), num(bound_ms), num(bound_ms / ms), num(copy_bps / 1e9)});
     }
   }
   csv.insert(csv.end(), rows.begin(), rows.end());
@@ -447,13 +458,13 @@ void throughput_rows(const Plan& p, double copy_bps, const std::string& dtype, c
   // At most 2^24 values: every run is downloaded and hashed, and 10 runs x 3 algorithms of 2^26
   // affine doubles would cost more host time than the whole rest of the study.
   const std::span<const V> dx(x.data(), std::min<std::size_t>(x.size(), std::size_t(1) << 24));
-  const ScanRunner<Op> det_runner(BackendKind::cuda, dx);
+  ScanKernelInput<Op> det_input(BackendKind::cuda, dx);
   for (GpuScan alg : p.gpu_algorithms) {
-    const ScanShape first = scan::scan_shapes(alg, p.quick).front();
+    const auto runner = scan_runner<Op>(alg, BackendKind::cuda, {scan::scan_shapes(alg, p.quick).front()});
     std::set<std::uint64_t> seen;
-    for (int k = 0; k < p.det_runs; ++k) seen.insert(hash_of(det_runner.run(alg, first, true, true, 1).out));
-    const std::string declared(to_string(scan::declared_determinism(alg, Op::name)));
-    det_rows.push_back({std::string(to_string(alg)), Op::name, dtype, "uniform", std::to_string(dx.size()), "1",
+    for (int k = 0; k < p.det_runs; ++k) seen.insert(hash_of(runner->run(0, det_input).value));
+    const std::string declared(to_string(runner->declared()));
+    det_rows.push_back({runner->name(), Op::name, dtype, "uniform", std::to_string(dx.size()), "1",
                         std::to_string(p.det_runs), std::to_string(seen.size()), "1", declared,
                         seen.size() > 1 ? "not_deterministic" : "run_to_run"});
   }

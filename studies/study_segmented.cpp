@@ -163,45 +163,57 @@ SegmentedCell run_cell(const Plan& p, const std::string& dist, const std::vector
     empty += off[j] == off[j + 1];
     largest = std::max<std::int64_t>(largest, off[j + 1] - off[j]);
   }
-  const SegRunner<T> runner(p.backend, x, off);
+  const bool on_gpu = p.backend == BackendKind::cuda;
+  SegKernelInput<T> input(p.backend, x, off);
+  std::unique_ptr<SegKernelInput<T>> on_model;  // on cuda, the modelled strategies are checked against the model
+  if (on_gpu) on_model = std::make_unique<SegKernelInput<T>>(BackendKind::model, x, off);
   const std::vector<std::string> key = {p.backend_name, dtype, std::string(to_string(p.values.kind)),
                                         dist, std::to_string(segments), csv_number(mean),
                                         std::to_string(n), std::to_string(seed)};
   const double bytes = double(n) * sizeof(T) + double(segments + 1) * sizeof(Offset) + double(segments) * sizeof(T);
 
+  // Per strategy: the timed runner, one that reruns once per call (determinism), and the model.
+  struct Subject {
+    std::unique_ptr<SegRunner<T>> timed, rerun, model;
+  };
+  std::vector<Subject> subjects;
   struct Job {
+    std::size_t subject, c;
     Strategy st;
     SegShape shape;
-    bool first_shape;
-    SegRun<T> run;
+    std::vector<T> sums;
+    std::optional<double> ms;
     std::optional<bool> equals_model;
     std::vector<std::uint64_t> run_hashes;  // repeated runs (first shape only)
   };
   std::vector<Job> jobs;
   for (Strategy st : p.strategies) {
-    if (!runner.can_run(st)) continue;
-    bool first = true;
-    for (const SegShape& s : shapes_of(p, st)) {
-      jobs.push_back({st, s, first, {}, std::nullopt, {}});
-      first = false;
-    }
+    if (!input.can_run(st)) continue;
+    const std::vector<SegShape> shapes = shapes_of(p, st);
+    subjects.push_back({segmented_runner<T>(st, p.backend, shapes, p.reps), segmented_runner<T>(st, p.backend, shapes),
+                        segmented_runner<T>(st, BackendKind::model, shapes)});
+    for (std::size_t c = 0; c < shapes.size(); ++c)
+      jobs.push_back({subjects.size() - 1, c, st, shapes[c], {}, std::nullopt, std::nullopt, {}});
   }
   auto execute = [&](std::size_t i) {
     Job& j = jobs[i];
-    j.run = runner.run(j.st, j.shape, p.reps);
-    if (j.first_shape) {
-      j.run_hashes.push_back(bits_hash(j.run.sums));
-      for (int r = 1; r < p.runs; ++r) j.run_hashes.push_back(bits_hash(runner.run(j.st, j.shape, 1).sums));
+    const Subject& sub = subjects[j.subject];
+    auto o = sub.timed->run(j.c, input);
+    j.ms = device_ms(*sub.timed, o);
+    j.sums = std::move(o.value);
+    if (j.c == 0) {
+      j.run_hashes.push_back(bits_hash(j.sums));
+      for (int r = 1; r < p.runs; ++r) j.run_hashes.push_back(bits_hash(sub.rerun->run(j.c, input).value));
     }
   };
   // On cuda the GPU bits are checked against the model's, computed on every CPU core once the
   // timed launches (one at a time) are done.
   auto check_model = [&](std::size_t i) {
     Job& j = jobs[i];
-    if (p.backend != BackendKind::cuda || segmented::info(j.st).where != Where::gpu_modelled) return;
-    const auto m = runner.model(j.st, j.shape);
-    bool same = m.size() == j.run.sums.size();
-    for (std::size_t k = 0; same && k < m.size(); ++k) same = same_bits(m[k], j.run.sums[k]);
+    if (!on_gpu || segmented::info(j.st).where != Where::gpu_modelled) return;
+    const std::vector<T> m = subjects[j.subject].model->run(j.c, *on_model).value;
+    bool same = m.size() == j.sums.size();
+    for (std::size_t k = 0; same && k < m.size(); ++k) same = same_bits(m[k], j.sums[k]);
     j.equals_model = same;
   };
   const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -223,7 +235,7 @@ SegmentedCell run_cell(const Plan& p, const std::string& dist, const std::vector
     long inexact = 0, wrong_empty = 0;
     double max_rel = 0;
     for (std::size_t k = 0; k + 1 < off.size(); ++k) {
-      const T got = j.run.sums[k], want = exact[k];
+      const T got = j.sums[k], want = exact[k];
       if (off[k] == off[k + 1]) {
         wrong_empty += !same_bits(got, T(0));
         continue;
@@ -250,11 +262,12 @@ SegmentedCell run_cell(const Plan& p, const std::string& dist, const std::vector
                                     csv_number(quantile(ulps, 0.9)), csv_number(quantile(ulps, 0.99)), std::to_string(inexact),
                                     csv_number(max_rel), std::to_string(wrong_empty),
                                     j.equals_model ? (*j.equals_model ? "1" : "0") : ""};
-    if (j.run.ms && bandwidth && *bandwidth > 0 && *j.run.ms > 0) {
+    if (j.ms && bandwidth && *bandwidth > 0 && *j.ms > 0) {
       const double roof_ms = bytes / *bandwidth * 1e3;
-      row.insert(row.end(), {csv_number(*j.run.ms), csv_number(bytes), csv_number(roof_ms), csv_number(roof_ms / *j.run.ms), csv_number(*bandwidth / 1e9)});
+      row.insert(row.end(), {csv_number(*j.ms), csv_number(bytes), csv_number(roof_ms), csv_number(roof_ms / *j.ms),
+                             csv_number(*bandwidth / 1e9)});
     } else {
-      row.insert(row.end(), {opt_num(j.run.ms), csv_number(bytes), "", "", ""});
+      row.insert(row.end(), {opt_num(j.ms), csv_number(bytes), "", "", ""});
     }
     out.errors.push_back(std::move(row));
     for (std::size_t b = 0; b < std::size(kBucketLow); ++b)
@@ -269,11 +282,11 @@ SegmentedCell run_cell(const Plan& p, const std::string& dist, const std::vector
       out.notes.push_back(fmt::format("{} {} {} {}: {} empty segment(s) not +0", dtype, key[3], inf.name, shape,
                                       wrong_empty));
     }
-    shape_hashes[j.st].insert(bits_hash(j.run.sums));
+    shape_hashes[j.st].insert(bits_hash(j.sums));
     ++shape_counts[j.st];
   }
   for (const Job& j : jobs) {
-    if (!j.first_shape) continue;
+    if (j.c != 0) continue;
     const auto& inf = segmented::info(j.st);
     const std::set<std::uint64_t> runs(j.run_hashes.begin(), j.run_hashes.end());
     const std::size_t across_shapes = shape_hashes[j.st].size();

@@ -170,20 +170,23 @@ std::vector<std::vector<std::string>> variance_cell(const Plan& p, const Varianc
   const std::string dtype(row_reduce::RowInput<In>::dtype);
   const std::vector<In> x = normal_rows<In>(p.rows, p.cols, offset, 1.0, o.seed);
   const std::vector<double> exact = exact_variances(widened(x), p.rows, p.cols);
-  const RowRunner<In> runner(p.backend, x, p.rows, p.cols);
+  RowKernelInput<In> input(p.backend, x, p.rows, p.cols);
+  std::vector<std::unique_ptr<RowRunner<In>>> runners;
+  for (RowKernel k : kMomentKernels) runners.push_back(row_runner<In>(k, p.backend, p.shapes, true, p.reps));
 
   struct Job {
-    RowShape shape;
-    RowKernel kernel;
+    std::size_t runner, shape;
     std::vector<std::string> row;
   };
   std::vector<Job> jobs;
-  for (const RowShape& s : p.shapes)
-    for (RowKernel k : kMomentKernels) jobs.push_back({s, k, {}});
+  for (std::size_t s = 0; s < p.shapes.size(); ++s)
+    for (std::size_t k = 0; k < runners.size(); ++k) jobs.push_back({k, s, {}});
   auto run = [&](std::size_t i) {
     Job& j = jobs[i];
-    const auto r = runner.run(j.kernel, j.shape, true, p.reps);
-    const auto& out = r.outputs;
+    const RowRunner<In>& runner = *runners[j.runner];
+    const RowShape& shape = p.shapes[j.shape];
+    const auto r = runners[j.runner]->run(j.shape, input);
+    const auto& out = r.value;
     std::vector<double> err(static_cast<std::size_t>(p.rows));
     long negative = 0, nan_var = 0, nan_out = 0;
     for (std::int64_t row = 0; row < p.rows; ++row) {
@@ -198,10 +201,10 @@ std::vector<std::vector<std::string>> variance_cell(const Plan& p, const Varianc
     }
     const double max_err = err.empty() ? std::nan("") : *std::max_element(err.begin(), err.end());
     j.row = {"variance", p.backend_name, dtype, std::to_string(p.rows), std::to_string(p.cols), csv_number(offset),
-             std::to_string(o.seed), std::string(row_reduce::info(j.kernel).name),
-             std::string(row_reduce::to_string(j.shape.layout)), std::to_string(j.shape.block), csv_number(median_of(err)),
+             std::to_string(o.seed), runner.name(), std::string(row_reduce::to_string(shape.layout)),
+             std::to_string(shape.block), csv_number(median_of(err)),
              csv_number(max_err), std::to_string(negative), std::to_string(nan_var), std::to_string(nan_out)};
-    for (auto& f : timing_fields(r.ms, kernel_bytes<In>(p.rows, p.cols, true), p.rows, bandwidth))
+    for (auto& f : timing_fields(device_ms(runner, r), kernel_bytes<In>(p.rows, p.cols, true), p.rows, bandwidth))
       j.row.push_back(std::move(f));
   };
   // The model's CPU work runs in parallel; GPU launches one after another (they are timed).
@@ -235,11 +238,14 @@ std::vector<std::vector<std::string>> softmax_cell(const Plan& p, const Variance
     for (std::int64_t j = 0; j < cols; ++j)
       ref[static_cast<std::size_t>(r * cols + j)] = std::exp(static_cast<long double>(xr[j]) - m) / s;
   }
-  const RowRunner<In> runner(p.backend, x, rows, cols);
+  RowKernelInput<In> input(p.backend, x, rows, cols);
+  std::vector<std::unique_ptr<RowRunner<In>>> runners;
+  for (RowKernel k : kSoftmaxKernels) runners.push_back(row_runner<In>(k, p.backend, p.shapes, true, p.reps));
   std::vector<std::vector<std::string>> out_rows;
-  for (const RowShape& s : p.shapes)
-    for (RowKernel k : kSoftmaxKernels) {
-      const auto r = runner.run(k, s, true, p.reps);
+  for (std::size_t c = 0; c < p.shapes.size(); ++c)
+    for (const auto& runner : runners) {
+      const RowShape& s = p.shapes[c];
+      const auto r = runner->run(c, input);
       double max_abs = 0, max_rel = 0, max_sum = 0;
       std::vector<double> row_rel;
       long nan_rows = 0;
@@ -249,7 +255,7 @@ std::vector<std::vector<std::string>> softmax_cell(const Plan& p, const Variance
         double worst = 0;
         for (std::int64_t j = 0; j < cols; ++j) {
           const auto i = static_cast<std::size_t>(row * cols + j);
-          const double pv = static_cast<double>(r.outputs.out[i]);
+          const double pv = static_cast<double>(r.value.out[i]);
           has_nan |= std::isnan(pv);
           sum += pv;
           const long double d = std::fabs(static_cast<long double>(pv) - ref[i]);
@@ -263,11 +269,12 @@ std::vector<std::vector<std::string>> softmax_cell(const Plan& p, const Variance
         max_sum = std::max(max_sum, static_cast<double>(std::fabs(sum - 1.0L)));
       }
       std::vector<std::string> row = {"softmax", p.backend_name, dtype, std::to_string(rows), std::to_string(cols),
-                                      csv_number(scale), std::to_string(o.seed), std::string(row_reduce::info(k).name),
+                                      csv_number(scale), std::to_string(o.seed), runner->name(),
                                       std::string(row_reduce::to_string(s.layout)), std::to_string(s.block),
                                       csv_number(max_abs), csv_number(max_rel), csv_number(median_of(row_rel)), csv_number(max_sum),
                                       std::to_string(nan_rows)};
-      for (auto& f : timing_fields(r.ms, kernel_bytes<In>(rows, cols, true), rows, bandwidth)) row.push_back(std::move(f));
+      for (auto& f : timing_fields(device_ms(*runner, r), kernel_bytes<In>(rows, cols, true), rows, bandwidth))
+        row.push_back(std::move(f));
       out_rows.push_back(std::move(row));
     }
   return out_rows;
@@ -352,24 +359,26 @@ std::vector<std::vector<std::string>> argmax_cell(const Plan& p, const VarianceO
   const std::vector<Acc> w = widened(x);
   std::vector<std::int64_t> expected(static_cast<std::size_t>(rows));
   for (std::int64_t r = 0; r < rows; ++r) expected[static_cast<std::size_t>(r)] = serial_argmax(w.data() + r * cols, cols);
-  const RowRunner<In> runner(p.backend, x, rows, cols);
+  RowKernelInput<In> input(p.backend, x, rows, cols);
+  const auto runner = row_runner<In>(RowKernel::argmax, p.backend, p.shapes, false);
   std::vector<std::vector<std::string>> out;
-  for (const RowShape& s : p.shapes) {
-    const auto r = runner.run(RowKernel::argmax, s, false, 1);
+  for (std::size_t si = 0; si < p.shapes.size(); ++si) {
+    const RowShape& s = p.shapes[si];
+    const auto r = runner->run(si, input);
     long bad_index = 0, bad_value = 0;
     for (std::int64_t row = 0; row < rows; ++row) {
       const auto ri = static_cast<std::size_t>(row);
-      const std::int64_t got = r.outputs.max_index[ri];
+      const std::int64_t got = r.value.max_index[ri];
       bad_index += got != expected[ri];
       const Acc want = w[static_cast<std::size_t>(row * cols + expected[ri])];
-      const Acc v = r.outputs.max_value[ri];
+      const Acc v = r.value.max_value[ri];
       bad_value += !(std::isnan(want) ? std::isnan(v) : (v == want && std::signbit(v) == std::signbit(want)));
     }
     out.push_back({"argmax", p.backend_name, dtype, std::to_string(rows), std::to_string(cols), c.name,
                    std::to_string(o.seed), "argmax", std::string(row_reduce::to_string(s.layout)),
                    std::to_string(s.block), std::to_string(bad_index), std::to_string(bad_value),
                    std::to_string(expected.empty() ? -1 : expected[0]),
-                   std::to_string(r.outputs.max_index.empty() ? -1 : r.outputs.max_index[0]), c.description});
+                   std::to_string(r.value.max_index.empty() ? -1 : r.value.max_index[0]), c.description});
   }
   return out;
 }

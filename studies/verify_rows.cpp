@@ -139,17 +139,20 @@ class Sweep {
       for (const char* input : kInputs) {
         const std::vector<In> x = convert<In>(make_input(input, m, opts_.seed));
         const std::span<const In> xs(x);
-        std::unique_ptr<RowRunner<In>> gpu;
+        RowKernelInput<In> on_model(BackendKind::model, xs, m.rows, m.cols);
+        std::unique_ptr<RowKernelInput<In>> gpu;
         std::string gpu_error;
         if (gpu_) {
           try {
-            gpu = std::make_unique<RowRunner<In>>(BackendKind::cuda, xs, m.rows, m.cols);
+            gpu = std::make_unique<RowKernelInput<In>>(BackendKind::cuda, xs, m.rows, m.cols);
           } catch (const UserError& e) {
             gpu_error = e.what();
           }
         }
         for (RowKernel k : kernels_) {
           RowVerifyLine& line = line_for(k, dtype);
+          const auto model_runner = row_runner<In>(k, BackendKind::model, shapes, true);
+          const auto gpu_runner = row_runner<In>(k, BackendKind::cuda, shapes, true);
           row_reduce::RowOutputs<row_reduce::row_acc_t<In>> first_model;
           for (std::size_t si = 0; si < shapes.size(); ++si) {
             const RowShape& s = shapes[si];
@@ -157,11 +160,11 @@ class Sweep {
                       m.rows, m.cols, 0, false};
             ++line.cases;
             try {
-              const auto model = row_reduce::model_rows<In>(k, s, xs, m.rows, m.cols, true);
+              const auto model = model_runner->run(si, on_model).value;
               if (gpu_) {
                 if (!gpu) throw UserError(gpu_error);
-                const auto g = gpu->run(k, s, true);
-                c.mismatches = row_reduce::count_mismatches(g.outputs, model, &c.detail);
+                const auto g = gpu_runner->run(si, *gpu).value;
+                c.mismatches = row_reduce::count_mismatches(g, model, &c.detail);
               } else if (row_reduce::info(k).determinism == Determinism::shape_invariant) {
                 if (si == 0) first_model = model;
                 c.mismatches = row_reduce::count_mismatches(model, first_model, &c.detail);

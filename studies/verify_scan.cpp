@@ -85,11 +85,12 @@ class Sweep {
       std::vector<V> x;
       make(x, std::size_t(n), opts_.seed);
       const std::span<const V> xs(x);
-      std::unique_ptr<ScanRunner<Op>> gpu;
+      ScanKernelInput<Op> on_model(BackendKind::model, xs);
+      std::unique_ptr<ScanKernelInput<Op>> gpu;
       std::string gpu_error;
       if (gpu_) {
         try {
-          gpu = std::make_unique<ScanRunner<Op>>(BackendKind::cuda, xs);
+          gpu = std::make_unique<ScanKernelInput<Op>>(BackendKind::cuda, xs);
         } catch (const UserError& e) {
           gpu_error = e.what();
         }
@@ -99,17 +100,19 @@ class Sweep {
         for (bool inclusive : {true, false}) {
           std::vector<V> first_model;
           const auto shapes = scan::scan_shapes(alg, opts_.quick);
+          const ScanRunOptions ro{inclusive, true, 1};
+          const auto model_runner = scan_runner<Op>(alg, BackendKind::model, shapes, ro);
+          const auto gpu_runner = scan_runner<Op>(alg, BackendKind::cuda, shapes, ro);
           for (std::size_t si = 0; si < shapes.size(); ++si) {
             const ScanShape& s = shapes[si];
             CaseRow c{line.algorithm, Op::name, dtype, to_string(s), inclusive ? "inclusive" : "exclusive", "", n, 0,
                       false};
             ++line.cases;
             try {
-              const auto model = scan::model_scan<Op>(alg, s, xs, inclusive);
+              const std::vector<V> model = model_runner->run(si, on_model).value;
               if (gpu_) {
                 if (!gpu) throw UserError(gpu_error);
-                const auto g = gpu->run(alg, s, inclusive);
-                c.mismatches = count_mismatches(g.out, model, &c.detail);
+                c.mismatches = count_mismatches(gpu_runner->run(si, *gpu).value, model, &c.detail);
               } else if (scan::declared_determinism(alg, Op::name) == Determinism::shape_invariant) {
                 if (si == 0) first_model = model;
                 c.mismatches = count_mismatches(model, first_model, &c.detail);

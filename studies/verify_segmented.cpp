@@ -97,11 +97,12 @@ class Sweep {
         spec.kind = parse_distribution(values);
         const std::vector<T> x = generate<T>(spec, opts_.seed, static_cast<std::size_t>(lay.offsets.back()));
         const std::span<const T> xs(x);
-        std::unique_ptr<SegRunner<T>> gpu;
+        SegKernelInput<T> on_model(BackendKind::model, xs, lay.offsets);
+        std::unique_ptr<SegKernelInput<T>> gpu;
         std::string gpu_error;
         if (gpu_) {
           try {
-            gpu = std::make_unique<SegRunner<T>>(BackendKind::cuda, xs, lay.offsets);
+            gpu = std::make_unique<SegKernelInput<T>>(BackendKind::cuda, xs, lay.offsets);
           } catch (const UserError& e) {
             gpu_error = e.what();
           }
@@ -115,6 +116,10 @@ class Sweep {
             for (int b : blocks) shapes.push_back({b, 1});
           }
           SegVerifyLine& line = line_for(std::string(inf.name), dtype);
+          const auto model_runner = segmented_runner<T>(inf.strategy, BackendKind::model, shapes);
+          const auto gpu_runner = segmented_runner<T>(inf.strategy, BackendKind::cuda, shapes);
+          // The last shape also runs on a single block: the per-segment order must not see the grid.
+          const auto one_block = segmented_runner<T>(inf.strategy, BackendKind::cuda, {shapes.back()}, 1, 1);
           std::vector<T> first_model;
           for (std::size_t si = 0; si < shapes.size(); ++si) {
             const SegShape& s = shapes[si];
@@ -122,17 +127,16 @@ class Sweep {
                       lay.offsets.back(), static_cast<std::int64_t>(lay.offsets.size()) - 1, 0, false};
             ++line.cases;
             try {
-              const auto model = segmented::model_segmented<T>(inf.strategy, s, xs, lay.offsets);
+              const std::vector<T> model = model_runner->run(si, on_model).value;
               for (std::size_t j = 0; j + 1 < lay.offsets.size(); ++j)
                 if (lay.offsets[j] == lay.offsets[j + 1] && !same_bits(model[j], T(0)))
                   throw UserError(fmt::format("model: empty segment {} is not +0", j));
               if (gpu_) {
                 if (!gpu) throw UserError(gpu_error);
-                // The last shape also runs on a single block: the per-segment order must not see the grid.
-                const int cap = si + 1 == shapes.size() ? 1 : 0;
-                const auto g = gpu->run(inf.strategy, s, 1, cap);
-                c.mismatches = count_mismatches(g.sums, model, &c.detail);
-                if (cap) c.shape += " grid1";
+                const bool last = si + 1 == shapes.size();
+                const auto g = last ? one_block->run(0, *gpu) : gpu_runner->run(si, *gpu);
+                c.mismatches = count_mismatches(g.value, model, &c.detail);
+                if (last) c.shape += " grid1";
               } else if (inf.determinism == Determinism::shape_invariant) {
                 if (si == 0) first_model = model;
                 c.mismatches = count_mismatches(model, first_model, &c.detail);
