@@ -4,8 +4,8 @@
     render.py RUN_DIR... --out DIR [--force] [--quiet]
 
 Reads only the run folders (provenance.json, summary.json, the study CSVs); never runs the lab.
-Each CSV with a renderer in sumlab_report.studies.RENDERERS is drawn; any other CSV is listed as
-skipped. Exit status: 0 done, 2 bad input (not a run, nothing to render, report exists without
+Each CSV with a renderer in sumlab_report.studies.RENDERERS is drawn; any other CSV (a new family's
+study, before it has a renderer) is shown as its table, with the bound check where it has a verdict. Exit status: 0 done, 2 bad input (not a run, nothing to render, report exists without
 --force). `sumlab report` calls this script with a fresh --out folder and moves the result into place (so a
 failed rendering never leaves half a report); see reports/README.md.
 """
@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from sumlab_report.document import Document, Heading, Paragraph, slug, write_html, write_markdown  # noqa: E402
 from sumlab_report.figures import Palette  # noqa: E402
 from sumlab_report.run_folder import Run, RunError, load_run, read_csv  # noqa: E402
-from sumlab_report.studies import RENDERERS, Context, provenance_blocks  # noqa: E402
+from sumlab_report.studies import RENDERERS, Context, provenance_blocks, render_table  # noqa: E402
 
 FIGURES = "figures"
 
@@ -40,7 +40,6 @@ def build(runs: list[Run], out_dir: Path) -> Document:
     intro = Paragraph("")
     checks_at = len(doc.blocks) + 1
     doc.add(intro)
-    skipped: list[str] = []
     rendered = 0
     ctx_checks = []
     alarms: list[str] = []
@@ -50,13 +49,8 @@ def build(runs: list[Run], out_dir: Path) -> Document:
         doc.add(*provenance_blocks(run))
         order = list(RENDERERS)
         known = sorted((p for p in run.csv_paths if p.name in RENDERERS), key=lambda p: order.index(p.name))
-        for p in run.csv_paths:
-            if p.name not in RENDERERS:
-                skipped.append(f"{run.label}/{p.name}")
-        if not known:
-            doc.add(Paragraph(f"Nothing to draw: this folder holds no CSV this report knows "
-                              f"(study '{run.study}'; known: {', '.join(sorted(RENDERERS))}).", "note"))
-        for p in known:
+        plain = sorted((p for p in run.csv_paths if p.name not in RENDERERS), key=lambda p: p.name)
+        for p in known + plain:
             data = read_csv(p)
             rendered += 1
             if data.torn:
@@ -64,12 +58,11 @@ def build(runs: list[Run], out_dir: Path) -> Document:
             if not data.rows:
                 doc.add(Paragraph(f"`{p.name}` has no rows yet (the study had not finished a cell).", "note"))
                 continue
-            doc.add(*RENDERERS[p.name](run, data, ctx))
+            doc.add(*RENDERERS.get(p.name, render_table)(run, data, ctx))
         ctx_checks += ctx.bound_checks
         alarms += ctx.alarms
     if rendered == 0:
-        raise RunError("nothing to render: no folder holds a CSV this report knows ("
-                       + ", ".join(sorted(RENDERERS)) + ")")
+        raise RunError("nothing to render: no folder holds a CSV")
 
     listing = "; ".join(f"{r.label} ({r.study})" for r in runs)
     intro.text = (f"Rendered by `reports/render.py` from {len(runs)} run folder(s): {listing}. Every figure "
@@ -85,9 +78,6 @@ def build(runs: list[Run], out_dir: Path) -> Document:
         total = sum(t for *_, t in ctx_checks)
         checks.append(Paragraph(f"Bound check: all {total} measurements lie within their algorithm's "
                                 "documented error bound.", "ok"))
-    if skipped:
-        checks.append(Paragraph("Skipped (no renderer for this kind of data yet): " + ", ".join(skipped) + ".",
-                                "note"))
     doc.blocks[checks_at:checks_at] = checks
     return doc
 

@@ -512,10 +512,7 @@ void register_study(CLI::App& app) {
   evn->add_option("--log2-step", o->log2_step, "Step of k in n = 2^k (default 1, quick 2)")->check(CLI::Range(1, 8));
   evn->callback([o] { run_error_vs_n(*o); });
 
-  register_study_determinism(*study);
-  register_study_variance(*study);
-  register_study_segmented(*study);
-  register_study_scan(*study);
+  for (auto add : kOwnStudies) add(*study);
 
   auto c = std::make_shared<StudyOptions>();
   auto cn = std::make_shared<std::string>();

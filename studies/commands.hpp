@@ -42,10 +42,15 @@ void register_explain(CLI::App& app);
 void register_bench(CLI::App& app);
 void register_specials(CLI::App& app);
 void register_algorithms(CLI::App& app);
-// Studies that live in their own study_<name>.cpp attach themselves to `sumlab study`.
+// Studies that live in their own study_<name>.cpp attach themselves to `sumlab study`, in this
+// order: a new family's study is one line here.
 void register_study_determinism(CLI::App& study);
 void register_study_variance(CLI::App& study);
 void register_study_segmented(CLI::App& study);
 void register_study_scan(CLI::App& study);
+void register_study_dot(CLI::App& study);
+inline constexpr void (*kOwnStudies[])(CLI::App&) = {register_study_determinism, register_study_variance,
+                                                     register_study_segmented, register_study_scan,
+                                                     register_study_dot};
 
 }  // namespace sumlab

@@ -105,6 +105,15 @@ def bound_violation_blocks(run: Run, data: CsvData, ctx: Context) -> list:
     ]
 
 
+def render_table(run: Run, data: CsvData, ctx: Context) -> list:
+    """A CSV without a renderer of its own (a new family's study, before it has one): the bound check
+    where it has a verdict, then the table as the lab wrote it (the first 200 rows)."""
+    more = f" (the first 200 of {len(data.rows)} rows)" if len(data.rows) > 200 else ""
+    return [Heading(f"{data.name}", 3), *bound_violation_blocks(run, data, ctx),
+            Table(data.columns, [[r.get(c, "") for c in data.columns] for r in data.rows[:200]],
+                  f"`{data.name}` as written by the study{more}; no figure is drawn for it yet.")]
+
+
 def _growth_findings(run: Run, dtypes: list[str]) -> list:
     """What the fitted exponents of this run say, per dtype: the algorithms grouped by how fast
     their relative error grew (median exponent over the distributions)."""

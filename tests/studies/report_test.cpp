@@ -177,7 +177,7 @@ TEST(Report, FolderWithoutRunFailsClearly) {
   EXPECT_LT(r.code, 128) << r.out;
 }
 
-TEST(Report, UnknownDataIsSkippedWithANote) {
+TEST(Report, DataWithoutARendererIsShownAsItsTable) {
   const fs::path base = temp_dir("unknown");
   const fs::path mixed = base / "mixed";
   fs::copy(tiny_run(), mixed, fs::copy_options::recursive);
@@ -190,10 +190,12 @@ TEST(Report, UnknownDataIsSkippedWithANote) {
   const fs::path only = base / "only";
   fs::create_directories(only);
   fs::copy_file(tiny_run() / "provenance.json", only / "provenance.json");
-  std::ofstream(only / "some_future_study.csv") << "a,b\n1,2\n";
+  std::ofstream(only / "some_future_study.csv") << "algorithm,abs_error,bound,verdict\nnew_sum,3,2,exceeds\n";
   r = run("report " + only.string());
-  EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_NE(r.out.find("nothing to render"), std::string::npos) << r.out;
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string md = slurp(only / "report" / "report.md");
+  EXPECT_NE(md.find("| new_sum | 3 | 2 | exceeds |"), std::string::npos) << md;
+  EXPECT_NE(md.find("OUTSIDE their algorithm"), std::string::npos) << "the bound check runs on any table";
 }
 
 }  // namespace
