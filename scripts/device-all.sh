@@ -8,6 +8,7 @@
 #   4. error-vs-n and error-vs-cond on the cuda backend                        -> $OUT/accuracy/
 #   5. scripts/device-segmented.sh, scripts/device-scan.sh (SUMLAB_SKIP_SEGSCAN skips) -> $OUT/seg, $OUT/scan
 #   6. scripts/device-bench.sh  sumlab bench --sweep (SUMLAB_SKIP_BENCH skips)  -> $OUT/bench/
+#   7. sumlab study dot --backend cuda (SUMLAB_SKIP_DOT skips)                  -> $OUT/dot/
 # All steps together take more than one device call (10 minutes): use the SUMLAB_SKIP_* variables
 # to split them over calls.
 # Everything is packed into $OUT/device-all.tar.gz (the tool returns at most 8 files); reports are
@@ -68,6 +69,13 @@ if [ -z "${SUMLAB_SKIP_BENCH:-}" ]; then
   say "6. bench"
   OUT="$OUT/bench" bash scripts/device-bench.sh > "$OUT/bench.console" 2>&1
   say "bench exit $?"
+fi
+
+if [ -z "${SUMLAB_SKIP_DOT:-}" ]; then
+  say "7. dot"
+  timeout --signal=INT --kill-after=10 "${SUMLAB_DOT_SECONDS:-60}" build/cuda/sumlab study dot --backend cuda \
+    --out "$OUT/dot" > "$OUT/dot.log" 2>&1
+  say "dot exit $?"
 fi
 
 say "packing"
