@@ -1,6 +1,6 @@
 // Mean and variance: the textbook formula fails where the seeds say it does; two-pass and
 // Welford stay close to the exact MPFR variance; Chan's merge is associative to rounding.
-#include "core/moments.hpp"
+#include "tests/core/serial_moments.hpp"
 
 #include <gtest/gtest.h>
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "core/generators.hpp"
-#include "core/moments.hpp"
+#include "tests/core/serial_moments.hpp"
 #include "core/row_reduce/argmax.hpp"
 #include "core/row_reduce/online_softmax.hpp"
 #include "core/row_reduce/row_kernel.hpp"

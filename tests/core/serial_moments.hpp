@@ -1,6 +1,8 @@
 #pragma once
-// Mean and variance: the textbook one-pass formula, two passes, Welford's update, and the
-// Chan–Golub–LeVeque merge of (count, mean, M2) summaries.
+// A test oracle, written independently of the product's arithmetic (core/row_reduce/welford.hpp,
+// one_pass_moments.hpp, two_pass_moments.hpp, which the row kernels and their model compile):
+// mean and variance by the textbook one-pass formula, two passes, Welford's update, and the
+// Chan–Golub–LeVeque merge of (count, mean, M2) summaries, serially on the host.
 //
 // Assumes IEEE arithmetic, round-to-nearest-even, no FMA contraction, no reassociation.
 // Variance here is the population variance M2 / n (what LayerNorm uses); M2 = sum (x_i - mean)^2.
