@@ -109,6 +109,8 @@ struct SpecialCounts {
   bool operator==(const SpecialCounts&) const = default;
 };
 
+template <class T> SUMLAB_HD void exact_normalise_limbs(std::int64_t* d);
+
 template <class T> class Superaccumulator {
   using Traits = FloatTraits<T>;
   using Bits = typename Traits::Bits;
@@ -185,13 +187,7 @@ template <class T> class Superaccumulator {
       const int sign = static_cast<int>((ix >> Traits::exponent_bits) & 1);
       add_shifted(d, shift, chunks_[ix], sign);
     }
-    std::int64_t carry = 0;
-    for (int k = 0; k < num_limbs - 1; ++k) {
-      const std::int64_t t = d[k] + carry;
-      d[k] = t & digit_mask;
-      carry = t >> limb_bits;  // arithmetic shift: floor, so the digit stays in [0, 2^32)
-    }
-    d[num_limbs - 1] += carry;
+    exact_normalise_limbs<T>(d.data());
     return d;
   }
 
@@ -374,14 +370,37 @@ template <class T> class Superaccumulator {
   SpecialCounts specials_;
 };
 
-template <class T> T Superaccumulator<T>::round() const {
-  if (specials_.nan != 0 || (specials_.pos_inf != 0 && specials_.neg_inf != 0)) {
+// The layout's rounding on its own, for the host and the device (a GPU kernel that holds the limbs
+// rounds them where they are, with the same code, so its bits are the host's):
+//   exact_normalise_limbs  carries every limb but the top one into [0, 2^32) (the top stays signed);
+//   exact_round_limbs      the carry-normalised limbs d (changed: they become |S|) and the specials,
+//                          correctly rounded to T with the IEEE special rules above.
+template <class T> SUMLAB_HD void exact_normalise_limbs(std::int64_t* d) {
+  constexpr int L = Superaccumulator<T>::num_limbs, bits = Superaccumulator<T>::limb_bits;
+  constexpr std::int64_t digit_mask = (std::int64_t(1) << bits) - 1;
+  std::int64_t carry = 0;
+  for (int k = 0; k < L - 1; ++k) {
+    const std::int64_t t = d[k] + carry;
+    d[k] = t & digit_mask;
+    carry = t >> bits;  // arithmetic shift: floor, so the digit stays in [0, 2^32)
+  }
+  d[L - 1] += carry;
+}
+
+template <class T> SUMLAB_HD T exact_round_limbs(std::int64_t* d, const SpecialCounts& specials) {
+  using Traits = FloatTraits<T>;
+  using Bits = typename Traits::Bits;
+  constexpr int num_limbs = Superaccumulator<T>::num_limbs, limb_bits = Superaccumulator<T>::limb_bits;
+  constexpr int min_exponent = Traits::min_subnormal_exp, precision = Traits::precision;
+  constexpr int frac_bits = precision - 1, sign_shift = int(sizeof(T)) * 8 - 1;
+  constexpr Bits exp_mask = (Bits(1) << Traits::exponent_bits) - 1;
+  constexpr std::int64_t digit_mask = (std::int64_t(1) << limb_bits) - 1;
+  if (specials.nan != 0 || (specials.pos_inf != 0 && specials.neg_inf != 0)) {
     return std::numeric_limits<T>::quiet_NaN();
   }
-  if (specials_.pos_inf != 0) return std::numeric_limits<T>::infinity();
-  if (specials_.neg_inf != 0) return -std::numeric_limits<T>::infinity();
+  if (specials.pos_inf != 0) return std::numeric_limits<T>::infinity();
+  if (specials.neg_inf != 0) return -std::numeric_limits<T>::infinity();
 
-  Limbs d = limbs();
   const bool negative = d[num_limbs - 1] < 0;
   if (negative) {  // work on |S|: negate every limb, then renormalise (the top becomes >= 0)
     std::int64_t carry = 0;
@@ -399,7 +418,7 @@ template <class T> T Superaccumulator<T>::round() const {
   int top = num_limbs - 2;
   while (top >= 0 && d[top] == 0) --top;
   if (top < 0) {
-    const bool neg_zero = specials_.count != 0 && specials_.all_negative_zero;
+    const bool neg_zero = specials.count != 0 && specials.all_negative_zero;
     return neg_zero ? -T(0) : T(0);
   }
   // Bit b of |S| weighs 2^(b + min_exponent); B is the leading one.
@@ -408,7 +427,7 @@ template <class T> T Superaccumulator<T>::round() const {
   if (B + min_exponent > Traits::emax) return std::bit_cast<T>(Bits(sign | inf_bits));
 
   // Bits of |S| in [lo, lo + len), len <= 64: three digits always cover them (lo % 32 + 64 <= 96).
-  auto extract = [&d](int lo, int len) {
+  auto extract = [d](int lo, int len) {
     const int j = lo / limb_bits;
     detail::uint128 w = 0;
     for (int t = 2; t >= 0; --t) {
@@ -418,7 +437,7 @@ template <class T> T Superaccumulator<T>::round() const {
     w >>= lo % limb_bits;
     return static_cast<std::uint64_t>(w & ((static_cast<detail::uint128>(1) << len) - 1));
   };
-  auto any_below = [&d](int b) {  // any of bits 0 .. b-1 set
+  auto any_below = [d](int b) {  // any of bits 0 .. b-1 set
     const int j = b / limb_bits;
     for (int k = 0; k < j; ++k) {
       if (d[k] != 0) return true;
@@ -428,7 +447,7 @@ template <class T> T Superaccumulator<T>::round() const {
 
   // The result's last kept bit: p bits below the leading one, but never below bit 0 (2^min_exp,
   // the subnormal spacing), which is where subnormal results get fewer bits.
-  const int q = std::max(B - (precision - 1), 0);
+  const int q = B - (precision - 1) > 0 ? B - (precision - 1) : 0;
   const std::uint64_t M = extract(q, B - q + 1);
   bool round_up = false;
   if (q > 0) {
@@ -441,6 +460,11 @@ template <class T> T Superaccumulator<T>::round() const {
   // rounding overflows.
   const Bits bits = static_cast<Bits>((Bits(q) << frac_bits) + Bits(M) + Bits(round_up ? 1 : 0));
   return std::bit_cast<T>(Bits(sign | bits));
+}
+
+template <class T> T Superaccumulator<T>::round() const {
+  Limbs d = limbs();
+  return exact_round_limbs<T>(d.data(), specials_);
 }
 
 // The exact sum of x correctly rounded to T (see Superaccumulator).

@@ -123,6 +123,20 @@ GpuSumResult<T> gpu_sum(GpuKernel k, const LaunchShape& s, std::span<const T> ho
   }
 }
 
+template <class T> std::string gpu_exact_into(const T* d_in, std::int64_t n, T* d_out, const LaunchShape& shape) {
+  const LaunchShape s = canonicalize(GpuKernel::exact, shape);
+  if (std::string why = validate_shape(GpuKernel::exact, s, FloatTraits<T>::dtype, n); !why.empty()) return why;
+  if (!d_out) return "gpu_exact: no output";
+  try {
+    detail::exact_into<T>(s, d_in, n, d_out);
+  } catch (const GpuError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+template std::string gpu_exact_into<float>(const float*, std::int64_t, float*, const LaunchShape&);
+template std::string gpu_exact_into<double>(const double*, std::int64_t, double*, const LaunchShape&);
 template GpuSumResult<float> gpu_sum<float>(GpuKernel, const LaunchShape&, const DeviceBuffer<float>&, const KernelOptions&);
 template GpuSumResult<double> gpu_sum<double>(GpuKernel, const LaunchShape&, const DeviceBuffer<double>&, const KernelOptions&);
 template GpuSumResult<float> gpu_sum<float>(GpuKernel, const LaunchShape&, std::span<const float>, const KernelOptions&);

@@ -197,6 +197,26 @@ template <class T> std::unique_ptr<KernelInput<T>> view_device(const T* device_p
 }
 template std::unique_ptr<KernelInput<float>> view_device<float>(const float*, std::int64_t);
 template std::unique_ptr<KernelInput<double>> view_device<double>(const double*, std::int64_t);
+
+template <class T> void exact_sum_into(const T* device_ptr, std::int64_t n, T* device_out, const LaunchShape& s) {
+  if (const std::string why = gpu::gpu_exact_into<T>(device_ptr, n, device_out, s); !why.empty())
+    throw UserError("gpu_exact: " + why);
+}
+template void exact_sum_into<float>(const float*, std::int64_t, float*, const LaunchShape&);
+template void exact_sum_into<double>(const double*, std::int64_t, double*, const LaunchShape&);
+
+int device_sm_count() {
+  static const int sms = [] {
+    std::string why;
+    if (!cuda_backend_available(&why)) throw UserError(why);
+    try {
+      return gpu::device_info().sm_count;
+    } catch (const gpu::GpuError& e) {
+      throw UserError(e.what());
+    }
+  }();
+  return sms;
+}
 #endif
 
 std::unique_ptr<Backend> make_backend(const std::string& name) {

@@ -89,6 +89,12 @@ bool cuda_backend_available(std::string* why = nullptr);
 // A framework's device array used in place (no copy): `device_ptr` must stay valid and unchanged
 // while the input is used. Throws UserError without a GPU.
 template <class T> std::unique_ptr<KernelInput<T>> view_device(const T* device_ptr, std::int64_t n);
+// gpu_exact's correctly rounded sum of a framework's device array into a device scalar of the same
+// dtype, asynchronously on the default stream (gpu/gpu_sum.hpp, gpu_exact_into): the repeatable
+// sum that costs the kernel's time. `s` as resolve_shape gives it. Throws UserError with the reason.
+template <class T> void exact_sum_into(const T* device_ptr, std::int64_t n, T* device_out, const LaunchShape& s);
+// The device's SM count (asked once), for default shapes of calls that must stay cheap.
+int device_sm_count();
 #endif
 
 }  // namespace sumlab

@@ -42,6 +42,8 @@ template <class T> LaunchOutcome<T> dispatch_exact(const LaunchShape& s, const L
 template <class T> LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T>& in, std::int64_t n,
                                                          const KernelOptions& opt);
 template <class T> LaunchOutcome<T> dispatch_library(GpuKernel k, const LaunchInputs<T>& in, std::int64_t n);
+// gpu_exact's sum of d_in into *d_out on the device, asynchronously on the default stream.
+template <class T> void exact_into(const LaunchShape& s, const T* d_in, std::int64_t n, T* d_out);
 
 // Runs kernel k (any family) over in: the switch gpu_sum() and the benchmark share.
 template <class T> LaunchOutcome<T> dispatch(GpuKernel k, const LaunchShape& s, const LaunchInputs<T>& in, std::int64_t n,

@@ -2,7 +2,8 @@
 // exact_launch_elements elements), whose blocks add their limbs to the sum's; the host copies the
 // num_limbs totals (88 bytes for float, 544 for double, like any sum's result) and rounds them once
 // with core/exact_sum.hpp's Superaccumulator (the same code as the CPU exact sum, so the GPU's bits
-// are the CPU's by construction, for every shape and n).
+// are the CPU's by construction, for every shape and n). exact_into leaves the sum on the device:
+// one thread rounds the totals with the same code, and nothing waits.
 
 #include "core/exact_sum.hpp"
 #include "gpu/device/dispatch.cuh"
@@ -31,6 +32,29 @@ LaunchOutcome<T> dispatch_exact(const LaunchShape& s, const LaunchInputs<T>& in,
   return r;
 }
 
+// The sets of exact_into: its own, kept between calls in their reset state (the round kernel
+// restores it), so a sum needs no host copy before or after it.
+template <class T> const ExactBuffers& resident_sets() {
+  static DeviceBytes mem;
+  static ExactBuffers sets;
+  if (!sets.sets) {
+    mem = DeviceBytes(2 * sizeof(unsigned long long) * exact_set_words<T>, "gpu_exact's totals");
+    sets.sets = mem.as<unsigned long long>();
+    exact_reset_sets<T>(sets);
+  }
+  return sets;
+}
+
+template <class T> void exact_into(const LaunchShape& s, const T* d_in, std::int64_t n, T* d_out) {
+  ExactBuffers sets = resident_sets<T>();
+  sets.parity = 0;  // the chunks add to set 0 and reset set 1; the round kernel resets set 0
+  launch_exact_chunks<T, false>(s, d_in, n, sets);
+  exact_round_kernel<T><<<1, 1>>>(sets, n, d_out);
+  SUMLAB_CUDA_CHECK_LAUNCH("exact_round_kernel");
+}
+
+template void exact_into<float>(const LaunchShape&, const float*, std::int64_t, float*);
+template void exact_into<double>(const LaunchShape&, const double*, std::int64_t, double*);
 template LaunchOutcome<float> dispatch_exact<float>(const LaunchShape&, const LaunchInputs<float>&, std::int64_t);
 template LaunchOutcome<double> dispatch_exact<double>(const LaunchShape&, const LaunchInputs<double>&, std::int64_t);
 

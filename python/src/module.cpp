@@ -25,6 +25,7 @@
 #include "studies/commands.hpp"
 #include "studies/external.hpp"
 #include "studies/input_file.hpp"
+#include "studies/shape_options.hpp"
 #include "studies/sum_api.hpp"
 
 namespace nb = nanobind;
@@ -196,6 +197,26 @@ double value(const nb::ndarray<nb::ro>& a, const std::string& tag, const std::st
   return p.wide() ? run_value<double>(req, p) : run_value<float>(req, p);
 }
 
+// gpu_exact's sum of a CUDA array written into `out` (a CUDA array of one element of x's dtype on
+// x's device), on the device and asynchronously: sumlab.value(x, "gpu_exact", out=...).
+void value_into(const nb::ndarray<nb::ro>& a, const std::string& tag, nb::ndarray<>& out, const nb::dict& shape) {
+  const Prepared p = prepare(a, tag);
+  if (!p.device) throw UserError("out=: x must be a float32 or float64 CUDA array (the sum stays on the device)");
+  if (out.device_type() != nb::device::cuda::value || out.device_id() != a.device_id())
+    throw UserError("out= must be a CUDA array on x's device");
+  if (out.size() != 1) throw UserError("out= must hold exactly one element (shape () or (1,))");
+  if (out.dtype() != (p.wide() ? nb::dtype<double>() : nb::dtype<float>()))
+    throw UserError("out= must have x's dtype (" + p.dtype + ")");
+#if defined(SUMLAB_WITH_CUDA)
+  const LaunchShape s = resolve_shape(shape_of(shape), GpuKernel::exact, device_sm_count(), p.dtype, p.n).shape;
+  if (p.wide()) exact_sum_into<double>(static_cast<const double*>(p.device), p.n, static_cast<double*>(out.data()), s);
+  else exact_sum_into<float>(static_cast<const float*>(p.device), p.n, static_cast<float*>(out.data()), s);
+#else
+  (void)shape;
+  throw UserError("this sumlab was built without CUDA");
+#endif
+}
+
 // Seconds per call of the C++ work behind sum_json ("sum": sum_report) or value ("value":
 // sum_value), timed in C++ on the array as prepared once: the peer against which
 // bench/python_overhead.py measures what the Python face adds.
@@ -347,6 +368,7 @@ NB_MODULE(_sumlab, m) {
         "fixed_scale"_a.none());
   m.def("value", &value, "x"_a, "tag"_a, "algorithm"_a, "backend"_a, "shape"_a, "pairwise_base"_a,
         "fixed_scale"_a.none());
+  m.def("value_into", &value_into, "x"_a, "tag"_a, "out"_a, "shape"_a);
   m.def("time_in_cpp", &time_in_cpp, "x"_a, "tag"_a, "what"_a, "algorithms"_a, "backend"_a, "shape"_a, "repeats"_a);
   m.def("reference", &reference_of, "x"_a, "tag"_a);
   m.def("algorithms_json", &algorithms_json);

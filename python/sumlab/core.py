@@ -185,15 +185,30 @@ def sum(x: Any, algorithm: Union[str, Sequence[str]] = "exact", *, backend: Opti
 
 
 def value(x: Any, algorithm: str = "exact", *, backend: Optional[str] = None, shape: Optional[LaunchShape] = None,
-          fixed_scale: Optional[int] = None, pairwise_base: int = 1, order: Optional[str] = None) -> float:
+          fixed_scale: Optional[int] = None, pairwise_base: int = 1, order: Optional[str] = None,
+          out: Any = None) -> Any:
     """One algorithm's or kernel's sum of x and nothing else: the bits ``sum(x, algorithm).value``
     has, without the exact reference, the error measures or the bound. For summing with the lab (a
     CUDA array stays on the device: a GPU kernel reads it in place and only the result comes back)
     and for timing it. Arguments as for ``sum``; float16 and bfloat16 inputs give the float32 result
-    of the algorithm's float32 accumulation."""
+    of the algorithm's float32 accumulation.
+
+    out: for 'gpu_exact' on a float32/float64 CUDA array, a CUDA array of one element of x's dtype
+    (e.g. ``torch.empty((), dtype=x.dtype, device=x.device)``): the correctly rounded sum is written
+    there on the device, asynchronously on the default stream, and ``out`` is returned. Nothing comes
+    back to the host and nothing waits, so repeated sums cost the kernel's time (synchronise, or
+    order later work on that stream, before reading it). Not for use from several threads at once."""
     if not isinstance(algorithm, str) or algorithm in ("all", "gpu"):
         raise SumlabError("value() takes one algorithm or kernel by name")
     backend = _backend(backend, [algorithm])
+    if out is not None:
+        if algorithm != "gpu_exact" or backend == "model" or fixed_scale is not None or order is not None:
+            raise SumlabError("out= is for value(x, 'gpu_exact') on a 1-D CUDA array (the sum stays on the device)")
+        try:
+            _sumlab.value_into(x, "", out, shape.as_dict() if shape else {})
+        except (ValueError, TypeError) as e:
+            raise SumlabError(str(e)) from None
+        return out
     arr, tag, _ = _prepare(x, order)
     try:
         return _sumlab.value(arr, tag, algorithm, backend, shape.as_dict() if shape else {}, pairwise_base,

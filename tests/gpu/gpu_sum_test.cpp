@@ -140,6 +140,56 @@ TEST(GpuExact, CorrectlyRoundedOnEdgeTablesForEveryShape) {
     }
 }
 
+// The sum left on the device (rounded there by the host's code) has gpu_sum's bits: the edge
+// tables, both dtypes over several n and shapes, and calls back to back with nothing in between
+// (each round kernel must leave the totals reset for the next sum, on another input too).
+template <class T> T exact_into_once(std::span<const T> x, const LaunchShape& s) {
+  gpu::DeviceBuffer<T> in(static_cast<std::int64_t>(x.size())), out(1);
+  in.upload(x);
+  const std::string why = gpu::gpu_exact_into<T>(in.device_data(), in.size(), out.device_data(), s);
+  EXPECT_EQ(why, "");
+  return out.download()[0];
+}
+
+TEST(GpuExact, SumLeftOnTheDeviceHasTheSameBits) {
+  SUMLAB_REQUIRE_GPU();
+  const float inf = std::numeric_limits<float>::infinity(), big = std::numeric_limits<float>::max();
+  const std::vector<std::vector<float>> tables = {{},          {-0.0f},     {-0.0f, 0.0f}, {1.0f, 1e-8f, -1.0f},
+                                                  {big, big},  {inf, 1.0f}, {inf, -inf},   {std::nanf(""), 1.0f},
+                                                  {big, big, -big}};
+  for (const auto& t : tables) {
+    const float want = reference::correctly_rounded_sum<float>(std::span<const float>(t));
+    EXPECT_TRUE(same_bits(exact_into_once<float>(t, default_shape(GpuKernel::exact)), want)) << "n=" << t.size();
+  }
+  for (std::size_t n : {1u, 33u, 1000u, 100003u, 3000017u}) {
+    DistributionSpec spec;
+    spec.kind = Distribution::lognormal;
+    spec.sigma = 6;
+    const auto f = generate<float>(spec, 5, n);
+    const auto d = generate<double>(spec, 5, n);
+    for (const auto& s : shapes()) {
+      const LaunchShape c = canonicalize(GpuKernel::exact, s);
+      EXPECT_TRUE(same_bits(exact_into_once<float>(f, c), exact_sum<float>(std::span<const float>(f)))) << n;
+      EXPECT_TRUE(same_bits(exact_into_once<double>(d, c), exact_sum<double>(std::span<const double>(d)))) << n;
+    }
+  }
+  // Back to back: 20 sums alternating two inputs into 20 outputs, one synchronisation at the end.
+  const auto a = generate<float>({Distribution::normal}, 1, 1 << 20), b = generate<float>({Distribution::cancellation}, 2, 777777);
+  gpu::DeviceBuffer<float> da(static_cast<std::int64_t>(a.size())), db(static_cast<std::int64_t>(b.size())), outs(20);
+  da.upload(a);
+  db.upload(b);
+  for (int i = 0; i < 20; ++i) {
+    const auto& x = i % 2 ? db : da;
+    ASSERT_EQ(gpu::gpu_exact_into<float>(x.device_data(), x.size(), outs.device_data() + i, default_shape(GpuKernel::exact)), "");
+  }
+  const auto got = outs.download();
+  for (int i = 0; i < 20; ++i)
+    EXPECT_TRUE(same_bits(got[i], exact_sum<float>(std::span<const float>(i % 2 ? b : a)))) << i;
+  LaunchShape bad = default_shape(GpuKernel::exact);
+  bad.block = 33;
+  EXPECT_NE(gpu::gpu_exact_into<float>(da.device_data(), da.size(), outs.device_data(), bad), "");
+}
+
 TEST(GpuExactAndFixedPoint, SameBitsAsTheCpuForEveryShape) {
   SUMLAB_REQUIRE_GPU();
   for (Distribution d : {Distribution::uniform, Distribution::cancellation, Distribution::lognormal}) {

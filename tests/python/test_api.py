@@ -228,6 +228,14 @@ def test_value_refuses_clearly(bad, message):
         sumlab.value(x, **bad)
 
 
+@pytest.mark.parametrize("algorithm, message", [("gpu_exact", "x must be a float32 or float64 CUDA array"),
+                                                ("kahan", "out= is for value")])
+def test_value_into_a_device_scalar_needs_gpu_exact_on_a_cuda_array(algorithm, message):
+    x = np.ones(10, dtype=np.float32)
+    with pytest.raises(sumlab.SumlabError, match=message):
+        sumlab.value(x, algorithm, out=np.zeros(1, dtype=np.float32))
+
+
 def test_the_cpp_timer_times_the_same_work():
     from sumlab import _sumlab
     x = np.random.default_rng(5).random(10_000)

@@ -86,3 +86,26 @@ def test_frameworks_imported_after_sumlab_work():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
                        env={**os.environ, "XLA_PYTHON_CLIENT_PREALLOCATE": "false"})
     assert r.returncode == 0, r.stderr[-2000:]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gpu_exact_into_a_device_scalar_has_the_same_bits_and_waits_for_nothing(dtype):
+    """value(x, 'gpu_exact', out=o) leaves the correctly rounded sum in o on the device; sums back to
+    back into one output each give the bits of the host path (the totals reset between them)."""
+    t = getattr(torch, dtype)
+    xs = [torch.randn(n, dtype=t, device="cuda", generator=torch.Generator("cuda").manual_seed(n)) * 1e3
+          for n in (1, 1000, 1 << 20)]
+    outs = torch.empty(3 * len(xs), dtype=t, device="cuda")
+    for k in range(3):
+        for i, x in enumerate(xs):
+            o = outs[k * len(xs) + i]
+            assert sumlab.value(x, "gpu_exact", out=o) is o
+    torch.cuda.synchronize()
+    want = [sumlab.reference(x.cpu().numpy()) for x in xs]
+    assert [float(v) for v in outs.cpu()] == want * 3
+    with pytest.raises(sumlab.SumlabError, match="dtype"):
+        sumlab.value(xs[0], "gpu_exact", out=torch.empty((), dtype=torch.float16, device="cuda"))
+    with pytest.raises(sumlab.SumlabError, match="one element"):
+        sumlab.value(xs[0], "gpu_exact", out=torch.empty(2, dtype=t, device="cuda"))
+    with pytest.raises(sumlab.SumlabError, match="CUDA array"):
+        sumlab.value(xs[0], "gpu_exact", out=torch.empty((), dtype=t))

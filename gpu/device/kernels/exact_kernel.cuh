@@ -532,6 +532,34 @@ template <class T> T exact_read_set(const ExactBuffers& out, std::int64_t n, Spe
   return acc.round();
 }
 
+// One thread rounds set out.parity where it lies, with the host's code (core/exact_sum.hpp's
+// exact_normalise_limbs and exact_round_limbs: the same bits as exact_read_set), writes the sum to
+// *d_out, and puts the set back in its reset state for the next sum.
+template <class T> __global__ void exact_round_kernel(ExactBuffers out, std::int64_t n, T* d_out) {
+  constexpr int L = ExactLayout<T>::num_limbs;
+  unsigned long long* set = out.sets + out.parity * exact_set_words<T>;
+  std::int64_t d[L];
+  for (int k = 0; k < L; ++k) d[k] = 0;
+  for (int k = 0; k < L; ++k) {  // Superaccumulator::add_limb(k, set[k]), limb by limb
+    const auto v = static_cast<std::int64_t>(set[k]);
+    if (k == L - 1) {
+      d[k] += v;
+    } else {
+      d[k] += v & 0xffffffffll;
+      d[k + 1] += v >> 32;
+    }
+  }
+  exact_normalise_limbs<T>(d);
+  SpecialCounts specials;
+  specials.count = static_cast<std::uint64_t>(n);
+  specials.nan = set[L + exact_nan];
+  specials.pos_inf = set[L + exact_pos_inf];
+  specials.neg_inf = set[L + exact_neg_inf];
+  specials.all_negative_zero = set[L + exact_not_negative_zero] == 0;
+  *d_out = exact_round_limbs<T>(d, specials);
+  for (int w = 0; w < exact_set_words<T>; ++w) set[w] = exact_reset_word<T>(w);
+}
+
 // Host side: the kernel for the block size, asynchronously on the default stream; set out.parity
 // must be in its reset state (exact_reset_sets, or the launch before with the other parity).
 template <class T, bool Range> void launch_exact(const LaunchShape& s, const T* d_in, std::int64_t n, const ExactBuffers& out) {
