@@ -68,6 +68,14 @@ namespace detail {
 // 128-bit integers (GCC/Clang/nvcc host); __extension__ keeps -Wpedantic quiet about them.
 __extension__ typedef unsigned __int128 uint128;
 __extension__ typedef __int128 int128;
+
+// std::bit_width for code that also runs on the device: nvcc compiles libstdc++'s std::bit_width to
+// the constant 0 in device code, silently. Called once per rounding, so a loop is cheap enough.
+SUMLAB_HD constexpr int bit_width(std::uint64_t v) {
+  int w = 0;
+  for (; v != 0; v >>= 1) ++w;
+  return w;
+}
 }  // namespace detail
 
 // Counts of what the limbs cannot hold, kept beside them: the NaN/Inf inputs, and what decides
@@ -423,7 +431,7 @@ template <class T> SUMLAB_HD T exact_round_limbs(std::int64_t* d, const SpecialC
   }
   // Bit b of |S| weighs 2^(b + min_exponent); B is the leading one.
   const int B =
-      limb_bits * top + static_cast<int>(std::bit_width(static_cast<std::uint64_t>(d[top]))) - 1;
+      limb_bits * top + detail::bit_width(static_cast<std::uint64_t>(d[top])) - 1;
   if (B + min_exponent > Traits::emax) return std::bit_cast<T>(Bits(sign | inf_bits));
 
   // Bits of |S| in [lo, lo + len), len <= 64: three digits always cover them (lo % 32 + 64 <= 96).
