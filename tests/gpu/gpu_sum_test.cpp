@@ -186,7 +186,7 @@ TEST(GpuExact, SumLeftOnTheDeviceHasTheSameBits) {
   for (int i = 0; i < 20; ++i)
     EXPECT_TRUE(same_bits(got[i], exact_sum<float>(std::span<const float>(i % 2 ? b : a)))) << i;
   LaunchShape bad = default_shape(GpuKernel::exact);
-  bad.block = 33;
+  bad.block = 2048;
   EXPECT_NE(gpu::gpu_exact_into<float>(da.device_data(), da.size(), outs.device_data(), bad), "");
 }
 
