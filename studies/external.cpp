@@ -19,6 +19,16 @@ std::map<std::string, std::shared_ptr<ExternalSum>>& registry() {
   static std::map<std::string, std::shared_ptr<ExternalSum>> r;
   return r;
 }
+std::map<std::string, std::shared_ptr<ExternalScan>>& scan_registry() {
+  static std::map<std::string, std::shared_ptr<ExternalScan>> r;
+  return r;
+}
+
+template <class Map> std::string names_in(const Map& m) {
+  std::string known;
+  for (const auto& [k, v] : m) known += (known.empty() ? "" : ", ") + k;
+  return known.empty() ? "none" : known;
+}
 
 }  // namespace
 
@@ -27,9 +37,29 @@ void register_external(std::shared_ptr<ExternalSum> s) {
   registry()[s->name()] = std::move(s);
 }
 
+void register_external_scan(std::shared_ptr<ExternalScan> s) {
+  const std::lock_guard<std::mutex> lock(registry_mutex);
+  scan_registry()[s->name()] = std::move(s);
+}
+
 void unregister_external(const std::string& name) {
   const std::lock_guard<std::mutex> lock(registry_mutex);
   registry().erase(name);
+  scan_registry().erase(name);
+}
+
+std::vector<std::shared_ptr<ExternalScan>> external_scans(const std::vector<std::string>& names) {
+  const std::lock_guard<std::mutex> lock(registry_mutex);
+  std::vector<std::shared_ptr<ExternalScan>> out;
+  for (const auto& n : names) {
+    const auto it = scan_registry().find(n);
+    if (it == scan_registry().end())
+      throw UserError(fmt::format("--external '{}' is not a scan this process knows (known: {}); register it from "
+                                  "Python (sumlab.study.scan(subjects=sumlab.Subject(fn, kind='scan')))",
+                                  n, names_in(scan_registry())));
+    out.push_back(it->second);
+  }
+  return out;
 }
 
 std::shared_ptr<ExternalSum> find_external(const std::string& name) {
@@ -50,11 +80,11 @@ std::vector<std::shared_ptr<ExternalSum>> externals(const std::vector<std::strin
       std::string known;
       {
         const std::lock_guard<std::mutex> lock(registry_mutex);
-        for (const auto& [k, v] : registry()) known += (known.empty() ? "" : ", ") + k;
+        known = names_in(registry());
       }
       throw UserError(fmt::format("--external '{}' is not a subject this process knows (known: {}); register it "
                                   "from Python (sumlab.study.*(fn, ...)) or load it with --plugin",
-                                  n, known.empty() ? "none" : known));
+                                  n, known));
     }
     out.push_back(std::move(s));
   }

@@ -48,10 +48,29 @@ class ExternalSum {
   virtual double run_device(std::size_t config, const double* d_x, std::size_t n);
 };
 
+// A scan the user brings (torch.cumsum, a Triton kernel, anything that maps x to its n inclusive
+// prefix sums): each output a value of x's dtype, held in a double. `sumlab study scan --external`
+// measures it beside the lab's own scans, with the same error and determinism columns.
+class ExternalScan {
+ public:
+  virtual ~ExternalScan() = default;
+  virtual std::string name() const = 0;
+  virtual Determinism declared() const { return Determinism::not_deterministic; }
+  virtual std::vector<std::string> configs() const { return {""}; }
+  // Throws (anything) on failure.
+  virtual std::vector<double> run(std::size_t config, std::span<const float> x) = 0;
+  virtual std::vector<double> run(std::size_t config, std::span<const double> x) = 0;
+};
+
 // The subjects a process knows by name (registered by the Python package, or loaded from a
-// plugin by --plugin): `--external NAME` in a study names one of them.
+// plugin by --plugin): `--external NAME` in a study names one of them. Sums and scans are known
+// apart: a sum study finds only sums, the scan study only scans.
 void register_external(std::shared_ptr<ExternalSum> s);
+void register_external_scan(std::shared_ptr<ExternalScan> s);
+// Forgets a sum or a scan of that name.
 void unregister_external(const std::string& name);
+// The scans named, in order; UserError for an unknown name (listing the known scans).
+std::vector<std::shared_ptr<ExternalScan>> external_scans(const std::vector<std::string>& names);
 // nullptr when no subject has that name.
 std::shared_ptr<ExternalSum> find_external(const std::string& name);
 // The name of a configuration's rows: name[label], or name for the one unnamed configuration.

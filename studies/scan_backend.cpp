@@ -1,8 +1,13 @@
 #include "studies/scan_backend.hpp"
 
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
 #include <stdexcept>
 #include <utility>
 
+#include "core/float_traits.hpp"
 #include "core/scan/scan_model.hpp"
 #include "core/scan/scan_ops.hpp"
 #include "studies/commands.hpp"
@@ -47,6 +52,7 @@ ScanKernelInput<Op>::ScanKernelInput(BackendKind kind, std::span<const V> x) : i
 template <class Op> ScanKernelInput<Op>::~ScanKernelInput() = default;
 
 template <class Op> BackendKind ScanKernelInput<Op>::backend() const { return impl_->kind; }
+template <class Op> std::span<const typename Op::Value> ScanKernelInput<Op>::host() const { return impl_->x; }
 
 template <class Op>
 Outcome<std::vector<typename Op::Value>> ScanKernelInput<Op>::run(scan::GpuScan alg, const scan::ScanShape& s,
@@ -105,7 +111,55 @@ template <class Op> class ScanAlgorithmRunner final : public ScanRunner<Op> {
   ScanRunOptions o_;
 };
 
+template <class T> class ExternalScanRunner final : public ScanRunner<scan::PlusOp<T>> {
+ public:
+  ExternalScanRunner(std::shared_ptr<ExternalScan> s, bool finite) : s_(std::move(s)), labels_(s_->configs()), finite_(finite) {}
+  RunnerKind kind() const override { return RunnerKind::external; }
+  std::string name() const override { return s_->name(); }
+  Determinism declared() const override { return s_->declared(); }
+  std::size_t configs() const override { return labels_.size(); }
+  std::string row_name(std::size_t c) const override { return config_name(s_->name(), labels_[c]); }
+  std::string config_label(std::size_t c) const override { return labels_[c].empty() ? "default" : labels_[c]; }
+  Outcome<std::vector<T>> run(std::size_t c, ScanKernelInput<scan::PlusOp<T>>& x) override {
+    Outcome<std::vector<T>> o;
+    const std::span<const T> in = x.host();
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      const std::vector<double> r = s_->run(c, in);
+      o.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (r.size() != in.size())
+        throw ExternalError(fmt::format("returned {} values for {} inputs", r.size(), in.size()));
+      o.value.resize(r.size());
+      for (std::size_t i = 0; i < r.size(); ++i) {
+        const T v = static_cast<T>(r[i]);
+        if (std::isnan(r[i]) && finite_) throw ExternalError(fmt::format("returned NaN at {} for finite input", i));
+        if (!std::isnan(r[i]) && static_cast<double>(v) != r[i])
+          throw ExternalError(fmt::format("output {} ({}) is not a {} value", i, r[i], FloatTraits<T>::dtype));
+        o.value[i] = v;
+      }
+      o.has_value = true;
+    } catch (const std::exception& e) {
+      o.failed = true;
+      o.value.clear();
+      o.note = e.what();
+    }
+    return o;
+  }
+
+ private:
+  std::shared_ptr<ExternalScan> s_;
+  std::vector<std::string> labels_;
+  bool finite_;
+};
+
 }  // namespace
+
+template <class T>
+std::unique_ptr<ScanRunner<scan::PlusOp<T>>> external_scan_runner(std::shared_ptr<ExternalScan> s, bool input_finite) {
+  return std::make_unique<ExternalScanRunner<T>>(std::move(s), input_finite);
+}
+template std::unique_ptr<ScanRunner<scan::PlusOp<float>>> external_scan_runner<float>(std::shared_ptr<ExternalScan>, bool);
+template std::unique_ptr<ScanRunner<scan::PlusOp<double>>> external_scan_runner<double>(std::shared_ptr<ExternalScan>, bool);
 
 template <class Op>
 std::unique_ptr<ScanRunner<Op>> scan_runner(scan::GpuScan alg, BackendKind backend, std::vector<scan::ScanShape> shapes,

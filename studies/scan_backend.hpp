@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "core/scan/scan_kernel.hpp"
+#include "core/scan/scan_ops.hpp"
 #include "studies/backend.hpp"
+#include "studies/external.hpp"
 #include "studies/family_runner.hpp"
 
 namespace sumlab {
@@ -28,6 +30,7 @@ template <class Op> class ScanKernelInput {
   ScanKernelInput(const ScanKernelInput&) = delete;
   ScanKernelInput& operator=(const ScanKernelInput&) = delete;
   BackendKind backend() const;
+  std::span<const V> host() const;  // the values as given (what a user's scan reads)
   // The scan (empty unless want_out); on cuda, the median device time of `reps` scans. No value for
   // cub on the model backend (not modelled). Throws UserError for a shape the algorithm cannot
   // run or a GPU failure.
@@ -51,5 +54,9 @@ struct ScanRunOptions {
 template <class Op>
 std::unique_ptr<ScanRunner<Op>> scan_runner(scan::GpuScan alg, BackendKind backend, std::vector<scan::ScanShape> shapes,
                                             ScanRunOptions o = {});
+// A user's scan (+ only), one configuration per keyword set; its failures (a throw, a result of
+// another length or dtype, NaN for finite input: input_finite) are outcomes with the message.
+template <class T>
+std::unique_ptr<ScanRunner<scan::PlusOp<T>>> external_scan_runner(std::shared_ptr<ExternalScan> s, bool input_finite);
 
 }  // namespace sumlab

@@ -71,6 +71,7 @@ struct ScanStudyOptions {
   int reps = 0;           // timed launches (default 10, quick 3)
   int work_log2_max = 0;  // scan_work.csv: n up to 2^k (default 20, quick 10)
   std::string verify;     // full | quick | none (default quick on cuda, none on model)
+  std::vector<std::string> externals;  // the user's scans, registered by name (Python)
 };
 
 const char* const kCpuAlgorithms[] = {"cpu_serial", "cpu_hillis_steele", "cpu_blelloch"};
@@ -89,12 +90,13 @@ struct Plan {
   std::int64_t time_n;
   std::string verify;
   std::uint64_t seed;
+  std::vector<std::shared_ptr<ExternalScan>> externals;
 };
 
 const std::vector<std::string> kErrorColumns = {
     "study", "backend", "algorithm", "shape", "operator", "kind", "dtype", "distribution", "n", "seed",
     "max_ulps", "mean_ulps", "exact_fraction", "max_rel_error", "max_scaled_error", "last_ulps", "special_prefixes",
-    "declared_determinism", "gpu_equals_model", "ms"};
+    "declared_determinism", "gpu_equals_model", "ms", "note"};
 const std::vector<std::string> kPositionColumns = {"algorithm", "shape", "operator", "dtype", "distribution", "n",
                                                    "bin_lo", "bin_hi", "metric", "max", "mean"};
 const std::vector<std::string> kDeterminismColumns = {
@@ -225,44 +227,55 @@ struct Tables {
   }
 };
 
-// One (dtype, distribution, n, operator) cell of the accuracy and determinism tables.
-template <class Op>
-void error_cell(const Plan& p, Distribution dist, std::int64_t n, const std::vector<typename Op::Value>& x,
-                const std::vector<typename Op::Scalar>& ref, const std::vector<double>& scale, const std::string& dtype,
-                Tables& t, long& model_mismatch) {
-  using V = typename Op::Value;
-  using T = typename Op::Scalar;
-  const std::string op = Op::name, dname(to_string(dist));
-  std::vector<std::vector<std::string>> err_rows, pos_rows, det_rows;
-  auto add = [&](const std::string& alg, const std::string& shape, const std::vector<V>& out, const std::string& declared,
-                 const std::string& gpu_eq, const std::optional<double>& ms) {
+// The rows one (dtype, distribution, n, operator) cell writes into the accuracy, position and
+// determinism tables.
+template <class T> struct CellRowsWriter {
+  const Plan& p;
+  std::string op, dtype, dname;
+  std::int64_t n;
+  const std::vector<T>& ref;
+  const std::vector<double>& scale;
+  Rows err, pos, det;
+
+  template <class V>
+  void add(const std::string& alg, const std::string& shape, const std::vector<V>& out, const std::string& declared,
+           const std::string& gpu_eq, const std::optional<double>& ms) {
     const std::vector<T> c = scalars<T>(out);
     const Errors e = measure<T>(c, ref, scale);
-    err_rows.push_back({"scan", p.backend_name, alg, shape, op, "inclusive", dtype, dname, std::to_string(n),
-                        std::to_string(p.seed), num(e.max_ulps), num(e.mean_ulps), num(e.exact_fraction), num(e.max_rel),
-                        num(e.max_scaled), num(e.last_ulps), std::to_string(e.special), declared, gpu_eq, ms ? num(*ms) : ""});
-    for (std::size_t b = 0; b < e.bins.size(); ++b) {
-      if (e.bins[b].count == 0) continue;
-      const std::int64_t lo = std::int64_t(1) << b, hi = std::min<std::int64_t>((std::int64_t(2) << b) - 1, n);
-      pos_rows.push_back({alg, shape, op, dtype, dname, std::to_string(n), std::to_string(lo), std::to_string(hi), "ulps",
-                          num(e.bins[b].max), num(e.bins[b].sum / double(e.bins[b].count))});
-    }
-    for (std::size_t b = 0; b < e.scaled_bins.size(); ++b) {
-      if (e.scaled_bins[b].count == 0) continue;
-      const std::int64_t lo = std::int64_t(1) << b, hi = std::min<std::int64_t>((std::int64_t(2) << b) - 1, n);
-      pos_rows.push_back({alg, shape, op, dtype, dname, std::to_string(n), std::to_string(lo), std::to_string(hi),
-                          "scaled_error", num(e.scaled_bins[b].max),
-                          num(e.scaled_bins[b].sum / double(e.scaled_bins[b].count))});
-    }
-  };
-  const std::span<const V> xs(x);
-  for (const auto& alg : p.cpu_algorithms) {
-    std::vector<V> out;
-    if (alg == "cpu_serial") out = scan::serial_scan<Op>(xs, true);
-    else if (alg == "cpu_hillis_steele") out = scan::hillis_steele_scan<Op>(xs, true).out;
-    else out = scan::blelloch_scan<Op>(xs, true).out;
-    add(alg, "-", out, alg == "cpu_serial" || op == "max" ? "shape_invariant" : "run_to_run", "", std::nullopt);
+    err.push_back({"scan", p.backend_name, alg, shape, op, "inclusive", dtype, dname, std::to_string(n),
+                   std::to_string(p.seed), num(e.max_ulps), num(e.mean_ulps), num(e.exact_fraction), num(e.max_rel),
+                   num(e.max_scaled), num(e.last_ulps), std::to_string(e.special), declared, gpu_eq, ms ? num(*ms) : "",
+                   ""});
+    for (const auto* bins : {&e.bins, &e.scaled_bins})
+      for (std::size_t b = 0; b < bins->size(); ++b) {
+        if ((*bins)[b].count == 0) continue;
+        const std::int64_t lo = std::int64_t(1) << b, hi = std::min<std::int64_t>((std::int64_t(2) << b) - 1, n);
+        pos.push_back({alg, shape, op, dtype, dname, std::to_string(n), std::to_string(lo), std::to_string(hi),
+                       bins == &e.bins ? "ulps" : "scaled_error", num((*bins)[b].max),
+                       num((*bins)[b].sum / double((*bins)[b].count))});
+      }
   }
+  // A call that gave no output (a user's scan that failed): the row says why.
+  void failed(const std::string& alg, const std::string& shape, const std::string& declared, const std::string& why) {
+    err.push_back({"scan", p.backend_name, alg, shape, op, "inclusive", dtype, dname, std::to_string(n),
+                   std::to_string(p.seed), "", "", "", "", "", "", "", declared, "", "", why});
+  }
+  // One subject's class over its configurations: distinct outputs across runs of one configuration
+  // (the most over them) and across configurations. One configuration cannot show invariance.
+  void classify(const std::string& alg, int shapes, int runs, std::size_t distinct_runs, std::size_t distinct_shapes,
+                const std::string& declared, bool any_failed) {
+    const char* measured = any_failed ? "failed"
+                           : distinct_runs > 1 ? "not_deterministic"
+                           : (shapes > 1 && distinct_shapes == 1 ? "shape_invariant" : "run_to_run");
+    det.push_back({alg, op, dtype, dname, std::to_string(n), std::to_string(shapes), std::to_string(runs),
+                   std::to_string(distinct_runs), std::to_string(distinct_shapes), declared, measured});
+  }
+};
+
+// The lab's GPU scans: every shape timed, checked against the model on cuda, rerun for the count.
+template <class Op>
+void gpu_scan_rows(const Plan& p, std::span<const typename Op::Value> xs, CellRowsWriter<typename Op::Scalar>& w,
+                   long& model_mismatch) {
   const bool on_gpu = p.backend == BackendKind::cuda;
   ScanKernelInput<Op> input(p.backend, xs);
   std::unique_ptr<ScanKernelInput<Op>> on_model;  // on cuda, every output is checked against the model's
@@ -286,7 +299,7 @@ void error_cell(const Plan& p, Distribution dist, std::int64_t n, const std::vec
         gpu_eq = same ? "1" : "0";
         model_mismatch += !same;
       }
-      add(timed->name(), timed->config_label(c), r.value, declared, gpu_eq, device_ms(*timed, r));
+      w.add(timed->name(), timed->config_label(c), r.value, declared, gpu_eq, device_ms(*timed, r));
       std::set<std::uint64_t> across_runs{hash_of(r.value)};
       across_shapes.insert(hash_of(r.value));
       runs = on_gpu ? p.runs : 1;
@@ -295,16 +308,71 @@ void error_cell(const Plan& p, Distribution dist, std::int64_t n, const std::vec
     }
     if (ran_shapes == 0) continue;
     // One shape (cub) cannot show shape invariance: its library picks its own tiling.
-    const char* measured = distinct_runs > 1 ? "not_deterministic"
-                                             : (ran_shapes > 1 && across_shapes.size() == 1 ? "shape_invariant"
-                                                                                            : "run_to_run");
-    det_rows.push_back({std::string(to_string(alg)), op, dtype, dname, std::to_string(n), std::to_string(ran_shapes),
-                        std::to_string(runs), std::to_string(distinct_runs), std::to_string(across_shapes.size()),
-                        declared, measured});
+    w.classify(std::string(to_string(alg)), ran_shapes, runs, distinct_runs, across_shapes.size(), declared, false);
   }
-  t.error.insert(t.error.end(), err_rows.begin(), err_rows.end());
-  t.position.insert(t.position.end(), pos_rows.begin(), pos_rows.end());
-  t.determinism.insert(t.determinism.end(), det_rows.begin(), det_rows.end());
+}
+
+// The user's scans (+ only): each configuration run max(runs, 2) times on the host's values (a
+// user's scan has no order the lab can model, so repeated runs are the only evidence), the first
+// run's output measured; a failed call is an error row with its message, and the study goes on.
+template <class T>
+void external_scan_rows(const Plan& p, std::span<const T> xs, CellRowsWriter<T>& w) {
+  ScanKernelInput<scan::PlusOp<T>> input(BackendKind::model, xs);
+  const bool finite = std::all_of(xs.begin(), xs.end(), [](T v) { return std::isfinite(v); });
+  const int runs = std::max(p.runs, 2);
+  for (const auto& s : p.externals) {
+    const auto r = external_scan_runner<T>(s, finite);
+    const std::string declared(to_string(r->declared()));
+    std::set<std::uint64_t> across_shapes;
+    std::size_t distinct_runs = 0;
+    bool any_failed = false;
+    for (std::size_t c = 0; c < r->configs(); ++c) {
+      const auto first = r->run(c, input);
+      if (first.failed) {
+        w.failed(r->row_name(c), r->config_label(c), declared, first.note);
+        any_failed = true;
+        continue;
+      }
+      w.add(r->row_name(c), r->config_label(c), first.value, declared, "", first.ms);
+      std::set<std::uint64_t> across_runs{hash_of(first.value)};
+      for (int k = 1; k < runs; ++k) {
+        const auto again = r->run(c, input);
+        if (again.failed) {
+          w.failed(r->row_name(c), r->config_label(c), declared, again.note);
+          any_failed = true;
+          break;
+        }
+        across_runs.insert(hash_of(again.value));
+      }
+      across_shapes.insert(hash_of(first.value));
+      distinct_runs = std::max(distinct_runs, across_runs.size());
+    }
+    w.classify(s->name(), static_cast<int>(r->configs()), runs, distinct_runs, across_shapes.size(), declared,
+               any_failed);
+  }
+}
+
+// One (dtype, distribution, n, operator) cell of the accuracy and determinism tables.
+template <class Op>
+void error_cell(const Plan& p, Distribution dist, std::int64_t n, const std::vector<typename Op::Value>& x,
+                const std::vector<typename Op::Scalar>& ref, const std::vector<double>& scale, const std::string& dtype,
+                Tables& t, long& model_mismatch) {
+  using V = typename Op::Value;
+  using T = typename Op::Scalar;
+  CellRowsWriter<T> w{p, Op::name, dtype, std::string(to_string(dist)), n, ref, scale, {}, {}, {}};
+  const std::span<const V> xs(x);
+  for (const auto& alg : p.cpu_algorithms) {
+    std::vector<V> out;
+    if (alg == "cpu_serial") out = scan::serial_scan<Op>(xs, true);
+    else if (alg == "cpu_hillis_steele") out = scan::hillis_steele_scan<Op>(xs, true).out;
+    else out = scan::blelloch_scan<Op>(xs, true).out;
+    w.add(alg, "-", out, alg == "cpu_serial" || w.op == "max" ? "shape_invariant" : "run_to_run", "", std::nullopt);
+  }
+  gpu_scan_rows<Op>(p, xs, w, model_mismatch);
+  if constexpr (std::is_same_v<Op, scan::PlusOp<T>>) external_scan_rows<T>(p, xs, w);
+  t.error.insert(t.error.end(), w.err.begin(), w.err.end());
+  t.position.insert(t.position.end(), w.pos.begin(), w.pos.end());
+  t.determinism.insert(t.determinism.end(), w.det.begin(), w.det.end());
 }
 
 template <class T>
@@ -562,6 +630,9 @@ Plan make_plan(const ScanStudyOptions& o) {
   for (const auto& op : p.ops)
     if (op != "plus" && op != "segmented" && op != "max")
       throw UserError("unknown operator '" + op + "' (valid: plus, segmented, max; affine is the recurrence table)");
+  p.externals = external_scans(o.externals);
+  if (!p.externals.empty() && std::find(p.ops.begin(), p.ops.end(), "plus") == p.ops.end())
+    throw UserError("--external: the user's scans are measured on the + operator; add plus to --ops");
   if (o.algorithms.empty()) {
     p.cpu_algorithms.assign(std::begin(kCpuAlgorithms), std::end(kCpuAlgorithms));
     p.gpu_algorithms.assign(std::begin(scan::kAllGpuScans), std::end(scan::kAllGpuScans));
@@ -614,6 +685,11 @@ nlohmann::ordered_json plan_json(const Plan& p) {
   j["work_log2_max"] = p.work_log2_max;
   j["time_n"] = p.time_n;
   j["verify"] = p.verify;
+  if (!p.externals.empty()) {  // absent otherwise, so earlier runs' plans (and --resume) still match
+    nlohmann::ordered_json ext = nlohmann::ordered_json::object();
+    for (const auto& e : p.externals) ext[e->name()] = e->configs();
+    j["external"] = ext;
+  }
   return j;
 }
 
@@ -686,7 +762,8 @@ void finish_scan(Study& study, const Plan& p, const std::string& description, co
   const int ca = err.column("algorithm"), co = err.column("operator"), cd = err.column("dtype"), cm = err.column("max_ulps");
   for (const auto& r : err.rows) {
     const std::string key = fmt::format("{:<20} {:<10} {:<8}", r[std::size_t(ca)], r[std::size_t(co)], r[std::size_t(cd)]);
-    const double v = r[std::size_t(cm)] == "nan" ? 0 : std::stod(r[std::size_t(cm)]);
+    const std::string& f = r[std::size_t(cm)];
+    const double v = f == "nan" || f.empty() ? 0 : std::stod(f);  // empty: a user's scan that failed
     worst[key] = std::max(worst[key], v);
   }
   fmt::print("{:<20} {:<10} {:<8} {:>12}\n", "algorithm", "operator", "dtype", "max ulps");
@@ -767,6 +844,10 @@ void register_study_scan(CLI::App& study) {
   cmd->add_option("--reps", o->reps, "Timed launches per throughput point, median kept (default 10, quick 3)");
   cmd->add_option("--time-n", o->time_n, "n of the throughput table on cuda (default 2^26: input + output >> L2)");
   cmd->add_option("--work-log2-max", o->work_log2_max, "scan_work.csv: n = 2^k and 2^k+1 up to this k (default 20)");
+  cmd->add_option("--external", o->externals,
+                  "The user's scans, by name (registered from Python: sumlab.study.scan(subjects=...)), measured "
+                  "beside the lab's on the + operator")
+      ->delimiter(',');
   cmd->add_option("--verify", o->verify,
                   "GPU bits vs model bits before the study: full, quick or none (default quick on cuda, none on model)");
   cmd->callback([o] { run_scan_study(*o); });

@@ -327,6 +327,42 @@ class PyExternal final : public ExternalSum {
   Determinism declared_;
 };
 
+// A Python callable as a scan subject: fn(config_index, array) -> the n prefix sums as a float64
+// NumPy array (sumlab.Subject(kind="scan") converts whatever the user's scan returns).
+class PyExternalScan final : public ExternalScan {
+ public:
+  PyExternalScan(std::string name, nb::object fn, std::vector<std::string> configs, Determinism declared)
+      : name_(std::move(name)), fn_(std::move(fn)), configs_(std::move(configs)), declared_(declared) {}
+  ~PyExternalScan() override {
+    nb::gil_scoped_acquire gil;
+    fn_.reset();
+  }
+  std::string name() const override { return name_; }
+  Determinism declared() const override { return declared_; }
+  std::vector<std::string> configs() const override { return configs_; }
+  std::vector<double> run(std::size_t c, std::span<const float> x) override { return call(c, x); }
+  std::vector<double> run(std::size_t c, std::span<const double> x) override { return call(c, x); }
+
+ private:
+  template <class T> std::vector<double> call(std::size_t c, std::span<const T> x) {
+    nb::gil_scoped_acquire gil;
+    try {
+      const std::size_t shape[1] = {x.size()};
+      nb::ndarray<nb::numpy, const T, nb::ndim<1>> view(x.data(), 1, shape, nb::handle());
+      const auto out = nb::cast<nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>>(fn_(c, view));
+      return std::vector<double>(out.data(), out.data() + out.shape(0));
+    } catch (const nb::python_error& e) {
+      throw ExternalError(nb::str(e.value()).c_str());
+    } catch (const nb::cast_error&) {
+      throw ExternalError("the scan's result is not a 1-D float64 array");
+    }
+  }
+  std::string name_;
+  nb::object fn_;
+  std::vector<std::string> configs_;
+  Determinism declared_;
+};
+
 int run_cli_py(const std::vector<std::string>& args) {
   std::vector<const char*> argv{"sumlab"};
   for (const auto& a : args) argv.push_back(a.c_str());
@@ -346,6 +382,13 @@ void register_external_py(const std::string& name, nb::object fn, const std::vec
   const auto d = parse_determinism(declared);
   if (!d) throw UserError("declared must be not_deterministic, run_to_run or shape_invariant");
   register_external(std::make_shared<PyExternal>(name, std::move(fn), configs, *d));
+}
+
+void register_external_scan_py(const std::string& name, nb::object fn, const std::vector<std::string>& configs,
+                               const std::string& declared) {
+  const auto d = parse_determinism(declared);
+  if (!d) throw UserError("declared must be not_deterministic, run_to_run or shape_invariant");
+  register_external_scan(std::make_shared<PyExternalScan>(name, std::move(fn), configs, *d));
 }
 
 }  // namespace
@@ -377,6 +420,7 @@ NB_MODULE(_sumlab, m) {
   m.def("register_array", &register_array_py, "name"_a, "x"_a, "tag"_a);
   m.def("unregister_array", &unregister_array, "name"_a);
   m.def("register_external", &register_external_py, "name"_a, "fn"_a, "configs"_a, "declared"_a);
+  m.def("register_external_scan", &register_external_scan_py, "name"_a, "fn"_a, "configs"_a, "declared"_a);
   m.def("unregister_external", &unregister_external, "name"_a);
   m.def("cuda_available", [] {
     std::string why;

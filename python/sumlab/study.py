@@ -159,6 +159,39 @@ def determinism(subjects: Any = None, out: str = "runs/determinism", *, data: An
     return read_table(os.path.join(out, "determinism_classes.csv"))
 
 
+def scan(out: str = "runs/scan", *, subjects: Any = None, quick: bool = False, sizes: Optional[Sequence[Any]] = None,
+         dtypes: Optional[Sequence[str]] = None, dists: Optional[Sequence[str]] = None,
+         ops: Optional[Sequence[str]] = None, algorithms: Optional[Sequence[str]] = None,
+         runs: Optional[int] = None, backend: Optional[str] = None, force: bool = False,
+         resume: bool = False) -> list[dict]:
+    """Prefix sums against the exact ones (``sumlab study scan``): the lab's CPU and GPU scans and
+    your scans (subjects: ``sumlab.Subject(fn, kind="scan")``, measured on the + operator, each
+    configuration run max(runs, 2) times). Returns scan_error.csv's rows; scan_determinism.csv in
+    the folder has every subject's measured class."""
+    args = ["study", "scan"] + _common(out, quick, force, resume, False, backend)
+    args += _list("--sizes", sizes) + _list("--dtypes", dtypes) + _list("--dists", dists) + _list("--ops", ops)
+    args += _list("--algorithms", algorithms)
+    if runs is not None:
+        args += ["--runs", str(runs)]
+    _run(args, None, _scans(subjects))
+    return read_table(os.path.join(out, "scan_error.csv"))
+
+
+def _scans(subjects: Any) -> list:
+    """The scan study's subjects: Subjects of kind "scan", or plain callables (scans by being given here)."""
+    from .subjects import Subject
+    if subjects is None:
+        return []
+    if isinstance(subjects, Subject) or callable(subjects):
+        subjects = [subjects]
+    out = []
+    for s in subjects:
+        if isinstance(s, Subject) and s.kind != "scan":
+            raise SumlabError(f"subject '{s.name}' is a sum; the scan study takes sumlab.Subject(fn, kind='scan')")
+        out.append(s if isinstance(s, Subject) else Subject(s, kind="scan"))
+    return out
+
+
 def variance(out: str = "runs/variance", *, quick: bool = False, dtypes: Optional[Sequence[str]] = None,
              rows: Optional[int] = None, cols: Optional[int] = None, backend: Optional[str] = None,
              force: bool = False, resume: bool = False) -> list[dict]:
@@ -173,4 +206,4 @@ def variance(out: str = "runs/variance", *, quick: bool = False, dtypes: Optiona
     return read_table(os.path.join(out, "row_variance.csv"))
 
 
-__all__ = ["determinism", "error_vs_cond", "error_vs_n", "read_table", "variance"]
+__all__ = ["determinism", "error_vs_cond", "error_vs_n", "read_table", "scan", "variance"]

@@ -1,4 +1,5 @@
-"""Your reduction as a study subject: any callable that maps an array to its sum.
+"""Your reduction as a study subject: any callable that maps an array to its sum (or, with
+kind="scan", to its inclusive prefix sums: torch.cumsum, a Triton scan).
 
     >>> import torch, sumlab
     >>> subject = sumlab.Subject(lambda x, **kw: torch.sum(x),
@@ -10,7 +11,9 @@ The lab calls ``fn(prepare(x), **config)`` for each of ``configs`` (keyword sets
 shapes"), ``runs`` times each, on each input; ``prepare`` turns the lab's NumPy array into your
 framework's (once per input). A call that raises, returns something that is not one number of
 the input's dtype, returns NaN for finite input, or takes longer than ``timeout`` seconds becomes
-an error row with its message, and the study goes on.
+an error row with its message, and the study goes on. A scan (kind="scan") returns n values, each
+of the input's dtype (any 1-D array: NumPy, PyTorch, CuPy, JAX; brought to the host), and goes to
+``sumlab.study.scan``.
 """
 from __future__ import annotations
 
@@ -41,6 +44,19 @@ def _scalar(value: Any) -> float:
         raise TypeError(f"returned {type(value).__name__}, not a number") from e
 
 
+def _prefix(value: Any, n: int) -> Any:
+    """A scan's n outputs as a float64 NumPy array (a device array is brought to the host)."""
+    import numpy as np
+    if hasattr(value, "detach"):  # torch
+        value = value.detach().cpu().numpy()
+    elif hasattr(value, "get") and type(value).__module__.startswith("cupy"):
+        value = value.get()
+    a = np.asarray(value)
+    if a.ndim != 1 or a.shape[0] != n:
+        raise TypeError(f"returned an array of shape {tuple(a.shape)}, not ({n},)")
+    return np.ascontiguousarray(a, dtype=np.float64)
+
+
 class Subject:
     """A reduction the lab measures like its own algorithms (never modelled).
 
@@ -48,12 +64,16 @@ class Subject:
     (default: fn's name). configs: a list of keyword dicts, the subject's configurations (default
     [{}]). declared: the determinism the subject promises ('not_deterministic', 'run_to_run' or
     'shape_invariant'; default: nothing promised). prepare: the lab's NumPy array -> your input
-    (default: the array itself). timeout: seconds one call may take.
+    (default: the array itself). timeout: seconds one call may take. kind: "sum" (fn returns one
+    number) or "scan" (fn returns the n inclusive prefix sums).
     """
 
     def __init__(self, fn: Callable[..., Any], *, name: Optional[str] = None,
                  configs: Optional[Sequence[dict]] = None, declared: str = "not_deterministic",
-                 prepare: Optional[Callable[[Any], Any]] = None, timeout: float = 120.0):
+                 prepare: Optional[Callable[[Any], Any]] = None, timeout: float = 120.0, kind: str = "sum"):
+        if kind not in ("sum", "scan"):
+            raise ValueError("kind must be 'sum' or 'scan'")
+        self.kind = kind
         self.fn = fn
         self.name = name or getattr(fn, "__name__", "subject")
         if self.name == "<lambda>":
@@ -78,15 +98,17 @@ class Subject:
             self._cache_key = key
         return self._cache_value
 
-    def __call__(self, config: int, view: Any) -> float:
-        """The lab's entry point: one call of configuration `config` on the lab's array."""
+    def __call__(self, config: int, view: Any) -> Any:
+        """The lab's entry point: one call of configuration `config` on the lab's array (a float, or
+        for a scan the prefix sums as float64)."""
         x = self._prepared(view)
         kwargs = self.configs[config]
         box: dict = {}
 
         def call() -> None:
             try:
-                box["value"] = _scalar(self.fn(x, **kwargs))
+                result = self.fn(x, **kwargs)
+                box["value"] = _prefix(result, view.size) if self.kind == "scan" else _scalar(result)
             except BaseException as e:  # reported as the subject's failure, never raised into the lab
                 box["error"] = e
 
@@ -103,7 +125,8 @@ class Subject:
     def register(self, lab: Any, taken: set) -> str:
         """Registers with the lab under a name no other subject of the study has (returned)."""
         name = self.name if self.name not in taken else f"{self.name}_{next(_ids)}"
-        lab.register_external(name, self, self.labels, self.declared)
+        register = lab.register_external_scan if self.kind == "scan" else lab.register_external
+        register(name, self, self.labels, self.declared)
         taken.add(name)
         return name
 

@@ -106,3 +106,53 @@ def test_subjects_in_the_accuracy_studies(tmp_path):
 def test_two_configurations_with_the_same_label_are_refused():
     with pytest.raises(ValueError):
         sumlab.Subject(np.sum, configs=[{"a": 1}, {"a": 1}])
+
+
+def racing_scan(x, threads=8):
+    """A scan whose chunk carries are added in whatever order the threads finish: each chunk's
+    local prefix sums get the running total of the chunks that finished before it."""
+    chunks = np.array_split(np.asarray(x, dtype=np.float32), threads)
+    local = [np.cumsum(c, dtype=np.float32) for c in chunks]
+    out = [None] * threads
+    carry = [np.float32(0)]
+    lock = threading.Lock()
+
+    def work(i):
+        time.sleep(random.random() * 0.002)
+        with lock:
+            out[i] = (local[i] + carry[0]).astype(np.float32)
+            if len(local[i]):
+                carry[0] = np.float32(carry[0] + local[i][-1])
+
+    ts = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return np.concatenate(out)
+
+
+def test_user_scans_in_the_scan_study(tmp_path):
+    """numpy.cumsum is the serial scan (its bits, shape-invariant over its configurations), a racing
+    scan is not deterministic, and a broken one is an error row while the study goes on."""
+    subjects = [sumlab.Subject(lambda x, **_: np.cumsum(x, dtype=x.dtype), name="np_cumsum",
+                               configs=[{"a": 1}, {"a": 2}], declared="shape_invariant", kind="scan"),
+                sumlab.Subject(racing_scan, configs=[{"threads": 4}, {"threads": 8}], kind="scan"),
+                sumlab.Subject(lambda x: x[:3], name="short_scan", kind="scan"),
+                lambda x: np.cumsum(x, dtype=np.float64)]  # float64 outputs of float32 data: not float32 values
+    out = tmp_path / "scan"
+    rows = sumlab.study.scan(str(out), subjects=subjects, quick=True, dtypes=["float32"], dists=["uniform"],
+                             ops=["plus"], algorithms=["cpu_serial"], runs=10, backend="model")
+    errors = {(r["algorithm"], r["n"]): r for r in rows}
+    for n in (1000, 4097):
+        assert errors[("np_cumsum[a=1]", n)]["max_ulps"] == errors[("cpu_serial", n)]["max_ulps"]
+        assert errors[("short_scan", n)]["note"] == "TypeError: returned an array of shape (3,), not (" + str(n) + ",)"
+    with open(out / "scan_determinism.csv", newline="") as f:
+        det = {(r["algorithm"], r["n"]): r for r in csv.DictReader(f)}
+    assert det[("np_cumsum", "4097")]["measured"] == "shape_invariant"
+    assert det[("racing_scan", "4097")]["measured"] == "not_deterministic"
+    assert det[("short_scan", "4097")]["measured"] == "failed"
+    failed = [r for r in rows if r["algorithm"].startswith("subject") and r["note"]]
+    assert failed and "not a float32 value" in failed[0]["note"]
+    with pytest.raises(sumlab.SumlabError, match="is a sum"):
+        sumlab.study.scan(str(tmp_path / "s2"), subjects=sumlab.Subject(exact_sum), quick=True, backend="model")
