@@ -289,78 +289,72 @@ std::string kernels_json() {
   return out.dump();
 }
 
-// A Python callable as a study subject: fn(config_index, array) -> the sum as a float. The lab calls
-// it with the GIL released elsewhere, so each call takes the GIL back.
-class PyExternal final : public ExternalSum {
+// A Python callable as a study subject, of the lab's interface Base (ExternalSum, ExternalScan):
+// the name, configurations and promise it was registered with, and the callable. The lab calls it
+// with the GIL released elsewhere, so each call takes the GIL back; so does the destructor.
+template <class Base> class PySubject : public Base {
  public:
-  PyExternal(std::string name, nb::object fn, std::vector<std::string> configs, Determinism declared)
+  PySubject(std::string name, nb::object fn, std::vector<std::string> configs, Determinism declared)
       : name_(std::move(name)), fn_(std::move(fn)), configs_(std::move(configs)), declared_(declared) {}
-  ~PyExternal() override {
+  ~PySubject() override {
     nb::gil_scoped_acquire gil;
     fn_.reset();
   }
   std::string name() const override { return name_; }
   Determinism declared() const override { return declared_; }
   std::vector<std::string> configs() const override { return configs_; }
-  double run(std::size_t c, std::span<const float> x) override { return call(c, x); }
-  double run(std::size_t c, std::span<const double> x) override { return call(c, x); }
 
- private:
-  template <class T> double call(std::size_t c, std::span<const T> x) {
+ protected:
+  // fn(c, a read-only NumPy view of the lab's copy, valid for the call only) as R; the exception's
+  // own message (sumlab.Subject puts the type in front), not the traceback through the lab's frames.
+  template <class R, class T> R call(std::size_t c, std::span<const T> x, const char* not_r) {
     nb::gil_scoped_acquire gil;
     try {
-      // A read-only NumPy view of the lab's copy: valid for the call only.
       const std::size_t shape[1] = {x.size()};
       nb::ndarray<nb::numpy, const T, nb::ndim<1>> view(x.data(), 1, shape, nb::handle());
-      return nb::cast<double>(fn_(c, view));
+      return nb::cast<R>(fn_(c, view));
     } catch (const nb::python_error& e) {
-      // The exception's own message (sumlab.Subject puts the type in front), not the traceback
-      // through the lab's frames.
       throw ExternalError(nb::str(e.value()).c_str());
     } catch (const nb::cast_error&) {
-      throw ExternalError("the subject's result is not a number");
+      throw ExternalError(not_r);
     }
   }
+
+ private:
   std::string name_;
   nb::object fn_;
   std::vector<std::string> configs_;
   Determinism declared_;
 };
 
-// A Python callable as a scan subject: fn(config_index, array) -> the n prefix sums as a float64
-// NumPy array (sumlab.Subject(kind="scan") converts whatever the user's scan returns).
-class PyExternalScan final : public ExternalScan {
+// A sum: fn(config_index, array) -> the sum as a float.
+class PyExternal final : public PySubject<ExternalSum> {
  public:
-  PyExternalScan(std::string name, nb::object fn, std::vector<std::string> configs, Determinism declared)
-      : name_(std::move(name)), fn_(std::move(fn)), configs_(std::move(configs)), declared_(declared) {}
-  ~PyExternalScan() override {
-    nb::gil_scoped_acquire gil;
-    fn_.reset();
-  }
-  std::string name() const override { return name_; }
-  Determinism declared() const override { return declared_; }
-  std::vector<std::string> configs() const override { return configs_; }
-  std::vector<double> run(std::size_t c, std::span<const float> x) override { return call(c, x); }
-  std::vector<double> run(std::size_t c, std::span<const double> x) override { return call(c, x); }
+  using PySubject::PySubject;
+  double run(std::size_t c, std::span<const float> x) override { return sum(c, x); }
+  double run(std::size_t c, std::span<const double> x) override { return sum(c, x); }
 
  private:
-  template <class T> std::vector<double> call(std::size_t c, std::span<const T> x) {
-    nb::gil_scoped_acquire gil;
-    try {
-      const std::size_t shape[1] = {x.size()};
-      nb::ndarray<nb::numpy, const T, nb::ndim<1>> view(x.data(), 1, shape, nb::handle());
-      const auto out = nb::cast<nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>>(fn_(c, view));
-      return std::vector<double>(out.data(), out.data() + out.shape(0));
-    } catch (const nb::python_error& e) {
-      throw ExternalError(nb::str(e.value()).c_str());
-    } catch (const nb::cast_error&) {
-      throw ExternalError("the scan's result is not a 1-D float64 array");
-    }
+  template <class T> double sum(std::size_t c, std::span<const T> x) {
+    return call<double>(c, x, "the subject's result is not a number");
   }
-  std::string name_;
-  nb::object fn_;
-  std::vector<std::string> configs_;
-  Determinism declared_;
+};
+
+// A scan: fn(config_index, array) -> the n prefix sums as a float64 NumPy array
+// (sumlab.Subject(kind="scan") converts whatever the user's scan returns).
+class PyExternalScan final : public PySubject<ExternalScan> {
+ public:
+  using PySubject::PySubject;
+  std::vector<double> run(std::size_t c, std::span<const float> x) override { return prefix(c, x); }
+  std::vector<double> run(std::size_t c, std::span<const double> x) override { return prefix(c, x); }
+
+ private:
+  using Prefix = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+  template <class T> std::vector<double> prefix(std::size_t c, std::span<const T> x) {
+    nb::gil_scoped_acquire gil;  // the array's lifetime is Python's
+    const Prefix out = call<Prefix>(c, x, "the scan's result is not a 1-D float64 array");
+    return std::vector<double>(out.data(), out.data() + out.shape(0));
+  }
 };
 
 int run_cli_py(const std::vector<std::string>& args) {
