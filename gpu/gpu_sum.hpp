@@ -69,7 +69,7 @@ GpuSumResult<T> gpu_sum(GpuKernel k, const LaunchShape& s, std::span<const T> ho
 // code (the same bits as gpu_sum), nothing is copied to the host and nothing waits, so a caller that
 // sums again and again pays the kernel's time, not a round trip. Returns "" once launched, else
 // why not (a shape gpu_exact refuses, no device, a launch failure). Not for concurrent use from
-// several host threads (its totals are one buffer per dtype).
+// several host threads (its totals are one buffer per device and dtype).
 template <class T> std::string gpu_exact_into(const T* d_in, std::int64_t n, T* d_out, const LaunchShape& s);
 
 }  // namespace sumlab::gpu

@@ -5,6 +5,9 @@
 // are the CPU's by construction, for every shape and n). exact_into leaves the sum on the device:
 // one thread rounds the totals with the same code, and nothing waits.
 
+#include <map>
+#include <utility>
+
 #include "core/exact_sum.hpp"
 #include "gpu/device/dispatch.cuh"
 #include "gpu/device/kernels/exact_kernel.cuh"
@@ -32,17 +35,21 @@ LaunchOutcome<T> dispatch_exact(const LaunchShape& s, const LaunchInputs<T>& in,
   return r;
 }
 
-// The sets of exact_into: its own, kept between calls in their reset state (the round kernel
-// restores it), so a sum needs no host copy before or after it.
+// The sets of exact_into: its own, one pair per device, kept between calls in their reset state
+// (the round kernel restores it), so a sum needs no host copy before or after it.
 template <class T> const ExactBuffers& resident_sets() {
-  static DeviceBytes mem;
-  static ExactBuffers sets;
-  if (!sets.sets) {
-    mem = DeviceBytes(2 * sizeof(unsigned long long) * exact_set_words<T>, "gpu_exact's totals");
+  int device = 0;
+  SUMLAB_CUDA_CHECK(cudaGetDevice(&device));
+  static std::map<int, std::pair<DeviceBytes, ExactBuffers>> per_device;
+  auto it = per_device.find(device);
+  if (it == per_device.end()) {
+    DeviceBytes mem(2 * sizeof(unsigned long long) * exact_set_words<T>, "gpu_exact's totals");
+    ExactBuffers sets;
     sets.sets = mem.as<unsigned long long>();
     exact_reset_sets<T>(sets);
+    it = per_device.emplace(device, std::make_pair(std::move(mem), sets)).first;
   }
-  return sets;
+  return it->second.second;
 }
 
 template <class T> void exact_into(const LaunchShape& s, const T* d_in, std::int64_t n, T* d_out) {
