@@ -116,24 +116,23 @@ template <class T, class Call> ExternalOutcome<T> measure_call(Call&& call, bool
     return o;
   }
   o.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  // The value must be one of T's: a wider result (a float64 sum of float32 data) is another
-  // subject than the one measured in T, and rounding it here would hide what it computed.
-  if (std::isnan(v) && input_finite) {
-    o.error = "returned NaN for an input of finite values";
-    return o;
-  }
-  const T t = static_cast<T>(v);
-  if (!std::isnan(v) && static_cast<double>(t) != v) {
-    o.error = fmt::format("returned {}, which is not a {} value: return the sum in the input's dtype",
-                          v, FloatTraits<T>::dtype);
-    return o;
-  }
-  o.ok = true;
-  o.value = t;
+  o.error = result_error<T>(v, input_finite);
+  o.ok = o.error.empty();
+  if (o.ok) o.value = static_cast<T>(v);
   return o;
 }
 
 }  // namespace
+
+template <class T> std::string result_error(double v, bool input_finite) {
+  if (std::isnan(v)) return input_finite ? "returned NaN for an input of finite values" : "";
+  if (static_cast<double>(static_cast<T>(v)) != v)
+    return fmt::format("returned {}, which is not a {} value: return values of the input's dtype", v,
+                       FloatTraits<T>::dtype);
+  return "";
+}
+template std::string result_error<float>(double, bool);
+template std::string result_error<double>(double, bool);
 
 template <class T>
 ExternalOutcome<T> run_external(ExternalSum& s, std::size_t config, std::span<const T> x, bool input_finite) {

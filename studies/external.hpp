@@ -78,6 +78,11 @@ std::string config_name(const std::string& name, const std::string& label);
 // The subjects named, in order; UserError for an unknown name (listing the known ones).
 std::vector<std::shared_ptr<ExternalSum>> externals(const std::vector<std::string>& names);
 
+// Why v cannot stand as one of a subject's results in T (empty when it can): NaN for an input of
+// finite values, or a value that is not one of T's (a wider result is another subject than the one
+// measured in T, and rounding it here would hide what it computed).
+template <class T> std::string result_error(double v, bool input_finite);
+
 // One measured call of an external subject: its value in T, or the error that replaced it.
 template <class T> struct ExternalOutcome {
   bool ok = false;

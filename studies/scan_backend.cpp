@@ -3,11 +3,9 @@
 #include <fmt/format.h>
 
 #include <chrono>
-#include <cmath>
 #include <stdexcept>
 #include <utility>
 
-#include "core/float_traits.hpp"
 #include "core/scan/scan_model.hpp"
 #include "core/scan/scan_ops.hpp"
 #include "studies/commands.hpp"
@@ -131,11 +129,9 @@ template <class T> class ExternalScanRunner final : public ScanRunner<scan::Plus
         throw ExternalError(fmt::format("returned {} values for {} inputs", r.size(), in.size()));
       o.value.resize(r.size());
       for (std::size_t i = 0; i < r.size(); ++i) {
-        const T v = static_cast<T>(r[i]);
-        if (std::isnan(r[i]) && finite_) throw ExternalError(fmt::format("returned NaN at {} for finite input", i));
-        if (!std::isnan(r[i]) && static_cast<double>(v) != r[i])
-          throw ExternalError(fmt::format("output {} ({}) is not a {} value", i, r[i], FloatTraits<T>::dtype));
-        o.value[i] = v;
+        if (const std::string why = result_error<T>(r[i], finite_); !why.empty())
+          throw ExternalError(fmt::format("output {} {}", i, why));
+        o.value[i] = static_cast<T>(r[i]);
       }
       o.has_value = true;
     } catch (const std::exception& e) {
