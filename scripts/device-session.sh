@@ -10,8 +10,9 @@
 #   5. the golden bits of data/golden re-checked                           -> golden.log
 #   6. the CUDA example plugin: bench against CUB, determinism             -> plugin-bench/, plugin-determinism/
 #      what the Python face adds (bench/python_overhead.py)               -> python_overhead.log/.json
-#   7. examples/framework_reductions.py, each framework alone, then all,
-#      sumlab's kernels beside them (SUMLAB_FW_RUNS, _SIZES, _SECONDS, _PROBES) -> frameworks/
+#   7. examples/cuda_kernel_subject.py (a CuPy kernel as a subject)       -> my-kernel/
+#      examples/framework_reductions.py, each framework alone, then all, in every study,
+#      sumlab's kernels beside them (SUMLAB_FW_RUNS, _SIZES, _LOG2_MAX, _SECONDS, _PROBES) -> frameworks/
 #   8. SUMLAB_DETERMINISM=1: the canonical determinism run                 -> determinism/
 #   9. the rest of the test suite, with a GPU present (SUMLAB_SKIP_REST skips) -> ctest_rest.log
 # Usage: scripts/device-stamp.sh here, then (device tool, carry .debs): OUT=$OUT SUMLAB_DEBS=.debs scripts/device-session.sh
@@ -67,16 +68,19 @@ step "$L/plugin_determinism.log" "$(limit 60 120)" "$BIN" study determinism --ba
   --vectors 4 --mappings grid_stride --plugin "$PLUGIN" --out "$OUT/plugin-determinism"
 step "$L/python_overhead.log" "$(limit 90 100)" env PYTHONPATH=build/cuda/python python3 bench/python_overhead.py \
   --binary "$BIN" --json "$L/python_overhead.json"
+step "$L/cuda_kernel_subject.log" "$(limit 60 100)" env PYTHONPATH=build/cuda/python python3 \
+  examples/cuda_kernel_subject.py --out "$OUT/my-kernel" --runs 20
 # Each framework alone first (a crash names its culprit; faulthandler prints the Python stack),
 # then all of them into one pair of run folders.
 # SUMLAB_FW_PROBES=0 skips the probes (when the frameworks are known to load together).
 [ "${SUMLAB_FW_PROBES:-1}" = 0 ] || for fw in torch cupy jax; do
   step "$L/frameworks-$fw.log" "$(limit 40 100)" env PYTHONPATH=build/cuda/python python3 -X faulthandler \
-    examples/framework_reductions.py --frameworks $fw --out "$OUT/probe-$fw" --runs 3 --sizes 2^20 --log2-max 16
+    examples/framework_reductions.py --frameworks $fw --out "$OUT/probe-$fw" --runs 3 --sizes 2^20 --log2-max 16 \
+    --scan-sizes 2^16 --studies determinism,scan
 done
 step "$L/frameworks.log" "$(limit "${SUMLAB_FW_SECONDS:-120}" 60)" env PYTHONPATH=build/cuda/python python3 -X faulthandler \
   examples/framework_reductions.py --out "$OUT/frameworks" --runs "${SUMLAB_FW_RUNS:-10}" \
-  --sizes "${SUMLAB_FW_SIZES:-2^20,2^24}"
+  --sizes "${SUMLAB_FW_SIZES:-2^20,2^24}" --log2-max "${SUMLAB_FW_LOG2_MAX:-24}"
 # The canonical determinism run (data/h200/determinism), when asked for.
 if [ -n "${SUMLAB_DETERMINISM:-}" ]; then
   step "$L/determinism.log" "$(limit 240 15)" "$BIN" study determinism --backend cuda --out "$OUT/determinism" \
@@ -85,7 +89,7 @@ fi
 [ -z "${SUMLAB_SKIP_REST:-}" ] && step "$L/ctest_rest.log" "$(limit 200 10)" ctest --test-dir build/cuda -LE gpu --output-on-failure -j8 --timeout 150
 
 say "packing"
-(cd "$OUT" && tar -czf session.tar.gz logs $(ls -d frameworks probe-* golden determinism plugin-* 2>/dev/null))
+(cd "$OUT" && tar -czf session.tar.gz logs $(ls -d frameworks probe-* golden determinism plugin-* my-kernel 2>/dev/null))
 find "$OUT" -mindepth 1 -maxdepth 1 ! -name session.tar.gz -exec rm -rf {} +
 for f in "$L"/*.log; do echo "== $(basename "$f"): $(grep -E '^# (build )?exit status' "$f" | tail -1)"; done
 say "done"

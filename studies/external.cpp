@@ -19,10 +19,14 @@ std::map<std::string, std::shared_ptr<ExternalSum>>& registry() {
   static std::map<std::string, std::shared_ptr<ExternalSum>> r;
   return r;
 }
-std::map<std::string, std::shared_ptr<ExternalScan>>& scan_registry() {
-  static std::map<std::string, std::shared_ptr<ExternalScan>> r;
+std::map<std::string, std::shared_ptr<ExternalArray>>& array_registry() {
+  static std::map<std::string, std::shared_ptr<ExternalArray>> r;
   return r;
 }
+
+constexpr std::pair<ArrayKind, std::string_view> kArrayKinds[] = {
+    {ArrayKind::scan, "scan"},       {ArrayKind::variance, "variance"},         {ArrayKind::layer_norm, "layer_norm"},
+    {ArrayKind::softmax, "softmax"}, {ArrayKind::segment_sums, "segment_sums"}};
 
 template <class Map> std::string names_in(const Map& m) {
   std::string known;
@@ -37,26 +41,44 @@ void register_external(std::shared_ptr<ExternalSum> s) {
   registry()[s->name()] = std::move(s);
 }
 
-void register_external_scan(std::shared_ptr<ExternalScan> s) {
+std::string_view to_string(ArrayKind k) {
+  for (const auto& [kind, name] : kArrayKinds)
+    if (kind == k) return name;
+  return "?";
+}
+
+std::optional<ArrayKind> parse_array_kind(std::string_view s) {
+  for (const auto& [kind, name] : kArrayKinds)
+    if (name == s) return kind;
+  return std::nullopt;
+}
+
+void register_external_array(std::shared_ptr<ExternalArray> s) {
   const std::lock_guard<std::mutex> lock(registry_mutex);
-  scan_registry()[s->name()] = std::move(s);
+  array_registry()[s->name()] = std::move(s);
 }
 
 void unregister_external(const std::string& name) {
   const std::lock_guard<std::mutex> lock(registry_mutex);
   registry().erase(name);
-  scan_registry().erase(name);
+  array_registry().erase(name);
 }
 
-std::vector<std::shared_ptr<ExternalScan>> external_scans(const std::vector<std::string>& names) {
+std::vector<std::shared_ptr<ExternalArray>> external_arrays(const std::vector<std::string>& names,
+                                                            std::initializer_list<ArrayKind> kinds,
+                                                            std::string_view study) {
   const std::lock_guard<std::mutex> lock(registry_mutex);
-  std::vector<std::shared_ptr<ExternalScan>> out;
+  std::string wanted, known;
+  for (ArrayKind k : kinds) wanted += (wanted.empty() ? "" : " or ") + std::string(to_string(k));
+  for (const auto& [name, s] : array_registry())
+    if (std::find(kinds.begin(), kinds.end(), s->kind()) != kinds.end()) known += (known.empty() ? "" : ", ") + name;
+  std::vector<std::shared_ptr<ExternalArray>> out;
   for (const auto& n : names) {
-    const auto it = scan_registry().find(n);
-    if (it == scan_registry().end())
-      throw UserError(fmt::format("--external '{}' is not a scan this process knows (known: {}); register it from "
-                                  "Python (sumlab.study.scan(subjects=sumlab.Subject(fn, kind='scan')))",
-                                  n, names_in(scan_registry())));
+    const auto it = array_registry().find(n);
+    if (it == array_registry().end() || std::find(kinds.begin(), kinds.end(), it->second->kind()) == kinds.end())
+      throw UserError(fmt::format("--external '{}' is not a {} subject this process knows for the {} study (known: "
+                                  "{}); register it from Python (sumlab.Subject(fn, kind=...))",
+                                  n, wanted, study, known.empty() ? "none" : known));
     out.push_back(it->second);
   }
   return out;
@@ -133,6 +155,38 @@ template <class T> std::string result_error(double v, bool input_finite) {
 }
 template std::string result_error<float>(double, bool);
 template std::string result_error<double>(double, bool);
+
+template <class T>
+Outcome<std::vector<T>> run_external_array(ExternalArray& s, std::size_t config, const ExternalData& x,
+                                           std::size_t count, bool input_finite) {
+  Outcome<std::vector<T>> o;
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    const std::vector<double> r = s.run(config, x);
+    o.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (r.size() != count) throw ExternalError(fmt::format("returned {} values where {} were due", r.size(), count));
+    o.value.resize(count);
+    for (std::size_t i = 0; i < count; ++i) {
+      if (const std::string why = result_error<T>(r[i], input_finite); !why.empty())
+        throw ExternalError(fmt::format("output {} {}", i, why));
+      o.value[i] = static_cast<T>(r[i]);
+    }
+    o.has_value = true;
+  } catch (const std::exception& e) {
+    o.failed = true;
+    o.value.clear();
+    o.note = e.what();
+  } catch (...) {
+    o.failed = true;
+    o.value.clear();
+    o.note = "the subject threw something that is not an exception";
+  }
+  return o;
+}
+template Outcome<std::vector<float>> run_external_array<float>(ExternalArray&, std::size_t, const ExternalData&,
+                                                               std::size_t, bool);
+template Outcome<std::vector<double>> run_external_array<double>(ExternalArray&, std::size_t, const ExternalData&,
+                                                                 std::size_t, bool);
 
 template <class T>
 ExternalOutcome<T> run_external(ExternalSum& s, std::size_t config, std::span<const T> x, bool input_finite) {

@@ -10,7 +10,10 @@
 // message, and the study goes on. (A call that hangs is the caller's to bound: the Python package
 // runs each call under a timeout.)
 #include <cstddef>
+#include <cstdint>
+#include <initializer_list>
 #include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -19,6 +22,7 @@
 
 #include "core/determinism.hpp"
 #include "studies/backend.hpp"
+#include "studies/family_runner.hpp"
 
 namespace sumlab {
 
@@ -48,29 +52,55 @@ class ExternalSum {
   virtual double run_device(std::size_t config, const double* d_x, std::size_t n);
 };
 
-// A scan the user brings (torch.cumsum, a Triton kernel, anything that maps x to its n inclusive
-// prefix sums): each output a value of x's dtype, held in a double. `sumlab study scan --external`
-// measures it beside the lab's own scans, with the same error and determinism columns.
-class ExternalScan {
+// What a user's array-valued reduction computes, and so which study measures it:
+//   scan          the n inclusive prefix sums of x (torch.cumsum, a Triton scan): `study scan`;
+//   variance      the population variance of each row of a rows x cols matrix (torch.var with
+//                 correction=0): `study variance`, beside the lab's moment kernels;
+//   layer_norm    each row normalised, (x - mean) / sqrt(variance + 1e-5), rows x cols values
+//                 (torch.nn.functional.layer_norm without weights): `study variance`;
+//   softmax       each row's probabilities, rows x cols values: `study variance`'s softmax table;
+//   segment_sums  one sum per segment of x (torch.index_add_, scatter_add_, segment_sum):
+//                 `study segmented`.
+enum class ArrayKind { scan, variance, layer_norm, softmax, segment_sums };
+std::string_view to_string(ArrayKind k);
+std::optional<ArrayKind> parse_array_kind(std::string_view s);
+
+// The data of one call, row-major: `dtype` is "float32", "float64" or "bfloat16" (the raw 16-bit
+// patterns); `shape` is {n} or {rows, cols}; `offsets` (segment sums only) the segments'
+// boundaries, segments + 1 values from 0 to n.
+struct ExternalData {
+  std::string_view dtype;
+  const void* data = nullptr;
+  std::vector<std::int64_t> shape;
+  std::span<const std::int64_t> offsets;
+};
+
+// A reduction the user brings whose result is an array (its length follows from the kind and the
+// data: n, rows, rows x cols or segments), each value one of the result type's (the input's dtype;
+// float for bfloat16 rows) held in a double.
+class ExternalArray {
  public:
-  virtual ~ExternalScan() = default;
+  virtual ~ExternalArray() = default;
   virtual std::string name() const = 0;
+  virtual ArrayKind kind() const = 0;
   virtual Determinism declared() const { return Determinism::not_deterministic; }
   virtual std::vector<std::string> configs() const { return {""}; }
   // Throws (anything) on failure.
-  virtual std::vector<double> run(std::size_t config, std::span<const float> x) = 0;
-  virtual std::vector<double> run(std::size_t config, std::span<const double> x) = 0;
+  virtual std::vector<double> run(std::size_t config, const ExternalData& x) = 0;
 };
 
 // The subjects a process knows by name (registered by the Python package, or loaded from a
-// plugin by --plugin): `--external NAME` in a study names one of them. Sums and scans are known
-// apart: a sum study finds only sums, the scan study only scans.
+// plugin by --plugin): `--external NAME` in a study names one of them. Sums and array-valued
+// subjects are known apart: a sum study finds only sums, the other studies only their kinds.
 void register_external(std::shared_ptr<ExternalSum> s);
-void register_external_scan(std::shared_ptr<ExternalScan> s);
-// Forgets a sum or a scan of that name.
+void register_external_array(std::shared_ptr<ExternalArray> s);
+// Forgets a subject of that name.
 void unregister_external(const std::string& name);
-// The scans named, in order; UserError for an unknown name (listing the known scans).
-std::vector<std::shared_ptr<ExternalScan>> external_scans(const std::vector<std::string>& names);
+// The array-valued subjects named, in order; UserError for an unknown name or one of a kind the
+// study does not take (`study` names the study in the message).
+std::vector<std::shared_ptr<ExternalArray>> external_arrays(const std::vector<std::string>& names,
+                                                            std::initializer_list<ArrayKind> kinds,
+                                                            std::string_view study);
 // nullptr when no subject has that name.
 std::shared_ptr<ExternalSum> find_external(const std::string& name);
 // The name of a configuration's rows: name[label], or name for the one unnamed configuration.
@@ -82,6 +112,13 @@ std::vector<std::shared_ptr<ExternalSum>> externals(const std::vector<std::strin
 // finite values, or a value that is not one of T's (a wider result is another subject than the one
 // measured in T, and rounding it here would hide what it computed).
 template <class T> std::string result_error(double v, bool input_finite);
+
+// One timed call of an array-valued subject, checked: `count` values of T (input_finite: a NaN is
+// the subject's failure), or failed with the message (the call threw, returned another length, NaN
+// for finite input, or a value that is not one of T's).
+template <class T>
+Outcome<std::vector<T>> run_external_array(ExternalArray& s, std::size_t config, const ExternalData& x,
+                                           std::size_t count, bool input_finite);
 
 // One measured call of an external subject: its value in T, or the error that replaced it.
 template <class T> struct ExternalOutcome {

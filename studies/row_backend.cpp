@@ -71,6 +71,9 @@ RowKernelInput<In>::RowKernelInput(BackendKind kind, std::span<const In> x, std:
 template <class In> RowKernelInput<In>::~RowKernelInput() = default;
 
 template <class In> BackendKind RowKernelInput<In>::backend() const { return impl_->kind; }
+template <class In> std::span<const In> RowKernelInput<In>::host() const { return impl_->x; }
+template <class In> std::int64_t RowKernelInput<In>::rows() const { return impl_->rows; }
+template <class In> std::int64_t RowKernelInput<In>::cols() const { return impl_->cols; }
 
 template <class In>
 Outcome<row_reduce::RowOutputs<typename RowKernelInput<In>::Acc>> RowKernelInput<In>::run(RowKernel k, const RowShape& s,
@@ -135,7 +138,45 @@ template <class In> class RowKernelRunner final : public RowRunner<In> {
   int reps_;
 };
 
+template <class In> class ExternalRowRunner final : public RowRunner<In> {
+ public:
+  using Acc = row_reduce::row_acc_t<In>;
+  ExternalRowRunner(std::shared_ptr<ExternalArray> s, bool finite) : s_(std::move(s)), labels_(s_->configs()), finite_(finite) {}
+  RunnerKind kind() const override { return RunnerKind::external; }
+  std::string name() const override { return s_->name(); }
+  Determinism declared() const override { return s_->declared(); }
+  std::size_t configs() const override { return labels_.size(); }
+  std::string row_name(std::size_t c) const override { return config_name(s_->name(), labels_[c]); }
+  std::string config_label(std::size_t c) const override { return labels_[c].empty() ? "default" : labels_[c]; }
+  Outcome<row_reduce::RowOutputs<Acc>> run(std::size_t c, RowKernelInput<In>& x) override {
+    const bool per_row = s_->kind() == ArrayKind::variance;
+    const ExternalData d{row_reduce::RowInput<In>::dtype, x.host().data(), {x.rows(), x.cols()}, {}};
+    const auto count = static_cast<std::size_t>(per_row ? x.rows() : x.rows() * x.cols());
+    auto r = run_external_array<Acc>(*s_, c, d, count, finite_);
+    Outcome<row_reduce::RowOutputs<Acc>> o;
+    o.has_value = r.has_value;
+    o.failed = r.failed;
+    o.ms = r.ms;
+    o.note = std::move(r.note);
+    (per_row ? o.value.variance : o.value.out) = std::move(r.value);
+    return o;
+  }
+
+ private:
+  std::shared_ptr<ExternalArray> s_;
+  std::vector<std::string> labels_;
+  bool finite_;
+};
+
 }  // namespace
+
+template <class In>
+std::unique_ptr<RowRunner<In>> external_row_runner(std::shared_ptr<ExternalArray> s, bool input_finite) {
+  const ArrayKind k = s->kind();
+  if (k != ArrayKind::variance && k != ArrayKind::layer_norm && k != ArrayKind::softmax)
+    throw std::logic_error(s->name() + " is not a row subject");
+  return std::make_unique<ExternalRowRunner<In>>(std::move(s), input_finite);
+}
 
 template <class In>
 std::unique_ptr<RowRunner<In>> row_runner(RowKernel k, BackendKind backend, std::vector<RowShape> shapes, bool want_out,
@@ -145,7 +186,8 @@ std::unique_ptr<RowRunner<In>> row_runner(RowKernel k, BackendKind backend, std:
 
 #define SUMLAB_ROWS(In)                                                                                           \
   template class RowKernelInput<In>;                                                                              \
-  template std::unique_ptr<RowRunner<In>> row_runner<In>(RowKernel, BackendKind, std::vector<RowShape>, bool, int);
+  template std::unique_ptr<RowRunner<In>> row_runner<In>(RowKernel, BackendKind, std::vector<RowShape>, bool, int); \
+  template std::unique_ptr<RowRunner<In>> external_row_runner<In>(std::shared_ptr<ExternalArray>, bool);
 SUMLAB_ROWS(float)
 SUMLAB_ROWS(double)
 SUMLAB_ROWS(row_reduce::bfloat16_bits)

@@ -14,6 +14,7 @@
 #include "core/row_reduce/row_kernel.hpp"
 #include "core/row_reduce/row_outputs.hpp"
 #include "studies/backend.hpp"
+#include "studies/external.hpp"
 #include "studies/family_runner.hpp"
 
 namespace sumlab {
@@ -35,6 +36,10 @@ template <class In> class RowKernelInput {
   RowKernelInput(const RowKernelInput&) = delete;
   RowKernelInput& operator=(const RowKernelInput&) = delete;
   BackendKind backend() const;
+  // The matrix on the host (what a user's row subject reads), and its size.
+  std::span<const In> host() const;
+  std::int64_t rows() const;
+  std::int64_t cols() const;
   // Kernel k at shape s: on cuda the median device time of `reps` launches; on the model, no time.
   // Throws UserError for a shape the kernel cannot run (validate_row_shape's sentence) or a GPU
   // failure.
@@ -54,6 +59,13 @@ using RowRunner = FamilyRunner<RowKernelInput<In>, row_reduce::RowOutputs<row_re
 template <class In>
 std::unique_ptr<RowRunner<In>> row_runner(row_reduce::RowKernel k, BackendKind backend,
                                           std::vector<row_reduce::RowShape> shapes, bool want_out, int reps = 1);
+
+// A user's row subject (studies/external.hpp: kind variance, layer_norm or softmax) as a runner of
+// the family: it reads the host's matrix and fills `variance` (variance) or `out` (the others) in
+// Acc; a failed call (it threw, returned another length, NaN for finite input, a value not of Acc's)
+// is an outcome with its message. input_finite: every element is finite.
+template <class In>
+std::unique_ptr<RowRunner<In>> external_row_runner(std::shared_ptr<ExternalArray> s, bool input_finite);
 
 // The device-to-device copy bandwidth in bytes/s (read + written), measured now on the cuda
 // backend; none on the model backend. Throws UserError on a GPU failure.

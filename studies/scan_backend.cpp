@@ -1,12 +1,10 @@
 #include "studies/scan_backend.hpp"
 
-#include <fmt/format.h>
-
-#include <chrono>
 #include <stdexcept>
 #include <utility>
 
 #include "core/scan/scan_model.hpp"
+#include "core/float_traits.hpp"
 #include "core/scan/scan_ops.hpp"
 #include "studies/commands.hpp"
 #include "studies/row_backend.hpp"
@@ -111,7 +109,7 @@ template <class Op> class ScanAlgorithmRunner final : public ScanRunner<Op> {
 
 template <class T> class ExternalScanRunner final : public ScanRunner<scan::PlusOp<T>> {
  public:
-  ExternalScanRunner(std::shared_ptr<ExternalScan> s, bool finite) : s_(std::move(s)), labels_(s_->configs()), finite_(finite) {}
+  ExternalScanRunner(std::shared_ptr<ExternalArray> s, bool finite) : s_(std::move(s)), labels_(s_->configs()), finite_(finite) {}
   RunnerKind kind() const override { return RunnerKind::external; }
   std::string name() const override { return s_->name(); }
   Determinism declared() const override { return s_->declared(); }
@@ -119,31 +117,13 @@ template <class T> class ExternalScanRunner final : public ScanRunner<scan::Plus
   std::string row_name(std::size_t c) const override { return config_name(s_->name(), labels_[c]); }
   std::string config_label(std::size_t c) const override { return labels_[c].empty() ? "default" : labels_[c]; }
   Outcome<std::vector<T>> run(std::size_t c, ScanKernelInput<scan::PlusOp<T>>& x) override {
-    Outcome<std::vector<T>> o;
     const std::span<const T> in = x.host();
-    const auto t0 = std::chrono::steady_clock::now();
-    try {
-      const std::vector<double> r = s_->run(c, in);
-      o.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      if (r.size() != in.size())
-        throw ExternalError(fmt::format("returned {} values for {} inputs", r.size(), in.size()));
-      o.value.resize(r.size());
-      for (std::size_t i = 0; i < r.size(); ++i) {
-        if (const std::string why = result_error<T>(r[i], finite_); !why.empty())
-          throw ExternalError(fmt::format("output {} {}", i, why));
-        o.value[i] = static_cast<T>(r[i]);
-      }
-      o.has_value = true;
-    } catch (const std::exception& e) {
-      o.failed = true;
-      o.value.clear();
-      o.note = e.what();
-    }
-    return o;
+    const ExternalData d{FloatTraits<T>::dtype, in.data(), {static_cast<std::int64_t>(in.size())}, {}};
+    return run_external_array<T>(*s_, c, d, in.size(), finite_);
   }
 
  private:
-  std::shared_ptr<ExternalScan> s_;
+  std::shared_ptr<ExternalArray> s_;
   std::vector<std::string> labels_;
   bool finite_;
 };
@@ -151,11 +131,11 @@ template <class T> class ExternalScanRunner final : public ScanRunner<scan::Plus
 }  // namespace
 
 template <class T>
-std::unique_ptr<ScanRunner<scan::PlusOp<T>>> external_scan_runner(std::shared_ptr<ExternalScan> s, bool input_finite) {
+std::unique_ptr<ScanRunner<scan::PlusOp<T>>> external_scan_runner(std::shared_ptr<ExternalArray> s, bool input_finite) {
   return std::make_unique<ExternalScanRunner<T>>(std::move(s), input_finite);
 }
-template std::unique_ptr<ScanRunner<scan::PlusOp<float>>> external_scan_runner<float>(std::shared_ptr<ExternalScan>, bool);
-template std::unique_ptr<ScanRunner<scan::PlusOp<double>>> external_scan_runner<double>(std::shared_ptr<ExternalScan>, bool);
+template std::unique_ptr<ScanRunner<scan::PlusOp<float>>> external_scan_runner<float>(std::shared_ptr<ExternalArray>, bool);
+template std::unique_ptr<ScanRunner<scan::PlusOp<double>>> external_scan_runner<double>(std::shared_ptr<ExternalArray>, bool);
 
 template <class Op>
 std::unique_ptr<ScanRunner<Op>> scan_runner(scan::GpuScan alg, BackendKind backend, std::vector<scan::ScanShape> shapes,

@@ -57,6 +57,6 @@ std::unique_ptr<ScanRunner<Op>> scan_runner(scan::GpuScan alg, BackendKind backe
 // A user's scan (+ only), one configuration per keyword set; its failures (a throw, a result of
 // another length or dtype, NaN for finite input: input_finite) are outcomes with the message.
 template <class T>
-std::unique_ptr<ScanRunner<scan::PlusOp<T>>> external_scan_runner(std::shared_ptr<ExternalScan> s, bool input_finite);
+std::unique_ptr<ScanRunner<scan::PlusOp<T>>> external_scan_runner(std::shared_ptr<ExternalArray> s, bool input_finite);
 
 }  // namespace sumlab

@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "core/float_traits.hpp"
 #include "core/segmented/cpu_segmented.hpp"
 #include "core/segmented/segmented_model.hpp"
 #include "studies/commands.hpp"
@@ -55,6 +56,8 @@ SegKernelInput<T>::SegKernelInput(BackendKind kind, std::span<const T> values, s
 template <class T> SegKernelInput<T>::~SegKernelInput() = default;
 
 template <class T> BackendKind SegKernelInput<T>::backend() const { return impl_->kind; }
+template <class T> std::span<const T> SegKernelInput<T>::values() const { return impl_->x; }
+template <class T> std::span<const Offset> SegKernelInput<T>::offsets() const { return impl_->off; }
 
 template <class T> bool SegKernelInput<T>::can_run(Strategy st) const {
   return segmented::info(st).where != Where::gpu_peer || impl_->kind == BackendKind::cuda;
@@ -117,7 +120,34 @@ template <class T> class StrategyRunner final : public SegRunner<T> {
   int reps_, grid_cap_;
 };
 
+template <class T> class ExternalSegRunner final : public SegRunner<T> {
+ public:
+  ExternalSegRunner(std::shared_ptr<ExternalArray> s, bool finite) : s_(std::move(s)), labels_(s_->configs()), finite_(finite) {}
+  RunnerKind kind() const override { return RunnerKind::external; }
+  std::string name() const override { return s_->name(); }
+  Determinism declared() const override { return s_->declared(); }
+  std::size_t configs() const override { return labels_.size(); }
+  std::string row_name(std::size_t c) const override { return config_name(s_->name(), labels_[c]); }
+  std::string config_label(std::size_t c) const override { return labels_[c].empty() ? "default" : labels_[c]; }
+  Outcome<std::vector<T>> run(std::size_t c, SegKernelInput<T>& x) override {
+    const ExternalData d{FloatTraits<T>::dtype, x.values().data(), {static_cast<std::int64_t>(x.values().size())},
+                         x.offsets()};
+    return run_external_array<T>(*s_, c, d, x.offsets().size() - 1, finite_);
+  }
+
+ private:
+  std::shared_ptr<ExternalArray> s_;
+  std::vector<std::string> labels_;
+  bool finite_;
+};
+
 }  // namespace
+
+template <class T>
+std::unique_ptr<SegRunner<T>> external_segmented_runner(std::shared_ptr<ExternalArray> s, bool input_finite) {
+  if (s->kind() != ArrayKind::segment_sums) throw std::logic_error(s->name() + " does not sum segments");
+  return std::make_unique<ExternalSegRunner<T>>(std::move(s), input_finite);
+}
 
 template <class T>
 std::unique_ptr<SegRunner<T>> segmented_runner(Strategy st, BackendKind backend, std::vector<SegShape> shapes, int reps,
@@ -127,7 +157,8 @@ std::unique_ptr<SegRunner<T>> segmented_runner(Strategy st, BackendKind backend,
 
 #define SUMLAB_SEGMENTED(T)                                                                                      \
   template class SegKernelInput<T>;                                                                              \
-  template std::unique_ptr<SegRunner<T>> segmented_runner<T>(Strategy, BackendKind, std::vector<SegShape>, int, int);
+  template std::unique_ptr<SegRunner<T>> segmented_runner<T>(Strategy, BackendKind, std::vector<SegShape>, int, int); \
+  template std::unique_ptr<SegRunner<T>> external_segmented_runner<T>(std::shared_ptr<ExternalArray>, bool);
 SUMLAB_SEGMENTED(float)
 SUMLAB_SEGMENTED(double)
 #undef SUMLAB_SEGMENTED

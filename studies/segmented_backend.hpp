@@ -12,6 +12,7 @@
 #include "core/segmented/offsets.hpp"
 #include "core/segmented/strategy.hpp"
 #include "studies/backend.hpp"
+#include "studies/external.hpp"
 #include "studies/family_runner.hpp"
 
 namespace sumlab {
@@ -27,6 +28,9 @@ template <class T> class SegKernelInput {
   SegKernelInput(const SegKernelInput&) = delete;
   SegKernelInput& operator=(const SegKernelInput&) = delete;
   BackendKind backend() const;
+  // The values and offsets on the host (what a user's subject reads).
+  std::span<const T> values() const;
+  std::span<const segmented::Offset> offsets() const;
   // Whether `st` can run here (a peer needs the cuda backend).
   bool can_run(segmented::Strategy st) const;
   // The per-segment sums; a GPU strategy on cuda also gives the median device time of `reps` runs.
@@ -47,5 +51,11 @@ template <class T> using SegRunner = FamilyRunner<SegKernelInput<T>, std::vector
 template <class T>
 std::unique_ptr<SegRunner<T>> segmented_runner(segmented::Strategy st, BackendKind backend,
                                                std::vector<segmented::SegShape> shapes, int reps = 1, int grid_cap = 0);
+
+// A user's segment sums (studies/external.hpp, kind segment_sums) as a runner of the family: it reads
+// the host's values and offsets; a failed call (it threw, returned another length, NaN for finite
+// input, a value not of T's) is an outcome with its message. input_finite: every value is finite.
+template <class T>
+std::unique_ptr<SegRunner<T>> external_segmented_runner(std::shared_ptr<ExternalArray> s, bool input_finite);
 
 }  // namespace sumlab

@@ -90,7 +90,7 @@ struct Plan {
   std::int64_t time_n;
   std::string verify;
   std::uint64_t seed;
-  std::vector<std::shared_ptr<ExternalScan>> externals;
+  std::vector<std::shared_ptr<ExternalArray>> externals;
 };
 
 const std::vector<std::string> kErrorColumns = {
@@ -630,7 +630,7 @@ Plan make_plan(const ScanStudyOptions& o) {
   for (const auto& op : p.ops)
     if (op != "plus" && op != "segmented" && op != "max")
       throw UserError("unknown operator '" + op + "' (valid: plus, segmented, max; affine is the recurrence table)");
-  p.externals = external_scans(o.externals);
+  p.externals = external_arrays(o.externals, {ArrayKind::scan}, "scan");
   if (!p.externals.empty() && std::find(p.ops.begin(), p.ops.end(), "plus") == p.ops.end())
     throw UserError("--external: the user's scans are measured on the + operator; add plus to --ops");
   if (o.algorithms.empty()) {

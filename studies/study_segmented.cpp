@@ -65,6 +65,7 @@ struct SegmentedOptions {
   int seeds = 1, reps = 0, runs = 0;
   std::vector<std::int64_t> offsets;       // a hand-made layout instead of the distributions
   std::int64_t n = -1;                     // its number of values (default: its last offset)
+  std::vector<std::string> externals;      // the user's segment sums, registered by name (Python)
 };
 
 struct Plan {
@@ -78,13 +79,14 @@ struct Plan {
   std::vector<SegShape> block_shapes, warp_shapes, scan_shapes;
   int reps, runs;
   std::optional<std::vector<Offset>> custom;  // --offsets: one layout, distribution "custom"
+  std::vector<std::shared_ptr<ExternalArray>> externals;  // the user's segment sums
 };
 
 const std::vector<std::string> kErrorColumns = {
     "study", "backend", "dtype", "values", "distribution", "segments", "mean_size", "n", "seed", "empty_segments",
     "max_segment", "strategy", "where", "known_wrong", "shape", "max_ulps", "p50_ulps", "p90_ulps", "p99_ulps",
     "inexact_segments", "max_rel_error", "wrong_empty", "gpu_equals_model", "ms", "bytes", "roof_ms",
-    "fraction_of_roof", "copy_gbps"};
+    "fraction_of_roof", "copy_gbps", "note"};
 const std::vector<std::string> kDeterminismColumns = {
     "study", "backend", "dtype", "values", "distribution", "segments", "mean_size", "n", "seed", "strategy", "shapes",
     "distinct_across_shapes", "runs", "distinct_across_runs", "declared", "measured", "consistent"};
@@ -146,13 +148,206 @@ template <class T> std::vector<T> exact_sums(const std::vector<T>& x, const std:
 
 struct SegmentedCell {
   std::vector<std::vector<std::string>> errors, determinism, histogram;
-  long model_mismatches = 0, wrong_empty_ours = 0, wrong_empty_peers = 0, inconsistent = 0;
   std::vector<std::string> notes;
 };
 
+// One subject of a cell: a strategy (its timed runner, one that runs once per call for the repeated
+// runs, and on cuda the model its GPU bits are checked against) or the user's segment sums.
+template <class T> struct SegSubject {
+  std::unique_ptr<SegRunner<T>> timed, rerun, model;
+  std::string name, where;  // where: cpu, gpu, gpu_peer, external
+  bool known_wrong = false;
+  Determinism declared;
+  bool rerun_every_config;  // the user's: every configuration's runs; a strategy's: its first shape's
+  int runs;
+};
+
+// One configuration of one subject.
+template <class T> struct SegJob {
+  std::size_t subject, c;
+  std::vector<T> sums;
+  std::optional<double> ms;
+  std::optional<bool> equals_model;
+  std::vector<std::uint64_t> run_hashes;  // the repeated runs
+  std::string note;                       // why a user's call gave no sums
+};
+
+template <class T>
+std::vector<SegSubject<T>> cell_subjects(const Plan& p, const SegKernelInput<T>& input, bool finite) {
+  std::vector<SegSubject<T>> subjects;
+  for (Strategy st : p.strategies) {
+    if (!input.can_run(st)) continue;
+    const auto& inf = segmented::info(st);
+    const std::vector<SegShape> shapes = shapes_of(p, st);
+    SegSubject<T> s{segmented_runner<T>(st, p.backend, shapes, p.reps), segmented_runner<T>(st, p.backend, shapes),
+                    nullptr, std::string(inf.name),
+                    inf.where == Where::cpu ? "cpu" : inf.where == Where::gpu_peer ? "gpu_peer" : "gpu",
+                    inf.known_wrong, inf.determinism, false, p.runs};
+    if (p.backend == BackendKind::cuda && inf.where == Where::gpu_modelled)
+      s.model = segmented_runner<T>(st, BackendKind::model, shapes);
+    subjects.push_back(std::move(s));
+  }
+  for (const auto& e : p.externals) {
+    auto r = external_segmented_runner<T>(e, finite);
+    const Determinism declared = r->declared();
+    subjects.push_back({std::move(r), nullptr, nullptr, e->name(), "external", false, declared, true,
+                        std::max(p.runs, 2)});
+  }
+  return subjects;
+}
+
+// Runs every job: the lab's in parallel on the model backend, one at a time on cuda (they are
+// timed), the user's one at a time after them (a Python subject holds the interpreter); then on
+// cuda the GPU bits are checked against the model's on every CPU core.
+template <class T>
+void run_jobs(const Plan& p, std::vector<SegSubject<T>>& subjects, std::vector<SegJob<T>>& jobs,
+              SegKernelInput<T>& input, SegKernelInput<T>* on_model) {
+  auto execute = [&](std::size_t i) {
+    SegJob<T>& j = jobs[i];
+    SegSubject<T>& sub = subjects[j.subject];
+    SegRunner<T>& again = sub.rerun ? *sub.rerun : *sub.timed;
+    auto o = sub.timed->run(j.c, input);
+    if (o.failed) {
+      j.note = o.note;
+      return;
+    }
+    j.ms = device_ms(*sub.timed, o);
+    j.sums = std::move(o.value);
+    if (j.c != 0 && !sub.rerun_every_config) return;
+    j.run_hashes.push_back(bits_hash(j.sums));
+    for (int r = 1; r < sub.runs; ++r) {
+      auto next = again.run(j.c, input);
+      if (next.failed) {
+        j.note = fmt::format("call {}: {}", r + 1, next.note);
+        return;
+      }
+      j.run_hashes.push_back(bits_hash(next.value));
+    }
+  };
+  const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::size_t ours = 0;
+  while (ours < jobs.size() && subjects[jobs[ours].subject].where != "external") ++ours;
+  if (p.backend == BackendKind::model) {
+    parallel_for(ours, threads, execute);
+  } else {
+    for (std::size_t i = 0; i < ours; ++i) execute(i);
+  }
+  for (std::size_t i = ours; i < jobs.size(); ++i) execute(i);
+  if (!on_model) return;
+  parallel_for(jobs.size(), threads, [&](std::size_t i) {
+    SegJob<T>& j = jobs[i];
+    if (!subjects[j.subject].model) return;
+    const std::vector<T> m = subjects[j.subject].model->run(j.c, *on_model).value;
+    bool same = m.size() == j.sums.size();
+    for (std::size_t k = 0; same && k < m.size(); ++k) same = same_bits(m[k], j.sums[k]);
+    j.equals_model = same;
+  });
+}
+
+// A job's error row and histogram rows against the exact sums (a failed call: its note, no error).
+template <class T>
+void error_rows(const std::vector<std::string>& key, const std::vector<std::string>& layout, const SegSubject<T>& sub,
+                const SegJob<T>& j, const std::vector<Offset>& off, const std::vector<T>& exact, double bytes,
+                const std::optional<double>& bandwidth, SegmentedCell& out) {
+  const std::string shape = sub.timed->config_label(j.c);
+  const std::string name = sub.where == "external" ? sub.timed->row_name(j.c) : sub.name;
+  const bool ok = j.note.empty() || !j.sums.empty();
+  std::vector<double> ulps;
+  std::array<long, std::size(kBucketLow)> buckets{};
+  long inexact = 0, wrong_empty = 0;
+  double max_rel = 0;
+  for (std::size_t k = 0; !j.sums.empty() && k + 1 < off.size(); ++k) {
+    const T got = j.sums[k], want = exact[k];
+    if (off[k] == off[k + 1]) {
+      wrong_empty += !same_bits(got, T(0));
+      continue;
+    }
+    const std::uint64_t d = ulp_distance(got, want);
+    ulps.push_back(d == std::numeric_limits<std::uint64_t>::max() ? std::numeric_limits<double>::infinity()
+                                                                   : static_cast<double>(d));
+    inexact += d != 0;
+    std::size_t b = 0;
+    while (b + 1 < std::size(kBucketLow) && d >= kBucketLow[b + 1]) ++b;
+    ++buckets[b];
+    if (want != T(0)) {
+      const double rel = std::fabs((static_cast<double>(got) - static_cast<double>(want)) / static_cast<double>(want));
+      max_rel = std::max(max_rel, std::isnan(rel) ? std::numeric_limits<double>::infinity() : rel);
+    }
+  }
+  std::sort(ulps.begin(), ulps.end());
+  std::vector<std::string> row = {"segmented"};
+  row.insert(row.end(), layout.begin(), layout.end());
+  row.insert(row.end(), {name, sub.where, sub.known_wrong ? "1" : "0", shape});
+  if (ok) {
+    row.insert(row.end(), {csv_number(ulps.empty() ? 0 : ulps.back()), csv_number(quantile(ulps, 0.5)),
+                           csv_number(quantile(ulps, 0.9)), csv_number(quantile(ulps, 0.99)), std::to_string(inexact),
+                           csv_number(max_rel), std::to_string(wrong_empty)});
+  } else {
+    row.insert(row.end(), 7, "");
+  }
+  row.push_back(j.equals_model ? (*j.equals_model ? "1" : "0") : "");
+  if (j.ms && bandwidth && *bandwidth > 0 && *j.ms > 0) {
+    const double roof_ms = bytes / *bandwidth * 1e3;
+    row.insert(row.end(), {csv_number(*j.ms), csv_number(bytes), csv_number(roof_ms), csv_number(roof_ms / *j.ms),
+                           csv_number(*bandwidth / 1e9)});
+  } else {
+    row.insert(row.end(), {opt_num(j.ms), csv_number(bytes), "", "", ""});
+  }
+  row.push_back(j.note);
+  out.errors.push_back(std::move(row));
+  if (!ok) {
+    out.notes.push_back(fmt::format("{} {} {}: {}", key[1], key[3], name, j.note));
+    return;
+  }
+  for (std::size_t b = 0; b < std::size(kBucketLow); ++b) {
+    std::vector<std::string> h = key;
+    h.insert(h.end(), {name, shape, kBucketName[b], std::to_string(kBucketLow[b]), std::to_string(buckets[b])});
+    out.histogram.push_back(std::move(h));
+  }
+  if (j.equals_model && !*j.equals_model)
+    out.notes.push_back(fmt::format("{} {} {} {}: GPU bits differ from the model's", key[1], key[3], name, shape));
+  if (wrong_empty && !sub.known_wrong)
+    out.notes.push_back(fmt::format("{} {} {} {}: {} empty segment(s) not +0", key[1], key[3], name, shape, wrong_empty));
+}
+
+// Per subject: distinct bit patterns across its configurations and across repeated runs, and the
+// class they measure against the declared one (none when a call failed).
+template <class T>
+void determinism_rows(const std::vector<std::string>& key, const std::vector<SegSubject<T>>& subjects,
+                      const std::vector<SegJob<T>>& jobs, SegmentedCell& out) {
+  for (std::size_t si = 0; si < subjects.size(); ++si) {
+    const SegSubject<T>& sub = subjects[si];
+    std::set<std::uint64_t> across_shapes;
+    std::size_t configs = 0, runs = 0, distinct_runs = 0;
+    bool failed = false;
+    for (const SegJob<T>& j : jobs) {
+      if (j.subject != si) continue;
+      ++configs;
+      failed |= !j.note.empty();
+      if (!j.sums.empty()) across_shapes.insert(bits_hash(j.sums));
+      const std::set<std::uint64_t> r(j.run_hashes.begin(), j.run_hashes.end());
+      runs = std::max(runs, j.run_hashes.size());
+      distinct_runs = std::max(distinct_runs, r.size());
+    }
+    const Determinism measured = distinct_runs > 1          ? Determinism::not_deterministic
+                                 : across_shapes.size() > 1 ? Determinism::run_to_run
+                                                            : Determinism::shape_invariant;
+    const bool consistent = failed || rank(measured) >= rank(sub.declared);
+    if (!consistent)
+      out.notes.push_back(fmt::format("{} {} {}: measured {} but declared {}", key[1], key[3], sub.name,
+                                      to_string(measured), to_string(sub.declared)));
+    std::vector<std::string> row = {"segmented"};
+    row.insert(row.end(), key.begin(), key.end());
+    row.insert(row.end(), {sub.name, std::to_string(configs), std::to_string(across_shapes.size()),
+                           std::to_string(runs), std::to_string(distinct_runs), std::string(to_string(sub.declared)),
+                           failed ? "" : std::string(to_string(measured)), failed ? "" : consistent ? "1" : "0"});
+    out.determinism.push_back(std::move(row));
+  }
+}
+
 template <class T>
 SegmentedCell run_cell(const Plan& p, const std::string& dist, const std::vector<Offset>& off, double mean,
-                  std::uint64_t seed, const std::optional<double>& bandwidth) {
+                       std::uint64_t seed, const std::optional<double>& bandwidth) {
   const std::string dtype = sizeof(T) == 4 ? "float32" : "float64";
   const auto segments = static_cast<std::int64_t>(off.size()) - 1;
   const std::int64_t n = off.back();
@@ -163,147 +358,25 @@ SegmentedCell run_cell(const Plan& p, const std::string& dist, const std::vector
     empty += off[j] == off[j + 1];
     largest = std::max<std::int64_t>(largest, off[j + 1] - off[j]);
   }
-  const bool on_gpu = p.backend == BackendKind::cuda;
   SegKernelInput<T> input(p.backend, x, off);
   std::unique_ptr<SegKernelInput<T>> on_model;  // on cuda, the modelled strategies are checked against the model
-  if (on_gpu) on_model = std::make_unique<SegKernelInput<T>>(BackendKind::model, x, off);
+  if (p.backend == BackendKind::cuda) on_model = std::make_unique<SegKernelInput<T>>(BackendKind::model, x, off);
+  const bool finite = std::all_of(x.begin(), x.end(), [](T v) { return std::isfinite(v); });
+  std::vector<SegSubject<T>> subjects = cell_subjects<T>(p, input, finite);
+  std::vector<SegJob<T>> jobs;
+  for (std::size_t si = 0; si < subjects.size(); ++si)
+    for (std::size_t c = 0; c < subjects[si].timed->configs(); ++c) jobs.push_back({si, c, {}, {}, {}, {}, {}});
+  run_jobs<T>(p, subjects, jobs, input, on_model.get());
+
   const std::vector<std::string> key = {p.backend_name, dtype, std::string(to_string(p.values.kind)),
                                         dist, std::to_string(segments), csv_number(mean),
                                         std::to_string(n), std::to_string(seed)};
+  std::vector<std::string> layout = key;
+  layout.insert(layout.end(), {std::to_string(empty), std::to_string(largest)});
   const double bytes = double(n) * sizeof(T) + double(segments + 1) * sizeof(Offset) + double(segments) * sizeof(T);
-
-  // Per strategy: the timed runner, one that reruns once per call (determinism), and the model.
-  struct Subject {
-    std::unique_ptr<SegRunner<T>> timed, rerun, model;
-  };
-  std::vector<Subject> subjects;
-  struct Job {
-    std::size_t subject, c;
-    Strategy st;
-    SegShape shape;
-    std::vector<T> sums;
-    std::optional<double> ms;
-    std::optional<bool> equals_model;
-    std::vector<std::uint64_t> run_hashes;  // repeated runs (first shape only)
-  };
-  std::vector<Job> jobs;
-  for (Strategy st : p.strategies) {
-    if (!input.can_run(st)) continue;
-    const std::vector<SegShape> shapes = shapes_of(p, st);
-    subjects.push_back({segmented_runner<T>(st, p.backend, shapes, p.reps), segmented_runner<T>(st, p.backend, shapes),
-                        segmented_runner<T>(st, BackendKind::model, shapes)});
-    for (std::size_t c = 0; c < shapes.size(); ++c)
-      jobs.push_back({subjects.size() - 1, c, st, shapes[c], {}, std::nullopt, std::nullopt, {}});
-  }
-  auto execute = [&](std::size_t i) {
-    Job& j = jobs[i];
-    const Subject& sub = subjects[j.subject];
-    auto o = sub.timed->run(j.c, input);
-    j.ms = device_ms(*sub.timed, o);
-    j.sums = std::move(o.value);
-    if (j.c == 0) {
-      j.run_hashes.push_back(bits_hash(j.sums));
-      for (int r = 1; r < p.runs; ++r) j.run_hashes.push_back(bits_hash(sub.rerun->run(j.c, input).value));
-    }
-  };
-  // On cuda the GPU bits are checked against the model's, computed on every CPU core once the
-  // timed launches (one at a time) are done.
-  auto check_model = [&](std::size_t i) {
-    Job& j = jobs[i];
-    if (!on_gpu || segmented::info(j.st).where != Where::gpu_modelled) return;
-    const std::vector<T> m = subjects[j.subject].model->run(j.c, *on_model).value;
-    bool same = m.size() == j.sums.size();
-    for (std::size_t k = 0; same && k < m.size(); ++k) same = same_bits(m[k], j.sums[k]);
-    j.equals_model = same;
-  };
-  const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  if (p.backend == BackendKind::model) {
-    parallel_for(jobs.size(), threads, execute);
-  } else {
-    for (std::size_t i = 0; i < jobs.size(); ++i) execute(i);
-    parallel_for(jobs.size(), threads, check_model);
-  }
-
   SegmentedCell out;
-  std::map<Strategy, std::set<std::uint64_t>> shape_hashes;
-  std::map<Strategy, std::size_t> shape_counts;
-  for (const Job& j : jobs) {
-    const auto& inf = segmented::info(j.st);
-    const std::string shape = segmented::to_string(j.shape, j.st);
-    std::vector<double> ulps;
-    std::array<long, std::size(kBucketLow)> buckets{};
-    long inexact = 0, wrong_empty = 0;
-    double max_rel = 0;
-    for (std::size_t k = 0; k + 1 < off.size(); ++k) {
-      const T got = j.sums[k], want = exact[k];
-      if (off[k] == off[k + 1]) {
-        wrong_empty += !same_bits(got, T(0));
-        continue;
-      }
-      const std::uint64_t d = ulp_distance(got, want);
-      const double u = d == std::numeric_limits<std::uint64_t>::max() ? std::numeric_limits<double>::infinity()
-                                                                       : static_cast<double>(d);
-      ulps.push_back(u);
-      inexact += d != 0;
-      std::size_t b = 0;
-      while (b + 1 < std::size(kBucketLow) && d >= kBucketLow[b + 1]) ++b;
-      ++buckets[b];
-      if (want != T(0)) {
-        const double rel = std::fabs((static_cast<double>(got) - static_cast<double>(want)) / static_cast<double>(want));
-        max_rel = std::max(max_rel, std::isnan(rel) ? std::numeric_limits<double>::infinity() : rel);
-      }
-    }
-    std::sort(ulps.begin(), ulps.end());
-    std::vector<std::string> row = {"segmented", key[0], key[1], key[2], key[3], key[4], key[5], key[6], key[7],
-                                    std::to_string(empty), std::to_string(largest), std::string(inf.name),
-                                    inf.where == Where::cpu ? "cpu" : inf.where == Where::gpu_peer ? "gpu_peer" : "gpu",
-                                    inf.known_wrong ? "1" : "0", shape,
-                                    csv_number(ulps.empty() ? 0 : ulps.back()), csv_number(quantile(ulps, 0.5)),
-                                    csv_number(quantile(ulps, 0.9)), csv_number(quantile(ulps, 0.99)), std::to_string(inexact),
-                                    csv_number(max_rel), std::to_string(wrong_empty),
-                                    j.equals_model ? (*j.equals_model ? "1" : "0") : ""};
-    if (j.ms && bandwidth && *bandwidth > 0 && *j.ms > 0) {
-      const double roof_ms = bytes / *bandwidth * 1e3;
-      row.insert(row.end(), {csv_number(*j.ms), csv_number(bytes), csv_number(roof_ms), csv_number(roof_ms / *j.ms),
-                             csv_number(*bandwidth / 1e9)});
-    } else {
-      row.insert(row.end(), {opt_num(j.ms), csv_number(bytes), "", "", ""});
-    }
-    out.errors.push_back(std::move(row));
-    for (std::size_t b = 0; b < std::size(kBucketLow); ++b)
-      out.histogram.push_back({key[0], key[1], key[2], key[3], key[4], key[5], key[6], key[7], std::string(inf.name),
-                               shape, kBucketName[b], std::to_string(kBucketLow[b]), std::to_string(buckets[b])});
-    if (j.equals_model && !*j.equals_model) {
-      ++out.model_mismatches;
-      out.notes.push_back(fmt::format("{} {} {} {}: GPU bits differ from the model's", dtype, key[3], inf.name, shape));
-    }
-    if (wrong_empty && !inf.known_wrong) {
-      (inf.where == Where::gpu_peer ? out.wrong_empty_peers : out.wrong_empty_ours) += wrong_empty;
-      out.notes.push_back(fmt::format("{} {} {} {}: {} empty segment(s) not +0", dtype, key[3], inf.name, shape,
-                                      wrong_empty));
-    }
-    shape_hashes[j.st].insert(bits_hash(j.sums));
-    ++shape_counts[j.st];
-  }
-  for (const Job& j : jobs) {
-    if (j.c != 0) continue;
-    const auto& inf = segmented::info(j.st);
-    const std::set<std::uint64_t> runs(j.run_hashes.begin(), j.run_hashes.end());
-    const std::size_t across_shapes = shape_hashes[j.st].size();
-    const Determinism measured = runs.size() > 1      ? Determinism::not_deterministic
-                                 : across_shapes > 1 ? Determinism::run_to_run
-                                                     : Determinism::shape_invariant;
-    const bool consistent = rank(measured) >= rank(inf.determinism);
-    out.inconsistent += !consistent;
-    if (!consistent)
-      out.notes.push_back(fmt::format("{} {} {}: measured {} but declared {}", dtype, key[3], inf.name,
-                                      to_string(measured), to_string(inf.determinism)));
-    out.determinism.push_back({"segmented", key[0], key[1], key[2], key[3], key[4], key[5], key[6], key[7],
-                               std::string(inf.name), std::to_string(shape_counts[j.st]), std::to_string(across_shapes),
-                               std::to_string(j.run_hashes.size()), std::to_string(runs.size()),
-                               std::string(to_string(inf.determinism)), std::string(to_string(measured)),
-                               consistent ? "1" : "0"});
-  }
+  for (const SegJob<T>& j : jobs) error_rows(key, layout, subjects[j.subject], j, off, exact, bytes, bandwidth, out);
+  determinism_rows(key, subjects, jobs, out);
   return out;
 }
 
@@ -386,6 +459,7 @@ Plan make_plan(const SegmentedOptions& o) {
                                       : std::vector<std::string>{"64x1", "256x4", "1024x3"})
                            : o.scan_tiles;
   for (const auto& t : tiles) p.scan_shapes.push_back(parse_tile(t));
+  p.externals = external_arrays(o.externals, {ArrayKind::segment_sums}, "segmented");
   // Every shape is checked before the run folder is touched.
   for (const auto& [st, list] : {std::pair{Strategy::block_per_segment, &p.block_shapes},
                                  std::pair{Strategy::warp_per_segment, &p.warp_shapes},
@@ -425,6 +499,11 @@ nlohmann::ordered_json plan_json(const Plan& p, const SegmentedOptions& o) {
     for (const SegShape& sh : *list) shapes.push_back(segmented::to_string(sh, st));
   plan["shapes"] = shapes;
   if (p.custom) plan["offsets"] = *p.custom;
+  if (!p.externals.empty()) {  // absent otherwise, so earlier runs' plans (and --resume) still match
+    nlohmann::ordered_json ext;
+    for (const auto& e : p.externals) ext[e->name()] = e->configs();
+    plan["external"] = ext;
+  }
   return plan;
 }
 
@@ -476,10 +555,12 @@ std::vector<Cell> segmented_cells(const Plan& p, const SegmentedOptions& o, std:
 
 // The end of the study: the table of worst error and wrong empty segments per strategy over every
 // cell (resumed ones too: read back from the folder), the summary and the alarms.
+// The user's subjects (`theirs`) are measured, not checked: what they return for an empty segment
+// and whether they keep the class they declared are findings, shown as warnings.
 void finish_segmented(Study& study, nlohmann::ordered_json summary, std::optional<double> bandwidth,
-                      const std::vector<std::string>& notes) {
+                      const std::vector<std::string>& notes, const std::set<std::string>& theirs) {
   const CsvTable t = read_csv(study.folder().file("segmented_errors.csv"));
-  long mismatches = 0, wrong_ours = 0, wrong_peers = 0, inconsistent = 0;
+  long mismatches = 0, wrong_ours = 0, wrong_peers = 0, inconsistent = 0, theirs_inconsistent = 0;
   auto at = [](const CsvTable& tab, const std::vector<std::string>& r, const char* c) {
     return r[static_cast<std::size_t>(tab.column(c))];
   };
@@ -487,16 +568,18 @@ void finish_segmented(Study& study, nlohmann::ordered_json summary, std::optiona
   std::vector<std::string> order;
   for (const auto& r : t.rows) {
     mismatches += at(t, r, "gpu_equals_model") == "0";
+    if (at(t, r, "max_ulps").empty()) continue;  // a user's call that failed: its note
     const long wrong = std::stol(at(t, r, "wrong_empty"));
     const std::string& s = at(t, r, "strategy");
     if (!worst.count(s)) order.push_back(s);
     worst[s].first = std::max(worst[s].first, std::stod(at(t, r, "max_ulps")));
     worst[s].second += wrong;
     if (at(t, r, "known_wrong") == "1") continue;  // the pitfalls are wrong on purpose
-    (at(t, r, "where") == "gpu_peer" ? wrong_peers : wrong_ours) += wrong;
+    (at(t, r, "where") == "gpu_peer" || at(t, r, "where") == "external" ? wrong_peers : wrong_ours) += wrong;
   }
   const CsvTable det = read_csv(study.folder().file("segmented_determinism.csv"));
-  for (const auto& r : det.rows) inconsistent += at(det, r, "consistent") == "0";
+  for (const auto& r : det.rows)
+    (theirs.count(at(det, r, "strategy")) ? theirs_inconsistent : inconsistent) += at(det, r, "consistent") == "0";
   fmt::print("{:<22} {:>14} {:>12}\n", "strategy", "max ulps", "wrong empty");
   for (const auto& s : order) fmt::print("{:<22} {:>14.4g} {:>12}\n", s, worst[s].first, worst[s].second);
   for (const auto& n : notes) fmt::print("  {}\n", n);
@@ -510,8 +593,10 @@ void finish_segmented(Study& study, nlohmann::ordered_json summary, std::optiona
   std::vector<std::string> headline{fmt::format("{} GPU-vs-model mismatches, {} wrong empty segments (ours), {} "
                                                 "determinism classes weaker than declared",
                                                 mismatches, wrong_ours, inconsistent)};
-  if (wrong_peers) headline.push_back(fmt::format("WARNING: a CUB peer returned something other than +0 for {} empty "
-                                                  "segment(s)", wrong_peers));
+  if (wrong_peers) headline.push_back(fmt::format("WARNING: a CUB peer or a user's subject returned something other "
+                                                  "than +0 for {} empty segment(s)", wrong_peers));
+  if (theirs_inconsistent)
+    headline.push_back(fmt::format("WARNING: {} of the user's subjects measured weaker than declared", theirs_inconsistent));
   study.finish(summary, headline);
   if (mismatches || wrong_ours || inconsistent)
     throw CheckFailed(fmt::format("segmented: {} GPU-vs-model mismatches, {} wrong empty segments, {} determinism "
@@ -540,7 +625,9 @@ void run_segmented_study(const SegmentedOptions& o) {
 
   std::vector<std::string> notes;
   study.run(segmented_cells(p, o, bandwidth, notes));
-  finish_segmented(study, plan, bandwidth, notes);
+  std::set<std::string> theirs;
+  for (const auto& e : p.externals) theirs.insert(e->name());
+  finish_segmented(study, plan, bandwidth, notes, theirs);
 }
 
 }  // namespace
@@ -578,6 +665,10 @@ void register_study_segmented(CLI::App& study) {
   cmd->add_option("--n", o->n, "The number of values of the --offsets layout (default: its last offset)");
   cmd->add_option("--reps", o->reps, "Timed runs per shape on cuda, median kept (default 20, quick 3)");
   cmd->add_option("--runs", o->runs, "Repeated runs of the first shape for run-to-run determinism (default 5, quick 2)");
+  cmd->add_option("--external", o->externals,
+                  "The user's segment sums (torch.index_add_, scatter_add_, ...), registered by name from Python "
+                  "(sumlab.study.segmented(subjects=...)); each configuration run max(--runs, 2) times")
+      ->delimiter(',');
   cmd->callback([o] { run_segmented_study(*o); });
 }
 

@@ -25,6 +25,7 @@
 #include <iterator>
 #include <limits>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -35,6 +36,8 @@
 #include "core/row_reduce/row_kernel.hpp"
 #include "reference/exact_moments.hpp"
 #include "studies/checked_math.hpp"
+#include "studies/external.hpp"
+#include "studies/fnv1a.hpp"
 #include "studies/commands.hpp"
 #include "studies/input_options.hpp"
 #include "studies/parallel_for.hpp"
@@ -65,6 +68,8 @@ struct VarianceOptions {
   std::uint64_t seed = 1;
   int reps = 0;                                    // timed launches per cell (default 20, quick 3)
   std::string verify;                              // full | quick | none (default: quick on cuda)
+  std::vector<std::string> externals;              // the user's row subjects, registered by name (Python)
+  int runs = 2;                                    // calls per configuration of a user's subject (>= 2)
 };
 
 struct Plan {
@@ -73,18 +78,20 @@ struct Plan {
   std::int64_t rows, cols, softmax_rows, argmax_rows;
   std::vector<double> offsets, scales;
   std::vector<RowShape> shapes;
-  int reps;
+  int reps, runs;
   std::string verify;
+  std::vector<std::shared_ptr<ExternalArray>> moment_subjects, softmax_subjects;  // the user's
 };
 
 const std::vector<std::string> kVarianceColumns = {
     "study", "backend", "dtype", "rows", "cols", "offset", "seed", "method", "layout", "block",
     "median_rel_error", "max_rel_error", "negative_variance_rows", "nan_variance_rows", "nan_output_rows",
-    "ms", "us_per_row", "bound_us_per_row", "time_over_bound", "copy_gbps", "bytes"};
+    "ms", "us_per_row", "bound_us_per_row", "time_over_bound", "copy_gbps", "bytes", "max_out_abs_error", "runs",
+    "distinct_outputs", "note"};
 const std::vector<std::string> kSoftmaxColumns = {
     "study", "backend", "dtype", "rows", "cols", "scale", "seed", "method", "layout", "block", "max_abs_error",
     "max_rel_error", "median_row_max_rel_error", "max_sum_error", "nan_rows", "ms", "us_per_row",
-    "bound_us_per_row", "time_over_bound", "copy_gbps", "bytes"};
+    "bound_us_per_row", "time_over_bound", "copy_gbps", "bytes", "runs", "distinct_outputs", "note"};
 const std::vector<std::string> kArgmaxColumns = {
     "study", "backend", "dtype", "rows", "cols", "case", "seed", "method", "layout", "block", "index_mismatches",
     "value_mismatches", "expected_index_row0", "index_row0", "description"};
@@ -123,18 +130,92 @@ template <class In> std::vector<row_reduce::row_acc_t<In>> widened(const std::ve
   return w;
 }
 
-// Exact population variance of each row, correctly rounded to double (MPFR), rows split over threads.
-template <class Acc> std::vector<double> exact_variances(const std::vector<Acc>& x, std::int64_t rows, std::int64_t cols) {
-  std::vector<double> v(static_cast<std::size_t>(rows));
+// Exact mean and population variance of each row, correctly rounded to double (MPFR), rows split
+// over threads.
+struct ExactRows {
+  std::vector<double> mean, variance;
+};
+template <class Acc> ExactRows exact_rows(const std::vector<Acc>& x, std::int64_t rows, std::int64_t cols) {
+  ExactRows e{std::vector<double>(static_cast<std::size_t>(rows)), std::vector<double>(static_cast<std::size_t>(rows))};
   const std::int64_t chunk = 16;
   const auto chunks = static_cast<std::size_t>((rows + chunk - 1) / chunk);
   parallel_for(chunks, cpu_threads(), [&](std::size_t c) {
     const std::int64_t r0 = static_cast<std::int64_t>(c) * chunk, r1 = std::min(rows, r0 + chunk);
     const std::span<const Acc> part(x.data() + r0 * cols, static_cast<std::size_t>((r1 - r0) * cols));
     const auto m = reference::exact_row_moments<Acc>(part, r1 - r0, cols);
-    for (std::int64_t r = r0; r < r1; ++r) v[static_cast<std::size_t>(r)] = m[static_cast<std::size_t>(r - r0)].variance_d;
+    for (std::int64_t r = r0; r < r1; ++r) {
+      e.mean[static_cast<std::size_t>(r)] = m[static_cast<std::size_t>(r - r0)].mean_d;
+      e.variance[static_cast<std::size_t>(r)] = m[static_cast<std::size_t>(r - r0)].variance_d;
+    }
   });
-  return v;
+  return e;
+}
+
+// The largest |out - (x - mean) / sqrt(variance + eps)| over a rows x cols output, the reference in
+// long double from the exact mean and variance rounded to double. Its own error is below
+// 2^-52 (|x - mean| + 1) rstd, so it resolves float32 and bfloat16 outputs (errors >= 2^-24 |out|)
+// and float64 ones only where they exceed that; a NaN output counts as infinite.
+template <class Acc>
+double max_layer_norm_error(const std::vector<Acc>& x, const std::vector<Acc>& out, const ExactRows& e,
+                            std::int64_t rows, std::int64_t cols) {
+  double worst = 0;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const auto ri = static_cast<std::size_t>(r);
+    const long double rstd = 1.0L / std::sqrt(static_cast<long double>(e.variance[ri]) + row_reduce::layer_norm_eps);
+    for (std::int64_t j = 0; j < cols; ++j) {
+      const auto i = static_cast<std::size_t>(r * cols + j);
+      const long double want = (static_cast<long double>(x[i]) - e.mean[ri]) * rstd;
+      const double d = static_cast<double>(std::fabs(static_cast<long double>(out[i]) - want));
+      worst = std::isnan(d) ? std::numeric_limits<double>::infinity() : std::max(worst, d);
+    }
+  }
+  return worst;
+}
+
+// What one configuration of a runner gave: its first outcome and, for a user's subject (called
+// `runs` times), how many distinct outputs the calls gave; a failed call ends the repetition.
+template <class In> struct RowResult {
+  Outcome<row_reduce::RowOutputs<row_reduce::row_acc_t<In>>> first;
+  int runs = 0;  // 0: the lab's kernel, run once (its bits are verified against its model)
+  std::size_t distinct = 0;
+};
+
+template <class Acc> std::string output_hash(const row_reduce::RowOutputs<Acc>& o) {
+  Fnv1a64 h;
+  h.add(o.variance.data(), o.variance.size() * sizeof(Acc)).add(o.out.data(), o.out.size() * sizeof(Acc));
+  return h.hex();
+}
+
+template <class In>
+RowResult<In> run_config(RowRunner<In>& r, std::size_t c, RowKernelInput<In>& x, int runs) {
+  RowResult<In> res{r.run(c, x)};
+  if (r.kind() != RunnerKind::external) return res;
+  std::set<std::string> seen;
+  res.runs = 1;
+  if (res.first.failed) return res;
+  seen.insert(output_hash(res.first.value));
+  for (; res.runs < runs; ++res.runs) {
+    auto again = r.run(c, x);
+    if (again.failed) {
+      res.first.note = "call " + std::to_string(res.runs + 1) + ": " + again.note;
+      break;
+    }
+    seen.insert(output_hash(again.value));
+  }
+  res.distinct = seen.size();
+  return res;
+}
+
+// method, layout, block: the kernel's launch shape, or the user's configuration.
+template <class In>
+std::vector<std::string> config_columns(const Plan& p, const RowRunner<In>& r, std::size_t c) {
+  if (r.kind() == RunnerKind::external) return {r.row_name(c), "external", ""};
+  return {r.name(), std::string(row_reduce::to_string(p.shapes[c].layout)), std::to_string(p.shapes[c].block)};
+}
+
+template <class In> std::vector<std::string> repeat_columns(const RowResult<In>& r) {
+  if (r.runs == 0) return {"", "", r.first.note};
+  return {std::to_string(r.runs), r.distinct ? std::to_string(r.distinct) : "", r.first.note};
 }
 
 double median_of(std::vector<double> v) {
@@ -163,56 +244,71 @@ std::vector<std::string> timing_fields(const std::optional<double>& ms, double b
 
 // --- the cells ---------------------------------------------------------------------------------
 
+// The lab's moment kernels at every shape and the user's variance and layer_norm subjects at each of
+// their configurations, on rows offset + N(0, 1).
 template <class In>
 std::vector<std::vector<std::string>> variance_cell(const Plan& p, const VarianceOptions& o, double offset,
                                                     const std::optional<double>& bandwidth) {
   using Acc = row_reduce::row_acc_t<In>;
   const std::string dtype(row_reduce::RowInput<In>::dtype);
   const std::vector<In> x = normal_rows<In>(p.rows, p.cols, offset, 1.0, o.seed);
-  const std::vector<double> exact = exact_variances(widened(x), p.rows, p.cols);
+  const std::vector<Acc> w = widened(x);
+  const ExactRows exact = exact_rows(w, p.rows, p.cols);
   RowKernelInput<In> input(p.backend, x, p.rows, p.cols);
   std::vector<std::unique_ptr<RowRunner<In>>> runners;
   for (RowKernel k : kMomentKernels) runners.push_back(row_runner<In>(k, p.backend, p.shapes, true, p.reps));
+  const bool finite = std::all_of(w.begin(), w.end(), [](Acc v) { return std::isfinite(v); });
+  for (const auto& e : p.moment_subjects) runners.push_back(external_row_runner<In>(e, finite));
 
   struct Job {
-    std::size_t runner, shape;
+    std::size_t runner, c;
     std::vector<std::string> row;
   };
   std::vector<Job> jobs;
-  for (std::size_t s = 0; s < p.shapes.size(); ++s)
-    for (std::size_t k = 0; k < runners.size(); ++k) jobs.push_back({k, s, {}});
+  for (std::size_t k = 0; k < runners.size(); ++k)
+    for (std::size_t c = 0; c < runners[k]->configs(); ++c) jobs.push_back({k, c, {}});
   auto run = [&](std::size_t i) {
     Job& j = jobs[i];
-    const RowRunner<In>& runner = *runners[j.runner];
-    const RowShape& shape = p.shapes[j.shape];
-    const auto r = runners[j.runner]->run(j.shape, input);
-    const auto& out = r.value;
-    std::vector<double> err(static_cast<std::size_t>(p.rows));
+    RowRunner<In>& runner = *runners[j.runner];
+    const RowResult<In> r = run_config(runner, j.c, input, p.runs);
+    const auto& out = r.first.value;
+    std::vector<double> err;
     long negative = 0, nan_var = 0, nan_out = 0;
-    for (std::int64_t row = 0; row < p.rows; ++row) {
-      const auto ri = static_cast<std::size_t>(row);
-      const double v = static_cast<double>(out.variance[ri]);
-      const double e = std::fabs(v - exact[ri]) / exact[ri];
-      err[ri] = std::isnan(e) ? std::numeric_limits<double>::infinity() : e;
+    for (std::size_t row = 0; row < out.variance.size(); ++row) {
+      const double v = static_cast<double>(out.variance[row]);
+      const double e = std::fabs(v - exact.variance[row]) / exact.variance[row];
+      err.push_back(std::isnan(e) ? std::numeric_limits<double>::infinity() : e);
       negative += v < 0;
       nan_var += std::isnan(v);
-      const Acc* y = out.out.data() + row * p.cols;
+    }
+    for (std::size_t row = 0; !out.out.empty() && row < static_cast<std::size_t>(p.rows); ++row) {
+      const Acc* y = out.out.data() + row * static_cast<std::size_t>(p.cols);
       nan_out += std::any_of(y, y + p.cols, [](Acc a) { return std::isnan(a); });
     }
+    const bool has_var = !out.variance.empty(), has_out = !out.out.empty();
     const double max_err = err.empty() ? std::nan("") : *std::max_element(err.begin(), err.end());
     j.row = {"variance", p.backend_name, dtype, std::to_string(p.rows), std::to_string(p.cols), csv_number(offset),
-             std::to_string(o.seed), runner.name(), std::string(row_reduce::to_string(shape.layout)),
-             std::to_string(shape.block), csv_number(median_of(err)),
-             csv_number(max_err), std::to_string(negative), std::to_string(nan_var), std::to_string(nan_out)};
-    for (auto& f : timing_fields(device_ms(runner, r), kernel_bytes<In>(p.rows, p.cols, true), p.rows, bandwidth))
+             std::to_string(o.seed)};
+    for (auto& f : config_columns(p, runner, j.c)) j.row.push_back(std::move(f));
+    for (auto& f : {has_var ? csv_number(median_of(err)) : "", has_var ? csv_number(max_err) : "",
+                    has_var ? std::to_string(negative) : "", has_var ? std::to_string(nan_var) : "",
+                    has_out ? std::to_string(nan_out) : ""})
+      j.row.push_back(f);
+    for (auto& f : timing_fields(device_ms(runner, r.first), kernel_bytes<In>(p.rows, p.cols, true), p.rows, bandwidth))
       j.row.push_back(std::move(f));
+    j.row.push_back(has_out ? csv_number(max_layer_norm_error(w, out.out, exact, p.rows, p.cols)) : "");
+    for (auto& f : repeat_columns(r)) j.row.push_back(std::move(f));
   };
-  // The model's CPU work runs in parallel; GPU launches one after another (they are timed).
+  // The model's CPU work runs in parallel; GPU launches one after another (they are timed), and so
+  // do the user's calls (a Python subject holds the interpreter; its wall time is its time).
+  std::size_t ours = 0;
+  while (ours < jobs.size() && runners[jobs[ours].runner]->kind() != RunnerKind::external) ++ours;
   if (p.backend == BackendKind::model) {
-    parallel_for(jobs.size(), cpu_threads(), run);
+    parallel_for(ours, cpu_threads(), run);
   } else {
-    for (std::size_t i = 0; i < jobs.size(); ++i) run(i);
+    for (std::size_t i = 0; i < ours; ++i) run(i);
   }
+  for (std::size_t i = ours; i < jobs.size(); ++i) run(i);
   std::vector<std::vector<std::string>> rows;
   for (auto& j : jobs) rows.push_back(std::move(j.row));
   return rows;
@@ -241,21 +337,22 @@ std::vector<std::vector<std::string>> softmax_cell(const Plan& p, const Variance
   RowKernelInput<In> input(p.backend, x, rows, cols);
   std::vector<std::unique_ptr<RowRunner<In>>> runners;
   for (RowKernel k : kSoftmaxKernels) runners.push_back(row_runner<In>(k, p.backend, p.shapes, true, p.reps));
+  const bool finite = std::all_of(w.begin(), w.end(), [](Acc v) { return std::isfinite(v); });
+  for (const auto& e : p.softmax_subjects) runners.push_back(external_row_runner<In>(e, finite));
   std::vector<std::vector<std::string>> out_rows;
-  for (std::size_t c = 0; c < p.shapes.size(); ++c)
-    for (const auto& runner : runners) {
-      const RowShape& s = p.shapes[c];
-      const auto r = runner->run(c, input);
+  for (const auto& runner : runners)
+    for (std::size_t c = 0; c < runner->configs(); ++c) {
+      const RowResult<In> r = run_config(*runner, c, input, p.runs);
       double max_abs = 0, max_rel = 0, max_sum = 0;
       std::vector<double> row_rel;
       long nan_rows = 0;
-      for (std::int64_t row = 0; row < rows; ++row) {
+      for (std::int64_t row = 0; row < rows && !r.first.failed; ++row) {
         bool has_nan = false;
         long double sum = 0;
         double worst = 0;
         for (std::int64_t j = 0; j < cols; ++j) {
           const auto i = static_cast<std::size_t>(row * cols + j);
-          const double pv = static_cast<double>(r.value.out[i]);
+          const double pv = static_cast<double>(r.first.value.out[i]);
           has_nan |= std::isnan(pv);
           sum += pv;
           const long double d = std::fabs(static_cast<long double>(pv) - ref[i]);
@@ -269,12 +366,17 @@ std::vector<std::vector<std::string>> softmax_cell(const Plan& p, const Variance
         max_sum = std::max(max_sum, static_cast<double>(std::fabs(sum - 1.0L)));
       }
       std::vector<std::string> row = {"softmax", p.backend_name, dtype, std::to_string(rows), std::to_string(cols),
-                                      csv_number(scale), std::to_string(o.seed), runner->name(),
-                                      std::string(row_reduce::to_string(s.layout)), std::to_string(s.block),
-                                      csv_number(max_abs), csv_number(max_rel), csv_number(median_of(row_rel)), csv_number(max_sum),
-                                      std::to_string(nan_rows)};
-      for (auto& f : timing_fields(device_ms(*runner, r), kernel_bytes<In>(rows, cols, true), rows, bandwidth))
+                                      csv_number(scale), std::to_string(o.seed)};
+      for (auto& f : config_columns(p, *runner, c)) row.push_back(std::move(f));
+      if (r.first.failed) {
+        row.insert(row.end(), {"", "", "", "", ""});
+      } else {
+        row.insert(row.end(), {csv_number(max_abs), csv_number(max_rel), csv_number(median_of(row_rel)),
+                               csv_number(max_sum), std::to_string(nan_rows)});
+      }
+      for (auto& f : timing_fields(device_ms(*runner, r.first), kernel_bytes<In>(rows, cols, true), rows, bandwidth))
         row.push_back(std::move(f));
+      for (auto& f : repeat_columns(r)) row.push_back(std::move(f));
       out_rows.push_back(std::move(row));
     }
   return out_rows;
@@ -405,6 +507,11 @@ Plan make_plan(const VarianceOptions& o) {
     if (!std::isfinite(v)) throw UserError("--offsets must be finite");
   for (double v : p.scales)
     if (!std::isfinite(v) || v <= 0) throw UserError("--scales must be finite and > 0");
+  if (o.runs < 2) throw UserError(fmt::format("--runs must be >= 2 (got {})", o.runs));
+  p.runs = o.runs;
+  for (const auto& e : external_arrays(o.externals, {ArrayKind::variance, ArrayKind::layer_norm, ArrayKind::softmax},
+                                       "variance"))
+    (e->kind() == ArrayKind::softmax ? p.softmax_subjects : p.moment_subjects).push_back(e);
   p.shapes.push_back(RowShape{RowLayout::warp_per_row, o.warp_block});
   for (int b : o.blocks) p.shapes.push_back(RowShape{RowLayout::block_per_row, b});
   // Every shape, dtype and size is checked before the run folder is touched.
@@ -468,6 +575,13 @@ nlohmann::ordered_json plan_json(const Plan& p, const VarianceOptions& o) {
   plan["seed"] = o.seed;
   plan["reps"] = p.reps;
   plan["verify"] = p.verify;
+  if (!o.externals.empty()) {  // absent otherwise, so earlier runs' plans (and --resume) still match
+    nlohmann::ordered_json ext;
+    for (const auto& list : {&p.moment_subjects, &p.softmax_subjects})
+      for (const auto& e : *list) ext[e->name()] = {{"kind", to_string(e->kind())}, {"configs", e->configs()}};
+    plan["external"] = ext;
+    plan["runs"] = p.runs;
+  }
   return plan;
 }
 
@@ -612,6 +726,12 @@ void register_study_variance(CLI::App& study) {
   cmd->add_option("--verify", o->verify,
                   "GPU bits vs model bits before the study: full, quick or none (default quick on cuda, none on "
                   "model)");
+  cmd->add_option("--external", o->externals,
+                  "The user's row subjects (variance, layer_norm, softmax), registered by name from Python "
+                  "(sumlab.study.variance(subjects=...))")
+      ->delimiter(',');
+  cmd->add_option("--runs", o->runs, "Calls per configuration of a user's subject (>= 2): distinct outputs")
+      ->capture_default_str();
   cmd->callback([o] { run_variance_study(*o); });
 }
 

@@ -289,7 +289,7 @@ std::string kernels_json() {
   return out.dump();
 }
 
-// A Python callable as a study subject, of the lab's interface Base (ExternalSum, ExternalScan):
+// A Python callable as a study subject, of the lab's interface Base (ExternalSum, ExternalArray):
 // the name, configurations and promise it was registered with, and the callable. The lab calls it
 // with the GIL released elsewhere, so each call takes the GIL back; so does the destructor.
 template <class Base> class PySubject : public Base {
@@ -305,6 +305,7 @@ template <class Base> class PySubject : public Base {
   std::vector<std::string> configs() const override { return configs_; }
 
  protected:
+  const nb::object& fn() const { return fn_; }
   // fn(c, a read-only NumPy view of the lab's copy, valid for the call only) as R; the exception's
   // own message (sumlab.Subject puts the type in front), not the traceback through the lab's frames.
   template <class R, class T> R call(std::size_t c, std::span<const T> x, const char* not_r) {
@@ -340,21 +341,42 @@ class PyExternal final : public PySubject<ExternalSum> {
   }
 };
 
-// A scan: fn(config_index, array) -> the n prefix sums as a float64 NumPy array
-// (sumlab.Subject(kind="scan") converts whatever the user's scan returns).
-class PyExternalScan final : public PySubject<ExternalScan> {
+// An array-valued subject (a scan, row statistics, segment sums): fn(config_index, array) or, for
+// segment sums, fn(config_index, values, offsets) -> its values as a 1-D float64 NumPy array
+// (sumlab.Subject converts whatever the user's function returns). bfloat16 data is passed as its
+// uint16 bit patterns (NumPy has no bfloat16).
+class PyExternalArray final : public PySubject<ExternalArray> {
  public:
-  using PySubject::PySubject;
-  std::vector<double> run(std::size_t c, std::span<const float> x) override { return prefix(c, x); }
-  std::vector<double> run(std::size_t c, std::span<const double> x) override { return prefix(c, x); }
+  PyExternalArray(std::string name, nb::object fn, std::vector<std::string> configs, Determinism declared,
+                  ArrayKind kind)
+      : PySubject(std::move(name), std::move(fn), std::move(configs), declared), kind_(kind) {}
+  ArrayKind kind() const override { return kind_; }
+  std::vector<double> run(std::size_t c, const ExternalData& x) override {
+    nb::gil_scoped_acquire gil;  // the arrays' lifetimes are Python's
+    std::vector<std::size_t> shape(x.shape.begin(), x.shape.end());
+    nb::object view = x.dtype == "float64" ? array_view<double>(x.data, shape)
+                      : x.dtype == "float32" ? array_view<float>(x.data, shape)
+                                             : array_view<std::uint16_t>(x.data, shape);
+    try {
+      const std::size_t n[1] = {x.offsets.size()};
+      const nb::object r =
+          kind_ == ArrayKind::segment_sums
+              ? fn()(c, view, nb::ndarray<nb::numpy, const std::int64_t, nb::ndim<1>>(x.offsets.data(), 1, n, nb::handle()))
+              : fn()(c, view);
+      const auto out = nb::cast<nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>>(r);
+      return std::vector<double>(out.data(), out.data() + out.shape(0));
+    } catch (const nb::python_error& e) {
+      throw ExternalError(nb::str(e.value()).c_str());
+    } catch (const nb::cast_error&) {
+      throw ExternalError("the subject's result is not a 1-D float64 array");
+    }
+  }
 
  private:
-  using Prefix = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
-  template <class T> std::vector<double> prefix(std::size_t c, std::span<const T> x) {
-    nb::gil_scoped_acquire gil;  // the array's lifetime is Python's
-    const Prefix out = call<Prefix>(c, x, "the scan's result is not a 1-D float64 array");
-    return std::vector<double>(out.data(), out.data() + out.shape(0));
+  template <class T> static nb::object array_view(const void* data, const std::vector<std::size_t>& shape) {
+    return nb::cast(nb::ndarray<nb::numpy, const T>(data, shape.size(), shape.data(), nb::handle()));
   }
+  ArrayKind kind_;
 };
 
 int run_cli_py(const std::vector<std::string>& args) {
@@ -378,11 +400,13 @@ void register_external_py(const std::string& name, nb::object fn, const std::vec
   register_external(std::make_shared<PyExternal>(name, std::move(fn), configs, *d));
 }
 
-void register_external_scan_py(const std::string& name, nb::object fn, const std::vector<std::string>& configs,
-                               const std::string& declared) {
+void register_external_array_py(const std::string& name, nb::object fn, const std::vector<std::string>& configs,
+                                const std::string& declared, const std::string& kind) {
   const auto d = parse_determinism(declared);
   if (!d) throw UserError("declared must be not_deterministic, run_to_run or shape_invariant");
-  register_external_scan(std::make_shared<PyExternalScan>(name, std::move(fn), configs, *d));
+  const auto k = parse_array_kind(kind);
+  if (!k) throw UserError("kind must be scan, variance, layer_norm, softmax or segment_sums");
+  register_external_array(std::make_shared<PyExternalArray>(name, std::move(fn), configs, *d, *k));
 }
 
 }  // namespace
@@ -414,7 +438,8 @@ NB_MODULE(_sumlab, m) {
   m.def("register_array", &register_array_py, "name"_a, "x"_a, "tag"_a);
   m.def("unregister_array", &unregister_array, "name"_a);
   m.def("register_external", &register_external_py, "name"_a, "fn"_a, "configs"_a, "declared"_a);
-  m.def("register_external_scan", &register_external_scan_py, "name"_a, "fn"_a, "configs"_a, "declared"_a);
+  m.def("register_external_array", &register_external_array_py, "name"_a, "fn"_a, "configs"_a, "declared"_a,
+        "kind"_a);
   m.def("unregister_external", &unregister_external, "name"_a);
   m.def("cuda_available", [] {
     std::string why;

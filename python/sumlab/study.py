@@ -21,7 +21,8 @@ from .subjects import as_subjects
 _ids = itertools.count()
 _TEXT = {"hex", "reference_hex", "model_hex", "value_hex", "shape", "verdict", "note", "algorithm", "kernel",
          "backend", "dtype", "dist", "study", "kind", "source", "declared", "measured", "agreement", "witness",
-         "requested_condition", "method", "layout", "case", "input", "diagnostics", "figure", "expected"}
+         "requested_condition", "method", "layout", "case", "input", "diagnostics", "figure", "expected",
+         "strategy", "where", "distribution", "values"}
 
 
 def _value(column: str, text: str) -> Any:
@@ -50,8 +51,12 @@ def _list(option: str, values: Optional[Sequence[Any]]) -> list[str]:
     return [option, ",".join(str(v) for v in values)]
 
 
-def _run(args: list[str], data: Any = None, subjects: Any = None) -> None:
-    """Runs a sumlab command in this process with the study's data and subjects registered."""
+def _run(args: list[str], data: Any = None, subjects: Any = None, kinds: Sequence[str] = ("sum",)) -> None:
+    """Runs a sumlab command in this process with the study's data and subjects (of `kinds`) registered."""
+    try:
+        chosen = as_subjects(subjects, kinds, args[1])
+    except ValueError as e:
+        raise SumlabError(str(e)) from None
     registered_array = None
     names: list[str] = []
     taken: set = set()
@@ -61,7 +66,7 @@ def _run(args: list[str], data: Any = None, subjects: Any = None) -> None:
             registered_array = f"py{os.getpid()}_{next(_ids)}"
             _sumlab.register_array(registered_array, arr, tag)
             args += ["--input", "mem:" + registered_array]
-        for s in as_subjects(subjects):
+        for s in chosen:
             names.append(s.register(_sumlab, taken))
         if names:
             args += ["--external", ",".join(names)]
@@ -173,37 +178,48 @@ def scan(out: str = "runs/scan", *, subjects: Any = None, quick: bool = False, s
     args += _list("--algorithms", algorithms)
     if runs is not None:
         args += ["--runs", str(runs)]
-    _run(args, None, _scans(subjects))
+    _run(args, None, subjects, ("scan",))
     return read_table(os.path.join(out, "scan_error.csv"))
 
 
-def _scans(subjects: Any) -> list:
-    """The scan study's subjects: Subjects of kind "scan", or plain callables (scans by being given here)."""
-    from .subjects import Subject
-    if subjects is None:
-        return []
-    if isinstance(subjects, Subject) or callable(subjects):
-        subjects = [subjects]
-    out = []
-    for s in subjects:
-        if isinstance(s, Subject) and s.kind != "scan":
-            raise SumlabError(f"subject '{s.name}' is a sum; the scan study takes sumlab.Subject(fn, kind='scan')")
-        out.append(s if isinstance(s, Subject) else Subject(s, kind="scan"))
-    return out
+def segmented(out: str = "runs/segmented", *, subjects: Any = None, quick: bool = False,
+              dtypes: Optional[Sequence[str]] = None, distributions: Optional[Sequence[str]] = None,
+              segments: Optional[Sequence[int]] = None, mean_sizes: Optional[Sequence[float]] = None,
+              strategies: Optional[Sequence[str]] = None, offsets: Optional[Sequence[int]] = None,
+              runs: Optional[int] = None, backend: Optional[str] = None, force: bool = False,
+              resume: bool = False) -> list[dict]:
+    """Segmented sums (``sumlab study segmented``) against the exact per-segment sums: the lab's
+    strategies and your segment sums (subjects: ``sumlab.Subject(fn, kind="segment_sums")``, given
+    (values, offsets); each configuration called max(runs, 2) times), per segment-size distribution.
+    Returns segmented_errors.csv's rows; segmented_determinism.csv in the folder has every
+    subject's measured class."""
+    args = ["study", "segmented"] + _common(out, quick, force, resume, False, backend)
+    args += _list("--dtypes", dtypes) + _list("--distributions", distributions) + _list("--segments", segments)
+    args += _list("--mean-sizes", mean_sizes) + _list("--strategies", strategies) + _list("--offsets", offsets)
+    if runs is not None:
+        args += ["--runs", str(runs)]
+    _run(args, None, subjects, ("segment_sums",))
+    return read_table(os.path.join(out, "segmented_errors.csv"))
 
 
-def variance(out: str = "runs/variance", *, quick: bool = False, dtypes: Optional[Sequence[str]] = None,
-             rows: Optional[int] = None, cols: Optional[int] = None, backend: Optional[str] = None,
+def variance(out: str = "runs/variance", *, subjects: Any = None, quick: bool = False,
+             dtypes: Optional[Sequence[str]] = None, rows: Optional[int] = None, cols: Optional[int] = None,
+             softmax_rows: Optional[int] = None, offsets: Optional[Sequence[float]] = None,
+             scales: Optional[Sequence[float]] = None, runs: Optional[int] = None, backend: Optional[str] = None,
              force: bool = False, resume: bool = False) -> list[dict]:
-    """Row kernels: variance (textbook, two-pass, Welford/Chan) against the exact variance, softmax,
-    argmax (``sumlab study variance``). Returns row_variance.csv's rows."""
+    """Row kernels (``sumlab study variance``): variance (textbook, two-pass, Welford/Chan) and the
+    normalised rows against the exact ones, softmax, argmax; and your row reductions (subjects:
+    ``sumlab.Subject(fn, kind=...)`` of kind "variance", "layer_norm" or "softmax", each
+    configuration called ``runs`` times (default 2) for its distinct outputs) beside them, on
+    float32, bfloat16 or float64 rows. Returns row_variance.csv's rows; row_softmax.csv holds the
+    softmax subjects."""
     args = ["study", "variance"] + _common(out, quick, force, resume, False, backend)
-    args += _list("--dtypes", dtypes)
-    for option, v in (("--rows", rows), ("--cols", cols)):
+    args += _list("--dtypes", dtypes) + _list("--offsets", offsets) + _list("--scales", scales)
+    for option, v in (("--rows", rows), ("--cols", cols), ("--softmax-rows", softmax_rows), ("--runs", runs)):
         if v is not None:
             args += [option, str(v)]
-    _run(args)
+    _run(args, None, subjects, ("variance", "layer_norm", "softmax"))
     return read_table(os.path.join(out, "row_variance.csv"))
 
 
-__all__ = ["determinism", "error_vs_cond", "error_vs_n", "read_table", "scan", "variance"]
+__all__ = ["determinism", "error_vs_cond", "error_vs_n", "read_table", "scan", "segmented", "variance"]

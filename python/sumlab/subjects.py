@@ -1,5 +1,6 @@
-"""Your reduction as a study subject: any callable that maps an array to its sum (or, with
-kind="scan", to its inclusive prefix sums: torch.cumsum, a Triton scan).
+"""Your reduction as a study subject: any callable that maps an array to its sum, or (by its kind)
+to its prefix sums, per-row statistics or per-segment sums: torch.sum, torch.cumsum, softmax,
+layer_norm, index_add_, a Triton or CUDA kernel.
 
     >>> import torch, sumlab
     >>> subject = sumlab.Subject(lambda x, **kw: torch.sum(x),
@@ -9,11 +10,11 @@ kind="scan", to its inclusive prefix sums: torch.cumsum, a Triton scan).
 
 The lab calls ``fn(prepare(x), **config)`` for each of ``configs`` (keyword sets: your "launch
 shapes"), ``runs`` times each, on each input; ``prepare`` turns the lab's NumPy array into your
-framework's (once per input). A call that raises, returns something that is not one number of
-the input's dtype, returns NaN for finite input, or takes longer than ``timeout`` seconds becomes
-an error row with its message, and the study goes on. A scan (kind="scan") returns n values, each
-of the input's dtype (any 1-D array: NumPy, PyTorch, CuPy, JAX; brought to the host), and goes to
-``sumlab.study.scan``.
+framework's (once per input). A call that raises, returns something that is not of the declared
+kind (one number, or an array of the kind's shape) with values of the input's dtype, returns NaN
+for finite input, or takes longer than ``timeout`` seconds becomes an error row with its message,
+and the study goes on. The other kinds (``Subject`` lists them) return arrays: NumPy, PyTorch,
+CuPy, JAX; brought to the host.
 """
 from __future__ import annotations
 
@@ -44,35 +45,74 @@ def _scalar(value: Any) -> float:
         raise TypeError(f"returned {type(value).__name__}, not a number") from e
 
 
-def _prefix(value: Any, n: int) -> Any:
-    """A scan's n outputs as a float64 NumPy array (a device array is brought to the host)."""
+KINDS = ("sum", "scan", "variance", "layer_norm", "softmax", "segment_sums")
+
+
+def _array(value: Any, n: int, shapes: Sequence[tuple]) -> Any:
+    """An array-valued result as n float64 values in a 1-D NumPy array (a device array is brought
+    to the host; a bfloat16 one is widened, exactly, to float32 first). shapes: the shapes it may have."""
     import numpy as np
     if hasattr(value, "detach"):  # torch
-        value = value.detach().cpu().numpy()
+        import torch
+        value = value.detach()
+        if value.dtype in (torch.bfloat16, torch.float16):
+            value = value.float()
+        value = value.cpu().numpy()
     elif hasattr(value, "get") and type(value).__module__.startswith("cupy"):
         value = value.get()
     a = np.asarray(value)
-    if a.ndim != 1 or a.shape[0] != n:
-        raise TypeError(f"returned an array of shape {tuple(a.shape)}, not ({n},)")
-    return np.ascontiguousarray(a, dtype=np.float64)
+    if tuple(a.shape) not in shapes:
+        raise TypeError(f"returned an array of shape {tuple(a.shape)}, not {' or '.join(map(str, shapes))}")
+    if a.dtype.kind != "f":
+        raise TypeError(f"returned an array of {a.dtype}, not of floating point")
+    return np.ascontiguousarray(a.reshape(n), dtype=np.float64)
+
+
+def _result_shapes(kind: str, view: Any, offsets: Any) -> tuple[int, list[tuple]]:
+    """How many values a result of `kind` on the lab's data has, and the shapes it may come in."""
+    if kind == "scan":
+        return view.size, [(view.size,)]
+    if kind == "variance":
+        return view.shape[0], [(view.shape[0],)]
+    if kind == "segment_sums":
+        return len(offsets) - 1, [(len(offsets) - 1,)]
+    return view.size, [tuple(view.shape), (view.size,)]  # layer_norm, softmax: one value per element
+
+
+def bfloat16_to_float32(a: Any) -> Any:
+    """The lab's bfloat16 data (NumPy uint16 bit patterns) as the float32 values they are (exact).
+    With PyTorch: ``torch.from_numpy(a.view(numpy.int16)).view(torch.bfloat16)``."""
+    import numpy as np
+    return (np.asarray(a, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
 
 
 class Subject:
     """A reduction the lab measures like its own algorithms (never modelled).
 
-    fn: called as fn(x, **config) with x = prepare(array). name: the label in tables and figures
+    fn: called as fn(x, **config) with x = prepare(data). name: the label in tables and figures
     (default: fn's name). configs: a list of keyword dicts, the subject's configurations (default
     [{}]). declared: the determinism the subject promises ('not_deterministic', 'run_to_run' or
-    'shape_invariant'; default: nothing promised). prepare: the lab's NumPy array -> your input
-    (default: the array itself). timeout: seconds one call may take. kind: "sum" (fn returns one
-    number) or "scan" (fn returns the n inclusive prefix sums).
+    'shape_invariant'; default: nothing promised). prepare: the lab's data -> your input (default:
+    the data itself). timeout: seconds one call may take. kind: what fn returns, and so which study
+    measures it:
+
+    - "sum": one number (the determinism, error-vs-n and error-vs-cond studies);
+    - "scan": the n inclusive prefix sums (``sumlab.study.scan``);
+    - "variance": each row's population variance, shape (rows,) (``sumlab.study.variance``);
+    - "layer_norm": each row normalised, (x - mean) / sqrt(var + 1e-5), shape (rows, cols);
+    - "softmax": each row's probabilities, shape (rows, cols);
+    - "segment_sums": one sum per segment (``sumlab.study.segmented``); the data is then the
+      pair (values, offsets), offsets an int64 array of segments + 1 boundaries from 0 to n.
+
+    Row subjects get a 2-D (rows, cols) array; bfloat16 rows arrive as their uint16 bit patterns
+    (NumPy has no bfloat16: ``bfloat16_to_float32`` widens them).
     """
 
     def __init__(self, fn: Callable[..., Any], *, name: Optional[str] = None,
                  configs: Optional[Sequence[dict]] = None, declared: str = "not_deterministic",
                  prepare: Optional[Callable[[Any], Any]] = None, timeout: float = 120.0, kind: str = "sum"):
-        if kind not in ("sum", "scan"):
-            raise ValueError("kind must be 'sum' or 'scan'")
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {', '.join(KINDS)}")
         self.kind = kind
         self.fn = fn
         self.name = name or getattr(fn, "__name__", "subject")
@@ -88,27 +128,34 @@ class Subject:
         self._cache_key: Optional[tuple] = None
         self._cache_value: Any = None
 
-    def _prepared(self, view: Any) -> Any:
+    def _prepared(self, view: Any, offsets: Any) -> Any:
         # One preparation per input: keyed by the lab's buffer and a sample of its contents.
-        key = (view.__array_interface__["data"][0], view.size, view.dtype.str,
-               view[:64].tobytes(), view[-64:].tobytes())
+        flat = view.reshape(-1)
+        key = (view.__array_interface__["data"][0], view.shape, view.dtype.str,
+               flat[:64].tobytes(), flat[-64:].tobytes(),
+               None if offsets is None else (len(offsets), offsets[-64:].tobytes()))
         if key != self._cache_key:
-            data = view.copy()  # the lab's view is valid during this call only
+            data = view.copy()  # the lab's arrays are valid during this call only
+            if offsets is not None:
+                data = (data, offsets.copy())
             self._cache_value = self.prepare(data) if self.prepare else data
             self._cache_key = key
         return self._cache_value
 
-    def __call__(self, config: int, view: Any) -> Any:
+    def __call__(self, config: int, view: Any, offsets: Any = None) -> Any:
         """The lab's entry point: one call of configuration `config` on the lab's array (a float, or
-        for a scan the prefix sums as float64)."""
-        x = self._prepared(view)
+        for the array kinds the values as a 1-D float64 array)."""
+        x = self._prepared(view, offsets)
         kwargs = self.configs[config]
         box: dict = {}
 
         def call() -> None:
             try:
                 result = self.fn(x, **kwargs)
-                box["value"] = _prefix(result, view.size) if self.kind == "scan" else _scalar(result)
+                if self.kind == "sum":
+                    box["value"] = _scalar(result)
+                else:
+                    box["value"] = _array(result, *_result_shapes(self.kind, view, offsets))
             except BaseException as e:  # reported as the subject's failure, never raised into the lab
                 box["error"] = e
 
@@ -125,19 +172,30 @@ class Subject:
     def register(self, lab: Any, taken: set) -> str:
         """Registers with the lab under a name no other subject of the study has (returned)."""
         name = self.name if self.name not in taken else f"{self.name}_{next(_ids)}"
-        register = lab.register_external_scan if self.kind == "scan" else lab.register_external
-        register(name, self, self.labels, self.declared)
+        if self.kind == "sum":
+            lab.register_external(name, self, self.labels, self.declared)
+        else:
+            lab.register_external_array(name, self, self.labels, self.declared, self.kind)
         taken.add(name)
         return name
 
 
-def as_subjects(subjects: Any) -> list[Subject]:
-    """A Subject, a callable or a list of either, as Subjects."""
+def as_subjects(subjects: Any, kinds: Sequence[str] = ("sum",), study: str = "this") -> list[Subject]:
+    """A Subject, a callable or a list of either, as Subjects of one of `kinds` (a plain callable is
+    of the first); ValueError for a Subject of another kind."""
     if subjects is None:
         return []
     if isinstance(subjects, Subject) or callable(subjects):
         subjects = [subjects]
-    return [s if isinstance(s, Subject) else Subject(s) for s in subjects]
+    out = []
+    for s in subjects:
+        if not isinstance(s, Subject):
+            s = Subject(s, kind=kinds[0])
+        if s.kind not in kinds:
+            raise ValueError(f"subject '{s.name}' is of kind '{s.kind}'; the {study} study takes "
+                             f"sumlab.Subject(fn, kind=...) with kind {' or '.join(repr(k) for k in kinds)}")
+        out.append(s)
+    return out
 
 
-__all__ = ["Subject", "as_subjects"]
+__all__ = ["KINDS", "Subject", "as_subjects", "bfloat16_to_float32"]

@@ -125,15 +125,15 @@ def render_segmented_errors(run: Run, data: CsvData, ctx) -> list:
         blocks.append(Paragraph("No times in this run (model backend): the throughput figure needs --backend cuda.",
                                 "note"))
     cols = ["dtype", "distribution", "segments", "mean_size", "n", "strategy", "shape", "max_ulps", "p50_ulps",
-            "p99_ulps", "wrong_empty", "gpu_equals_model", "ms", "fraction_of_roof"]
+            "p99_ulps", "wrong_empty", "gpu_equals_model", "ms", "fraction_of_roof", "note"]
     cols = [c for c in cols if c in data.columns]
     rows, flagged = [], set()
     text_cols = {"dtype", "distribution", "segments", "mean_size", "n", "strategy", "shape", "wrong_empty",
-                 "gpu_equals_model"}
+                 "gpu_equals_model", "note"}
     for i, r in enumerate(data.rows):
         rows.append([r.get(c, "") if c in text_cols else (_fmt(num(r.get(c))) if r.get(c, "") != "" else "")
                      for c in cols])
-        ours = r.get("known_wrong") == "0" and r.get("where") != "gpu_peer"
+        ours = r.get("known_wrong") == "0" and r.get("where") not in ("gpu_peer", "external")
         if r.get("gpu_equals_model") == "0" or (ours and num(r.get("wrong_empty")) > 0):
             flagged.add(i)
     blocks.append(Table(cols, rows, "One row per (cell, strategy, shape). wrong_empty: empty segments whose sum is "
@@ -141,10 +141,15 @@ def render_segmented_errors(run: Run, data: CsvData, ctx) -> list:
                         "the GPU's bits equal the CPU model's for every segment. Red: a modelled kernel disagreeing "
                         "with its model, or a strategy not kept as a pitfall getting an empty segment wrong.",
                         alarm_rows=flagged))
-    peers_wrong = [r for r in data.rows if r.get("where") == "gpu_peer" and num(r.get("wrong_empty")) > 0]
-    if peers_wrong:
-        blocks.append(Paragraph(f"{len(peers_wrong)} CUB peer row(s) return something other than +0 for an empty "
-                                "segment.", "alarm"))
+    for where, who in (("gpu_peer", "CUB peer"), ("external", "of your subjects'")):
+        wrong = [r for r in data.rows if r.get("where") == where and num(r.get("wrong_empty")) > 0]
+        if wrong:
+            blocks.append(Paragraph(f"{len(wrong)} {who} row(s) return something other than +0 for an empty "
+                                    f"segment ({', '.join(sorted({r.get('strategy', '') for r in wrong}))}).", "alarm"))
+    failed = [r for r in data.rows if r.get("note", "")]
+    if failed:
+        blocks.append(Paragraph(f"{len(failed)} call(s) of your subjects failed, e.g. {failed[0].get('strategy')}: "
+                                f"{failed[0].get('note')}", "alarm"))
     if flagged:
         ctx.alarms.append(f"{run.label}/{data.name}: {len(flagged)} segmented row(s) with GPU-vs-model mismatches "
                           "or wrong empty segments.")
@@ -158,7 +163,7 @@ def render_segmented_determinism(run: Run, data: CsvData, ctx) -> list:
     rows, bad = [], set()
     for i, r in enumerate(data.rows):
         rows.append([r.get(c, "") for c in cols])
-        if r.get("consistent") != "1":
+        if r.get("consistent") == "0":
             bad.add(i)
     blocks: list = [
         Heading("Segmented sums: determinism measured vs declared", 3,
@@ -167,7 +172,8 @@ def render_segmented_determinism(run: Run, data: CsvData, ctx) -> list:
                   "across its launch shapes and across repeated runs of one shape, the class that implies "
                   "(not_deterministic if runs differ, run_to_run if only shapes do, shape_invariant otherwise) "
                   "and the class the strategy declares. A measured class weaker than the declared one is a bug "
-                  "(red); a stronger one only means the difference was not observed."),
+                  "(red); a stronger one only means the difference was not observed. Your subjects' "
+                  "configurations each run that many times; an empty class means a call failed."),
         Table(cols, rows, "One row per (cell, strategy).", alarm_rows=bad),
     ]
     if bad:

@@ -814,10 +814,32 @@ def provenance_blocks(run: Run) -> list:
 # --- study variance: row kernels (row_variance.csv, row_softmax.csv, row_argmax.csv, row_verify.csv) ----
 
 def _row_series_label(r: dict[str, str]) -> str:
+    if r.get("layout") == "external":  # the user's subject: its name carries its configuration
+        return f"{r.get('method', '')} (yours)"
     return f"{r.get('method', '')} ({r.get('layout', '')}/{r.get('block', '')})"
 
 
-_ROW_LAYOUT_STYLE = {"warp_per_row": "-", "block_per_row": "--"}
+_ROW_LAYOUT_STYLE = {"warp_per_row": "-", "block_per_row": "--", "external": "-."}
+
+
+def _row_subject_findings(data: CsvData) -> list:
+    """The user's row subjects: calls that failed, and configurations whose repeated calls gave more
+    than one output."""
+    theirs = [r for r in data.rows if r.get("layout") == "external"]
+    if not theirs:
+        return []
+    failed = [r for r in theirs if r.get("note", "")]
+    varying = [r for r in theirs if num(r.get("distinct_outputs")) > 1]
+    parts = [f"{len(theirs)} cell(s) of your subjects, each configuration called "
+             f"{', '.join(sorted({r.get('runs', '') for r in theirs}))} times"]
+    if varying:
+        parts.append("different outputs from the same input in " +
+                     ", ".join(sorted({f"{r.get('method')} ({r.get('dtype')})" for r in varying})))
+    else:
+        parts.append("every configuration gave the same bits in every call")
+    if failed:
+        parts.append(f"{len(failed)} failed, e.g. {failed[0].get('method')}: {failed[0].get('note')}")
+    return [Paragraph("Your subjects: " + "; ".join(parts) + ".", "alarm" if failed else "text")]
 
 
 def _row_error_figure(run, data, ctx, x_col, x_label, y_col, y_label, stem, title, caption, categorical):
@@ -869,7 +891,8 @@ def _variance_findings(data: CsvData) -> list:
     parts = []
     for dtype in data.ordered_unique("dtype"):
         for method in data.ordered_unique("method"):
-            rs = [r for r in data.rows if r.get("dtype") == dtype and r.get("method") == method]
+            rs = [r for r in data.rows if r.get("dtype") == dtype and r.get("method") == method
+                  and r.get("median_rel_error", "") != ""]  # a layer_norm subject or a failed call has none
             if not rs:
                 continue
             good = [num(r.get("offset")) for r in rs if num(r.get("median_rel_error")) < 1e-3]
@@ -904,13 +927,23 @@ def render_row_variance(run: Run, data: CsvData, ctx: Context) -> list:
                           "Largest relative error of the row variance",
                           "The worst row of each cell; a NaN variance would count as infinite.", True),
     ]
+    if any(r.get("max_out_abs_error", "") != "" for r in data.rows):
+        blocks.append(_row_error_figure(
+            run, data, ctx, "offset", "row offset (mean; σ = 1)", "max_out_abs_error",
+            "max |out − exact normalised row|", "row-layer-norm-max",
+            "Largest error of the normalised rows (layer norm without weights)",
+            "max |out − (x − mean)/sqrt(var + 1e-5)| over the matrix, the reference from the exact mean and "
+            "variance in long double (it resolves errors above ~2⁻⁵² · |mean| · rstd: float32 and bfloat16 "
+            "outputs, not float64 ones at large offsets).", True))
+    blocks += _row_subject_findings(data)
     cols = ["dtype", "offset", "method", "layout", "block", "negative_variance_rows", "nan_output_rows",
-            "median_rel_error", "max_rel_error", "us_per_row", "time_over_bound"]
+            "median_rel_error", "max_rel_error", "max_out_abs_error", "us_per_row", "time_over_bound",
+            "distinct_outputs", "note"]
     cols = [c for c in cols if c in data.columns]
     rows, flagged = [], set()
     for i, r in enumerate(data.rows):
         rows.append([r.get(c, "") if c in ("dtype", "method", "layout", "block", "offset",
-                                           "negative_variance_rows", "nan_output_rows")
+                                           "negative_variance_rows", "nan_output_rows", "distinct_outputs", "note")
                      else (_fmt(num(r.get(c))) if r.get(c, "") != "" else "") for c in cols])
         if num(r.get("negative_variance_rows")) > 0 or num(r.get("nan_output_rows")) > 0:
             flagged.add(i)
@@ -919,7 +952,7 @@ def render_row_variance(run: Run, data: CsvData, ctx: Context) -> list:
                         "textbook formula's failure the seeds report as 357 of 1024 rows at offset 10⁴). "
                         "time_over_bound: measured time over the memory-bound time (bytes / copy bandwidth "
                         "measured in the same run); empty on the model backend.", alarm_rows=flagged))
-    bad = [r for r in data.rows if r.get("method") != "textbook" and
+    bad = [r for r in data.rows if r.get("method") != "textbook" and r.get("layout") != "external" and
            (num(r.get("negative_variance_rows")) > 0 or num(r.get("nan_output_rows")) > 0)]
     if bad:
         ctx.alarms.append(f"{run.label}/{data.name}: {len(bad)} cell(s) of a stable method (not textbook) "
@@ -958,11 +991,14 @@ def render_row_softmax(run: Run, data: CsvData, ctx: Context) -> list:
                           f"Over every element with p_ref at least the smallest normal (backend {backend}); solid: "
                           "warp_per_row, dashed: block_per_row.", False),
     ]
+    blocks += _row_subject_findings(data)
     cols = [c for c in ["dtype", "scale", "method", "layout", "block", "max_abs_error", "max_rel_error",
-                        "max_sum_error", "nan_rows", "us_per_row", "time_over_bound"] if c in data.columns]
+                        "max_sum_error", "nan_rows", "us_per_row", "time_over_bound", "distinct_outputs", "note"]
+            if c in data.columns]
     rows, flagged = [], set()
     for i, r in enumerate(data.rows):
-        rows.append([r.get(c, "") if c in ("dtype", "scale", "method", "layout", "block", "nan_rows")
+        rows.append([r.get(c, "") if c in ("dtype", "scale", "method", "layout", "block", "nan_rows",
+                                           "distinct_outputs", "note")
                      else (_fmt(num(r.get(c))) if r.get(c, "") != "" else "") for c in cols])
         if num(r.get("nan_rows")) > 0:
             flagged.add(i)

@@ -154,5 +154,101 @@ def test_user_scans_in_the_scan_study(tmp_path):
     assert det[("short_scan", "4097")]["measured"] == "failed"
     failed = [r for r in rows if r["algorithm"].startswith("subject") and r["note"]]
     assert failed and "not a float32 value" in failed[0]["note"]
-    with pytest.raises(sumlab.SumlabError, match="is a sum"):
+    with pytest.raises(sumlab.SumlabError, match="of kind 'sum'"):
         sumlab.study.scan(str(tmp_path / "s2"), subjects=sumlab.Subject(exact_sum), quick=True, backend="model")
+
+
+def as_float(x):
+    """The lab's rows as float values (bfloat16 rows arrive as uint16 bit patterns)."""
+    return sumlab.bfloat16_to_float32(x) if x.dtype == np.uint16 else x
+
+
+def exact_variance(x):
+    """Each row's variance in float64 from float64 moments, rounded once to the rows' float type."""
+    xf = as_float(x)
+    return np.var(xf.astype(np.float64), axis=1).astype(np.float32 if x.dtype == np.uint16 else x.dtype)
+
+
+def shuffled_variance(x):
+    """The textbook formula in float32 over a new column order on every call: run-to-run noise."""
+    xf = as_float(x).astype(np.float32)[:, np.random.permutation(x.shape[1])]
+    n = np.float32(x.shape[1])
+    mean = np.add.accumulate(xf, axis=1, dtype=np.float32)[:, -1] / n
+    return np.add.accumulate(xf * xf, axis=1, dtype=np.float32)[:, -1] / n - mean * mean
+
+
+def layer_norm(x):
+    xf = as_float(x)
+    m = xf.mean(axis=1, keepdims=True, dtype=np.float64)
+    v = xf.var(axis=1, keepdims=True, dtype=np.float64)
+    return ((xf - m) / np.sqrt(v + 1e-5)).astype(xf.dtype)
+
+
+def softmax(x):
+    xf = as_float(x)
+    e = np.exp(xf - xf.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def test_user_row_reductions_in_the_variance_study(tmp_path):
+    """Variance, layer_norm and softmax subjects on float32 and bfloat16 rows: a variance from float64
+    moments is within an ulp or two of the exact one and gives one output in every run, a
+    shuffled float32 one gives several, a layer norm's outputs are near the exact normalised rows,
+    and a subject returning the wrong shape is an error row while the study goes on."""
+    subjects = [sumlab.Subject(exact_variance, kind="variance"),
+                sumlab.Subject(shuffled_variance, kind="variance"),
+                sumlab.Subject(layer_norm, kind="layer_norm"),
+                sumlab.Subject(softmax, kind="softmax"),
+                sumlab.Subject(lambda x: x[:2], name="wrong_shape", kind="variance")]
+    out = tmp_path / "rows"
+    rows = sumlab.study.variance(str(out), subjects=subjects, quick=True, dtypes=["float32", "bfloat16"],
+                                 offsets=[0, 100], scales=[1], runs=5, backend="model")
+    by = {(r["dtype"], r["offset"], r["method"], r["layout"]): r for r in rows}
+    for dtype in ("float32", "bfloat16"):
+        for offset in (0, 100):
+            exact = by[(dtype, offset, "exact_variance", "external")]
+            assert exact["max_rel_error"] < 2 ** -22 and exact["runs"] == 5 and exact["distinct_outputs"] == 1
+            assert exact["max_out_abs_error"] == ""
+            ln = by[(dtype, offset, "layer_norm", "external")]
+            assert ln["max_rel_error"] == "" and 0 <= ln["max_out_abs_error"] < 1e-5 and ln["nan_output_rows"] == 0
+            # The lab's two-pass kernel has the same measure of its normalised rows.
+            assert by[(dtype, offset, "two_pass", "warp_per_row")]["max_out_abs_error"] < 1e-4
+            bad = by[(dtype, offset, "wrong_shape", "external")]
+            assert bad["note"].startswith("TypeError: returned an array of shape (2, 1024)")
+    assert by[("float32", 100, "shuffled_variance", "external")]["distinct_outputs"] > 1
+    soft = {(r["dtype"], r["method"]): r for r in sumlab.study.read_table(str(out / "row_softmax.csv"))}
+    for dtype in ("float32", "bfloat16"):
+        assert soft[(dtype, "softmax")]["max_rel_error"] < 1e-5 and soft[(dtype, "softmax")]["distinct_outputs"] == 1
+    with pytest.raises(sumlab.SumlabError, match="of kind 'scan'"):
+        sumlab.study.variance(str(tmp_path / "v2"), subjects=sumlab.Subject(np.cumsum, kind="scan"), quick=True)
+
+
+def test_user_segment_sums_in_the_segmented_study(tmp_path):
+    """An exact segment sum has 0 ulps and keeps the shape_invariant class it declares; an order
+    that changes on every call is not deterministic; one that returns too few sums is an error row."""
+    import math
+
+    def exact_segments(data):
+        x, off = data
+        return np.array([math.fsum(x[a:b]) for a, b in zip(off[:-1], off[1:])]).astype(x.dtype)
+
+    def shuffled_segments(data):
+        x, off = data
+        return np.array([np.float32(np.add.accumulate(np.random.permutation(x[a:b]), dtype=np.float32)[-1])
+                         if b > a else np.float32(0) for a, b in zip(off[:-1], off[1:])], dtype=np.float32)
+
+    subjects = [sumlab.Subject(exact_segments, kind="segment_sums", declared="shape_invariant",
+                               configs=[{}]),
+                sumlab.Subject(shuffled_segments, kind="segment_sums"),
+                sumlab.Subject(lambda d: d[0][:1], name="too_few", kind="segment_sums")]
+    out = tmp_path / "seg"
+    rows = sumlab.study.segmented(str(out), subjects=subjects, quick=True, dtypes=["float32"],
+                                  distributions=["uniform"], runs=4, backend="model")
+    errors = {r["strategy"]: r for r in rows if r["where"] == "external"}
+    assert errors["exact_segments"]["max_ulps"] == 0 and errors["exact_segments"]["wrong_empty"] == 0
+    assert errors["shuffled_segments"]["max_ulps"] >= 1
+    assert errors["too_few"]["note"] == "TypeError: returned an array of shape (1,), not (512,)"
+    det = {r["strategy"]: r for r in sumlab.study.read_table(str(out / "segmented_determinism.csv"))}
+    assert det["exact_segments"]["measured"] == "shape_invariant" and det["exact_segments"]["consistent"] == 1
+    assert det["shuffled_segments"]["measured"] == "not_deterministic" and det["shuffled_segments"]["runs"] == 4
+    assert det["too_few"]["measured"] == ""
