@@ -96,6 +96,24 @@ TEST(VarianceStudy, ModelBackendWritesTheThreeTables) {
   std::filesystem::remove_all(dir);
 }
 
+// bfloat16 rounds 1e4 + N(0, 1) to one value (its spacing there is 64): every row is constant, its
+// exact variance 0, and a kernel that returns 0 is exact, not infinitely wrong (0/0).
+TEST(VarianceStudy, ConstantRowsHaveZeroErrorWhenTheVarianceIsZero) {
+  const auto dir = sumlab::test::temp_dir("variance_test_constant");
+  const Result r = run("study variance --backend model --rows 8 --cols 256 --softmax-rows 2 --argmax-rows 2 "
+                       "--offsets 10000 --scales 1 --dtypes bfloat16 --out " + dir.string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  int checked = 0;
+  for (const auto& row : read_csv(dir / "row_variance.csv").rows) {
+    if (row.at("method") != "two_pass" && row.at("method") != "welford") continue;
+    EXPECT_EQ(row.at("max_rel_error"), "0") << row.at("method");
+    EXPECT_EQ(row.at("max_out_abs_error"), "0") << row.at("method");  // (x - mean) * rstd = 0 exactly
+    ++checked;
+  }
+  EXPECT_EQ(checked, 4);  // two methods x two shapes
+  std::filesystem::remove_all(dir);
+}
+
 TEST(VarianceStudy, BadShapesFailCleanlyBeforeTouchingTheFolder) {
   const auto dir = sumlab::test::temp_dir("variance_test_bad");
   struct Bad {
