@@ -808,6 +808,12 @@ def provenance_blocks(run: Run) -> list:
     if run.provenance.get("git_dirty") is True:
         blocks.append(Paragraph("The working tree had uncommitted changes when this run was made: the commit "
                                 "alone does not reproduce it.", "note"))
+    cells = run.path / "cells.log"
+    if run.summary is None and cells.is_file():  # a study writes summary.json after its last cell
+        done = sum(1 for line in cells.read_text(encoding="utf-8").splitlines() if line.strip())
+        blocks.append(Paragraph(f"This run did not finish: it has no summary.json, and cells.log lists {done} "
+                                "finished cell(s). The tables and figures hold those cells only; the same command "
+                                "with --resume completes it.", "alarm"))
     return blocks
 
 
