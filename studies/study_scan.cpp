@@ -96,7 +96,7 @@ struct Plan {
 const std::vector<std::string> kErrorColumns = {
     "study", "backend", "algorithm", "shape", "operator", "kind", "dtype", "distribution", "n", "seed",
     "max_ulps", "mean_ulps", "exact_fraction", "max_rel_error", "max_scaled_error", "last_ulps", "special_prefixes",
-    "declared_determinism", "gpu_equals_model", "ms", "note"};
+    "declared_determinism", "gpu_equals_model", "ms", "note", "runs", "distinct_runs"};
 const std::vector<std::string> kPositionColumns = {"algorithm", "shape", "operator", "dtype", "distribution", "n",
                                                    "bin_lo", "bin_hi", "metric", "max", "mean"};
 const std::vector<std::string> kDeterminismColumns = {
@@ -245,7 +245,7 @@ template <class T> struct CellRowsWriter {
     err.push_back({"scan", p.backend_name, alg, shape, op, "inclusive", dtype, dname, std::to_string(n),
                    std::to_string(p.seed), num(e.max_ulps), num(e.mean_ulps), num(e.exact_fraction), num(e.max_rel),
                    num(e.max_scaled), num(e.last_ulps), std::to_string(e.special), declared, gpu_eq, ms ? num(*ms) : "",
-                   ""});
+                   "", "", ""});
     for (const auto* bins : {&e.bins, &e.scaled_bins})
       for (std::size_t b = 0; b < bins->size(); ++b) {
         if ((*bins)[b].count == 0) continue;
@@ -258,7 +258,13 @@ template <class T> struct CellRowsWriter {
   // A call that gave no output (a user's scan that failed): the row says why.
   void failed(const std::string& alg, const std::string& shape, const std::string& declared, const std::string& why) {
     err.push_back({"scan", p.backend_name, alg, shape, op, "inclusive", dtype, dname, std::to_string(n),
-                   std::to_string(p.seed), "", "", "", "", "", "", "", declared, "", "", why});
+                   std::to_string(p.seed), "", "", "", "", "", "", "", declared, "", "", why, "", ""});
+  }
+  // The last row's configuration was run `runs` times and gave `distinct` different outputs.
+  void runs(int runs, std::size_t distinct) {
+    auto& r = err.back();
+    r[r.size() - 2] = std::to_string(runs);
+    r[r.size() - 1] = std::to_string(distinct);
   }
   // One subject's class over its configurations: distinct outputs across runs of one configuration
   // (the most over them) and across configurations. One configuration cannot show invariance.
@@ -305,6 +311,7 @@ void gpu_scan_rows(const Plan& p, std::span<const typename Op::Value> xs, CellRo
       runs = on_gpu ? p.runs : 1;
       for (int k = 1; k < runs; ++k) across_runs.insert(hash_of(rerun->run(c, input).value));
       distinct_runs = std::max(distinct_runs, across_runs.size());
+      w.runs(runs, across_runs.size());
     }
     if (ran_shapes == 0) continue;
     // One shape (cub) cannot show shape invariance: its library picks its own tiling.
@@ -335,7 +342,8 @@ void external_scan_rows(const Plan& p, std::span<const T> xs, CellRowsWriter<T>&
       }
       w.add(r->row_name(c), r->config_label(c), first.value, declared, "", first.ms);
       std::set<std::uint64_t> across_runs{hash_of(first.value)};
-      for (int k = 1; k < runs; ++k) {
+      int k = 1;
+      for (; k < runs; ++k) {
         const auto again = r->run(c, input);
         if (again.failed) {
           w.failed(r->row_name(c), r->config_label(c), declared, again.note);
@@ -344,6 +352,7 @@ void external_scan_rows(const Plan& p, std::span<const T> xs, CellRowsWriter<T>&
         }
         across_runs.insert(hash_of(again.value));
       }
+      if (k == runs) w.runs(runs, across_runs.size());
       across_shapes.insert(hash_of(first.value));
       distinct_runs = std::max(distinct_runs, across_runs.size());
     }

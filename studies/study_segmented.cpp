@@ -86,7 +86,7 @@ const std::vector<std::string> kErrorColumns = {
     "study", "backend", "dtype", "values", "distribution", "segments", "mean_size", "n", "seed", "empty_segments",
     "max_segment", "strategy", "where", "known_wrong", "shape", "max_ulps", "p50_ulps", "p90_ulps", "p99_ulps",
     "inexact_segments", "max_rel_error", "wrong_empty", "gpu_equals_model", "ms", "bytes", "roof_ms",
-    "fraction_of_roof", "copy_gbps", "note"};
+    "fraction_of_roof", "copy_gbps", "note", "runs", "distinct_runs"};
 const std::vector<std::string> kDeterminismColumns = {
     "study", "backend", "dtype", "values", "distribution", "segments", "mean_size", "n", "seed", "strategy", "shapes",
     "distinct_across_shapes", "runs", "distinct_across_runs", "declared", "measured", "consistent"};
@@ -294,6 +294,11 @@ void error_rows(const std::vector<std::string>& key, const std::vector<std::stri
     row.insert(row.end(), {opt_num(j.ms), csv_number(bytes), "", "", ""});
   }
   row.push_back(j.note);
+  // This configuration's own repeated runs (a strategy's first shape, each of the user's), so that a
+  // user's configurations (deterministic mode on and off) are told apart.
+  const std::set<std::uint64_t> distinct(j.run_hashes.begin(), j.run_hashes.end());
+  row.push_back(j.run_hashes.empty() ? "" : std::to_string(j.run_hashes.size()));
+  row.push_back(j.run_hashes.empty() ? "" : std::to_string(distinct.size()));
   out.errors.push_back(std::move(row));
   if (!ok) {
     out.notes.push_back(fmt::format("{} {} {}: {}", key[1], key[3], name, j.note));

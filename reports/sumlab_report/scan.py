@@ -115,7 +115,9 @@ def render_scan_error(run: Run, data: CsvData, ctx) -> list:
     bad = set()
     for r in data.rows:
         k = (r.get("algorithm", ""), r.get("operator", ""), r.get("dtype", ""))
-        w = worst.setdefault(k, [0.0, 1.0, 0.0, "", 0, 0.0])
+        w = worst.setdefault(k, [0.0, 1.0, 0.0, "", 0, 0.0, ""])
+        if r.get("distinct_runs", "") != "":  # the most outputs one configuration gave over its runs
+            w[6] = str(max(int(num(r.get("distinct_runs"))), int(w[6] or 0)))
         w[5] = max(w[5], num(r.get("max_scaled_error")))
         w[0] = max(w[0], num(r.get("max_ulps")))
         w[1] = min(w[1], num(r.get("exact_fraction")))
@@ -125,13 +127,18 @@ def render_scan_error(run: Run, data: CsvData, ctx) -> list:
         w[3] = r.get("declared_determinism", "")
     rows = []
     for i, (k, w) in enumerate(worst.items()):
-        rows.append([k[0], k[1], k[2], _fmt(w[0]), _fmt(w[1]), _fmt(w[2]), _fmt(w[5]), w[3], str(w[4])])
+        rows.append([k[0], k[1], k[2], _fmt(w[0]), _fmt(w[1]), _fmt(w[2]), _fmt(w[5]), w[3], str(w[4]), w[6]])
         if w[4] or (k[1] == "max" and w[0] != 0):
             bad.add(i)
     blocks.append(Table(["algorithm", "operator", "dtype", "max ulps", "min exact fraction", "max rel error",
-                         "max scaled error", "declared", "GPU != model"], rows,
-                        "Over every size, distribution and shape. Red: a run whose GPU bits differ from the model's, "
-                        "or a max scan that is not exact.", alarm_rows=bad))
+                         "max scaled error", "declared", "GPU != model", "distinct runs"], rows,
+                        "Over every size, distribution and shape. distinct runs: the most different outputs one "
+                        "shape or configuration gave when run again (empty: not rerun). Red: a run whose GPU bits "
+                        "differ from the model's, or a max scan that is not exact.", alarm_rows=bad))
+    failed = [r for r in data.rows if r.get("note", "")]
+    if failed:
+        blocks.append(Paragraph(f"{len(failed)} call(s) of your scans failed, e.g. {failed[0].get('algorithm')}: "
+                                f"{failed[0].get('note')}", "alarm"))
     if bad:
         ctx.alarms.append(f"{run.label}/{data.name}: {len(bad)} scan line(s) with GPU != model or an inexact max.")
     return blocks

@@ -125,11 +125,11 @@ def render_segmented_errors(run: Run, data: CsvData, ctx) -> list:
         blocks.append(Paragraph("No times in this run (model backend): the throughput figure needs --backend cuda.",
                                 "note"))
     cols = ["dtype", "distribution", "segments", "mean_size", "n", "strategy", "shape", "max_ulps", "p50_ulps",
-            "p99_ulps", "wrong_empty", "gpu_equals_model", "ms", "fraction_of_roof", "note"]
+            "p99_ulps", "wrong_empty", "gpu_equals_model", "ms", "fraction_of_roof", "distinct_runs", "note"]
     cols = [c for c in cols if c in data.columns]
     rows, flagged = [], set()
     text_cols = {"dtype", "distribution", "segments", "mean_size", "n", "strategy", "shape", "wrong_empty",
-                 "gpu_equals_model", "note"}
+                 "gpu_equals_model", "distinct_runs", "note"}
     for i, r in enumerate(data.rows):
         rows.append([r.get(c, "") if c in text_cols else (_fmt(num(r.get(c))) if r.get(c, "") != "" else "")
                      for c in cols])

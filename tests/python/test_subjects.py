@@ -151,6 +151,8 @@ def test_user_scans_in_the_scan_study(tmp_path):
         det = {(r["algorithm"], r["n"]): r for r in csv.DictReader(f)}
     assert det[("np_cumsum", "4097")]["measured"] == "shape_invariant"
     assert det[("racing_scan", "4097")]["measured"] == "not_deterministic"
+    assert errors[("np_cumsum[a=1]", 4097)]["runs"] == 10 and errors[("np_cumsum[a=1]", 4097)]["distinct_runs"] == 1
+    assert errors[("cpu_serial", 4097)]["runs"] == ""  # the lab's CPU scans are not rerun
     assert det[("short_scan", "4097")]["measured"] == "failed"
     failed = [r for r in rows if r["algorithm"].startswith("subject") and r["note"]]
     assert failed and "not a float32 value" in failed[0]["note"]
@@ -247,6 +249,7 @@ def test_user_segment_sums_in_the_segmented_study(tmp_path):
     errors = {r["strategy"]: r for r in rows if r["where"] == "external"}
     assert errors["exact_segments"]["max_ulps"] == 0 and errors["exact_segments"]["wrong_empty"] == 0
     assert errors["shuffled_segments"]["max_ulps"] >= 1
+    assert errors["exact_segments"]["distinct_runs"] == 1 and errors["shuffled_segments"]["distinct_runs"] > 1
     assert errors["too_few"]["note"] == "TypeError: returned an array of shape (1,), not (512,)"
     det = {r["strategy"]: r for r in sumlab.study.read_table(str(out / "segmented_determinism.csv"))}
     assert det["exact_segments"]["measured"] == "shape_invariant" and det["exact_segments"]["consistent"] == 1

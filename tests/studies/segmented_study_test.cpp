@@ -41,7 +41,7 @@ TEST(SegmentedStudy, QuickModelRunWritesTheThreeTables) {
       "study", "backend", "dtype", "values", "distribution", "segments", "mean_size", "n", "seed", "empty_segments",
       "max_segment", "strategy", "where", "known_wrong", "shape", "max_ulps", "p50_ulps", "p90_ulps", "p99_ulps",
       "inexact_segments", "max_rel_error", "wrong_empty", "gpu_equals_model", "ms", "bytes", "roof_ms",
-      "fraction_of_roof", "copy_gbps", "note"};
+      "fraction_of_roof", "copy_gbps", "note", "runs", "distinct_runs"};
   EXPECT_EQ(e.header, columns);
   // 2 dtypes x 4 distributions x (3 CPU + 2 block + 2 warp + 2 scan shapes).
   ASSERT_EQ(e.rows.size(), 2u * 4u * 9u);
