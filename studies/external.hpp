@@ -108,6 +108,27 @@ std::string config_name(const std::string& name, const std::string& label);
 // The subjects named, in order; UserError for an unknown name (listing the known ones).
 std::vector<std::shared_ptr<ExternalSum>> externals(const std::vector<std::string>& names);
 
+// What every family's runner of a user's subject (Base: that family's runner interface) answers from
+// the subject itself: kind external, its name and promise, its configurations (labelled "default"
+// for the one unnamed), each configuration's rows named name[label]. input_finite: every input
+// value is finite, so a NaN result is the subject's failure.
+template <class Base, class Subject> class ExternalRunnerBase : public Base {
+ public:
+  ExternalRunnerBase(std::shared_ptr<Subject> s, bool input_finite)
+      : s_(std::move(s)), labels_(s_->configs()), finite_(input_finite) {}
+  RunnerKind kind() const override { return RunnerKind::external; }
+  std::string name() const override { return s_->name(); }
+  Determinism declared() const override { return s_->declared(); }
+  std::size_t configs() const override { return labels_.size(); }
+  std::string row_name(std::size_t c) const override { return config_name(s_->name(), labels_[c]); }
+  std::string config_label(std::size_t c) const override { return labels_[c].empty() ? "default" : labels_[c]; }
+
+ protected:
+  std::shared_ptr<Subject> s_;
+  std::vector<std::string> labels_;
+  bool finite_;
+};
+
 // Why v cannot stand as one of a subject's results in T (empty when it can): NaN for an input of
 // finite values, or a value that is not one of T's (a wider result is another subject than the one
 // measured in T, and rounding it here would hide what it computed).

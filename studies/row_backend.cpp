@@ -138,21 +138,15 @@ template <class In> class RowKernelRunner final : public RowRunner<In> {
   int reps_;
 };
 
-template <class In> class ExternalRowRunner final : public RowRunner<In> {
+template <class In> class ExternalRowRunner final : public ExternalRunnerBase<RowRunner<In>, ExternalArray> {
  public:
   using Acc = row_reduce::row_acc_t<In>;
-  ExternalRowRunner(std::shared_ptr<ExternalArray> s, bool finite) : s_(std::move(s)), labels_(s_->configs()), finite_(finite) {}
-  RunnerKind kind() const override { return RunnerKind::external; }
-  std::string name() const override { return s_->name(); }
-  Determinism declared() const override { return s_->declared(); }
-  std::size_t configs() const override { return labels_.size(); }
-  std::string row_name(std::size_t c) const override { return config_name(s_->name(), labels_[c]); }
-  std::string config_label(std::size_t c) const override { return labels_[c].empty() ? "default" : labels_[c]; }
+  using ExternalRunnerBase<RowRunner<In>, ExternalArray>::ExternalRunnerBase;
   Outcome<row_reduce::RowOutputs<Acc>> run(std::size_t c, RowKernelInput<In>& x) override {
-    const bool per_row = s_->kind() == ArrayKind::variance;
+    const bool per_row = this->s_->kind() == ArrayKind::variance;
     const ExternalData d{row_reduce::RowInput<In>::dtype, x.host().data(), {x.rows(), x.cols()}, {}};
     const auto count = static_cast<std::size_t>(per_row ? x.rows() : x.rows() * x.cols());
-    auto r = run_external_array<Acc>(*s_, c, d, count, finite_);
+    auto r = run_external_array<Acc>(*this->s_, c, d, count, this->finite_);
     Outcome<row_reduce::RowOutputs<Acc>> o;
     o.has_value = r.has_value;
     o.failed = r.failed;
@@ -161,11 +155,6 @@ template <class In> class ExternalRowRunner final : public RowRunner<In> {
     (per_row ? o.value.variance : o.value.out) = std::move(r.value);
     return o;
   }
-
- private:
-  std::shared_ptr<ExternalArray> s_;
-  std::vector<std::string> labels_;
-  bool finite_;
 };
 
 }  // namespace

@@ -132,17 +132,11 @@ template <class T> class KernelRunner final : public Runner<T> {
   std::vector<std::vector<std::string>> ignored_;
 };
 
-template <class T> class ExternalRunner final : public Runner<T> {
+template <class T> class ExternalRunner final : public ExternalRunnerBase<Runner<T>, ExternalSum> {
  public:
-  ExternalRunner(std::shared_ptr<ExternalSum> s, bool finite) : s_(std::move(s)), labels_(s_->configs()), finite_(finite) {}
-  RunnerKind kind() const override { return RunnerKind::external; }
-  std::string name() const override { return s_->name(); }
-  Determinism declared() const override { return s_->declared(); }
-  std::size_t configs() const override { return labels_.size(); }
-  std::string row_name(std::size_t c) const override { return config_name(s_->name(), labels_[c]); }
-  std::string config_label(std::size_t c) const override { return labels_[c].empty() ? "default" : labels_[c]; }
+  using ExternalRunnerBase<Runner<T>, ExternalSum>::ExternalRunnerBase;
   Outcome<T> run(std::size_t c, KernelInput<T>& x) override {
-    const ExternalOutcome<T> r = run_external<T>(*s_, c, x, finite_);
+    const ExternalOutcome<T> r = run_external<T>(*this->s_, c, x, this->finite_);
     Outcome<T> o;
     o.has_value = r.ok;
     o.failed = !r.ok;
@@ -153,11 +147,6 @@ template <class T> class ExternalRunner final : public Runner<T> {
   }
   // Measured, no bound claimed (the report draws comparable algorithms' bounds for orientation).
   double bound(std::size_t, const Outcome<T>&, KernelInput<T>&, BoundInput) const override { return kNoBound; }
-
- private:
-  std::shared_ptr<ExternalSum> s_;
-  std::vector<std::string> labels_;
-  bool finite_;
 };
 
 template <class T> class HostInput final : public KernelInput<T> {

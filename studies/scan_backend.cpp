@@ -107,25 +107,14 @@ template <class Op> class ScanAlgorithmRunner final : public ScanRunner<Op> {
   ScanRunOptions o_;
 };
 
-template <class T> class ExternalScanRunner final : public ScanRunner<scan::PlusOp<T>> {
+template <class T> class ExternalScanRunner final : public ExternalRunnerBase<ScanRunner<scan::PlusOp<T>>, ExternalArray> {
  public:
-  ExternalScanRunner(std::shared_ptr<ExternalArray> s, bool finite) : s_(std::move(s)), labels_(s_->configs()), finite_(finite) {}
-  RunnerKind kind() const override { return RunnerKind::external; }
-  std::string name() const override { return s_->name(); }
-  Determinism declared() const override { return s_->declared(); }
-  std::size_t configs() const override { return labels_.size(); }
-  std::string row_name(std::size_t c) const override { return config_name(s_->name(), labels_[c]); }
-  std::string config_label(std::size_t c) const override { return labels_[c].empty() ? "default" : labels_[c]; }
+  using ExternalRunnerBase<ScanRunner<scan::PlusOp<T>>, ExternalArray>::ExternalRunnerBase;
   Outcome<std::vector<T>> run(std::size_t c, ScanKernelInput<scan::PlusOp<T>>& x) override {
     const std::span<const T> in = x.host();
     const ExternalData d{FloatTraits<T>::dtype, in.data(), {static_cast<std::int64_t>(in.size())}, {}};
-    return run_external_array<T>(*s_, c, d, in.size(), finite_);
+    return run_external_array<T>(*this->s_, c, d, in.size(), this->finite_);
   }
-
- private:
-  std::shared_ptr<ExternalArray> s_;
-  std::vector<std::string> labels_;
-  bool finite_;
 };
 
 }  // namespace

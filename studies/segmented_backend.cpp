@@ -120,25 +120,14 @@ template <class T> class StrategyRunner final : public SegRunner<T> {
   int reps_, grid_cap_;
 };
 
-template <class T> class ExternalSegRunner final : public SegRunner<T> {
+template <class T> class ExternalSegRunner final : public ExternalRunnerBase<SegRunner<T>, ExternalArray> {
  public:
-  ExternalSegRunner(std::shared_ptr<ExternalArray> s, bool finite) : s_(std::move(s)), labels_(s_->configs()), finite_(finite) {}
-  RunnerKind kind() const override { return RunnerKind::external; }
-  std::string name() const override { return s_->name(); }
-  Determinism declared() const override { return s_->declared(); }
-  std::size_t configs() const override { return labels_.size(); }
-  std::string row_name(std::size_t c) const override { return config_name(s_->name(), labels_[c]); }
-  std::string config_label(std::size_t c) const override { return labels_[c].empty() ? "default" : labels_[c]; }
+  using ExternalRunnerBase<SegRunner<T>, ExternalArray>::ExternalRunnerBase;
   Outcome<std::vector<T>> run(std::size_t c, SegKernelInput<T>& x) override {
     const ExternalData d{FloatTraits<T>::dtype, x.values().data(), {static_cast<std::int64_t>(x.values().size())},
                          x.offsets()};
-    return run_external_array<T>(*s_, c, d, x.offsets().size() - 1, finite_);
+    return run_external_array<T>(*this->s_, c, d, x.offsets().size() - 1, this->finite_);
   }
-
- private:
-  std::shared_ptr<ExternalArray> s_;
-  std::vector<std::string> labels_;
-  bool finite_;
 };
 
 }  // namespace
