@@ -119,19 +119,24 @@ void print_sum_table(const SumOptions& opts, const SumReport<T>& report, std::si
   }
 }
 
-// Runs `sum` on the input; true when a result broke its bound (--strict makes that exit 1).
-template <class T> bool run_sum(const SumOptions& opts, std::span<const T> x, bool mapped) {
+SumRequest request_of(const SumOptions& opts, const std::vector<LoadedPlugin>& plugins) {
   SumRequest req;
   req.algorithms = opts.algorithms;
   req.pairwise_base = opts.pairwise_base;
   req.fixed_scale = opts.fixed_scale;
   req.backend = opts.backend;
   req.shape = overrides(opts.shape);
-  const auto plugins = load_plugins(opts.plugins);
   req.externals = with_plugins({}, plugins);
   // A terminal watching a big sum (a memory-mapped file, say) sees it move; a pipe or a log gets
   // only the results. Below 2^26 elements a sum takes about a second.
   req.progress_from = ::isatty(STDERR_FILENO) ? std::uint64_t(1) << 26 : 0;
+  return req;
+}
+
+// Runs `sum` on the input; true when a result broke its bound (--strict makes that exit 1).
+template <class T>
+bool run_sum(const SumOptions& opts, const SumRequest& req, const std::vector<LoadedPlugin>& plugins,
+             std::span<const T> x, bool mapped) {
   const SumReport<T> report = sum_report<T>(req, x);
 
   BoundAlarm tally;
@@ -186,9 +191,11 @@ void register_sum(CLI::App& app) {
     // An .npy whose bytes are the values is summed where it lies (a file larger than memory
     // included); any other input is read or generated.
     bool mapped = false;
+    const auto plugins = load_plugins(opts->plugins);
+    const SumRequest req = request_of(*opts, plugins);
     const auto run = [&](const auto& x) {
       using T = std::remove_const_t<typename std::decay_t<decltype(x)>::value_type>;
-      return run_sum<T>(*opts, std::span<const T>(x), mapped);
+      return run_sum<T>(*opts, req, plugins, std::span<const T>(x), mapped);
     };
     bool alarm = false;
     if (!opts->input.input.empty()) {
@@ -196,6 +203,11 @@ void register_sum(CLI::App& app) {
       mapped = data.mapped();
       alarm = std::visit(run, data.spans());
     } else {
+      // The request is checked for n values before any is generated: a bad name or launch shape
+      // fails at once, not after minutes of generation.
+      const auto n = static_cast<std::int64_t>(opts->input.n);
+      if (opts->input.dtype == "float64") check_sum_request<double>(req, n);
+      else check_sum_request<float>(req, n);
       const Array a = load_input(opts->input);
       alarm = std::visit(run, a);
     }

@@ -99,31 +99,46 @@ std::vector<GpuKernel> select_gpu_kernels(const std::vector<std::string>& names)
   return out;
 }
 
-template <class T>
-SumReport<T> sum_report(const SumRequest& req, std::span<const T> x, KernelInput<T>* device) {
-  const auto algorithms = select_algorithms<T>(req.algorithms);
+namespace {
+
+// What a request selects, resolved for n values: every name, option and launch shape is checked
+// here, before anything is generated, read or run.
+template <class T> struct SumSelection {
+  std::vector<const CpuAlgorithm<T>*> algorithms;
+  std::unique_ptr<Backend> backend;  // when a GPU kernel is named or a backend asked for
+  std::vector<std::pair<GpuKernel, ResolvedShape>> shapes;
+  std::vector<std::shared_ptr<ExternalSum>> subjects;
+};
+
+template <class T> SumSelection<T> select_sum(const SumRequest& req, std::int64_t n) {
+  SumSelection<T> sel;
+  sel.algorithms = select_algorithms<T>(req.algorithms);
   // 'all' means every CPU algorithm here; 'gpu' selects every GPU kernel.
   std::vector<std::string> gpu_names;
   for (const auto& name : req.algorithms)
     if (name != "all") gpu_names.push_back(name);
   const auto kernels = select_gpu_kernels(gpu_names);
-  const bool fixed_named = std::any_of(algorithms.begin(), algorithms.end(),
+  const bool fixed_named = std::any_of(sel.algorithms.begin(), sel.algorithms.end(),
                                        [](const auto* a) { return a->info.name == "fixed_point"; }) ||
                            std::find(kernels.begin(), kernels.end(), GpuKernel::fixed_point) != kernels.end();
   if (req.fixed_scale && !fixed_named)
     throw UserError("--fixed-scale applies to fixed_point and gpu_fixed_point; the selection has neither");
-  const auto subjects = externals(req.externals);
-
-  // Every kernel's shape is resolved before anything runs, so a bad option fails at once.
-  std::unique_ptr<Backend> backend;
-  if (!kernels.empty() || !req.backend.empty()) backend = make_backend(req.backend);
-  std::vector<std::pair<GpuKernel, ResolvedShape>> shapes;
+  sel.subjects = externals(req.externals);
+  if (!kernels.empty() || !req.backend.empty()) sel.backend = make_backend(req.backend);
   for (GpuKernel k : kernels) {
     if (info(k).float_input_only && sizeof(T) != 4) continue;  // gpu_double_acc: float32 input only
-    shapes.emplace_back(k, resolve_shape(req.shape, k, backend->sm_count(), FloatTraits<T>::dtype,
-                                         static_cast<std::int64_t>(x.size())));
+    sel.shapes.emplace_back(k, resolve_shape(req.shape, k, sel.backend->sm_count(), FloatTraits<T>::dtype, n));
   }
+  return sel;
+}
 
+}  // namespace
+
+template <class T> void check_sum_request(const SumRequest& req, std::int64_t n) { select_sum<T>(req, n); }
+
+template <class T>
+SumReport<T> sum_report(const SumRequest& req, std::span<const T> x, KernelInput<T>* device) {
+  auto [algorithms, backend, shapes, subjects] = select_sum<T>(req, static_cast<std::int64_t>(x.size()));
   SumReport<T> report;
   std::optional<Progress> progress;
   if (req.progress_from > 0 && x.size() >= req.progress_from)
@@ -225,6 +240,8 @@ nlohmann::ordered_json row_json(const SumReport<T>& report, const SumRow<T>& r, 
 
 template SumReport<float> sum_report<float>(const SumRequest&, std::span<const float>, KernelInput<float>*);
 template SumReport<double> sum_report<double>(const SumRequest&, std::span<const double>, KernelInput<double>*);
+template void check_sum_request<float>(const SumRequest&, std::int64_t);
+template void check_sum_request<double>(const SumRequest&, std::int64_t);
 template float sum_value<float>(const SumRequest&, std::span<const float>, KernelInput<float>*);
 template double sum_value<double>(const SumRequest&, std::span<const double>, KernelInput<double>*);
 template nlohmann::ordered_json row_json<float>(const SumReport<float>&, const SumRow<float>&, std::size_t);

@@ -56,6 +56,11 @@ template <class T> struct SumReport {
   std::vector<SumRow<T>> rows;
 };
 
+// Everything sum_report refuses before it runs (names, options, the backend, every kernel's launch
+// shape for n values), checked without the data: a caller checks before generating or reading n
+// values. Throws UserError as sum_report does.
+template <class T> void check_sum_request(const SumRequest& req, std::int64_t n);
+
 // Resolves the names (a UserError lists the valid ones for an unknown name), then runs and
 // measures everything. On the cuda backend the input is loaded once; `device` (cuda only) is the
 // same data already on the device (a framework's array): the kernels read it in place.

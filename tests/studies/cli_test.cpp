@@ -108,6 +108,11 @@ TEST(Cli, BadInputFailsCleanly) {
       {"sum --dist uniform --n 10 --algorithm bogus", "unknown algorithm"},
       {"sum --dist nosuch --n 10", "nosuch"},
       {"sum --dist uniform --n 100000000000000", "memory"},
+      // The request is checked before n values are generated (or refused for memory): the message
+      // names the bad option, whatever n is.
+      {"sum --dist uniform --n 2^40 --algorithm bogus", "unknown algorithm"},
+      {"sum --dist uniform --n 2^40 --algorithm gpu_two_pass --backend model --block 33", "multiple of 32"},
+      {"sum --dist uniform --n 2^40 --algorithm serial --fixed-scale 3", "--fixed-scale applies"},
   };
   for (const auto& c : cases) {
     const Result r = run(c.args);
