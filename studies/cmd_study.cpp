@@ -345,12 +345,13 @@ void run_error_vs_n(const StudyOptions& o) {
   const std::vector<std::string> dtypes = data ? std::vector<std::string>{data_dtype(*data)} : o.dtypes;
   const std::vector<std::string> cell_dists = data ? std::vector<std::string>{"data"} : dists;
   const int seeds = o.seeds > 0 ? o.seeds : (o.quick ? 2 : 3);
-  check_fits_in_memory(sizes.back(), 8 * 2, fmt::format("n = {}", sizes.back()));
   auto backend = o.backend == "cpu" ? nullptr : make_backend(o.backend);
   const auto kernels = pick_kernels(o.gpu_kernels, backend.get());
   const std::string backend_name = backend ? std::string(backend->name()) : "cpu";
   const auto plugins = load_plugins(o.plugins);
   const auto subjects = externals(with_plugins(o.externals, plugins));
+  // After the names (a bad one is named, whatever n is), before anything is generated.
+  check_fits_in_memory(sizes.back(), 8 * 2, fmt::format("n = {}", sizes.back()));
 
   plan["dtypes"] = dtypes;
   plan["dists"] = cell_dists;
@@ -431,12 +432,12 @@ void run_error_vs_cond(const StudyOptions& o, std::uint64_t n, int step) {
   if (n < 4) throw UserError("error-vs-cond needs --n >= 4");
   if (step < 1) throw UserError("--decades-step must be >= 1");
   const int seeds = o.seeds > 0 ? o.seeds : (o.quick ? 2 : 3);
-  check_fits_in_memory(n, 8 * 2, fmt::format("n = {}", n));
   auto backend = o.backend == "cpu" ? nullptr : make_backend(o.backend);
   const auto kernels = pick_kernels(o.gpu_kernels, backend.get());
   const std::string backend_name = backend ? std::string(backend->name()) : "cpu";
   const auto plugins = load_plugins(o.plugins);
   const auto subjects = externals(with_plugins(o.externals, plugins));
+  check_fits_in_memory(n, 8 * 2, fmt::format("n = {}", n));
   std::vector<std::pair<std::string, int>> decades;  // (dtype, decade)
   for (const auto& dtype : o.dtypes)
     for (int k = 0; k <= (parse_dtype(dtype) == Dtype::float32 ? 40 : 60); k += step) decades.emplace_back(dtype, k);

@@ -113,6 +113,8 @@ TEST(Cli, BadInputFailsCleanly) {
       {"sum --dist uniform --n 2^40 --algorithm bogus", "unknown algorithm"},
       {"sum --dist uniform --n 2^40 --algorithm gpu_two_pass --backend model --block 33", "multiple of 32"},
       {"sum --dist uniform --n 2^40 --algorithm serial --fixed-scale 3", "--fixed-scale applies"},
+      {"study error-vs-n --log2-max 40 --gpu-kernels gpu_bogus --out /nonexistent/never", "gpu_bogus"},
+      {"study error-vs-cond --n 2^40 --gpu-kernels gpu_bogus --out /nonexistent/never", "gpu_bogus"},
   };
   for (const auto& c : cases) {
     const Result r = run(c.args);
