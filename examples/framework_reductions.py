@@ -173,24 +173,24 @@ def run_studies(a: argparse.Namespace, subjects: list[sumlab.Subject], on_gpu: b
                                        # sumlab's kernels over a few launch shapes (each shape's runs)
                                        grids=["SM", "8SM"], blocks=[256], vectors=[4], mappings=["grid_stride"],
                                        sizes=a.sizes.split(","), dtypes=["float32", "float64"],
-                                       dists=["normal", "cancellation"], force=a.force)
+                                       dists=["normal", "cancellation"], force=a.force, resume=a.resume)
         for r in det:
             print(f"{r['kernel']:30} {r['measured']:18} distinct results: within a configuration "
                   f"{r['distinct_within_shape_max']}, across configurations {r['distinct_across_shapes_max']}")
     if "error-vs-n" in studies and sums:
         sumlab.study.error_vs_n(os.path.join(a.out, "error-vs-n"), subjects=sums, algorithms=["serial", "pairwise"],
                                 gpu_kernels=["none"], dtypes=["float32"], dists=["uniform", "normal", "cancellation"],
-                                seeds=3, log2_min=10, log2_max=a.log2_max, log2_step=2, force=a.force)
+                                seeds=3, log2_min=10, log2_max=a.log2_max, log2_step=2, force=a.force, resume=a.resume)
     if "rows" in studies and of_kind(subjects, "variance", "layer_norm", "softmax"):
         sumlab.study.variance(os.path.join(a.out, "rows"), subjects=of_kind(subjects, "variance", "layer_norm", "softmax"),
-                              dtypes=["float32", "bfloat16"], runs=a.runs, backend=backend, force=a.force)
+                              dtypes=["float32", "bfloat16"], runs=a.runs, backend=backend, force=a.force, resume=a.resume)
     if "scan" in studies and of_kind(subjects, "scan"):
         sumlab.study.scan(os.path.join(a.out, "scan"), subjects=of_kind(subjects, "scan"), ops=["plus"],
                           sizes=a.scan_sizes.split(","), dtypes=["float32", "float64"], dists=["uniform", "normal"],
-                          runs=a.runs, backend=backend, force=a.force)
+                          runs=a.runs, backend=backend, force=a.force, resume=a.resume)
     if "segmented" in studies and of_kind(subjects, "segment_sums"):
         sumlab.study.segmented(os.path.join(a.out, "segmented"), subjects=of_kind(subjects, "segment_sums"),
-                               dtypes=["float32", "float64"], runs=a.runs, backend=backend, force=a.force)
+                               dtypes=["float32", "float64"], runs=a.runs, backend=backend, force=a.force, resume=a.resume)
 
 
 def main() -> int:
@@ -205,7 +205,11 @@ def main() -> int:
     p.add_argument("--kernels", default="gpu_atomic,gpu_two_pass,gpu_cub",
                    help="sumlab's GPU kernels measured beside them on a GPU ('none': only the frameworks)")
     p.add_argument("--force", action="store_true", help="replace existing run folders")
+    p.add_argument("--resume", action="store_true", help="continue run folders an earlier call left unfinished")
     a = p.parse_args()
+    if a.force and a.resume:
+        print("framework_reductions: --force and --resume exclude each other", file=sys.stderr)
+        return 2
     chosen = a.frameworks.split(",")
     makers = {"torch": torch_subjects, "cupy": cupy_subjects, "jax": jax_subjects, "numpy": numpy_subjects}
     for name in chosen:

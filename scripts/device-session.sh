@@ -12,7 +12,8 @@
 #      what the Python face adds (bench/python_overhead.py)               -> python_overhead.log/.json
 #   7. examples/cuda_kernel_subject.py (a CuPy kernel as a subject)       -> my-kernel/
 #      examples/framework_reductions.py, each framework alone, then all, in every study,
-#      sumlab's kernels beside them (SUMLAB_FW_RUNS, _SIZES, _LOG2_MAX, _SECONDS, _PROBES) -> frameworks/
+#      sumlab's kernels beside them (SUMLAB_FW_RUNS, _SIZES, _LOG2_MAX, _STUDIES, _RESUME, _SECONDS,
+#      _PROBES) -> frameworks/
 #   8. SUMLAB_DETERMINISM=1: the canonical determinism run                 -> determinism/
 #   9. the rest of the test suite, with a GPU present (SUMLAB_SKIP_REST skips) -> ctest_rest.log
 # Usage: scripts/device-stamp.sh here, then (device tool, carry .debs): OUT=$OUT SUMLAB_DEBS=.debs scripts/device-session.sh
@@ -80,7 +81,8 @@ step "$L/cuda_kernel_subject.log" "$(limit 60 100)" env PYTHONPATH=build/cuda/py
 done
 step "$L/frameworks.log" "$(limit "${SUMLAB_FW_SECONDS:-120}" 60)" env PYTHONPATH=build/cuda/python python3 -X faulthandler \
   examples/framework_reductions.py --out "$OUT/frameworks" --runs "${SUMLAB_FW_RUNS:-10}" \
-  --sizes "${SUMLAB_FW_SIZES:-2^20,2^24}" --log2-max "${SUMLAB_FW_LOG2_MAX:-24}"
+  --sizes "${SUMLAB_FW_SIZES:-2^20,2^24}" --log2-max "${SUMLAB_FW_LOG2_MAX:-24}" \
+  --studies "${SUMLAB_FW_STUDIES:-determinism,error-vs-n}" ${SUMLAB_FW_RESUME:+--resume}
 # The canonical determinism run (data/h200/determinism), when asked for.
 if [ -n "${SUMLAB_DETERMINISM:-}" ]; then
   step "$L/determinism.log" "$(limit 240 15)" "$BIN" study determinism --backend cuda --out "$OUT/determinism" \
