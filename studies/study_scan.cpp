@@ -425,6 +425,19 @@ double a_value(const std::string& c, std::uint64_t seed, std::uint64_t t, std::i
   return 1.0 + 60.0 * u / double(n);
 }
 
+// h_t = a_t h_{t-1} + b_t, h_0 = b_0: the serial loop exactly as a programmer writes it (no FMA:
+// -ffp-contract=off).
+template <class T> std::vector<T> serial_recurrence(const std::vector<T>& a, const std::vector<T>& b) {
+  std::vector<T> h(a.size());
+  T state = 0;
+  for (std::size_t i = 0; i < h.size(); ++i) {
+    const T ah = a[i] * state;
+    state = ah + b[i];
+    h[i] = state;
+  }
+  return h;
+}
+
 template <class T>
 void recurrence_cell(const Plan& p, const std::string& a_case, std::int64_t n, const std::string& dtype, Tables& t,
                      long& model_mismatch) {
@@ -475,15 +488,7 @@ void recurrence_cell(const Plan& p, const std::string& a_case, std::int64_t n, c
                             std::to_string(std::min<std::int64_t>((std::int64_t(2) << k) - 1, n)), "rel_error",
                             num(bins[k].max), num(bins[k].sum / double(bins[k].count))});
   };
-  // The serial loop exactly as a programmer writes it (no FMA: -ffp-contract=off).
-  std::vector<T> h(static_cast<std::size_t>(n));
-  T state = 0;
-  for (std::size_t i = 0; i < h.size(); ++i) {
-    const T ah = a[i] * state;
-    state = ah + b[i];
-    h[i] = state;
-  }
-  add("serial_loop", "-", h, "");
+  add("serial_loop", "-", serial_recurrence(a, b), "");
   const std::span<const V> xs(x);
   add("cpu_hillis_steele", "-", scalars<T>(scan::hillis_steele_scan<Op>(xs, true).out), "");
   add("cpu_blelloch", "-", scalars<T>(scan::blelloch_scan<Op>(xs, true).out), "");

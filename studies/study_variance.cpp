@@ -153,8 +153,10 @@ template <class Acc> ExactRows exact_rows(const std::vector<Acc>& x, std::int64_
 
 // The largest |out - (x - mean) / sqrt(variance + eps)| over a rows x cols output, the reference in
 // long double from the exact mean and variance rounded to double. Its own error is below
-// 2^-52 (|x - mean| + 1) rstd, so it resolves float32 and bfloat16 outputs (errors >= 2^-24 |out|)
-// and float64 ones only where they exceed that; a NaN output counts as infinite.
+// 2^-52 (|x - mean| + |mean|) rstd (the mean's rounding to double, 2^-53 |mean|, dominates; the
+// variance's moves rstd by 2^-54 relative; long double adds 2^-64 per operation), so it resolves
+// float32 and bfloat16 outputs and float64 ones only where they exceed that; a NaN output counts
+// as infinite.
 template <class Acc>
 double max_layer_norm_error(const std::vector<Acc>& x, const std::vector<Acc>& out, const ExactRows& e,
                             std::int64_t rows, std::int64_t cols) {
@@ -204,6 +206,20 @@ RowResult<In> run_config(RowRunner<In>& r, std::size_t c, RowKernelInput<In>& x,
   }
   res.distinct = seen.size();
   return res;
+}
+
+// The order of a cell's rows: per launch shape every kernel of the lab, then each of the user's
+// subjects (they follow the kernels) at each of its configurations. Pairs (runner, configuration).
+template <class R>
+std::vector<std::pair<std::size_t, std::size_t>> row_jobs(const Plan& p, const std::vector<std::unique_ptr<R>>& runners) {
+  std::vector<std::pair<std::size_t, std::size_t>> jobs;
+  std::size_t ours = 0;
+  while (ours < runners.size() && runners[ours]->kind() != RunnerKind::external) ++ours;
+  for (std::size_t s = 0; s < p.shapes.size(); ++s)
+    for (std::size_t k = 0; k < ours; ++k) jobs.emplace_back(k, s);
+  for (std::size_t k = ours; k < runners.size(); ++k)
+    for (std::size_t c = 0; c < runners[k]->configs(); ++c) jobs.emplace_back(k, c);
+  return jobs;
 }
 
 // method, layout, block: the kernel's launch shape, or the user's configuration.
@@ -265,8 +281,7 @@ std::vector<std::vector<std::string>> variance_cell(const Plan& p, const Varianc
     std::vector<std::string> row;
   };
   std::vector<Job> jobs;
-  for (std::size_t k = 0; k < runners.size(); ++k)
-    for (std::size_t c = 0; c < runners[k]->configs(); ++c) jobs.push_back({k, c, {}});
+  for (const auto& [k, c] : row_jobs(p, runners)) jobs.push_back({k, c, {}});
   auto run = [&](std::size_t i) {
     Job& j = jobs[i];
     RowRunner<In>& runner = *runners[j.runner];
@@ -342,45 +357,45 @@ std::vector<std::vector<std::string>> softmax_cell(const Plan& p, const Variance
   const bool finite = std::all_of(w.begin(), w.end(), [](Acc v) { return std::isfinite(v); });
   for (const auto& e : p.softmax_subjects) runners.push_back(external_row_runner<In>(e, finite));
   std::vector<std::vector<std::string>> out_rows;
-  for (const auto& runner : runners)
-    for (std::size_t c = 0; c < runner->configs(); ++c) {
-      const RowResult<In> r = run_config(*runner, c, input, p.runs);
-      double max_abs = 0, max_rel = 0, max_sum = 0;
-      std::vector<double> row_rel;
-      long nan_rows = 0;
-      for (std::int64_t row = 0; row < rows && !r.first.failed; ++row) {
-        bool has_nan = false;
-        long double sum = 0;
-        double worst = 0;
-        for (std::int64_t j = 0; j < cols; ++j) {
-          const auto i = static_cast<std::size_t>(row * cols + j);
-          const double pv = static_cast<double>(r.first.value.out[i]);
-          has_nan |= std::isnan(pv);
-          sum += pv;
-          const long double d = std::fabs(static_cast<long double>(pv) - ref[i]);
-          max_abs = std::max(max_abs, static_cast<double>(d));
-          if (ref[i] >= static_cast<long double>(std::numeric_limits<Acc>::min()))
-            worst = std::max(worst, static_cast<double>(d / ref[i]));
-        }
-        nan_rows += has_nan;
-        row_rel.push_back(worst);
-        max_rel = std::max(max_rel, worst);
-        max_sum = std::max(max_sum, static_cast<double>(std::fabs(sum - 1.0L)));
+  for (const auto& [k, c] : row_jobs(p, runners)) {
+    const auto& runner = runners[k];
+    const RowResult<In> r = run_config(*runner, c, input, p.runs);
+    double max_abs = 0, max_rel = 0, max_sum = 0;
+    std::vector<double> row_rel;
+    long nan_rows = 0;
+    for (std::int64_t row = 0; row < rows && !r.first.failed; ++row) {
+      bool has_nan = false;
+      long double sum = 0;
+      double worst = 0;
+      for (std::int64_t j = 0; j < cols; ++j) {
+        const auto i = static_cast<std::size_t>(row * cols + j);
+        const double pv = static_cast<double>(r.first.value.out[i]);
+        has_nan |= std::isnan(pv);
+        sum += pv;
+        const long double d = std::fabs(static_cast<long double>(pv) - ref[i]);
+        max_abs = std::max(max_abs, static_cast<double>(d));
+        if (ref[i] >= static_cast<long double>(std::numeric_limits<Acc>::min()))
+          worst = std::max(worst, static_cast<double>(d / ref[i]));
       }
-      std::vector<std::string> row = {"softmax", p.backend_name, dtype, std::to_string(rows), std::to_string(cols),
-                                      csv_number(scale), std::to_string(o.seed)};
-      for (auto& f : config_columns(p, *runner, c)) row.push_back(std::move(f));
-      if (r.first.failed) {
-        row.insert(row.end(), {"", "", "", "", ""});
-      } else {
-        row.insert(row.end(), {csv_number(max_abs), csv_number(max_rel), csv_number(median_of(row_rel)),
-                               csv_number(max_sum), std::to_string(nan_rows)});
-      }
-      for (auto& f : timing_fields(device_ms(*runner, r.first), kernel_bytes<In>(rows, cols, true), rows, bandwidth))
-        row.push_back(std::move(f));
-      for (auto& f : repeat_columns(r)) row.push_back(std::move(f));
-      out_rows.push_back(std::move(row));
+      nan_rows += has_nan;
+      row_rel.push_back(worst);
+      max_rel = std::max(max_rel, worst);
+      max_sum = std::max(max_sum, static_cast<double>(std::fabs(sum - 1.0L)));
     }
+    std::vector<std::string> row = {"softmax", p.backend_name, dtype, std::to_string(rows), std::to_string(cols),
+                                    csv_number(scale), std::to_string(o.seed)};
+    for (auto& f : config_columns(p, *runner, c)) row.push_back(std::move(f));
+    if (r.first.failed) {
+      row.insert(row.end(), {"", "", "", "", ""});
+    } else {
+      row.insert(row.end(), {csv_number(max_abs), csv_number(max_rel), csv_number(median_of(row_rel)),
+                             csv_number(max_sum), std::to_string(nan_rows)});
+    }
+    for (auto& f : timing_fields(device_ms(*runner, r.first), kernel_bytes<In>(rows, cols, true), rows, bandwidth))
+      row.push_back(std::move(f));
+    for (auto& f : repeat_columns(r)) row.push_back(std::move(f));
+    out_rows.push_back(std::move(row));
+  }
   return out_rows;
 }
 
