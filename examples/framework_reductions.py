@@ -10,7 +10,11 @@ sumlab subjects beside sumlab's own kernels, in every study that has a place for
                 sumlab's row kernels;
   scan/         torch.cumsum, cupy.cumsum, jax.numpy.cumsum against the exact prefix sums;
   segmented/    index_add_ and scatter_add_ into segment ids (deterministic mode on and off) and
-                torch.segment_reduce against the exact per-segment sums.
+                torch.segment_reduce against the exact per-segment sums;
+  bf16-*/       bfloat16 sums (torch.sum and jax.numpy.sum of a bfloat16 array, which return
+                bfloat16) on data of bfloat16 values (sumlab.bfloat16_round of N(4, 1)), so the
+                lab's exact reference is the exact sum of what they add: determinism over 2^24
+                values and the error over its prefixes, beside sumlab's kernels on the same values.
 
     python examples/framework_reductions.py --out runs/frameworks          # on a CUDA machine
     python examples/framework_reductions.py --frameworks numpy --studies determinism,error-vs-n \
@@ -21,8 +25,8 @@ Each subject is one line of the framework's own API on the lab's generated data 
 per input for the GPU frameworks); the lab calls it `runs` times per configuration and compares
 every result's bits with the exact one. A framework that is not installed is left out with a
 message; so is a study none of the chosen frameworks has a subject for. bfloat16 enters where
-the frameworks compute in it: the row study's bfloat16 rows (sums and scans of bfloat16 data have
-no exact bfloat16 reference in the lab yet).
+the frameworks compute in it: the row study's bfloat16 rows and the bfloat16 sums (scans of
+bfloat16 data are not measured: their results are compared in the data's dtype, float32).
 """
 from __future__ import annotations
 
@@ -115,6 +119,7 @@ def torch_subjects() -> list[sumlab.Subject]:
         sumlab.Subject(segment_scatter_add, name="torch_scatter_add", prepare=segments, configs=both,
                        kind="segment_sums"),
         sumlab.Subject(segment_reduce, name="torch_segment_reduce", prepare=segments, kind="segment_sums"),
+        sumlab.Subject(lambda x: torch.sum(x), name="torch_sum_bf16", prepare=lambda a: cuda(a).bfloat16()),
     ]
 
 
@@ -133,7 +138,8 @@ def jax_subjects() -> list[sumlab.Subject]:
         raise RuntimeError("JAX sees no GPU")
     put = lambda a: jax.device_put(a, gpu[0])  # noqa: E731
     return [sumlab.Subject(jax.jit(jnp.sum), name="jax_sum", prepare=put),
-            sumlab.Subject(jax.jit(jnp.cumsum), name="jax_cumsum", prepare=put, kind="scan")]
+            sumlab.Subject(jax.jit(jnp.cumsum), name="jax_cumsum", prepare=put, kind="scan"),
+            sumlab.Subject(jax.jit(jnp.sum), name="jax_sum_bf16", prepare=lambda a: put(a.astype(jnp.bfloat16)))]
 
 
 def numpy_subjects() -> list[sumlab.Subject]:
@@ -155,16 +161,32 @@ def numpy_subjects() -> list[sumlab.Subject]:
 GPU_FRAMEWORKS = ("torch", "cupy", "jax")
 
 
-STUDIES = ("determinism", "error-vs-n", "rows", "scan", "segmented")
+STUDIES = ("determinism", "error-vs-n", "rows", "scan", "segmented", "bf16")
 
 
 def of_kind(subjects: list[sumlab.Subject], *kinds: str) -> list[sumlab.Subject]:
     return [s for s in subjects if s.kind in kinds]
 
 
+def bf16_sums(a: argparse.Namespace, subjects: list[sumlab.Subject], backend: str, kernels: list[str]) -> None:
+    """The bfloat16 sums on 2^24 bfloat16 values: determinism, then the error over the prefixes."""
+    import numpy as np
+    data = sumlab.bfloat16_round(np.random.default_rng(1).standard_normal(1 << 24).astype(np.float32) + 4)
+    sumlab.study.determinism(subjects, os.path.join(a.out, "bf16-determinism"), data=data, runs=a.runs,
+                             kernels=kernels, backend=backend, grids=["SM", "8SM"], blocks=[256], vectors=[4],
+                             mappings=["grid_stride"], force=a.force, resume=a.resume)
+    sumlab.study.error_vs_n(os.path.join(a.out, "bf16-error-vs-n"), data=data, subjects=subjects,
+                            algorithms=["serial", "pairwise"], gpu_kernels=kernels, seeds=1, log2_min=10,
+                            log2_max=24, log2_step=2, backend=backend, force=a.force, resume=a.resume)
+
+
 def run_studies(a: argparse.Namespace, subjects: list[sumlab.Subject], on_gpu: bool) -> None:
     studies = a.studies.split(",")
     backend = "cuda" if on_gpu else "model"
+    bf16 = [s for s in subjects if s.name.endswith("_bf16")]  # sums of bfloat16 data: their own inputs
+    subjects = [s for s in subjects if s not in bf16]
+    if "bf16" in studies and bf16:
+        bf16_sums(a, bf16, backend, a.kernels.split(",") if on_gpu else ["none"])
     sums = of_kind(subjects, "sum")
     if "determinism" in studies and sums:
         kernels = a.kernels.split(",") if on_gpu else ["none"]

@@ -22,8 +22,9 @@ kernels or with your own reductions (``sumlab.Subject``).
 """
 from ._sumlab import __version__
 from .core import LaunchShape, Result, SumlabError, CheckFailed, algorithms, cuda_available, kernels, reference, sum, value
-from .subjects import Subject, bfloat16_to_float32
+from .subjects import Subject, bfloat16_round, bfloat16_to_float32
 from . import study
 
 __all__ = ["__version__", "LaunchShape", "Result", "SumlabError", "CheckFailed", "Subject", "algorithms",
-           "bfloat16_to_float32", "cuda_available", "kernels", "reference", "study", "sum", "value"]
+           "bfloat16_round", "bfloat16_to_float32",
+           "cuda_available", "kernels", "reference", "study", "sum", "value"]

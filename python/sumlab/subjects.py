@@ -79,6 +79,19 @@ def _result_shapes(kind: str, view: Any, offsets: Any) -> tuple[int, list[tuple]
     return view.size, [tuple(view.shape), (view.size,)]  # layer_norm, softmax: one value per element
 
 
+def bfloat16_round(x: Any) -> Any:
+    """x rounded to the nearest bfloat16 (ties to even; beyond bfloat16's largest finite value, to
+    infinity; NaN stays NaN) and returned as float32, which holds every bfloat16 value exactly: data
+    whose sums a bfloat16 reduction (``torch.sum(t.bfloat16())``) adds without rounding its inputs,
+    so that the lab's exact reference is the exact sum of what that reduction adds."""
+    import numpy as np
+    f = np.ascontiguousarray(x, dtype=np.float32)
+    bits = f.view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
+    out = rounded.view(np.float32)
+    return np.where(np.isnan(f), f, out).astype(np.float32)
+
+
 def bfloat16_to_float32(a: Any) -> Any:
     """The lab's bfloat16 data (NumPy uint16 bit patterns) as the float32 values they are (exact).
     With PyTorch: ``torch.from_numpy(a.view(numpy.int16)).view(torch.bfloat16)``."""
@@ -198,4 +211,4 @@ def as_subjects(subjects: Any, kinds: Sequence[str] = ("sum",), study: str = "th
     return out
 
 
-__all__ = ["KINDS", "Subject", "as_subjects", "bfloat16_to_float32"]
+__all__ = ["KINDS", "Subject", "as_subjects", "bfloat16_round", "bfloat16_to_float32"]

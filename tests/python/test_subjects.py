@@ -255,3 +255,43 @@ def test_user_segment_sums_in_the_segmented_study(tmp_path):
     assert det["exact_segments"]["measured"] == "shape_invariant" and det["exact_segments"]["consistent"] == 1
     assert det["shuffled_segments"]["measured"] == "not_deterministic" and det["shuffled_segments"]["runs"] == 4
     assert det["too_few"]["measured"] == ""
+
+
+def test_bfloat16_round_is_round_to_nearest_even():
+    """bfloat16 keeps 8 significant bits: the spacing at 1 is 2^-7, so 1 + 2^-8 is a tie (to 1, the
+    even neighbour) and 1 + 3·2^-8 another (to 1 + 2^-6); past bfloat16's largest value, infinity."""
+    x = np.array([1 + 2 ** -8, 1 + 3 * 2 ** -8, 1 + 2 ** -8 + 2 ** -20, -(1 + 2 ** -8), 3.0e38, -3.4e38,
+                  np.inf, 0.0, -0.0, 2 ** -130], dtype=np.float32)
+    # 3.0e38 = 1.76324·2^127; with 7 fraction bits the nearest is 226/128 = 1.765625.
+    want = np.array([1.0, 1 + 2 ** -6, 1 + 2 ** -7, -1.0, np.float32(2.0 ** 127 * 1.765625),
+                     -np.inf, np.inf, 0.0, -0.0, 2 ** -130], dtype=np.float32)
+    got = sumlab.bfloat16_round(x)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    assert np.isnan(sumlab.bfloat16_round(np.array([np.nan], dtype=np.float32)))[0]
+    again = sumlab.bfloat16_round(got)  # bfloat16 values are fixed points
+    np.testing.assert_array_equal(again.view(np.uint32), got.view(np.uint32))
+
+
+def test_a_bfloat16_sum_on_bfloat16_data(tmp_path):
+    """A sum that returns a bfloat16 value (here the correctly rounded one, as a float32) on data of
+    bfloat16 values: measured against the exact sum of exactly what it adds, its relative error is
+    at most bfloat16's unit roundoff 2^-8, and it is shape-invariant."""
+    rng = np.random.default_rng(7)
+    data = sumlab.bfloat16_round(rng.standard_normal(1 << 14).astype(np.float32) + 4)
+
+    def bf16_sum(x, chunks=1):
+        # Partial sums in float64 are exact here (8-bit significands, |x| < 16, n <= 2^14): any
+        # chunking gives the exact sum, rounded once to bfloat16.
+        total = sum(np.sum(c, dtype=np.float64) for c in np.array_split(x, chunks))
+        return sumlab.bfloat16_round(np.array([total], dtype=np.float32))[0]
+
+    rows = sumlab.study.error_vs_n(str(tmp_path / "evn"), data=data, subjects=sumlab.Subject(bf16_sum),
+                                   algorithms=["exact"], gpu_kernels=["none"], seeds=1, log2_min=8, log2_max=14,
+                                   log2_step=2, backend="cpu")
+    mine = [r for r in rows if r["algorithm"] == "bf16_sum"]
+    assert sorted(r["n"] for r in mine) == [256, 1000, 1024, 4096, 16384]  # 1000: the study's non-power of two
+    assert all(r["rel_error"] <= 2 ** -8 for r in mine) and any(r["rel_error"] > 2 ** -20 for r in mine)
+    det = sumlab.study.determinism(sumlab.Subject(bf16_sum, configs=[{"chunks": 1}, {"chunks": 7}]),
+                                   str(tmp_path / "det"), data=data, runs=3, backend="model")
+    assert det[0]["measured"] == "shape_invariant"
