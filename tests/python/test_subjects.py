@@ -295,3 +295,22 @@ def test_a_bfloat16_sum_on_bfloat16_data(tmp_path):
     det = sumlab.study.determinism(sumlab.Subject(bf16_sum, configs=[{"chunks": 1}, {"chunks": 7}]),
                                    str(tmp_path / "det"), data=data, runs=3, backend="model")
     assert det[0]["measured"] == "shape_invariant"
+
+
+def test_misbehaving_row_subjects_give_error_rows(tmp_path):
+    """The row kinds fail like the sums: a raise, a NaN for finite rows, a value that is not a float32
+    value, and a hang past the timeout each give a row whose note says why; the study goes on."""
+    subjects = [sumlab.Subject(lambda x: bad_raises(x), name="raises", kind="variance"),
+                sumlab.Subject(lambda x: np.full(x.shape[0], np.nan, np.float32), name="nan", kind="variance"),
+                sumlab.Subject(lambda x: np.var(x.astype(np.float64), axis=1) + 2.0 ** -40, name="wide",
+                               kind="variance"),
+                sumlab.Subject(lambda x: bad_hang(x), name="hangs", kind="softmax", timeout=0.3)]
+    rows = sumlab.study.variance(str(tmp_path / "bad_rows"), subjects=subjects, quick=True, dtypes=["float32"],
+                                 offsets=[0], scales=[1], backend="model")
+    notes = {r["method"]: r["note"] for r in rows if r["layout"] == "external"}
+    assert notes["raises"] == "RuntimeError: my kernel failed"
+    assert "NaN" in notes["nan"]
+    assert "not a float32 value" in notes["wide"]
+    soft = {r["method"]: r for r in sumlab.study.read_table(str(tmp_path / "bad_rows" / "row_softmax.csv"))}
+    assert "no result within 0.3 s" in soft["hangs"]["note"] and soft["hangs"]["max_rel_error"] == ""
+    assert soft["softmax_online"]["note"] == ""  # the lab's kernels still measured
