@@ -1,20 +1,22 @@
-"""Your own CUDA kernel as a sumlab subject, from Python: CuPy compiles it (NVRTC, at run time) and
-the lab measures it like its own kernels, its launch parameters swept as the subject's
-configurations.
+"""Your own GPU kernel as a sumlab subject, from Python: CuPy compiles a CUDA C++ kernel (NVRTC, at
+run time), or Triton compiles a Triton one, and the lab measures it like its own kernels, its
+launch parameters swept as the subject's configurations.
 
     python examples/cuda_kernel_subject.py --out runs/my-kernel      # on a CUDA machine with CuPy
+    python examples/cuda_kernel_subject.py --with triton --out runs/my-triton-kernel
     sumlab report runs/my-kernel
 
-Two kernels of the same order inside a block (each thread a grid-stride loop, then a shared-memory
-tree) that differ in how the blocks' partial sums meet:
-  - block_atomic:  every block adds its partial into the result with atomicAdd, in whatever order
-                   the blocks finish (the seed blog's atomics: new bits from run to run);
-  - block_partials: every block writes its partial, and one block sums them in index order (a
-                   fixed order for a given launch: the same bits every run, other bits at another
-                   grid or block size).
-The determinism study should measure them not_deterministic and run_to_run, and report every
-configuration's distinct values and ulps from the exact sum beside sumlab's gpu_atomic and
-gpu_two_pass. Exit status 1 if a kernel measures a class other than expected.
+Two kernels of the same order inside a block that differ in how the blocks' partial sums meet:
+  - block_atomic:   every block adds its partial into the result with an atomic add, in whatever
+                    order the blocks finish (the seed blog's atomics: new bits from run to run);
+  - block_partials: every block writes its partial, and the partials are summed in index order (a
+                    fixed order for a given launch: the same bits every run, other bits at another
+                    grid or block size).
+CuPy's kernels: each thread a grid-stride loop, then a shared-memory tree; Triton's: one tile of
+BLOCK elements per program, tl.sum over the tile. The determinism study should measure them
+not_deterministic and run_to_run, and report every configuration's distinct values and ulps from
+the exact sum beside sumlab's gpu_atomic and gpu_two_pass. Exit status 1 if a kernel measures a
+class other than expected.
 """
 from __future__ import annotations
 
@@ -100,6 +102,41 @@ def subjects() -> list[sumlab.Subject]:
             sumlab.Subject(block_partials, configs=CONFIGS, declared="run_to_run", prepare=cupy.asarray)]
 
 
+def triton_subjects() -> list[sumlab.Subject]:
+    import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def block_sums(x_ptr, n, out_ptr, BLOCK: tl.constexpr, ATOMIC: tl.constexpr):
+        pid = tl.program_id(0)
+        offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+        tile = tl.sum(tl.load(x_ptr + offs, mask=offs < n, other=0.0), axis=0)
+        if ATOMIC:
+            tl.atomic_add(out_ptr, tile)
+        else:
+            tl.store(out_ptr + pid, tile)
+
+    def block_atomic(x, block):
+        out = torch.zeros(1, dtype=x.dtype, device=x.device)
+        block_sums[(triton.cdiv(x.numel(), block),)](x, x.numel(), out, BLOCK=block, ATOMIC=True)
+        return out[0]
+
+    def block_partials(x, block):
+        while x.numel() > 1:  # each pass: one partial per tile, in tile order
+            partials = torch.empty(triton.cdiv(x.numel(), block), dtype=x.dtype, device=x.device)
+            block_sums[(partials.numel(),)](x, x.numel(), partials, BLOCK=block, ATOMIC=False)
+            x = partials
+        return x[0] if x.numel() else torch.zeros((), dtype=x.dtype, device=x.device)
+
+    configs = [{"block": 256}, {"block": 1024}, {"block": 4096}]
+    cuda = lambda a: torch.from_numpy(a).cuda()  # noqa: E731
+    return [sumlab.Subject(block_atomic, name="triton_block_atomic", configs=configs, prepare=cuda),
+            sumlab.Subject(block_partials, name="triton_block_partials", configs=configs, declared="run_to_run",
+                           prepare=cuda)]
+
+
+# What each kernel should measure, by the name's ending (CuPy's and Triton's alike).
 EXPECTED = {"block_atomic": "not_deterministic", "block_partials": "run_to_run"}
 
 
@@ -108,22 +145,27 @@ def main() -> int:
     p.add_argument("--out", default="runs/my-kernel", help="the run folder")
     p.add_argument("--runs", type=int, default=20, help="calls per configuration and input")
     p.add_argument("--sizes", default="2^20,2^24", help="input sizes")
+    p.add_argument("--with", dest="compilers", default="cupy", help="cupy, triton or both (comma list)")
     p.add_argument("--force", action="store_true", help="replace an existing run folder")
     a = p.parse_args()
+    makers = {"cupy": subjects, "triton": triton_subjects}
+    if any(c not in makers for c in a.compilers.split(",")):
+        print(f"cuda_kernel_subject: --with takes cupy, triton or both (got {a.compilers!r})", file=sys.stderr)
+        return 2
     ok, why = sumlab.cuda_available()
     if not ok:
         print(f"cuda_kernel_subject: needs a CUDA device ({why})", file=sys.stderr)
         return 2
-    rows = sumlab.study.determinism(subjects(), a.out, runs=a.runs, kernels=["gpu_atomic", "gpu_two_pass"],
+    rows = sumlab.study.determinism([s for c in a.compilers.split(",") for s in makers[c]()], a.out, runs=a.runs, kernels=["gpu_atomic", "gpu_two_pass"],
                                     backend="cuda", sizes=a.sizes.split(","), dtypes=["float32", "float64"],
                                     dists=["normal"], grids=["SM", "8SM"], blocks=[256], vectors=[1],
                                     mappings=["grid_stride"], force=a.force)
     wrong = 0
     for r in rows:
-        want = EXPECTED.get(r["kernel"])
+        want = next((v for k, v in EXPECTED.items() if r["kernel"].endswith(k)), None)
         mark = "" if want in (None, r["measured"]) else f"   (expected {want})"
         wrong += bool(mark)
-        print(f"{r['kernel']:16} {r['measured']:18} distinct results: within a configuration "
+        print(f"{r['kernel']:22} {r['measured']:18} distinct results: within a configuration "
               f"{r['distinct_within_shape_max']}, across configurations {r['distinct_across_shapes_max']}{mark}")
     return 1 if wrong else 0
 

@@ -10,7 +10,7 @@
 #   5. the golden bits of data/golden re-checked                           -> golden.log
 #   6. the CUDA example plugin: bench against CUB, determinism             -> plugin-bench/, plugin-determinism/
 #      what the Python face adds (bench/python_overhead.py)               -> python_overhead.log/.json
-#   7. examples/cuda_kernel_subject.py (a CuPy kernel as a subject)       -> my-kernel/
+#   7. examples/cuda_kernel_subject.py (CuPy and Triton kernels as subjects) -> my-kernel/
 #      examples/framework_reductions.py, each framework alone, then all, in every study,
 #      sumlab's kernels beside them (SUMLAB_FW_RUNS, _SIZES, _LOG2_MAX, _STUDIES, _RESUME, _SECONDS,
 #      _PROBES) -> frameworks/
@@ -56,7 +56,8 @@ BIN=build/cuda/sumlab
 step "$L/ctest_gpu.log" "$(limit 100 170)" ctest --test-dir build/cuda -L gpu --output-on-failure -j4
 step "$L/seed_cli.log" "$(limit 40 160)" build/cuda/tests/seed_figures_cli_test
 step "$L/pytest_device.log" "$(limit 80 120)" env PYTHONPATH=build/cuda/python SUMLAB_BINARY="$PWD/$BIN" \
-  python3 -m pytest -v tests/python/test_device.py tests/python/test_api.py
+  python3 -m pytest -v tests/python/test_device.py tests/python/test_api.py tests/python/test_subjects.py \
+  tests/python/test_kernel_examples.py
 step "$L/verify.log" "$(limit 70 90)" "$BIN" verify --quick
 step "$L/golden.log" "$(limit 60 60)" "$BIN" study determinism --check-golden data/golden/golden-h200.json --out "$OUT/golden"
 # The CUDA example plugin (device entries) beside the lab's kernels: bench against CUB, determinism.
@@ -70,7 +71,7 @@ step "$L/plugin_determinism.log" "$(limit 60 120)" "$BIN" study determinism --ba
 step "$L/python_overhead.log" "$(limit 90 100)" env PYTHONPATH=build/cuda/python python3 bench/python_overhead.py \
   --binary "$BIN" --json "$L/python_overhead.json"
 step "$L/cuda_kernel_subject.log" "$(limit 60 100)" env PYTHONPATH=build/cuda/python python3 \
-  examples/cuda_kernel_subject.py --out "$OUT/my-kernel" --runs 20
+  examples/cuda_kernel_subject.py --with cupy,triton --out "$OUT/my-kernel" --runs 20
 # Each framework alone first (a crash names its culprit; faulthandler prints the Python stack),
 # then all of them into one pair of run folders.
 # SUMLAB_FW_PROBES=0 skips the probes (when the frameworks are known to load together).
