@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <thread>
 
 #include "core/cpu_algorithms.hpp"
 #include "core/fixed_point_sum.hpp"
@@ -31,6 +32,7 @@
 #include "studies/run_folder.hpp"
 #include "studies/runner.hpp"
 #include "studies/size_text.hpp"
+#include "studies/memory_check.hpp"
 #include "studies/study_driver.hpp"
 
 namespace sumlab {
@@ -276,6 +278,8 @@ Cell accuracy(const StudyOptions& o, const std::vector<GpuKernel>& kernels, Back
               DistributionSpec spec, std::uint64_t n, std::uint64_t seed, std::vector<std::string> prefix,
               const std::string& table, std::string key, std::string what,
               const std::shared_ptr<const InputData>& data) {
+  // The cell holds its input and a copy or two of it (check_fits_in_memory's 16 bytes a value).
+  const std::uint64_t bytes = n * 16;
   return {std::move(key), std::move(what), [=, &o, &kernels, &subjects]() -> CellRows {
             if (parse_dtype(dtype) == Dtype::float32) {
               const std::span<const float> d = data ? data->values<float>() : std::span<const float>();
@@ -285,7 +289,17 @@ Cell accuracy(const StudyOptions& o, const std::vector<GpuKernel>& kernels, Back
             const std::span<const double> d = data ? data->values<double>() : std::span<const double>();
             return {{table, accuracy_cell<double>(o.algorithms, kernels, serial_max(o), backend, subjects, spec, n, seed,
                                                   prefix, d)}};
-          }};
+          }, bytes};
+}
+
+// How many accuracy cells run at once. On the host (the cpu backend, or the model: pure host
+// arithmetic) as many as it has cores and memory for, since a cell's generation, reference and
+// measures are serial. One at a time with the user's subjects (a Python callable or a plugin
+// need not be thread-safe, and several take their global switches) and on cuda (the GPU path is
+// not audited for several host threads).
+Concurrency cell_concurrency(const Backend* backend, const std::vector<std::shared_ptr<ExternalSum>>& subjects) {
+  if ((backend && backend->kind() != BackendKind::model) || !subjects.empty()) return {};
+  return {static_cast<int>(std::max(1u, std::thread::hardware_concurrency())), memory_budget()};
 }
 
 // The user's data (--input), and what the plan records of it: where it came from, its dtype,
@@ -375,7 +389,7 @@ void run_error_vs_n(const StudyOptions& o) {
                                    "error_vs_n.csv", fmt::format("{}|{}|{}|{}", dtype, dist, n, s),
                                    fmt::format("{} {} n={} seed={}", dtype, dist, n, s), data));
         }
-  study.run(cells);
+  study.run(cells, cell_concurrency(backend.get(), subjects));
   // The seeds' figures: a phase of its own, written whole (recomputed if an interruption left it out).
   if (!study.folder().exists("headlines.csv")) study.folder().write_csv("headlines.csv", kHeadlineColumns, headline_rows());
 
@@ -465,7 +479,7 @@ void run_error_vs_cond(const StudyOptions& o, std::uint64_t n, int step) {
                                "error_vs_cond.csv", fmt::format("{}|{}|{}", dtype, cond, s),
                                fmt::format("{} cond={} seed={}", dtype, cond, s), nullptr));
     }
-  study.run(cells);
+  study.run(cells, cell_concurrency(backend.get(), subjects));
   nlohmann::ordered_json summary;
   summary["csv"] = "error_vs_cond.csv";
   summary["n"] = n;

@@ -12,6 +12,9 @@ namespace sumlab {
 // ("n = 1048576 float32 elements").
 void check_fits_in_memory(std::uint64_t count, std::uint64_t element_size, const std::string& what);
 
+// The bytes a study may plan to hold at once: the same 80% of physical memory (0 when unknown).
+std::uint64_t memory_budget();
+
 // "1.5 GiB", "8.0 EiB": a byte count for messages.
 std::string bytes_text(double bytes);
 

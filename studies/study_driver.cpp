@@ -4,7 +4,11 @@
 #include <fmt/format.h>
 
 #include <csignal>
+#include <deque>
+#include <exception>
 #include <filesystem>
+#include <future>
+#include <utility>
 
 #include "studies/bound_alarm.hpp"
 #include "studies/commands.hpp"
@@ -46,29 +50,56 @@ Study::Study(std::string name, const RunOptions& o, const nlohmann::ordered_json
   for (const auto& t : tables_) folder_.table(t.name, t.columns);
 }
 
-void Study::run(const std::vector<Cell>& cells) {
+void Study::run(const std::vector<Cell>& cells, Concurrency conc) {
   total_ += cells.size();
   interrupted = 0;
   auto previous = std::signal(SIGINT, on_sigint);
   Progress progress(name_, cells.size());
+  std::vector<const Cell*> todo;
   for (const Cell& c : cells) {
     if (folder_.done().count(c.key)) {
       ++resumed_;
       progress.step(c.description + " (done before)");
-      continue;
+    } else {
+      todo.push_back(&c);
     }
-    folder_.commit_cell(c.key, c.measure());
-    progress.step(c.description);
-    if (interrupted) {
-      progress.finish();
-      std::signal(SIGINT, previous);
-      throw Interrupted(fmt::format("{}: interrupted after {} of {} cells; every finished cell is kept in {}. "
-                                    "Continue with the same command and --resume.",
-                                    name_, folder_.done().size(), total_, folder_.dir().string()));
+  }
+  // Cells start in order while the limits allow, and are committed in order: the one committed
+  // next is always in flight, so at least one cell runs whatever its size. After a Ctrl-C or a
+  // failure no cell starts; those in flight finish (committed after a Ctrl-C, dropped after a
+  // failure: they come after it).
+  std::deque<std::pair<const Cell*, std::future<CellRows>>> flight;
+  std::uint64_t bytes = 0;
+  std::size_t next = 0;
+  std::exception_ptr failed;
+  for (;;) {
+    while (next < todo.size() && !interrupted && !failed &&
+           (flight.empty() || (static_cast<int>(flight.size()) < conc.cells && bytes + todo[next]->bytes <= conc.memory))) {
+      const Cell* c = todo[next++];
+      bytes += c->bytes;
+      flight.emplace_back(c, std::async(conc.cells > 1 ? std::launch::async : std::launch::deferred, c->measure));
+    }
+    if (flight.empty()) break;
+    auto [c, rows] = std::move(flight.front());
+    flight.pop_front();
+    bytes -= c->bytes;
+    try {
+      CellRows r = rows.get();
+      if (!failed) {
+        folder_.commit_cell(c->key, std::move(r));
+        progress.step(c->description);
+      }
+    } catch (...) {
+      if (!failed) failed = std::current_exception();
     }
   }
   progress.finish();
   std::signal(SIGINT, previous);
+  if (failed) std::rethrow_exception(failed);
+  if (interrupted)
+    throw Interrupted(fmt::format("{}: interrupted after {} of {} cells; every finished cell is kept in {}. "
+                                  "Continue with the same command and --resume.",
+                                  name_, folder_.done().size(), total_, folder_.dir().string()));
 }
 
 void Study::finish(nlohmann::ordered_json summary, const std::vector<std::string>& headline) {

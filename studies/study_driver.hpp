@@ -7,6 +7,7 @@
 // ends with summary.json, the bound tally, a short headline and the next command.
 // Ctrl-C between cells stops cleanly (a second Ctrl-C stops at once; either way the folder is
 // resumable, because a cell counts only once its rows are committed).
+#include <cstdint>
 #include <functional>
 #include <stdexcept>
 #include <map>
@@ -35,6 +36,16 @@ struct Cell {
   std::string key;          // unique in the study: what --resume matches
   std::string description;  // for progress lines
   std::function<CellRows()> measure;
+  std::uint64_t bytes = 0;  // host memory the cell holds while it runs (Concurrency's budget; 0: none)
+};
+
+// How many cells may run at once: their measure() functions must then be safe to call from
+// several threads together (no shared mutable state, no subject that is not thread-safe). The
+// rows are committed in cell order whatever order the cells finish in, so the folder is the one
+// a sequential run writes, and a kill leaves it as resumable.
+struct Concurrency {
+  int cells = 1;                 // cells in flight at most
+  std::uint64_t memory = 0;      // their bytes together at most (a larger cell runs alone)
 };
 
 struct Table {
@@ -50,9 +61,10 @@ class Study {
         const std::vector<Table>& tables);
 
   RunFolder& folder() { return folder_; }
-  // Runs every cell not yet done, in order (throws Interrupted after a Ctrl-C, once the cell in
-  // flight is committed).
-  void run(const std::vector<Cell>& cells);
+  // Runs every cell not yet done, committing them in order (throws Interrupted after a Ctrl-C,
+  // once the cells in flight are committed; rethrows a cell's exception once the cells before it
+  // are committed and those in flight have stopped).
+  void run(const std::vector<Cell>& cells, Concurrency c = {});
   std::size_t cells_total() const { return total_; }
   std::size_t cells_resumed() const { return resumed_; }
 

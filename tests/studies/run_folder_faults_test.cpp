@@ -13,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <random>
 #include <set>
@@ -153,6 +154,33 @@ TEST(RunFolderFaults, KilledDuringTheHeadlinePhaseThenResumed) {
   kill_and_resume("study error-vs-n --quick --log2-max 10 --seeds 1 --dtypes float32 --dists uniform,cancellation "
                   "--backend model --gpu-kernels gpu_two_pass,gpu_exact",
                   {"error_vs_n.csv", "headlines.csv"}, 6, 7, "faults_evn");
+}
+
+// Cells run side by side on the host (cpu and model backends) and are committed in order: a Ctrl-C
+// stops new cells, the ones in flight are committed, the exit is 130, and --resume ends with the
+// bytes of an uninterrupted run.
+TEST(RunFolderFaults, CtrlCWhileCellsRunSideBySideThenResumed) {
+  const std::string args = "study error-vs-n --backend cpu --log2-max 21 --seeds 2 --dtypes float32 --dists "
+                           "uniform,normal --algorithms serial,pairwise,kahan,exact --out ";
+  const fs::path ref = fresh("ctrlc_ref"), dir = fresh("ctrlc");
+  ASSERT_EQ(run(args + ref.string()).code, 0);
+  const pid_t pid = start(split(args + dir.string()));
+  // Once some cells are committed, and well before the last.
+  for (int i = 0; i < 500 && lines_of(dir / "cells.log").size() < 3; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ::kill(pid, SIGINT);
+  EXPECT_EQ(wait_for(pid), 130);
+  const std::size_t done = lines_of(dir / "cells.log").size();
+  const std::size_t total = lines_of(ref / "cells.log").size();
+  EXPECT_GE(done, 3u);
+  EXPECT_LT(done, total);
+  EXPECT_FALSE(fs::exists(dir / "summary.json"));
+  ASSERT_EQ(run(args + dir.string() + " --resume").code, 0);
+  std::ifstream a(ref / "error_vs_n.csv"), b(dir / "error_vs_n.csv");
+  const std::string ra((std::istreambuf_iterator<char>(a)), {}), rb((std::istreambuf_iterator<char>(b)), {});
+  EXPECT_EQ(ra, rb);  // the same bytes, in the same order
+  fs::remove_all(dir);
+  fs::remove_all(ref);
 }
 
 TEST(RunFolderFaults, TwoWritersNeverMix) {
