@@ -55,7 +55,7 @@ BIN=build/cuda/sumlab
 # --- 2..7 ------------------------------------------------------------------------------------------
 step "$L/ctest_gpu.log" "$(limit 100 170)" ctest --test-dir build/cuda -L gpu --output-on-failure -j4
 step "$L/seed_cli.log" "$(limit 40 160)" build/cuda/tests/seed_figures_cli_test
-step "$L/pytest_device.log" "$(limit 80 120)" env PYTHONPATH=build/cuda/python SUMLAB_BINARY="$PWD/$BIN" \
+step "$L/pytest_device.log" "$(limit 150 120)" env PYTHONPATH=build/cuda/python SUMLAB_BINARY="$PWD/$BIN" \
   python3 -m pytest -v tests/python/test_device.py tests/python/test_api.py tests/python/test_subjects.py \
   tests/python/test_kernel_examples.py
 step "$L/verify.log" "$(limit 70 90)" "$BIN" verify --quick
@@ -70,7 +70,7 @@ step "$L/plugin_determinism.log" "$(limit 60 120)" "$BIN" study determinism --ba
   --vectors 4 --mappings grid_stride --plugin "$PLUGIN" --out "$OUT/plugin-determinism"
 step "$L/python_overhead.log" "$(limit 90 100)" env PYTHONPATH=build/cuda/python python3 bench/python_overhead.py \
   --binary "$BIN" --json "$L/python_overhead.json"
-step "$L/cuda_kernel_subject.log" "$(limit 60 100)" env PYTHONPATH=build/cuda/python python3 \
+step "$L/cuda_kernel_subject.log" "$(limit 120 100)" env PYTHONPATH=build/cuda/python python3 \
   examples/cuda_kernel_subject.py --with cupy,triton --out "$OUT/my-kernel" --runs 20
 # Each framework alone first (a crash names its culprit; faulthandler prints the Python stack),
 # then all of them into one pair of run folders.
