@@ -18,22 +18,27 @@ std::string bytes_text(double bytes) {
   return u == 0 ? fmt::format("{:.0f} bytes", bytes) : fmt::format("{:.1f} {}", bytes, units[u]);
 }
 
-std::uint64_t memory_budget() {
+namespace {
+
+// Physical memory in bytes (0 when unknown).
+double physical_memory() {
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || page <= 0) return 0;
-  // 80%: the rest is the process itself, the reference's scratch and the system.
-  return static_cast<std::uint64_t>(0.8 * static_cast<double>(pages) * static_cast<double>(page));
+  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0.0;
 }
+
+}  // namespace
+
+// 80%: the rest is the process itself, the reference's scratch and the system.
+std::uint64_t memory_budget() { return static_cast<std::uint64_t>(0.8 * physical_memory()); }
 
 void check_fits_in_memory(std::uint64_t count, std::uint64_t element_size, const std::string& what) {
   const auto bytes = checked_mul(count, element_size);
   if (!bytes)
     throw ResourceError(fmt::format("{} needs more than 16 EiB ({} x {} bytes does not fit in 64 bits)", what,
                                     count, element_size));
-  const std::uint64_t budget = memory_budget();
-  if (budget == 0) return;  // unknown: let the allocation decide
-  const double total = static_cast<double>(budget) / 0.8;
-  if (*bytes > budget)
+  const double total = physical_memory();
+  if (total == 0) return;  // unknown: let the allocation decide
+  if (*bytes > memory_budget())
     throw ResourceError(fmt::format("{} needs {} but this machine has {} of memory", what,
                                     bytes_text(static_cast<double>(*bytes)), bytes_text(total)));
 }

@@ -311,7 +311,7 @@ void gpu_scan_rows(const Plan& p, std::span<const typename Op::Value> xs, CellRo
       runs = on_gpu ? p.runs : 1;
       for (int k = 1; k < runs; ++k) across_runs.insert(hash_of(rerun->run(c, input).value));
       distinct_runs = std::max(distinct_runs, across_runs.size());
-      w.runs(runs, across_runs.size());
+      if (runs > 1) w.runs(runs, across_runs.size());  // the model's bits are not rerun: no runs
     }
     if (ran_shapes == 0) continue;
     // One shape (cub) cannot show shape invariance: its library picks its own tiling.

@@ -153,6 +153,7 @@ def test_user_scans_in_the_scan_study(tmp_path):
     assert det[("racing_scan", "4097")]["measured"] == "not_deterministic"
     assert errors[("np_cumsum[a=1]", 4097)]["runs"] == 10 and errors[("np_cumsum[a=1]", 4097)]["distinct_runs"] == 1
     assert errors[("cpu_serial", 4097)]["runs"] == ""  # the lab's CPU scans are not rerun
+    assert all(r["runs"] == "" for r in rows if r["algorithm"] == "block_blelloch")  # nor the model's
     assert det[("short_scan", "4097")]["measured"] == "failed"
     failed = [r for r in rows if r["algorithm"].startswith("subject") and r["note"]]
     assert failed and "not a float32 value" in failed[0]["note"]
