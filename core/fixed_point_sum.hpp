@@ -143,6 +143,17 @@ inline std::string describe(const FixedPointReport& r, bool special_result) {
   return s;
 }
 
+// The error the grid 2^-k made on purpose: m * 2^(-k-1) for the m inputs off the grid (each moved
+// by at most half a step), +inf when some input saturated, 0 when none lost a bit. Host code: the
+// GPU kernel's counts give the same bound as the CPU's.
+inline double grid_error_bound(const FixedPointReport& r, long long k) {
+  if (r.overflow) return std::numeric_limits<double>::infinity();
+  if (r.inexact_elements == 0) return 0;
+  // ldexp is exact here, and the exponent clamp only matters for absurd k.
+  const long long ex = std::clamp(-k - 1, -100000LL, 100000LL);
+  return std::ldexp(static_cast<double>(r.inexact_elements), static_cast<int>(ex));
+}
+
 // S * 2^-k correctly rounded to T (S: the wrapping 128-bit sum of the q_i, read as signed), with
 // the IEEE special rules of `specials`. Shared with the GPU kernel's host side.
 template <class T>
@@ -239,14 +250,7 @@ FixedPointOutcome<T> fixed_point_sum_with_report(std::span<const T> x,
   const bool special_result = !std::isfinite(value);
 
   out.sum.value = value;
-  if (rep.overflow) {
-    out.sum.extra_error_bound = std::numeric_limits<double>::infinity();
-  } else if (rep.inexact_elements != 0) {
-    // m * 2^(-k-1); ldexp is exact here, and the exponent clamp only matters for absurd k.
-    const long long ex = std::clamp(-k - 1, -100000LL, 100000LL);
-    out.sum.extra_error_bound =
-        std::ldexp(static_cast<double>(rep.inexact_elements), static_cast<int>(ex));
-  }
+  out.sum.extra_error_bound = fixed_point_detail::grid_error_bound(rep, k);
   out.sum.diagnostics = fixed_point_detail::describe(rep, special_result);
   return out;
 }

@@ -79,6 +79,14 @@ template <class T> std::vector<T> DeviceBuffer<T>::download() const {
   return h;
 }
 
+template <class T> T DeviceBuffer<T>::at(std::int64_t i) const {
+  if (i < 0 || i >= size())
+    throw GpuError("DeviceBuffer::at: element " + std::to_string(i) + " of a buffer of " + std::to_string(size()));
+  T v;
+  SUMLAB_CUDA_CHECK(cudaMemcpy(&v, impl_->d + i, sizeof(T), cudaMemcpyDeviceToHost));
+  return v;
+}
+
 template class DeviceBuffer<float>;
 template class DeviceBuffer<double>;
 

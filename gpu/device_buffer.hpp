@@ -34,6 +34,8 @@ template <class T> class DeviceBuffer {
   void upload(std::span<const T> host);    // host.size() must equal size()
   void download(std::span<T> host) const;  // host.size() must equal size()
   std::vector<T> download() const;
+  // Element i (0 <= i < size()), one small copy: for spot checks of data that stays on the device.
+  T at(std::int64_t i) const;
   // The device address, opaque to host code (for the launchers in gpu/).
   const T* device_data() const;
   T* device_data();

@@ -104,6 +104,7 @@ GpuSumResult<T> gpu_sum(GpuKernel k, const LaunchShape& shape, const DeviceBuffe
     r.accumulator = o.accumulator;
     r.ms = o.ms;
     r.note = o.note;
+    r.quantisation = o.quantisation;
   } catch (const GpuError& e) {
     r.error = e.what();
   }
@@ -135,6 +136,24 @@ template <class T> std::string gpu_exact_into(const T* d_in, std::int64_t n, T* 
   return "";
 }
 
+template <class T>
+std::string gpu_exact_totals(const T* d_in, std::int64_t n, const LaunchShape& shape, Superaccumulator<T>& sum,
+                             Superaccumulator<T>& sum_abs) {
+  const LaunchShape s = canonicalize(GpuKernel::exact, shape);
+  if (std::string why = validate_shape(GpuKernel::exact, s, FloatTraits<T>::dtype, n); !why.empty()) return why;
+  if (s.block > 512) return "gpu_exact's sum of magnitudes takes blocks of at most 512 threads";
+  try {
+    detail::exact_totals<T>(s, d_in, n, sum, sum_abs);
+  } catch (const GpuError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+template std::string gpu_exact_totals<float>(const float*, std::int64_t, const LaunchShape&, Superaccumulator<float>&,
+                                             Superaccumulator<float>&);
+template std::string gpu_exact_totals<double>(const double*, std::int64_t, const LaunchShape&, Superaccumulator<double>&,
+                                              Superaccumulator<double>&);
 template std::string gpu_exact_into<float>(const float*, std::int64_t, float*, const LaunchShape&);
 template std::string gpu_exact_into<double>(const double*, std::int64_t, double*, const LaunchShape&);
 template GpuSumResult<float> gpu_sum<float>(GpuKernel, const LaunchShape&, const DeviceBuffer<float>&, const KernelOptions&);

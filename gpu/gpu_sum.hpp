@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/exact_sum.hpp"
 #include "core/generators.hpp"
 #include "core/gpu_kernel.hpp"
 #include "core/launch_shape.hpp"
@@ -51,6 +52,9 @@ template <class T> struct GpuSumResult {
   double accumulator = 0;
   double ms = 0;      // device time of the launch(es), CUDA events, input already on the device
   std::string note;   // e.g. the fixed-point scale, or "meaningless value: racy kernel"
+  // gpu_fixed_point: the error its grid made on purpose, m * 2^(-k-1) for the m elements the kernel
+  // counted off the grid (+inf on overflow), as the CPU's fixed_point_sum reports it; else 0.
+  double quantisation = 0;
   std::string error;  // non-empty: nothing ran, or a CUDA call failed (file:line)
   bool ok() const { return error.empty(); }
 };
@@ -71,5 +75,14 @@ GpuSumResult<T> gpu_sum(GpuKernel k, const LaunchShape& s, std::span<const T> ho
 // why not (a shape gpu_exact refuses, no device, a launch failure). Not for concurrent use from
 // several host threads (its totals are one buffer per device and dtype).
 template <class T> std::string gpu_exact_into(const T* d_in, std::int64_t n, T* d_out, const LaunchShape& s);
+
+// The exact sum and the exact sum of magnitudes of the n elements at d_in (device memory), computed
+// on the device by gpu_exact's kernel (a second pass adds |x|) and brought to the host unrounded,
+// as core/exact_sum.hpp's limbs with the special counts of the sum: a study's exact reference where
+// its data lies, so that nothing but the limbs crosses PCIe. Blocks of at most 512 threads. Returns
+// "" or why not. Waits for the device.
+template <class T>
+std::string gpu_exact_totals(const T* d_in, std::int64_t n, const LaunchShape& s, Superaccumulator<T>& sum,
+                             Superaccumulator<T>& sum_abs);
 
 }  // namespace sumlab::gpu

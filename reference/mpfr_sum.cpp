@@ -339,6 +339,40 @@ template <class T> ExactSum<T>::ExactSum(std::span<const T> x) : impl_(std::make
   accumulate(x, impl_->parts);
   rounded_ = measure_parts(impl_->parts, T(0)).rounded;
 }
+// The exact value of carry-normalised limbs (each a 64-bit integer times a power of two: exact in
+// a one-limb MPFR value, and their sum exact at P bits).
+template <class T> void set_from_limbs(mpfr_ptr out, const Superaccumulator<T>& acc) {
+  using A = Superaccumulator<T>;
+  mpfr_set_zero(out, 1);
+  MpfrValue digit(64);
+  const typename A::Limbs limbs = acc.limbs();
+  for (int k = 0; k < A::num_limbs; ++k) {
+    if (limbs[k] == 0) continue;
+    require_exact(mpfr_set_si_2exp(digit.get(), static_cast<long>(limbs[k]), k * A::limb_bits + A::min_exponent, MPFR_RNDN),
+                  "limb");
+    require_exact(mpfr_add(out, out, digit.get(), MPFR_RNDN), "limb add");
+  }
+}
+
+template <class T>
+ExactSum<T>::ExactSum(const Superaccumulator<T>& sum, const Superaccumulator<T>& sum_abs) : impl_(std::make_unique<Impl>()) {
+  ExactParts<T>& p = impl_->parts;
+  MpfrValue s(exact_sum_precision<T>()), a(exact_sum_precision<T>());
+  set_from_limbs(s.get(), sum);
+  set_from_limbs(a.get(), sum_abs);
+  require_exact(mpfr_add(p.pos.get(), a.get(), s.get(), MPFR_RNDN), "positive part");
+  require_exact(mpfr_sub(p.neg.get(), s.get(), a.get(), MPFR_RNDN), "negative part");
+  mpfr_div_2ui(p.pos.get(), p.pos.get(), 1, MPFR_RNDN);  // exact: a power of two
+  mpfr_div_2ui(p.neg.get(), p.neg.get(), 1, MPFR_RNDN);
+  const SpecialCounts& c = sum.specials();
+  p.n = static_cast<std::size_t>(c.count);
+  p.any_nan = c.nan != 0;
+  p.any_pos_inf = c.pos_inf != 0;
+  p.any_neg_inf = c.neg_inf != 0;
+  p.all_neg_zero = c.all_negative_zero;
+  rounded_ = measure_parts(p, T(0)).rounded;
+}
+
 template <class T> ExactSum<T>::~ExactSum() = default;
 template <class T> ErrorMetrics ExactSum<T>::measure(T computed) const {
   return measure_parts(impl_->parts, computed);

@@ -20,6 +20,7 @@
 #include <span>
 
 #include "core/error_bound.hpp"
+#include "core/exact_sum.hpp"
 
 namespace sumlab::reference {
 
@@ -78,6 +79,11 @@ template <class T> ErrorMetrics measure(std::span<const T> x, T computed);
 template <class T> class ExactSum {
  public:
   explicit ExactSum(std::span<const T> x);
+  // From exact totals computed elsewhere (gpu_exact's limbs, summed where the data lies): the exact
+  // sum with its special counts, and the exact sum of the magnitudes. The same measures as
+  // ExactSum(x) of the same data, field for field: the positive and negative parts are
+  // (sum_abs + sum) / 2 and (sum - sum_abs) / 2, exact at P bits.
+  ExactSum(const Superaccumulator<T>& sum, const Superaccumulator<T>& sum_abs);
   ~ExactSum();
   ExactSum(const ExactSum&) = delete;
   ExactSum& operator=(const ExactSum&) = delete;

@@ -102,6 +102,13 @@ template <class T> class CudaInput final : public KernelInput<T> {
   std::int64_t size() const override { return buf_.size(); }
   bool on_device() const override { return true; }
   const T* device_data() const override { return buf_.device_data(); }
+  std::optional<ExactTotals<T>> exact_totals() override {
+    ExactTotals<T> t;
+    const LaunchShape s = default_shape(GpuKernel::exact, device_sm_count());
+    if (std::string why = gpu::gpu_exact_totals<T>(buf_.device_data(), buf_.size(), s, t.sum, t.sum_abs); !why.empty())
+      throw UserError("the exact reference on the device: " + why);
+    return t;
+  }
   KernelOutcome<T> run(GpuKernel k, const LaunchShape& s, const KernelOptions& opt) override {
     const gpu::GpuSumResult<T> r = gpu::gpu_sum<T>(k, s, buf_, opt);
     if (!r.ok()) throw UserError(std::string(info(k).name) + " " + to_string(s) + ": " + r.error);
@@ -111,6 +118,7 @@ template <class T> class CudaInput final : public KernelInput<T> {
     o.accumulator = r.accumulator;
     o.ms = r.ms;
     o.note = r.note;
+    o.quantisation = r.quantisation;
     return o;
   }
 
@@ -145,14 +153,17 @@ std::unique_ptr<KernelInput<T>> generate_on_device(const DistributionSpec& spec,
   try {
     gpu::DeviceBuffer<T> buf(n);
     gpu::fill<T>(buf, spec, seed);
-    std::vector<T> x = buf.download();
-    // The device generator must be the CPU's (core/generators.hpp): spot-check it.
-    const auto count = static_cast<std::size_t>(n);
-    for (std::size_t i = 0; i < count; i += std::max<std::size_t>(1, count / 1024))
-      if (!same_bits(x[i], generate_element<T>(spec, seed, static_cast<std::uint64_t>(i))))
+    // The device generator must be the CPU's (core/generators.hpp): spot-check it at 1024 evenly
+    // spaced indices and the last, element by element, so that the data stays on the device.
+    const auto check = [&](std::int64_t i) {
+      if (!same_bits(buf.at(i), generate_element<T>(spec, seed, static_cast<std::uint64_t>(i))))
         throw UserError(fmt::format("the device generator differs from the CPU's at {} element {}",
                                     to_string(spec.kind), i));
-    return std::make_unique<CudaInput<T>>(std::move(buf), std::move(x), std::span<const T>());
+    };
+    const std::int64_t step = std::max<std::int64_t>(1, n / 1024);
+    for (std::int64_t i = 0; i < n; i += step) check(i);
+    if (n > 0) check(n - 1);
+    return std::make_unique<CudaInput<T>>(std::move(buf), std::nullopt, std::span<const T>());
   } catch (const gpu::GpuError& e) {
     throw ResourceError(e.what());
   }

@@ -10,11 +10,13 @@
 // The CPU algorithms run on the host copy; external reductions (studies/external.hpp) on theirs.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/exact_sum.hpp"
 #include "core/generators.hpp"
 #include "core/gpu_kernel.hpp"
 #include "core/launch_shape.hpp"
@@ -30,6 +32,13 @@ template <class T> struct KernelOutcome {
   double accumulator = 0;  // gpu_double_acc: the double total before rounding; else the value
   double ms = 0;           // device time (cuda), or 0 (model)
   std::string note;        // e.g. the fixed-point scale, "one arrival order", why no value
+  double quantisation = 0; // gpu_fixed_point on cuda: its grid's error bound, from the kernel's count
+};
+
+// An input's exact sum and exact sum of magnitudes, unrounded (what reference::ExactSum measures
+// every result against).
+template <class T> struct ExactTotals {
+  Superaccumulator<T> sum, sum_abs;
 };
 
 // One input, held where the backend's kernels read it.
@@ -45,6 +54,9 @@ template <class T> class KernelInput {
   // it (nothing was allocated), so on_device() is what says which entry to call.
   virtual bool on_device() const { return false; }
   virtual const T* device_data() const { return nullptr; }
+  // The exact totals computed where the data lies without a host copy (gpu_exact's kernel on cuda,
+  // ExactTotals), or nothing: the caller computes them from host().
+  virtual std::optional<ExactTotals<T>> exact_totals() { return std::nullopt; }
   // Throws UserError for a shape the kernel cannot run (validate_shape's sentence), options it does
   // not take (validate_options') or a GPU failure.
   virtual KernelOutcome<T> run(GpuKernel k, const LaunchShape& s, const KernelOptions& opt = {}) = 0;
@@ -64,7 +76,8 @@ class Backend {
   virtual std::unique_ptr<KernelInput<float>> load(std::span<const float> x) = 0;
   virtual std::unique_ptr<KernelInput<double>> load(std::span<const double> x) = 0;
   // Generated where the kernels read it: on cuda by the device generator (element i the same pure
-  // function of (seed, i) as on the CPU, spot-checked against it), except ill_conditioned (host-only).
+  // function of (seed, i) as on the CPU, spot-checked against it at 1025 indices; the host copy is
+  // downloaded only when host() asks), except ill_conditioned (host-only).
   virtual std::unique_ptr<KernelInput<float>> generate_f32(const DistributionSpec& spec, std::uint64_t seed, std::int64_t n) = 0;
   virtual std::unique_ptr<KernelInput<double>> generate_f64(const DistributionSpec& spec, std::uint64_t seed, std::int64_t n) = 0;
 

@@ -5,10 +5,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
+#include <stdexcept>
 #include <thread>
 
 #include "core/cpu_algorithms.hpp"
@@ -107,6 +110,7 @@ std::vector<std::vector<std::string>> headline_rows() {
 template <class T> std::vector<const CpuAlgorithm<T>*> pick(const std::vector<std::string>& names) {
   std::vector<const CpuAlgorithm<T>*> out;
   for (const auto& name : names) {
+    if (name == "none") continue;  // only the GPU kernels and the user's subjects
     if (name == "all") {
       for (const auto& a : cpu_algorithms<T>()) out.push_back(&a);
     } else if (const auto* a = find_cpu_algorithm<T>(name)) {
@@ -140,35 +144,67 @@ std::vector<GpuKernel> pick_kernels(const std::vector<std::string>& names, const
   return out;
 }
 
+// Which cells check the exact reference computed on the device against MPFR's on the host copy:
+// every cell with n <= 2^24, and, above, the first seed's cells at the smallest such n of the study
+// (one host copy per dtype and distribution, whatever the largest n).
+constexpr std::uint64_t kReferenceCheckMax = std::uint64_t{1} << 24;
+bool checks_reference(const std::vector<std::uint64_t>& sizes, std::uint64_t n, std::uint64_t seed) {
+  if (n <= kReferenceCheckMax) return true;
+  const auto above = std::upper_bound(sizes.begin(), sizes.end(), kReferenceCheckMax);
+  return seed == 1 && above != sizes.end() && n == *above;
+}
+
+// A cell's exact reference: where the data lies (gpu_exact's limbs of the sum and of the
+// magnitudes, brought from the device, exact; no host copy), else MPFR's on the host copy. With
+// `check`, MPFR's is computed from the host copy too and must agree; a difference is the lab's
+// error, not a measurement, and stops the study.
+template <class T> std::unique_ptr<reference::ExactSum<T>> cell_reference(KernelInput<T>& in, bool check) {
+  std::optional<ExactTotals<T>> totals = in.exact_totals();
+  if (!totals) return std::make_unique<reference::ExactSum<T>>(in.host());
+  auto device = std::make_unique<reference::ExactSum<T>>(totals->sum, totals->sum_abs);
+  if (check) {
+    const reference::ExactSum<T> host(in.host());
+    const auto d = device->measure(T(0)), h = host.measure(T(0));
+    const auto same = [](double a, double b) { return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b); };
+    if (!same(d.exact, h.exact) || !same(d.rounded, h.rounded) || !same(d.sum_abs, h.sum_abs) ||
+        d.input_special != h.input_special)
+      throw std::runtime_error(fmt::format(
+          "the exact reference computed on the device (sum {}, sum|x| {}) differs from MPFR's on the host "
+          "(sum {}, sum|x| {}) for n = {}: a fault of the lab, please report it",
+          d.exact, d.sum_abs, h.exact, h.sum_abs, in.size()));
+  }
+  return device;
+}
+
 // One cell: one input, every selected CPU algorithm, GPU kernel and user's subject, one row each.
-// The exact sum is computed once (MPFR) and every result measured against it. `prefix` holds the
-// study's leading identifying columns; its second field (backend) is replaced per row.
+// The exact sum is computed once (cell_reference) and every result measured against it. `prefix`
+// holds the study's leading identifying columns; its second field (backend) is replaced per row.
 template <class T> std::vector<std::vector<std::string>> accuracy_cell(
     const std::vector<std::string>& algorithms, const std::vector<GpuKernel>& kernels, std::uint64_t serial_max,
     Backend* backend, const std::vector<std::shared_ptr<ExternalSum>>& subjects, const DistributionSpec& spec,
-    std::uint64_t n, std::uint64_t seed, std::vector<std::string> prefix, std::span<const T> data = {}) {
-  // With GPU kernels the input is generated where they read it (on the device for cuda) and the
-  // host copy comes from there: one crossing of PCIe per cell. The user's data: a prefix or a
-  // seeded subsample of it (data_sample), loaded once. A subject with a device entry (a plugin's)
-  // reads the same device copy in place on cuda, so the cell loads it for that alone too.
+    std::uint64_t n, std::uint64_t seed, bool check_reference, std::vector<std::string> prefix,
+    std::span<const T> data = {}) {
+  // With GPU kernels the input is generated where they read it (on the device for cuda), and
+  // crosses PCIe only if something on the host reads it (a CPU algorithm, a subject without a
+  // device entry, a reference check): KernelInput::host() downloads it on first use. The user's
+  // data: a prefix or a seeded subsample of it (data_sample), loaded once. A subject with a device
+  // entry (a plugin's) reads the same device copy in place on cuda, so the cell loads it for that
+  // alone too.
   const bool on_device = backend && (!kernels.empty() || (backend->kind() == BackendKind::cuda && reads_device<T>(subjects)));
   std::unique_ptr<KernelInput<T>> input;
   std::vector<T> x;
-  std::span<const T> xs;
   if (!data.empty()) {
-    xs = data_sample<T>(data, n, seed, x);
-    if (on_device) input = backend->load(xs);
+    const std::span<const T> xs = data_sample<T>(data, n, seed, x);
+    input = on_device ? backend->load(xs) : host_input(xs);
   } else if (on_device) {
     input = backend->generate<T>(spec, seed, static_cast<std::int64_t>(n));
-    xs = input->host();
   } else {
     x = generate<T>(spec, seed, static_cast<std::size_t>(n));
-    xs = x;
+    input = host_input(std::span<const T>(x));
   }
-  const reference::ExactSum<T> exact(xs);
-  const T ref = static_cast<T>(exact.rounded());
-  const auto m0 = exact.measure(ref);
-  if (!input) input = host_input(xs);
+  const auto exact = cell_reference<T>(*input, check_reference);
+  const T ref = static_cast<T>(exact->rounded());
+  const auto m0 = exact->measure(ref);
   // Every subject through one runner interface (studies/runner.hpp); a kernel that is not modelled
   // on this backend (a library peer on the model) gives no row. The user's subjects: measured, no
   // bound claimed (the report draws comparable algorithms' for orientation); one row per
@@ -191,8 +227,8 @@ template <class T> std::vector<std::vector<std::string>> accuracy_cell(
       const Outcome<T>& o = outcomes[ri][c];
       if (!o.has_value && !o.failed) continue;
       const T value = o.has_value ? o.value : std::numeric_limits<T>::quiet_NaN();
-      const auto m = exact.measure(value);
-      const double bound = r->bound(c, o, *input, BoundInput{xs.size(), m0.sum_abs, std::fabs(m0.exact), 0.0});
+      const auto m = exact->measure(value);
+      const double bound = r->bound(c, o, *input, BoundInput{static_cast<std::size_t>(n), m0.sum_abs, std::fabs(m0.exact), 0.0});
       const Verdict v = o.failed ? Verdict::failed : judge(m.judged(), bound);
       std::vector<std::string> row = prefix;
       row[1] = std::string(to_string(r->kind()));
@@ -275,8 +311,8 @@ void plan_kernels(nlohmann::ordered_json& plan, const std::vector<GpuKernel>& ke
 // One accuracy cell of either study: `prefix` holds its identifying columns.
 Cell accuracy(const StudyOptions& o, const std::vector<GpuKernel>& kernels, Backend* backend,
               const std::vector<std::shared_ptr<ExternalSum>>& subjects, const std::string& dtype,
-              DistributionSpec spec, std::uint64_t n, std::uint64_t seed, std::vector<std::string> prefix,
-              const std::string& table, std::string key, std::string what,
+              DistributionSpec spec, std::uint64_t n, std::uint64_t seed, bool check_reference,
+              std::vector<std::string> prefix, const std::string& table, std::string key, std::string what,
               const std::shared_ptr<const InputData>& data) {
   // The cell holds its input and a copy or two of it (check_fits_in_memory's 16 bytes a value).
   const std::uint64_t bytes = n * 16;
@@ -284,11 +320,11 @@ Cell accuracy(const StudyOptions& o, const std::vector<GpuKernel>& kernels, Back
             if (parse_dtype(dtype) == Dtype::float32) {
               const std::span<const float> d = data ? data->values<float>() : std::span<const float>();
               return {{table, accuracy_cell<float>(o.algorithms, kernels, serial_max(o), backend, subjects, spec, n, seed,
-                                                   prefix, d)}};
+                                                   check_reference, prefix, d)}};
             }
             const std::span<const double> d = data ? data->values<double>() : std::span<const double>();
             return {{table, accuracy_cell<double>(o.algorithms, kernels, serial_max(o), backend, subjects, spec, n, seed,
-                                                  prefix, d)}};
+                                                  check_reference, prefix, d)}};
           }, bytes};
 }
 
@@ -364,8 +400,17 @@ void run_error_vs_n(const StudyOptions& o) {
   const std::string backend_name = backend ? std::string(backend->name()) : "cpu";
   const auto plugins = load_plugins(o.plugins);
   const auto subjects = externals(with_plugins(o.externals, plugins));
-  // After the names (a bad one is named, whatever n is), before anything is generated.
-  check_fits_in_memory(sizes.back(), 8 * 2, fmt::format("n = {}", sizes.back()));
+  // After the names (a bad one is named, whatever n is), before anything is generated. The host
+  // holds a cell's data only when something there reads it (a CPU algorithm, a user's subject, the
+  // model's arithmetic, the user's file); on cuda with GPU kernels alone, only in the cells whose
+  // reference is checked (checks_reference).
+  std::uint64_t host_n = sizes.back();
+  if (!data && backend && backend->kind() == BackendKind::cuda && pick<float>(o.algorithms).empty() && subjects.empty()) {
+    host_n = 0;
+    for (const auto n : sizes)
+      if (checks_reference(sizes, n, 1)) host_n = std::max(host_n, n);
+  }
+  check_fits_in_memory(host_n, 8 * 2, fmt::format("n = {}", host_n));
 
   plan["dtypes"] = dtypes;
   plan["dists"] = cell_dists;
@@ -385,7 +430,7 @@ void run_error_vs_n(const StudyOptions& o) {
           if (!data) spec.kind = parse_distribution(dist);
           const auto seed = static_cast<std::uint64_t>(s);
           cells.push_back(accuracy(o, kernels, backend.get(), subjects, dtype, spec, n, seed,
-                                   {"error-vs-n", o.backend, dtype, dist, std::to_string(n), std::to_string(seed)},
+                                   checks_reference(sizes, n, seed), {"error-vs-n", o.backend, dtype, dist, std::to_string(n), std::to_string(seed)},
                                    "error_vs_n.csv", fmt::format("{}|{}|{}|{}", dtype, dist, n, s),
                                    fmt::format("{} {} n={} seed={}", dtype, dist, n, s), data));
         }
@@ -430,7 +475,7 @@ void run_error_vs_cond_on_data(const StudyOptions& o) {
   for (const auto n : sizes)
     for (int s = 1; s <= seeds; ++s)
       cells.push_back(accuracy(o, kernels, backend.get(), subjects, dtype, {}, n, static_cast<std::uint64_t>(s),
-                               {"error-vs-cond", o.backend, dtype, std::to_string(n), std::to_string(s), "data"},
+                               checks_reference(sizes, n, static_cast<std::uint64_t>(s)), {"error-vs-cond", o.backend, dtype, std::to_string(n), std::to_string(s), "data"},
                                "error_vs_cond.csv", fmt::format("{}|{}|{}", dtype, n, s),
                                fmt::format("data n={} seed={}", n, s), data));
   study.run(cells);
@@ -474,7 +519,7 @@ void run_error_vs_cond(const StudyOptions& o, std::uint64_t n, int step) {
       spec.kind = Distribution::ill_conditioned;
       spec.condition = std::pow(10.0, k);
       const auto seed = static_cast<std::uint64_t>(s);
-      cells.push_back(accuracy(o, kernels, backend.get(), subjects, dtype, spec, n, seed,
+      cells.push_back(accuracy(o, kernels, backend.get(), subjects, dtype, spec, n, seed, checks_reference({n}, n, seed),
                                {"error-vs-cond", o.backend, dtype, std::to_string(n), std::to_string(seed), cond},
                                "error_vs_cond.csv", fmt::format("{}|{}|{}", dtype, cond, s),
                                fmt::format("{} cond={} seed={}", dtype, cond, s), nullptr));

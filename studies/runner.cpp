@@ -115,12 +115,16 @@ template <class T> class KernelRunner final : public Runner<T> {
     o.value = r.value;
     o.ms = r.ms;
     o.note = r.note;
+    o.quantisation = r.quantisation;
     return o;
   }
-  double bound(std::size_t c, const Outcome<T>&, KernelInput<T>& x, BoundInput in) const override {
-    // The fixed-point kernel's grid error is the CPU fixed-point sum's at the same scale (both
+  double bound(std::size_t c, const Outcome<T>& o, KernelInput<T>& x, BoundInput in) const override {
+    // The fixed-point kernel's grid error: on cuda its own count of the elements off the grid (the
+    // data stays on the device); on the model the CPU fixed-point sum's at the same scale (both
     // round each element to the grid the scale sets).
-    if (k_ == GpuKernel::fixed_point) in.quantisation = fixed_point_sum<T>(x.host(), opt_.fixed_scale).extra_error_bound;
+    if (k_ == GpuKernel::fixed_point)
+      in.quantisation = backend_ == BackendKind::cuda ? o.quantisation
+                                                      : fixed_point_sum<T>(x.host(), opt_.fixed_scale).extra_error_bound;
     return kernel_bound(k_, format_of<T>(), shapes_[c], in);
   }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/exact_sum.hpp"
 #include "core/gpu_kernel.hpp"
 #include "core/launch_shape.hpp"
 #include "gpu/cuda_check.cuh"
@@ -21,6 +22,7 @@ template <class T> struct LaunchOutcome {
   double accumulator = 0;
   float ms = 0;  // device time of one launch sequence (the mean over LaunchInputs::launches)
   std::string note;
+  double quantisation = 0;  // gpu_fixed_point: its grid's error bound m * 2^(-k-1) (+inf on overflow)
 };
 
 // What a timed sequence of launches reads: launch l reads the n elements at at(l). gpu_sum() runs
@@ -44,6 +46,8 @@ template <class T> LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, c
 template <class T> LaunchOutcome<T> dispatch_library(GpuKernel k, const LaunchInputs<T>& in, std::int64_t n);
 // gpu_exact's sum of d_in into *d_out on the device, asynchronously on the default stream.
 template <class T> void exact_into(const LaunchShape& s, const T* d_in, std::int64_t n, T* d_out);
+template <class T>
+void exact_totals(const LaunchShape& s, const T* d_in, std::int64_t n, Superaccumulator<T>& sum, Superaccumulator<T>& sum_abs);
 
 // Runs kernel k (any family) over in: the switch gpu_sum() and the benchmark share.
 template <class T> LaunchOutcome<T> dispatch(GpuKernel k, const LaunchShape& s, const LaunchInputs<T>& in, std::int64_t n,

@@ -3,7 +3,9 @@
 // num_limbs totals (88 bytes for float, 544 for double, like any sum's result) and rounds them once
 // with core/exact_sum.hpp's Superaccumulator (the same code as the CPU exact sum, so the GPU's bits
 // are the CPU's by construction, for every shape and n). exact_into leaves the sum on the device:
-// one thread rounds the totals with the same code, and nothing waits.
+// one thread rounds the totals with the same code, and nothing waits. exact_totals brings back the
+// exact sum and the exact sum of magnitudes unrounded: a study's reference computed where its data
+// lies.
 
 #include <map>
 #include <utility>
@@ -60,6 +62,26 @@ template <class T> void exact_into(const LaunchShape& s, const T* d_in, std::int
   SUMLAB_CUDA_CHECK_LAUNCH("exact_round_kernel");
 }
 
+// Two sequences of launches on fresh sets: the exact sum (set 0), then the exact sum of magnitudes
+// (set 1; the first sequence reset it), each read back as its limbs.
+template <class T>
+void exact_totals(const LaunchShape& s, const T* d_in, std::int64_t n, Superaccumulator<T>& sum, Superaccumulator<T>& sum_abs) {
+  DeviceBytes mem(2 * sizeof(unsigned long long) * exact_set_words<T>, "gpu_exact's totals");
+  ExactBuffers sets;
+  sets.sets = mem.as<unsigned long long>();
+  exact_reset_sets<T>(sets);
+  sets.parity = 0;
+  launch_exact_chunks<T, false>(s, d_in, n, sets);
+  sum = exact_read_accumulator<T>(sets, n);
+  sets.parity = 1;
+  launch_exact_chunks<T, false, true>(s, d_in, n, sets);
+  sum_abs = exact_read_accumulator<T>(sets, n);
+}
+
+template void exact_totals<float>(const LaunchShape&, const float*, std::int64_t, Superaccumulator<float>&,
+                                  Superaccumulator<float>&);
+template void exact_totals<double>(const LaunchShape&, const double*, std::int64_t, Superaccumulator<double>&,
+                                   Superaccumulator<double>&);
 template void exact_into<float>(const LaunchShape&, const float*, std::int64_t, float*);
 template void exact_into<double>(const LaunchShape&, const double*, std::int64_t, double*);
 template LaunchOutcome<float> dispatch_exact<float>(const LaunchShape&, const LaunchInputs<float>&, std::int64_t);

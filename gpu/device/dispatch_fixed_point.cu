@@ -99,6 +99,7 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   }
   r.accumulator = static_cast<double>(r.value);
   r.note = fixed_point_detail::describe(rep, !std::isfinite(r.value));
+  r.quantisation = fixed_point_detail::grid_error_bound(rep, k);
   return r;
 }
 

@@ -331,6 +331,73 @@ TEST(GpuExact, BeyondTwoTo31ElementsSameBitsAsTheCpu) {
     ASSERT_TRUE(r.ok()) << info(k).name << ": " << r.error;
     EXPECT_EQ(to_bits(r.value), to_bits(k == GpuKernel::exact ? exact : fixed)) << info(k).name;
   }
+  // A study's reference from the device: the same limbs as the host's, over several launches.
+  Superaccumulator<float> sum, sum_abs, host_sum, host_abs;
+  ASSERT_EQ(gpu::gpu_exact_totals<float>(buf.device_data(), n, default_shape(GpuKernel::exact), sum, sum_abs), "");
+  host_sum.add(xs);
+  host_abs.add(xs);  // lognormal: every element positive, so sum|x| = sum x
+  EXPECT_EQ(sum.limbs(), host_sum.limbs());
+  EXPECT_EQ(sum_abs.limbs(), host_abs.limbs());
+}
+
+// A study's exact reference computed where its data lies (gpu_exact_totals): the limbs of the sum
+// and of the magnitudes, and the sum's special counts, are the host superaccumulator's, for every
+// shape the magnitudes' kernel takes, on awkward sizes, the whole exponent range with random signs,
+// cancellation, signed zeros and specials; a block past 512 threads is refused with the reason.
+template <class T> void check_exact_totals() {
+  std::vector<std::vector<T>> inputs;
+  for (std::int64_t n : kSizes) inputs.push_back(generate<T>({Distribution::cancellation}, 5, static_cast<std::size_t>(n)));
+  std::vector<T> wide(100003);
+  std::uint64_t state = 99;
+  for (auto& v : wide) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    v = static_cast<T>(std::ldexp(static_cast<double>(state >> 40), static_cast<int>((state >> 3) % 240) - 120) *
+                       ((state & 1) ? -1.0 : 1.0));
+  }
+  inputs.push_back(wide);
+  inputs.push_back(std::vector<T>(1000, T(-0.0)));
+  inputs.push_back({T(1), std::numeric_limits<T>::infinity(), T(-0.0), std::numeric_limits<T>::quiet_NaN()});
+  inputs.push_back({-std::numeric_limits<T>::infinity(), std::numeric_limits<T>::max(), std::numeric_limits<T>::max()});
+  std::vector<LaunchShape> all;
+  for (const auto [grid, block] : {std::array<int, 2>{132, 512}, {1, 32}, {3, 96}, {7, 256}, {2, 47}}) {
+    LaunchShape s;
+    s.grid = grid;
+    s.block = block;
+    all.push_back(canonicalize(GpuKernel::exact, s));
+  }
+  for (const auto& x : inputs) {
+    Superaccumulator<T> host_sum, host_abs;
+    host_sum.add(std::span<const T>(x));
+    std::vector<T> magnitudes(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) magnitudes[i] = std::fabs(x[i]);
+    host_abs.add(std::span<const T>(magnitudes));
+    gpu::DeviceBuffer<T> buf(static_cast<std::int64_t>(x.size()));
+    buf.upload(std::span<const T>(x));
+    for (const auto& s : all) {
+      SCOPED_TRACE("n=" + std::to_string(x.size()) + " [" + to_string(s) + "]");
+      Superaccumulator<T> sum, sum_abs;
+      ASSERT_EQ(gpu::gpu_exact_totals<T>(buf.device_data(), buf.size(), s, sum, sum_abs), "");
+      EXPECT_EQ(sum.limbs(), host_sum.limbs());
+      EXPECT_EQ(sum_abs.limbs(), host_abs.limbs());
+      EXPECT_EQ(sum.specials(), host_sum.specials());
+      EXPECT_TRUE(same_bits(sum.round(), host_sum.round()));
+    }
+  }
+  LaunchShape big;
+  big.grid = 2;
+  big.block = 1024;
+  Superaccumulator<T> sum, sum_abs;
+  gpu::DeviceBuffer<T> buf(4);
+  buf.upload(std::vector<T>(4, T(1)));
+  EXPECT_NE(gpu::gpu_exact_totals<T>(buf.device_data(), 4, canonicalize(GpuKernel::exact, big), sum, sum_abs)
+                .find("at most 512 threads"),
+            std::string::npos);
+}
+
+TEST(GpuExactTotals, SameLimbsAsTheHostForEveryShape) {
+  SUMLAB_REQUIRE_GPU();
+  check_exact_totals<float>();
+  check_exact_totals<double>();
 }
 
 // gpu_fixed_point with the caller's k (one pass: fixed_point_kernel alone) against
@@ -375,6 +442,7 @@ TYPED_TEST(GpuFixedPointGivenScale, SameBitsAndReportAsTheCpu) {
         ASSERT_TRUE(g.ok()) << g.error;
         EXPECT_TRUE(same_bits(g.value, cpu.value)) << hex_bits(g.value) << " vs CPU " << hex_bits(cpu.value);
         EXPECT_EQ(g.note, cpu.diagnostics);
+        EXPECT_EQ(g.quantisation, cpu.extra_error_bound);  // the bound a study draws from the kernel's count
       }
     }
   }

@@ -277,6 +277,21 @@ TEST(CliStudy, GpuSerialStopsAtSerialMax) {
   EXPECT_FALSE(std::filesystem::exists(bad));
 }
 
+// --algorithms none: the GPU kernels alone (no CPU algorithm reads the data, so on cuda it stays on
+// the device), every row still measured against the exact sum (gpu_exact's is the correctly rounded one).
+TEST(CliStudy, AlgorithmsNoneRunsTheKernelsAlone) {
+  const auto d = temp_dir("algorithms_none") / "run";
+  const Result r = run("study error-vs-n --quick --log2-max 10 --seeds 1 --dists normal --dtypes float32,float64 "
+                       "--backend model --algorithms none --gpu-kernels gpu_exact,gpu_two_pass --out " + d.string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::set<std::string> names;
+  for (const auto& row : sumlab::test::read_csv(d / "error_vs_n.csv").rows) {
+    names.insert(row.at("algorithm"));
+    if (row.at("algorithm") == "gpu_exact") EXPECT_EQ(row.at("hex"), row.at("reference_hex")) << row.at("n");
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"gpu_exact", "gpu_two_pass"}));
+}
+
 // A sum of 2^26 elements or more shows progress when stderr is a terminal (here a pseudo-terminal
 // from util-linux's `script`): the reference first, then each subject as it finishes. Into a pipe
 // or a file it prints only the results, so `--json 2>&1` stays one JSON document.

@@ -433,7 +433,9 @@ template <class T> void exact_reset_sets(const ExactBuffers& out) {
 // compiled for 2 resident blocks per SM (128 registers: no spills), blocks of up to 512 for one
 // (128 registers: the levels and the window never spill), 1024 for one (64 registers, which spills).
 // The launch provides bulk_smem_bytes(blockDim.x) of dynamic shared memory.
-template <class T, bool Range, int MaxThreads, int MinBlocks>
+// Abs: the kernel adds |x| (the exact sum of magnitudes a study's reference needs beside the sum;
+// its special counts are not used).
+template <class T, bool Range, int MaxThreads, int MinBlocks, bool Abs = false>
 __global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(const T* __restrict__ d_in, std::int64_t num_items,
                                                                             ExactBuffers out) {
   using Bits = typename FloatTraits<T>::Bits;
@@ -445,9 +447,20 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(cons
   if (threadIdx.x < exact_specials) s_special[threadIdx.x] = 0;
   __syncthreads();
   ExactThread<T, Range> t;
-  for_each_bulk_group(
-      d_in, num_items, [&](T x) { t.add(x, s_limbs, s_special); },
-      [&](const T(&x)[bulk_group<T>]) { t.add_group(x, s_limbs, s_special); });
+  if constexpr (Abs) {
+    for_each_bulk_group(
+        d_in, num_items, [&](T x) { t.add(fabs(x), s_limbs, s_special); },
+        [&](const T(&x)[bulk_group<T>]) {
+          T a[bulk_group<T>];
+#pragma unroll
+          for (int i = 0; i < bulk_group<T>; ++i) a[i] = fabs(x[i]);
+          t.add_group(a, s_limbs, s_special);
+        });
+  } else {
+    for_each_bulk_group(
+        d_in, num_items, [&](T x) { t.add(x, s_limbs, s_special); },
+        [&](const T(&x)[bulk_group<T>]) { t.add_group(x, s_limbs, s_special); });
+  }
   t.flush(s_limbs);
   t.push(s_limbs);
   unsigned long long* const limbs = s_limbs;
@@ -513,22 +526,29 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(cons
       out.sets[(out.parity ^ 1u) * exact_set_words<T> + w] = exact_reset_word<T>(w);
 }
 
-// Host side: set out.parity's exact sum, rounded once by core/exact_sum.hpp's Superaccumulator
-// (the same code as the CPU exact sum), and its special counts (count = n).
-template <class T> T exact_read_set(const ExactBuffers& out, std::int64_t n, SpecialCounts& specials) {
+// Host side: set out.parity's exact sum and its special counts (count = n) as core/exact_sum.hpp's
+// Superaccumulator (the same code as the CPU exact sum), waiting for the launches before it.
+template <class T> Superaccumulator<T> exact_read_accumulator(const ExactBuffers& out, std::int64_t n) {
   constexpr int L = ExactLayout<T>::num_limbs;
   unsigned long long set[exact_set_words<T>];
   SUMLAB_CUDA_CHECK(cudaMemcpy(set, out.sets + out.parity * exact_set_words<T>, sizeof set, cudaMemcpyDeviceToHost));
   Superaccumulator<T> acc;
   for (int k = 0; k < L; ++k)
     if (set[k] != 0) acc.add_limb(k, static_cast<long long>(set[k]));
-  specials = SpecialCounts{};
+  SpecialCounts specials;
   specials.count = static_cast<std::uint64_t>(n);
   specials.nan = set[L + exact_nan];
   specials.pos_inf = set[L + exact_pos_inf];
   specials.neg_inf = set[L + exact_neg_inf];
   specials.all_negative_zero = set[L + exact_not_negative_zero] == 0;
   acc.add_specials(specials);
+  return acc;
+}
+
+// The same, rounded once (and its special counts).
+template <class T> T exact_read_set(const ExactBuffers& out, std::int64_t n, SpecialCounts& specials) {
+  const Superaccumulator<T> acc = exact_read_accumulator<T>(out, n);
+  specials = acc.specials();
   return acc.round();
 }
 
@@ -562,8 +582,13 @@ template <class T> __global__ void exact_round_kernel(ExactBuffers out, std::int
 
 // Host side: the kernel for the block size, asynchronously on the default stream; set out.parity
 // must be in its reset state (exact_reset_sets, or the launch before with the other parity).
-template <class T, bool Range> void launch_exact(const LaunchShape& s, const T* d_in, std::int64_t n, const ExactBuffers& out) {
-  auto* const kernel = s.block <= 256   ? exact_limbs_kernel<T, Range, 256, 2>
+// Abs (the sum of magnitudes) is compiled for blocks of up to 512 threads only (the default shape's).
+template <class T, bool Range, bool Abs = false>
+void launch_exact(const LaunchShape& s, const T* d_in, std::int64_t n, const ExactBuffers& out) {
+  static_assert(!(Abs && Range), "the sum of magnitudes decides no fixed-point scale");
+  if (Abs && s.block > 512) throw GpuError("gpu_exact's sum of magnitudes takes blocks of at most 512 threads");
+  auto* const kernel = Abs                ? exact_limbs_kernel<T, false, 512, 1, true>
+                       : s.block <= 256   ? exact_limbs_kernel<T, Range, 256, 2>
                        : s.block <= 512 ? exact_limbs_kernel<T, Range, 512, 1>
                                         : exact_limbs_kernel<T, Range, 1024, 1>;
   // The tiles' shared memory passes the default 48 KB: opt in to its size.
@@ -576,12 +601,12 @@ template <class T, bool Range> void launch_exact(const LaunchShape& s, const T* 
 // Host side: the whole input, in launches of at most exact_launch_elements elements that all add
 // to set out.parity (each resets the other set, which the next sum uses): integer totals, so the
 // split changes no bit. One launch for n <= exact_launch_elements (and for n = 0).
-template <class T, bool Range> void launch_exact_chunks(const LaunchShape& s, const T* d_in, std::int64_t n,
-                                                        const ExactBuffers& out) {
+template <class T, bool Range, bool Abs = false>
+void launch_exact_chunks(const LaunchShape& s, const T* d_in, std::int64_t n, const ExactBuffers& out) {
   std::int64_t done = 0;
   do {
     const std::int64_t count = n - done < exact_launch_elements ? n - done : exact_launch_elements;
-    launch_exact<T, Range>(s, d_in + done, count, out);
+    launch_exact<T, Range, Abs>(s, d_in + done, count, out);
     done += count;
   } while (done < n);
 }
