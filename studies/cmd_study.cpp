@@ -145,13 +145,15 @@ std::vector<GpuKernel> pick_kernels(const std::vector<std::string>& names, const
 }
 
 // Which cells check the exact reference computed on the device against MPFR's on the host copy:
-// every cell with n <= 2^24, and, above, the first seed's cells at the smallest such n of the study
-// (one host copy per dtype and distribution, whatever the largest n).
+// every cell with n <= 2^24, and, as a sample above, the first seed's cells at the study's smallest
+// n in (2^24, 2^28] (a host copy of at most 2 GiB per dtype and distribution, whatever the largest
+// n; a study without such an n has no sample). `sizes` ascending.
 constexpr std::uint64_t kReferenceCheckMax = std::uint64_t{1} << 24;
+constexpr std::uint64_t kReferenceSampleMax = std::uint64_t{1} << 28;
 bool checks_reference(const std::vector<std::uint64_t>& sizes, std::uint64_t n, std::uint64_t seed) {
   if (n <= kReferenceCheckMax) return true;
   const auto above = std::upper_bound(sizes.begin(), sizes.end(), kReferenceCheckMax);
-  return seed == 1 && above != sizes.end() && n == *above;
+  return seed == 1 && above != sizes.end() && *above <= kReferenceSampleMax && n == *above;
 }
 
 // A cell's exact reference: where the data lies (gpu_exact's limbs of the sum and of the
