@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 
@@ -82,6 +83,15 @@ class ModelBackend final : public Backend {
 };
 
 #if defined(SUMLAB_WITH_CUDA)
+// Every use of the GPU from a study holds this lock: the launchers share one workspace per process
+// (gpu/host/cuda_host.cuh), so cells that run side by side take turns on the device while their
+// host work (CPU algorithms, MPFR, rows) overlaps.
+std::mutex& device_mutex() {
+  static std::mutex m;
+  return m;
+}
+using DeviceLock = std::lock_guard<std::mutex>;
+
 // The device's input: a buffer on the GPU (owned, or borrowed from a framework) and the host copy
 // (given, generated beside it, or downloaded on first use).
 template <class T> class CudaInput final : public KernelInput<T> {
@@ -90,6 +100,7 @@ template <class T> class CudaInput final : public KernelInput<T> {
       : buf_(std::move(buf)), owned_(std::move(owned)), x_(owned_ ? std::span<const T>(*owned_) : given) {}
   std::span<const T> host() override {
     if (!owned_ && x_.empty() && buf_.size() > 0) {
+      const DeviceLock lock(device_mutex());
       try {
         owned_ = buf_.download();
       } catch (const std::exception& e) {
@@ -103,6 +114,7 @@ template <class T> class CudaInput final : public KernelInput<T> {
   bool on_device() const override { return true; }
   const T* device_data() const override { return buf_.device_data(); }
   std::optional<ExactTotals<T>> exact_totals() override {
+    const DeviceLock lock(device_mutex());
     ExactTotals<T> t;
     const LaunchShape s = default_shape(GpuKernel::exact, device_sm_count());
     if (std::string why = gpu::gpu_exact_totals<T>(buf_.device_data(), buf_.size(), s, t.sum, t.sum_abs); !why.empty())
@@ -110,7 +122,10 @@ template <class T> class CudaInput final : public KernelInput<T> {
     return t;
   }
   KernelOutcome<T> run(GpuKernel k, const LaunchShape& s, const KernelOptions& opt) override {
-    const gpu::GpuSumResult<T> r = gpu::gpu_sum<T>(k, s, buf_, opt);
+    const gpu::GpuSumResult<T> r = [&] {
+      const DeviceLock lock(device_mutex());
+      return gpu::gpu_sum<T>(k, s, buf_, opt);
+    }();
     if (!r.ok()) throw UserError(std::string(info(k).name) + " " + to_string(s) + ": " + r.error);
     KernelOutcome<T> o;
     o.has_value = !info(k).diagnostic_only;
@@ -129,6 +144,7 @@ template <class T> class CudaInput final : public KernelInput<T> {
 };
 
 template <class T> std::unique_ptr<KernelInput<T>> upload(std::span<const T> x) {
+  const DeviceLock lock(device_mutex());
   try {
     gpu::DeviceBuffer<T> buf(static_cast<std::int64_t>(x.size()));
     buf.upload(x);
@@ -142,6 +158,7 @@ template <class T>
 std::unique_ptr<KernelInput<T>> generate_on_device(const DistributionSpec& spec, std::uint64_t seed, std::int64_t n) {
   if (spec.kind == Distribution::ill_conditioned) {  // host-only: its elements depend on n
     std::vector<T> x = generate_on_host<T>(spec, seed, n);
+    const DeviceLock lock(device_mutex());
     try {
       gpu::DeviceBuffer<T> buf(n);
       buf.upload(std::span<const T>(x));
@@ -150,6 +167,7 @@ std::unique_ptr<KernelInput<T>> generate_on_device(const DistributionSpec& spec,
       throw ResourceError(e.what());
     }
   }
+  const DeviceLock lock(device_mutex());
   try {
     gpu::DeviceBuffer<T> buf(n);
     gpu::fill<T>(buf, spec, seed);
@@ -179,6 +197,7 @@ class CudaBackend final : public Backend {
            info_.runtime_version + ")";
   }
   int sm_count() const override { return info_.sm_count; }
+  std::uint64_t device_memory_budget() const override { return static_cast<std::uint64_t>(0.8 * static_cast<double>(info_.free_memory)); }
   std::unique_ptr<KernelInput<float>> load(std::span<const float> x) override { return upload<float>(x); }
   std::unique_ptr<KernelInput<double>> load(std::span<const double> x) override { return upload<double>(x); }
   std::unique_ptr<KernelInput<float>> generate_f32(const DistributionSpec& s, std::uint64_t seed, std::int64_t n) override {

@@ -71,6 +71,9 @@ class Backend {
   virtual std::string description() const = 0;
   // Multiprocessors, for default grids (4 blocks per SM): the GPU's, or 132 (an H200) for the model.
   virtual int sm_count() const = 0;
+  // Device memory the study may fill (80% of what was free when the backend was made), or 0 when
+  // the kernels read host memory (the model).
+  virtual std::uint64_t device_memory_budget() const { return 0; }
 
   // The caller's data (kept alive by the caller while the input is used): uploaded once on cuda.
   virtual std::unique_ptr<KernelInput<float>> load(std::span<const float> x) = 0;

@@ -55,6 +55,7 @@ struct StudyOptions {
   std::vector<std::string> plugins;    // LIB:SYMBOL (studies/plugin.hpp): measured without --external
   std::string input, input_format, flatten;  // the user's data instead of the generators
   std::string serial_max = "2^24";            // gpu_serial (one GPU thread) up to this n
+  int cells = 0;                              // cells side by side at most (0: the host's cores)
 };
 
 const std::vector<std::string> kErrorVsNColumns = {
@@ -330,14 +331,18 @@ Cell accuracy(const StudyOptions& o, const std::vector<GpuKernel>& kernels, Back
           }, bytes};
 }
 
-// How many accuracy cells run at once. On the host (the cpu backend, or the model: pure host
-// arithmetic) as many as it has cores and memory for, since a cell's generation, reference and
-// measures are serial. One at a time with the user's subjects (a Python callable or a plugin
-// need not be thread-safe, and several take their global switches) and on cuda (the GPU path is
-// not audited for several host threads).
-Concurrency cell_concurrency(const Backend* backend, const std::vector<std::shared_ptr<ExternalSum>>& subjects) {
-  if ((backend && backend->kind() != BackendKind::model) || !subjects.empty()) return {};
-  return {static_cast<int>(std::max(1u, std::thread::hardware_concurrency())), memory_budget()};
+// How many accuracy cells run at once: as many as the host has cores and memory for, since a
+// cell's generation, reference, CPU algorithms and measures are serial. On cuda the cells take
+// turns on the device (studies/backend.cpp's lock) while their host work overlaps, within the
+// device's memory too (a cell counts 16 bytes a value against both). One at a time with the
+// user's subjects (a Python callable or a plugin need not be thread-safe, and several take their
+// global switches).
+Concurrency cell_concurrency(const StudyOptions& o, const Backend* backend,
+                             const std::vector<std::shared_ptr<ExternalSum>>& subjects) {
+  if (!subjects.empty()) return {};
+  std::uint64_t memory = memory_budget();
+  if (backend && backend->kind() == BackendKind::cuda) memory = std::min(memory, backend->device_memory_budget());
+  return {o.cells > 0 ? o.cells : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())), memory};
 }
 
 // The user's data (--input), and what the plan records of it: where it came from, its dtype,
@@ -436,7 +441,7 @@ void run_error_vs_n(const StudyOptions& o) {
                                    "error_vs_n.csv", fmt::format("{}|{}|{}|{}", dtype, dist, n, s),
                                    fmt::format("{} {} n={} seed={}", dtype, dist, n, s), data));
         }
-  study.run(cells, cell_concurrency(backend.get(), subjects));
+  study.run(cells, cell_concurrency(o, backend.get(), subjects));
   // The seeds' figures: a phase of its own, written whole (recomputed if an interruption left it out).
   if (!study.folder().exists("headlines.csv")) study.folder().write_csv("headlines.csv", kHeadlineColumns, headline_rows());
 
@@ -480,7 +485,7 @@ void run_error_vs_cond_on_data(const StudyOptions& o) {
                                checks_reference(sizes, n, static_cast<std::uint64_t>(s)), {"error-vs-cond", o.backend, dtype, std::to_string(n), std::to_string(s), "data"},
                                "error_vs_cond.csv", fmt::format("{}|{}|{}", dtype, n, s),
                                fmt::format("data n={} seed={}", n, s), data));
-  study.run(cells);
+  study.run(cells, cell_concurrency(o, backend.get(), subjects));
   study.finish({{"csv", "error_vs_cond.csv"}});
 }
 
@@ -526,7 +531,7 @@ void run_error_vs_cond(const StudyOptions& o, std::uint64_t n, int step) {
                                "error_vs_cond.csv", fmt::format("{}|{}|{}", dtype, cond, s),
                                fmt::format("{} cond={} seed={}", dtype, cond, s), nullptr));
     }
-  study.run(cells, cell_concurrency(backend.get(), subjects));
+  study.run(cells, cell_concurrency(o, backend.get(), subjects));
   nlohmann::ordered_json summary;
   summary["csv"] = "error_vs_cond.csv";
   summary["n"] = n;
@@ -545,6 +550,10 @@ void add_common(CLI::App* cmd, StudyOptions& o) {
                   "(CPU algorithms only). Default: cuda when a GPU is present, else model")
       ->check(CLI::IsMember({"cuda", "model", "cpu"}));
   cmd->add_option("--gpu-kernels", o.gpu_kernels, "GPU kernels (comma list, 'all' or 'none')")->delimiter(',');
+  cmd->add_option("--cells", o.cells,
+                  "Cells run side by side at most (default: the host's cores, within 80% of its memory and, on "
+                  "cuda, of the device's; never with --external or --plugin subjects). The results do not depend on it")
+      ->check(CLI::Range(1, 4096));
   cmd->add_option("--serial-max", o.serial_max,
                   "Largest n for gpu_serial: one GPU thread adding in CPU serial's order (its bits are serial's), "
                   "which takes tens of seconds at 2^30")

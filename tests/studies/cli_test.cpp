@@ -287,10 +287,42 @@ TEST(CliStudy, AlgorithmsNoneRunsTheKernelsAlone) {
   std::set<std::string> names;
   for (const auto& row : sumlab::test::read_csv(d / "error_vs_n.csv").rows) {
     names.insert(row.at("algorithm"));
-    if (row.at("algorithm") == "gpu_exact") EXPECT_EQ(row.at("hex"), row.at("reference_hex")) << row.at("n");
+    if (row.at("algorithm") == "gpu_exact") {
+      EXPECT_EQ(row.at("hex"), row.at("reference_hex")) << row.at("n");
+    }
   }
   EXPECT_EQ(names, (std::set<std::string>{"gpu_exact", "gpu_two_pass"}));
 }
+
+// Cells side by side (--cells) change no byte of a study: the model's cells share the host's cores,
+// cuda's take turns on the device while their host work overlaps. The same study with --cells 1 and
+// --cells 4 (CPU algorithms, GPU kernels and error-vs-cond's host-made inputs included) writes the
+// same CSV and summary. On cuda the reference is also the device's, checked against MPFR in each of
+// these cells (n <= 2^24). Skips the cuda half without a device, saying so.
+void expect_cells_change_no_byte(const std::string& backend) {
+  const std::string evn = "study error-vs-n --log2-min 8 --log2-max 16 --log2-step 4 --seeds 2 --dists normal,cancellation "
+                          "--algorithms serial,pairwise,kahan --gpu-kernels gpu_exact,gpu_two_pass,gpu_fixed_point --backend " +
+                          backend;
+  const std::string evc = "study error-vs-cond --quick --algorithms serial,kahan --gpu-kernels gpu_exact,gpu_kahan --backend " +
+                          backend;
+  for (const auto& [cmd, csv] : {std::pair{evn, "error_vs_n.csv"}, std::pair{evc, "error_vs_cond.csv"}}) {
+    std::string bytes[2];
+    for (int i = 0; i < 2; ++i) {
+      const auto d = temp_dir("cells_" + backend + std::to_string(i) + csv) / "run";
+      const Result r = run(cmd + (i == 0 ? " --cells 1" : " --cells 4") + " --out " + d.string());
+      if (r.code != 0 && r.out.find("no CUDA device") != std::string::npos) GTEST_SKIP() << r.out;
+      ASSERT_EQ(r.code, 0) << r.out;
+      std::ifstream in(d / csv);
+      bytes[i] = std::string(std::istreambuf_iterator<char>(in), {});
+      std::ifstream summary(d / "summary.json");
+      bytes[i] += std::string(std::istreambuf_iterator<char>(summary), {});
+    }
+    EXPECT_GT(bytes[0].size(), 1000u);
+    EXPECT_EQ(bytes[0], bytes[1]) << cmd;
+  }
+}
+TEST(CliStudy, CellsSideBySideChangeNoByteOnTheModel) { expect_cells_change_no_byte("model"); }
+TEST(CliStudy, CellsSideBySideChangeNoByteOnCuda) { expect_cells_change_no_byte("cuda"); }
 
 // A sum of 2^26 elements or more shows progress when stderr is a terminal (here a pseudo-terminal
 // from util-linux's `script`): the reference first, then each subject as it finishes. Into a pipe
