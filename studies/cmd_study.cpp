@@ -24,6 +24,7 @@
 #include "core/launch_shape.hpp"
 #include "studies/backend.hpp"
 #include "studies/bound_alarm.hpp"
+#include "studies/checked_math.hpp"
 #include "studies/external.hpp"
 #include "studies/fnv1a.hpp"
 #include "studies/commands.hpp"
@@ -418,6 +419,16 @@ void run_error_vs_n(const StudyOptions& o) {
       if (checks_reference(sizes, n, 1)) host_n = std::max(host_n, n);
   }
   check_fits_in_memory(host_n, 8 * 2, fmt::format("n = {}", host_n));
+  if (backend && backend->kind() == BackendKind::cuda && !kernels.empty()) {
+    // The device holds the largest input (and its kernels' few-MB scratch): refused here, not
+    // after the smaller cells have run.
+    const bool f64 = std::find(dtypes.begin(), dtypes.end(), "float64") != dtypes.end();
+    const std::uint64_t need = saturating_mul(sizes.back(), f64 ? 8 : 4);
+    if (need > backend->device_memory_budget())
+      throw ResourceError(fmt::format("n = {} needs {} of device memory; {} has {} to give (80% of what is free)",
+                                      sizes.back(), bytes_text(static_cast<double>(need)), backend->description(),
+                                      bytes_text(static_cast<double>(backend->device_memory_budget()))));
+  }
 
   plan["dtypes"] = dtypes;
   plan["dists"] = cell_dists;

@@ -324,6 +324,18 @@ void expect_cells_change_no_byte(const std::string& backend) {
 TEST(CliStudy, CellsSideBySideChangeNoByteOnTheModel) { expect_cells_change_no_byte("model"); }
 TEST(CliStudy, CellsSideBySideChangeNoByteOnCuda) { expect_cells_change_no_byte("cuda"); }
 
+// A study whose largest input does not fit the device is refused before anything is generated or
+// the run folder made (exit 3, the sizes named), though no host copy of it would be needed.
+TEST(CliStudy, LargerThanTheDeviceIsRefusedFirst) {
+  const auto d = temp_dir("device_memory") / "run";
+  const Result r = run("study error-vs-n --backend cuda --algorithms none --gpu-kernels gpu_exact --log2-min 38 "
+                       "--log2-max 38 --dtypes float32 --dists uniform --seeds 1 --out " + d.string());
+  if (r.code != 0 && r.out.find("no CUDA device") != std::string::npos) GTEST_SKIP() << r.out;
+  EXPECT_EQ(r.code, 3) << r.out;
+  EXPECT_NE(r.out.find("of device memory"), std::string::npos) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(d));
+}
+
 // A sum of 2^26 elements or more shows progress when stderr is a terminal (here a pseudo-terminal
 // from util-linux's `script`): the reference first, then each subject as it finishes. Into a pipe
 // or a file it prints only the results, so `--json 2>&1` stays one JSON document.
