@@ -318,8 +318,9 @@ Cell accuracy(const StudyOptions& o, const std::vector<GpuKernel>& kernels, Back
               DistributionSpec spec, std::uint64_t n, std::uint64_t seed, bool check_reference,
               std::vector<std::string> prefix, const std::string& table, std::string key, std::string what,
               const std::shared_ptr<const InputData>& data) {
-  // The cell holds its input and a copy or two of it (check_fits_in_memory's 16 bytes a value).
-  const std::uint64_t bytes = n * 16;
+  // What the cell holds: its input, once on the host (the CPU algorithms take no copy, the
+  // reference streams it) and, on cuda, once on the device.
+  const std::uint64_t bytes = saturating_mul(n, parse_dtype(dtype) == Dtype::float32 ? 4 : 8);
   return {std::move(key), std::move(what), [=, &o, &kernels, &subjects]() -> CellRows {
             if (parse_dtype(dtype) == Dtype::float32) {
               const std::span<const float> d = data ? data->values<float>() : std::span<const float>();
@@ -332,16 +333,24 @@ Cell accuracy(const StudyOptions& o, const std::vector<GpuKernel>& kernels, Back
           }, bytes};
 }
 
-// How many accuracy cells run at once: as many as the host has cores and memory for, since a
-// cell's generation, reference, CPU algorithms and measures are serial. On cuda the cells take
-// turns on the device (studies/backend.cpp's lock) while their host work overlaps, within the
-// device's memory too (a cell counts 16 bytes a value against both). One at a time with the
-// user's subjects (a Python callable or a plugin need not be thread-safe, and several take their
-// global switches).
+// How many accuracy cells run at once: as many as the host has cores for, since a cell's
+// generation, reference, CPU algorithms and measures are serial. On cuda the cells take turns on
+// the device (studies/backend.cpp's lock) while their host work overlaps. The inputs in flight
+// together stay within twice the study's largest input (`largest_bytes`; a cell's Cell::bytes is
+// its input's), so side by side costs at most one more input of memory than one by one, and
+// within 80% of the host's memory and of the device's free memory. One at a time with the user's
+// subjects (a Python callable or a plugin need not be thread-safe, and several take their global
+// switches).
+// The bytes of an input of n values of the widest of `dtypes`.
+std::uint64_t input_bytes(std::uint64_t n, const std::vector<std::string>& dtypes) {
+  const bool f64 = std::find(dtypes.begin(), dtypes.end(), "float64") != dtypes.end();
+  return saturating_mul(n, f64 ? 8 : 4);
+}
+
 Concurrency cell_concurrency(const StudyOptions& o, const Backend* backend,
-                             const std::vector<std::shared_ptr<ExternalSum>>& subjects) {
+                             const std::vector<std::shared_ptr<ExternalSum>>& subjects, std::uint64_t largest_bytes) {
   if (!subjects.empty()) return {};
-  std::uint64_t memory = memory_budget();
+  std::uint64_t memory = std::min(memory_budget(), saturating_mul(largest_bytes, 2));
   if (backend && backend->kind() == BackendKind::cuda) memory = std::min(memory, backend->device_memory_budget());
   return {o.cells > 0 ? o.cells : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())), memory};
 }
@@ -422,8 +431,7 @@ void run_error_vs_n(const StudyOptions& o) {
   if (backend && backend->kind() == BackendKind::cuda && !kernels.empty()) {
     // The device holds the largest input (and its kernels' few-MB scratch): refused here, not
     // after the smaller cells have run.
-    const bool f64 = std::find(dtypes.begin(), dtypes.end(), "float64") != dtypes.end();
-    const std::uint64_t need = saturating_mul(sizes.back(), f64 ? 8 : 4);
+    const std::uint64_t need = input_bytes(sizes.back(), dtypes);
     if (need > backend->device_memory_budget())
       throw ResourceError(fmt::format("n = {} needs {} of device memory; {} has {} to give (80% of what is free)",
                                       sizes.back(), bytes_text(static_cast<double>(need)), backend->description(),
@@ -452,7 +460,7 @@ void run_error_vs_n(const StudyOptions& o) {
                                    "error_vs_n.csv", fmt::format("{}|{}|{}|{}", dtype, dist, n, s),
                                    fmt::format("{} {} n={} seed={}", dtype, dist, n, s), data));
         }
-  study.run(cells, cell_concurrency(o, backend.get(), subjects));
+  study.run(cells, cell_concurrency(o, backend.get(), subjects, input_bytes(sizes.back(), dtypes)));
   // The seeds' figures: a phase of its own, written whole (recomputed if an interruption left it out).
   if (!study.folder().exists("headlines.csv")) study.folder().write_csv("headlines.csv", kHeadlineColumns, headline_rows());
 
@@ -496,7 +504,7 @@ void run_error_vs_cond_on_data(const StudyOptions& o) {
                                checks_reference(sizes, n, static_cast<std::uint64_t>(s)), {"error-vs-cond", o.backend, dtype, std::to_string(n), std::to_string(s), "data"},
                                "error_vs_cond.csv", fmt::format("{}|{}|{}", dtype, n, s),
                                fmt::format("data n={} seed={}", n, s), data));
-  study.run(cells, cell_concurrency(o, backend.get(), subjects));
+  study.run(cells, cell_concurrency(o, backend.get(), subjects, input_bytes(sizes.back(), {dtype})));
   study.finish({{"csv", "error_vs_cond.csv"}});
 }
 
@@ -542,7 +550,7 @@ void run_error_vs_cond(const StudyOptions& o, std::uint64_t n, int step) {
                                "error_vs_cond.csv", fmt::format("{}|{}|{}", dtype, cond, s),
                                fmt::format("{} cond={} seed={}", dtype, cond, s), nullptr));
     }
-  study.run(cells, cell_concurrency(o, backend.get(), subjects));
+  study.run(cells, cell_concurrency(o, backend.get(), subjects, input_bytes(n, o.dtypes)));
   nlohmann::ordered_json summary;
   summary["csv"] = "error_vs_cond.csv";
   summary["n"] = n;
