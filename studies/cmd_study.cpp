@@ -341,6 +341,16 @@ Cell accuracy(const StudyOptions& o, const std::vector<GpuKernel>& kernels, Back
 // within 80% of the host's memory and of the device's free memory. One at a time with the user's
 // subjects (a Python callable or a plugin need not be thread-safe, and several take their global
 // switches).
+// How the study's exact sums were computed, for summary.json.
+std::string reference_method(const Backend* backend) {
+  const std::string mpfr = "MPFR on the host copy (reference/mpfr_sum.hpp)";
+  if (!backend || backend->kind() != BackendKind::cuda) return mpfr;
+  return "cells whose data was on the device (GPU kernels, or a plugin's device entry): gpu_exact's exact limbs of "
+         "sum x and sum |x| computed there (reference::ExactSum from totals), checked against " + mpfr +
+         " in every cell with n <= 2^24 and in the first seed's cells at the smallest n in (2^24, 2^28]; other cells: " +
+         mpfr;
+}
+
 // The bytes of an input of n values of the widest of `dtypes`.
 std::uint64_t input_bytes(std::uint64_t n, const std::vector<std::string>& dtypes) {
   const bool f64 = std::find(dtypes.begin(), dtypes.end(), "float64") != dtypes.end();
@@ -466,6 +476,7 @@ void run_error_vs_n(const StudyOptions& o) {
 
   nlohmann::ordered_json summary;
   summary["csv"] = "error_vs_n.csv";
+  summary["reference"] = reference_method(backend.get());
   summary["growth_fits"] = summarize(read_csv(study.folder().file("error_vs_n.csv")));
   study.finish(summary);
 }
@@ -505,7 +516,7 @@ void run_error_vs_cond_on_data(const StudyOptions& o) {
                                "error_vs_cond.csv", fmt::format("{}|{}|{}", dtype, n, s),
                                fmt::format("data n={} seed={}", n, s), data));
   study.run(cells, cell_concurrency(o, backend.get(), subjects, input_bytes(sizes.back(), {dtype})));
-  study.finish({{"csv", "error_vs_cond.csv"}});
+  study.finish({{"csv", "error_vs_cond.csv"}, {"reference", reference_method(backend.get())}});
 }
 
 // Relative error against the condition number sum|x|/|sum x| on Ogita-Rump-Oishi inputs:
@@ -553,6 +564,7 @@ void run_error_vs_cond(const StudyOptions& o, std::uint64_t n, int step) {
   study.run(cells, cell_concurrency(o, backend.get(), subjects, input_bytes(n, o.dtypes)));
   nlohmann::ordered_json summary;
   summary["csv"] = "error_vs_cond.csv";
+  summary["reference"] = reference_method(backend.get());
   summary["n"] = n;
   study.finish(summary);
 }
