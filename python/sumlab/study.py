@@ -106,15 +106,18 @@ def error_vs_n(out: str, *, data: Any = None, subjects: Any = None, quick: bool 
                seeds: Optional[int] = None, log2_min: Optional[int] = None, log2_max: Optional[int] = None,
                log2_step: Optional[int] = None, algorithms: Optional[Sequence[str]] = None,
                gpu_kernels: Optional[Sequence[str]] = None, backend: Optional[str] = None,
-               force: bool = False, resume: bool = False, strict: bool = False) -> list[dict]:
+               cells: Optional[int] = None, force: bool = False, resume: bool = False,
+               strict: bool = False) -> list[dict]:
     """Error against the exact sum as n grows (``sumlab study error-vs-n``). With data=: over its
     prefixes (seed 1) and seeded subsamples (seeds 2..). backend: 'cuda', 'model' or 'cpu' (CPU
-    algorithms only). Returns error_vs_n.csv's rows."""
+    algorithms only); algorithms=['none']: the GPU kernels alone (on cuda the data then stays on
+    the device). cells: at most this many cells side by side (default: the host's cores; never with
+    subjects); the rows do not depend on it. Returns error_vs_n.csv's rows."""
     args = ["study", "error-vs-n"] + _common(out, quick, force, resume, strict, backend)
     args += _list("--dtypes", dtypes) + _list("--dists", dists) + _list("--algorithms", algorithms)
     args += _list("--gpu-kernels", gpu_kernels)
     for option, v in (("--seeds", seeds), ("--log2-min", log2_min), ("--log2-max", log2_max),
-                      ("--log2-step", log2_step)):
+                      ("--log2-step", log2_step), ("--cells", cells)):
         if v is not None:
             args += [option, str(v)]
     _run(args, data, subjects)
@@ -125,12 +128,14 @@ def error_vs_cond(out: str, *, data: Any = None, subjects: Any = None, quick: bo
                   dtypes: Optional[Sequence[str]] = None, n: Optional[int] = None, decades_step: Optional[int] = None,
                   seeds: Optional[int] = None, algorithms: Optional[Sequence[str]] = None,
                   gpu_kernels: Optional[Sequence[str]] = None, backend: Optional[str] = None,
-                  force: bool = False, resume: bool = False, strict: bool = False) -> list[dict]:
+                  cells: Optional[int] = None, force: bool = False, resume: bool = False,
+                  strict: bool = False) -> list[dict]:
     """Relative error against the condition number (``sumlab study error-vs-cond``): Ogita-Rump-Oishi
-    inputs, or with data= the data's own condition numbers. Returns error_vs_cond.csv's rows."""
+    inputs, or with data= the data's own condition numbers. cells: as error_vs_n's. Returns
+    error_vs_cond.csv's rows."""
     args = ["study", "error-vs-cond"] + _common(out, quick, force, resume, strict, backend)
     args += _list("--dtypes", dtypes) + _list("--algorithms", algorithms) + _list("--gpu-kernels", gpu_kernels)
-    for option, v in (("--n", n), ("--decades-step", decades_step), ("--seeds", seeds)):
+    for option, v in (("--n", n), ("--decades-step", decades_step), ("--seeds", seeds), ("--cells", cells)):
         if v is not None:
             args += [option, str(v)]
     _run(args, data, subjects)

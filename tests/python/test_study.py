@@ -35,6 +35,22 @@ def test_error_vs_n_writes_the_clis_run_folder(tmp_path, sumlab_binary):
     assert (out / "report" / "report.html").exists()
 
 
+def test_cells_side_by_side_and_the_kernels_alone(tmp_path):
+    # cells= changes no row; algorithms=["none"] leaves the GPU kernels alone, each still measured.
+    common = dict(dtypes=["float32", "float64"], dists=["normal"], seeds=2, log2_min=8, log2_max=14, log2_step=2,
+                  backend="model", gpu_kernels=["gpu_exact", "gpu_kahan"])
+    one = sumlab.study.error_vs_n(str(tmp_path / "one"), cells=1, **common)
+    four = sumlab.study.error_vs_n(str(tmp_path / "four"), cells=4, **common)
+    assert one == four and len(one) > 16
+    alone = sumlab.study.error_vs_n(str(tmp_path / "alone"), algorithms=["none"], **common)
+    assert {r["algorithm"] for r in alone} == {"gpu_exact", "gpu_kahan"}
+    assert all(r["hex"] == r["reference_hex"] for r in alone if r["algorithm"] == "gpu_exact")
+    summary = json.loads((tmp_path / "alone" / "summary.json").read_text())
+    assert summary["reference"].startswith("MPFR")  # the model's data is on the host
+    with pytest.raises(sumlab.SumlabError):
+        sumlab.study.error_vs_cond(str(tmp_path / "bad"), cells=0, backend="model", quick=True)
+
+
 def test_studies_on_the_users_data(tmp_path):
     rng = np.random.default_rng(7)
     data = (rng.standard_normal(20000) * rng.choice([1.0, 1e6], 20000)).astype(np.float64)
