@@ -156,7 +156,8 @@ def main() -> int:
     if not ok:
         print(f"cuda_kernel_subject: needs a CUDA device ({why})", file=sys.stderr)
         return 2
-    rows = sumlab.study.determinism([s for c in a.compilers.split(",") for s in makers[c]()], a.out, runs=a.runs, kernels=["gpu_atomic", "gpu_two_pass"],
+    kernels = [s for c in a.compilers.split(",") for s in makers[c]()]
+    rows = sumlab.study.determinism(kernels, a.out, runs=a.runs, kernels=["gpu_atomic", "gpu_two_pass"],
                                     backend="cuda", sizes=a.sizes.split(","), dtypes=["float32", "float64"],
                                     dists=["normal"], grids=["SM", "8SM"], blocks=[256], vectors=[1],
                                     mappings=["grid_stride"], force=a.force)

@@ -333,14 +333,6 @@ Cell accuracy(const StudyOptions& o, const std::vector<GpuKernel>& kernels, Back
           }, bytes};
 }
 
-// How many accuracy cells run at once: as many as the host has cores for, since a cell's
-// generation, reference, CPU algorithms and measures are serial. On cuda the cells take turns on
-// the device (studies/backend.cpp's lock) while their host work overlaps. The inputs in flight
-// together stay within twice the study's largest input (`largest_bytes`; a cell's Cell::bytes is
-// its input's), so side by side costs at most one more input of memory than one by one, and
-// within 80% of the host's memory and of the device's free memory. One at a time with the user's
-// subjects (a Python callable or a plugin need not be thread-safe, and several take their global
-// switches).
 // How the study's exact sums were computed, for summary.json.
 std::string reference_method(const Backend* backend) {
   const std::string mpfr = "MPFR on the host copy (reference/mpfr_sum.hpp)";
@@ -357,6 +349,14 @@ std::uint64_t input_bytes(std::uint64_t n, const std::vector<std::string>& dtype
   return saturating_mul(n, f64 ? 8 : 4);
 }
 
+// How many accuracy cells run at once: as many as the host has cores for, since a cell's
+// generation, reference, CPU algorithms and measures are serial. On cuda the cells take turns on
+// the device (studies/backend.cpp's lock) while their host work overlaps. The inputs in flight
+// together stay within twice the study's largest input (`largest_bytes`; a cell's Cell::bytes is
+// its input's), so side by side costs at most one more input of memory than one by one, and
+// within 80% of the host's memory and of the device's free memory. One at a time with the user's
+// subjects (a Python callable or a plugin need not be thread-safe, and several take their global
+// switches).
 Concurrency cell_concurrency(const StudyOptions& o, const Backend* backend,
                              const std::vector<std::shared_ptr<ExternalSum>>& subjects, std::uint64_t largest_bytes) {
   if (!subjects.empty()) return {};
@@ -466,7 +466,8 @@ void run_error_vs_n(const StudyOptions& o) {
           if (!data) spec.kind = parse_distribution(dist);
           const auto seed = static_cast<std::uint64_t>(s);
           cells.push_back(accuracy(o, kernels, backend.get(), subjects, dtype, spec, n, seed,
-                                   checks_reference(sizes, n, seed), {"error-vs-n", o.backend, dtype, dist, std::to_string(n), std::to_string(seed)},
+                                   checks_reference(sizes, n, seed),
+                                   {"error-vs-n", o.backend, dtype, dist, std::to_string(n), std::to_string(seed)},
                                    "error_vs_n.csv", fmt::format("{}|{}|{}|{}", dtype, dist, n, s),
                                    fmt::format("{} {} n={} seed={}", dtype, dist, n, s), data));
         }
@@ -512,7 +513,8 @@ void run_error_vs_cond_on_data(const StudyOptions& o) {
   for (const auto n : sizes)
     for (int s = 1; s <= seeds; ++s)
       cells.push_back(accuracy(o, kernels, backend.get(), subjects, dtype, {}, n, static_cast<std::uint64_t>(s),
-                               checks_reference(sizes, n, static_cast<std::uint64_t>(s)), {"error-vs-cond", o.backend, dtype, std::to_string(n), std::to_string(s), "data"},
+                               checks_reference(sizes, n, static_cast<std::uint64_t>(s)),
+                               {"error-vs-cond", o.backend, dtype, std::to_string(n), std::to_string(s), "data"},
                                "error_vs_cond.csv", fmt::format("{}|{}|{}", dtype, n, s),
                                fmt::format("data n={} seed={}", n, s), data));
   study.run(cells, cell_concurrency(o, backend.get(), subjects, input_bytes(sizes.back(), {dtype})));
@@ -582,8 +584,9 @@ void add_common(CLI::App* cmd, StudyOptions& o) {
       ->check(CLI::IsMember({"cuda", "model", "cpu"}));
   cmd->add_option("--gpu-kernels", o.gpu_kernels, "GPU kernels (comma list, 'all' or 'none')")->delimiter(',');
   cmd->add_option("--cells", o.cells,
-                  "Cells run side by side at most (default: the host's cores, within 80% of its memory and, on "
-                  "cuda, of the device's; never with --external or --plugin subjects). The results do not depend on it")
+                  "Cells run side by side at most (default: the host's cores; their inputs within twice the largest "
+                  "input and 80% of the host's and, on cuda, the device's memory; never with --external or --plugin "
+                  "subjects). The results do not depend on it")
       ->check(CLI::Range(1, 4096));
   cmd->add_option("--serial-max", o.serial_max,
                   "Largest n for gpu_serial: one GPU thread adding in CPU serial's order (its bits are serial's), "

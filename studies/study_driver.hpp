@@ -36,7 +36,7 @@ struct Cell {
   std::string key;          // unique in the study: what --resume matches
   std::string description;  // for progress lines
   std::function<CellRows()> measure;
-  std::uint64_t bytes = 0;  // host memory the cell holds while it runs (Concurrency's budget; 0: none)
+  std::uint64_t bytes = 0;  // memory the cell holds while it runs (Concurrency's budget; 0: none)
 };
 
 // How many cells may run at once: their measure() functions must then be safe to call from
