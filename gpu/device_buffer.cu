@@ -87,6 +87,27 @@ template <class T> T DeviceBuffer<T>::at(std::int64_t i) const {
   return v;
 }
 
+template <class T> std::vector<T> DeviceBuffer<T>::strided(std::int64_t step, std::int64_t count) const {
+  if (step < 1 || count < 0 || (count > 0 && (count - 1) > (size() - 1) / step))
+    throw GpuError("DeviceBuffer::strided: " + std::to_string(count) + " elements " + std::to_string(step) +
+                   " apart from a buffer of " + std::to_string(size()));
+  std::vector<T> out(static_cast<std::size_t>(count));
+  if (count == 0) return out;
+  // One 2-D copy, one element per row, while the source pitch is within what cudaMemcpy2D takes
+  // (cudaDevAttrMaxPitch, 2^31 - 1 bytes on current GPUs); beyond it one copy per element.
+  int max_pitch = 0;
+  int device = 0;
+  SUMLAB_CUDA_CHECK(cudaGetDevice(&device));
+  SUMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&max_pitch, cudaDevAttrMaxPitch, device));
+  if (count == 1 || static_cast<std::uint64_t>(step) * sizeof(T) <= static_cast<std::uint64_t>(max_pitch)) {
+    SUMLAB_CUDA_CHECK(cudaMemcpy2D(out.data(), sizeof(T), impl_->d, static_cast<std::size_t>(step) * sizeof(T),
+                                   sizeof(T), static_cast<std::size_t>(count), cudaMemcpyDeviceToHost));
+    return out;
+  }
+  for (std::int64_t k = 0; k < count; ++k) out[static_cast<std::size_t>(k)] = at(k * step);
+  return out;
+}
+
 template class DeviceBuffer<float>;
 template class DeviceBuffer<double>;
 

@@ -36,6 +36,9 @@ template <class T> class DeviceBuffer {
   std::vector<T> download() const;
   // Element i (0 <= i < size()), one small copy: for spot checks of data that stays on the device.
   T at(std::int64_t i) const;
+  // Elements 0, step, 2 step, ..., (count - 1) step, in one strided copy (a spot check of data that
+  // stays on the device, without a round trip per element).
+  std::vector<T> strided(std::int64_t step, std::int64_t count) const;
   // The device address, opaque to host code (for the launchers in gpu/).
   const T* device_data() const;
   T* device_data();

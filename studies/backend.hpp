@@ -20,6 +20,7 @@
 #include "core/generators.hpp"
 #include "core/gpu_kernel.hpp"
 #include "core/launch_shape.hpp"
+#include "reference/mpfr_sum.hpp"
 
 namespace sumlab {
 
@@ -93,6 +94,20 @@ class Backend {
     else return generate_f64(spec, seed, n);
   }
 };
+
+// An input's exact sum: where the data lies (gpu_exact's limbs of the sum and of the magnitudes,
+// brought from the device, exact; no host copy), else MPFR's on the host copy. With `check`,
+// MPFR's is computed from the host copy too and must agree: a difference is the lab's error, not a
+// measurement, and throws std::runtime_error.
+template <class T> std::unique_ptr<reference::ExactSum<T>> exact_reference(KernelInput<T>& in, bool check);
+// Inputs of at most this many elements check the device's exact sum against MPFR's (a host copy
+// of at most 128 MiB); larger ones are checked by sample (the studies) or not at all (`sum`).
+constexpr std::uint64_t kReferenceCheckMax = std::uint64_t{1} << 24;
+
+// Throws ResourceError when `bytes` exceed what the backend's device may hold
+// (device_memory_budget(); the model's inputs are on the host, checked by check_fits_in_memory).
+// `what` names the request ("n = 2^34").
+void check_fits_on_device(const Backend& backend, std::uint64_t bytes, const std::string& what);
 
 // "cuda", "model", or "" for the default: cuda when a usable GPU is present, else model.
 // "cuda" without a GPU throws UserError("no CUDA device: <why>"); an unknown name lists the valid.

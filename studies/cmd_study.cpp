@@ -150,7 +150,6 @@ std::vector<GpuKernel> pick_kernels(const std::vector<std::string>& names, const
 // every cell with n <= 2^24, and, as a sample above, the first seed's cells at the study's smallest
 // n in (2^24, 2^28] (a host copy of at most 2 GiB per dtype and distribution, whatever the largest
 // n; a study without such an n has no sample). `sizes` ascending.
-constexpr std::uint64_t kReferenceCheckMax = std::uint64_t{1} << 24;
 constexpr std::uint64_t kReferenceSampleMax = std::uint64_t{1} << 28;
 bool checks_reference(const std::vector<std::uint64_t>& sizes, std::uint64_t n, std::uint64_t seed) {
   if (n <= kReferenceCheckMax) return true;
@@ -158,30 +157,8 @@ bool checks_reference(const std::vector<std::uint64_t>& sizes, std::uint64_t n, 
   return seed == 1 && above != sizes.end() && *above <= kReferenceSampleMax && n == *above;
 }
 
-// A cell's exact reference: where the data lies (gpu_exact's limbs of the sum and of the
-// magnitudes, brought from the device, exact; no host copy), else MPFR's on the host copy. With
-// `check`, MPFR's is computed from the host copy too and must agree; a difference is the lab's
-// error, not a measurement, and stops the study.
-template <class T> std::unique_ptr<reference::ExactSum<T>> cell_reference(KernelInput<T>& in, bool check) {
-  std::optional<ExactTotals<T>> totals = in.exact_totals();
-  if (!totals) return std::make_unique<reference::ExactSum<T>>(in.host());
-  auto device = std::make_unique<reference::ExactSum<T>>(totals->sum, totals->sum_abs);
-  if (check) {
-    const reference::ExactSum<T> host(in.host());
-    const auto d = device->measure(T(0)), h = host.measure(T(0));
-    const auto same = [](double a, double b) { return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b); };
-    if (!same(d.exact, h.exact) || !same(d.rounded, h.rounded) || !same(d.sum_abs, h.sum_abs) ||
-        d.input_special != h.input_special)
-      throw std::runtime_error(fmt::format(
-          "the exact reference computed on the device (sum {}, sum|x| {}) differs from MPFR's on the host "
-          "(sum {}, sum|x| {}) for n = {}: a fault of the lab, please report it",
-          d.exact, d.sum_abs, h.exact, h.sum_abs, in.size()));
-  }
-  return device;
-}
-
 // One cell: one input, every selected CPU algorithm, GPU kernel and user's subject, one row each.
-// The exact sum is computed once (cell_reference) and every result measured against it. `prefix`
+// The exact sum is computed once (exact_reference) and every result measured against it. `prefix`
 // holds the study's leading identifying columns; its second field (backend) is replaced per row.
 template <class T> std::vector<std::vector<std::string>> accuracy_cell(
     const std::vector<std::string>& algorithms, const std::vector<GpuKernel>& kernels, std::uint64_t serial_max,
@@ -206,7 +183,7 @@ template <class T> std::vector<std::vector<std::string>> accuracy_cell(
     x = generate<T>(spec, seed, static_cast<std::size_t>(n));
     input = host_input(std::span<const T>(x));
   }
-  const auto exact = cell_reference<T>(*input, check_reference);
+  const auto exact = exact_reference<T>(*input, check_reference);
   const T ref = static_cast<T>(exact->rounded());
   const auto m0 = exact->measure(ref);
   // Every subject through one runner interface (studies/runner.hpp); a kernel that is not modelled
@@ -441,11 +418,7 @@ void run_error_vs_n(const StudyOptions& o) {
   if (backend && backend->kind() == BackendKind::cuda && !kernels.empty()) {
     // The device holds the largest input (and its kernels' few-MB scratch): refused here, not
     // after the smaller cells have run.
-    const std::uint64_t need = input_bytes(sizes.back(), dtypes);
-    if (need > backend->device_memory_budget())
-      throw ResourceError(fmt::format("n = {} needs {} of device memory; {} has {} to give (80% of what is free)",
-                                      sizes.back(), bytes_text(static_cast<double>(need)), backend->description(),
-                                      bytes_text(static_cast<double>(backend->device_memory_budget()))));
+    check_fits_on_device(*backend, input_bytes(sizes.back(), dtypes), fmt::format("n = {}", sizes.back()));
   }
 
   plan["dtypes"] = dtypes;

@@ -133,25 +133,51 @@ SumRequest request_of(const SumOptions& opts, const std::vector<LoadedPlugin>& p
   return req;
 }
 
-// Runs `sum` on the input; true when a result broke its bound (--strict makes that exit 1).
+// Prints (and with --out writes) the report of n values; true when a result broke its bound
+// (--strict makes that exit 1).
 template <class T>
-bool run_sum(const SumOptions& opts, const SumRequest& req, const std::vector<LoadedPlugin>& plugins,
-             std::span<const T> x, bool mapped) {
-  const SumReport<T> report = sum_report<T>(req, x);
-
+bool print_sum(const SumOptions& opts, const SumReport<T>& report, std::size_t n,
+               const std::vector<LoadedPlugin>& plugins, bool mapped) {
   BoundAlarm tally;
   for (const auto& r : report.rows)
     if (r.has_value) tally.add(r.algorithm + (r.backend == "cpu" ? "" : " (" + r.backend + ")"), r.verdict, r.metrics.abs_error, r.bound);
-  if (!opts.run.out.empty()) write_sum_run(opts, report, x.size(), plugins);
+  if (!opts.run.out.empty()) write_sum_run(opts, report, n, plugins);
   if (opts.json) {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
-    for (const auto& r : report.rows) out.push_back(row_json(report, r, x.size()));
+    for (const auto& r : report.rows) out.push_back(row_json(report, r, n));
     std::cout << out.dump(2) << "\n";
   } else {
-    print_sum_table(opts, report, x.size(), mapped);
+    print_sum_table(opts, report, n, mapped);
     std::cout << "\n" << tally.text();
   }
   return tally.alarm();
+}
+
+// A generated input for GPU kernels on cuda is made on the device and its exact sum computed there
+// (Backend::generate, sum_report on the KernelInput): n up to the device's memory, with a host copy
+// only when something on the host reads it (a CPU algorithm, a user's subject, the MPFR check of
+// the reference up to kReferenceCheckMax). Nothing when the request does not run there (no GPU
+// kernel, the model backend, an ordering applied after generation, ill_conditioned's host-only
+// generator): the caller generates on the host.
+template <class T>
+std::optional<SumReport<T>> sum_generated_on_device(const InputOptions& in, const SumRequest& req) {
+  std::vector<std::string> gpu_names;  // 'all' is every CPU algorithm here, not a kernel
+  for (const auto& name : req.algorithms)
+    if (name != "all") gpu_names.push_back(name);
+  const DistributionSpec spec = distribution_spec(in);
+  if (in.order != "as_generated" || spec.kind == Distribution::ill_conditioned || select_gpu_kernels(gpu_names).empty())
+    return std::nullopt;
+  const auto backend = make_backend(req.backend);
+  if (backend->kind() != BackendKind::cuda) return std::nullopt;
+  const bool host_reads = gpu_names.size() != req.algorithms.size() ||
+                          std::any_of(gpu_names.begin(), gpu_names.end(),
+                                      [](const std::string& a) { return a != "gpu" && a.rfind("gpu_", 0) != 0; }) ||
+                          !req.externals.empty() || in.n <= kReferenceCheckMax;
+  const std::string what = fmt::format("n = {} {} elements", in.n, FloatTraits<T>::dtype);
+  if (host_reads) check_fits_in_memory(in.n, sizeof(T) * 2, what);
+  check_fits_on_device(*backend, in.n * sizeof(T), what);
+  const auto input = backend->generate<T>(spec, in.seed, static_cast<std::int64_t>(in.n));
+  return sum_report<T>(req, *input);
 }
 
 std::string algorithm_help() {
@@ -195,7 +221,12 @@ void register_sum(CLI::App& app) {
     const SumRequest req = request_of(*opts, plugins);
     const auto run = [&](const auto& x) {
       using T = std::remove_const_t<typename std::decay_t<decltype(x)>::value_type>;
-      return run_sum<T>(*opts, req, plugins, std::span<const T>(x), mapped);
+      return print_sum<T>(*opts, sum_report<T>(req, std::span<const T>(x)), x.size(), plugins, mapped);
+    };
+    const auto on_device = [&]<class T>(T) -> std::optional<bool> {
+      const auto report = sum_generated_on_device<T>(opts->input, req);
+      if (!report) return std::nullopt;
+      return print_sum<T>(*opts, *report, opts->input.n, plugins, false);
     };
     bool alarm = false;
     if (!opts->input.input.empty()) {
@@ -206,10 +237,15 @@ void register_sum(CLI::App& app) {
       // The request is checked for n values before any is generated: a bad name or launch shape
       // fails at once, not after minutes of generation.
       const auto n = static_cast<std::int64_t>(opts->input.n);
-      if (opts->input.dtype == "float64") check_sum_request<double>(req, n);
+      const bool f64 = !opts->input.dtype.empty() && parse_dtype(opts->input.dtype) == Dtype::float64;
+      if (f64) check_sum_request<double>(req, n);
       else check_sum_request<float>(req, n);
-      const Array a = load_input(opts->input);
-      alarm = std::visit(run, a);
+      if (const auto done = f64 ? on_device(0.0) : on_device(0.0f)) {
+        alarm = *done;
+      } else {
+        const Array a = load_input(opts->input);
+        alarm = std::visit(run, a);
+      }
     }
     if (alarm && opts->run.strict) throw CheckFailed("a result broke its error bound (--strict)");
   });

@@ -45,9 +45,7 @@ void add_input_options(CLI::App& cmd, InputOptions& o) {
       ->check(CLI::IsMember({"C", "F"}));
 }
 
-namespace {
-
-DistributionSpec make_spec(const InputOptions& o) {
+DistributionSpec distribution_spec(const InputOptions& o) {
   DistributionSpec s;
   try {
     s.kind = parse_distribution(o.dist);
@@ -68,8 +66,10 @@ DistributionSpec make_spec(const InputOptions& o) {
   return s;
 }
 
+namespace {
+
 template <class T> std::vector<T> generate_array(const InputOptions& o) {
-  const DistributionSpec spec = make_spec(o);
+  const DistributionSpec spec = distribution_spec(o);
   Ordering ordering;
   try {
     ordering = parse_ordering(o.order);

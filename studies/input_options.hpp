@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/generators.hpp"
 #include "studies/input_file.hpp"
 #include "studies/memory_check.hpp"
 
@@ -28,6 +29,9 @@ void add_input_options(CLI::App& cmd, InputOptions& opts);
 
 // What --format, --dtype and --flatten ask of a file (UserError for a bad value).
 ReadOptions read_options(const InputOptions& opts);
+
+// The generator the options name, its parameters checked (UserError).
+DistributionSpec distribution_spec(const InputOptions& opts);
 
 // Generates or reads the array. Throws UserError on bad input, and ResourceError for an n (or a
 // file) that cannot fit in this machine's memory (checked before allocating).

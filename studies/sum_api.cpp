@@ -76,7 +76,7 @@ SumRow<T> measured_row(const Runner<T>& r, std::size_t c, const Outcome<T>& o, K
   row.result.extra_error_bound = o.quantisation;
   row.result.diagnostics = o.note;
   row.metrics = exact.measure(row.result.value);
-  row.bound = r.bound(c, o, input, {input.host().size(), in.sum_abs, std::fabs(in.exact), 0.0});
+  row.bound = r.bound(c, o, input, {static_cast<std::size_t>(input.size()), in.sum_abs, std::fabs(in.exact), 0.0});
   row.verdict = o.failed ? Verdict::failed : o.has_value ? judge(row.metrics.judged(), row.bound) : Verdict::no_bound;
   return row;
 }
@@ -136,37 +136,53 @@ template <class T> SumSelection<T> select_sum(const SumRequest& req, std::int64_
 
 template <class T> void check_sum_request(const SumRequest& req, std::int64_t n) { select_sum<T>(req, n); }
 
-template <class T>
-SumReport<T> sum_report(const SumRequest& req, std::span<const T> x, KernelInput<T>* device) {
-  auto [algorithms, backend, shapes, subjects] = select_sum<T>(req, static_cast<std::int64_t>(x.size()));
+namespace {
+
+// Runs the selection on `input` and measures every result against the exact sum, computed where
+// the data lies (exact_reference) and, up to kReferenceCheckMax elements, checked against MPFR's.
+template <class T> SumReport<T> report_on(const SumRequest& req, SumSelection<T>& sel, KernelInput<T>& input) {
+  auto& [algorithms, backend, shapes, subjects] = sel;
+  const auto n = static_cast<std::uint64_t>(input.size());
   SumReport<T> report;
   std::optional<Progress> progress;
-  if (req.progress_from > 0 && x.size() >= req.progress_from)
+  if (req.progress_from > 0 && n >= req.progress_from)
     progress.emplace("sum", 1 + algorithms.size() + shapes.size() + subjects.size());
-  const reference::ExactSum<T> exact(x);
-  if (progress) progress->step("the exact reference (MPFR)");
-  report.reference = static_cast<T>(exact.rounded());
-  report.input = exact.measure(report.reference);
+  const auto exact = exact_reference<T>(input, n <= kReferenceCheckMax);
+  if (progress) progress->step(input.on_device() ? "the exact reference (on the device)" : "the exact reference (MPFR)");
+  report.reference = static_cast<T>(exact->rounded());
+  report.input = exact->measure(report.reference);
   Runners<T> runners;
   for (const auto* a : algorithms) runners.push_back(cpu_runner_for<T>(*a, req));
   for (const auto& [k, resolved] : shapes)
     runners.push_back(kernel_runner<T>(k, backend->kind(), {resolved.shape}, kernel_options(k, req), {resolved.ignored}));
   for (const auto& subject : subjects) runners.push_back(external_runner<T>(subject, !report.input.input_special));
-  // The input where the kernels read it, loaded once for them and for the subjects' device
-  // entries (on the cuda backend: one upload, unless the caller's data is there already).
-  std::unique_ptr<KernelInput<T>> loaded;
-  KernelInput<T>* input = device;
-  const bool device_subjects = backend && backend->kind() == BackendKind::cuda && reads_device<T>(subjects);
-  if (!input) input = (loaded = backend && (!shapes.empty() || device_subjects) ? backend->load(x) : host_input(x)).get();
   if (backend) report.backend_description = backend->description();
   const auto outcomes =
-      run_all<T>(runners, *input, 0, progress ? [&](const std::string& name) { progress->step(name); }
-                                              : std::function<void(const std::string&)>());
+      run_all<T>(runners, input, 0, progress ? [&](const std::string& name) { progress->step(name); }
+                                             : std::function<void(const std::string&)>());
   if (progress) progress->finish();
   for (std::size_t r = 0; r < runners.size(); ++r)
     for (std::size_t c = 0; c < outcomes[r].size(); ++c)
-      report.rows.push_back(measured_row<T>(*runners[r], c, outcomes[r][c], *input, exact, report.input));
+      report.rows.push_back(measured_row<T>(*runners[r], c, outcomes[r][c], input, *exact, report.input));
   return report;
+}
+
+}  // namespace
+
+template <class T>
+SumReport<T> sum_report(const SumRequest& req, std::span<const T> x, KernelInput<T>* device) {
+  auto sel = select_sum<T>(req, device ? device->size() : static_cast<std::int64_t>(x.size()));
+  if (device) return report_on<T>(req, sel, *device);
+  // The input where the kernels read it, loaded once for them and for the subjects' device
+  // entries (on the cuda backend: one upload).
+  const bool device_subjects = sel.backend && sel.backend->kind() == BackendKind::cuda && reads_device<T>(sel.subjects);
+  const auto input = sel.backend && (!sel.shapes.empty() || device_subjects) ? sel.backend->load(x) : host_input(x);
+  return report_on<T>(req, sel, *input);
+}
+
+template <class T> SumReport<T> sum_report(const SumRequest& req, KernelInput<T>& input) {
+  auto sel = select_sum<T>(req, input.size());
+  return report_on<T>(req, sel, input);
 }
 
 template <class T> T sum_value(const SumRequest& req, std::span<const T> x, KernelInput<T>* device) {
@@ -240,6 +256,8 @@ nlohmann::ordered_json row_json(const SumReport<T>& report, const SumRow<T>& r, 
 
 template SumReport<float> sum_report<float>(const SumRequest&, std::span<const float>, KernelInput<float>*);
 template SumReport<double> sum_report<double>(const SumRequest&, std::span<const double>, KernelInput<double>*);
+template SumReport<float> sum_report<float>(const SumRequest&, KernelInput<float>&);
+template SumReport<double> sum_report<double>(const SumRequest&, KernelInput<double>&);
 template void check_sum_request<float>(const SumRequest&, std::int64_t);
 template void check_sum_request<double>(const SumRequest&, std::int64_t);
 template float sum_value<float>(const SumRequest&, std::span<const float>, KernelInput<float>*);

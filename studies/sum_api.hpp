@@ -50,7 +50,7 @@ template <class T> struct SumRow {
 };
 
 template <class T> struct SumReport {
-  T reference{};                     // the exact sum correctly rounded to T (MPFR)
+  T reference{};                     // the exact sum correctly rounded to T (studies/backend.hpp, exact_reference)
   reference::ErrorMetrics input;     // of the input (sum_abs, condition, special flags)
   std::string backend_description;   // empty when no GPU kernel ran
   std::vector<SumRow<T>> rows;
@@ -66,6 +66,10 @@ template <class T> void check_sum_request(const SumRequest& req, std::int64_t n)
 // same data already on the device (a framework's array): the kernels read it in place.
 template <class T>
 SumReport<T> sum_report(const SumRequest& req, std::span<const T> x, KernelInput<T>* device = nullptr);
+// The same on an input a backend loaded or generated (Backend::generate: on cuda the data is made
+// on the device and the exact sum computed there, so it crosses PCIe only when a CPU algorithm or a
+// subject without a device entry reads it, or n <= kReferenceCheckMax checks the reference).
+template <class T> SumReport<T> sum_report(const SumRequest& req, KernelInput<T>& input);
 
 // One algorithm's or one kernel's result and nothing else: no reference, no measures, and for a
 // kernel on `device` no host copy (what a caller who sums with the lab, or times it, wants).

@@ -524,6 +524,25 @@ TEST(GpuFill, DeviceGeneratorMatchesTheCpu) {
   }
   DistributionSpec ill;
   ill.kind = Distribution::ill_conditioned;
+  // The strided copy the studies' spot check reads: every step-th element, the last included when
+  // it falls on the stride, nothing past the end.
+  {
+    DistributionSpec spec;
+    spec.kind = Distribution::lognormal;
+    gpu::DeviceBuffer<double> bd(100003);
+    gpu::fill<double>(bd, spec, 4);
+    const auto hd = generate<double>(spec, 4, 100003);
+    for (const auto& [step, count] : {std::pair<std::int64_t, std::int64_t>{1, 100003}, {97, 1031}, {100002, 2},
+                                      {7, 0}, {100003, 1}}) {
+      const auto got = bd.strided(step, count);
+      ASSERT_EQ(got.size(), static_cast<std::size_t>(count));
+      for (std::int64_t k = 0; k < count; ++k)
+        ASSERT_EQ(to_bits(got[static_cast<std::size_t>(k)]), to_bits(hd[static_cast<std::size_t>(k * step)]))
+            << "step " << step << " element " << k;
+    }
+    EXPECT_THROW(bd.strided(97, 1032), gpu::GpuError);  // 1031 * 97 = 100007: past the end
+    EXPECT_THROW(bd.strided(0, 3), gpu::GpuError);
+  }
   gpu::DeviceBuffer<float> b(10);
   EXPECT_THROW(gpu::fill<float>(b, ill, 1), gpu::GpuError);
 }

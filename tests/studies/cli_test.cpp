@@ -336,6 +336,40 @@ TEST(CliStudy, LargerThanTheDeviceIsRefusedFirst) {
   EXPECT_FALSE(std::filesystem::exists(d));
 }
 
+// `sum` of a generated input with GPU kernels on cuda generates it on the device and computes its
+// exact sum there: the same reference and the same bits as the model backend's host path, below
+// and above the size where the device's reference is checked against MPFR (2^24), with a CPU
+// algorithm (a host copy downloaded) and without. Skips without a device, saying so.
+TEST(CliGpu, SumGeneratedOnTheDeviceMatchesTheHostPath) {
+  for (const std::string args : {"--n 2^20+3 --dist cancellation -a gpu_exact,gpu_two_pass,gpu_fixed_point,kahan",
+                                 "--n 2^24+5 --dist lognormal --sigma 6 -a gpu_exact,gpu_kahan,gpu_fixed_point",
+                                 "--n 2^24+5 --dist normal --dtype float64 -a gpu_exact,gpu_two_pass"}) {
+    const Result cuda = run("sum --json --backend cuda " + args);
+    if (cuda.code != 0 && cuda.out.find("no CUDA device") != std::string::npos) GTEST_SKIP() << cuda.out;
+    ASSERT_EQ(cuda.code, 0) << cuda.out;
+    const Result model = run("sum --json --backend model " + args);
+    ASSERT_EQ(model.code, 0) << model.out;
+    const auto c = nlohmann::json::parse(cuda.out), m = nlohmann::json::parse(model.out);
+    ASSERT_EQ(c.size(), m.size()) << args;
+    for (std::size_t i = 0; i < c.size(); ++i) {
+      EXPECT_EQ(c[i]["algorithm"], m[i]["algorithm"]) << args;
+      EXPECT_EQ(c[i]["reference_hex"], m[i]["reference_hex"]) << args;
+      EXPECT_EQ(c[i]["sum_abs"], m[i]["sum_abs"]) << args;
+      EXPECT_EQ(c[i]["hex"], m[i]["hex"]) << args << " " << c[i]["algorithm"];
+      EXPECT_EQ(c[i]["verdict"], "within") << args << " " << c[i]["algorithm"];
+    }
+  }
+}
+
+// A generated sum larger than the device is refused before anything is generated (exit 3, the
+// device's memory named), though with GPU kernels alone no host copy would be needed.
+TEST(CliGpu, SumLargerThanTheDeviceIsRefusedFirst) {
+  const Result r = run("sum --n 2^38 -a gpu_exact --backend cuda");
+  if (r.code != 0 && r.out.find("no CUDA device") != std::string::npos) GTEST_SKIP() << r.out;
+  EXPECT_EQ(r.code, 3) << r.out;
+  EXPECT_NE(r.out.find("of device memory"), std::string::npos) << r.out;
+}
+
 // A sum of 2^26 elements or more shows progress when stderr is a terminal (here a pseudo-terminal
 // from util-linux's `script`): the reference first, then each subject as it finishes. Into a pipe
 // or a file it prints only the results, so `--json 2>&1` stays one JSON document.
