@@ -251,7 +251,7 @@ CellRows bench_gpu_cell(const BenchOptions& o, const std::vector<GpuKernel>& ker
       variants.push_back({"gpu_fixed_point_given_k", given});
     }
     for (const auto& [label, opt] : variants)
-      for (const auto& [shape, role] : bench_shapes(k, sms, o.sweep && n >= (std::int64_t(1) << 24))) {
+      for (const auto& [shape, role] : bench_shapes(k, sms, o.sweep)) {
         const gpu::Timing t = gpu::time_sum<T>(k, shape, input, to, opt);
         const bool has_shape = info(k).shape_fields != 0;
         row(label, has_shape ? to_string(shape) : "", role, t);
@@ -404,7 +404,7 @@ void register_bench(CLI::App& app) {
   auto* cmd = app.add_subcommand("bench", "Time every sum on the GPU (against CUB and a read roof) and the CPU");
   add_run_options(*cmd, o->run);
   cmd->add_flag("--quick", o->quick, "A small version: n = 2^20 and 2^24, 5 samples, CPU n = 10^6");
-  cmd->add_flag("--sweep", o->sweep, "Also time 12 grid x block shapes per kernel at n >= 2^24, each also with the last-block stage where a kernel takes one (the best is reported)");
+  cmd->add_flag("--sweep", o->sweep, "Also time 12 grid x block shapes per kernel at every n, each also with the last-block stage where a kernel takes one (the best is reported)");
   cmd->add_flag("--no-gpu", o->no_gpu, "Time the CPU algorithms only");
   cmd->add_flag("--no-cpu", o->no_cpu, "Time the GPU kernels only");
   cmd->add_flag("--no-families", o->no_families,
