@@ -87,8 +87,8 @@ void print_sum_table(const SumOptions& opts, const SumReport<T>& report, std::si
   std::cout << fmt::format("input      {}{}\n", describe_input(opts.input, n),
                            mapped ? ", memory-mapped: summed where it lies, nothing copied" : "");
   if (!report.backend_description.empty()) std::cout << fmt::format("backend    {}\n", report.backend_description);
-  std::cout << fmt::format("reference  {} ({})  correctly rounded {} sum (MPFR)\n", report.reference,
-                           hex_bits(report.reference), dtype);
+  std::cout << fmt::format("reference  {} ({})  correctly rounded {} sum ({})\n", report.reference,
+                           hex_bits(report.reference), dtype, report.reference_method);
   const auto& m = report.input;
   std::cout << fmt::format("sum|x|     {:.6g}   condition sum|x|/|sum x| = {:.3g}\n", m.sum_abs, m.condition);
   if (m.input_special)

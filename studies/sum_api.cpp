@@ -147,8 +147,13 @@ template <class T> SumReport<T> report_on(const SumRequest& req, SumSelection<T>
   std::optional<Progress> progress;
   if (req.progress_from > 0 && n >= req.progress_from)
     progress.emplace("sum", 1 + algorithms.size() + shapes.size() + subjects.size());
-  const auto exact = exact_reference<T>(input, n <= kReferenceCheckMax);
-  if (progress) progress->step(input.on_device() ? "the exact reference (on the device)" : "the exact reference (MPFR)");
+  const bool check = n <= kReferenceCheckMax;
+  const auto exact = exact_reference<T>(input, check);
+  // exact_reference takes the device's limbs wherever the input lies on the device.
+  report.reference_method = !input.on_device() ? "MPFR"
+                            : check            ? "gpu_exact's limbs on the device, equal to MPFR's"
+                                               : "gpu_exact's limbs on the device";
+  if (progress) progress->step("the exact reference (" + report.reference_method + ")");
   report.reference = static_cast<T>(exact->rounded());
   report.input = exact->measure(report.reference);
   Runners<T> runners;
@@ -237,6 +242,7 @@ nlohmann::ordered_json row_json(const SumReport<T>& report, const SumRow<T>& r, 
   j["hex"] = hex_bits(r.result.value);
   j["reference"] = json_number(report.reference);
   j["reference_hex"] = hex_bits(report.reference);
+  j["reference_method"] = report.reference_method;
   j["abs_error"] = json_number(r.metrics.abs_error);
   j["rel_error"] = json_number(r.metrics.rel_error);
   j["ulps"] = json_number(r.metrics.ulps);

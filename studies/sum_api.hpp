@@ -51,6 +51,7 @@ template <class T> struct SumRow {
 
 template <class T> struct SumReport {
   T reference{};                     // the exact sum correctly rounded to T (studies/backend.hpp, exact_reference)
+  std::string reference_method;      // how the exact sum was computed: "MPFR", or on the device (and checked)
   reference::ErrorMetrics input;     // of the input (sum_abs, condition, special flags)
   std::string backend_description;   // empty when no GPU kernel ran
   std::vector<SumRow<T>> rows;

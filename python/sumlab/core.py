@@ -68,6 +68,7 @@ class Result:
     hex: str                         # the result's IEEE bits
     reference: float                 # the exact sum correctly rounded to dtype
     reference_hex: str
+    reference_method: str            # "MPFR", or "gpu_exact's limbs on the device[, equal to MPFR's]"
     abs_error: float                 # |value - exact sum|
     rel_error: float
     ulps: float                      # abs_error in ulps of the reference

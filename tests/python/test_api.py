@@ -48,6 +48,7 @@ def test_result_fields_are_the_clis():
     assert r.verdict == "within" and r.within_bound is True and r.abs_error <= r.bound
     assert float(Fraction(r.value) - exact(x)) == pytest.approx(0, abs=r.bound)
     assert r.reference == sumlab.reference(x)
+    assert r.reference_method == "MPFR"  # a host array: MPFR on the host (a CUDA array's is the device's)
     assert int(r.hex, 16) == int(np.array(r.value, dtype=np.float64).view(np.uint64))
 
 

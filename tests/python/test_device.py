@@ -25,7 +25,11 @@ def bits(results):
 def test_a_torch_cuda_tensor_gives_the_host_paths_and_the_models_bits(dtype, n):
     x = torch.randn(n, dtype=getattr(torch, dtype), device="cuda", generator=torch.Generator("cuda").manual_seed(n))
     host = x.cpu().numpy()
-    on_device = bits(sumlab.sum(x, KERNELS + ["exact", "pairwise"]))
+    results = sumlab.sum(x, KERNELS + ["exact", "pairwise"])
+    # The exact sum of a CUDA array is taken on the device, and up to 2^24 elements checked against
+    # MPFR's on a host copy.
+    assert {r.reference_method for r in results} == {"gpu_exact's limbs on the device, equal to MPFR's"}
+    on_device = bits(results)
     assert on_device == bits(sumlab.sum(host, KERNELS + ["exact", "pairwise"], backend="cuda"))
     assert on_device == bits(sumlab.sum(host, KERNELS + ["exact", "pairwise"], backend="model"))
     assert sumlab.sum(x, "gpu_exact").value == sumlab.reference(host)
@@ -43,7 +47,8 @@ def test_the_kernels_read_the_tensor_in_place():
     hog = torch.empty(free - (256 << 20), dtype=torch.uint8, device="cuda")  # leaves 256 MiB free
     try:
         r = sumlab.sum(x, "gpu_exact")
-        assert r.value == expected
+        assert r.value == expected and r.reference == expected
+        assert r.reference_method == "gpu_exact's limbs on the device"  # no host copy was needed
         with pytest.raises(MemoryError):  # the control: a copy of the input does not fit
             sumlab.sum(host, "gpu_exact", backend="cuda")
     finally:

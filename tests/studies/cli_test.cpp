@@ -30,6 +30,7 @@ TEST(Cli, TenMillionTenthsSerialJson) {
   EXPECT_EQ(j[0]["hex"], "0x4984ce08");
   EXPECT_EQ(j[0]["reference"].get<double>(), 1000000.0);
   EXPECT_EQ(j[0]["reference_hex"], "0x49742400");
+  EXPECT_EQ(j[0]["reference_method"], "MPFR");
   for (const char* k : {"abs_error", "rel_error", "ulps"}) EXPECT_TRUE(j[0].contains(k)) << k;
   EXPECT_NEAR(j[0]["abs_error"].get<double>(), 87936.985, 0.01);
 }
@@ -357,6 +358,10 @@ TEST(CliGpu, SumGeneratedOnTheDeviceMatchesTheHostPath) {
       EXPECT_EQ(c[i]["sum_abs"], m[i]["sum_abs"]) << args;
       EXPECT_EQ(c[i]["hex"], m[i]["hex"]) << args << " " << c[i]["algorithm"];
       EXPECT_EQ(c[i]["verdict"], "within") << args << " " << c[i]["algorithm"];
+      EXPECT_EQ(m[i]["reference_method"], "MPFR");
+      EXPECT_EQ(c[i]["reference_method"], args.find("2^20") != std::string::npos
+                                              ? "gpu_exact's limbs on the device, equal to MPFR's"
+                                              : "gpu_exact's limbs on the device") << args;
     }
   }
 }
