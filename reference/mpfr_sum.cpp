@@ -373,6 +373,14 @@ ExactSum<T>::ExactSum(const Superaccumulator<T>& sum, const Superaccumulator<T>&
   rounded_ = measure_parts(p, T(0)).rounded;
 }
 
+template <class T> bool ExactSum<T>::same_exact(const ExactSum& other) const {
+  const ExactParts<T>& a = impl_->parts;
+  const ExactParts<T>& b = other.impl_->parts;
+  return mpfr_equal_p(a.pos.get(), b.pos.get()) != 0 && mpfr_equal_p(a.neg.get(), b.neg.get()) != 0 && a.n == b.n &&
+         a.any_nan == b.any_nan && a.any_pos_inf == b.any_pos_inf && a.any_neg_inf == b.any_neg_inf &&
+         a.all_neg_zero == b.all_neg_zero;
+}
+
 template <class T> ExactSum<T>::~ExactSum() = default;
 template <class T> ErrorMetrics ExactSum<T>::measure(T computed) const {
   return measure_parts(impl_->parts, computed);

@@ -90,6 +90,10 @@ template <class T> class ExactSum {
   ErrorMetrics measure(T computed) const;
   // The correctly rounded sum in T (IEEE specials included), widened to double.
   double rounded() const { return rounded_; }
+  // Whether both hold the same exact values (the positive and negative parts, compared exactly,
+  // not rounded), the same count and the same specials: how two ways of computing the exact sum
+  // of one input are checked against each other.
+  bool same_exact(const ExactSum& other) const;
 
  private:
   struct Impl;

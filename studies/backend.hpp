@@ -96,13 +96,20 @@ class Backend {
 };
 
 // An input's exact sum: where the data lies (gpu_exact's limbs of the sum and of the magnitudes,
-// brought from the device, exact; no host copy), else MPFR's on the host copy. With `check`,
-// MPFR's is computed from the host copy too and must agree: a difference is the lab's error, not a
-// measurement, and throws std::runtime_error.
+// brought from the device, exact; no host copy), else MPFR's on the host copy. With `check`, the
+// device's is checked on the host copy: up to kReferenceCheckMax elements against MPFR's (an
+// independent library), above it against the CPU's Superaccumulator (core/exact_sum.hpp, itself
+// tested against MPFR), limb for limb on the host's cores, an equality of the exact totals that
+// costs a small part of MPFR's time. A difference is the lab's error, not a measurement, and throws
+// std::runtime_error.
 template <class T> std::unique_ptr<reference::ExactSum<T>> exact_reference(KernelInput<T>& in, bool check);
 // Inputs of at most this many elements check the device's exact sum against MPFR's (a host copy
 // of at most 128 MiB); larger ones are checked by sample (the studies) or not at all (`sum`).
 constexpr std::uint64_t kReferenceCheckMax = std::uint64_t{1} << 24;
+
+// The exact totals of host data (Σx and Σ|x|), on the host's cores: each thread's Superaccumulators
+// over a contiguous part, merged (integer addition: the split changes nothing but the time).
+template <class T> ExactTotals<T> host_exact_totals(std::span<const T> x);
 
 // Throws ResourceError when `bytes` exceed what the backend's device may hold
 // (device_memory_budget(); the model's inputs are on the host, checked by check_fits_in_memory).

@@ -146,10 +146,11 @@ std::vector<GpuKernel> pick_kernels(const std::vector<std::string>& names, const
   return out;
 }
 
-// Which cells check the exact reference computed on the device against MPFR's on the host copy:
-// every cell with n <= 2^24, and, as a sample above, the first seed's cells at the study's smallest
-// n in (2^24, 2^28] (a host copy of at most 2 GiB per dtype and distribution, whatever the largest
-// n; a study without such an n has no sample). `sizes` ascending.
+// Which cells check the exact reference computed on the device on the host copy
+// (exact_reference): every cell with n <= 2^24 against MPFR, and, as a sample above, the first
+// seed's cells at the study's smallest n in (2^24, 2^28] against the CPU's superaccumulator (a host
+// copy of at most 2 GiB per dtype and distribution, whatever the largest n; a study without such an
+// n has no sample). `sizes` ascending.
 constexpr std::uint64_t kReferenceSampleMax = std::uint64_t{1} << 28;
 bool checks_reference(const std::vector<std::uint64_t>& sizes, std::uint64_t n, std::uint64_t seed) {
   if (n <= kReferenceCheckMax) return true;

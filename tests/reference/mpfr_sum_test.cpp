@@ -364,6 +364,11 @@ TYPED_TEST(ExactSumFromTotals, MeasuresLikeTheDataItself) {
     const sumlab::reference::ExactSum<T> direct(x), from_totals(sum, sum_abs);
     SCOPED_TRACE(::testing::Message() << x.size() << " values, exact sum " << direct.rounded());
     EXPECT_TRUE(same_or_both_nan(from_totals.rounded(), direct.rounded()));
+    EXPECT_TRUE(from_totals.same_exact(direct));
+    // One smallest subnormal off: the same rounding almost always, but not the same exact sum.
+    sumlab::Superaccumulator<T> off = sum;
+    off.add_limb(0, 1);
+    EXPECT_FALSE(sumlab::reference::ExactSum<T>(off, sum_abs).same_exact(direct));
     const T r = static_cast<T>(direct.rounded());
     for (T c : {r, std::nextafter(r, T(0)), T(0), T(-0.0), std::numeric_limits<T>::max(), T(3)}) {
       const auto a = from_totals.measure(c), b = direct.measure(c);
