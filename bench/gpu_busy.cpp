@@ -5,7 +5,8 @@
 //   active    from the first GPU operation's start to the last one's end
 //   busy      the union of the operations' intervals (overlaps counted once)
 //   kernels   the union of the kernels' intervals alone
-// and busy/active, busy/wall. Built against the CUPTI of the machine it runs on, since its
+// and busy/active, busy/wall; with $SUMLAB_GPU_BUSY_TRACE=FILE also every operation, one a line
+// (start and end in us from the first, the GPU's idle gap before it, bytes, kernel name or kind). Built against the CUPTI of the machine it runs on, since its
 // activity records change layout between versions (scripts/gpu-busy.sh names the record types):
 //   g++ -std=c++20 -shared -fPIC -O2 bench/gpu_busy.cpp -I$CUPTI/include -L$CUPTI/lib -lcupti
 //     -DKERNEL_RECORD=CUpti_ActivityKernelN -DMEMCPY_RECORD=... -DMEMSET_RECORD=...
@@ -15,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <string>
 #include <stdlib.h>
 #include <utility>
 #include <vector>
@@ -24,6 +26,13 @@ namespace {
 using Interval = std::pair<std::uint64_t, std::uint64_t>;
 std::mutex lock;
 std::vector<Interval> operations, kernels;
+// With $SUMLAB_GPU_BUSY_TRACE: every operation, to see where the GPU waits (what ran before a gap).
+struct Traced {
+  std::uint64_t start, end, bytes;
+  std::string what;
+};
+std::vector<Traced> trace;
+const bool tracing = std::getenv("SUMLAB_GPU_BUSY_TRACE") != nullptr;
 std::uint64_t loaded_at = 0;
 std::once_flag reported, registered;
 void report();
@@ -54,16 +63,19 @@ void CUPTIAPI take_buffer(CUcontext, std::uint32_t, std::uint8_t* buffer, std::s
         const auto* k = reinterpret_cast<const KERNEL_RECORD*>(record);
         kernels.emplace_back(k->start, k->end);
         operations.emplace_back(k->start, k->end);
+        if (tracing) trace.push_back({k->start, k->end, 0, k->name ? k->name : "kernel"});
         break;
       }
       case CUPTI_ACTIVITY_KIND_MEMCPY: {
         const auto* m = reinterpret_cast<const MEMCPY_RECORD*>(record);
         operations.emplace_back(m->start, m->end);
+        if (tracing) trace.push_back({m->start, m->end, m->bytes, "memcpy kind " + std::to_string(m->copyKind)});
         break;
       }
       case CUPTI_ACTIVITY_KIND_MEMSET: {
         const auto* m = reinterpret_cast<const MEMSET_RECORD*>(record);
         operations.emplace_back(m->start, m->end);
+        if (tracing) trace.push_back({m->start, m->end, m->bytes, "memset"});
         break;
       }
       default:
@@ -115,6 +127,20 @@ void report() {
                wall, active, busy, operations.size(), kernel, kernels.size(), active > 0 ? busy / active : 0.0,
                wall > 0 ? busy / wall : 0.0);
   if (out != stderr) std::fclose(out);
+  if (!tracing) return;
+  // start and end in microseconds from the first operation, the gap before it, bytes, what.
+  std::sort(trace.begin(), trace.end(), [](const Traced& a, const Traced& b) { return a.start < b.start; });
+  if (FILE* t = std::fopen(std::getenv("SUMLAB_GPU_BUSY_TRACE"), "w")) {
+    std::uint64_t reached = trace.empty() ? 0 : trace.front().start;
+    for (const auto& op : trace) {
+      const double gap = op.start > reached ? static_cast<double>(op.start - reached) * 1e-3 : 0.0;
+      std::fprintf(t, "%.1f %.1f %.1f %llu %s\n", static_cast<double>(op.start - first) * 1e-3,
+                   static_cast<double>(op.end - first) * 1e-3, gap, static_cast<unsigned long long>(op.bytes),
+                   op.what.c_str());
+      reached = std::max(reached, op.end);
+    }
+    std::fclose(t);
+  }
   });
 }
 
