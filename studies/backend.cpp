@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <bit>
+#include <cstdlib>
 #include <cmath>
 #include <thread>
 #include <mutex>
@@ -15,6 +18,7 @@
 #include "core/order_model/reduce_ops.hpp"
 #include "studies/commands.hpp"
 #include "studies/memory_check.hpp"
+#include "studies/parallel_for.hpp"
 
 #if defined(SUMLAB_WITH_CUDA)
 #include "gpu/gpu_sum.hpp"
@@ -95,6 +99,29 @@ std::mutex& device_mutex() {
 }
 using DeviceLock = std::lock_guard<std::mutex>;
 
+// Host memory for a download: not zeroed (the copy writes every byte), in transparent huge pages
+// where the kernel gives them, and touched first on every core. A fresh std::vector of 2^26 floats
+// spent about 0.17 s in zeroing and 65,536 page faults on one core before the copy could start,
+// ten times the copy itself (bench/gpu_busy.cpp's trace of a study on the H200).
+template <class T> struct HostPages {
+  struct Free {
+    void operator()(T* p) const { std::free(p); }
+  };
+  std::unique_ptr<T[], Free> data;
+  explicit HostPages(std::size_t n) {
+    constexpr std::size_t huge = std::size_t{2} << 20, page = 4096;
+    const std::size_t bytes = std::max(huge, (n * sizeof(T) + huge - 1) / huge * huge);
+    data.reset(static_cast<T*>(std::aligned_alloc(huge, bytes)));
+    if (!data) throw ResourceError(fmt::format("cannot allocate {} of host memory for a download", bytes_text(static_cast<double>(bytes))));
+    ::madvise(data.get(), bytes, MADV_HUGEPAGE);  // advice: without it, 4 KiB pages
+    char* const base = reinterpret_cast<char*>(data.get());
+    const std::size_t parts = bytes / huge;
+    parallel_for(parts, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())), [&](std::size_t i) {
+      for (std::size_t b = i * huge; b < (i + 1) * huge; b += page) base[b] = 0;
+    });
+  }
+};
+
 // The device's input: a buffer on the GPU (owned, or borrowed from a framework) and the host copy
 // (given, generated beside it, or downloaded on first use).
 template <class T> class CudaInput final : public KernelInput<T> {
@@ -102,14 +129,16 @@ template <class T> class CudaInput final : public KernelInput<T> {
   CudaInput(gpu::DeviceBuffer<T> buf, std::optional<std::vector<T>> owned, std::span<const T> given)
       : buf_(std::move(buf)), owned_(std::move(owned)), x_(owned_ ? std::span<const T>(*owned_) : given) {}
   std::span<const T> host() override {
-    if (!owned_ && x_.empty() && buf_.size() > 0) {
+    if (!owned_ && !downloaded_ && x_.empty() && buf_.size() > 0) {
+      const auto n = static_cast<std::size_t>(buf_.size());
+      downloaded_.emplace(n);
       const DeviceLock lock(device_mutex());
       try {
-        owned_ = buf_.download();
+        buf_.download(std::span<T>(downloaded_->data.get(), n));
       } catch (const std::exception& e) {
         throw UserError(e.what());
       }
-      x_ = *owned_;
+      x_ = std::span<const T>(downloaded_->data.get(), n);
     }
     return x_;
   }
@@ -143,6 +172,7 @@ template <class T> class CudaInput final : public KernelInput<T> {
  private:
   gpu::DeviceBuffer<T> buf_;
   std::optional<std::vector<T>> owned_;
+  std::optional<HostPages<T>> downloaded_;
   std::span<const T> x_;
 };
 
