@@ -22,6 +22,7 @@ constexpr BoundDoc fixed_bound{"Q (1+u) + max(u|s|, 2^(emin-1)), Q = m 2^(-k-1)"
                          "core/fixed_point_sum.hpp (the same integers as fixed_point)"};
 constexpr BoundDoc exact_bound{"max(u|s|, 2^(emin-1)): correctly rounded", "Higham 2002, Thm 2.2"};
 constexpr BoundDoc no_bound{"none: a data race has no value to bound", "-"};
+constexpr BoundDoc unproved_bound{"none claimed: the library's binned accumulator has no bound proved here", "-"};
 
 constexpr unsigned shuffle_fields =
     field_grid | field_block | field_vector | field_mapping | field_warp | field_block_stage;
@@ -38,7 +39,7 @@ constexpr BoundDoc double_word_bound{
     "Joldes, Muller, Popescu 2017 (ACM TOMS 44(2)), Algorithm 6 per add; Higham 2002 Lemma 3.1 over "
     "the tree; Thm 2.2 for the final rounding"};
 
-constexpr std::array<GpuKernelInfo, 19> kernels{{
+constexpr std::array<GpuKernelInfo, 20> kernels{{
     {GpuKernel::serial, "gpu_serial", "one GPU thread adds left to right (the CPU serial sum's order)",
      "s = x0; s += x1; ...; s += x_{n-1}; one thread, no shape", Determinism::shape_invariant, true,
      0, false, false, false,
@@ -159,6 +160,16 @@ constexpr std::array<GpuKernelInfo, 19> kernels{{
      "Thrust's own order (CUB underneath); measured, not modelled", Determinism::run_to_run, false,
      0, false, false, false,
      BoundKind::tree, any_order_bound,
+     KernelFamily::library, nullptr, ""},
+    // NVIDIA's claim for this mode is the same bits on any GPU: the lab checks run to run and across
+    // calls (the determinism study), and claims no error bound it has not proved. Runs where the
+    // build had CCCL >= 3.1 headers (gpu::kernel_not_built says why not elsewhere).
+    {GpuKernel::cub_gpu_to_gpu, "gpu_cub_gpu_to_gpu",
+     "cub::DeviceReduce::Sum under gpu_to_gpu determinism (library peer: CUB's RFA)",
+     "CUB's reproducible floating-point accumulator (binned by exponent, Demmel-Ahrens-Nguyen), "
+     "its temporary storage from the environment's memory pool; measured, not modelled",
+     Determinism::shape_invariant, false, 0, false, false, false,
+     BoundKind::none, unproved_bound,
      KernelFamily::library, nullptr, ""},
     {GpuKernel::racy_tree, "gpu_racy_tree",
      "DIAGNOSTIC: sequential tree with the barrier after the load removed (a data race)",

@@ -34,6 +34,7 @@ enum class GpuKernel {
   exact,           // correctly rounded: integer limbs, merged by core/exact_sum.hpp
   cub,             // cub::DeviceReduce::Sum (library peer)
   thrust,          // thrust::reduce (library peer)
+  cub_gpu_to_gpu,  // cub::DeviceReduce::Sum under gpu_to_gpu determinism (library peer)
   racy_tree,       // sequential tree with its first barrier removed: exists for racecheck only
 };
 

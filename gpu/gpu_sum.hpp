@@ -28,6 +28,10 @@ struct GpuError : std::runtime_error {
 // ("no CUDA device: cudaGetDeviceCount: no CUDA-capable device is detected").
 bool gpu_available(std::string* why = nullptr);
 
+// "" when this build can run kernel k on a GPU; otherwise why not (gpu_cub_gpu_to_gpu needs CCCL
+// headers newer than the toolkit's when it is built).
+std::string kernel_not_built(GpuKernel k);
+
 struct DeviceInfo {
   std::string name;            // "NVIDIA H200"
   int sm_count = 0;

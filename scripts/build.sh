@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 preset=${1:-${SUMLAB_PRESET:-release}}
 shift || true
 scripts/install-deps.sh
+scripts/cccl.sh  # newer CCCL headers for the peer gpu_cub_gpu_to_gpu, where nvcc is
 # SUMLAB_CMAKE_ARGS: extra configure arguments (scripts/test.sh gives the Python for the package).
 cmake --preset "$preset" ${SUMLAB_CMAKE_ARGS:-} >/dev/null
 cmake --build --preset "$preset" -j "$(nproc)" "$@"

@@ -154,12 +154,13 @@ template <class T> class CudaInput final : public KernelInput<T> {
     return t;
   }
   KernelOutcome<T> run(GpuKernel k, const LaunchShape& s, const KernelOptions& opt) override {
+    KernelOutcome<T> o;
+    if (o.note = gpu::kernel_not_built(k); !o.note.empty()) return o;  // no value, and why
     const gpu::GpuSumResult<T> r = [&] {
       const DeviceLock lock(device_mutex());
       return gpu::gpu_sum<T>(k, s, buf_, opt);
     }();
     if (!r.ok()) throw UserError(std::string(info(k).name) + " " + to_string(s) + ": " + r.error);
-    KernelOutcome<T> o;
     o.has_value = !info(k).diagnostic_only;
     o.value = r.value;
     o.accumulator = r.accumulator;

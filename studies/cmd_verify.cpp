@@ -352,7 +352,7 @@ class Verifier {
     }
     os << fmt::format("{:<18} {:<18} {:>7} {:>8} {:>11} {:>7}\n", "total", "", shapes_.size(), cases,
                       gpu_ ? std::to_string(mism) : "-", errs);
-    os << "gpu_atomic is bit-checked on grid-1 shapes only (one arrival order); gpu_cub and gpu_thrust are "
+    os << "gpu_atomic is bit-checked on grid-1 shapes only (one arrival order); the library peers (gpu_cub, gpu_thrust, gpu_cub_gpu_to_gpu) are "
           "launched and timed, not modelled (mismatches '-' means no model to compare with)\n";
     for (const auto& e : mismatch_examples_) os << "MISMATCH " << e << "\n";
     for (const auto& e : error_examples_) os << "ERROR    " << e << "\n";

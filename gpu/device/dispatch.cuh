@@ -44,6 +44,8 @@ template <class T> LaunchOutcome<T> dispatch_exact(const LaunchShape& s, const L
 template <class T> LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T>& in, std::int64_t n,
                                                          const KernelOptions& opt);
 template <class T> LaunchOutcome<T> dispatch_library(GpuKernel k, const LaunchInputs<T>& in, std::int64_t n);
+// gpu_cub_gpu_to_gpu (device/cub_gpu_to_gpu_peer.cu, built only with newer CCCL headers).
+template <class T> LaunchOutcome<T> dispatch_cub_gpu_to_gpu(const LaunchInputs<T>& in, std::int64_t n);
 // gpu_exact's sum of d_in into *d_out on the device, asynchronously on the default stream.
 template <class T> void exact_into(const LaunchShape& s, const T* d_in, std::int64_t n, T* d_out);
 template <class T>

@@ -96,6 +96,11 @@ TEST(GpuKernelRegistry, DeclaredDeterminism) {
   EXPECT_EQ(info(GpuKernel::fixed_point).determinism, Determinism::shape_invariant);
   EXPECT_FALSE(info(GpuKernel::cub).modelled);
   EXPECT_FALSE(info(GpuKernel::thrust).modelled);
+  // CUB's gpu_to_gpu reduction: a peer, measured, with no bound claimed (none proved here).
+  EXPECT_FALSE(info(GpuKernel::cub_gpu_to_gpu).modelled);
+  EXPECT_EQ(info(GpuKernel::cub_gpu_to_gpu).family, KernelFamily::library);
+  EXPECT_EQ(info(GpuKernel::cub_gpu_to_gpu).bound_kind, BoundKind::none);
+  EXPECT_EQ(find_gpu_kernel("gpu_cub_gpu_to_gpu"), GpuKernel::cub_gpu_to_gpu);
   EXPECT_TRUE(info(GpuKernel::racy_tree).diagnostic_only);
 }
 

@@ -579,6 +579,42 @@ TEST(GpuLibraryPeers, CloseToTheExactSum) {
   EXPECT_EQ(e.value, 0.0);
 }
 
+// CUB's gpu_to_gpu (RFA) reduction, where the build has it: one value in repeated calls, empty and
+// tiny inputs included, and within the any-order bound gamma(n-1) sum|x| of the exact sum (no
+// tighter bound is claimed for it). Skips, saying why, in a build without CCCL >= 3.1 headers.
+template <class T> void expect_cub_gpu_to_gpu_repeats() {
+  constexpr GpuKernel k = GpuKernel::cub_gpu_to_gpu;
+  for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{33}, std::size_t{100003}, (std::size_t{1} << 22) + 5})
+    for (Distribution d : {Distribution::cancellation, Distribution::lognormal}) {
+      const auto x = input<T>(d, n, 3);
+      gpu::DeviceBuffer<T> buf(static_cast<std::int64_t>(n));
+      if (n > 0) buf.upload(std::span<const T>(x));
+      std::set<std::uint64_t> seen;
+      T v{};
+      for (int r = 0; r < 5; ++r) {
+        const auto g = gpu::gpu_sum<T>(k, LaunchShape{}, buf);
+        ASSERT_TRUE(g.ok()) << g.error;
+        v = g.value;
+        seen.insert(static_cast<std::uint64_t>(to_bits(v)));
+      }
+      EXPECT_EQ(seen.size(), 1u) << to_string(d) << " n = " << n;
+      const double ex = reference::exact_sum_as_double<T>(std::span<const T>(x));
+      double abs_sum = 0;
+      for (const T e : x) abs_sum += std::fabs(static_cast<double>(e));
+      const double u = std::ldexp(1.0, -FloatTraits<T>::precision);
+      const double nu = static_cast<double>(n > 0 ? n - 1 : 0) * u;
+      EXPECT_LE(std::fabs(static_cast<double>(v) - ex), nu / (1 - nu) * abs_sum * (1 + 1e-9) + std::fabs(ex) * u)
+          << to_string(d) << " n = " << n;
+      if (n == 0) EXPECT_EQ(static_cast<double>(v), 0.0);
+    }
+}
+TEST(GpuLibraryPeers, CubGpuToGpuRepeatsAndStaysNearTheExactSum) {
+  SUMLAB_REQUIRE_GPU();
+  if (const std::string why = gpu::kernel_not_built(GpuKernel::cub_gpu_to_gpu); !why.empty()) GTEST_SKIP() << why;
+  expect_cub_gpu_to_gpu_repeats<float>();
+  expect_cub_gpu_to_gpu_repeats<double>();
+}
+
 TEST(GpuBadInput, ClearErrorsNeverACrash) {
   SUMLAB_REQUIRE_GPU();
   const std::vector<float> x(1000, 1.0f);
