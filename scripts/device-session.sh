@@ -16,7 +16,8 @@
 #      _PROBES) -> frameworks/
 #   8. SUMLAB_DETERMINISM=1: the canonical determinism run                 -> determinism/
 #   9. the rest of the test suite, with a GPU present (SUMLAB_SKIP_REST skips) -> ctest_rest.log
-# Usage: scripts/device-stamp.sh here, then (device tool, carry .debs): OUT=$OUT SUMLAB_DEBS=.debs scripts/device-session.sh
+# Usage: scripts/device-stamp.sh and scripts/cccl.sh --carry here, then (device tool, carry .debs and .cccl):
+# OUT=$OUT SUMLAB_DEBS=.debs scripts/device-session.sh
 # Everything is packed into $OUT/session.tar.gz; console.log travels beside it.
 set -uo pipefail
 OUT=${OUT:-$PWD/out/device-session}
@@ -38,6 +39,11 @@ if [ ! -e /usr/include/mpfr.h ] && [ -d "${SUMLAB_DEBS:-.debs}" ]; then
   U=$PREFIX/usr
   export CMAKE_PREFIX_PATH=$U CPATH="$U/include:$U/include/x86_64-linux-gnu" LIBRARY_PATH="$U/lib/x86_64-linux-gnu"
   export LD_LIBRARY_PATH="$U/lib/x86_64-linux-gnu" PKG_CONFIG_PATH="$U/lib/x86_64-linux-gnu/pkgconfig"
+fi
+# The peer gpu_cub_gpu_to_gpu's newer CCCL headers, carried in .cccl (scripts/cccl.sh --carry).
+if [ -z "${SUMLAB_CCCL_INCLUDE_DIR:-}" ] && [ -f .cccl/cccl-headers.tar.xz ]; then
+  mkdir -p /tmp/sumlab-cccl && tar xJf .cccl/cccl-headers.tar.xz -C /tmp/sumlab-cccl
+  export SUMLAB_CCCL_INCLUDE_DIR=/tmp/sumlab-cccl
 fi
 header "$L/setup.log" "cmake --preset cuda -DSUMLAB_BENCH=OFF; cmake --build --preset cuda"
 { nvidia-smi | head -12; python3 -c 'import torch, numpy; print("torch", torch.__version__, "numpy", numpy.__version__)'; } >> "$L/setup.log" 2>&1
