@@ -6,12 +6,12 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstdlib>
 #include <cmath>
-#include <thread>
+#include <cstdlib>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
+#include <thread>
 
 #include "core/float_traits.hpp"
 #include "core/order_model/model_sum.hpp"
@@ -286,12 +286,13 @@ int device_sm_count() {
 
 template <class T> ExactTotals<T> host_exact_totals(std::span<const T> x) {
   constexpr std::size_t kMinPerThread = std::size_t{1} << 22, kBlock = 4096;
-  const std::size_t threads =
-      std::max<std::size_t>(1, std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), x.size() / kMinPerThread));
+  const std::size_t threads = std::max<std::size_t>(
+      1, std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), x.size() / kMinPerThread));
   std::vector<ExactTotals<T>> part(threads);
   const std::size_t step = (x.size() + threads - 1) / threads;
-  const auto run = [&](std::size_t t) {
-    const std::span<const T> mine = x.subspan(std::min(x.size(), t * step), std::min(step, x.size() - std::min(x.size(), t * step)));
+  parallel_for(threads, static_cast<int>(threads), [&](std::size_t t) {
+    const std::size_t begin = std::min(x.size(), t * step);
+    const std::span<const T> mine = x.subspan(begin, std::min(step, x.size() - begin));
     part[t].sum.add(mine);
     std::vector<T> magnitudes(kBlock);
     for (std::size_t b = 0; b < mine.size(); b += kBlock) {
@@ -299,11 +300,7 @@ template <class T> ExactTotals<T> host_exact_totals(std::span<const T> x) {
       for (std::size_t i = 0; i < m; ++i) magnitudes[i] = std::fabs(mine[b + i]);
       part[t].sum_abs.add(std::span<const T>(magnitudes.data(), m));
     }
-  };
-  std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(run, t);
-  run(0);
-  for (auto& th : pool) th.join();
+  });
   for (std::size_t t = 1; t < threads; ++t) {
     part[0].sum.merge(part[t].sum);
     part[0].sum_abs.merge(part[t].sum_abs);

@@ -175,7 +175,8 @@ std::optional<SumReport<T>> sum_generated_on_device(const InputOptions& in, cons
                           !req.externals.empty() || in.n <= kReferenceCheckMax;
   const std::string what = fmt::format("n = {} {} elements", in.n, FloatTraits<T>::dtype);
   if (host_reads) check_fits_in_memory(in.n, sizeof(T) * 2, what);
-  check_fits_on_device(*backend, in.n * sizeof(T), what);
+  const std::uint64_t most = std::numeric_limits<std::uint64_t>::max() / sizeof(T);
+  check_fits_on_device(*backend, in.n > most ? std::numeric_limits<std::uint64_t>::max() : in.n * sizeof(T), what);
   const auto input = backend->generate<T>(spec, in.seed, static_cast<std::int64_t>(in.n));
   return sum_report<T>(req, *input);
 }

@@ -1,7 +1,8 @@
-// gpu_cub and gpu_thrust: the library reductions as peers (gpu_cub_gpu_to_gpu: its own file). Their order is the library's (CUB's
-// tuning policy for this GPU; thrust::reduce dispatches to CUB), so they are measured, never
-// modelled. Built without --fmad=false (gpu/CMakeLists.txt): a sum has no multiply to contract, and
-// the library is measured as users get it.
+// gpu_cub and gpu_thrust: the library reductions as peers (gpu_cub_gpu_to_gpu: its own file,
+// cub_gpu_to_gpu_peer.cu). Their order is the library's (CUB's tuning policy for this GPU;
+// thrust::reduce dispatches to CUB), so they are measured, never modelled. Built without
+// --fmad=false (gpu/CMakeLists.txt): a sum has no multiply to contract, and the library is measured
+// as users get it.
 #include <cub/device/device_reduce.cuh>
 #include <thrust/execution_policy.h>
 #include <thrust/reduce.h>
