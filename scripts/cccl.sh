@@ -12,7 +12,7 @@ version=13.3.5.0.6
 command -v nvcc > /dev/null || [ -x /usr/local/cuda/bin/nvcc ] || exit 0
 venv=build/venv
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-installed=$("$venv/bin/python" -m pip show nvidia-cuda-cccl 2> /dev/null | sed -n 's/^Version: //p')
+installed=$("$venv/bin/python" -m pip show nvidia-cuda-cccl 2> /dev/null | sed -n 's/^Version: //p' || true)
 if [ "$installed" != "$version" ]; then
   "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps "nvidia-cuda-cccl==$version" ||
     echo "cccl: could not install nvidia-cuda-cccl $version; gpu_cub_gpu_to_gpu is left out of this build" >&2
