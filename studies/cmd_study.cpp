@@ -317,8 +317,8 @@ std::string reference_method(const Backend* backend) {
   if (!backend || backend->kind() != BackendKind::cuda) return mpfr;
   return "cells whose data was on the device (GPU kernels, or a plugin's device entry): gpu_exact's exact limbs of "
          "sum x and sum |x| computed there (reference::ExactSum from totals), checked against " + mpfr +
-         " in every cell with n <= 2^24 and in the first seed's cells at the smallest n in (2^24, 2^28]; other cells: " +
-         mpfr;
+         " (exact values) in every cell with n <= 2^24, and limb for limb against the CPU's superaccumulator "
+         "(core/exact_sum.hpp) in the first seed's cells at the smallest n in (2^24, 2^28]; other cells: " + mpfr;
 }
 
 // The bytes of an input of n values of the widest of `dtypes`.

@@ -22,6 +22,7 @@
 #include "core/gpu_kernel.hpp"
 #include "studies/backend.hpp"
 #include "studies/bound_alarm.hpp"
+#include "studies/checked_math.hpp"
 #include "studies/commands.hpp"
 #include "studies/run_folder.hpp"
 #include "studies/study_driver.hpp"
@@ -161,22 +162,14 @@ bool print_sum(const SumOptions& opts, const SumReport<T>& report, std::size_t n
 // generator): the caller generates on the host.
 template <class T>
 std::optional<SumReport<T>> sum_generated_on_device(const InputOptions& in, const SumRequest& req) {
-  std::vector<std::string> gpu_names;  // 'all' is every CPU algorithm here, not a kernel
-  for (const auto& name : req.algorithms)
-    if (name != "all") gpu_names.push_back(name);
   const DistributionSpec spec = distribution_spec(in);
-  if (in.order != "as_generated" || spec.kind == Distribution::ill_conditioned || select_gpu_kernels(gpu_names).empty())
-    return std::nullopt;
+  const SumNeeds needs = sum_needs(req, in.n);
+  if (in.order != "as_generated" || spec.kind == Distribution::ill_conditioned || !needs.kernels) return std::nullopt;
   const auto backend = make_backend(req.backend);
   if (backend->kind() != BackendKind::cuda) return std::nullopt;
-  const bool host_reads = gpu_names.size() != req.algorithms.size() ||
-                          std::any_of(gpu_names.begin(), gpu_names.end(),
-                                      [](const std::string& a) { return a != "gpu" && a.rfind("gpu_", 0) != 0; }) ||
-                          !req.externals.empty() || in.n <= kReferenceCheckMax;
   const std::string what = fmt::format("n = {} {} elements", in.n, FloatTraits<T>::dtype);
-  if (host_reads) check_fits_in_memory(in.n, sizeof(T) * 2, what);
-  const std::uint64_t most = std::numeric_limits<std::uint64_t>::max() / sizeof(T);
-  check_fits_on_device(*backend, in.n > most ? std::numeric_limits<std::uint64_t>::max() : in.n * sizeof(T), what);
+  if (needs.host) check_fits_in_memory(in.n, sizeof(T) * 2, what);
+  check_fits_on_device(*backend, saturating_mul(in.n, sizeof(T)), what);
   const auto input = backend->generate<T>(spec, in.seed, static_cast<std::int64_t>(in.n));
   return sum_report<T>(req, *input);
 }

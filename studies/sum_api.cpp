@@ -110,14 +110,18 @@ template <class T> struct SumSelection {
   std::vector<std::shared_ptr<ExternalSum>> subjects;
 };
 
-template <class T> SumSelection<T> select_sum(const SumRequest& req, std::int64_t n) {
-  SumSelection<T> sel;
-  sel.algorithms = select_algorithms<T>(req.algorithms);
-  // 'all' means every CPU algorithm here; 'gpu' selects every GPU kernel.
+// The request's GPU kernels: 'all' means every CPU algorithm here; 'gpu' selects every kernel.
+std::vector<GpuKernel> request_kernels(const SumRequest& req) {
   std::vector<std::string> gpu_names;
   for (const auto& name : req.algorithms)
     if (name != "all") gpu_names.push_back(name);
-  const auto kernels = select_gpu_kernels(gpu_names);
+  return select_gpu_kernels(gpu_names);
+}
+
+template <class T> SumSelection<T> select_sum(const SumRequest& req, std::int64_t n) {
+  SumSelection<T> sel;
+  sel.algorithms = select_algorithms<T>(req.algorithms);
+  const auto kernels = request_kernels(req);
   const bool fixed_named = std::any_of(sel.algorithms.begin(), sel.algorithms.end(),
                                        [](const auto* a) { return a->info.name == "fixed_point"; }) ||
                            std::find(kernels.begin(), kernels.end(), GpuKernel::fixed_point) != kernels.end();
@@ -135,6 +139,13 @@ template <class T> SumSelection<T> select_sum(const SumRequest& req, std::int64_
 }  // namespace
 
 template <class T> void check_sum_request(const SumRequest& req, std::int64_t n) { select_sum<T>(req, n); }
+
+SumNeeds sum_needs(const SumRequest& req, std::uint64_t n) {
+  SumNeeds needs;
+  needs.kernels = !request_kernels(req).empty();
+  needs.host = !select_algorithms<float>(req.algorithms).empty() || !req.externals.empty() || n <= kReferenceCheckMax;
+  return needs;
+}
 
 namespace {
 

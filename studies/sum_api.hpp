@@ -62,6 +62,15 @@ template <class T> struct SumReport {
 // values. Throws UserError as sum_report does.
 template <class T> void check_sum_request(const SumRequest& req, std::int64_t n);
 
+// What a request reads for n values, resolved by the same selection sum_report makes: whether it
+// runs GPU kernels, and whether anything reads the data on the host (a CPU algorithm, a user's
+// subject, or the reference's MPFR check up to kReferenceCheckMax elements).
+struct SumNeeds {
+  bool kernels = false;
+  bool host = false;
+};
+SumNeeds sum_needs(const SumRequest& req, std::uint64_t n);
+
 // Resolves the names (a UserError lists the valid ones for an unknown name), then runs and
 // measures everything. On the cuda backend the input is loaded once; `device` (cuda only) is the
 // same data already on the device (a framework's array): the kernels read it in place.
