@@ -126,7 +126,8 @@ void validate_params(const DistributionSpec& spec) {
     case Distribution::constant:
       if (std::isnan(spec.value)) throw std::invalid_argument("constant needs a value (not NaN)");
       break;
-    case Distribution::cancellation: break;
+    case Distribution::cancellation:
+    case Distribution::random_bits: break;
     case Distribution::ill_conditioned:
       if (!(spec.condition >= 1) || !finite(spec.condition))
         throw std::invalid_argument("ill_conditioned needs a finite condition >= 1");

@@ -22,11 +22,11 @@
 
 namespace sumlab {
 
-enum class Distribution { uniform, normal, constant, cancellation, lognormal, ill_conditioned };
+enum class Distribution { uniform, normal, constant, cancellation, lognormal, ill_conditioned, random_bits };
 
-inline constexpr std::array<Distribution, 6> kAllDistributions{
-    Distribution::uniform,      Distribution::normal,    Distribution::constant,
-    Distribution::cancellation, Distribution::lognormal, Distribution::ill_conditioned};
+inline constexpr std::array<Distribution, 7> kAllDistributions{
+    Distribution::uniform,   Distribution::normal,          Distribution::constant,   Distribution::cancellation,
+    Distribution::lognormal, Distribution::ill_conditioned, Distribution::random_bits};
 
 constexpr std::string_view to_string(Distribution d) {
   switch (d) {
@@ -36,6 +36,7 @@ constexpr std::string_view to_string(Distribution d) {
     case Distribution::cancellation: return "cancellation";
     case Distribution::lognormal: return "lognormal";
     case Distribution::ill_conditioned: return "ill_conditioned";
+    case Distribution::random_bits: return "random_bits";
   }
   return "?";
 }
@@ -51,6 +52,8 @@ constexpr std::string_view describe(Distribution d) {
     case Distribution::lognormal: return "exp(normal(mu, sigma))";
     case Distribution::ill_conditioned:
       return "Ogita-Rump-Oishi: condition sum|x|/|sum x| near the requested one (depends on n)";
+    case Distribution::random_bits:
+      return "every finite bit pattern of T equally likely but exponent 0 (twice): the whole exponent range";
   }
   return "?";
 }
@@ -75,6 +78,7 @@ constexpr std::uint32_t cancellation_magnitude = 2;
 constexpr std::uint32_t normal_first = 16;  // attempt a of the polar method: 16 + 2a, 17 + 2a
 constexpr std::uint32_t normal_attempts = 64;
 constexpr std::uint32_t ill_conditioned_first = 256;  // 256 .. 260, host only
+constexpr std::uint32_t random_bits = 1000;
 }  // namespace generator_streams
 
 // A standard normal deviate for (seed, index) by Marsaglia's polar method: draw (u, v) uniform in
@@ -104,6 +108,10 @@ SUMLAB_HD inline double standard_normal(std::uint64_t seed, std::uint64_t index)
 //                 ~0.27 sqrt(n) / |Z| with Z standard normal (measured median 0.3 sqrt(n) over 41
 //                 seeds; heavy-tailed: some seeds give 100x more).
 //   lognormal:    portable_exp(mu + sigma * standard_normal)
+//   random_bits:  T's bit pattern from random_bits (its low bits for float), an exponent field of all
+//                 ones (Inf, NaN) folded to 0 (zero, subnormal): not rounded from a double. Half the
+//                 elements exceed 2^64 in magnitude (float) and sums overflow to +-Inf: this is the
+//                 input an exact sum must survive, not a model of data.
 template <class T>
 SUMLAB_HD T generate_element(const DistributionSpec& spec, std::uint64_t seed,
                              std::uint64_t index) {
@@ -133,6 +141,15 @@ SUMLAB_HD T generate_element(const DistributionSpec& spec, std::uint64_t seed,
     case Distribution::ill_conditioned:
       x = double_from_bits(detail::kNanBits);
       break;
+    case Distribution::random_bits: {
+      constexpr int fraction_bits = sizeof(T) == 4 ? 23 : 52;
+      constexpr std::uint64_t exponent_ones = (sizeof(T) == 4 ? 0xffull : 0x7ffull) << fraction_bits;
+      std::uint64_t b = random_bits(seed, index, generator_streams::random_bits);
+      if constexpr (sizeof(T) == 4) b &= 0xffffffffull;
+      if ((b & exponent_ones) == exponent_ones) b &= ~exponent_ones;
+      if constexpr (sizeof(T) == 4) return float_from_bits(static_cast<std::uint32_t>(b));
+      else return double_from_bits(b);
+    }
   }
   return static_cast<T>(x);
 }

@@ -64,6 +64,16 @@ SUMLAB_HD inline double double_from_bits(std::uint64_t b) {
 #endif
 }
 
+SUMLAB_HD inline float float_from_bits(std::uint32_t b) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(b);
+#else
+  float x;
+  std::memcpy(&x, &b, sizeof x);
+  return x;
+#endif
+}
+
 SUMLAB_HD inline double portable_sqrt(double x) {
 #if defined(__CUDA_ARCH__)
   return ::sqrt(x);

@@ -50,7 +50,7 @@ struct BenchOptions {
   std::vector<std::string> kernels;  // empty: every kernel but the diagnostic one
   std::vector<std::string> dtypes{"float32", "float64"};
   std::vector<std::string> dists{"uniform"};
-  std::vector<std::string> exact_dists{"normal", "lognormal", "cancellation", "lognormal:12"};
+  std::vector<std::string> exact_dists{"normal", "lognormal", "cancellation", "lognormal:12", "random_bits"};
   int log2_min = 20, log2_max = 30, log2_step = 2;
   int samples = 15;
   std::int64_t cpu_n = 10'000'000;

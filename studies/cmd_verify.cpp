@@ -17,10 +17,10 @@
 //            and the device-generated distributions only; gpu_serial (one GPU thread) runs up to
 //            --serial-max (2^24). The GPU cases and the model jobs of one input run concurrently.
 //            --time-limit stops starting new inputs and reports what was not covered.
-//   inputs   uniform, normal, cancellation, lognormal, constant (generated on the device with
-//            core/generators.hpp and downloaded for the model; 1024 elements spot-checked against
-//            the CPU generator), ill_conditioned and random_bits (every finite bit pattern:
-//            subnormals, overflow to Inf, Inf - Inf = NaN in a tree) generated on the host and
+//   inputs   uniform, normal, cancellation, lognormal, constant, random_bits (every finite bit
+//            pattern: subnormals, overflow to Inf, Inf - Inf = NaN in a tree), generated on the
+//            device with core/generators.hpp and downloaded for the model (1024 elements
+//            spot-checked against the CPU generator); ill_conditioned generated on the host and
 //            uploaded, n <= 2^20+3.
 //   dtypes   float32 and float64 (--dtype); gpu_double_acc is float32 only.
 //   compare  bitwise; any NaN equals any NaN (the GPU returns the canonical NaN, x86 propagates a
@@ -131,38 +131,18 @@ struct Input {
   std::string name;
   DistributionSpec spec;
   bool device_generated = true;
-  bool random_bits = false;
 };
 
 Input parse_input(const std::string& name) {
   Input in;
   in.name = name;
-  if (name == "random_bits") {
-    in.device_generated = false;
-    in.random_bits = true;
-    return in;
-  }
   try {
     in.spec.kind = parse_distribution(name);
   } catch (const std::invalid_argument& e) {
-    throw UserError(std::string(e.what()) + " (verify also accepts random_bits)");
+    throw UserError(e.what());
   }
   in.device_generated = in.spec.kind != Distribution::ill_conditioned;
   return in;
-}
-
-// Every finite bit pattern equally likely (exponent field all ones is folded to 0: subnormals).
-template <class T> std::vector<T> random_bits_input(std::size_t n, std::uint64_t seed) {
-  using Bits = typename FloatTraits<T>::Bits;
-  constexpr int frac_bits = FloatTraits<T>::precision - 1;
-  constexpr Bits exp_mask = (Bits(1) << FloatTraits<T>::exponent_bits) - 1;
-  std::vector<T> x(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    Bits b = static_cast<Bits>(random_bits(seed, i, 1000));
-    if (((b >> frac_bits) & exp_mask) == exp_mask) b &= ~(exp_mask << frac_bits);
-    x[i] = from_bits<T>(b);
-  }
-  return x;
 }
 
 struct Case {
@@ -393,7 +373,6 @@ class Verifier {
 
   template <class T> std::vector<T> host_input(const Input& in, std::int64_t n) {
     const auto count = static_cast<std::size_t>(n);
-    if (in.random_bits) return random_bits_input<T>(count, opts_.seed);
     try {
       return generate<T>(in.spec, opts_.seed, count);
     } catch (const std::invalid_argument& e) {

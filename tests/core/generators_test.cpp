@@ -181,6 +181,36 @@ TEST(Generators, CancellationHasBothSignsAndALargeCondition) {
   EXPECT_EQ(u.condition, 1.0);  // uniform [0, 1): no cancellation at all
 }
 
+// random_bits: finite always, and every exponent field but all-ones present (the exact sum's wide
+// path is timed and tested on it); both signs; the element is T's bits, not a rounded double.
+template <class T> void check_random_bits() {
+  using Traits = FloatTraits<T>;
+  using Bits = typename Traits::Bits;
+  constexpr int f = Traits::precision - 1;
+  constexpr Bits exponent_ones = (Bits(1) << Traits::exponent_bits) - 1;
+  std::vector<int> seen(std::size_t(exponent_ones) + 1, 0);
+  int negative = 0;
+  const auto x = generate<T>(spec_of(Distribution::random_bits), 5, 1 << 16);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    ASSERT_TRUE(std::isfinite(x[i])) << i;
+    const Bits b = to_bits(x[i]);
+    ++seen[std::size_t((b >> f) & exponent_ones)];
+    negative += std::signbit(x[i]) ? 1 : 0;
+    ASSERT_EQ(b, to_bits(generate_element<T>(spec_of(Distribution::random_bits), 5, i)));
+  }
+  EXPECT_EQ(seen[exponent_ones], 0);
+  int present = 0;
+  for (std::size_t e = 0; e < exponent_ones; ++e) present += seen[e] > 0 ? 1 : 0;
+  EXPECT_EQ(present, int(exponent_ones)) << "exponent fields 0 .. all-ones - 1 present";
+  EXPECT_GT(negative, (1 << 15) - 1000);
+  EXPECT_LT(negative, (1 << 15) + 1000);
+}
+
+TEST(Generators, RandomBitsCoverEveryExponent) {
+  check_random_bits<float>();
+  check_random_bits<double>();
+}
+
 TEST(Generators, ParseAndPrintNames) {
   for (Distribution d : kAllDistributions) {
     EXPECT_EQ(parse_distribution(to_string(d)), d);
@@ -244,6 +274,7 @@ TEST(Generators, GoldenBits) {
       {Distribution::cancellation, 0x1bc68924c0378eceull, 0xb2a427a82fa7cf9dull},
       {Distribution::lognormal, 0x88251fc298690a6aull, 0xf951e151336e20f5ull},
       {Distribution::ill_conditioned, 0x173bc134d0692d64ull, 0x5e58ec4d25eed765ull},
+      {Distribution::random_bits, 0x1695e49ad8c59db2ull, 0xab8cc6f02ef2ff1dull},
   };
   for (const auto& g : golden) {
     EXPECT_EQ(checksum<float>(g.d), g.f) << to_string(g.d);
