@@ -38,7 +38,7 @@ inline constexpr int bulk_max_stages = 4;
 // help later: docs/performance-notes.md).
 __host__ __device__ constexpr int bulk_stages(int block) { return block <= 256 ? 4 : block <= 512 ? 3 : 2; }
 // Dynamic shared memory a launch must provide (and opt in to, past 48 KB).
-constexpr std::size_t bulk_smem_bytes(int block) {
+__host__ __device__ constexpr std::size_t bulk_smem_bytes(int block) {
   return static_cast<std::size_t>(bulk_stages(block)) * static_cast<std::size_t>(block) * bulk_group_bytes;
 }
 

@@ -260,6 +260,60 @@ template <class T> void check_exact_wide(std::size_t n, int every_tiny) {
   }
 }
 
+// The wide path (ExactThread::bin_group): groups whose span the levels cannot hold go to per-thread
+// integer bins. Every finite bit pattern (float: every bin; double: windows raised as larger
+// elements come, the elements below a window by the element path), lognormal sigma 12 (spans of
+// 2^180 and more), the same sorted by magnitude (every thread's magnitudes drift up: re-anchors
+// that keep narrow groups on the levels), and a mix of narrow groups with rare huge elements, each
+// against the CPU's exact sum, for gpu_exact and for the totals a study's reference reads (the
+// |x| kernel), at every shape.
+template <class T> void check_exact_bins() {
+  std::vector<std::pair<std::string, std::vector<T>>> inputs;
+  DistributionSpec bits;
+  bits.kind = Distribution::random_bits;
+  inputs.emplace_back("random_bits", generate<T>(bits, 11, (1 << 20) + 3));
+  DistributionSpec wide;
+  wide.kind = Distribution::lognormal;
+  wide.sigma = 12;
+  inputs.emplace_back("lognormal sigma 12", generate<T>(wide, 12, (1 << 20) + 5));
+  auto sorted = generate<T>(wide, 13, (1 << 19) + 1);
+  apply_ordering(sorted, Ordering::magnitude_ascending);
+  inputs.emplace_back("lognormal sigma 12, ascending |x|", sorted);
+  DistributionSpec narrow;
+  narrow.kind = Distribution::normal;
+  auto spikes = generate<T>(narrow, 14, (1 << 20) + 7);
+  for (std::size_t i = 0; i < spikes.size(); i += 9973) spikes[i] = static_cast<T>(std::ldexp(double(spikes[i]), 90));
+  inputs.emplace_back("normal with a 2^90 spike every 9973", spikes);
+  for (const auto& [name, x] : inputs) {
+    const T ref = exact_sum<T>(std::span<const T>(x));
+    Superaccumulator<T> host_sum, host_abs;
+    host_sum.add(std::span<const T>(x));
+    std::vector<T> magnitudes(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) magnitudes[i] = std::fabs(x[i]);
+    host_abs.add(std::span<const T>(magnitudes));
+    gpu::DeviceBuffer<T> buf(static_cast<std::int64_t>(x.size()));
+    buf.upload(std::span<const T>(x));
+    for (const auto& s : shapes_with_partial_warps()) {
+      const LaunchShape c = canonicalize(GpuKernel::exact, s);
+      SCOPED_TRACE(name + " [" + to_string(c) + "]");
+      const auto g = gpu::gpu_sum<T>(GpuKernel::exact, c, buf);
+      ASSERT_TRUE(g.ok()) << g.error;
+      EXPECT_TRUE(same_bits(g.value, ref)) << hex_bits(g.value) << " vs CPU " << hex_bits(ref);
+      if (c.block > 512) continue;  // the totals take blocks of at most 512 threads
+      Superaccumulator<T> sum, sum_abs;
+      ASSERT_EQ(gpu::gpu_exact_totals<T>(buf.device_data(), buf.size(), c, sum, sum_abs), "");
+      EXPECT_EQ(sum.limbs(), host_sum.limbs());
+      EXPECT_EQ(sum_abs.limbs(), host_abs.limbs());
+    }
+  }
+}
+
+TEST(GpuExact, WideSpansThroughTheBinsStayExact) {
+  SUMLAB_REQUIRE_GPU();
+  check_exact_bins<float>();
+  check_exact_bins<double>();
+}
+
 TEST(GpuExact, WideRangesAndTheSlowPathsStayExact) {
   SUMLAB_REQUIRE_GPU();
   check_exact_wide<float>(1 << 18, 0);      // every exponent of float, random signs
@@ -506,7 +560,7 @@ TYPED_TEST(GpuBulkLoads, MisalignedViewsAndTileEdgesKeepTheBits) {
 TEST(GpuFill, DeviceGeneratorMatchesTheCpu) {
   SUMLAB_REQUIRE_GPU();
   for (Distribution d : {Distribution::uniform, Distribution::normal, Distribution::cancellation,
-                         Distribution::lognormal, Distribution::constant}) {
+                         Distribution::lognormal, Distribution::constant, Distribution::random_bits}) {
     DistributionSpec spec;
     spec.kind = d;
     gpu::DeviceBuffer<float> bf(100003);

@@ -79,6 +79,33 @@ template <class T> struct ExactLayout {
   static_assert((max_anchor - 41 - min_exponent) / limb_bits + 2 < num_limbs, "a flush must fit the limbs");
 };
 
+// The wide path's per-thread bins (ExactThread::bin_group): int64 integers in dynamic shared
+// memory after the bulk stages, bin k of a thread at [k * blockDim.x + threadIdx.x] (a warp's
+// lanes hit 32 consecutive words whatever bins they pick: no bank conflicts), bin k weighing
+// limb (base + k)'s 2^(32 (base + k) + min_exponent).
+//   float:  10 bins, base 0: an element of exponent field E lands whole in bin (max(E,1) - 1) / 32
+//           (at most bin 7) as its significand shifted by (max(E,1) - 1) mod 32 (< 2^55); bins 8
+//           and 9 take the carries (a thread's total is below 2^308 in units of 2^-149). Every
+//           finite float, no anchor, no window.
+//   double: a window of 16 bins (8 for 1024-thread blocks, whose bulk stages take 128 KB), base
+//           chosen per thread from its first wide group's largest exponent and raised when a
+//           larger one comes: the significand shifted by the exponent mod 32 (< 2^85) as its low
+//           32 bits into bin j and the rest (< 2^52 + 2^31) into bin j + 1, j <= count - 3 (the
+//           top bin takes only carries). Elements below the window go to the element path.
+// Normalising (every normalise_every elements a thread sends to the bins, and before a push)
+// leaves bins 0 .. count-2 in [0, 2^32) and the carry in the top bin; an element adds less than
+// 2^55 (float) or 2^52 + 2^32 + 2^31 (double) to a bin, so the bins stay below 2^63 in between.
+template <class T> struct ExactBins {
+  static constexpr int max_count = sizeof(T) == 4 ? 10 : 16;
+  static constexpr int normalise_every = sizeof(T) == 4 ? 240 : 1016;  // whole groups of 16 / 8
+  static_assert(sizeof(T) == 8 || (253 >> 5) + 2 < max_count, "float: bins 0..7 for elements, 8 and 9 for carries");
+  static_assert(sizeof(T) == 4 || ExactLayout<T>::num_limbs >= 2046 / 32 + 3, "double: the window fits the limbs");
+  __host__ __device__ static constexpr int count(int max_threads) { return sizeof(T) == 4 || max_threads <= 512 ? max_count : 8; }
+  __host__ __device__ static constexpr std::size_t bytes(int max_threads, int block) {
+    return static_cast<std::size_t>(count(max_threads)) * sizeof(long long) * static_cast<std::size_t>(block);
+  }
+};
+
 // Adds q * 2^(p + min_exponent) (p >= 0, |q| < 2^61) to the shared limbs as three digits (q shifted
 // by up to 31 bits is below 2^92: two 32-bit digits and a signed top one below 2^28).
 template <class T> __device__ __forceinline__ void add_scaled(unsigned long long* s_limbs, long long q, int p) {
@@ -132,7 +159,7 @@ template <class Bits> __device__ __forceinline__ Bits warp_min_bits(unsigned mas
 // it: t and S_0 are multiples of g_0, and x = t - S_0 exactly), kept as the lowest grid of any
 // anchor. Float groups then pay one FP max per element; the per-element integer minimum that
 // this replaces cost about 15% of the kernel's speed on the H200.
-template <class T, bool Range = false> struct ExactThread {
+template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struct ExactThread {
   using Layout = ExactLayout<T>;
   using Bits = typename FloatTraits<T>::Bits;
   static constexpr Bits sign_bit = Bits(1) << (sizeof(T) * 8 - 1);
@@ -149,6 +176,9 @@ template <class T, bool Range = false> struct ExactThread {
   int count = 0;       // fast-path elements since the last flush
   bool not_negative_zero = false;
   order_model::ExactLimbWindow<8> window;  // the slow path's digits, flushed to the block in batches
+  long long* bins = nullptr;  // this thread's bin 0 (ExactBins); bin k at bins[k * blockDim.x]
+  int bin_base = sizeof(T) == 4 ? 0 : -1;  // the limb of bin 0; double: -1 until the first wide group
+  int bin_adds = 0;                        // elements sent to the bins since they were normalised
 
   // Level l's grid, raised to the smallest subnormal (every value is a multiple of that).
   __device__ __forceinline__ int unit_exp(int l) const {
@@ -295,8 +325,11 @@ template <class T, bool Range = false> struct ExactThread {
   // N elements at once, the common case: when all are finite and below 2^B (a comparison per
   // element, one branch per group) they go through the first level(s) without a branch (float: level 0
   // alone, which holds every element above 2^(B - 17); double: levels 0 and 1), then, if some
-  // element left bits below them, through every level; if bits are left even then, the levels are
-  // restored and the group is redone element by element by add(). A group adds at most N - 1
+  // element left bits below them, through every level. If bits are left even then, or some element
+  // is at or above 2^B, the levels are restored and the group, if finite, goes to the bins
+  // (bin_group: any span), after a re-anchor on its largest element has been tried when that is
+  // what refused it (so data whose magnitude drifts stays on the levels); a group holding NaN or Inf
+  // is redone element by element by add(). A group adds at most N - 1
   // elements past flush_every before its flush: fewer than 1024 addends of <= 2^(k - 11), so S_l
   // still stays in its binade.
   template <int N>
@@ -353,15 +386,76 @@ template <class T, bool Range = false> struct ExactThread {
 #pragma unroll
       for (int l = 0; l < L; ++l) s[l] = saved[l];
     }
-    // Element by element. Not unrolled, so add() is compiled once, not N times; the elements are
-    // shifted down a register array (static indices only) instead of indexed by i, which would
-    // move the array to local memory.
+    bool finite = true;
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      Bits u;
+      memcpy(&u, &x[i], sizeof(T));
+      finite &= (u & ~sign_bit) < inf_bits;
+    }
+    if (!finite) {
+      add_each(x, ~0u, s_limbs, s_special);
+      return;
+    }
+    if (!below && reanchor_for(x, s_limbs)) {  // the levels may hold the group from a new anchor
+      double saved[L];
+#pragma unroll
+      for (int l = 0; l < L; ++l) saved[l] = s[l];
+      if (try_levels<L>(x)) {
+        not_negative_zero |= not_minus_zero != 0;
+        if constexpr (Range) track_range(x);
+        count += N;
+        if (count >= Layout::flush_every) flush(s_limbs);
+        return;
+      }
+#pragma unroll
+      for (int l = 0; l < L; ++l) s[l] = saved[l];
+    }
+    bin_group(x, s_limbs, s_special);
+  }
+
+  // A group of finite elements with one at or above 2^B: flush, push and anchor on its largest
+  // (as add() would for that element) when that anchor is allowed; false (nothing done) if not.
+  template <int N> __device__ __forceinline__ bool reanchor_for(const T (&x)[N], unsigned long long* s_limbs) {
+    T largest = T(0);
+#pragma unroll
+    for (int i = 0; i < N; ++i) largest = fabs(x[i]) > largest ? fabs(x[i]) : largest;
+    int e = 0;
+    frexp(static_cast<double>(largest), &e);
+    if (e > Layout::max_anchor) return false;
+    flush(s_limbs);
+    push(s_limbs);
+    const int b = e + Layout::anchor_margin;
+    anchor(b < Layout::max_anchor ? b : Layout::max_anchor);
+    return true;
+  }
+
+  // Range: the group's largest finite and smallest nonzero magnitudes, tracked one by one.
+  template <int N> __device__ __forceinline__ void track_range(const T (&x)[N]) {
+    Bits largest = 0;
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      Bits u;
+      memcpy(&u, &x[i], sizeof(T));
+      largest = (u & ~sign_bit) < inf_bits && (u & ~sign_bit) > largest ? (u & ~sign_bit) : largest;
+    }
+    largest_finite = largest > largest_finite ? largest : largest_finite;
+    const Bits smallest = group_smallest(x);
+    smallest_nonzero = smallest < smallest_nonzero ? smallest : smallest_nonzero;
+  }
+
+  // The elements i of the group with bit i of `which` set, one by one by add(). Not unrolled, so
+  // add() is compiled once, not N times; the elements are shifted down a register array (static
+  // indices only) instead of indexed by i, which would move the array to local memory.
+  template <int N>
+  __device__ __forceinline__ void add_each(const T (&x)[N], unsigned which, unsigned long long* s_limbs,
+                                           unsigned long long* s_special) {
     T y[N];
 #pragma unroll
     for (int i = 0; i < N; ++i) y[i] = x[i];
 #pragma unroll 1
     for (int i = 0; i < N; ++i) {
-      add(y[0], s_limbs, s_special);
+      if ((which >> i) & 1u) add(y[0], s_limbs, s_special);
 #pragma unroll
       for (int k = 0; k + 1 < N; ++k) y[k] = y[k + 1];
     }
@@ -377,6 +471,118 @@ template <class T, bool Range = false> struct ExactThread {
       smallest = a != 0 && a < smallest ? a : smallest;
     }
     return smallest;
+  }
+
+  __device__ __forceinline__ long long& bin(int k) const { return bins[k * static_cast<int>(blockDim.x)]; }
+
+  // Carries each bin's part from 2^32 up into the next, the top bin keeping the rest (signed).
+  __device__ __forceinline__ void normalise_bins() {
+    long long carry = 0;
+#pragma unroll
+    for (int k = 0; k + 1 < Bins; ++k) {
+      const long long v = bin(k) + carry;
+      bin(k) = v & 0xffffffffll;
+      carry = v >> 32;  // arithmetic: floor
+    }
+    bin(Bins - 1) += carry;
+    bin_adds = 0;
+  }
+
+  // The bins into the block's limbs by this thread alone (no other lane need be here), emptied.
+  __device__ __forceinline__ void push_bins_alone(unsigned long long* s_limbs) {
+    normalise_bins();
+#pragma unroll
+    for (int k = 0; k < Bins; ++k) {
+      const long long v = bin(k);
+      bin(k) = 0;
+      if (v != 0) add_scaled<T>(s_limbs, v, 32 * (bin_base + k));
+    }
+  }
+
+  // The bins into the block's limbs at the end: the lanes here that share a window add first
+  // (every bin is below 2^56 once normalised), one of them does the atomics.
+  __device__ __forceinline__ void push_bins(unsigned long long* s_limbs) {
+    normalise_bins();
+    const unsigned mask = __activemask();
+    const unsigned same = sizeof(T) == 4 ? mask : __match_any_sync(mask, bin_base);
+    const bool leader = (threadIdx.x & 31u) == static_cast<unsigned>(__ffs(same) - 1);
+#pragma unroll
+    for (int k = 0; k < Bins; ++k) {
+      const long long total = group_sum_s56(same, bin(k));
+      if (leader && total != 0) add_scaled<T>(s_limbs, total, 32 * (bin_base + k));
+    }
+  }
+
+  // A finite element's significand m (hidden bit included) and the bit position of its lowest
+  // bit above 2^min_exponent: x = (-1)^sign m 2^pos.
+  __device__ __forceinline__ static void split(Bits u, Bits& m, int& pos) {
+    constexpr int f = FloatTraits<T>::precision - 1;
+    const int e = static_cast<int>((u & ~sign_bit) >> f);
+    const int normal = e != 0 ? 1 : 0;
+    m = (u & ((Bits(1) << f) - 1)) | (static_cast<Bits>(normal) << f);
+    pos = e - normal;
+  }
+
+  // A group of finite elements that the levels could not take (a span past theirs, or an element
+  // at or above 2^B), into the bins exactly, without a branch per element. Double: the elements
+  // below the window afterwards by add(). Range: the group's largest and smallest magnitudes.
+  template <int N>
+  __device__ __forceinline__ void bin_group(const T (&x)[N], unsigned long long* s_limbs, unsigned long long* s_special) {
+    if constexpr (Range) track_range(x);
+    if constexpr (sizeof(T) == 4) {
+#pragma unroll
+      for (int i = 0; i < N; ++i) {
+        Bits u, m;
+        int pos;
+        memcpy(&u, &x[i], sizeof(T));
+        not_negative_zero |= u != sign_bit;
+        split(u, m, pos);
+        long long v = static_cast<long long>(static_cast<unsigned long long>(m) << (pos & 31));  // < 2^55
+        v = (u & sign_bit) != 0 ? -v : v;
+        bin(pos >> 5) += v;
+      }
+    } else {
+      int top = 0;  // the largest bin an element needs (its high part's)
+#pragma unroll
+      for (int i = 0; i < N; ++i) {
+        Bits u;
+        memcpy(&u, &x[i], sizeof(T));
+        const int e = static_cast<int>((u & ~sign_bit) >> 52);
+        const int pos = e - (e != 0 ? 1 : 0);
+        top = (pos >> 5) + 1 > top ? (pos >> 5) + 1 : top;
+      }
+      if (top > bin_base + Bins - 2) {  // a new window whose next-to-top bin takes the largest element
+        if (bin_base >= 0) push_bins_alone(s_limbs);
+        const int b = top + 1 - (Bins - 1);
+        bin_base = b > 0 ? b : 0;
+      }
+      unsigned outside = 0;  // the elements below the window (nonzero), for add()
+#pragma unroll
+      for (int i = 0; i < N; ++i) {
+        Bits u, m;
+        int pos;
+        memcpy(&u, &x[i], sizeof(T));
+        not_negative_zero |= u != sign_bit;
+        split(u, m, pos);
+        int k = (pos >> 5) - bin_base;
+        const bool in = k >= 0;
+        outside |= (!in && m != 0 ? 1u : 0u) << i;
+        m = in ? m : 0;
+        k = in ? k : 0;
+        const int sh = pos & 31;
+        const unsigned long long low = (m & 0xffffffffull) << sh;  // < 2^63
+        long long lo = static_cast<long long>(low & 0xffffffffull);
+        long long hi = static_cast<long long>(((m >> 32) << sh) + (low >> 32));  // < 2^52 + 2^31
+        const bool negative = (u & sign_bit) != 0;
+        lo = negative ? -lo : lo;
+        hi = negative ? -hi : hi;
+        bin(k) += lo;
+        bin(k + 1) += hi;
+      }
+      if (outside != 0) add_each(x, outside, s_limbs, s_special);
+    }
+    bin_adds += N;
+    if (bin_adds >= ExactBins<T>::normalise_every) normalise_bins();
   }
 
   __device__ __forceinline__ void add(T x, unsigned long long* s_limbs, unsigned long long* s_special) {
@@ -432,7 +638,8 @@ template <class T> void exact_reset_sets(const ExactBuffers& out) {
 // MaxThreads, MinBlocks: the instantiation's __launch_bounds__. Blocks of up to 256 threads are
 // compiled for 2 resident blocks per SM (128 registers: no spills), blocks of up to 512 for one
 // (128 registers: the levels and the window never spill), 1024 for one (64 registers, which spills).
-// The launch provides bulk_smem_bytes(blockDim.x) of dynamic shared memory.
+// The launch provides bulk_smem_bytes(blockDim.x) + ExactBins<T>::bytes(MaxThreads, blockDim.x) of dynamic
+// shared memory.
 // Abs: the kernel adds |x| (the exact sum of magnitudes a study's reference needs beside the sum;
 // its special counts are not used).
 template <class T, bool Range, int MaxThreads, int MinBlocks, bool Abs = false>
@@ -445,8 +652,13 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(cons
   __shared__ unsigned long long s_range[Range ? 32 : 1][3];  // Range: each warp's largest, smallest, lowest grid
   for (int k = static_cast<int>(threadIdx.x); k < NL; k += static_cast<int>(blockDim.x)) s_limbs[k] = 0;
   if (threadIdx.x < exact_specials) s_special[threadIdx.x] = 0;
+  constexpr int Bins = ExactBins<T>::count(MaxThreads);
+  ExactThread<T, Range, Bins> t;
+  extern __shared__ __align__(128) unsigned char exact_dynamic_smem[];  // the bulk stages, then the bins
+  t.bins = reinterpret_cast<long long*>(exact_dynamic_smem + bulk_smem_bytes(static_cast<int>(blockDim.x))) + threadIdx.x;
+#pragma unroll
+  for (int k = 0; k < Bins; ++k) t.bin(k) = 0;  // this thread's own words: no barrier needed for them
   __syncthreads();
-  ExactThread<T, Range> t;
   if constexpr (Abs) {
     for_each_bulk_group(
         d_in, num_items, [&](T x) { t.add(fabs(x), s_limbs, s_special); },
@@ -463,6 +675,7 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(cons
   }
   t.flush(s_limbs);
   t.push(s_limbs);
+  t.push_bins(s_limbs);
   unsigned long long* const limbs = s_limbs;
   t.window.flush(NL, [limbs](int limb, long long v) { atomicAdd(&limbs[limb], static_cast<unsigned long long>(v)); });
   // Range: gpu_fixed_point's pass 2 may follow as a programmatic dependent (float32 only,
@@ -591,8 +804,9 @@ void launch_exact(const LaunchShape& s, const T* d_in, std::int64_t n, const Exa
                        : s.block <= 256   ? exact_limbs_kernel<T, Range, 256, 2>
                        : s.block <= 512 ? exact_limbs_kernel<T, Range, 512, 1>
                                         : exact_limbs_kernel<T, Range, 1024, 1>;
-  // The tiles' shared memory passes the default 48 KB: opt in to its size.
-  const std::size_t smem = bulk_smem_bytes(s.block);
+  // The tiles' and bins' shared memory passes the default 48 KB: opt in to its size.
+  const int max_threads = Abs || s.block > 256 ? (s.block > 512 ? 1024 : 512) : 256;
+  const std::size_t smem = bulk_smem_bytes(s.block) + ExactBins<T>::bytes(max_threads, s.block);
   SUMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   kernel<<<s.grid, s.block, smem>>>(d_in, n, out);
   SUMLAB_CUDA_CHECK_LAUNCH("exact_limbs_kernel");
