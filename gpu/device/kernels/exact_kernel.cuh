@@ -530,16 +530,23 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
   __device__ __forceinline__ void bin_group(const T (&x)[N], unsigned long long* s_limbs, unsigned long long* s_special) {
     if constexpr (Range) track_range(x);
     if constexpr (sizeof(T) == 4) {
+      // Per element, about 9 integer-pipe instructions, 5 IMADs (the FMA pipe) and the bin's load
+      // and store: the subnormal case needs no branch (m = |u| - e 2^23 is the significand with
+      // its hidden bit for e = E - 1 >= 0, the fraction itself for E = 0), the sign multiplies, and
+      // the funnel shifts take the shift count mod 32 themselves.
 #pragma unroll
       for (int i = 0; i < N; ++i) {
-        Bits u, m;
-        int pos;
+        Bits u;
         memcpy(&u, &x[i], sizeof(T));
         not_negative_zero |= u != sign_bit;
-        split(u, m, pos);
-        long long v = static_cast<long long>(static_cast<unsigned long long>(m) << (pos & 31));  // < 2^55
-        v = (u & sign_bit) != 0 ? -v : v;
-        bin(pos >> 5) += v;
+        const int a = static_cast<int>(u & ~sign_bit);
+        const int above = a - (1 << 23) > 0 ? a - (1 << 23) : 0;  // (E - 1) 2^23 + fraction, or 0 for E = 0
+        const int e = above >> 23;                                // the lowest bit's position: bin e / 32, shift e mod 32
+        const int s = static_cast<int>(u) >> 31;                  // 0 or -1
+        const int m = (a - (e << 23)) * (2 * s + 1);              // the signed significand, |m| < 2^24
+        const unsigned lo = __funnelshift_l(0u, static_cast<unsigned>(m), static_cast<unsigned>(e));
+        const unsigned hi = __funnelshift_l(static_cast<unsigned>(m), static_cast<unsigned>(s), static_cast<unsigned>(e));
+        bin(above >> 28) += static_cast<long long>((static_cast<unsigned long long>(hi) << 32) | lo);  // m 2^(e mod 32)
       }
     } else {
       int top = 0;  // the largest bin an element needs (its high part's)
