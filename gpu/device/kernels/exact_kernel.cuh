@@ -179,6 +179,12 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
   long long* bins = nullptr;  // this thread's bin 0 (ExactBins); bin k at bins[k * blockDim.x]
   int bin_base = sizeof(T) == 4 ? 0 : -1;  // the limb of bin 0; double: -1 until the first wide group
   int bin_adds = 0;                        // elements sent to the bins since they were normalised
+  // Groups the warp sends straight to the bins after one of its lanes' groups missed the levels,
+  // and the next such run's length (doubling on each miss up to 32, back to 1 after a hit): the
+  // levels' attempt on a wide group costs about what the bins do, and lanes that differ would run
+  // both. Warp-uniform: set from __any_sync over the lanes present.
+  int bins_streak = 0;
+  int bins_backoff = 1;
 
   // Level l's grid, raised to the smallest subnormal (every value is a multiple of that).
   __device__ __forceinline__ int unit_exp(int l) const {
@@ -335,6 +341,12 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
   template <int N>
   __device__ __forceinline__ void add_group(const T (&x)[N], unsigned long long* s_limbs, unsigned long long* s_special) {
     if (threshold == T(0)) first_anchor(x);
+    if (bins_streak > 0) {
+      --bins_streak;
+      if (group_finite(x)) bin_group(x, s_limbs, s_special);
+      else add_each(x, ~0u, s_limbs, s_special);
+      return;
+    }
     constexpr bool level0_proof = sizeof(T) == 4;  // see Range above
     T largest_f = T(0);       // Range, float: the group's largest |x| (valid when `below`)
     Bits largest = 0;         // Range, double: the same as bits; and the smallest nonzero
@@ -357,12 +369,13 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
         }
       }
     }
+    bool done = false;
     if (below) {
       constexpr int first = sizeof(T) == 4 ? 1 : 2;
       double saved[L];
 #pragma unroll
       for (int l = 0; l < L; ++l) saved[l] = s[l];
-      bool done = try_levels<first>(x);
+      done = try_levels<first>(x);
       const bool proven = level0_proof && done;  // level 0 alone absorbed the group
       if (!done && first < L) {
 #pragma unroll
@@ -370,7 +383,6 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
         done = try_levels<L>(x);
       }
       if (done) {
-        not_negative_zero |= not_minus_zero != 0;
         if constexpr (Range) {  // all finite here
           if constexpr (level0_proof) {
             largest = static_cast<Bits>(__float_as_uint(largest_f));
@@ -379,13 +391,42 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
           largest_finite = largest > largest_finite ? largest : largest_finite;
           smallest_nonzero = smallest < smallest_nonzero ? smallest : smallest_nonzero;
         }
-        count += N;
-        if (count >= Layout::flush_every) flush(s_limbs);
-        return;
-      }
+      } else {
 #pragma unroll
-      for (int l = 0; l < L; ++l) s[l] = saved[l];
+        for (int l = 0; l < L; ++l) s[l] = saved[l];
+      }
     }
+    const bool finite = done || group_finite(x);
+    if (!done && finite && !below && reanchor_for(x, s_limbs)) {  // the levels may hold it from a new anchor
+      double saved[L];
+#pragma unroll
+      for (int l = 0; l < L; ++l) saved[l] = s[l];
+      done = try_levels<L>(x);
+      if (done) {
+        if constexpr (Range) track_range(x);
+      } else {
+#pragma unroll
+        for (int l = 0; l < L; ++l) s[l] = saved[l];
+      }
+    }
+    if (__any_sync(__activemask(), !done)) {
+      bins_streak = bins_backoff;
+      bins_backoff = bins_backoff < 32 ? 2 * bins_backoff : 32;
+    } else {
+      bins_backoff = 1;
+    }
+    if (done) {
+      not_negative_zero |= not_minus_zero != 0;
+      count += N;
+      if (count >= Layout::flush_every) flush(s_limbs);
+    } else if (finite) {
+      bin_group(x, s_limbs, s_special);
+    } else {
+      add_each(x, ~0u, s_limbs, s_special);
+    }
+  }
+
+  template <int N> __device__ __forceinline__ bool group_finite(const T (&x)[N]) const {
     bool finite = true;
 #pragma unroll
     for (int i = 0; i < N; ++i) {
@@ -393,25 +434,7 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
       memcpy(&u, &x[i], sizeof(T));
       finite &= (u & ~sign_bit) < inf_bits;
     }
-    if (!finite) {
-      add_each(x, ~0u, s_limbs, s_special);
-      return;
-    }
-    if (!below && reanchor_for(x, s_limbs)) {  // the levels may hold the group from a new anchor
-      double saved[L];
-#pragma unroll
-      for (int l = 0; l < L; ++l) saved[l] = s[l];
-      if (try_levels<L>(x)) {
-        not_negative_zero |= not_minus_zero != 0;
-        if constexpr (Range) track_range(x);
-        count += N;
-        if (count >= Layout::flush_every) flush(s_limbs);
-        return;
-      }
-#pragma unroll
-      for (int l = 0; l < L; ++l) s[l] = saved[l];
-    }
-    bin_group(x, s_limbs, s_special);
+    return finite;
   }
 
   // A group of finite elements with one at or above 2^B: flush, push and anchor on its largest
@@ -475,6 +498,14 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
 
   __device__ __forceinline__ long long& bin(int k) const { return bins[k * static_cast<int>(blockDim.x)]; }
 
+  // v (|v| < 2^63) at limb `limb` as two digits: v mod 2^32 there, v >> 32 (signed, |.| < 2^31) in
+  // the next limb (which exists: the top bin is at most limb num_limbs - 2). add_scaled's third,
+  // sign-carrying digit would land past the top limb for a negative total in float's bin 9.
+  __device__ __forceinline__ static void add_bin(unsigned long long* s_limbs, long long v, int limb) {
+    atomicAdd(&s_limbs[limb], static_cast<unsigned long long>(v) & 0xffffffffull);
+    if ((v >> 32) != 0) atomicAdd(&s_limbs[limb + 1], static_cast<unsigned long long>(v >> 32));
+  }
+
   // Carries each bin's part from 2^32 up into the next, the top bin keeping the rest (signed).
   __device__ __forceinline__ void normalise_bins() {
     long long carry = 0;
@@ -495,7 +526,7 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
     for (int k = 0; k < Bins; ++k) {
       const long long v = bin(k);
       bin(k) = 0;
-      if (v != 0) add_scaled<T>(s_limbs, v, 32 * (bin_base + k));
+      if (v != 0) add_bin(s_limbs, v, bin_base + k);
     }
   }
 
@@ -509,7 +540,7 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
 #pragma unroll
     for (int k = 0; k < Bins; ++k) {
       const long long total = group_sum_s56(same, bin(k));
-      if (leader && total != 0) add_scaled<T>(s_limbs, total, 32 * (bin_base + k));
+      if (leader && total != 0) add_bin(s_limbs, total, bin_base + k);
     }
   }
 
