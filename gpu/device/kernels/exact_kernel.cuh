@@ -29,6 +29,16 @@
 // blocks' instruction counts differing by half (Nsight Compute). With 2^4 a simulation of the
 // same walk meets none. NaN and Inf are counted, never added. Double inputs above 2^1012
 // (whose M_0 would overflow) are added by the slow path directly.
+// Wide groups: a finite group the levels cannot hold (an element below their last grid, or one at
+// or above 2^B that a re-anchor on the group's largest does not cure) goes whole to per-thread
+// integer bins in shared memory (ExactBins, bin_group): each element's significand, shifted by
+// its exponent mod 32, added to the bin of its exponent / 32, with no branch per element. For float
+// the bins cover every finite value; for double they are a 512-bit window per thread (256 for
+// 1024-thread blocks), raised when a larger element comes, and the elements below it take the
+// element path. After a miss a thread sends its next groups straight to the bins (1, 2, 4 .. 32 of
+// them, back to 1 after a hit), so wide data stops paying the levels' attempt. Elements per second
+// are then bound by the bins' shared-memory loads and stores (16 bytes a float element, 32 a
+// double one), not by the span: the inputs of moderate range keep the levels' speed.
 // Loads: tiles by the bulk-copy engine (gpu/thread/bulk_loads.cuh), whatever the shape's vector
 // width and mapping: the bits do not depend on which thread adds which element (below).
 //
@@ -36,8 +46,8 @@
 // multiple of 2^min_subnormal_exp, integer addition is associative, and the host rounds the exact
 // total once (core/exact_sum.hpp's Superaccumulator): the same result as exact_sum on the CPU.
 //
-// Bounds (why int64 limbs do not overflow): a push or slow-path add puts a digit of magnitude
-// < 2^32 into a limb; a block performs fewer than 2^31 of them (a launch covers at most
+// Bounds (why int64 limbs do not overflow): a push, a bin's push or a slow-path add puts a digit of
+// magnitude < 2^32 into a limb; a block performs fewer than 2^31 of them (a launch covers at most
 // exact_launch_elements < 2^31 elements: launch_exact_chunks splits longer inputs into launches
 // that add to the same set), so a block limb stays below 2^63. A block adds each limb's low 32
 // bits to its column of the set and the rest (|.| < 2^31) to the next column, so a column gains
