@@ -18,8 +18,9 @@
 // multiple of g_l below 2^51 g_l, is converted to an integer and added to the thread's integer for
 // level l (a flush); those integers go to the block's limbs (a push) before a re-anchor, when one
 // passes 2^55, and at the end. With 2 levels (float input, converted to double exactly) every
-// element above 2^(B - 60) is absorbed by the fast path; with 3 levels (double input), every
-// element above 2^(B - 73).
+// element above 2^(B - 60) is absorbed by the fast path; with 5 levels (double input), every
+// element above 2^(B - 157): double has twice float's time per element, and five levels' 15
+// additions an element fit it, where the bins' two loads and stores an element do not.
 // Anchor: a thread's first group sets B from its warp's largest magnitude, 2^4 above it
 // (anchor_margin); a finite element with |x| >= 2^B flushes and re-anchors (B = its exponent + 1 +
 // 4), which a thread does about ln(elements) / 4 times on random data at most. So inputs whose
@@ -79,7 +80,7 @@ template <class T> struct ExactLayout {
   static constexpr int min_exponent = FloatTraits<T>::min_subnormal_exp;
   static_assert(limb_bits == 32, "the digit split below assumes 32-bit limbs");
   static_assert(Superaccumulator<T>::min_exponent == min_exponent, "limb 0 bit 0 must weigh the smallest subnormal");
-  static constexpr int levels = sizeof(T) == 4 ? 2 : 3;
+  static constexpr int levels = sizeof(T) == 4 ? 2 : 5;
   static constexpr int flush_every = 512;
   static constexpr int anchor_margin = 4;  // B = (largest magnitude's exponent + 1) + anchor_margin
   // Largest anchor: M_0 = 1.5 * 2^(B + 11) must be a finite double.
@@ -179,8 +180,10 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
   int lowest_grid = 0x7fffffff;
   static constexpr int L = Layout::levels;
   double s[L];
-  double m[L];
   int grid_exp[L] = {};
+  // M_l = 1.5 * 2^(grid_exp[l] + 52), recomputed at each flush instead of held: with double's five
+  // levels the registers it took made the 512-thread build spill.
+  __device__ __forceinline__ double level_m(int l) const { return ldexp(1.5, grid_exp[l] + 52); }
   long long flushed[L] = {};  // level l's flushed sums, in units of its grid (|.| < 2^56)
   T threshold = T(0);  // 2^B: |x| < threshold takes the fast path (0: no anchor yet)
   int count = 0;       // fast-path elements since the last flush
@@ -209,8 +212,9 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
     bool full = false;
 #pragma unroll
     for (int l = 0; l < L; ++l) {
-      const double v = s[l] - m[l];  // exact: both in [2^k, 2^(k+1)]
-      s[l] = m[l];
+      const double m = level_m(l);
+      const double v = s[l] - m;  // exact: both in [2^k, 2^(k+1)]
+      s[l] = m;
       // v is a multiple of 2^e below 2^(e + 51): an exact integer after scaling.
       flushed[l] += __double2ll_rn(ldexp(v, -unit_exp(l)));
       full |= flushed[l] > (1ll << 55) || flushed[l] < -(1ll << 55);
@@ -239,8 +243,7 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
     int k = b + 11;
 #pragma unroll
     for (int l = 0; l < L; ++l) {
-      m[l] = ldexp(1.5, k);
-      s[l] = m[l];
+      s[l] = ldexp(1.5, k);
       grid_exp[l] = k - 52;
       k = grid_exp[l] - 1 + 11;
     }
