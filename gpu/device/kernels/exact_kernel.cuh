@@ -18,9 +18,8 @@
 // multiple of g_l below 2^51 g_l, is converted to an integer and added to the thread's integer for
 // level l (a flush); those integers go to the block's limbs (a push) before a re-anchor, when one
 // passes 2^55, and at the end. With 2 levels (float input, converted to double exactly) every
-// element above 2^(B - 60) is absorbed by the fast path; with 5 levels (double input), every
-// element above 2^(B - 157): double has twice float's time per element, and five levels' 15
-// additions an element fit it, where the bins' two loads and stores an element do not.
+// element above 2^(B - 60) is absorbed by the fast path; with 3 levels (double input), every
+// element above 2^(B - 73).
 // Anchor: a thread's first group sets B from its warp's largest magnitude, 2^4 above it
 // (anchor_margin); a finite element with |x| >= 2^B flushes and re-anchors (B = its exponent + 1 +
 // 4), which a thread does about ln(elements) / 4 times on random data at most. So inputs whose
@@ -36,10 +35,9 @@
 // its exponent mod 32, added to the bin of its exponent / 32, with no branch per element. For float
 // the bins cover every finite value; for double they are a 512-bit window per thread (256 for
 // 1024-thread blocks), raised when a larger element comes, and the elements below it take the
-// element path. After a miss a thread sends its next groups straight to the bins (1, 2, 4 .. 32 of
-// them, back to 1 after a hit), so wide data stops paying the levels' attempt. Elements per second
-// are then bound by the bins' shared-memory loads and stores (16 bytes a float element, 32 a
-// double one), not by the span: the inputs of moderate range keep the levels' speed.
+// element path. Such a group pays the levels' attempt and then the bins; the bins' speed is bound
+// by their shared-memory loads and stores (16 bytes a float element, 32 a double one), whatever
+// the span (docs/performance-notes.md). Inputs of moderate range never reach them.
 // Loads: tiles by the bulk-copy engine (gpu/thread/bulk_loads.cuh), whatever the shape's vector
 // width and mapping: the bits do not depend on which thread adds which element (below).
 //
@@ -80,7 +78,7 @@ template <class T> struct ExactLayout {
   static constexpr int min_exponent = FloatTraits<T>::min_subnormal_exp;
   static_assert(limb_bits == 32, "the digit split below assumes 32-bit limbs");
   static_assert(Superaccumulator<T>::min_exponent == min_exponent, "limb 0 bit 0 must weigh the smallest subnormal");
-  static constexpr int levels = sizeof(T) == 4 ? 2 : 5;
+  static constexpr int levels = sizeof(T) == 4 ? 2 : 3;
   static constexpr int flush_every = 512;
   static constexpr int anchor_margin = 4;  // B = (largest magnitude's exponent + 1) + anchor_margin
   // Largest anchor: M_0 = 1.5 * 2^(B + 11) must be a finite double.
@@ -180,10 +178,8 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
   int lowest_grid = 0x7fffffff;
   static constexpr int L = Layout::levels;
   double s[L];
+  double m[L];
   int grid_exp[L] = {};
-  // M_l = 1.5 * 2^(grid_exp[l] + 52), recomputed at each flush instead of held: with double's five
-  // levels the registers it took made the 512-thread build spill.
-  __device__ __forceinline__ double level_m(int l) const { return ldexp(1.5, grid_exp[l] + 52); }
   long long flushed[L] = {};  // level l's flushed sums, in units of its grid (|.| < 2^56)
   T threshold = T(0);  // 2^B: |x| < threshold takes the fast path (0: no anchor yet)
   int count = 0;       // fast-path elements since the last flush
@@ -192,12 +188,6 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
   long long* bins = nullptr;  // this thread's bin 0 (ExactBins); bin k at bins[k * blockDim.x]
   int bin_base = sizeof(T) == 4 ? 0 : -1;  // the limb of bin 0; double: -1 until the first wide group
   int bin_adds = 0;                        // elements sent to the bins since they were normalised
-  // Groups the thread sends straight to the bins after one of its groups missed the levels, and
-  // the next such run's length (doubling on each miss up to 32, back to 1 after a hit): the
-  // levels' attempt on a wide group costs about what the bins do. Per thread: a warp-uniform
-  // run (__any_sync after every group) cost float cancellation input, which never misses, 17%.
-  int bins_streak = 0;
-  int bins_backoff = 1;
 
   // Level l's grid, raised to the smallest subnormal (every value is a multiple of that).
   __device__ __forceinline__ int unit_exp(int l) const {
@@ -212,9 +202,8 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
     bool full = false;
 #pragma unroll
     for (int l = 0; l < L; ++l) {
-      const double m = level_m(l);
-      const double v = s[l] - m;  // exact: both in [2^k, 2^(k+1)]
-      s[l] = m;
+      const double v = s[l] - m[l];  // exact: both in [2^k, 2^(k+1)]
+      s[l] = m[l];
       // v is a multiple of 2^e below 2^(e + 51): an exact integer after scaling.
       flushed[l] += __double2ll_rn(ldexp(v, -unit_exp(l)));
       full |= flushed[l] > (1ll << 55) || flushed[l] < -(1ll << 55);
@@ -243,7 +232,8 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
     int k = b + 11;
 #pragma unroll
     for (int l = 0; l < L; ++l) {
-      s[l] = ldexp(1.5, k);
+      m[l] = ldexp(1.5, k);
+      s[l] = m[l];
       grid_exp[l] = k - 52;
       k = grid_exp[l] - 1 + 11;
     }
@@ -354,12 +344,6 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
   template <int N>
   __device__ __forceinline__ void add_group(const T (&x)[N], unsigned long long* s_limbs, unsigned long long* s_special) {
     if (threshold == T(0)) first_anchor(x);
-    if (bins_streak > 0) {
-      --bins_streak;
-      if (group_finite(x)) bin_group(x, s_limbs, s_special);
-      else add_each(x, ~0u, s_limbs, s_special);
-      return;
-    }
     constexpr bool level0_proof = sizeof(T) == 4;  // see Range above
     T largest_f = T(0);       // Range, float: the group's largest |x| (valid when `below`)
     Bits largest = 0;         // Range, double: the same as bits; and the smallest nonzero
@@ -382,13 +366,12 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
         }
       }
     }
-    bool done = false;
     if (below) {
       constexpr int first = sizeof(T) == 4 ? 1 : 2;
       double saved[L];
 #pragma unroll
       for (int l = 0; l < L; ++l) saved[l] = s[l];
-      done = try_levels<first>(x);
+      bool done = try_levels<first>(x);
       const bool proven = level0_proof && done;  // level 0 alone absorbed the group
       if (!done && first < L) {
 #pragma unroll
@@ -396,6 +379,7 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
         done = try_levels<L>(x);
       }
       if (done) {
+        not_negative_zero |= not_minus_zero != 0;
         if constexpr (Range) {  // all finite here
           if constexpr (level0_proof) {
             largest = static_cast<Bits>(__float_as_uint(largest_f));
@@ -404,42 +388,13 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
           largest_finite = largest > largest_finite ? largest : largest_finite;
           smallest_nonzero = smallest < smallest_nonzero ? smallest : smallest_nonzero;
         }
-      } else {
-#pragma unroll
-        for (int l = 0; l < L; ++l) s[l] = saved[l];
+        count += N;
+        if (count >= Layout::flush_every) flush(s_limbs);
+        return;
       }
-    }
-    const bool finite = done || group_finite(x);
-    if (!done && finite && !below && reanchor_for(x, s_limbs)) {  // the levels may hold it from a new anchor
-      double saved[L];
 #pragma unroll
-      for (int l = 0; l < L; ++l) saved[l] = s[l];
-      done = try_levels<L>(x);
-      if (done) {
-        if constexpr (Range) track_range(x);
-      } else {
-#pragma unroll
-        for (int l = 0; l < L; ++l) s[l] = saved[l];
-      }
+      for (int l = 0; l < L; ++l) s[l] = saved[l];
     }
-    if (!done) {
-      bins_streak = bins_backoff;
-      bins_backoff = bins_backoff < 32 ? 2 * bins_backoff : 32;
-    } else {
-      bins_backoff = 1;
-    }
-    if (done) {
-      not_negative_zero |= not_minus_zero != 0;
-      count += N;
-      if (count >= Layout::flush_every) flush(s_limbs);
-    } else if (finite) {
-      bin_group(x, s_limbs, s_special);
-    } else {
-      add_each(x, ~0u, s_limbs, s_special);
-    }
-  }
-
-  template <int N> __device__ __forceinline__ bool group_finite(const T (&x)[N]) const {
     bool finite = true;
 #pragma unroll
     for (int i = 0; i < N; ++i) {
@@ -447,7 +402,25 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
       memcpy(&u, &x[i], sizeof(T));
       finite &= (u & ~sign_bit) < inf_bits;
     }
-    return finite;
+    if (!finite) {
+      add_each(x, ~0u, s_limbs, s_special);
+      return;
+    }
+    if (!below && reanchor_for(x, s_limbs)) {  // the levels may hold the group from a new anchor
+      double saved[L];
+#pragma unroll
+      for (int l = 0; l < L; ++l) saved[l] = s[l];
+      if (try_levels<L>(x)) {
+        not_negative_zero |= not_minus_zero != 0;
+        if constexpr (Range) track_range(x);
+        count += N;
+        if (count >= Layout::flush_every) flush(s_limbs);
+        return;
+      }
+#pragma unroll
+      for (int l = 0; l < L; ++l) s[l] = saved[l];
+    }
+    bin_group(x, s_limbs, s_special);
   }
 
   // A group of finite elements with one at or above 2^B: flush, push and anchor on its largest
