@@ -267,6 +267,14 @@ template <class T> void check_exact_wide(std::size_t n, int every_tiny) {
 // that keep narrow groups on the levels), and a mix of narrow groups with rare huge elements, each
 // against the CPU's exact sum, for gpu_exact and for the totals a study's reference reads (the
 // |x| kernel), at every shape.
+// The CPU's exact Σx and Σ|x| of x, as gpu_exact_totals returns them.
+template <class T> void host_totals(const std::vector<T>& x, Superaccumulator<T>& sum, Superaccumulator<T>& sum_abs) {
+  sum.add(std::span<const T>(x));
+  std::vector<T> magnitudes(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) magnitudes[i] = std::fabs(x[i]);
+  sum_abs.add(std::span<const T>(magnitudes));
+}
+
 template <class T> void check_exact_bins() {
   std::vector<std::pair<std::string, std::vector<T>>> inputs;
   DistributionSpec bits;
@@ -287,10 +295,7 @@ template <class T> void check_exact_bins() {
   for (const auto& [name, x] : inputs) {
     const T ref = exact_sum<T>(std::span<const T>(x));
     Superaccumulator<T> host_sum, host_abs;
-    host_sum.add(std::span<const T>(x));
-    std::vector<T> magnitudes(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i) magnitudes[i] = std::fabs(x[i]);
-    host_abs.add(std::span<const T>(magnitudes));
+    host_totals(x, host_sum, host_abs);
     gpu::DeviceBuffer<T> buf(static_cast<std::int64_t>(x.size()));
     buf.upload(std::span<const T>(x));
     for (const auto& s : shapes_with_partial_warps()) {
@@ -421,10 +426,7 @@ template <class T> void check_exact_totals() {
   }
   for (const auto& x : inputs) {
     Superaccumulator<T> host_sum, host_abs;
-    host_sum.add(std::span<const T>(x));
-    std::vector<T> magnitudes(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i) magnitudes[i] = std::fabs(x[i]);
-    host_abs.add(std::span<const T>(magnitudes));
+    host_totals(x, host_sum, host_abs);
     gpu::DeviceBuffer<T> buf(static_cast<std::int64_t>(x.size()));
     buf.upload(std::span<const T>(x));
     for (const auto& s : all) {

@@ -311,14 +311,7 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
   // (plus a margin of 2^anchor_margin), so that on random data a thread rarely meets a larger
   // element later (each would cost a re-anchor and a careful group).
   template <int N> __device__ __forceinline__ void first_anchor(const T (&x)[N]) {
-    Bits largest = 0;
-#pragma unroll
-    for (int i = 0; i < N; ++i) {
-      Bits u;
-      memcpy(&u, &x[i], sizeof(T));
-      const Bits a = u & ~sign_bit;
-      largest = a < inf_bits && a > largest ? a : largest;
-    }
+    const Bits largest = group_largest(x);
     constexpr int drop = int(sizeof(Bits)) * 8 - 32;  // the exponent is in the top 32 bits
     const unsigned top = __reduce_max_sync(__activemask(), static_cast<unsigned>(largest >> drop));
     if (top == 0) return;
@@ -441,13 +434,7 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
 
   // Range: the group's largest finite and smallest nonzero magnitudes, tracked one by one.
   template <int N> __device__ __forceinline__ void track_range(const T (&x)[N]) {
-    Bits largest = 0;
-#pragma unroll
-    for (int i = 0; i < N; ++i) {
-      Bits u;
-      memcpy(&u, &x[i], sizeof(T));
-      largest = (u & ~sign_bit) < inf_bits && (u & ~sign_bit) > largest ? (u & ~sign_bit) : largest;
-    }
+    const Bits largest = group_largest(x);
     largest_finite = largest > largest_finite ? largest : largest_finite;
     const Bits smallest = group_smallest(x);
     smallest_nonzero = smallest < smallest_nonzero ? smallest : smallest_nonzero;
@@ -468,6 +455,19 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
 #pragma unroll
       for (int k = 0; k + 1 < N; ++k) y[k] = y[k + 1];
     }
+  }
+
+  // The group's largest finite magnitude as bits (0 if none).
+  template <int N> __device__ __forceinline__ Bits group_largest(const T (&x)[N]) const {
+    Bits largest = 0;
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      Bits u;
+      memcpy(&u, &x[i], sizeof(T));
+      const Bits a = u & ~sign_bit;
+      largest = a < inf_bits && a > largest ? a : largest;
+    }
+    return largest;
   }
 
   template <int N> __device__ __forceinline__ Bits group_smallest(const T (&x)[N]) const {
