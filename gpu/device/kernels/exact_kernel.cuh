@@ -829,7 +829,8 @@ void launch_exact(const LaunchShape& s, const T* d_in, std::int64_t n, const Exa
                        : s.block <= 256   ? exact_limbs_kernel<T, Range, 256, 2>
                        : s.block <= 512 ? exact_limbs_kernel<T, Range, 512, 1>
                                         : exact_limbs_kernel<T, Range, 1024, 1>;
-  // The tiles' and bins' shared memory passes the default 48 KB: opt in to its size.
+  // The tiles' and bins' shared memory passes the default 48 KB: opt in to its size. The bins'
+  // count follows the instantiation's MaxThreads, as chosen just above.
   const int max_threads = Abs || s.block > 256 ? (s.block > 512 ? 1024 : 512) : 256;
   const std::size_t smem = bulk_smem_bytes(s.block) + ExactBins<T>::bytes(max_threads, s.block);
   SUMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
