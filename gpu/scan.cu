@@ -1,4 +1,5 @@
-// Host side of the scans: validation, device memory per level of scan-then-propagate, launches,
+// Host side of the scans: validation, device memory per level of scan-then-propagate or per tile
+// of the chained scan, launches,
 // timing, download. Every CUDA call is checked (gpu/cuda_check.cuh); a GpuError becomes
 // GpuScanResult::error.
 #include "gpu/scan.hpp"
@@ -57,6 +58,44 @@ void launch_scan(GpuScan alg, const ScanShape& s, const typename Op::Value* d_in
   SUMLAB_CUDA_CHECK_LAUNCH("scan carry kernel");
 }
 
+// warp_hs_chained's per-tile state, zeroed once; each launch takes the next epoch.
+struct Chain {
+  DeviceBytes status, aggregate, inclusive, counter;
+  std::int64_t tiles = 0;
+  unsigned epoch = 0;
+};
+
+template <class Op, int ITEMS>
+void launch_chained_items(const ScanShape& s, const typename Op::Value* d_in, std::int64_t n, typename Op::Value* d_out,
+                          bool inclusive, const detail::ChainTiles<typename Op::Value>& c) {
+  const std::size_t smem = scan::scan_shared_bytes(GpuScan::warp_hs_chained, s, sizeof(typename Op::Value));
+  detail::chained_tile_kernel<Op, ITEMS><<<unsigned(c.tiles), unsigned(s.block), smem>>>(d_in, n, inclusive, d_out, c);
+  SUMLAB_CUDA_CHECK_LAUNCH("chained scan kernel");
+}
+
+template <class Op>
+void launch_chained(const ScanShape& s, const typename Op::Value* d_in, std::int64_t n, typename Op::Value* d_out,
+                    bool inclusive, Chain& chain) {
+  using V = typename Op::Value;
+  detail::ChainTiles<V> c;
+  c.status = chain.status.template as<unsigned>();
+  c.aggregate = chain.aggregate.template as<V>();
+  c.inclusive = chain.inclusive.template as<V>();
+  c.counter = chain.counter.template as<unsigned long long>();
+  c.epoch = ++chain.epoch;
+  c.tiles = chain.tiles;
+  switch (s.items) {  // kChainedItems; validate_scan_shape refused any other
+    case 1: launch_chained_items<Op, 1>(s, d_in, n, d_out, inclusive, c); break;
+    case 2: launch_chained_items<Op, 2>(s, d_in, n, d_out, inclusive, c); break;
+    case 3: launch_chained_items<Op, 3>(s, d_in, n, d_out, inclusive, c); break;
+    case 4: launch_chained_items<Op, 4>(s, d_in, n, d_out, inclusive, c); break;
+    case 7: launch_chained_items<Op, 7>(s, d_in, n, d_out, inclusive, c); break;
+    case 8: launch_chained_items<Op, 8>(s, d_in, n, d_out, inclusive, c); break;
+    case 15: launch_chained_items<Op, 15>(s, d_in, n, d_out, inclusive, c); break;
+    default: launch_chained_items<Op, 16>(s, d_in, n, d_out, inclusive, c); break;
+  }
+}
+
 }  // namespace
 
 template <class V> struct ScanInput<V>::Impl {
@@ -99,11 +138,21 @@ GpuScanResult<typename Op::Value> gpu_scan(GpuScan alg, const ScanShape& s, cons
   try {
     DeviceBytes out(std::size_t(n) * sizeof(V), "the scan output");
     std::vector<Level> levels;
+    Chain chain;
     DeviceBytes temp;
     std::size_t temp_bytes = 0;
     if (alg == GpuScan::cub) {
       temp_bytes = detail::cub_scan_temp_bytes<Op>(n, inclusive);
       temp = DeviceBytes(std::max<std::size_t>(temp_bytes, 1), "cub's temporary storage");
+    } else if (alg == GpuScan::warp_hs_chained) {
+      chain.tiles = (n + s.tile() - 1) / s.tile();
+      const auto tiles = std::size_t(chain.tiles);
+      chain.status = DeviceBytes(tiles * sizeof(unsigned), "the tile states");
+      chain.aggregate = DeviceBytes(tiles * sizeof(V), "the tile aggregates");
+      chain.inclusive = DeviceBytes(tiles * sizeof(V), "the tile prefixes");
+      chain.counter = DeviceBytes(sizeof(unsigned long long), "the tile counter");
+      SUMLAB_CUDA_CHECK(cudaMemset(chain.status.template as<void>(), 0, tiles * sizeof(unsigned)));
+      SUMLAB_CUDA_CHECK(cudaMemset(chain.counter.template as<void>(), 0, sizeof(unsigned long long)));
     } else {
       for (std::int64_t m = n; m > 1 || levels.empty();) {
         Level L;
@@ -117,6 +166,7 @@ GpuScanResult<typename Op::Value> gpu_scan(GpuScan alg, const ScanShape& s, cons
     }
     auto once = [&] {
       if (alg == GpuScan::cub) detail::cub_scan<Op>(temp.template as<void>(), temp_bytes, x.device_data(), out.template as<V>(), n, inclusive);
+      else if (alg == GpuScan::warp_hs_chained) launch_chained<Op>(s, x.device_data(), n, out.template as<V>(), inclusive, chain);
       else launch_scan<Op>(alg, s, x.device_data(), n, out.template as<V>(), inclusive, levels, 0);
     };
     if (opts.reps > 1) once();  // warm-up

@@ -405,7 +405,7 @@ std::string scan_barrier(TraceStage st) {
     case TraceStage::thread: return "each thread scans its own items (registers, no barrier)";
     case TraceStage::warp: return "within a warp: shuffles, or the block tree's levels inside one warp";
     case TraceStage::block: return "---- within the tile, across warps: __syncthreads() between levels ----";
-    case TraceStage::cross_block: return "---- carry: the tile totals scanned, then added to every later tile ----";
+    case TraceStage::cross_block: return "---- carry: the tile totals scanned (warp_hs_chained: folded left to right), then added to every later tile ----";
   }
   return "";
 }

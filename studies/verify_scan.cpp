@@ -80,7 +80,7 @@ class Sweep {
     using V = typename Op::Value;
     const std::vector<std::int64_t> sizes = opts_.quick ? std::vector<std::int64_t>{0, 1, 33, 257, 4097, 100003}
                                                         : std::vector<std::int64_t>{0, 1, 31, 32, 33, 255, 257, 1023,
-                                                                                    1025, 4097, 100003};
+                                                                                    1025, 4097, 100003, 1048579};
     for (std::int64_t n : sizes) {
       std::vector<V> x;
       make(x, std::size_t(n), opts_.seed);
@@ -95,7 +95,7 @@ class Sweep {
           gpu_error = e.what();
         }
       }
-      for (GpuScan alg : {GpuScan::warp_hillis_steele, GpuScan::block_blelloch}) {
+      for (GpuScan alg : scan::kModelledGpuScans) {
         ScanVerifyLine& line = line_for(std::string(to_string(alg)), Op::name, dtype);
         for (bool inclusive : {true, false}) {
           std::vector<V> first_model;

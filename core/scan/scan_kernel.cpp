@@ -1,6 +1,7 @@
 // Names, shapes and validation of the GPU scans; see scan_kernel.hpp.
 #include "core/scan/scan_kernel.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
 
@@ -46,6 +47,8 @@ std::size_t scan_shared_bytes(GpuScan a, const ScanShape& s, std::size_t value_b
     return (m + m / 32) * value_bytes + value_bytes;  // padded tile + the saved total
   }
   if (a == GpuScan::warp_hillis_steele) return 32 * value_bytes;  // one total per warp
+  if (a == GpuScan::warp_hs_chained)
+    return chained_header_bytes(value_bytes) + std::size_t(s.block / 32) * 33 * std::size_t(s.items) * value_bytes;
   return 0;
 }
 
@@ -57,6 +60,9 @@ std::string validate_scan_shape(GpuScan a, const ScanShape& s, std::int64_t n, s
     return "block must be a multiple of 32 in 32..1024 (got " + std::to_string(s.block) + ")";
   if (a == GpuScan::warp_hillis_steele) {
     if (s.items < 1 || s.items > 16) return "items must be in 1..16 (got " + std::to_string(s.items) + ")";
+  } else if (a == GpuScan::warp_hs_chained) {
+    if (std::find(std::begin(kChainedItems), std::end(kChainedItems), s.items) == std::end(kChainedItems))
+      return "warp_hs_chained: items must be 1, 2, 3, 4, 7, 8, 15 or 16 (got " + std::to_string(s.items) + ")";
   } else {
     if (!std::has_single_bit(unsigned(s.block)))
       return "block_blelloch: block must be a power of two (got " + std::to_string(s.block) + ")";
@@ -70,11 +76,20 @@ std::string validate_scan_shape(GpuScan a, const ScanShape& s, std::int64_t n, s
   return "";
 }
 
+ScanShape default_scan_shape(GpuScan a) {
+  if (a == GpuScan::warp_hs_chained) return {128, 15};
+  return {256, 4};
+}
+
 std::vector<ScanShape> scan_shapes(GpuScan a, bool quick) {
   if (a == GpuScan::cub) return {ScanShape{0, 0}};
   if (a == GpuScan::warp_hillis_steele) {
     if (quick) return {{32, 1}, {96, 3}, {256, 4}};
     return {{32, 1}, {64, 1}, {96, 3}, {128, 7}, {256, 4}, {512, 2}, {1024, 1}, {256, 16}};
+  }
+  if (a == GpuScan::warp_hs_chained) {
+    if (quick) return {{32, 1}, {96, 3}, {128, 15}};
+    return {{32, 1}, {64, 2}, {96, 3}, {128, 7}, {128, 15}, {256, 8}, {512, 4}, {1024, 1}};
   }
   if (quick) return {{32, 2}, {128, 4}, {256, 2}};
   return {{32, 2}, {64, 2}, {128, 4}, {256, 2}, {256, 4}, {512, 2}, {1024, 2}, {128, 16}};

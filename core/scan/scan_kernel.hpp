@@ -21,11 +21,21 @@
 //                       span two banks and keep some conflicts), Blelloch's up-sweep and down-sweep
 //                       (core/scan/tree_scans.hpp, padding elements = identity); inclusive
 //                       outputs combine(exclusive, x).
+// One algorithm chains its tiles in a single pass instead (gpu/block/chained_lookback.cuh):
+//   warp_hs_chained     warp_hillis_steele's tile scan (items a template parameter: 1, 2, 3, 4, 7,
+//                       8, 15 or 16); the tile's aggregate A_t is the last warp's value in the
+//                       Hillis-Steele scan of the warp totals; its carry is the left fold
+//                       P_{t-1} = combine(...combine(A_0, A_1)..., A_{t-1}) (a decoupled look-back
+//                       that folds forward from whichever P_j it finds: the same bits whatever the
+//                       timing); a thread's prefix is combine(carry, in-tile prefix) and its outputs
+//                       combine(prefix, own serial prefix). One read and one write of the data, as
+//                       CUB's scan, where scan-then-propagate reads and writes it twice.
 //   cub                 cub::DeviceScan (decoupled look-back, one pass): the library peer,
-//                       measured, not modelled (its look-back order depends on timing).
-// Determinism (declared): warp_hillis_steele and block_blelloch run a fixed order for a fixed shape
-// (run_to_run; the shape moves the tree); max is exact (shape_invariant) whatever the algorithm;
-// cub is declared not_deterministic and measured by the scan study.
+//                       measured, not modelled (its look-back reduces what it finds as a tree
+//                       whose shape depends on timing).
+// Determinism (declared): the modelled scans run a fixed order for a fixed shape (run_to_run; the
+// shape moves the tree); max is exact (shape_invariant) whatever the algorithm; cub is declared
+// not_deterministic and measured by the scan study.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -38,14 +48,18 @@
 
 namespace sumlab::scan {
 
-enum class GpuScan { warp_hillis_steele, block_blelloch, cub };
+enum class GpuScan { warp_hillis_steele, block_blelloch, warp_hs_chained, cub };
 
-inline constexpr GpuScan kAllGpuScans[] = {GpuScan::warp_hillis_steele, GpuScan::block_blelloch, GpuScan::cub};
+inline constexpr GpuScan kAllGpuScans[] = {GpuScan::warp_hillis_steele, GpuScan::block_blelloch,
+                                           GpuScan::warp_hs_chained, GpuScan::cub};
+inline constexpr GpuScan kModelledGpuScans[] = {GpuScan::warp_hillis_steele, GpuScan::block_blelloch,
+                                                GpuScan::warp_hs_chained};
 
 constexpr std::string_view to_string(GpuScan a) {
   switch (a) {
     case GpuScan::warp_hillis_steele: return "warp_hillis_steele";
     case GpuScan::block_blelloch: return "block_blelloch";
+    case GpuScan::warp_hs_chained: return "warp_hs_chained";
     case GpuScan::cub: return "cub";
   }
   return "?";
@@ -56,7 +70,8 @@ Determinism declared_determinism(GpuScan a, std::string_view op);
 
 struct ScanShape {
   int block = 256;  // threads per block, a multiple of 32 in 32..1024 (block_blelloch: a power of two)
-  int items = 4;    // elements per thread: 1..16 (block_blelloch: a power of two 2..16)
+  int items = 4;    // elements per thread: 1..16 (block_blelloch: a power of two 2..16;
+                    // warp_hs_chained: 1, 2, 3, 4, 7, 8, 15 or 16)
   std::int64_t tile() const { return std::int64_t(block) * items; }
 };
 // "b256x4"
@@ -71,6 +86,14 @@ inline constexpr std::int64_t kMaxScanItems = std::int64_t(1) << 34;
 // opt-in needed on any GPU since sm_70).
 inline constexpr std::size_t kScanSharedLimit = 48 * 1024;
 std::size_t scan_shared_bytes(GpuScan a, const ScanShape& s, std::size_t value_bytes);
+// warp_hs_chained's shared memory starts with the tile index (16 bytes), the 32 warp totals and the
+// carry, rounded up to 16 bytes; each warp's staging of 33 * items values follows.
+constexpr std::size_t chained_header_bytes(std::size_t value_bytes) { return 16 + (33 * value_bytes + 15) / 16 * 16; }
+// The items per thread warp_hs_chained is compiled for.
+inline constexpr int kChainedItems[] = {1, 2, 3, 4, 7, 8, 15, 16};
+// The shape a caller gets without naming one (bench): the chained scan's measured best; the
+// scan-then-propagate algorithms' historical b256x4.
+ScanShape default_scan_shape(GpuScan a);
 
 // Empty when the algorithm can run this shape on n values of value_bytes each; else one sentence
 // naming the rule. (cub ignores the shape.)

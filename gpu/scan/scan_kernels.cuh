@@ -1,10 +1,13 @@
 #pragma once
 // The __global__ kernels of the modelled scans (order: core/scan/scan_kernel.hpp; model:
-// core/scan/scan_model.hpp). One block per tile of blockDim.x * items elements; each writes the
-// tile's local scan and its total, and add_carry_kernel applies the scanned totals afterwards.
+// core/scan/scan_model.hpp). One block per tile of blockDim.x * items elements. The
+// scan-then-propagate kernels write the tile's local scan and its total, and add_carry_kernel
+// applies the scanned totals afterwards; the chained kernel does the whole scan in one pass.
 #include <cstdint>
 
+#include "core/scan/scan_kernel.hpp"
 #include "core/scan/scan_ops.hpp"
+#include "gpu/block/chained_lookback.cuh"
 #include "gpu/warp/warp_scan.cuh"
 
 namespace sumlab::gpu::detail {
@@ -118,6 +121,86 @@ __global__ void add_carry_kernel(typename Op::Value* __restrict__ out, std::int6
   for (std::int64_t i = tile + std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
     const typename Op::Value c = carry[i / tile];
     out[i] = (!inclusive && i % tile == 0) ? c : Op::combine(c, out[i]);
+  }
+}
+
+// warp_hs_chained: warp_hillis_steele's tile scan in one pass over the data. Each warp loads its
+// 32 * ITEMS elements striped (coalesced) into shared memory and takes them back blocked (lane l
+// owns l * ITEMS .. l * ITEMS + ITEMS - 1), the index padded by one word per 32 so both directions
+// are free of bank conflicts for 4-byte values; warp 0 chains the tile to its predecessors
+// (chained_lookback.cuh) while the other warps wait; the outputs leave through the same staging.
+__device__ __forceinline__ int chained_pad(int j) { return j + (j >> 5); }
+
+template <class Op, int ITEMS>
+__global__ void chained_tile_kernel(const typename Op::Value* __restrict__ x, std::int64_t n, bool inclusive,
+                                    typename Op::Value* __restrict__ out, ChainTiles<typename Op::Value> chain) {
+  using V = typename Op::Value;
+  extern __shared__ __align__(16) unsigned char scan_smem[];
+  const int tid = int(threadIdx.x), lane = tid & 31, w = tid >> 5, warps = int(blockDim.x) >> 5;
+  // Layout (scan::chained_shared_bytes): the tile index, 32 warp totals and the carry, then each
+  // warp's staging of 33 * ITEMS values.
+  std::int64_t* s_tile = reinterpret_cast<std::int64_t*>(scan_smem);
+  V* warp_total = reinterpret_cast<V*>(scan_smem + 16);
+  V* s_carry = warp_total + 32;
+  V* stage = reinterpret_cast<V*>(scan_smem + scan::chained_header_bytes(sizeof(V))) + w * 33 * ITEMS;
+  if (tid == 0) *s_tile = chain_claim(chain);
+  __syncthreads();
+  const std::int64_t t = *s_tile, tile = std::int64_t(blockDim.x) * ITEMS, begin = t * tile;
+  const std::int64_t count = n - begin < tile ? n - begin : tile;
+  const int warp_first = w * 32 * ITEMS;
+#pragma unroll
+  for (int k = 0; k < ITEMS; ++k) {
+    const int j = k * 32 + lane, i = warp_first + j;
+    stage[chained_pad(j)] = i < count ? x[begin + i] : Op::identity();
+  }
+  __syncwarp();
+  V s[ITEMS];
+#pragma unroll
+  for (int k = 0; k < ITEMS; ++k) {
+    const V v = stage[chained_pad(lane * ITEMS + k)];
+    s[k] = k == 0 ? v : Op::combine(s[k - 1], v);
+  }
+  const V lane_incl = warp_inclusive_scan<Op>(s[ITEMS - 1], lane);
+  const V lane_before = warp::shfl(lane_incl, 1, warp::Shfl::up);
+  if (lane == 31) warp_total[w] = lane_incl;
+  __syncthreads();
+  if (w == 0) {
+    V tw = lane < warps ? warp_total[lane] : Op::identity();
+    tw = warp_inclusive_scan<Op>(tw, lane);
+    const V aggregate = warp::shfl(tw, warps - 1, warp::Shfl::lane);
+    if (lane < warps) warp_total[lane] = tw;
+    if (t == 0) {
+      if (lane == 0) chain_publish_first(chain, aggregate);
+    } else {
+      const V carry = chain_look_back<Op>(chain, t, aggregate, lane);
+      if (lane == 0) *s_carry = carry;
+    }
+  }
+  __syncthreads();
+  // The thread's prefix: in-tile (warp prefix, then lane prefix), then the carry before it.
+  bool has_prefix = true;
+  V prefix = Op::identity();
+  if (w == 0 && lane == 0) has_prefix = false;
+  else if (w == 0) prefix = lane_before;
+  else if (lane == 0) prefix = warp_total[w - 1];
+  else prefix = Op::combine(warp_total[w - 1], lane_before);
+  if (t > 0) {
+    prefix = has_prefix ? Op::combine(*s_carry, prefix) : *s_carry;
+    has_prefix = true;
+  }
+#pragma unroll
+  for (int k = 0; k < ITEMS; ++k) {
+    V o;
+    if (inclusive) o = has_prefix ? Op::combine(prefix, s[k]) : s[k];
+    else if (k == 0) o = has_prefix ? prefix : Op::identity();
+    else o = has_prefix ? Op::combine(prefix, s[k - 1]) : s[k - 1];
+    stage[chained_pad(lane * ITEMS + k)] = o;
+  }
+  __syncwarp();
+#pragma unroll
+  for (int k = 0; k < ITEMS; ++k) {
+    const int j = k * 32 + lane, i = warp_first + j;
+    if (i < count) out[begin + i] = stage[chained_pad(j)];
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -99,7 +100,7 @@ TYPED_TEST(ScanTyped, ModelsEqualSerialWhenEverySumIsExact) {
   using T = TypeParam;
   using Op = PlusOp<T>;
   const std::size_t sizes[] = {0, 1, 31, 32, 33, 255, 257, 4095, 4097, 70001};
-  for (GpuScan alg : {GpuScan::warp_hillis_steele, GpuScan::block_blelloch})
+  for (GpuScan alg : kModelledGpuScans)
     for (const ScanShape& s : scan_shapes(alg, false))
       for (std::size_t n : sizes) {
         const auto x = integer_values<T>(n, 11);
@@ -117,7 +118,7 @@ TYPED_TEST(ScanTyped, ModelsRoundDifferentlyFromSerialOnRealInputs) {
   using Op = PlusOp<T>;
   const auto x = random_values<T>(20000, 13);
   const auto ser = serial_scan<Op>(std::span<const T>(x), true);
-  for (GpuScan alg : {GpuScan::warp_hillis_steele, GpuScan::block_blelloch}) {
+  for (GpuScan alg : kModelledGpuScans) {
     const auto m = model_scan<Op>(alg, ScanShape{128, 4}, std::span<const T>(x), true);
     std::size_t differ = 0;
     for (std::size_t i = 0; i < x.size(); ++i) differ += !same_bits(m[i], ser[i]);
@@ -138,7 +139,7 @@ TYPED_TEST(ScanTyped, MaxIsShapeInvariantBitForBit) {
     const auto ser = serial_scan<Op>(std::span<const T>(x), inclusive);
     expect_same_bits(hillis_steele_scan<Op>(std::span<const T>(x), inclusive).out, ser, "hs");
     expect_same_bits(blelloch_scan<Op>(std::span<const T>(x), inclusive).out, ser, "blelloch");
-    for (GpuScan alg : {GpuScan::warp_hillis_steele, GpuScan::block_blelloch})
+    for (GpuScan alg : kModelledGpuScans)
       for (const ScanShape& s : scan_shapes(alg, true))
         expect_same_bits(model_scan<Op>(alg, s, std::span<const T>(x), inclusive), ser, to_string(s).c_str());
   }
@@ -170,7 +171,8 @@ TYPED_TEST(ScanTyped, SegmentedRestartsAtEveryHead) {
                                      hillis_steele_scan<Op>(std::span<const V>(x), true).out,
                                      blelloch_scan<Op>(std::span<const V>(x), true).out,
                                      model_scan<Op>(GpuScan::warp_hillis_steele, {96, 3}, std::span<const V>(x), true),
-                                     model_scan<Op>(GpuScan::block_blelloch, {32, 2}, std::span<const V>(x), true)};
+                                     model_scan<Op>(GpuScan::block_blelloch, {32, 2}, std::span<const V>(x), true),
+                                     model_scan<Op>(GpuScan::warp_hs_chained, {64, 2}, std::span<const V>(x), true)};
     for (const auto& o : outs)
       for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(o[i].value, expect[i]) << n << " " << i;
     // Exclusive: the value carried into i, i.e. the inclusive value at i - 1.
@@ -216,6 +218,32 @@ TYPED_TEST(ScanTyped, AffineScanIsTheRecurrenceAndAssociativeWithinItsBound) {
   }
 }
 
+TYPED_TEST(ScanTyped, ChainedCarryIsTheLeftFoldOfTheTileTotals) {
+  // Tiles of 32 (b32x1) whose totals are 2^p, 1, 1, then zeros (p = the precision: 2^p + 1 is a tie
+  // that rounds to even, 2^p). By hand, the left fold of the totals gives tile 3 the carry
+  // (2^p + 1) + 1 = 2^p, while warp_hillis_steele's scan of the totals pairs the two ones first:
+  // 2^p + (1 + 1) = 2^p + 2.
+  using T = TypeParam;
+  using Op = PlusOp<T>;
+  const T big = std::ldexp(T(1), std::numeric_limits<T>::digits);
+  std::vector<T> x(4 * 32 + 5, T(0));
+  x[0] = big;
+  x[32] = T(1);
+  x[64] = T(1);
+  const ScanShape s{32, 1};
+  const auto chained = model_scan<Op>(GpuScan::warp_hs_chained, s, std::span<const T>(x), true);
+  const auto tree = model_scan<Op>(GpuScan::warp_hillis_steele, s, std::span<const T>(x), true);
+  EXPECT_EQ(chained[40], big);  // tile 1: 2^p + 1 rounds to 2^p
+  EXPECT_EQ(chained[96], big);
+  EXPECT_EQ(chained.back(), big);
+  EXPECT_EQ(tree[96], big + T(2));
+  // Exclusive: a tile's first output is its carry itself; tile 0's is the identity.
+  const auto exc = model_scan<Op>(GpuScan::warp_hs_chained, s, std::span<const T>(x), false);
+  EXPECT_TRUE(same_bits(exc[0], T(0)));
+  EXPECT_EQ(exc[32], big);
+  EXPECT_EQ(exc[96], big);
+}
+
 TEST(ScanShapes, ValidationAndNames) {
   EXPECT_EQ(validate_scan_shape(GpuScan::warp_hillis_steele, {96, 3}, 100, 4), "");
   EXPECT_NE(validate_scan_shape(GpuScan::warp_hillis_steele, {100, 3}, 100, 4), "");
@@ -225,6 +253,14 @@ TEST(ScanShapes, ValidationAndNames) {
   EXPECT_NE(validate_scan_shape(GpuScan::block_blelloch, {1024, 16}, 100, 16), "");  // shared memory
   EXPECT_EQ(validate_scan_shape(GpuScan::block_blelloch, {1024, 2}, 100, 16), "");
   EXPECT_EQ(validate_scan_shape(GpuScan::cub, {0, 0}, 100, 4), "");
+  EXPECT_EQ(validate_scan_shape(GpuScan::warp_hs_chained, {96, 7}, 100, 16), "");
+  EXPECT_NE(validate_scan_shape(GpuScan::warp_hs_chained, {96, 5}, 100, 4), "");   // not compiled
+  EXPECT_NE(validate_scan_shape(GpuScan::warp_hs_chained, {1024, 16}, 100, 4), "");  // shared memory
+  for (GpuScan alg : kModelledGpuScans)
+    for (int bytes : {4, 8, 16})
+      for (const ScanShape& sh : scan_shapes(alg, false))
+        EXPECT_EQ(validate_scan_shape(alg, sh, 100, bytes), "") << to_string(alg) << " " << to_string(sh) << " " << bytes;
+  EXPECT_EQ(validate_scan_shape(GpuScan::warp_hs_chained, default_scan_shape(GpuScan::warp_hs_chained), 100, 16), "");
   EXPECT_EQ(to_string(ScanShape{256, 4}), "b256x4");
   ASSERT_TRUE(parse_scan_shape("b96x3").has_value());
   EXPECT_EQ(parse_scan_shape("b96x3")->block, 96);

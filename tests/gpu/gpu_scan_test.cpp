@@ -42,7 +42,7 @@ template <class Op> void check_all_shapes() {
     std::vector<V> x;
     make(x, std::size_t(n));
     const gpu::ScanInput<V> in{std::span<const V>(x)};
-    for (GpuScan alg : {GpuScan::warp_hillis_steele, GpuScan::block_blelloch})
+    for (GpuScan alg : kModelledGpuScans)
       for (const ScanShape& s : scan_shapes(alg, false))
         for (bool inclusive : {true, false}) {
           const auto g = gpu::gpu_scan<Op>(alg, s, in, inclusive);
@@ -76,6 +76,29 @@ TEST(GpuScan, AffineMatchesModel) {
   SUMLAB_REQUIRE_GPU();
   check_all_shapes<AffineOp<float>>();
   check_all_shapes<AffineOp<double>>();
+}
+
+TEST(GpuScan, ChainedIsTheModelOnEveryRunThroughLongLookBacks) {
+  // 2^24 + 5 elements in tiles of 32: half a million tiles, so look-backs cross many windows of 32
+  // while thousands of tiles are in flight; five timed launches reuse the tile states by epoch, and
+  // three separate calls must all give the model's bits.
+  SUMLAB_REQUIRE_GPU();
+  using Op = PlusOp<float>;
+  std::vector<float> x;
+  make(x, (std::size_t(1) << 24) + 5);
+  const gpu::ScanInput<float> in{std::span<const float>(x)};
+  for (const ScanShape& s : {ScanShape{32, 1}, ScanShape{1024, 1}, default_scan_shape(GpuScan::warp_hs_chained)}) {
+    const auto m = model_scan<Op>(GpuScan::warp_hs_chained, s, std::span<const float>(x), true);
+    gpu::ScanRunOptions o;
+    o.reps = 5;
+    for (int call = 0; call < 3; ++call) {
+      const auto g = gpu::gpu_scan<Op>(GpuScan::warp_hs_chained, s, in, true, o);
+      ASSERT_TRUE(g.ok()) << g.error;
+      ASSERT_EQ(g.out.size(), m.size());
+      for (std::size_t i = 0; i < m.size(); ++i)
+        ASSERT_TRUE(same_bits(g.out[i], m[i])) << to_string(s) << " call " << call << " at " << i;
+    }
+  }
 }
 
 TEST(GpuScan, CubIsExactOnIntegers) {
