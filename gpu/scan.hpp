@@ -1,12 +1,13 @@
 #pragma once
 // The GPU scans behind a plain C++ API (no CUDA types: studies/ and tests build with the host
-// compiler): warp Hillis-Steele and block Blelloch, each device-wide by scan-then-propagate (their
-// order and shape rules: core/scan/scan_kernel.hpp; bit-exact CPU model: core/scan/scan_model.hpp),
+// compiler): warp Hillis-Steele and block Blelloch, each device-wide by scan-then-propagate, and the
+// warp scan's tiles chained in one pass (their order and shape rules: core/scan/scan_kernel.hpp;
+// bit-exact CPU model: core/scan/scan_model.hpp),
 // and cub::DeviceScan as the library peer (measured, not modelled). Operators: core/scan/scan_ops.hpp
 // (plus, max, segmented, affine) over float and double.
 //
-// Timing: CUDA events around each launch sequence (all levels of scan-then-propagate, or the one
-// CUB call), one untimed warm-up when reps > 1, the median of reps reported. The input stays
+// Timing: CUDA events around each launch sequence (all levels of scan-then-propagate, the chained
+// kernel, or the one CUB call), one untimed warm-up when reps > 1, the median of reps reported. The input stays
 // resident; a study times sizes whose input plus output are several times the L2 cache (50 MiB on
 // an H200), so the cache does not flatter the memory-bound comparison.
 // Failures (a shape validate_scan_shape refuses, memory, any CUDA error with its file:line) come

@@ -62,47 +62,64 @@ unsigned capped_grid(std::int64_t wanted, int grid_cap) {
   return static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>(wanted, grid_cap)));
 }
 
-// The segmented scan's device scratch: heads, tile aggregates and carries, every element's scan.
+// The segmented scan's device scratch: each tile's first segment and the chained look-back's tile
+// states (zeroed once; every launch takes the next epoch).
 template <class T> struct ScanScratch {
-  detail::DeviceBytes head, agg, carry, scanned;
+  detail::DeviceBytes first, status, aggregate, inclusive, counter;
+  std::int64_t tiles = 0;
+  unsigned epoch = 0;
 };
 
-template <class T, int ITEMS>
-void launch_scan_tiles(const SegShape& s, const T* d_in, std::int64_t n, ScanScratch<T>& w, std::int64_t tiles) {
+template <class T, int ITEMS, int MAX_THREADS>
+void launch_chained_tiles(const SegShape& s, const SegmentedInput<T>& in, ScanScratch<T>& w, T* d_out) {
   using F = scan::Flagged<T>;
-  const auto grid = static_cast<unsigned>(tiles);
-  seg_detail::tile_kernel<T, ITEMS, false><<<grid, s.block>>>(d_in, w.head.template as<unsigned char>(), n,
-                                                              w.agg.template as<F>(), nullptr, nullptr);
-  SUMLAB_CUDA_CHECK_LAUNCH("segmented scan tile aggregates");
-  seg_detail::carry_kernel<T><<<1, seg_detail::carry_threads>>>(w.agg.template as<F>(), tiles, w.carry.template as<F>());
-  SUMLAB_CUDA_CHECK_LAUNCH("segmented scan carries");
-  seg_detail::tile_kernel<T, ITEMS, true><<<grid, s.block>>>(d_in, w.head.template as<unsigned char>(), n, nullptr,
-                                                             w.carry.template as<F>(), w.scanned.template as<T>());
+  auto kernel = seg_detail::chained_segmented_kernel<T, ITEMS, MAX_THREADS>;
+  const std::size_t smem = seg_detail::seg_scan_smem<T>(s.block, ITEMS);
+  // Large tiles pass the default 48 KB (1024 x 16 doubles: 150 KB): opt in, once per kernel, to the
+  // largest block's size.
+  static const bool opted_in = [&] {
+    SUMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           int(seg_detail::seg_scan_smem<T>(MAX_THREADS, ITEMS))));
+    return true;
+  }();
+  (void)opted_in;
+  detail::ChainTiles<F> c;
+  c.status = w.status.template as<unsigned>();
+  c.aggregate = w.aggregate.template as<F>();
+  c.inclusive = w.inclusive.template as<F>();
+  c.counter = w.counter.template as<unsigned long long>();
+  c.epoch = ++w.epoch;
+  c.tiles = w.tiles;
+  kernel<<<static_cast<unsigned>(w.tiles), s.block, smem>>>(in.device_values(), in.device_offsets(), in.segments(),
+                                                           in.size(), w.first.template as<std::int64_t>(), c, d_out);
   SUMLAB_CUDA_CHECK_LAUNCH("segmented scan tiles");
+}
+
+template <class T, int MAX_THREADS>
+void launch_chained_items(const SegShape& s, const SegmentedInput<T>& in, ScanScratch<T>& w, T* d_out) {
+  switch (s.items_per_thread) {  // validate_shape refused any other
+    case 1: launch_chained_tiles<T, 1, MAX_THREADS>(s, in, w, d_out); break;
+    case 2: launch_chained_tiles<T, 2, MAX_THREADS>(s, in, w, d_out); break;
+    case 3: launch_chained_tiles<T, 3, MAX_THREADS>(s, in, w, d_out); break;
+    case 4: launch_chained_tiles<T, 4, MAX_THREADS>(s, in, w, d_out); break;
+    case 8: launch_chained_tiles<T, 8, MAX_THREADS>(s, in, w, d_out); break;
+    default: launch_chained_tiles<T, 16, MAX_THREADS>(s, in, w, d_out); break;
+  }
 }
 
 template <class T>
 void launch_scan(const SegShape& s, const SegmentedInput<T>& in, ScanScratch<T>& w, T* d_out, int grid_cap) {
   const std::int64_t n = in.size(), segs = in.segments();
-  const std::int64_t tile = std::int64_t(s.block) * s.items_per_thread;
-  const std::int64_t tiles = (n + tile - 1) / tile;
-  if (n > 0) {
-    SUMLAB_CUDA_CHECK(cudaMemset(w.head.get(), 0, static_cast<std::size_t>(n)));
-    seg_detail::heads_kernel<<<capped_grid((segs + 255) / 256, grid_cap), 256>>>(in.device_offsets(), segs,
-                                                                               w.head.template as<unsigned char>());
-    SUMLAB_CUDA_CHECK_LAUNCH("segmented scan heads");
-    switch (s.items_per_thread) {
-      case 1: launch_scan_tiles<T, 1>(s, in.device_values(), n, w, tiles); break;
-      case 2: launch_scan_tiles<T, 2>(s, in.device_values(), n, w, tiles); break;
-      case 3: launch_scan_tiles<T, 3>(s, in.device_values(), n, w, tiles); break;
-      case 4: launch_scan_tiles<T, 4>(s, in.device_values(), n, w, tiles); break;
-      case 8: launch_scan_tiles<T, 8>(s, in.device_values(), n, w, tiles); break;
-      default: launch_scan_tiles<T, 16>(s, in.device_values(), n, w, tiles); break;
-    }
+  if (n == 0) {  // every segment is empty: +0 (all-zero bits)
+    SUMLAB_CUDA_CHECK(cudaMemsetAsync(d_out, 0, static_cast<std::size_t>(segs) * sizeof(T)));
+    return;
   }
-  seg_detail::gather_kernel<T><<<capped_grid((segs + 255) / 256, grid_cap), 256>>>(w.scanned.template as<T>(),
-                                                                                 in.device_offsets(), segs, d_out);
-  SUMLAB_CUDA_CHECK_LAUNCH("segmented scan gather");
+  const std::int64_t tile = std::int64_t(s.block) * s.items_per_thread;
+  seg_detail::tile_first_kernel<<<capped_grid((segs + 1 + 255) / 256, grid_cap), 256>>>(
+      in.device_offsets(), segs, tile, w.tiles, w.first.template as<std::int64_t>());
+  SUMLAB_CUDA_CHECK_LAUNCH("segmented scan tile starts");
+  if (s.block > 512) launch_chained_items<T, 1024>(s, in, w, d_out);
+  else launch_chained_items<T, 512>(s, in, w, d_out);
 }
 
 }  // namespace
@@ -138,13 +155,17 @@ GpuSegmentedResult<T> gpu_segmented(Strategy st, const SegShape& s, const Segmen
       times = t.ms;
     } else {
       ScanScratch<T> w;
-      if (st == Strategy::segmented_scan) {
+      if (st == Strategy::segmented_scan && n > 0) {
         const std::int64_t tile = std::int64_t(s.block) * s.items_per_thread;
-        const auto tiles = static_cast<std::size_t>((n + tile - 1) / tile);
-        w.head = detail::DeviceBytes(static_cast<std::size_t>(n), "segment heads");
-        w.agg = detail::DeviceBytes(tiles * sizeof(scan::Flagged<T>), "tile aggregates");
-        w.carry = detail::DeviceBytes(tiles * sizeof(scan::Flagged<T>), "tile carries");
-        w.scanned = detail::DeviceBytes(static_cast<std::size_t>(n) * sizeof(T), "the scanned values");
+        w.tiles = (n + tile - 1) / tile;
+        const auto tiles = static_cast<std::size_t>(w.tiles);
+        w.first = detail::DeviceBytes(tiles * sizeof(std::int64_t), "the tiles' first segments");
+        w.status = detail::DeviceBytes(tiles * sizeof(unsigned), "the tile states");
+        w.aggregate = detail::DeviceBytes(tiles * sizeof(scan::Flagged<T>), "the tile aggregates");
+        w.inclusive = detail::DeviceBytes(tiles * sizeof(scan::Flagged<T>), "the tile prefixes");
+        w.counter = detail::DeviceBytes(sizeof(unsigned long long), "the tile counter");
+        SUMLAB_CUDA_CHECK(cudaMemset(w.status.get(), 0, tiles * sizeof(unsigned)));
+        SUMLAB_CUDA_CHECK(cudaMemset(w.counter.get(), 0, sizeof(unsigned long long)));
       }
       detail::EventTimer timer;
       for (int i = 0; i < runs; ++i) {

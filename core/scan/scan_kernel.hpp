@@ -1,6 +1,7 @@
 #pragma once
 // The GPU scans (gpu/scan.hpp runs them; scan_model.hpp is the CPU executing their exact order).
-// Every modelled scan is device-wide "scan-then-propagate" over tiles of block * items elements:
+// The modelled scans work on tiles of block * items elements. Two are device-wide
+// "scan-then-propagate":
 //   1. one block per tile scans it (the block algorithm below) and writes the tile's local scan
 //      and its total (the inclusive value at the tile's last element);
 //   2. the tile totals get an exclusive scan by the same algorithm and shape (recursively, while

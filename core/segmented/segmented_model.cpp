@@ -128,8 +128,8 @@ template <class T> std::vector<T> segmented_scan(const SegShape& s, std::span<co
     if (off[j] < off[j + 1]) head[static_cast<std::size_t>(off[j])] = 1;
   const std::int64_t tile_len = std::int64_t(s.block) * s.items_per_thread;
   const std::int64_t tiles = (n + tile_len - 1) / tile_len;
-  // Pass 1 and 2: tile aggregates, then their serial exclusive fold (the carries). Like the kernel,
-  // pass 3 recomputes each tile's block scan instead of keeping every tile's prefixes (memory).
+  // Pass 1 and 2: tile aggregates, then their serial exclusive fold (the carries). Pass 3
+  // recomputes each tile's block scan instead of keeping every tile's prefixes (memory).
   std::vector<F<T>> aggregate(static_cast<std::size_t>(tiles));
   for (std::int64_t b = 0; b < tiles; ++b) aggregate[static_cast<std::size_t>(b)] = tile_scan(s, x, head, b).aggregate;
   std::vector<MaybeF<T>> carry(static_cast<std::size_t>(tiles));

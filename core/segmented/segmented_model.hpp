@@ -16,7 +16,8 @@
 //   block     one thread folds the W = B / 32 warp totals left to right: warp w's prefix is the
 //             fold of warps 0..w-1, and a thread's in-tile prefix is combine(warp prefix, lane
 //             prefix) (whichever exist); the fold of all W is the tile's aggregate;
-//   tiles     one thread folds the tile aggregates left to right: tile b's carry is the fold of
+//   tiles     the tile aggregates folded left to right (on the GPU by the chained look-back,
+//             gpu/block/chained_lookback.cuh, whose fold is this one): tile b's carry is the fold of
 //             tiles 0..b-1; a thread's prefix is combine(carry, in-tile prefix);
 //   items     the thread walks its items again: run = combine(prefix, item), then
 //             run = combine(run, next item), ...; scan[i] = run.value;

@@ -68,6 +68,15 @@ class DeviceBytes {
   void* p_ = nullptr;
 };
 
+// The most threads per block `kernel` can run on this GPU (its registers per thread bound it).
+// Callers read it once per kernel into a function-local static, keeping the query out of timed
+// loops.
+inline int max_block_threads(const void* kernel) {
+  cudaFuncAttributes a{};
+  SUMLAB_CUDA_CHECK(cudaFuncGetAttributes(&a, kernel));
+  return a.maxThreadsPerBlock;
+}
+
 // One device allocation, grown on demand and kept for the process (freed at exit), so a sweep of
 // thousands of launches does not pay a cudaMalloc each.
 class Workspace {

@@ -1,89 +1,148 @@
 #pragma once
 // segmented_scan: the (head, value) operator (core/scan/segmented_op.hpp) scanned over the whole
-// array in tiles, in four launches after the head flags:
-//   heads_kernel      head[o_j] = 1 for every non-empty segment j (after a memset to 0);
-//   tile_kernel<false> each tile's aggregate;
-//   carry_kernel      one thread folds the aggregates left to right (staged through shared
-//                     memory by its block): tile b's carry;
-//   tile_kernel<true>  each tile again, seeded with its carry: every element's scan value;
-//   gather_kernel     sum_j = scan[o_{j+1} - 1], or +0 for an empty segment.
-// The exact order (thread folds, shfl_up Hillis-Steele warps, a serial fold of warp totals) is
-// written out in core/segmented/segmented_model.hpp, whose model this code must match bit for bit.
+// array in tiles, in one pass over the data after a small pass over the offsets:
+//   tile_first_kernel  first[b] = the first segment j with o_j >= b * tile (so every tile finds its
+//                      segments without a search);
+//   chained_segmented_kernel  per tile: the head flags from the offsets into shared memory, the
+//                      values staged (coalesced) and taken back blocked, the tile scan, the carry
+//                      from the tiles before by the deterministic chained look-back
+//                      (gpu/block/chained_lookback.cuh: the left fold of the tile aggregates, the
+//                      model's carry), every element's scan value into shared memory, and each
+//                      segment that ends in the tile takes the value at its last element; an
+//                      empty segment takes +0.
+// The exact order (thread folds, shfl_up Hillis-Steele warps, a serial fold of warp totals, the
+// left fold of the tile aggregates) is written out in core/segmented/segmented_model.hpp, whose
+// model this code must match bit for bit.
 #include <cstdint>
 
 #include "core/scan/segmented_op.hpp"
+#include "core/segmented/offsets.hpp"
+#include "gpu/block/chained_lookback.cuh"
 #include "gpu/warp/shuffle.cuh"
 
 namespace sumlab::gpu::seg_detail {
 
 using scan::Flagged;
 using scan::segmented_combine;
+using segmented::Offset;
 
-__global__ void heads_kernel(const std::int64_t* __restrict__ d_offsets, std::int64_t num_segments,
-                             unsigned char* __restrict__ d_head) {
-  for (std::int64_t j = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < num_segments;
-       j += std::int64_t(gridDim.x) * blockDim.x)
-    if (d_offsets[j] < d_offsets[j + 1]) d_head[d_offsets[j]] = 1;  // empty neighbours write the same 1
+// Segment j (0 <= j <= segments, o_{-1} taken as -1) is the lower bound of every tile start x with
+// o_{j-1} < x <= o_j; each tile start has exactly one such j because o_segments = n.
+__global__ void tile_first_kernel(const Offset* __restrict__ d_offsets, std::int64_t segments, std::int64_t tile,
+                                  std::int64_t tiles, std::int64_t* __restrict__ d_first) {
+  for (std::int64_t j = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j <= segments;
+       j += std::int64_t(gridDim.x) * blockDim.x) {
+    const std::int64_t lo = j == 0 ? 0 : d_offsets[j - 1] + 1, hi = d_offsets[j];
+    const std::int64_t b_last = hi / tile < tiles - 1 ? hi / tile : tiles - 1;
+    for (std::int64_t b = (lo + tile - 1) / tile; b <= b_last; ++b) d_first[b] = j;
+  }
 }
 
-// One tile, `items` elements per thread (template: registers). WITH_CARRY = false: write the
-// tile's aggregate to d_agg[tile]; true: combine the carry, walk the items and write d_scan.
-template <class T, int ITEMS, bool WITH_CARRY>
-__global__ void tile_kernel(const T* __restrict__ d_in, const unsigned char* __restrict__ d_head, std::int64_t n,
-                            Flagged<T>* __restrict__ d_agg, const Flagged<T>* __restrict__ d_carry,
-                            T* __restrict__ d_scan) {
-  // Raw storage: Flagged has default member initialisers, and a __shared__ variable cannot have a
-  // constructor.
-  __shared__ alignas(Flagged<T>) unsigned char s_raw[2 * 32 * sizeof(Flagged<T>)];
-  Flagged<T>* s_total = reinterpret_cast<Flagged<T>*>(s_raw);
-  Flagged<T>* s_prefix = s_total + 32;
-  const int t = static_cast<int>(threadIdx.x), lane = t & 31, warp = t >> 5;
-  const int warps = static_cast<int>(blockDim.x) >> 5;
-  const std::int64_t tile = blockIdx.x;
-  const std::int64_t first = tile * blockDim.x * ITEMS + std::int64_t(t) * ITEMS;
-  Flagged<T> item[ITEMS];
-  int count = 0;
+// The SegmentedOp the look-back folds with.
+template <class T> struct FlaggedOp {
+  using Value = Flagged<T>;
+  __device__ static Value combine(const Value& a, const Value& b) { return segmented_combine(a, b); }
+};
+
+__device__ __forceinline__ int seg_pad(int j) { return j + (j >> 5); }
+
+// Shared memory (bytes) for a block of `block` threads with ITEMS items of T: the tile index, 32
+// warp totals, 32 warp prefixes and the carry (16-byte aligned), each warp's staging of 33 * ITEMS
+// values, then one head flag per element of the tile.
+template <class T> constexpr std::size_t seg_header_bytes() { return 16 + (65 * sizeof(Flagged<T>) + 15) / 16 * 16; }
+template <class T> constexpr std::size_t seg_scan_smem(int block, int items) {
+  return seg_header_bytes<T>() + std::size_t(block / 32) * 33 * std::size_t(items) * sizeof(T) +
+         std::size_t(block) * std::size_t(items);
+}
+
+// MAX_THREADS (512 or 1024) bounds the block, so the registers fit every block the shape rules
+// allow (segmented::validate_shape).
+template <class T, int ITEMS, int MAX_THREADS>
+__global__ void __launch_bounds__(MAX_THREADS) chained_segmented_kernel(const T* __restrict__ d_in, const Offset* __restrict__ d_offsets,
+                                         std::int64_t segments, std::int64_t n, const std::int64_t* __restrict__ d_first,
+                                         detail::ChainTiles<Flagged<T>> chain, T* __restrict__ d_out) {
+  using F = Flagged<T>;
+  extern __shared__ __align__(16) unsigned char seg_smem[];
+  const int tid = int(threadIdx.x), lane = tid & 31, w = tid >> 5, warps = int(blockDim.x) >> 5;
+  std::int64_t* s_tile = reinterpret_cast<std::int64_t*>(seg_smem);
+  F* s_total = reinterpret_cast<F*>(seg_smem + 16);
+  F* s_prefix = s_total + 32;
+  F* s_carry = s_total + 64;
+  T* stage_all = reinterpret_cast<T*>(seg_smem + seg_header_bytes<T>());
+  T* stage = stage_all + w * 33 * ITEMS;
+  const int tile = int(blockDim.x) * ITEMS;
+  unsigned char* head = reinterpret_cast<unsigned char*>(stage_all + warps * 33 * ITEMS);
+  if (tid == 0) *s_tile = detail::chain_claim(chain);
+  for (int i = tid; i < tile; i += int(blockDim.x)) head[i] = 0;
+  __syncthreads();
+  const std::int64_t t = *s_tile, begin = t * tile;
+  const int count = n - begin < tile ? int(n - begin) : tile;
+  const std::int64_t end = begin + count;
+  const int warp_first = w * 32 * ITEMS;
 #pragma unroll
   for (int k = 0; k < ITEMS; ++k) {
-    const std::int64_t i = first + k;
-    if (i < n) {
-      item[k] = Flagged<T>{d_head[i] != 0, d_in[i]};
-      count = k + 1;
-    }
+    const int j = k * 32 + lane, i = warp_first + j;
+    stage[seg_pad(j)] = i < count ? d_in[begin + i] : T(0);
   }
-  Flagged<T> fold{false, T(0)};
-  for (int k = 0; k < count; ++k) fold = k == 0 ? item[0] : segmented_combine(fold, item[k]);
+  // The heads of the segments starting here (the last tile also owns the empty segments at n).
+  const std::int64_t first = d_first[t];
+  const bool last_tile = end == n;
+  for (std::int64_t j = first + tid; j < segments; j += blockDim.x) {
+    const std::int64_t o = d_offsets[j];
+    if (o > end || (o == end && !last_tile)) break;  // offsets ascend: so do the later j of this thread
+    if (o < d_offsets[j + 1]) head[o - begin] = 1;
+    else d_out[j] = T(0);
+  }
+  __syncthreads();
+  F item[ITEMS];
+  int have = 0;  // items in range
+#pragma unroll
+  for (int k = 0; k < ITEMS; ++k) {
+    const int p = warp_first + lane * ITEMS + k;
+    item[k] = F{head[p] != 0, stage[seg_pad(lane * ITEMS + k)]};
+    if (p < count) have = k + 1;
+  }
+  F fold{false, T(0)};
+#pragma unroll
+  for (int k = 0; k < ITEMS; ++k)  // constant indices keep item[] in registers
+    if (k < have) fold = k == 0 ? item[0] : segmented_combine(fold, item[k]);
   // Hillis-Steele inclusive scan over the warp; every lane reads (shuffles) before it combines.
-  Flagged<T> v = fold;
+  F v = fold;
 #pragma unroll
   for (int d = 1; d < 32; d <<= 1) {
-    const Flagged<T> up = warp::shfl(v, d, warp::Shfl::up);
+    const F up = warp::shfl(v, d, warp::Shfl::up);
     if (lane >= d) v = segmented_combine(up, v);
   }
-  const Flagged<T> lane_prefix = warp::shfl(v, 1, warp::Shfl::up);  // valid for lane > 0
-  if (lane == 31) s_total[warp] = v;
+  const F lane_prefix = warp::shfl(v, 1, warp::Shfl::up);  // valid for lane > 0
+  if (lane == 31) s_total[w] = v;
   __syncthreads();
-  if (t == 0) {
-    Flagged<T> run = s_total[0];
-    for (int w = 1; w < warps; ++w) {
-      s_prefix[w] = run;
-      run = segmented_combine(run, s_total[w]);
+  if (w == 0) {
+    F run = s_total[0];
+    if (lane == 0)
+      for (int u = 1; u < warps; ++u) {
+        s_prefix[u] = run;
+        run = segmented_combine(run, s_total[u]);
+      }
+    const F aggregate = warp::shfl(run, 0, warp::Shfl::lane);
+    if (t == 0) {
+      if (lane == 0) detail::chain_publish_first(chain, aggregate);
+    } else {
+      const F carry = detail::chain_look_back<FlaggedOp<T>>(chain, t, aggregate, lane);
+      if (lane == 0) *s_carry = carry;
     }
-    if (!WITH_CARRY) d_agg[tile] = run;
   }
-  if (!WITH_CARRY) return;
   __syncthreads();
-  bool have = false;
-  Flagged<T> p{false, T(0)};
-  if (tile > 0) {
-    p = d_carry[tile];
-    have = true;
-  }
   // The in-tile prefix is combine(warp prefix, lane prefix), built first, then the carry joins.
+  bool has = false;
+  F p{false, T(0)};
+  if (t > 0) {
+    p = *s_carry;
+    has = true;
+  }
   bool have_in = false;
-  Flagged<T> in{false, T(0)};
-  if (warp > 0) {
-    in = s_prefix[warp];
+  F in{false, T(0)};
+  if (w > 0) {
+    in = s_prefix[w];
     have_in = true;
   }
   if (lane > 0) {
@@ -91,57 +150,25 @@ __global__ void tile_kernel(const T* __restrict__ d_in, const unsigned char* __r
     have_in = true;
   }
   if (have_in) {
-    p = have ? segmented_combine(p, in) : in;
-    have = true;
+    p = has ? segmented_combine(p, in) : in;
+    has = true;
   }
-  for (int k = 0; k < count; ++k) {
-    p = have ? segmented_combine(p, item[k]) : item[k];
-    have = true;
-    d_scan[first + k] = p.value;
+#pragma unroll
+  for (int k = 0; k < ITEMS; ++k) {
+    if (k >= have) break;
+    p = has ? segmented_combine(p, item[k]) : item[k];
+    has = true;
+    stage[seg_pad(lane * ITEMS + k)] = p.value;
   }
-}
-
-// One block: the aggregates pass through shared memory in chunks of carry_chunk, loaded and
-// stored by every thread (coalesced), and thread 0 folds each chunk left to right: the same
-// combines in the same order as one thread walking global memory, which waited on a load per tile
-// (329 ms for the 2^22 tiles of 2^30 floats on an H200, 61 ms staged: docs/performance-notes.md).
-inline constexpr int carry_chunk = 1024;
-inline constexpr int carry_threads = 256;
-
-template <class T>
-__global__ void __launch_bounds__(carry_threads) carry_kernel(const Flagged<T>* __restrict__ d_agg, std::int64_t tiles,
-                                                              Flagged<T>* __restrict__ d_carry) {
-  // Raw storage: Flagged has default member initialisers, which a __shared__ array may not run.
-  __shared__ alignas(Flagged<T>) unsigned char raw[carry_chunk * sizeof(Flagged<T>)];
-  Flagged<T>* const chunk = reinterpret_cast<Flagged<T>*>(raw);
-  Flagged<T> run;  // thread 0's: the fold of every aggregate before the one it meets next
-  for (std::int64_t base = 0; base < tiles; base += carry_chunk) {
-    const int m = tiles - base < carry_chunk ? static_cast<int>(tiles - base) : carry_chunk;
-    for (int i = static_cast<int>(threadIdx.x); i < m; i += static_cast<int>(blockDim.x)) chunk[i] = d_agg[base + i];
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      int i = 0;
-      if (base == 0) run = chunk[i++];  // tile 0 has no carry
-      for (; i < m; ++i) {
-        const Flagged<T> agg = chunk[i];
-        chunk[i] = run;  // tile base + i's carry
-        run = segmented_combine(run, agg);
-      }
+  __syncthreads();
+  // Segment k - 1 ends here when o_k is in (begin, end]: its sum is the scan at o_k - 1.
+  for (std::int64_t k = first + tid; k <= segments; k += blockDim.x) {
+    const std::int64_t o = d_offsets[k];
+    if (o > end) break;
+    if (o > begin && d_offsets[k - 1] < o) {
+      const int q = int(o - 1 - begin), qw = q / (32 * ITEMS);
+      d_out[k - 1] = stage_all[qw * 33 * ITEMS + seg_pad(q - qw * 32 * ITEMS)];
     }
-    __syncthreads();
-    for (int i = static_cast<int>(threadIdx.x); i < m; i += static_cast<int>(blockDim.x))
-      if (base + i > 0) d_carry[base + i] = chunk[i];
-    __syncthreads();  // before the next chunk overwrites it
-  }
-}
-
-template <class T>
-__global__ void gather_kernel(const T* __restrict__ d_scan, const std::int64_t* __restrict__ d_offsets,
-                              std::int64_t num_segments, T* __restrict__ d_out) {
-  for (std::int64_t j = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < num_segments;
-       j += std::int64_t(gridDim.x) * blockDim.x) {
-    const std::int64_t b = d_offsets[j], e = d_offsets[j + 1];
-    d_out[j] = e > b ? d_scan[e - 1] : T(0);
   }
 }
 

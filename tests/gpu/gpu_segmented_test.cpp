@@ -30,8 +30,8 @@ std::vector<std::vector<Offset>> layouts() {
     awkward.push_back(awkward.back() + len);
   l.push_back(awkward);
   for (auto d : kAllSizeDistributions) l.push_back(make_offsets({d, 300, 40}, 3));
-  // About 10^5 elements: over 3 x 1024 tiles of 32, so the segmented scan's carries cross the
-  // carry kernel's chunks (and a segment spans many tiles).
+  // About 10^5 elements: over 3 x 1024 tiles of 32, so the segmented scan's look-backs cross
+  // windows of 32 tiles (and a segment spans many tiles).
   l.push_back(make_offsets({SizeDistribution::one_giant, 6, 16000}, 5));
   l.push_back(make_offsets({SizeDistribution::uniform, 100, 1000}, 6));
   return l;
@@ -106,6 +106,27 @@ TEST(GpuSegmented, RunToRunBitsAreIdenticalForTheModelledStrategies) {
     const auto b = gpu::gpu_segmented<float>(st, {256, 4}, in);
     ASSERT_TRUE(a.ok() && b.ok()) << a.error << b.error;
     EXPECT_EQ(a.sums, b.sums) << info(st).name;
+  }
+}
+
+// About 8 x 10^6 elements in tiles of 32 (a quarter of a million tiles): the chained
+// look-back folds across many windows, five timed launches reuse the tile states by epoch, and the
+// last launch's sums are still the model's, for segments from one element to many tiles long.
+TEST(GpuSegmented, ChainedScanIsTheModelThroughLongLookBacks) {
+  SUMLAB_REQUIRE_GPU();
+  const std::vector<Offset> off = make_offsets({SizeDistribution::power_law, 100000, 80}, 9);
+  ASSERT_GT(off.back(), Offset(1) << 22);
+  DistributionSpec spec;
+  spec.kind = Distribution::normal;
+  const auto x = generate<float>(spec, 9, static_cast<std::size_t>(off.back()));
+  const gpu::SegmentedInput<float> in{std::span<const float>(x), std::span<const Offset>(off)};
+  for (const SegShape& s : {SegShape{32, 1}, SegShape{1024, 16}}) {
+    const auto model = model_segmented<float>(Strategy::segmented_scan, s, x, off);
+    const auto g = gpu::gpu_segmented<float>(Strategy::segmented_scan, s, in, 5);
+    ASSERT_TRUE(g.ok()) << g.error;
+    ASSERT_EQ(g.sums.size(), model.size());
+    for (std::size_t j = 0; j < model.size(); ++j)
+      ASSERT_TRUE(same_bits(g.sums[j], model[j])) << to_string(s, Strategy::segmented_scan) << " segment " << j;
   }
 }
 
