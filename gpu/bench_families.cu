@@ -61,7 +61,7 @@ template <class T> std::vector<FamilyTiming> time_families(const BenchInput<T>& 
     const double per = sizeof(T) + static_cast<double>(sizeof(segmented::Offset) + sizeof(T)) / family_segment;
     for (const auto& st : segmented::strategies()) {
       if (st.where == segmented::Where::cpu) continue;
-      const auto r = gpu_segmented<T>(st.strategy, segmented::SegShape{}, sg, samples);
+      const auto r = gpu_segmented<T>(st.strategy, segmented::default_shape(st.strategy), sg, samples);
       add({"segmented", std::string(st.name), "segments of " + std::to_string(family_segment), "cub_segmented_reduce", per,
            0, bytes <= l2, ""},
           r.ms, r.error);

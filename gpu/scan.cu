@@ -60,7 +60,7 @@ void launch_scan(GpuScan alg, const ScanShape& s, const typename Op::Value* d_in
 
 // warp_hs_chained's per-tile state, zeroed once; each launch takes the next epoch.
 struct Chain {
-  DeviceBytes status, aggregate, inclusive, counter;
+  DeviceBytes records, counter;
   std::int64_t tiles = 0;
   unsigned epoch = 0;
 };
@@ -84,9 +84,7 @@ void launch_chained(const ScanShape& s, const typename Op::Value* d_in, std::int
                     bool inclusive, Chain& chain) {
   using V = typename Op::Value;
   detail::ChainTiles<V> c;
-  c.status = chain.status.template as<unsigned>();
-  c.aggregate = chain.aggregate.template as<V>();
-  c.inclusive = chain.inclusive.template as<V>();
+  c.records = chain.records.template as<unsigned long long>();
   c.counter = chain.counter.template as<unsigned long long>();
   c.epoch = ++chain.epoch;
   c.tiles = chain.tiles;
@@ -153,11 +151,10 @@ GpuScanResult<typename Op::Value> gpu_scan(GpuScan alg, const ScanShape& s, cons
     } else if (alg == GpuScan::warp_hs_chained) {
       chain.tiles = (n + s.tile() - 1) / s.tile();
       const auto tiles = std::size_t(chain.tiles);
-      chain.status = DeviceBytes(tiles * sizeof(unsigned), "the tile states");
-      chain.aggregate = DeviceBytes(tiles * sizeof(V), "the tile aggregates");
-      chain.inclusive = DeviceBytes(tiles * sizeof(V), "the tile prefixes");
+      const std::size_t record = detail::ChainTiles<V>::record_bytes();
+      chain.records = DeviceBytes(tiles * record, "the tile records");
       chain.counter = DeviceBytes(sizeof(unsigned long long), "the tile counter");
-      SUMLAB_CUDA_CHECK(cudaMemset(chain.status.template as<void>(), 0, tiles * sizeof(unsigned)));
+      SUMLAB_CUDA_CHECK(cudaMemset(chain.records.template as<void>(), 0, tiles * record));
       SUMLAB_CUDA_CHECK(cudaMemset(chain.counter.template as<void>(), 0, sizeof(unsigned long long)));
     } else {
       for (std::int64_t m = n; m > 1 || levels.empty();) {

@@ -65,7 +65,7 @@ unsigned capped_grid(std::int64_t wanted, int grid_cap) {
 // The segmented scan's device scratch: each tile's first segment and the chained look-back's tile
 // states (zeroed once; every launch takes the next epoch).
 template <class T> struct ScanScratch {
-  detail::DeviceBytes first, status, aggregate, inclusive, counter;
+  detail::DeviceBytes first, records, counter;
   std::int64_t tiles = 0;
   unsigned epoch = 0;
 };
@@ -84,9 +84,7 @@ void launch_chained_tiles(const SegShape& s, const SegmentedInput<T>& in, ScanSc
   }();
   (void)opted_in;
   detail::ChainTiles<F> c;
-  c.status = w.status.template as<unsigned>();
-  c.aggregate = w.aggregate.template as<F>();
-  c.inclusive = w.inclusive.template as<F>();
+  c.records = w.records.template as<unsigned long long>();
   c.counter = w.counter.template as<unsigned long long>();
   c.epoch = ++w.epoch;
   c.tiles = w.tiles;
@@ -160,11 +158,10 @@ GpuSegmentedResult<T> gpu_segmented(Strategy st, const SegShape& s, const Segmen
         w.tiles = (n + tile - 1) / tile;
         const auto tiles = static_cast<std::size_t>(w.tiles);
         w.first = detail::DeviceBytes(tiles * sizeof(std::int64_t), "the tiles' first segments");
-        w.status = detail::DeviceBytes(tiles * sizeof(unsigned), "the tile states");
-        w.aggregate = detail::DeviceBytes(tiles * sizeof(scan::Flagged<T>), "the tile aggregates");
-        w.inclusive = detail::DeviceBytes(tiles * sizeof(scan::Flagged<T>), "the tile prefixes");
+        const std::size_t record = detail::ChainTiles<scan::Flagged<T>>::record_bytes();
+        w.records = detail::DeviceBytes(tiles * record, "the tile records");
         w.counter = detail::DeviceBytes(sizeof(unsigned long long), "the tile counter");
-        SUMLAB_CUDA_CHECK(cudaMemset(w.status.get(), 0, tiles * sizeof(unsigned)));
+        SUMLAB_CUDA_CHECK(cudaMemset(w.records.get(), 0, tiles * record));
         SUMLAB_CUDA_CHECK(cudaMemset(w.counter.get(), 0, sizeof(unsigned long long)));
       }
       detail::EventTimer timer;

@@ -287,7 +287,7 @@ void gpu_scan_rows(const Plan& p, std::span<const typename Op::Value> xs, CellRo
   std::unique_ptr<ScanKernelInput<Op>> on_model;  // on cuda, every output is checked against the model's
   if (on_gpu) on_model = std::make_unique<ScanKernelInput<Op>>(BackendKind::model, xs);
   for (GpuScan alg : p.gpu_algorithms) {
-    const auto shapes = scan::scan_shapes(alg, p.quick);
+    const auto shapes = scan::scan_shapes(alg, p.quick, sizeof(typename Op::Value));
     const auto timed = scan_runner<Op>(alg, p.backend, shapes, {true, true, on_gpu ? 3 : 1});
     const auto rerun = scan_runner<Op>(alg, p.backend, shapes);
     const auto model = scan_runner<Op>(alg, BackendKind::model, shapes);
@@ -497,7 +497,7 @@ void recurrence_cell(const Plan& p, const std::string& a_case, std::int64_t n, c
   std::unique_ptr<ScanKernelInput<Op>> on_model;  // on cuda, every output is checked against the model's
   if (on_gpu) on_model = std::make_unique<ScanKernelInput<Op>>(BackendKind::model, xs);
   for (GpuScan alg : p.gpu_algorithms) {
-    const auto shapes = scan::scan_shapes(alg, true);
+    const auto shapes = scan::scan_shapes(alg, true, sizeof(typename Op::Value));
     const auto runner = scan_runner<Op>(alg, p.backend, shapes);
     const auto model = scan_runner<Op>(alg, BackendKind::model, shapes);
     for (std::size_t c = 0; c < shapes.size(); ++c) {
@@ -528,7 +528,7 @@ void throughput_rows(const Plan& p, double copy_bps, const std::string& dtype, c
   const double bytes = 2.0 * double(x.size()) * sizeof(V);
   const double bound_ms = bytes / copy_bps * 1e3;
   for (GpuScan alg : p.gpu_algorithms) {
-    const auto runner = scan_runner<Op>(alg, BackendKind::cuda, scan::scan_shapes(alg, p.quick), {true, false, p.reps});
+    const auto runner = scan_runner<Op>(alg, BackendKind::cuda, scan::scan_shapes(alg, p.quick, sizeof(typename Op::Value)), {true, false, p.reps});
     for (std::size_t c = 0; c < runner->configs(); ++c) {
       const double ms = runner->run(c, input).ms;
       rows.push_back({runner->name(), runner->config_label(c), Op::name, dtype, std::to_string(x.size()), num(bytes),
@@ -542,7 +542,7 @@ void throughput_rows(const Plan& p, double copy_bps, const std::string& dtype, c
   const std::span<const V> dx(x.data(), std::min<std::size_t>(x.size(), std::size_t(1) << 24));
   ScanKernelInput<Op> det_input(BackendKind::cuda, dx);
   for (GpuScan alg : p.gpu_algorithms) {
-    const auto runner = scan_runner<Op>(alg, BackendKind::cuda, {scan::scan_shapes(alg, p.quick).front()});
+    const auto runner = scan_runner<Op>(alg, BackendKind::cuda, {scan::scan_shapes(alg, p.quick, sizeof(typename Op::Value)).front()});
     std::set<std::uint64_t> seen;
     for (int k = 0; k < p.det_runs; ++k) seen.insert(hash_of(runner->run(0, det_input).value));
     const std::string declared(to_string(runner->declared()));

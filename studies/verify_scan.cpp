@@ -99,7 +99,7 @@ class Sweep {
         ScanVerifyLine& line = line_for(std::string(to_string(alg)), Op::name, dtype);
         for (bool inclusive : {true, false}) {
           std::vector<V> first_model;
-          const auto shapes = scan::scan_shapes(alg, opts_.quick);
+          const auto shapes = scan::scan_shapes(alg, opts_.quick, sizeof(V));
           const ScanRunOptions ro{inclusive, true, 1};
           const auto model_runner = scan_runner<Op>(alg, BackendKind::model, shapes, ro);
           const auto gpu_runner = scan_runner<Op>(alg, BackendKind::cuda, shapes, ro);

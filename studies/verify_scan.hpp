@@ -3,7 +3,7 @@
 // the modelled scans (warp_hillis_steele, block_blelloch, warp_hs_chained), over
 //   operators  plus, max, segmented (heads ~1 in 16, and at 0), affine (a in [0.5, 1.5), b N(0,1))
 //   dtypes     float32, float64
-//   shapes     scan_shapes(alg, quick) (core/scan/scan_kernel.hpp: 1 to 16 items, 32 to 1024 threads,
+//   shapes     scan_shapes(alg, quick, value bytes) (core/scan/scan_kernel.hpp: 1 to 16 items, 32 to 1024 threads,
 //              non-powers of two for the warp scans)
 //   sizes      0, 1, 31, 32, 33, 255, 257, 1023, 1025, 4097, 100003, 2^20 + 3 (quick: 0, 1, 33, 257,
 //              4097, 100003): partial tiles, partial warps, three levels of scan-then-propagate for

@@ -81,7 +81,8 @@ ScanShape default_scan_shape(GpuScan a) {
   return {256, 4};
 }
 
-std::vector<ScanShape> scan_shapes(GpuScan a, bool quick) {
+namespace {
+std::vector<ScanShape> listed_shapes(GpuScan a, bool quick) {
   if (a == GpuScan::cub) return {ScanShape{0, 0}};
   if (a == GpuScan::warp_hillis_steele) {
     if (quick) return {{32, 1}, {96, 3}, {256, 4}};
@@ -89,10 +90,19 @@ std::vector<ScanShape> scan_shapes(GpuScan a, bool quick) {
   }
   if (a == GpuScan::warp_hs_chained) {
     if (quick) return {{32, 1}, {96, 3}, {128, 15}};
-    return {{32, 1}, {64, 2}, {96, 3}, {128, 7}, {128, 15}, {256, 8}, {512, 4}, {1024, 1}};
+    return {{32, 1}, {64, 2}, {96, 3}, {128, 7}, {128, 15}, {256, 8}, {256, 15}, {512, 4}, {512, 8}, {1024, 1}, {1024, 4}};
   }
   if (quick) return {{32, 2}, {128, 4}, {256, 2}};
   return {{32, 2}, {64, 2}, {128, 4}, {256, 2}, {256, 4}, {512, 2}, {1024, 2}, {128, 16}};
+}
+
+}  // namespace
+
+std::vector<ScanShape> scan_shapes(GpuScan a, bool quick, std::size_t value_bytes) {
+  std::vector<ScanShape> out;
+  for (const ScanShape& s : listed_shapes(a, quick))
+    if (a == GpuScan::cub || validate_scan_shape(a, s, 0, value_bytes).empty()) out.push_back(s);
+  return out;
 }
 
 }  // namespace sumlab::scan

@@ -88,8 +88,12 @@ inline constexpr std::int64_t kMaxScanItems = std::int64_t(1) << 34;
 inline constexpr std::size_t kScanSharedLimit = 48 * 1024;
 std::size_t scan_shared_bytes(GpuScan a, const ScanShape& s, std::size_t value_bytes);
 // warp_hs_chained's shared memory starts with the tile index (16 bytes), the 32 warp totals and the
-// carry, rounded up to 16 bytes; each warp's staging of 33 * items values follows.
-constexpr std::size_t chained_header_bytes(std::size_t value_bytes) { return 16 + (33 * value_bytes + 15) / 16 * 16; }
+// carry (rounded up to 16 bytes), and the look-back's stash of values (8 windows of 32,
+// gpu/block/chained_lookback.cuh); each warp's staging of 33 * items values follows.
+inline constexpr std::size_t kChainedStashValues = 256;
+constexpr std::size_t chained_header_bytes(std::size_t value_bytes) {
+  return 16 + (33 * value_bytes + 15) / 16 * 16 + kChainedStashValues * value_bytes;
+}
 // The items per thread warp_hs_chained is compiled for.
 inline constexpr int kChainedItems[] = {1, 2, 3, 4, 7, 8, 15, 16};
 // The shape a caller gets without naming one (bench): the chained scan's measured best; the
@@ -101,7 +105,8 @@ ScanShape default_scan_shape(GpuScan a);
 std::string validate_scan_shape(GpuScan a, const ScanShape& s, std::int64_t n, std::size_t value_bytes);
 
 // The shapes `sumlab verify` and the scan study sweep (small and large tiles, non-powers of two
-// for the warp scan), for an algorithm; quick: a subset.
-std::vector<ScanShape> scan_shapes(GpuScan a, bool quick);
+// for the warp scans), for an algorithm and values of value_bytes each (the shapes whose shared
+// memory fits: the chained scan's largest tiles are for 4- and 8-byte values); quick: a subset.
+std::vector<ScanShape> scan_shapes(GpuScan a, bool quick, std::size_t value_bytes);
 
 }  // namespace sumlab::scan

@@ -65,6 +65,11 @@ std::string to_string(const SegShape& s, Strategy st) {
   return r;
 }
 
+SegShape default_shape(Strategy st) {
+  if (st == Strategy::segmented_scan) return {256, 16};
+  return {};
+}
+
 std::string validate_shape(Strategy st, const SegShape& s) {
   if (info(st).where != Where::gpu_modelled) return "";
   if (s.block < 32 || s.block > 1024 || s.block % 32 != 0)

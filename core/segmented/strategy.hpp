@@ -71,5 +71,8 @@ struct SegShape {
 std::string to_string(const SegShape& s, Strategy st);
 // "" when the strategy accepts the shape; else one sentence.
 std::string validate_shape(Strategy st, const SegShape& s);
+// The shape a caller gets without naming one (bench): segmented_scan's measured best tile (one
+// look-back per tile, so large tiles); b256 for the others.
+SegShape default_shape(Strategy st);
 
 }  // namespace sumlab::segmented

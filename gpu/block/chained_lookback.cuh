@@ -13,40 +13,86 @@
 // (CUB's look-back instead reduces the aggregates it finds as a tree, whose shape depends on j:
 // fast, but not reproducible for a non-associative combine.)
 //
+// Speed: the newest published prefix can advance by at most one tile per combine on the chain, so
+// the fold must cost about one combine's latency per tile. Each window of 32 predecessors is read
+// in one round trip (below), its values pass through shared memory, and the fold over them is
+// unrolled, so the loads leave the chain and only the combines stay on it.
+//
+// Publication without a fence: a value travels as its 32-bit words, each in a 64-bit word whose
+// other half is a tag (epoch * 4 + kind). An aligned 64-bit access is single-copy atomic, so a word
+// read with the current tag holds the payload written with it; a record is complete when all its
+// words carry the tag. The reader needs no acquire and no second load after the status.
+//
 // Tiles are claimed in order through an atomic counter, not blockIdx.x: a tile that waits only
 // waits on tiles already claimed by running blocks, so the chain cannot deadlock whatever order
-// the hardware schedules blocks in. The status words carry the launch's epoch, so the arrays are
-// zeroed once when allocated and every later launch reuses them without a memset: a status from
-// an older launch reads as "nothing published".
-//
-// Memory order: a value is stored before its status with release semantics; a status is read
-// with acquire semantics by the lane that then reads the value, so the value read is the one
-// published (PTX memory model: ld.acquire / st.release at gpu scope).
+// the hardware schedules blocks in. The epoch in every tag means the records are zeroed once when
+// allocated and every later launch reuses them: a word from an older launch reads as unpublished.
 #include <cstdint>
+#include <cstring>
 
 #include "gpu/warp/shuffle.cuh"
 
 namespace sumlab::gpu::detail {
 
-// Device arrays of one chained launch, `tiles` entries each (status zeroed at allocation).
+// Device arrays of one chained launch (records zeroed at allocation).
 template <class V> struct ChainTiles {
-  unsigned* status = nullptr;                // epoch * 4 + state (1: aggregate, 2: inclusive prefix)
-  V* aggregate = nullptr;
-  V* inclusive = nullptr;
-  unsigned long long* counter = nullptr;     // tiles claimed over every launch so far
-  unsigned epoch = 1;                        // this launch's number, from 1
+  static constexpr int kWords = int(sizeof(V) / 4);
+  // Tile t's record: kWords aggregate words, then kWords inclusive-prefix words.
+  static constexpr std::size_t record_bytes() { return 2 * kWords * sizeof(unsigned long long); }
+  unsigned long long* records = nullptr;
+  unsigned long long* counter = nullptr;  // tiles claimed over every launch so far
+  unsigned epoch = 1;                     // this launch's number, from 1
   std::int64_t tiles = 0;
 };
 
 inline constexpr unsigned kChainAggregate = 1, kChainInclusive = 2;
+// Windows of 32 predecessors whose values a look-back keeps in shared memory; a longer walk
+// reloads the nearer windows (their records are complete, so plain loads see them).
+inline constexpr int kChainStashWindows = 8;
+template <class V> constexpr std::size_t chain_stash_bytes() { return kChainStashWindows * 32 * sizeof(V); }
 
-__device__ __forceinline__ unsigned chain_load_acquire(const unsigned* p) {
-  unsigned v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+__device__ __forceinline__ unsigned long long chain_load(const unsigned long long* p) {
+  unsigned long long v;
+  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
   return v;
 }
-__device__ __forceinline__ void chain_store_release(unsigned* p, unsigned v) {
-  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+__device__ __forceinline__ void chain_store(unsigned long long* p, unsigned long long v) {
+  asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+template <class V>
+__device__ __forceinline__ void chain_publish(const ChainTiles<V>& c, std::int64_t t, unsigned kind, const V& v) {
+  unsigned w[ChainTiles<V>::kWords];
+  memcpy(w, &v, sizeof(V));
+  unsigned long long* r = c.records + t * 2 * ChainTiles<V>::kWords + (kind == kChainInclusive ? ChainTiles<V>::kWords : 0);
+  const unsigned long long tag = static_cast<unsigned long long>(c.epoch * 4 + kind) << 32;
+#pragma unroll
+  for (int i = 0; i < ChainTiles<V>::kWords; ++i) chain_store(r + i, tag | w[i]);
+}
+
+// Tile k's best published value: kChainInclusive with P_k, kChainAggregate with A_k, or 0 while
+// neither record is complete.
+template <class V>
+__device__ __forceinline__ unsigned chain_read(const ChainTiles<V>& c, std::int64_t k, V& out) {
+  constexpr int K = ChainTiles<V>::kWords;
+  const unsigned long long* r = c.records + k * 2 * K;
+  unsigned long long a[K], p[K];
+#pragma unroll
+  for (int i = 0; i < K; ++i) {
+    a[i] = chain_load(r + i);
+    p[i] = chain_load(r + K + i);
+  }
+  bool has_a = true, has_p = true;
+#pragma unroll
+  for (int i = 0; i < K; ++i) {
+    has_a = has_a && unsigned(a[i] >> 32) == c.epoch * 4 + kChainAggregate;
+    has_p = has_p && unsigned(p[i] >> 32) == c.epoch * 4 + kChainInclusive;
+  }
+  unsigned w[K];
+#pragma unroll
+  for (int i = 0; i < K; ++i) w[i] = unsigned(has_p ? p[i] : a[i]);
+  memcpy(&out, w, sizeof(V));
+  return has_p ? kChainInclusive : has_a ? kChainAggregate : 0u;
 }
 
 // This block's tile: tiles are handed out in claim order (one thread calls; the caller
@@ -56,62 +102,63 @@ template <class V> __device__ __forceinline__ std::int64_t chain_claim(const Cha
   return static_cast<std::int64_t>(k - static_cast<unsigned long long>(c.epoch - 1) * static_cast<unsigned long long>(c.tiles));
 }
 
+// Tile k's aggregate, once chain_read has seen it complete.
+template <class V> __device__ __forceinline__ V chain_read_aggregate(const ChainTiles<V>& c, std::int64_t k) {
+  constexpr int K = ChainTiles<V>::kWords;
+  unsigned w[K];
+#pragma unroll
+  for (int i = 0; i < K; ++i) w[i] = unsigned(chain_load(c.records + k * 2 * K + i));
+  V v;
+  memcpy(&v, w, sizeof(V));
+  return v;
+}
+
 // Tile 0: its aggregate is its inclusive prefix. One thread calls.
 template <class V> __device__ __forceinline__ void chain_publish_first(const ChainTiles<V>& c, const V& aggregate) {
-  c.inclusive[0] = aggregate;
-  chain_store_release(c.status, c.epoch * 4 + kChainInclusive);
+  chain_publish(c, 0, kChainInclusive, aggregate);
 }
 
 // Tile t >= 1, called by all 32 lanes of one warp with the tile's aggregate (the same value in
-// every lane): publishes A_t, looks back, publishes P_t = combine(P_{t-1}, A_t) and returns
-// P_{t-1} (in every lane).
+// every lane) and chain_stash_bytes<V>() of shared memory: publishes A_t, looks back, publishes
+// P_t = combine(P_{t-1}, A_t) and returns P_{t-1} (in every lane).
 template <class Op>
 __device__ typename Op::Value chain_look_back(const ChainTiles<typename Op::Value>& c, std::int64_t t,
-                                              const typename Op::Value& aggregate, int lane) {
+                                              const typename Op::Value& aggregate, int lane, typename Op::Value* stash) {
   using V = typename Op::Value;
-  const unsigned agg_word = c.epoch * 4 + kChainAggregate, incl_word = c.epoch * 4 + kChainInclusive;
-  if (lane == 0) {
-    c.aggregate[t] = aggregate;
-    chain_store_release(c.status + t, agg_word);
-  }
+  if (lane == 0) chain_publish(c, t, kChainAggregate, aggregate);
   // 1. Windows of 32 tiles ending at t - 1, then further back, until one holds a published P_j;
-  //    lane l of the window ending at e (exclusive) watches tile e - 32 + l.
-  std::int64_t end = t, j = -1;
-  V v{};  // this lane's value in the window where j is found
-  for (;;) {
-    const std::int64_t k = end - 32 + lane;
+  //    lane l of window w watches tile t - 32 (w + 1) + l, and its value goes to stash slot w % 8.
+  int w = 0, jl = 0;
+  for (;; ++w) {
+    const std::int64_t k = t - 32 * std::int64_t(w + 1) + lane;
+    V v{};
     unsigned s;
     do {
-      s = k < 0 ? agg_word : chain_load_acquire(c.status + k);
-    } while (!__all_sync(warp::full_mask, s == agg_word || s == incl_word));
-    const unsigned found = __ballot_sync(warp::full_mask, s == incl_word);
+      s = k < 0 ? kChainAggregate : chain_read(c, k, v);
+    } while (!__all_sync(warp::full_mask, s != 0));
+    stash[(w % kChainStashWindows) * 32 + lane] = v;
+    const unsigned found = __ballot_sync(warp::full_mask, s == kChainInclusive);
     if (found != 0) {
-      const int l = 31 - __clz(static_cast<int>(found));
-      j = end - 32 + l;
-      if (k >= j) v = s == incl_word ? c.inclusive[k] : c.aggregate[k];  // after this lane's acquire
+      jl = 31 - __clz(static_cast<int>(found));
       break;
     }
-    end -= 32;
   }
-  // 2. The left fold from P_j, window by window towards t - 1. The later windows' aggregates were
-  //    acquired by the same lanes in step 1 (the windows are aligned on t), so plain loads see them.
-  V p{};
-  for (std::int64_t base = end - 32; base < t; base += 32) {
-    if (base != end - 32) {
-      const std::int64_t k = base + lane;
-      if (k < t) v = c.aggregate[k];
+  __syncwarp();
+  // 2. The left fold from P_j, window by window towards t - 1 (every lane computes it).
+  V p = stash[(w % kChainStashWindows) * 32 + jl];
+  for (int u = w; u >= 0; --u) {
+    V* win = stash + (u % kChainStashWindows) * 32;
+    if (u < w - (kChainStashWindows - 1)) {  // overwritten by a farther window: reload (its
+      __syncwarp();                            // tiles may have published P since: take A)
+      win[lane] = chain_read_aggregate(c, t - 32 * std::int64_t(u + 1) + lane);
+      __syncwarp();
     }
-    const int first = base < j ? static_cast<int>(j - base) : 0;
-    const int last = t - base < 32 ? static_cast<int>(t - base) : 32;  // lanes [first, last)
-    for (int l = first; l < last; ++l) {
-      const V w = warp::shfl(v, l, warp::Shfl::lane);
-      p = base + l == j ? w : Op::combine(p, w);
-    }
+    const int from = u == w ? jl + 1 : 0;
+#pragma unroll
+    for (int l = 0; l < 32; ++l)
+      if (l >= from) p = Op::combine(p, win[l]);
   }
-  if (lane == 0) {
-    c.inclusive[t] = Op::combine(p, aggregate);
-    chain_store_release(c.status + t, incl_word);
-  }
+  if (lane == 0) chain_publish(c, t, kChainInclusive, Op::combine(p, aggregate));
   return p;
 }
 

@@ -137,11 +137,13 @@ __global__ void chained_tile_kernel(const typename Op::Value* __restrict__ x, st
   using V = typename Op::Value;
   extern __shared__ __align__(16) unsigned char scan_smem[];
   const int tid = int(threadIdx.x), lane = tid & 31, w = tid >> 5, warps = int(blockDim.x) >> 5;
-  // Layout (scan::chained_shared_bytes): the tile index, 32 warp totals and the carry, then each
-  // warp's staging of 33 * ITEMS values.
+  // Layout (scan::chained_header_bytes): the tile index, 32 warp totals and the carry, the
+  // look-back's stash, then each warp's staging of 33 * ITEMS values.
+  static_assert(chain_stash_bytes<V>() == scan::kChainedStashValues * sizeof(V));
   std::int64_t* s_tile = reinterpret_cast<std::int64_t*>(scan_smem);
   V* warp_total = reinterpret_cast<V*>(scan_smem + 16);
   V* s_carry = warp_total + 32;
+  V* stash = reinterpret_cast<V*>(scan_smem + 16 + (33 * sizeof(V) + 15) / 16 * 16);
   V* stage = reinterpret_cast<V*>(scan_smem + scan::chained_header_bytes(sizeof(V))) + w * 33 * ITEMS;
   if (tid == 0) *s_tile = chain_claim(chain);
   __syncthreads();
@@ -172,7 +174,7 @@ __global__ void chained_tile_kernel(const typename Op::Value* __restrict__ x, st
     if (t == 0) {
       if (lane == 0) chain_publish_first(chain, aggregate);
     } else {
-      const V carry = chain_look_back<Op>(chain, t, aggregate, lane);
+      const V carry = chain_look_back<Op>(chain, t, aggregate, lane, stash);
       if (lane == 0) *s_carry = carry;
     }
   }

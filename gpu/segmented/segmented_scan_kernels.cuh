@@ -47,9 +47,12 @@ template <class T> struct FlaggedOp {
 __device__ __forceinline__ int seg_pad(int j) { return j + (j >> 5); }
 
 // Shared memory (bytes) for a block of `block` threads with ITEMS items of T: the tile index, 32
-// warp totals, 32 warp prefixes and the carry (16-byte aligned), each warp's staging of 33 * ITEMS
-// values, then one head flag per element of the tile.
-template <class T> constexpr std::size_t seg_header_bytes() { return 16 + (65 * sizeof(Flagged<T>) + 15) / 16 * 16; }
+// warp totals, 32 warp prefixes and the carry (16-byte aligned), the look-back's stash, each
+// warp's staging of 33 * ITEMS values, then one head flag per element of the tile.
+template <class T> constexpr std::size_t seg_stash_offset() { return 16 + (65 * sizeof(Flagged<T>) + 15) / 16 * 16; }
+template <class T> constexpr std::size_t seg_header_bytes() {
+  return seg_stash_offset<T>() + detail::chain_stash_bytes<Flagged<T>>();
+}
 template <class T> constexpr std::size_t seg_scan_smem(int block, int items) {
   return seg_header_bytes<T>() + std::size_t(block / 32) * 33 * std::size_t(items) * sizeof(T) +
          std::size_t(block) * std::size_t(items);
@@ -68,6 +71,7 @@ __global__ void __launch_bounds__(MAX_THREADS) chained_segmented_kernel(const T*
   F* s_total = reinterpret_cast<F*>(seg_smem + 16);
   F* s_prefix = s_total + 32;
   F* s_carry = s_total + 64;
+  F* stash = reinterpret_cast<F*>(seg_smem + seg_stash_offset<T>());
   T* stage_all = reinterpret_cast<T*>(seg_smem + seg_header_bytes<T>());
   T* stage = stage_all + w * 33 * ITEMS;
   const int tile = int(blockDim.x) * ITEMS;
@@ -127,7 +131,7 @@ __global__ void __launch_bounds__(MAX_THREADS) chained_segmented_kernel(const T*
     if (t == 0) {
       if (lane == 0) detail::chain_publish_first(chain, aggregate);
     } else {
-      const F carry = detail::chain_look_back<FlaggedOp<T>>(chain, t, aggregate, lane);
+      const F carry = detail::chain_look_back<FlaggedOp<T>>(chain, t, aggregate, lane, stash);
       if (lane == 0) *s_carry = carry;
     }
   }

@@ -101,7 +101,7 @@ TYPED_TEST(ScanTyped, ModelsEqualSerialWhenEverySumIsExact) {
   using Op = PlusOp<T>;
   const std::size_t sizes[] = {0, 1, 31, 32, 33, 255, 257, 4095, 4097, 70001};
   for (GpuScan alg : kModelledGpuScans)
-    for (const ScanShape& s : scan_shapes(alg, false))
+    for (const ScanShape& s : scan_shapes(alg, false, sizeof(T)))
       for (std::size_t n : sizes) {
         const auto x = integer_values<T>(n, 11);
         for (bool inclusive : {false, true}) {
@@ -140,7 +140,7 @@ TYPED_TEST(ScanTyped, MaxIsShapeInvariantBitForBit) {
     expect_same_bits(hillis_steele_scan<Op>(std::span<const T>(x), inclusive).out, ser, "hs");
     expect_same_bits(blelloch_scan<Op>(std::span<const T>(x), inclusive).out, ser, "blelloch");
     for (GpuScan alg : kModelledGpuScans)
-      for (const ScanShape& s : scan_shapes(alg, true))
+      for (const ScanShape& s : scan_shapes(alg, true, sizeof(T)))
         expect_same_bits(model_scan<Op>(alg, s, std::span<const T>(x), inclusive), ser, to_string(s).c_str());
   }
   const auto ser = serial_scan<Op>(std::span<const T>(x), true);
@@ -257,9 +257,13 @@ TEST(ScanShapes, ValidationAndNames) {
   EXPECT_NE(validate_scan_shape(GpuScan::warp_hs_chained, {96, 5}, 100, 4), "");   // not compiled
   EXPECT_NE(validate_scan_shape(GpuScan::warp_hs_chained, {1024, 16}, 100, 4), "");  // shared memory
   for (GpuScan alg : kModelledGpuScans)
-    for (int bytes : {4, 8, 16})
-      for (const ScanShape& sh : scan_shapes(alg, false))
+    for (std::size_t bytes : {4, 8, 16}) {
+      const auto shapes = scan_shapes(alg, false, bytes);
+      EXPECT_GE(shapes.size(), 8u) << to_string(alg) << " " << bytes;
+      for (const ScanShape& sh : shapes)
         EXPECT_EQ(validate_scan_shape(alg, sh, 100, bytes), "") << to_string(alg) << " " << to_string(sh) << " " << bytes;
+    }
+  EXPECT_EQ(scan_shapes(GpuScan::warp_hs_chained, false, 4).size(), 11u);
   EXPECT_EQ(validate_scan_shape(GpuScan::warp_hs_chained, default_scan_shape(GpuScan::warp_hs_chained), 100, 16), "");
   EXPECT_EQ(to_string(ScanShape{256, 4}), "b256x4");
   ASSERT_TRUE(parse_scan_shape("b96x3").has_value());

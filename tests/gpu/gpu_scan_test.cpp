@@ -43,7 +43,7 @@ template <class Op> void check_all_shapes() {
     make(x, std::size_t(n));
     const gpu::ScanInput<V> in{std::span<const V>(x)};
     for (GpuScan alg : kModelledGpuScans)
-      for (const ScanShape& s : scan_shapes(alg, false))
+      for (const ScanShape& s : scan_shapes(alg, false, sizeof(V)))
         for (bool inclusive : {true, false}) {
           const auto g = gpu::gpu_scan<Op>(alg, s, in, inclusive);
           ASSERT_TRUE(g.ok()) << g.error;
