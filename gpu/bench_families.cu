@@ -45,7 +45,7 @@ template <class T> std::vector<FamilyTiming> time_families(const BenchInput<T>& 
     so.want_out = false;
     so.reps = samples;
     for (scan::GpuScan a : scan::kAllGpuScans) {
-      const auto r = gpu_scan<scan::PlusOp<T>>(a, scan::default_scan_shape(a), si, true, so);
+      const auto r = gpu_scan<scan::PlusOp<T>>(a, scan::default_scan_shape(a, sizeof(T)), si, true, so);
       add({"scan", std::string(scan::to_string(a)), "+ inclusive", "cub", 2.0 * sizeof(T), 0, 2 * bytes <= l2, ""}, r.ms,
           r.error);
     }

@@ -76,8 +76,11 @@ std::string validate_scan_shape(GpuScan a, const ScanShape& s, std::int64_t n, s
   return "";
 }
 
-ScanShape default_scan_shape(GpuScan a) {
-  if (a == GpuScan::warp_hs_chained) return {128, 15};
+ScanShape default_scan_shape(GpuScan a, std::size_t value_bytes) {
+  if (a == GpuScan::warp_hs_chained) {
+    const ScanShape large{256, 15};
+    return validate_scan_shape(a, large, 0, value_bytes).empty() ? large : ScanShape{128, 15};
+  }
   return {256, 4};
 }
 

@@ -66,7 +66,7 @@ std::string to_string(const SegShape& s, Strategy st) {
 }
 
 SegShape default_shape(Strategy st) {
-  if (st == Strategy::segmented_scan) return {256, 16};
+  if (st == Strategy::segmented_scan) return {1024, 16};
   return {};
 }
 

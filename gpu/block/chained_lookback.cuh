@@ -132,10 +132,13 @@ __device__ typename Op::Value chain_look_back(const ChainTiles<typename Op::Valu
   for (;; ++w) {
     const std::int64_t k = t - 32 * std::int64_t(w + 1) + lane;
     V v{};
-    unsigned s;
-    do {
+    unsigned s, pause = 8;
+    for (;;) {
       s = k < 0 ? kChainAggregate : chain_read(c, k, v);
-    } while (!__all_sync(warp::full_mask, s != 0));
+      if (__all_sync(warp::full_mask, s != 0)) break;
+      __nanosleep(pause);  // back off: a thousand tiles polling at once slow the L2 for everyone
+      pause = pause < 256 ? 2 * pause : pause;
+    }
     stash[(w % kChainStashWindows) * 32 + lane] = v;
     const unsigned found = __ballot_sync(warp::full_mask, s == kChainInclusive);
     if (found != 0) {
