@@ -21,12 +21,15 @@
 //   sums, its block 0 resets the other of two result sets).
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/generators.hpp"
 #include "core/gpu_kernel.hpp"
 #include "core/launch_shape.hpp"
+#include "core/scan/scan_kernel.hpp"
+#include "core/segmented/strategy.hpp"
 #include "gpu/device_buffer.hpp"
 #include "gpu/device_entry.hpp"
 
@@ -93,8 +96,10 @@ template <class T> Timing time_read(const BenchInput<T>& in, const TimingOptions
 
 // The other GPU families on copy 0 of the same input, for `sumlab bench`: the scans (+,
 // inclusive), the segmented sums (segments of family_segment elements) and the variance row kernels
-// (rows of family_cols elements, statistics only), each algorithm at its default shape with its CUB
-// peer where it has one. Timing is each family's own (gpu/scan.hpp, gpu/segmented.hpp,
+// (rows of family_cols elements, statistics only), each algorithm at its default shape (or the
+// modelled scans at shapes.scan, the segmented scan at shapes.segmented_tile; a shape an algorithm
+// refuses is its row's error) with its CUB peer where it has one. A scan's or segmented scan's
+// detail names the shape it ran. Timing is each family's own (gpu/scan.hpp, gpu/segmented.hpp,
 // gpu/rows.hpp): the median of `samples` single launches, event-timed, over a resident input, so
 // an input smaller than L2 may be read from L2 (in_l2 says so). n must be a multiple of
 // family_cols. A failure is the row's error, not an exception.
@@ -111,6 +116,11 @@ struct FamilyTiming {
   bool in_l2 = false;            // the input (and the scan's output) fit in L2 together
   std::string error;             // non-empty: nothing valid was timed
 };
-template <class T> std::vector<FamilyTiming> time_families(const BenchInput<T>& in, int samples);
+struct FamilyShapes {
+  std::optional<scan::ScanShape> scan;
+  std::optional<segmented::SegShape> segmented_tile;
+};
+template <class T>
+std::vector<FamilyTiming> time_families(const BenchInput<T>& in, int samples, const FamilyShapes& shapes = {});
 
 }  // namespace sumlab::gpu

@@ -16,7 +16,8 @@
 
 namespace sumlab::gpu {
 
-template <class T> std::vector<FamilyTiming> time_families(const BenchInput<T>& in, int samples) {
+template <class T>
+std::vector<FamilyTiming> time_families(const BenchInput<T>& in, int samples, const FamilyShapes& shapes) {
   const std::int64_t n = in.n();
   const auto un = static_cast<std::size_t>(n);
   std::vector<FamilyTiming> rows;
@@ -45,9 +46,10 @@ template <class T> std::vector<FamilyTiming> time_families(const BenchInput<T>& 
     so.want_out = false;
     so.reps = samples;
     for (scan::GpuScan a : scan::kAllGpuScans) {
-      const auto r = gpu_scan<scan::PlusOp<T>>(a, scan::default_scan_shape(a, sizeof(T)), si, true, so);
-      add({"scan", std::string(scan::to_string(a)), "+ inclusive", "cub", 2.0 * sizeof(T), 0, 2 * bytes <= l2, ""}, r.ms,
-          r.error);
+      const scan::ScanShape shape = shapes.scan.value_or(scan::default_scan_shape(a, sizeof(T)));
+      const auto r = gpu_scan<scan::PlusOp<T>>(a, shape, si, true, so);
+      const std::string detail = a == scan::GpuScan::cub ? "+ inclusive" : "+ inclusive, " + scan::to_string(shape);
+      add({"scan", std::string(scan::to_string(a)), detail, "cub", 2.0 * sizeof(T), 0, 2 * bytes <= l2, ""}, r.ms, r.error);
     }
   } catch (const std::exception& e) {
     add({"scan", "", "+ inclusive", "", 0, 0, false, ""}, 0, e.what());
@@ -61,10 +63,13 @@ template <class T> std::vector<FamilyTiming> time_families(const BenchInput<T>& 
     const double per = sizeof(T) + static_cast<double>(sizeof(segmented::Offset) + sizeof(T)) / family_segment;
     for (const auto& st : segmented::strategies()) {
       if (st.where == segmented::Where::cpu) continue;
-      const auto r = gpu_segmented<T>(st.strategy, segmented::default_shape(st.strategy), sg, samples);
-      add({"segmented", std::string(st.name), "segments of " + std::to_string(family_segment), "cub_segmented_reduce", per,
-           0, bytes <= l2, ""},
-          r.ms, r.error);
+      const bool tiled = st.strategy == segmented::Strategy::segmented_scan;
+      const segmented::SegShape shape =
+          tiled && shapes.segmented_tile ? *shapes.segmented_tile : segmented::default_shape(st.strategy);
+      const auto r = gpu_segmented<T>(st.strategy, shape, sg, samples);
+      std::string detail = "segments of " + std::to_string(family_segment);
+      if (tiled) detail += ", " + segmented::to_string(shape, st.strategy);
+      add({"segmented", std::string(st.name), detail, "cub_segmented_reduce", per, 0, bytes <= l2, ""}, r.ms, r.error);
     }
   } catch (const std::exception& e) {
     add({"segmented", "", "", "", 0, 0, false, ""}, 0, e.what());
@@ -95,7 +100,7 @@ template <class T> std::vector<FamilyTiming> time_families(const BenchInput<T>& 
   return rows;
 }
 
-template std::vector<FamilyTiming> time_families<float>(const BenchInput<float>&, int);
-template std::vector<FamilyTiming> time_families<double>(const BenchInput<double>&, int);
+template std::vector<FamilyTiming> time_families<float>(const BenchInput<float>&, int, const FamilyShapes&);
+template std::vector<FamilyTiming> time_families<double>(const BenchInput<double>&, int, const FamilyShapes&);
 
 }  // namespace sumlab::gpu

@@ -29,6 +29,7 @@
 #include "core/float_traits.hpp"
 #include "core/generators.hpp"
 #include "core/gpu_kernel.hpp"
+#include "core/scan/scan_kernel.hpp"
 #include "studies/commands.hpp"
 #include "studies/external.hpp"
 #include "studies/input_file.hpp"
@@ -57,6 +58,7 @@ struct BenchOptions {
   int cpu_reps = 7;
   std::uint64_t seed = 1;
   std::vector<std::string> plugins;  // LIB:SYMBOL (studies/plugin.hpp): device entries timed beside CUB
+  std::string scan_shape, segmented_tile;  // "b256x15": the families at this shape instead of the default
 };
 
 const std::vector<std::string> kGpuColumns{"dtype", "distribution", "n", "kernel", "shape", "role", "ms", "ms_min",
@@ -67,6 +69,14 @@ const std::vector<std::string> kFamilyColumns{"dtype", "n", "family", "kernel", 
                                               "read_ms", "cub_ms", "in_l2", "error"};
 const std::vector<std::string> kCpuColumns{"dtype", "algorithm", "n", "ns_per_element", "ns_min", "reps",
                                            "ratio_serial_double", "value_hex"};
+
+// --scan-shape / --segmented-tile, "b256x15" (scan::to_string's notation for both).
+std::optional<scan::ScanShape> parse_family_shape(const std::string& text, const char* option) {
+  if (text.empty()) return std::nullopt;
+  const auto s = scan::parse_scan_shape(text);
+  if (!s) throw UserError(std::string(option) + ": '" + text + "' is not bBLOCKxITEMS (e.g. b256x15)");
+  return s;
+}
 
 // "name" or "lognormal:SIGMA" / "normal:SIGMA" (lognormal:12 spans about 2^-200 .. 2^200 at 2^30
 // elements: far past the 2^60 range the exact kernel's fast path covers).
@@ -189,12 +199,21 @@ std::vector<std::pair<LaunchShape, std::string>> bench_shapes(GpuKernel k, int s
   return v;
 }
 
+gpu::FamilyShapes family_shapes(const BenchOptions& o) {
+  gpu::FamilyShapes f;
+  f.scan = parse_family_shape(o.scan_shape, "--scan-shape");
+  if (const auto t = parse_family_shape(o.segmented_tile, "--segmented-tile"))
+    f.segmented_tile = segmented::SegShape{t->block, t->items};
+  return f;
+}
+
 // The other families on the cell's input, against the cell's read roof and CUB reduction.
 template <class T>
-Rows bench_families_cell(const gpu::BenchInput<T>& input, int samples, const gpu::Timing& read, const gpu::Timing& cub) {
+Rows bench_families_cell(const gpu::BenchInput<T>& input, int samples, const gpu::FamilyShapes& shapes,
+                         const gpu::Timing& read, const gpu::Timing& cub) {
   const std::string dt(FloatTraits<T>::dtype);
   const std::int64_t n = input.n();
-  const std::vector<gpu::FamilyTiming> timings = gpu::time_families<T>(input, samples);
+  const std::vector<gpu::FamilyTiming> timings = gpu::time_families<T>(input, samples, shapes);
   std::vector<std::vector<std::string>> rows;
   for (const auto& t : timings) {
     const bool ok = t.error.empty() && t.ms > 0;
@@ -278,7 +297,7 @@ CellRows bench_gpu_cell(const BenchOptions& o, const std::vector<GpuKernel>& ker
     }
   CellRows out{{"bench_gpu.csv", rows}};
   if (with_families && n % gpu::family_cols == 0)
-    out["bench_families.csv"] = bench_families_cell<T>(input, o.samples, read, cub);
+    out["bench_families.csv"] = bench_families_cell<T>(input, o.samples, family_shapes(o), read, cub);
   return out;
 }
 #endif
@@ -288,6 +307,8 @@ void check_bench_options(const BenchOptions& o) {
     throw UserError("--log2-min/--log2-max/--log2-step: need 0 <= min <= max <= 31 and step >= 1");
   if (o.samples < 1 || o.cpu_reps < 1 || o.cpu_n < 1) throw UserError("--samples, --cpu-reps and --cpu-n must be >= 1");
   for (const auto& dt : o.dtypes) (void)parse_dtype(dt);  // a bad name fails before anything runs
+  (void)parse_family_shape(o.scan_shape, "--scan-shape");
+  (void)parse_family_shape(o.segmented_tile, "--segmented-tile");
   for (const auto& d : o.dists) (void)parse_bench_dist(d);
   for (const auto& d : o.exact_dists) (void)parse_bench_dist(d);
 }
@@ -422,6 +443,10 @@ void register_bench(CLI::App& app) {
   cmd->add_option("--cpu-n", o->cpu_n, "Elements of the CPU timing")->capture_default_str();
   cmd->add_option("--cpu-reps", o->cpu_reps, "CPU repetitions (median kept)")->capture_default_str();
   cmd->add_option("--seed", o->seed, "Generator seed")->capture_default_str();
+  cmd->add_option("--scan-shape", o->scan_shape,
+                  "Time the modelled scans at this shape, bBLOCKxITEMS (default: each one's own; one a scan refuses is its row's error)");
+  cmd->add_option("--segmented-tile", o->segmented_tile,
+                  "Time the segmented scan with this tile, bBLOCKxITEMS (default: its own)");
   add_plugin_option(*cmd, o->plugins);
   cmd->callback([o] {
     BenchOptions b = *o;

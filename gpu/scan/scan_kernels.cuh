@@ -156,13 +156,16 @@ __global__ void chained_tile_kernel(const typename Op::Value* __restrict__ x, st
     stage[chained_pad(j)] = i < count ? x[begin + i] : Op::identity();
   }
   __syncwarp();
-  V s[ITEMS];
+  // The thread's serial prefixes go back into its staging slots: held in registers across the
+  // look-back they would set the kernel's register count, and with it how many tiles an SM keeps
+  // in flight.
+  V run = stage[chained_pad(lane * ITEMS)];
 #pragma unroll
-  for (int k = 0; k < ITEMS; ++k) {
-    const V v = stage[chained_pad(lane * ITEMS + k)];
-    s[k] = k == 0 ? v : Op::combine(s[k - 1], v);
+  for (int k = 1; k < ITEMS; ++k) {
+    run = Op::combine(run, stage[chained_pad(lane * ITEMS + k)]);
+    stage[chained_pad(lane * ITEMS + k)] = run;
   }
-  const V lane_incl = warp_inclusive_scan<Op>(s[ITEMS - 1], lane);
+  const V lane_incl = warp_inclusive_scan<Op>(run, lane);
   const V lane_before = warp::shfl(lane_incl, 1, warp::Shfl::up);
   if (lane == 31) warp_total[w] = lane_incl;
   __syncthreads();
@@ -190,12 +193,19 @@ __global__ void chained_tile_kernel(const typename Op::Value* __restrict__ x, st
     prefix = has_prefix ? Op::combine(*s_carry, prefix) : *s_carry;
     has_prefix = true;
   }
+  // Walking down, slot k - 1 still holds the serial prefix an exclusive output k needs.
 #pragma unroll
-  for (int k = 0; k < ITEMS; ++k) {
+  for (int k = ITEMS - 1; k >= 0; --k) {
     V o;
-    if (inclusive) o = has_prefix ? Op::combine(prefix, s[k]) : s[k];
-    else if (k == 0) o = has_prefix ? prefix : Op::identity();
-    else o = has_prefix ? Op::combine(prefix, s[k - 1]) : s[k - 1];
+    if (inclusive) {
+      const V own = stage[chained_pad(lane * ITEMS + k)];
+      o = has_prefix ? Op::combine(prefix, own) : own;
+    } else if (k == 0) {
+      o = has_prefix ? prefix : Op::identity();
+    } else {
+      const V before = stage[chained_pad(lane * ITEMS + k - 1)];
+      o = has_prefix ? Op::combine(prefix, before) : before;
+    }
     stage[chained_pad(lane * ITEMS + k)] = o;
   }
   __syncwarp();

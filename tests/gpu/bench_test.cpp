@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <span>
 #include <string>
@@ -18,6 +19,8 @@
 #include "core/generators.hpp"
 #include "core/gpu_kernel.hpp"
 #include "core/order_model/model_sum.hpp"
+#include "core/scan/scan_kernel.hpp"
+#include "core/segmented/strategy.hpp"
 #include "tests/gpu/require_gpu.hpp"
 
 namespace sumlab {
@@ -62,7 +65,7 @@ TYPED_TEST(GpuBench, TimedSumsAreTheCpuBitsAfterRepeatedLaunches) {
   }
 }
 
-// time_families: one timed row per GPU algorithm of each family (scan: both modelled scans and
+// time_families: one timed row per GPU algorithm of each family (scan: the modelled scans and
 // CUB's; segmented: every GPU strategy and peer; variance: each moments kernel in both layouts),
 // each with a peer of its own family or none; an n the variance rows cannot split is an error row.
 TYPED_TEST(GpuBench, FamiliesAreTimedWithTheirPeers) {
@@ -85,13 +88,42 @@ TYPED_TEST(GpuBench, FamiliesAreTimedWithTheirPeers) {
       EXPECT_TRUE(found) << "peer " << r.peer;
     }
   }
-  EXPECT_EQ(per_family["scan"], 3);
+  EXPECT_EQ(per_family["scan"], int(std::size(scan::kAllGpuScans)));
   EXPECT_EQ(per_family["segmented"], 5);
   EXPECT_EQ(per_family["variance"], 8);
   const gpu::BenchInput<T> odd(gpu::family_cols + 1, spec, 3);
   const auto bad = gpu::time_families<T>(odd, 3);
   ASSERT_EQ(bad.size(), 1u);
   EXPECT_NE(bad[0].error.find("multiple of 4096"), std::string::npos) << bad[0].error;
+}
+
+// A named shape is the one timed, and says so in the row; a scan that refuses it (block_blelloch
+// takes powers of two only) reports why in its row instead of timing something else.
+TYPED_TEST(GpuBench, FamilyShapesAreTheOnesTimed) {
+  SUMLAB_REQUIRE_GPU();
+  using T = TypeParam;
+  DistributionSpec spec;
+  const gpu::BenchInput<T> in(16 * gpu::family_cols, spec, 3);
+  gpu::FamilyShapes shapes;
+  shapes.scan = scan::ScanShape{96, 3};
+  shapes.segmented_tile = segmented::SegShape{64, 2};
+  int seen = 0;
+  for (const auto& r : gpu::time_families<T>(in, 2, shapes)) {
+    SCOPED_TRACE(r.family + " " + r.kernel + " " + r.detail + " " + r.error);
+    if (r.kernel == "warp_hillis_steele" || r.kernel == "warp_hs_chained") {
+      EXPECT_TRUE(r.error.empty());
+      EXPECT_NE(r.detail.find("b96x3"), std::string::npos);
+      ++seen;
+    } else if (r.kernel == "block_blelloch") {
+      EXPECT_NE(r.error.find("power of two"), std::string::npos);
+      ++seen;
+    } else if (r.kernel == "segmented_scan") {
+      EXPECT_TRUE(r.error.empty());
+      EXPECT_NE(r.detail.find("b64x2"), std::string::npos);
+      ++seen;
+    }
+  }
+  EXPECT_EQ(seen, 4);
 }
 
 }  // namespace
