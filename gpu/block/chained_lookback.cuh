@@ -157,17 +157,9 @@ __device__ typename Op::Value chain_look_back(const ChainTiles<typename Op::Valu
       __syncwarp();
     }
     const int from = u == w ? jl + 1 : 0;
-    // Eight loads ahead of their combines: enough to cover shared memory's latency, few enough to
-    // keep the registers (which bound the blocks an SM holds) those of the tile scan.
-#pragma unroll 1
-    for (int l0 = 0; l0 < 32; l0 += 8) {
-      V x[8];
 #pragma unroll
-      for (int i = 0; i < 8; ++i) x[i] = win[l0 + i];
-#pragma unroll
-      for (int i = 0; i < 8; ++i)
-        if (l0 + i >= from) p = Op::combine(p, x[i]);
-    }
+    for (int l = 0; l < 32; ++l)
+      if (l >= from) p = Op::combine(p, win[l]);
   }
   if (lane == 0) chain_publish(c, t, kChainInclusive, Op::combine(p, aggregate));
   return p;

@@ -156,16 +156,13 @@ __global__ void chained_tile_kernel(const typename Op::Value* __restrict__ x, st
     stage[chained_pad(j)] = i < count ? x[begin + i] : Op::identity();
   }
   __syncwarp();
-  // The thread's serial prefixes go back into its staging slots: held in registers across the
-  // look-back they would set the kernel's register count, and with it how many tiles an SM keeps
-  // in flight.
-  V run = stage[chained_pad(lane * ITEMS)];
+  V s[ITEMS];
 #pragma unroll
-  for (int k = 1; k < ITEMS; ++k) {
-    run = Op::combine(run, stage[chained_pad(lane * ITEMS + k)]);
-    stage[chained_pad(lane * ITEMS + k)] = run;
+  for (int k = 0; k < ITEMS; ++k) {
+    const V v = stage[chained_pad(lane * ITEMS + k)];
+    s[k] = k == 0 ? v : Op::combine(s[k - 1], v);
   }
-  const V lane_incl = warp_inclusive_scan<Op>(run, lane);
+  const V lane_incl = warp_inclusive_scan<Op>(s[ITEMS - 1], lane);
   const V lane_before = warp::shfl(lane_incl, 1, warp::Shfl::up);
   if (lane == 31) warp_total[w] = lane_incl;
   __syncthreads();
@@ -193,19 +190,12 @@ __global__ void chained_tile_kernel(const typename Op::Value* __restrict__ x, st
     prefix = has_prefix ? Op::combine(*s_carry, prefix) : *s_carry;
     has_prefix = true;
   }
-  // Walking down, slot k - 1 still holds the serial prefix an exclusive output k needs.
 #pragma unroll
-  for (int k = ITEMS - 1; k >= 0; --k) {
+  for (int k = 0; k < ITEMS; ++k) {
     V o;
-    if (inclusive) {
-      const V own = stage[chained_pad(lane * ITEMS + k)];
-      o = has_prefix ? Op::combine(prefix, own) : own;
-    } else if (k == 0) {
-      o = has_prefix ? prefix : Op::identity();
-    } else {
-      const V before = stage[chained_pad(lane * ITEMS + k - 1)];
-      o = has_prefix ? Op::combine(prefix, before) : before;
-    }
+    if (inclusive) o = has_prefix ? Op::combine(prefix, s[k]) : s[k];
+    else if (k == 0) o = has_prefix ? prefix : Op::identity();
+    else o = has_prefix ? Op::combine(prefix, s[k - 1]) : s[k - 1];
     stage[chained_pad(lane * ITEMS + k)] = o;
   }
   __syncwarp();

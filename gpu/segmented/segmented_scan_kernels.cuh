@@ -98,16 +98,18 @@ __global__ void __launch_bounds__(MAX_THREADS) chained_segmented_kernel(const T*
     else d_out[j] = T(0);
   }
   __syncthreads();
-  // The thread's items are read from shared memory twice (here and for the outputs) rather than
-  // held in registers across the look-back, where they would set the kernel's register count and
-  // with it how many tiles an SM keeps in flight.
-  const int mine = warp_first + lane * ITEMS;
-  auto item = [&](int k) { return F{head[mine + k] != 0, stage[seg_pad(lane * ITEMS + k)]}; };
-  const int have = count - mine < 0 ? 0 : count - mine < ITEMS ? count - mine : ITEMS;  // items in range
+  F item[ITEMS];
+  int have = 0;  // items in range
+#pragma unroll
+  for (int k = 0; k < ITEMS; ++k) {
+    const int p = warp_first + lane * ITEMS + k;
+    item[k] = F{head[p] != 0, stage[seg_pad(lane * ITEMS + k)]};
+    if (p < count) have = k + 1;
+  }
   F fold{false, T(0)};
 #pragma unroll
-  for (int k = 0; k < ITEMS; ++k)
-    if (k < have) fold = k == 0 ? item(0) : segmented_combine(fold, item(k));
+  for (int k = 0; k < ITEMS; ++k)  // constant indices keep item[] in registers
+    if (k < have) fold = k == 0 ? item[0] : segmented_combine(fold, item[k]);
   // Hillis-Steele inclusive scan over the warp; every lane reads (shuffles) before it combines.
   F v = fold;
 #pragma unroll
@@ -158,7 +160,7 @@ __global__ void __launch_bounds__(MAX_THREADS) chained_segmented_kernel(const T*
 #pragma unroll
   for (int k = 0; k < ITEMS; ++k) {
     if (k >= have) break;
-    p = has ? segmented_combine(p, item(k)) : item(k);
+    p = has ? segmented_combine(p, item[k]) : item[k];
     has = true;
     stage[seg_pad(lane * ITEMS + k)] = p.value;
   }
