@@ -529,7 +529,7 @@ UserError not_drawable(const std::string& name) {
     if (a.traced) cpu += (cpu.empty() ? "" : ", ") + std::string(a.info.name);
   return UserError("explain draws the additive trees: the GPU kernels " + drawable_kernels() +
                    " (gpu_atomic in launch order), the CPU algorithms " + cpu +
-                   ", the scans warp_hillis_steele, block_blelloch and the segmented strategies block_per_segment, "
+                   ", the scans warp_hillis_steele, block_blelloch, warp_hs_chained and the segmented strategies block_per_segment, "
                    "warp_per_segment, segmented_scan; got '" + name + "'");
 }
 
@@ -574,7 +574,7 @@ void register_explain(CLI::App& app) {
                   "a kernel with an additive tree: gpu_serial, Harris 1-7, the shuffle kernels (gpu_two_pass, "
                   "gpu_last_block, gpu_atomic in launch order, gpu_kahan, gpu_double_acc, gpu_double_word); a CPU "
                   "tree: serial, pairwise, pairwise_b128, numpy_pairwise; a scan (+): warp_hillis_steele, "
-                  "block_blelloch; or a segmented sum: block_per_segment, warp_per_segment, segmented_scan")
+                  "block_blelloch, warp_hs_chained; or a segmented sum: block_per_segment, warp_per_segment, segmented_scan")
       ->capture_default_str();
   add_input_options(*cmd, o->input);
   add_shape_options(*cmd, o->shape);

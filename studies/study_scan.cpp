@@ -658,7 +658,7 @@ Plan make_plan(const ScanStudyOptions& o) {
         p.gpu_algorithms.push_back(*g);
       } else {
         throw UserError("unknown algorithm '" + a +
-                        "' (valid: cpu_serial, cpu_hillis_steele, cpu_blelloch, warp_hillis_steele, block_blelloch, cub)");
+                        "' (valid: cpu_serial, cpu_hillis_steele, cpu_blelloch, warp_hillis_steele, block_blelloch, warp_hs_chained, cub)");
       }
     }
   }
@@ -847,7 +847,7 @@ void register_study_scan(CLI::App& study) {
   cmd->add_option("--dists", o->dists, "Distributions (comma list; default uniform,normal)")->delimiter(',');
   cmd->add_option("--ops", o->ops, "Operators: plus, segmented, max (comma list; default all)")->delimiter(',');
   cmd->add_option("--algorithms", o->algorithms,
-                  "cpu_serial, cpu_hillis_steele, cpu_blelloch, warp_hillis_steele, block_blelloch, cub (default all)")
+                  "cpu_serial, cpu_hillis_steele, cpu_blelloch, warp_hillis_steele, block_blelloch, warp_hs_chained, cub (default all)")
       ->delimiter(',');
   cmd->add_option("--recurrence-sizes", o->recurrence_sizes, "Sizes of the recurrence cells (default 4096,2^16,2^20)")
       ->delimiter(',');

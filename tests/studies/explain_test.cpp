@@ -112,7 +112,7 @@ TEST(Explain, CpuTreesAreTheAlgorithmsOwn) {
 // Hand-derived: warp_hillis_steele on 8 elements, 2 per thread, one warp: 4 thread additions,
 // y1 = x0 + x1 is the first of them, and the total is the last output.
 TEST(Explain, ScansTraceEveryOutput) {
-  for (const char* a : {"warp_hillis_steele", "block_blelloch"})
+  for (const char* a : {"warp_hillis_steele", "block_blelloch", "warp_hs_chained"})
     for (const char* n : {"0", "1", "31", "64", "65", "300"}) {
       const Result r = run(std::string("explain --algorithm ") + a + " --n " + n + " --block 32 --items 2 --dist normal");
       ASSERT_EQ(r.code, 0) << a << " n=" << n << "\n" << r.out;
@@ -126,6 +126,7 @@ TEST(Explain, ScansTraceEveryOutput) {
   EXPECT_NE(hs.out.find("additions: thread 4,"), std::string::npos) << hs.out;
   EXPECT_NE(hs.out.find("outputs: y0=x0, y1=s0,"), std::string::npos) << hs.out;
   EXPECT_EQ(run("explain --algorithm block_blelloch --n 8 --block 32 --items 3").code, 2);  // items: a power of two
+  EXPECT_EQ(run("explain --algorithm warp_hs_chained --n 8 --block 32 --items 5").code, 2);  // items: not compiled
 }
 
 // The modelled segmented strategies: every segment's tree traced by running the strategy's model

@@ -55,7 +55,8 @@ TEST(ScanStudy, QuickModelRunWritesEveryTable) {
     }
   }
   EXPECT_TRUE(serial_rounds) << "a float running sum of 4097 uniforms must round somewhere";
-  for (const char* a : {"cpu_serial", "cpu_hillis_steele", "cpu_blelloch", "warp_hillis_steele", "block_blelloch"})
+  for (const char* a :
+       {"cpu_serial", "cpu_hillis_steele", "cpu_blelloch", "warp_hillis_steele", "block_blelloch", "warp_hs_chained"})
     EXPECT_GT(algs[a], 0) << a;
   EXPECT_EQ(algs["cub"], 0);  // a library peer: not modelled
 
