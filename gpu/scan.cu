@@ -1,7 +1,6 @@
 // Host side of the scans: validation, device memory per level of scan-then-propagate or per tile
-// of the chained scan, launches,
-// timing, download. Every CUDA call is checked (gpu/cuda_check.cuh); a GpuError becomes
-// GpuScanResult::error.
+// of the chained scan, launches, timing, download. Every CUDA call is checked (gpu/cuda_check.cuh);
+// a GpuError becomes GpuScanResult::error.
 #include "gpu/scan.hpp"
 
 #include <cuda_runtime.h>

@@ -14,6 +14,19 @@ namespace sumlab::gpu::detail {
 
 inline constexpr int kMaxScanItems = 16;
 
+// A thread's in-tile prefix in warp_hillis_steele's order, from the scanned warp totals and lane
+// l - 1's inclusive value: combine(warp prefix, lane prefix), either alone where the other is
+// absent; false (no prefix) for thread 0.
+template <class Op>
+__device__ __forceinline__ bool warp_hs_prefix(const typename Op::Value* warp_total, int w, int lane,
+                                               const typename Op::Value& lane_before, typename Op::Value& prefix) {
+  if (w == 0 && lane == 0) return false;
+  if (w == 0) prefix = lane_before;
+  else if (lane == 0) prefix = warp_total[w - 1];
+  else prefix = Op::combine(warp_total[w - 1], lane_before);
+  return true;
+}
+
 // warp_hillis_steele: blocked arrangement (thread t owns elements t*items .. t*items + items - 1),
 // serial per thread, Hillis-Steele by shuffles per warp, warp 0 scans the warp totals.
 template <class Op>
@@ -43,12 +56,8 @@ __global__ void warp_hs_tile_kernel(const typename Op::Value* __restrict__ x, st
     if (lane < warps) warp_total[lane] = t;
   }
   __syncthreads();
-  bool has_prefix = true;
   V prefix = Op::identity();
-  if (w == 0 && lane == 0) has_prefix = false;
-  else if (w == 0) prefix = lane_before;
-  else if (lane == 0) prefix = warp_total[w - 1];
-  else prefix = Op::combine(warp_total[w - 1], lane_before);
+  const bool has_prefix = warp_hs_prefix<Op>(warp_total, w, lane, lane_before, prefix);
   V* ot = out + begin;
   for (int k = 0; k < items; ++k) {
     const std::int64_t i = std::int64_t(tid) * items + k;
@@ -179,13 +188,9 @@ __global__ void chained_tile_kernel(const typename Op::Value* __restrict__ x, st
     }
   }
   __syncthreads();
-  // The thread's prefix: in-tile (warp prefix, then lane prefix), then the carry before it.
-  bool has_prefix = true;
+  // The thread's prefix: in-tile, then the carry before it.
   V prefix = Op::identity();
-  if (w == 0 && lane == 0) has_prefix = false;
-  else if (w == 0) prefix = lane_before;
-  else if (lane == 0) prefix = warp_total[w - 1];
-  else prefix = Op::combine(warp_total[w - 1], lane_before);
+  bool has_prefix = warp_hs_prefix<Op>(warp_total, w, lane, lane_before, prefix);
   if (t > 0) {
     prefix = has_prefix ? Op::combine(*s_carry, prefix) : *s_carry;
     has_prefix = true;
