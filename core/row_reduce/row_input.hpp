@@ -13,6 +13,7 @@
 
 #include "core/bfloat16.hpp"
 #include "core/hd.hpp"
+#include "core/portable_math.hpp"
 
 namespace sumlab::row_reduce {
 
@@ -36,16 +37,7 @@ template <> struct RowInput<double> {
 template <> struct RowInput<bfloat16_bits> {
   using Acc = float;
   static constexpr std::string_view dtype = "bfloat16";
-  SUMLAB_HD static Acc widen(bfloat16_bits b) {
-    const std::uint32_t w = static_cast<std::uint32_t>(b) << 16;
-#if defined(__CUDA_ARCH__)
-    return __uint_as_float(w);
-#else
-    float f;
-    std::memcpy(&f, &w, sizeof f);
-    return f;
-#endif
-  }
+  SUMLAB_HD static Acc widen(bfloat16_bits b) { return float_from_bits(static_cast<std::uint32_t>(b) << 16); }
 };
 
 template <class In> using row_acc_t = typename RowInput<In>::Acc;
