@@ -104,7 +104,7 @@ std::vector<ScanShape> listed_shapes(GpuScan a, bool quick) {
 std::vector<ScanShape> scan_shapes(GpuScan a, bool quick, std::size_t value_bytes) {
   std::vector<ScanShape> out;
   for (const ScanShape& s : listed_shapes(a, quick))
-    if (a == GpuScan::cub || validate_scan_shape(a, s, 0, value_bytes).empty()) out.push_back(s);
+    if (validate_scan_shape(a, s, 0, value_bytes).empty()) out.push_back(s);
   return out;
 }
 

@@ -91,8 +91,9 @@ std::size_t scan_shared_bytes(GpuScan a, const ScanShape& s, std::size_t value_b
 // carry (rounded up to 16 bytes), and the look-back's stash of values (8 windows of 32,
 // gpu/block/chained_lookback.cuh); each warp's staging of 33 * items values follows.
 inline constexpr std::size_t kChainedStashValues = 256;
+constexpr std::size_t chained_stash_offset(std::size_t value_bytes) { return 16 + (33 * value_bytes + 15) / 16 * 16; }
 constexpr std::size_t chained_header_bytes(std::size_t value_bytes) {
-  return 16 + (33 * value_bytes + 15) / 16 * 16 + kChainedStashValues * value_bytes;
+  return chained_stash_offset(value_bytes) + kChainedStashValues * value_bytes;
 }
 // The items per thread warp_hs_chained is compiled for.
 inline constexpr int kChainedItems[] = {1, 2, 3, 4, 7, 8, 15, 16};

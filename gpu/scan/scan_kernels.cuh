@@ -152,7 +152,7 @@ __global__ void chained_tile_kernel(const typename Op::Value* __restrict__ x, st
   std::int64_t* s_tile = reinterpret_cast<std::int64_t*>(scan_smem);
   V* warp_total = reinterpret_cast<V*>(scan_smem + 16);
   V* s_carry = warp_total + 32;
-  V* stash = reinterpret_cast<V*>(scan_smem + 16 + (33 * sizeof(V) + 15) / 16 * 16);
+  V* stash = reinterpret_cast<V*>(scan_smem + scan::chained_stash_offset(sizeof(V)));
   V* stage = reinterpret_cast<V*>(scan_smem + scan::chained_header_bytes(sizeof(V))) + w * 33 * ITEMS;
   if (tid == 0) *s_tile = chain_claim(chain);
   __syncthreads();

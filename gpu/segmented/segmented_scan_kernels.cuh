@@ -15,6 +15,7 @@
 // model this code must match bit for bit.
 #include <cstdint>
 
+#include "core/scan/scan_ops.hpp"
 #include "core/scan/segmented_op.hpp"
 #include "core/segmented/offsets.hpp"
 #include "gpu/block/chained_lookback.cuh"
@@ -37,12 +38,6 @@ __global__ void tile_first_kernel(const Offset* __restrict__ d_offsets, std::int
     for (std::int64_t b = (lo + tile - 1) / tile; b <= b_last; ++b) d_first[b] = j;
   }
 }
-
-// The SegmentedOp the look-back folds with.
-template <class T> struct FlaggedOp {
-  using Value = Flagged<T>;
-  __device__ static Value combine(const Value& a, const Value& b) { return segmented_combine(a, b); }
-};
 
 __device__ __forceinline__ int seg_pad(int j) { return j + (j >> 5); }
 
@@ -131,7 +126,7 @@ __global__ void __launch_bounds__(MAX_THREADS) chained_segmented_kernel(const T*
     if (t == 0) {
       if (lane == 0) detail::chain_publish_first(chain, aggregate);
     } else {
-      const F carry = detail::chain_look_back<FlaggedOp<T>>(chain, t, aggregate, lane, stash);
+      const F carry = detail::chain_look_back<scan::SegmentedOp<T>>(chain, t, aggregate, lane, stash);
       if (lane == 0) *s_carry = carry;
     }
   }
