@@ -135,11 +135,12 @@ constexpr std::array<GpuKernelInfo, 20> kernels{{
     {GpuKernel::fixed_point, "gpu_fixed_point",
      "quantize to int64 at scale 2^k (k from max|x|, or the caller's), add exactly in 128 bits: "
      "order-independent",
-     "k from the data: pass 1 is gpu_exact's kernel, also finding max|x| and min|x|; pass 2 "
-     "derives k from them as core/fixed_point_sum.hpp; if every x_i is on the grid 2^-k, pass 1's "
-     "exact sum is the result; else pass 2: q_i = RNE(x_i 2^k) summed as 128-bit integers per "
-     "thread/warp/block, each block's sum added by atomics; the caller's k: pass 2 alone; the host "
-     "converts as the CPU does",
+     "k from the data: pass 1 is gpu_exact's kernel, also finding max|x| and min|x| (float), or "
+     "quantises each x_i against each warp's guess of k, at every k the guess allows where x_i is "
+     "off the guessed grid (double); pass 2 derives k from max|x| as core/fixed_point_sum.hpp; if "
+     "every x_i is on the grid 2^-k (float) or every guess held (double), pass 1 gave the sum; "
+     "else pass 2: q_i = RNE(x_i 2^k) summed as 128-bit integers per thread/warp/block, each "
+     "block's sum added by atomics; the caller's k: pass 2 alone; the host converts as the CPU does",
      Determinism::shape_invariant, true, tile_fields, false, false, false,
      BoundKind::fixed_point, fixed_bound,
      KernelFamily::integer, nullptr, ""},

@@ -105,6 +105,7 @@ GpuSumResult<T> gpu_sum(GpuKernel k, const LaunchShape& shape, const DeviceBuffe
     r.ms = o.ms;
     r.note = o.note;
     r.quantisation = o.quantisation;
+    r.input_reads = o.input_reads;
   } catch (const GpuError& e) {
     r.error = e.what();
   }

@@ -102,6 +102,24 @@ template <class T> SUMLAB_HD inline T fixed_two_k(long long k) {
   return r;
 }
 
+// Adds a group's total G = sum q_i (at most 16 integers q_i, each |q_i| < 2^63) to the wrapping
+// 128-bit `sum`, given s = G mod 2^64 (the q_i added as wrapping 64-bit words) and approx, a
+// floating-point sum of the q_i as T (each exact): see fixed_quantise_group for why rounding
+// (approx - T(s')) 2^-64 to the nearest integer gives the multiple of 2^64 that s lacks.
+template <class T> SUMLAB_HD inline void fixed_add_group_total(detail::uint128& sum, unsigned long long s, T approx) {
+  const long long s_signed = static_cast<long long>(s);
+  const T d = (approx - static_cast<T>(s_signed)) * T(0x1p-64);
+#if defined(__CUDA_ARCH__)
+  long long h;
+  if constexpr (sizeof(T) == 4) h = __float2ll_rn(d);
+  else h = __double2ll_rn(d);
+#else
+  const long long h = static_cast<long long>(std::nearbyint(d));
+#endif
+  // G = s' + 2^64 h = s + 2^64 (h - [s' < 0]), s read as unsigned.
+  sum += (static_cast<detail::uint128>(static_cast<unsigned long long>(h - (s_signed < 0 ? 1 : 0))) << 64) + s;
+}
+
 // fixed_quantise_bits's common case for a group of N elements by the floating-point unit, without
 // a branch (the kernel's hot loop). With two_k = fixed_two_k<T>(k) != 0 (the caller checks that
 // once): y_i = x_i 2^k, q_i = RNE(y_i) by the hardware's conversion. Returns true, adds sum q_i to
@@ -162,17 +180,7 @@ SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, detail::uin
 #endif
     }
   if (!integral) return false;
-  const long long s_signed = static_cast<long long>(s);
-  const T d = (approx - static_cast<T>(s_signed)) * T(0x1p-64);
-#if defined(__CUDA_ARCH__)
-  long long h;
-  if constexpr (sizeof(T) == 4) h = __float2ll_rn(d);
-  else h = __double2ll_rn(d);
-#else
-  const long long h = static_cast<long long>(std::nearbyint(d));
-#endif
-  // G = s' + 2^64 h = s + 2^64 (h - [s' < 0]), s read as unsigned.
-  sum += (static_cast<detail::uint128>(static_cast<unsigned long long>(h - (s_signed < 0 ? 1 : 0))) << 64) + s;
+  fixed_add_group_total(sum, s, approx);
   largest = big;
   return true;
 }

@@ -23,6 +23,7 @@ template <class T> struct LaunchOutcome {
   float ms = 0;  // device time of one launch sequence (the mean over LaunchInputs::launches)
   std::string note;
   double quantisation = 0;  // gpu_fixed_point: its grid's error bound m * 2^(-k-1) (+inf on overflow)
+  int input_reads = 1;      // GpuSumResult::input_reads
 };
 
 // What a timed sequence of launches reads: launch l reads the n elements at at(l). gpu_sum() runs

@@ -1,12 +1,16 @@
 // Host dispatch of gpu_fixed_point.
-// Scale from the data (opt.fixed_scale empty): pass 1 is gpu_exact's kernel, also tracking the
-// largest finite and smallest nonzero magnitude; pass 2 (fixed_point_kernel) derives the scale k
-// from them (order_model::fixed_one_pass: core/fixed_point_sum.hpp's rule) on the device. When
+// Scale from the data (opt.fixed_scale empty), float: pass 1 is gpu_exact's kernel, also tracking
+// the largest finite and smallest nonzero magnitude; pass 2 (fixed_point_kernel) derives the scale
+// k from them (order_model::fixed_one_pass: core/fixed_point_sum.hpp's rule) on the device. When
 // every element sits on the grid 2^-k (always so when the smallest nonzero magnitude is within
 // 2^(62 - p) of the largest: 2^38 for float), each q_i = x_i 2^k is exact and the fixed-point
 // result is the exact sum rounded once, so pass 1 is the whole sum, in one read of the input, and
-// pass 2 returns at once. Otherwise pass 2 quantises and adds. For float32 pass 2 is pass 1's
-// programmatic dependent (below).
+// pass 2 returns at once. Otherwise pass 2 quantises and adds.
+// Scale from the data, double: double data is nearly never on that grid (every element within 2^9
+// of the largest), so pass 1 is fixed_window_kernel instead, which quantises against a guess of k
+// that pass 2 checks (fixed_point_kernels.cuh): where the guess held, pass 2's block 0 adds the
+// blocks' records and the sum took one read; elsewhere pass 2 quantises.
+// Pass 2 is pass 1's programmatic dependent (below).
 // The caller's scale: fixed_point_kernel alone, one read of the input.
 // Either way the host converts the 128-bit total with order_model::fixed_point_from_integer
 // (fixed_point_sum's conversion).
@@ -25,27 +29,44 @@ template <class T>
 LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T>& in, std::int64_t n,
                                       const KernelOptions& opt) {
   const bool from_data = !opt.fixed_scale.has_value();
+  const bool window = from_data && sizeof(T) == 8;
   ExactBuffers exact;
   FixedBuffers fixed;
+  unsigned long long* records = nullptr;
   Carver c;
-  if (from_data) c.add(&exact.sets, 2 * static_cast<std::size_t>(exact_set_words<T>)).add(&fixed.scale, 2);
+  if (window) c.add(&records, static_cast<std::size_t>(s.grid) * fixed_record_words).add(&fixed.scale, 2);
+  else if (from_data) c.add(&exact.sets, 2 * static_cast<std::size_t>(exact_set_words<T>)).add(&fixed.scale, 2);
   c.add(&fixed.sets, 2 * static_cast<std::size_t>(fixed_set_words));
   c.commit();
   fixed.k = opt.fixed_scale.value_or(0);
-  // Set 0 of each before the first launch; then each launch resets the next one's set.
-  if (from_data) exact_reset_sets<T>(exact);
+  if (window) {
+    fixed.records = records;
+    fixed.record_count = s.grid;
+  }
+  // Set 0 of each before the first launch; then each launch resets the next one's set (the window
+  // pass's records are written whole by every launch).
+  if (from_data && !window) exact_reset_sets<T>(exact);
   SUMLAB_CUDA_CHECK(cudaMemset(fixed.sets, 0, fixed_set_words * sizeof(unsigned long long)));
   // Blocks over 512 threads need the build with 64 registers; the tiles' shared memory passes the
   // default 48 KB, so the launch opts in to its size.
   auto* const kernel = s.block > 512 ? fixed_point_kernel<T, 1024> : fixed_point_kernel<T, 512>;
   const std::size_t smem = bulk_smem_bytes(s.block);
   SUMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-  // Float32, scale from the data: pass 2 as pass 1's programmatic dependent (sm_90+), so its launch
-  // overlaps pass 1's end. Float data is nearly always on the grid (every nonzero |x| within 2^38 of
-  // the largest), where pass 2 only decides and returns: on the H200 at 2^24 that took the pair
-  // from about 25.7 to 24.9 us. Double data is nearly always off it (within 2^9), and where pass 2
-  // quantises, its blocks starting early made it 1.5-14% slower at 2^24 - 2^26, so doubles launch
-  // it the ordinary way (docs/performance-notes.md).
+  // The window pass (double only: no float instantiation).
+  auto launch_window = [&](const T* d_in) {
+    if constexpr (sizeof(T) == 8) {
+      auto* const window_kernel = s.block > 512 ? fixed_window_kernel<T, 1024> : fixed_window_kernel<T, 512>;
+      SUMLAB_CUDA_CHECK(cudaFuncSetAttribute(window_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+      window_kernel<<<s.grid, s.block, smem>>>(d_in, n, records);
+      SUMLAB_CUDA_CHECK_LAUNCH("fixed_window_kernel");
+    }
+  };
+  // Scale from the data: pass 2 as pass 1's programmatic dependent (sm_90+), so its launch overlaps
+  // pass 1's end, where pass 2 usually only decides and returns: float data is nearly always on the
+  // grid (every nonzero |x| within 2^38 of the largest): on the H200 at 2^24 that took the pair
+  // from about 25.7 to 24.9 us. (When doubles had only the range pass, pass 2 quantised nearly
+  // always, and its blocks starting early made it 1.5-14% slower at 2^24 - 2^26:
+  // docs/performance-notes.md.)
   cudaLaunchAttribute dependent{};
   dependent.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   dependent.val.programmaticStreamSerializationAllowed = 1;
@@ -54,7 +75,7 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   pass2.blockDim = dim3(static_cast<unsigned>(s.block));
   pass2.dynamicSmemBytes = smem;
   pass2.attrs = &dependent;
-  pass2.numAttrs = from_data && sizeof(T) == 4 && dependent_launch_supported() ? 1 : 0;
+  pass2.numAttrs = from_data && dependent_launch_supported() ? 1 : 0;
   EventTimer timer;
   timer.start();
   for (int l = 0; l < in.launches; ++l) {
@@ -62,7 +83,9 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
     exact.parity = fixed.parity = static_cast<unsigned>(l & 1);
     // Pass 1: the exact sum and the range, from which pass 2 decides k and whether it has work
     // (the decision stays on the device: no copy to the host between the passes).
-    if (from_data) {
+    if (window) {
+      launch_window(d_in);
+    } else if (from_data) {
       launch_exact_chunks<T, true>(s, d_in, n, exact);
       fixed.range = exact.sets + exact.parity * exact_set_words<T> + exact_range_at<T>;
     }
@@ -74,7 +97,9 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   long long scale[2] = {fixed.k, 0};
   if (from_data) SUMLAB_CUDA_CHECK(cudaMemcpy(scale, fixed.scale, sizeof scale, cudaMemcpyDeviceToHost));
   const long long k = scale[0];
-  const bool on_grid = scale[1] != 0;
+  const bool on_grid = scale[1] == fixed_on_grid;
+  // A second read of the input where pass 1 could not decide the sum.
+  r.input_reads = from_data && scale[1] == fixed_quantised ? 2 : 1;
   FixedPointReport rep;
   rep.scale_exponent = static_cast<int>(k);
   rep.scale_from_data = from_data;

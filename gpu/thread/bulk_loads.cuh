@@ -71,6 +71,20 @@ __device__ __forceinline__ void wait(unsigned long long* bar, unsigned parity) {
 }
 }  // namespace bulk
 
+// What for_each_bulk_group hands to f one element at a time rather than in whole tiles: [0, head),
+// the elements before the input's first 16-byte boundary, and [end, n), those after the last whole
+// tile of blockDim.x = block threads (a kernel that skips them can sum them in another).
+struct BulkBody {
+  std::int64_t head = 0, end = 0;
+};
+template <class T> __device__ __forceinline__ BulkBody bulk_body(const T* d_in, std::int64_t n, int block) {
+  const std::uintptr_t misaligned = reinterpret_cast<std::uintptr_t>(d_in) % 16;
+  std::int64_t head = misaligned == 0 ? 0 : static_cast<std::int64_t>((16 - misaligned) / sizeof(T));
+  head = head < n ? head : n;
+  const std::int64_t per_tile = std::int64_t(block) * bulk_group<T>;
+  return {head, head + (n - head) / per_tile * per_tile};
+}
+
 // Calls group(x) (x: T[bulk_group<T>]) for each of this thread's shares of the tiles, and f(x)
 // for each element outside whole tiles that this thread owns. Every thread of the block must call
 // it (it holds barriers); d_in must be aligned to sizeof(T); the launch provides
@@ -84,12 +98,11 @@ __device__ __forceinline__ void for_each_bulk_group(const T* __restrict__ d_in, 
   const int stages = bulk_stages(static_cast<int>(blockDim.x));
   const std::int64_t threads = std::int64_t(gridDim.x) * blockDim.x;
   const std::int64_t g = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  const std::uintptr_t misaligned = reinterpret_cast<std::uintptr_t>(d_in) % 16;
-  std::int64_t head = misaligned == 0 ? 0 : static_cast<std::int64_t>((16 - misaligned) / sizeof(T));
-  head = head < n ? head : n;
+  const BulkBody body = bulk_body(d_in, n, static_cast<int>(blockDim.x));
+  const std::int64_t head = body.head;
   const T* base = d_in + head;
   const std::int64_t per_tile = std::int64_t(blockDim.x) * per_thread;
-  const std::int64_t tiles = (n - head) / per_tile;
+  const std::int64_t tiles = (body.end - head) / per_tile;
   const unsigned tile_bytes = blockDim.x * bulk_group_bytes;
   auto fill = [&](int s, std::int64_t j) {
     if (j < tiles) bulk::load(bulk_stage + s * tile_bytes, base + j * per_tile, tile_bytes, &full[s]);
@@ -130,7 +143,7 @@ __device__ __forceinline__ void for_each_bulk_group(const T* __restrict__ d_in, 
     }
   }
   if (g < head) f(d_in[g]);
-  for (std::int64_t i = head + tiles * per_tile + g; i < n; i += threads) f(d_in[i]);
+  for (std::int64_t i = body.end + g; i < n; i += threads) f(d_in[i]);
 }
 
 }  // namespace sumlab::gpu::detail

@@ -509,6 +509,80 @@ TYPED_TEST(GpuFixedPointGivenScale, SameBitsAndReportAsTheCpu) {
   EXPECT_NE(bad.error.find("takes no fixed-point scale"), std::string::npos) << bad.error;
 }
 
+// gpu_fixed_point with the scale from the data. A double is quantised in one read against each
+// warp's guess of the largest exponent, which pass 2 checks (fixed_window_kernel); where a guess
+// fails, pass 2 quantises everything. Either way: the CPU's bits, note and bound. The inputs put
+// the largest magnitude where the anchors see it (uniform, normal: one read), one or two binades
+// above every warp's anchor (the candidates for elements off the guessed grid, in a late tile or
+// in the elements after the last whole tile), past the margin (two reads), behind leading zeros,
+// -0s, NaN and infinities, among subnormals (the integer steps) and log-uniformly over 2^-30..1
+// (many elements off the guessed grid, each at every candidate).
+template <class T> class GpuFixedPointFromData : public ::testing::Test {};
+TYPED_TEST_SUITE(GpuFixedPointFromData, FloatTypes);
+
+TYPED_TEST(GpuFixedPointFromData, OneReadWhereTheGuessHoldsAndTheCpuBitsEverywhere) {
+  SUMLAB_REQUIRE_GPU();
+  using T = TypeParam;
+  const std::int64_t n = (std::int64_t(1) << 18) + 37;
+  const auto uniform = input<T>(Distribution::uniform, n, 5);
+  auto scaled = [&](double f) {
+    std::vector<T> v(uniform);
+    for (T& e : v) e = static_cast<T>(static_cast<double>(e) * f);
+    return v;
+  };
+  auto with = [](std::vector<T> v, std::int64_t i, T value) {
+    v[static_cast<std::size_t>(i)] = value;
+    return v;
+  };
+  std::vector<T> log_uniform(static_cast<std::size_t>(n));
+  for (std::size_t i = 0; i < log_uniform.size(); ++i)
+    log_uniform[i] = static_cast<T>((i % 3 == 0 ? -1.0 : 1.0) * static_cast<double>(uniform[i] + T(1)) *
+                                    std::ldexp(1.0, -static_cast<int>((i * 2654435761u) % 31)));
+  std::vector<T> leading_zeros(uniform);
+  for (std::size_t i = 0; i < 70000; ++i) leading_zeros[i] = i % 2 ? T(-0.0) : T(0);
+  struct Case {
+    std::string name;
+    std::vector<T> x;
+    bool one_read;  // for double
+  };
+  const std::vector<Case> cases{
+      {"uniform", uniform, true},
+      {"normal", input<T>(Distribution::normal, n, 6), true},
+      {"quarter range, 0.9 late", with(scaled(0.25), n - 5000, T(0.9)), true},
+      {"quarter range, 0.9 after the tiles", with(scaled(0.25), n - 1, T(0.9)), true},
+      {"eighth range, 3 late", with(scaled(0.125), n / 2, T(3)), false},
+      {"spike 2^40", with(uniform, 12345, T(0x1p40)), false},
+      {"log-uniform 2^-30..2", log_uniform, true},
+      {"leading zeros", leading_zeros, true},
+      {"NaN and Inf", with(with(with(uniform, 3, std::numeric_limits<T>::infinity()), n - 2, -std::numeric_limits<T>::infinity()),
+                           n / 3, std::numeric_limits<T>::quiet_NaN()), true},
+      {"subnormal", scaled(static_cast<double>(std::numeric_limits<T>::denorm_min()) * 0x1p20), true},
+      {"-0 only", std::vector<T>(static_cast<std::size_t>(n), T(-0.0)), true},
+      {"lognormal", input<T>(Distribution::lognormal, n, 7), false},
+  };
+  for (const auto& c : cases) {
+    const auto cpu = fixed_point_sum<T>(std::span<const T>(c.x));
+    for (const int offset : {0, 1}) {
+      gpu::DeviceBuffer<T> buf(n, offset);
+      buf.upload(std::span<const T>(c.x));
+      for (const auto [grid, block] : {std::array<int, 2>{132, 512}, std::array<int, 2>{7, 96}, std::array<int, 2>{3, 1024},
+                                       std::array<int, 2>{2, 47}}) {
+        LaunchShape s = default_shape(GpuKernel::fixed_point);
+        s.grid = grid;
+        s.block = block;
+        s.vector = 1;
+        SCOPED_TRACE(c.name + " offset=" + std::to_string(offset) + " [" + to_string(s) + "]");
+        const auto g = gpu::gpu_sum<T>(GpuKernel::fixed_point, canonicalize(GpuKernel::fixed_point, s), buf);
+        ASSERT_TRUE(g.ok()) << g.error;
+        EXPECT_TRUE(same_bits(g.value, cpu.value)) << hex_bits(g.value) << " vs CPU " << hex_bits(cpu.value);
+        EXPECT_EQ(g.note, cpu.diagnostics);
+        EXPECT_EQ(g.quantisation, cpu.extra_error_bound);
+        if (sizeof(T) == 8 && c.name != "lognormal") EXPECT_EQ(g.input_reads, c.one_read ? 1 : 2);
+      }
+    }
+  }
+}
+
 // gpu_exact and gpu_fixed_point read their input as tiles of blockDim.x * 64 bytes, copied to
 // shared memory by the bulk-copy engine from the first 16-byte boundary on; the elements before it
 // and after the last whole tile are read one by one. Views that start 1 to 3 floats (1 double) past
@@ -549,6 +623,7 @@ TYPED_TEST(GpuBulkLoads, MisalignedViewsAndTileEdgesKeepTheBits) {
           const auto f = gpu::gpu_sum<T>(GpuKernel::fixed_point, canonicalize(GpuKernel::fixed_point, s), buf);
           ASSERT_TRUE(f.ok()) << f.error;
           EXPECT_TRUE(same_bits(f.value, fixed.value)) << hex_bits(f.value) << " vs CPU " << hex_bits(fixed.value);
+          EXPECT_EQ(f.note, fixed.diagnostics);
           const auto fc = gpu::gpu_sum<T>(GpuKernel::fixed_point, canonicalize(GpuKernel::fixed_point, s), buf, coarse);
           ASSERT_TRUE(fc.ok()) << fc.error;
           EXPECT_TRUE(same_bits(fc.value, fixed_coarse.value)) << hex_bits(fc.value) << " vs CPU " << hex_bits(fixed_coarse.value);
