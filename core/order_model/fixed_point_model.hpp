@@ -120,35 +120,65 @@ template <class T> SUMLAB_HD inline void fixed_add_group_total(detail::uint128& 
   sum += (static_cast<detail::uint128>(static_cast<unsigned long long>(h - (s_signed < 0 ? 1 : 0))) << 64) + s;
 }
 
+// The bits a group's elements lost, beside their sum: how many lost any, and their lost parts
+// d_i = y_i - q_i (|d_i| <= 1/2) as the integers d_i 2^62, OR-ed.
+struct FixedGroupLoss {
+  unsigned long long inexact = 0;
+  unsigned long long lost = 0;
+};
+// The most bits one element lost, from FixedGroupLoss::lost. An element with |y| = |x 2^k| >= 1/2
+// that lost bits lost the positions from its lowest set bit 2^-b up to the grid bit 2^0: b bits,
+// fixed_quantise's min(s, width) - low (s <= width there). Its d is y's part below 2^0, with the
+// same lowest bit, so d 2^62 is an integer (b <= p) with 62 - b trailing zeros, and the OR has the
+// fewest trailing zeros of any element's.
+SUMLAB_HD inline int fixed_bits_lost(unsigned long long lost) { return lost == 0 ? 0 : 62 - countr_zero_u64(lost); }
+
 // fixed_quantise_bits's common case for a group of N elements by the floating-point unit, without
 // a branch (the kernel's hot loop). With two_k = fixed_two_k<T>(k) != 0 (the caller checks that
 // once): y_i = x_i 2^k, q_i = RNE(y_i) by the hardware's conversion. Returns true, adds sum q_i to
-// the wrapping 128-bit `sum` and sets largest = max |y_i| (0 exactly when every element is +0 or
-// -0), exactly when every element is ordinary: finite, y_i strictly inside (-2^63, 2^63) and an
-// integer, so that fixed_quantise_bits gives that q_i (with the sign applied), nothing lost or
-// saturated; otherwise returns false and changes nothing (the caller redoes the group by the
-// integer steps). Why: y_i is a power-of-two scaling up, exact unless it overflows; round to
-// nearest even is symmetric, so the sign can stay on y_i; y_i is an integer exactly when it equals
-// its rounding, and always when |y_i| >= 2^(p-1). float: only a group whose min |y_i| is below
-// 2^(p-1) checks each y_i (with k from the data, a y_i below 2^23 is an x_i below 2^-38 of the
-// largest); double: each y_i against T(q_i) (on an H200 the min path was 0.2-20% slower for
-// doubles, 0.2-10% faster for floats: docs/performance-notes.md). big = max |y_i| below 2^63
-// rules out Inf and saturation, and the sum A below (NaN when some y_i is) rules out NaN, which
-// max and min pass over.
+// the wrapping 128-bit `sum`, sets largest = max |y_i| (0 exactly when every element is +0 or -0)
+// and adds the elements that lost bits to `loss`, exactly when every element is ordinary: finite,
+// y_i strictly inside (-2^63, 2^63), and 0 or at least 1/2 in magnitude; fixed_quantise_bits then
+// gives that q_i (with the sign applied), nothing saturates, and fixed_bits_lost gives the most
+// bits an element lost. Otherwise returns false and changes nothing (the caller redoes the group
+// by the integer steps). Why: y_i is a power-of-two scaling up, exact unless it overflows; round
+// to nearest even is symmetric, so the sign can stay on y_i; d_i = y_i - q_i is exact (y_i's bits
+// below 2^0; q_i is y_i itself from 2^(p-1) up), and y_i lost bits exactly when d_i != 0. float:
+// only a group whose min |y_i| is below 2^(p-1) computes the d_i (with k from the data, a y_i
+// below 2^23 is an x_i below 2^-38 of the largest); double: each d_i = y_i - T(q_i) in the one
+// loop (on an H200 the min path was 0.2-20% slower for doubles, 0.2-10% faster for floats:
+// docs/performance-notes.md). big = max |y_i| below 2^63 rules out Inf and saturation, and the sum
+// A below (NaN when some y_i is) rules out NaN, which max and min pass over.
 // The group's total G = sum q_i (|G| < N 2^63) costs one 64-bit add per element: s = G mod 2^64
 // by wrapping adds, and the multiple of 2^64 that s lacks, h = (G - s') / 2^64 with s' = s as a
-// signed word, from a floating-point sum A of the y_i: A is within (N-1) u N 2^63 of G (u = 2^-p;
-// every y_i is exact and below 2^63), T(s') within 2^(63-p) of s', the subtraction within
-// u 2^(64 + log2 N) of its value; for N <= 16 and p >= 24 these stay below 2^48, far below the
-// 2^63 that rounding (A - T(s')) 2^-64 to the nearest integer can absorb, so that rounding is h.
+// signed word, from a floating-point sum A of the y_i: A is within (N-1) u N 2^63 + N/2 of G (u =
+// 2^-p; every y_i is exact, below 2^63 and within 1/2 of its q_i), T(s') within 2^(63-p) of s',
+// the subtraction within u 2^(64 + log2 N) of its value; for N <= 16 and p >= 24 these stay below
+// 2^48, far below the 2^63 that rounding (A - T(s')) 2^-64 to the nearest integer can absorb, so
+// that rounding is h.
 template <class T, int N>
-SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, detail::uint128& sum, T& largest) {
+SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, detail::uint128& sum, T& largest,
+                                           FixedGroupLoss& loss) {
   static_assert(N <= 16 && FloatTraits<T>::precision >= 24, "the bound on h's rounding (above) needs these");
   constexpr bool by_min = sizeof(T) == 4;
   constexpr T whole = T(1ull << (FloatTraits<T>::precision - 1));  // every T this large is an integer
   T big = 0, small = whole, approx = 0;
-  bool integral = true;
-  unsigned long long s = 0;
+  bool vanished = false;  // some 0 < |y_i| < 1/2 (its bits lost are capped by its width): integer steps
+  unsigned long long s = 0, inexact = 0, lost = 0;
+  const auto lose = [&](T y, T d) {  // y and its lost part d
+#if defined(__CUDA_ARCH__)
+    long long w;
+    if constexpr (sizeof(T) == 4) w = __float2ll_rn(d * T(0x1p62));
+    else w = __double2ll_rn(d * T(0x1p62));
+    vanished |= (fabs(y) < T(0.5)) & (y != T(0));
+#else
+    // (a d beyond 1/2 comes from a y that fails the group below; its conversion would be undefined)
+    const long long w = std::fabs(d) <= T(0.5) ? static_cast<long long>(std::nearbyint(d * T(0x1p62))) : 0;
+    vanished |= (std::fabs(y) < T(0.5)) & (y != T(0));
+#endif
+    lost |= static_cast<unsigned long long>(w);
+    inexact += d != T(0) ? 1 : 0;
+  };
   for (int i = 0; i < N; ++i) {
     const T y = x[i] * two_k;
 #if defined(__CUDA_ARCH__)
@@ -162,26 +192,28 @@ SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, detail::uin
     big = std::fmax(big, std::fabs(y));
     if constexpr (by_min) small = std::fmin(small, std::fabs(y));
 #endif
-    if constexpr (!by_min) integral &= y == static_cast<T>(q);  // (&: no branch)
+    if constexpr (!by_min) lose(y, y - static_cast<T>(q));
     approx += y;
     s += static_cast<unsigned long long>(q);
   }
   if (!(big < T(0x1p63) && approx == approx)) return false;
-  // float, a |y_i| below 2^(p-1): each y_i against its rounding (rint, not T(q_i): to convert the
-  // q_i back here ptxas kept them all in registers, 96 a thread for fixed_point_kernel<float, 512>,
-  // where two blocks of 512 a multiprocessor need at most 64).
+  // float, a |y_i| below 2^(p-1): each d_i by rint (not T(q_i): to convert the q_i back here
+  // ptxas kept them all in registers, 96 a thread for fixed_point_kernel<float, 512>, where two
+  // blocks of 512 a multiprocessor need at most 64).
   if (by_min && !(small >= whole))
     for (int i = 0; i < N; ++i) {
       const T y = x[i] * two_k;
 #if defined(__CUDA_ARCH__)
-      integral &= y == rint(y);
+      lose(y, y - rint(y));
 #else
-      integral &= y == std::nearbyint(y);
+      lose(y, y - std::nearbyint(y));
 #endif
     }
-  if (!integral) return false;
+  if (vanished) return false;
   fixed_add_group_total(sum, s, approx);
   largest = big;
+  loss.inexact += inexact;
+  loss.lost |= lost;
   return true;
 }
 

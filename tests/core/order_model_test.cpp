@@ -743,46 +743,60 @@ TEST(FixedPointModel, OnePassDecisionMatchesTheCpuReport) {
 }
 
 // fixed_quantise_group against the integer steps: it takes a group exactly when, for every element,
-// two_k != 0 and the integer steps find it finite, on the grid and not saturated, and then adds
-// the sum of their signed q exactly (wrapping 128-bit) and gives max |x 2^k|; otherwise it
-// changes nothing.
+// two_k != 0 and the integer steps find it finite and not saturated, and |x 2^k| is 0 or at least
+// 1/2; it then adds the sum of their signed q exactly (wrapping 128-bit), gives max |x 2^k|, and
+// adds the count of elements that lost bits and (fixed_bits_lost) the most bits one lost;
+// otherwise it changes nothing.
 template <class T, int N> struct GroupCheck {
-  int taken = 0, saturated = 0, inexact = 0, special = 0;
+  int taken = 0, taken_inexact = 0, saturated = 0, vanished = 0, special = 0;
   void operator()(const T (&x)[N], long long k) {
     using Bits = typename FloatTraits<T>::Bits;
     const T two_k = order_model::fixed_two_k<T>(k);
     ASSERT_EQ(two_k, k >= 0 && k <= FloatTraits<T>::emax ? std::ldexp(T(1), static_cast<int>(k)) : T(0)) << k;
     if (two_k == 0) return;  // the caller's check: the integer steps then
-    bool all = true, any_saturated = false, any_inexact = false, any_special = false;
+    bool all = true, any_saturated = false, any_vanished = false, any_special = false;
+    unsigned long long inexact = 0;
+    int most_lost = 0;
     detail::int128 expect = 0;
     for (int j = 0; j < N; ++j) {
       bool sp = false, negative = false;
       const auto b = order_model::fixed_quantise_bits<Bits>(to_bits(x[j]), k, FloatTraits<T>::precision - 1,
                                                             FloatTraits<T>::exponent_bits, FloatTraits<T>::emax, sp,
                                                             negative);
+      const bool below_half = !sp && x[j] != 0 && std::ilogb(x[j]) + k < -1;
       any_special |= sp;
       any_saturated |= !sp && b.saturated;
-      any_inexact |= !sp && b.bits_lost != 0;
-      all = all && !sp && !b.saturated && b.bits_lost == 0;
+      any_vanished |= below_half;
+      all = all && !sp && !b.saturated && !below_half;
+      inexact += !sp && b.bits_lost != 0 ? 1 : 0;
+      most_lost = std::max(most_lost, sp ? 0 : b.bits_lost);
       expect += negative ? -detail::int128(b.q) : detail::int128(b.q);
     }
     const detail::uint128 start = (detail::uint128(0x8000000000000005ull) << 64) | 0xfffffffffffffff3ull;
     detail::uint128 sum = start;
     T largest = T(-1);
-    const bool ok = order_model::fixed_quantise_group<T, N>(x, two_k, sum, largest);
+    order_model::FixedGroupLoss loss;
+    loss.inexact = 7;
+    loss.lost = 1ull << 62;  // (an element that lost no bit: the OR's start)
+    const bool ok = order_model::fixed_quantise_group<T, N>(x, two_k, sum, largest, loss);
     ASSERT_EQ(ok, all) << hex_bits(x[0]) << " k=" << k;
     if (ok) {
       ASSERT_TRUE(sum - start == static_cast<detail::uint128>(expect)) << hex_bits(x[0]) << " k=" << k;
       T big = 0;  // max |x_j 2^k|: exact, as every y_j is below 2^63 here
       for (int j = 0; j < N; ++j) big = std::max(big, std::fabs(x[j]) * two_k);
       ASSERT_EQ(to_bits(largest), to_bits(big)) << hex_bits(x[0]) << " k=" << k;
+      ASSERT_EQ(loss.inexact, 7 + inexact) << hex_bits(x[0]) << " k=" << k;
+      ASSERT_EQ(order_model::fixed_bits_lost(loss.lost), most_lost) << hex_bits(x[0]) << " k=" << k;
       ++taken;
+      taken_inexact += inexact != 0;
     } else {
       ASSERT_TRUE(sum == start);
       ASSERT_EQ(largest, T(-1));
+      ASSERT_EQ(loss.inexact, 7u);
+      ASSERT_EQ(loss.lost, 1ull << 62);
       special += any_special;
       saturated += any_saturated;
-      inexact += any_inexact;
+      vanished += any_vanished;
     }
   }
 };
@@ -806,8 +820,9 @@ template <class T> void check_group_of_one(order_model::SplitMix64& rng) {
     if (::testing::Test::HasFatalFailure()) return;
   }
   EXPECT_GT(check.taken, 10000);
+  EXPECT_GT(check.taken_inexact, 1000);
   EXPECT_GT(check.saturated, 1000);
-  EXPECT_GT(check.inexact, 1000);
+  EXPECT_GT(check.vanished, 1000);
   EXPECT_GT(check.special, 1000);
 }
 
@@ -827,7 +842,8 @@ template <class T> void check_group_of_sixteen(order_model::SplitMix64& rng) {
     if (::testing::Test::HasFatalFailure()) return;
   }
   EXPECT_GT(check.taken, 1000);
-  EXPECT_GT(check.saturated + check.inexact + check.special, 1000);
+  EXPECT_GT(check.taken_inexact, 20);
+  EXPECT_GT(check.saturated + check.vanished + check.special, 1000);
 }
 
 // Groups of N near the 2^63 edge, where the group's total passes 2^64 (its 64-bit sum wraps and the
@@ -851,6 +867,8 @@ template <class T, int N> void check_groups_near_the_edge(order_model::SplitMix6
       if (odd == 2) v = negative ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
       if (odd == 3 || odd == 4)  // below 2^(p-1) once scaled, on the grid (odd == 3) or a half off it
         v = static_cast<T>(std::ldexp(static_cast<double>(rng.below(1u << 20)) + (odd == 4 ? 0.5 : 0.0), -static_cast<int>(k)));
+      if (odd == 5)  // below 1/2 once scaled: the integer steps cap its bits lost at its width
+        v = static_cast<T>(std::ldexp(static_cast<double>(rng.below(1u << 20)) * 0x1p-22, -static_cast<int>(k)));
       if (!std::isfinite(v)) continue;
       total += static_cast<double>(v) * std::ldexp(1.0, static_cast<int>(k));
     }
@@ -861,11 +879,12 @@ template <class T, int N> void check_groups_near_the_edge(order_model::SplitMix6
   EXPECT_GT(check.taken, 5000);
   EXPECT_GT(check.saturated, 100);
   EXPECT_GT(check.special, 100);
-  EXPECT_GT(check.inexact, 100);
+  EXPECT_GT(check.taken_inexact, 100);
+  EXPECT_GT(check.vanished, 100);
   EXPECT_GT(wrapped, 5000);
 }
 
-TEST(FixedPointModel, GroupQuantiseAddsExactlyWhenTheIntegerStepsLoseNothing) {
+TEST(FixedPointModel, GroupQuantiseMatchesTheIntegerStepsWhereItTakesTheGroup) {
   order_model::SplitMix64 rng{2026};
   check_group_of_one<float>(rng);
   check_group_of_one<double>(rng);

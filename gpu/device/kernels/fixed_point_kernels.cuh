@@ -101,6 +101,10 @@ __device__ __forceinline__ unsigned __int128 block_sum_u128(unsigned __int128 v,
 //   quantised as fixed_point_sum would with each candidate k_c = 61 - (A + c), c = 0..M
 //   (fixed_quantise_bits: its q and the bits it lost), into one total and one count per candidate.
 //   Larger elements break the guess, which E shows, and are left out.
+// - A warp whose group had most elements off the grid 2^-kf (doubles with all their bits: normal
+//   data) spreads from its next group on: each element with |y| in [1/2, 2^62) or 0 goes to every
+//   candidate at once by the floating-point unit (q_c = RNE(y 2^(M - c)) by the conversion, the bits
+//   lost from y's part below 2^0, as fixed_quantise_group does); the others by the integer steps.
 // Each block writes a record: its sum at its finest common grid k_b = 61 - L, L = min over its
 // warps of A + M (the sums shifted up by kf's difference), its candidates at E = A_hi + c, A_hi =
 // max over its warps of A (each warp's candidate E - A), the counts and its largest magnitude.
@@ -157,6 +161,8 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
   for (int c = 0; c < C; ++c) cand[c] = inexact[c] = lost[c] = 0;
   unsigned long long nan = 0, pos_inf = 0, neg_inf = 0;
   bool not_negative_zero = false;
+  bool spread = false;               // the warp quantises every element at every candidate (below)
+  unsigned long long spread_lost = 0;  // the lost parts there, at kf (FixedGroupLoss::lost)
   // One element by the integer steps (the warp has its anchor unless every finite element it met
   // was zero).
   auto element = [&](T x) {
@@ -219,24 +225,68 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
       for (int i = 0; i < N; ++i) element(x[i]);
       return;
     }
-    // y = x 2^kf (exact), added where it is an integer below 2^62 (fixed_quantise_group's sums);
-    // the other elements (`off`) by the integer steps.
     T approx = 0, group_big = 0;
-    unsigned long long s = 0;
-    unsigned off = 0;
+    unsigned off = 0;  // the elements left to the integer steps
+    if (!spread) {
+      // y = x 2^kf (exact), added where it is an integer below 2^62 (fixed_quantise_group's sums).
+      unsigned long long s = 0;
 #pragma unroll
-    for (int i = 0; i < N; ++i) {
-      const T y = x[i] * two_kf;
-      long long q;
-      if constexpr (sizeof(T) == 4) q = __float2ll_rn(y);
-      else q = __double2ll_rn(y);
-      const bool ok = fabs(y) < T(0x1p62) && y == static_cast<T>(q);
-      s += ok ? static_cast<unsigned long long>(q) : 0ull;
-      approx += ok ? y : T(0);
-      group_big = fmax(group_big, ok ? fabs(y) : T(0));
-      off |= ok ? 0u : 1u << i;
+      for (int i = 0; i < N; ++i) {
+        const T y = x[i] * two_kf;
+        long long q;
+        if constexpr (sizeof(T) == 4) q = __float2ll_rn(y);
+        else q = __double2ll_rn(y);
+        const bool ok = fabs(y) < T(0x1p62) && y == static_cast<T>(q);
+        s += ok ? static_cast<unsigned long long>(q) : 0ull;
+        approx += ok ? y : T(0);
+        group_big = fmax(group_big, ok ? fabs(y) : T(0));
+        off |= ok ? 0u : 1u << i;
+      }
+      order_model::fixed_add_group_total(sum, s, approx);
+      // Most elements off the grid 2^-kf (doubles with bits below 2^(G - 61)): the warp spreads
+      // from its next group on.
+      spread = __any_sync(live_mask(), __popc(off) > N / 2);
+    } else {
+      // Every element with 1/2 <= |y| < 2^62 (or 0) at each candidate at once, each
+      // y_c = y 2^(M - c) exact and q_c = RNE(y_c) by the conversion (fixed_quantise_group's
+      // reasons, at the grid 2^-k_c; a candidate whose q_c pass 2^62 is one the data rules out).
+      // y's lost part d = y - q_M: y_c lost bits exactly when d 2^(M - c) is not an integer.
+      unsigned long long s[C], counts[C];
+#pragma unroll
+      for (int c = 0; c < C; ++c) s[c] = counts[c] = 0;
+#pragma unroll
+      for (int i = 0; i < N; ++i) {
+        T y = x[i] * two_kf;
+        const bool fine = fabs(y) < T(0x1p62) && !(fabs(y) < T(0.5) && y != T(0));  // (NaN: not fine)
+        off |= fine ? 0u : 1u << i;
+        y = fine ? y : T(0);
+        approx += y;
+        group_big = fmax(group_big, fabs(y));
+        long long q;
+        if constexpr (sizeof(T) == 4) q = __float2ll_rn(y);
+        else q = __double2ll_rn(y);
+        const T d = y - static_cast<T>(q);
+        long long w;  // d 2^62, an integer (order_model::fixed_bits_lost)
+        if constexpr (sizeof(T) == 4) w = __float2ll_rn(d * T(0x1p62));
+        else w = __double2ll_rn(d * T(0x1p62));
+        spread_lost |= static_cast<unsigned long long>(w);
+#pragma unroll
+        for (int c = 0; c < C; ++c) {
+          long long qc = q;
+          if (c != M) {
+            if constexpr (sizeof(T) == 4) qc = __float2ll_rn(y * T(1 << (M - c)));
+            else qc = __double2ll_rn(y * T(1 << (M - c)));
+          }
+          s[c] += static_cast<unsigned long long>(qc);
+          counts[c] += (static_cast<unsigned long long>(w) & ((1ull << (62 - (M - c))) - 1)) != 0 ? 1 : 0;
+        }
+      }
+#pragma unroll
+      for (int c = 0; c < C; ++c) {
+        order_model::fixed_add_group_total(cand[c], s[c], approx * T(1 << (M - c)));
+        inexact[c] += counts[c];
+      }
     }
-    order_model::fixed_add_group_total(sum, s, approx);
     big = fmax(big, group_big);
     if (group_big != T(0)) {
       not_negative_zero = true;
@@ -262,6 +312,12 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
   };
   for_each_bulk_group(d_in, num_items, rest, group);
   let_dependents_start();
+  // The most bits a spread element lost at candidate c: at kf, fixed_bits_lost; at k_c, M - c fewer.
+#pragma unroll
+  for (int c = 0; c < C; ++c) {
+    const int b = order_model::fixed_bits_lost(spread_lost) - (M - c);
+    lost[c] = b > 0 && static_cast<unsigned long long>(b) > lost[c] ? b : lost[c];
+  }
   const int lane = static_cast<int>(threadIdx.x & 31u), warp = static_cast<int>(threadIdx.x >> 5);
   if (anchor != fixed_no_anchor && lane == 0) {
     atomicMax(&s_anchor, anchor);
@@ -484,11 +540,12 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
     if (q.saturated) ++saturated;
   };
   // A thread's share of a tile (a group) by the floating-point unit without branches
-  // (fixed_quantise_group); only a group holding an element that is not ordinary (lost bits,
-  // saturated, NaN/Inf: then it has counts to report) is redone by the integer steps.
+  // (fixed_quantise_group); only a group holding an element that is not ordinary (saturated,
+  // NaN/Inf, or nonzero below half a grid step) is redone by the integer steps.
+  order_model::FixedGroupLoss loss;
   auto group = [&](const T(&x)[bulk_group<T>]) {
     T largest = 0;
-    if (fp && order_model::fixed_quantise_group<T>(x, two_k, sum, largest)) {
+    if (fp && order_model::fixed_quantise_group<T>(x, two_k, sum, largest, loss)) {
       if (largest != T(0)) {
         not_negative_zero = true;
       } else {  // every element is +0 or -0
@@ -514,6 +571,8 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
     // cp.async staging and pipelined register loads were slower still (docs/performance-notes.md).
     for_each_bulk_group(d_in, num_items, one_element, group);
   }
+  inexact += loss.inexact;
+  max_lost = max(max_lost, static_cast<unsigned long long>(order_model::fixed_bits_lost(loss.lost)));
   // A block-wide vote, which is also the barrier after s_stats was zeroed (a shared atomicOr per
   // warp instead, 64-bit and so a compare-and-swap loop, cost 0.1-0.4 us a launch at 2^24 floats
   // on an H200).
