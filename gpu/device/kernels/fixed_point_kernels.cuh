@@ -100,11 +100,12 @@ __device__ __forceinline__ unsigned __int128 block_sum_u128(unsigned __int128 v,
 // - Any other finite element at most 2^G (off the grid 2^-kf: a double below 2^(G - 9)) is
 //   quantised as fixed_point_sum would with each candidate k_c = 61 - (A + c), c = 0..M
 //   (fixed_quantise_bits: its q and the bits it lost), into one total and one count per candidate.
-//   Larger elements break the guess, which E shows, and are left out.
-// - A warp whose group had most elements off the grid 2^-kf (doubles with all their bits: normal
-//   data) spreads from its next group on: each element with |y| in [1/2, 2^62) or 0 goes to every
-//   candidate at once by the floating-point unit (q_c = RNE(y 2^(M - c)) by the conversion, the bits
-//   lost from y's part below 2^0, as fixed_quantise_group does); the others by the integer steps.
+//   Larger elements break the guess, which E shows; the warp then only tracks the range.
+// - A warp whose group had an element off the grid 2^-kf (doubles with all their bits: the small
+//   ones of normal data) spreads from its next group on: each element with |y| in [1/2, 2^62) or
+//   0 goes to every candidate at once by the floating-point unit (q_c = RNE(y 2^(M - c)) by the
+//   conversion, the bits lost from y's part below 2^0, as fixed_quantise_group does); the others
+//   by the integer steps.
 // Each block writes a record: its sum at its finest common grid k_b = 61 - L, L = min over its
 // warps of A + M (the sums shifted up by kf's difference), its candidates at E = A_hi + c, A_hi =
 // max over its warps of A (each warp's candidate E - A), the counts and its largest magnitude.
@@ -162,6 +163,7 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
   unsigned long long nan = 0, pos_inf = 0, neg_inf = 0;
   bool not_negative_zero = false;
   bool spread = false;               // the warp quantises every element at every candidate (below)
+  bool broken = false;               // an element beyond the warp's guess: pass 2 will quantise
   unsigned long long spread_lost = 0;  // the lost parts there, at kf (FixedGroupLoss::lost)
   // One element by the integer steps (the warp has its anchor unless every finite element it met
   // was zero).
@@ -186,7 +188,10 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
       sum += negative ? static_cast<unsigned __int128>(0) - mag : mag;
       return;
     }
-    if (order_model::floor_log2_magnitude<T>(a) > anchor + M) return;  // beyond the guess: E says so
+    if (order_model::floor_log2_magnitude<T>(a) > anchor + M) {  // beyond the guess: E says so
+      broken = true;
+      return;
+    }
 #pragma unroll
     for (int c = 0; c < C; ++c) {
       const order_model::FixedQuantised qc = order_model::fixed_quantise_bits<Bits>(
@@ -199,7 +204,19 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
       }
     }
   };
+  // The elements outside whole tiles are pass 2's to quantise; here only their range.
+  auto rest = [&](T x) {
+    Bits u;
+    memcpy(&u, &x, sizeof(T));
+    const Bits a = u & magnitude_mask;
+    largest = a < inf_bits && a > largest ? a : largest;
+  };
   auto group = [&](const T(&x)[N]) {
+    if (broken) {  // the guess failed (E > A + M, as `largest` shows): the records go unread
+#pragma unroll
+      for (int i = 0; i < N; ++i) rest(x[i]);
+      return;
+    }
     if (anchor == fixed_no_anchor) {  // the warp's anchor, from its first group with a finite nonzero element
       unsigned long long m = 0;
 #pragma unroll
@@ -211,65 +228,70 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
       }
       m = warp_reduce_live(m, [](unsigned long long a, unsigned long long b) { return a > b ? a : b; });
       m = __shfl_sync(live_mask(), m, 0);
-      if (m == 0) {  // every element zero, NaN or infinite
-#pragma unroll
-        for (int i = 0; i < N; ++i) element(x[i]);
-        return;
+      if (m != 0) {  // (else every element is zero, NaN or infinite: the integer steps, no anchor yet)
+        anchor = order_model::floor_log2_magnitude<T>(static_cast<Bits>(m));
+        kf = 61 - (anchor + M);
+        two_kf = order_model::fixed_two_k<T>(kf);
       }
-      anchor = order_model::floor_log2_magnitude<T>(static_cast<Bits>(m));
-      kf = 61 - (anchor + M);
-      two_kf = order_model::fixed_two_k<T>(kf);
-    }
-    if (two_kf == T(0)) {  // kf outside 0..emax: the integer steps
-#pragma unroll
-      for (int i = 0; i < N; ++i) element(x[i]);
-      return;
     }
     T approx = 0, group_big = 0;
-    unsigned off = 0;  // the elements left to the integer steps
-    if (!spread) {
+    // The elements left to the integer steps (one call site: each inlined copy of element() is long):
+    // all of them without an anchor or where kf is outside 0..emax.
+    unsigned off = 0;
+    if (two_kf == T(0)) {
+      off = (1u << N) - 1;
+    } else if (!spread) {
       // y = x 2^kf (exact), added where it is an integer below 2^62 (fixed_quantise_group's sums).
       unsigned long long s = 0;
+      bool off_grid = false;  // an element below 2^62 off the grid
 #pragma unroll
       for (int i = 0; i < N; ++i) {
         const T y = x[i] * two_kf;
         long long q;
         if constexpr (sizeof(T) == 4) q = __float2ll_rn(y);
         else q = __double2ll_rn(y);
-        const bool ok = fabs(y) < T(0x1p62) && y == static_cast<T>(q);
+        const bool below = fabs(y) < T(0x1p62), ok = below && y == static_cast<T>(q);
         s += ok ? static_cast<unsigned long long>(q) : 0ull;
         approx += ok ? y : T(0);
         group_big = fmax(group_big, ok ? fabs(y) : T(0));
         off |= ok ? 0u : 1u << i;
+        off_grid |= below && !ok;
       }
       order_model::fixed_add_group_total(sum, s, approx);
-      // Most elements off the grid 2^-kf (doubles with bits below 2^(G - 61)): the warp spreads
-      // from its next group on.
-      spread = __any_sync(live_mask(), __popc(off) > N / 2);
+      // An element off the grid 2^-kf (a double with bits below 2^(G - 61): in normal data about 1
+      // in 80, the small ones, and so in nearly every warp's group): the warp spreads from its
+      // next group on.
+      spread = __any_sync(live_mask(), off_grid);
     } else {
       // Every element with 1/2 <= |y| < 2^62 (or 0) at each candidate at once, each
       // y_c = y 2^(M - c) exact and q_c = RNE(y_c) by the conversion (fixed_quantise_group's
       // reasons, at the grid 2^-k_c; a candidate whose q_c pass 2^62 is one the data rules out).
       // y's lost part d = y - q_M: y_c lost bits exactly when d 2^(M - c) is not an integer.
-      unsigned long long s[C], counts[C];
-#pragma unroll
-      for (int c = 0; c < C; ++c) s[c] = counts[c] = 0;
-#pragma unroll
-      for (int i = 0; i < N; ++i) {
-        T y = x[i] * two_kf;
-        const bool fine = fabs(y) < T(0x1p62) && !(fabs(y) < T(0.5) && y != T(0));  // (NaN: not fine)
-        off |= fine ? 0u : 1u << i;
-        y = fine ? y : T(0);
-        approx += y;
-        group_big = fmax(group_big, fabs(y));
-        long long q;
+      // y (0 where not fine), q = RNE(y) and w = d 2^62 (order_model::fixed_bits_lost).
+      const auto quantise = [&](T xi, long long& q, long long& w) {
+        T y = xi * two_kf;
+        y = fabs(y) < T(0x1p62) && !(fabs(y) < T(0.5) && y != T(0)) ? y : T(0);  // (NaN: not fine)
         if constexpr (sizeof(T) == 4) q = __float2ll_rn(y);
         else q = __double2ll_rn(y);
         const T d = y - static_cast<T>(q);
-        long long w;  // d 2^62, an integer (order_model::fixed_bits_lost)
         if constexpr (sizeof(T) == 4) w = __float2ll_rn(d * T(0x1p62));
         else w = __double2ll_rn(d * T(0x1p62));
+        return y;
+      };
+      unsigned long long s[C];
+#pragma unroll
+      for (int c = 0; c < C; ++c) s[c] = 0;
+      unsigned lost_any = 0, lost_deep = 0;  // the elements with d != 0; those with bits of d below 2^-30
+#pragma unroll
+      for (int i = 0; i < N; ++i) {
+        long long q, w;
+        const T y = quantise(x[i], q, w);
+        off |= y != T(0) || x[i] == T(0) ? 0u : 1u << i;
+        approx += y;
+        group_big = fmax(group_big, fabs(y));
         spread_lost |= static_cast<unsigned long long>(w);
+        lost_any |= w != 0 ? 1u << i : 0u;
+        lost_deep |= static_cast<unsigned>(w) != 0u ? 1u << i : 0u;
 #pragma unroll
         for (int c = 0; c < C; ++c) {
           long long qc = q;
@@ -278,13 +300,24 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
             else qc = __double2ll_rn(y * T(1 << (M - c)));
           }
           s[c] += static_cast<unsigned long long>(qc);
-          counts[c] += (static_cast<unsigned long long>(w) & ((1ull << (62 - (M - c))) - 1)) != 0 ? 1 : 0;
         }
       }
 #pragma unroll
-      for (int c = 0; c < C; ++c) {
-        order_model::fixed_add_group_total(cand[c], s[c], approx * T(1 << (M - c)));
-        inexact[c] += counts[c];
+      for (int c = 0; c < C; ++c) order_model::fixed_add_group_total(cand[c], s[c], approx * T(1 << (M - c)));
+      // y_c lost bits exactly when d 2^(M - c) is not an integer: for every c when d has bits below
+      // 2^-30 (full doubles: nearly always); otherwise counted element by element.
+      if (lost_deep == lost_any) {
+#pragma unroll
+        for (int c = 0; c < C; ++c) inexact[c] += static_cast<unsigned long long>(__popc(lost_any));
+      } else {
+#pragma unroll
+        for (int i = 0; i < N; ++i) {
+          long long q, w;
+          quantise(x[i], q, w);
+#pragma unroll
+          for (int c = 0; c < C; ++c)
+            inexact[c] += (static_cast<unsigned long long>(w) & ((1ull << (62 - (M - c))) - 1)) != 0 ? 1 : 0;
+        }
       }
     }
     big = fmax(big, group_big);
@@ -302,13 +335,7 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
       for (int j = 1; j < N; ++j) xi = j == i ? x[j] : xi;
       element(xi);
     }
-  };
-  // The elements outside whole tiles are pass 2's to quantise; here only their range.
-  auto rest = [&](T x) {
-    Bits u;
-    memcpy(&u, &x, sizeof(T));
-    const Bits a = u & magnitude_mask;
-    largest = a < inf_bits && a > largest ? a : largest;
+    broken = __any_sync(live_mask(), broken);  // (the warp's groups stay in step: collectives above)
   };
   for_each_bulk_group(d_in, num_items, rest, group);
   let_dependents_start();
