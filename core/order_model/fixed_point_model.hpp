@@ -102,6 +102,14 @@ template <class T> SUMLAB_HD inline T fixed_two_k(long long k) {
   return r;
 }
 
+#if defined(__CUDACC__)
+// RNE(v) as a 64-bit integer by the conversion instruction (saturated outside its range).
+template <class T> __device__ __forceinline__ long long fixed_rint_ll(T v) {
+  if constexpr (sizeof(T) == 4) return __float2ll_rn(v);
+  else return __double2ll_rn(v);
+}
+#endif
+
 // Adds a group's total G = sum q_i (at most 16 integers q_i, each |q_i| < 2^63) to the wrapping
 // 128-bit `sum`, given s = G mod 2^64 (the q_i added as wrapping 64-bit words) and approx, a
 // floating-point sum of the q_i as T (each exact): see fixed_quantise_group for why rounding
@@ -110,9 +118,7 @@ template <class T> SUMLAB_HD inline void fixed_add_group_total(detail::uint128& 
   const long long s_signed = static_cast<long long>(s);
   const T d = (approx - static_cast<T>(s_signed)) * T(0x1p-64);
 #if defined(__CUDA_ARCH__)
-  long long h;
-  if constexpr (sizeof(T) == 4) h = __float2ll_rn(d);
-  else h = __double2ll_rn(d);
+  const long long h = fixed_rint_ll(d);
 #else
   const long long h = static_cast<long long>(std::nearbyint(d));
 #endif
@@ -167,9 +173,7 @@ SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, detail::uin
   unsigned long long s = 0, inexact = 0, lost = 0;
   const auto lose = [&](T y, T d) {  // y and its lost part d
 #if defined(__CUDA_ARCH__)
-    long long w;
-    if constexpr (sizeof(T) == 4) w = __float2ll_rn(d * T(0x1p62));
-    else w = __double2ll_rn(d * T(0x1p62));
+    const long long w = fixed_rint_ll(d * T(0x1p62));
     vanished |= (fabs(y) < T(0.5)) & (y != T(0));
 #else
     // (a d beyond 1/2 comes from a y that fails the group below; its conversion would be undefined)
@@ -182,9 +186,7 @@ SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, detail::uin
   for (int i = 0; i < N; ++i) {
     const T y = x[i] * two_k;
 #if defined(__CUDA_ARCH__)
-    long long q;
-    if constexpr (sizeof(T) == 4) q = __float2ll_rn(y);
-    else q = __double2ll_rn(y);
+    const long long q = fixed_rint_ll(y);
     big = fmax(big, fabs(y));
     if constexpr (by_min) small = fmin(small, fabs(y));
 #else

@@ -247,9 +247,7 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
 #pragma unroll
       for (int i = 0; i < N; ++i) {
         const T y = x[i] * two_kf;
-        long long q;
-        if constexpr (sizeof(T) == 4) q = __float2ll_rn(y);
-        else q = __double2ll_rn(y);
+        const long long q = order_model::fixed_rint_ll(y);
         const bool below = fabs(y) < T(0x1p62), ok = below && y == static_cast<T>(q);
         s += ok ? static_cast<unsigned long long>(q) : 0ull;
         approx += ok ? y : T(0);
@@ -271,11 +269,8 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
       const auto quantise = [&](T xi, long long& q, long long& w) {
         T y = xi * two_kf;
         y = fabs(y) < T(0x1p62) && !(fabs(y) < T(0.5) && y != T(0)) ? y : T(0);  // (NaN: not fine)
-        if constexpr (sizeof(T) == 4) q = __float2ll_rn(y);
-        else q = __double2ll_rn(y);
-        const T d = y - static_cast<T>(q);
-        if constexpr (sizeof(T) == 4) w = __float2ll_rn(d * T(0x1p62));
-        else w = __double2ll_rn(d * T(0x1p62));
+        q = order_model::fixed_rint_ll(y);
+        w = order_model::fixed_rint_ll((y - static_cast<T>(q)) * T(0x1p62));
         return y;
       };
       unsigned long long s[C];
@@ -294,11 +289,7 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
         lost_deep |= static_cast<unsigned>(w) != 0u ? 1u << i : 0u;
 #pragma unroll
         for (int c = 0; c < C; ++c) {
-          long long qc = q;
-          if (c != M) {
-            if constexpr (sizeof(T) == 4) qc = __float2ll_rn(y * T(1 << (M - c)));
-            else qc = __double2ll_rn(y * T(1 << (M - c)));
-          }
+          const long long qc = c == M ? q : order_model::fixed_rint_ll(y * T(1 << (M - c)));
           s[c] += static_cast<unsigned long long>(qc);
         }
       }
