@@ -139,6 +139,25 @@ struct FixedGroupLoss {
 // fewest trailing zeros of any element's.
 SUMLAB_HD inline int fixed_bits_lost(unsigned long long lost) { return lost == 0 ? 0 : 62 - countr_zero_u64(lost); }
 
+// An element quantised at k as q = RNE(y), y = x 2^k, with d = y - q (|d| <= 1/2), at the finer
+// grid k + j (0 <= j <= 30): RNE(2^j y) = 2^j q + RNE(2^j d), since 2^j q is an integer, even for
+// j >= 1, so rounding to nearest even treats 2^j y and 2^j d alike. This returns RNE(2^j d) from
+// one fused multiply-add: 2^j d is exact and at most 2^(j-1) in magnitude, so 1.5 2^52 + 2^j d
+// lies in [2^52, 2^53), where doubles are the integers, and 1.5 2^52 is even, so the one rounding
+// gives 1.5 2^52 + RNE(2^j d) (as a multiply and an add would: the product is exact), whose
+// significand's low 32 bits are RNE(2^j d) in two's complement. The element lost bits at k + j
+// exactly when 2^j d is not an integer: when it lost more than j bits at k (fixed_bits_lost).
+SUMLAB_HD inline int fixed_finer_part(double d, double two_j) {
+#if defined(__CUDA_ARCH__)
+  return __double2loint(__fma_rn(d, two_j, 0x1.8p52));
+#else
+  const double r = std::fma(d, two_j, 0x1.8p52);
+  std::uint64_t u = 0;
+  std::memcpy(&u, &r, sizeof r);
+  return static_cast<int>(static_cast<std::uint32_t>(u));
+#endif
+}
+
 // fixed_quantise_bits's common case for a group of N elements by the floating-point unit, without
 // a branch (the kernel's hot loop). With two_k = fixed_two_k<T>(k) != 0 (the caller checks that
 // once): y_i = x_i 2^k, q_i = RNE(y_i) by the hardware's conversion. Returns true, adds sum q_i to

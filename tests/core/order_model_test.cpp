@@ -894,6 +894,52 @@ TEST(FixedPointModel, GroupQuantiseMatchesTheIntegerStepsWhereItTakesTheGroup) {
   check_groups_near_the_edge<double, 8>(rng);
 }
 
+// The window pass quantises each element once, at k, and derives every finer grid k + j from its
+// lost part d (fixed_finer_part): q_j = 2^j q + RNE(2^j d), and the element lost bits at k + j
+// exactly when it lost more than j at k, then b - j of them (b = fixed_bits_lost(d 2^62)). Against
+// the integer steps at k + j, for elements of every width (ties and one-bit elements included),
+// signs and positions of y = x 2^k in [1/2, 2^62) and 0, and j up to the helper's limit, 30.
+TEST(FixedPointModel, FinerGridsFollowFromOneQuantisation) {
+  order_model::SplitMix64 rng{1945};
+  const auto check = [](double x, long long k) {
+    const double y = std::ldexp(x, static_cast<int>(k));
+    const double q = std::nearbyint(y), d = y - q;
+    ASSERT_LE(std::fabs(d), 0.5);
+    const int b = order_model::fixed_bits_lost(static_cast<unsigned long long>(std::llround(d * 0x1p62)));
+    for (int j = 0; j <= 30; ++j) {
+      bool special = false, negative = false;
+      const auto e = order_model::fixed_quantise_bits<std::uint64_t>(to_bits(x), k + j, 52, 11, 1023, special, negative);
+      if (e.saturated) continue;  // (2^j y past 2^63: a grid the data rules out)
+      const detail::int128 expect = negative ? -detail::int128(e.q) : detail::int128(e.q);
+      const detail::int128 got = detail::int128(static_cast<long long>(q)) * (detail::int128(1) << j) +
+                                 order_model::fixed_finer_part(d, std::ldexp(1.0, j));
+      ASSERT_TRUE(got == expect) << hex_bits(x) << " k=" << k << " j=" << j;
+      ASSERT_EQ(e.bits_lost, b > j ? b - j : 0) << hex_bits(x) << " k=" << k << " j=" << j;
+    }
+  };
+  // By hand: y = 2.5 rounds to 2 (d = 1/2), 5 at j = 1; y = 2.25: 4.5 rounds to 4 at j = 1, 9 at j = 2;
+  // y = -0.75 rounds to -1 (d = 1/4): -1.5 to -2 at j = 1, -3 at j = 2.
+  EXPECT_EQ(order_model::fixed_finer_part(0.5, 2.0), 1);
+  EXPECT_EQ(order_model::fixed_finer_part(0.25, 2.0), 0);
+  EXPECT_EQ(order_model::fixed_finer_part(0.25, 4.0), 1);
+  EXPECT_EQ(order_model::fixed_finer_part(0.25, 8.0), 2);
+  EXPECT_EQ(order_model::fixed_finer_part(0.25, 0x1p30), 1 << 28);
+  EXPECT_EQ(order_model::fixed_finer_part(-0.5, 0x1p30), -(1 << 29));
+  check(2.5, 0);
+  check(2.25, 0);
+  check(-0.75, 0);
+  check(0.0, 7);
+  check(-0.0, 7);
+  for (int i = 0; i < 40000; ++i) {
+    const int width = 1 + static_cast<int>(rng.below(53));  // significant bits of x
+    const std::uint64_t m = (rng.next() >> (64 - width)) | (1ull << (width - 1));
+    const double x = std::ldexp(static_cast<double>(m), static_cast<int>(rng.below(400)) - 200) * (rng.below(2) ? -1 : 1);
+    const int ey = static_cast<int>(rng.below(63)) - 1;  // floor(log2 |y|) in [-1, 61]
+    SCOPED_TRACE(i);
+    check(x, static_cast<long long>(ey - std::ilogb(x)));
+  }
+}
+
 // The kernel's blocks add their 128-bit sums as four 32-bit digits into separate 64-bit words
 // (fixed_digit); the words recombined (fixed_total_from_digits) must give the wrapping sum of the
 // blocks' values, whatever they are: extremes, carries through every digit, random words.

@@ -510,14 +510,15 @@ TYPED_TEST(GpuFixedPointGivenScale, SameBitsAndReportAsTheCpu) {
   EXPECT_NE(bad.error.find("takes no fixed-point scale"), std::string::npos) << bad.error;
 }
 
-// gpu_fixed_point with the scale from the data. A double is quantised in one read against each
-// warp's guess of the largest exponent, which pass 2 checks (fixed_window_kernel); where a guess
-// fails, pass 2 quantises everything. Either way: the CPU's bits, note and bound. The inputs put
-// the largest magnitude where the anchors see it (uniform, normal: one read), one or two binades
-// above every warp's anchor (the candidates for elements off the guessed grid, in a late tile or
-// in the elements after the last whole tile), past the margin (two reads), behind leading zeros,
-// -0s, NaN and infinities, among subnormals (the integer steps) and log-uniformly over 2^-30..1
-// (many elements off the guessed grid, each at every candidate).
+// gpu_fixed_point with the scale from the data. A double is quantised in one read at each block's
+// guess of the largest exponent and the 8 binades below it (fixed_window_kernel's margin), which
+// pass 2 checks; where a guess fails, pass 2 quantises everything. Either way: the CPU's bits,
+// note and bound. The inputs put the largest magnitude where the anchors see it (uniform, normal:
+// one read), up to 8 binades above the anchors (each block's sum taken at a finer grid than its
+// guess, in a late tile or after the last whole tile), past the margin (two reads), behind
+// leading zeros, -0s, NaN and infinities, among subnormals (the integer steps) and log-uniformly
+// over 2^-30..1; and elements that lose only a few bits (1 to 11) or fall below half a step, whose
+// counts and bits lost each grid must get right.
 template <class T> class GpuFixedPointFromData : public ::testing::Test {};
 TYPED_TEST_SUITE(GpuFixedPointFromData, FloatTypes);
 
@@ -540,6 +541,11 @@ TYPED_TEST(GpuFixedPointFromData, OneReadWhereTheGuessHoldsAndTheCpuBitsEverywhe
     log_uniform[i] = static_cast<T>((i % 3 == 0 ? -1.0 : 1.0) * static_cast<double>(uniform[i] + T(1)) *
                                     std::ldexp(1.0, -static_cast<int>((i * 2654435761u) % 31)));
   const auto normal = input<T>(Distribution::normal, n, 6);
+  std::vector<T> few_bits_lost(uniform);
+  for (std::size_t i = 1; i < few_bits_lost.size(); i += 2) {
+    const double m = static_cast<double>((1u << 19) | (static_cast<unsigned>(i * 2654435761u >> 13) & 0x7ffffu) | 1u);
+    few_bits_lost[i] = static_cast<T>((i % 4 == 1 ? -m : m) * std::ldexp(1.0, -54 - static_cast<int>(i / 2 % 12)));
+  }
   std::vector<T> leading_zeros(uniform);
   for (std::size_t i = 0; i < 70000; ++i) leading_zeros[i] = i % 2 ? T(-0.0) : T(0);
   struct Case {
@@ -552,7 +558,8 @@ TYPED_TEST(GpuFixedPointFromData, OneReadWhereTheGuessHoldsAndTheCpuBitsEverywhe
       {"normal", normal, true},
       {"quarter range, 0.9 late", with(scaled(0.25), n - 5000, T(0.9)), true},
       {"quarter range, 0.9 after the tiles", with(scaled(0.25), n - 1, T(0.9)), true},
-      {"eighth range, 3 late", with(scaled(0.125), n / 2, T(3)), false},
+      {"eighth range, 3 late", with(scaled(0.125), n / 2, T(3)), true},
+      {"2^-10 range, 3 late", with(scaled(0x1p-10), n / 2, T(3)), false},
       {"spike 2^40", with(uniform, 12345, T(0x1p40)), false},
       {"log-uniform 2^-30..2", log_uniform, true},
       {"leading zeros", leading_zeros, true},
@@ -561,15 +568,21 @@ TYPED_TEST(GpuFixedPointFromData, OneReadWhereTheGuessHoldsAndTheCpuBitsEverywhe
       {"subnormal", scaled(static_cast<double>(std::numeric_limits<T>::denorm_min()) * 0x1p20), true},
       {"-0 only", std::vector<T>(static_cast<std::size_t>(n), T(-0.0)), true},
       {"lognormal", input<T>(Distribution::lognormal, n, 7), false},
-      // Off the guessed grid (double): the warps spread, and the elements they cannot take go by
-      // the integer steps.
+      // Off every grid (double): full doubles lose bits at each; the elements below half a step go
+      // by the integer steps.
       {"normal, NaN and Inf", with(with(normal, 1000, std::numeric_limits<T>::quiet_NaN()), n - 9, -std::numeric_limits<T>::infinity()), true},
       {"normal, below half a step", [&] {
          auto v = normal;
          for (std::size_t i = 3; i < v.size(); i += 997) v[i] = static_cast<T>(static_cast<double>(v[i]) * 0x1p-75);
          return v;
        }(), true},
-      {"normal, 100 late", with(normal, n / 2, T(100)), false},
+      {"normal, 100 late", with(normal, n / 2, T(100)), true},
+      {"normal, 2^12 late", with(normal, n / 2, T(0x1p12)), false},
+      // Every other element loses b = 0..11 bits at the coarsest grid (an odd 20-bit integer
+      // scaled to sit b bits below it where the anchor is -1), so fewer at finer ones; a late 8
+      // makes the sum's grid 4 binades finer than the guess.
+      {"few bits lost", few_bits_lost, true},
+      {"few bits lost, 8 late", with(few_bits_lost, n - 3000, T(8)), true},
   };
   for (const auto& c : cases) {
     const auto cpu = fixed_point_sum<T>(std::span<const T>(c.x));

@@ -5,8 +5,8 @@
 //                       cannot tell), summed as wrapping 128-bit integers per thread, warp and
 //                       block, each block's sum added to the launch's by 64-bit atomics (any
 //                       grouping: integer addition is exact), with the quantisation report's counts.
-//   fixed_window_kernel the scale from the data in one read (below): each element quantised onto
-//                       the grid of a guess of k, or, off that grid, at each k the guess allows;
+//   fixed_window_kernel the scale from the data in one read (below): each element quantised once
+//                       at the coarsest k a guess allows, which gives it at every finer one;
 //                       one record per block.
 // With the scale from the data fixed_point_kernel is pass 2, after gpu_exact's kernel with range
 // tracking (float) or after fixed_window_kernel (double): it decides k from pass 1's range or
@@ -91,38 +91,39 @@ __device__ __forceinline__ unsigned __int128 block_sum_u128(unsigned __int128 v,
 // fixed_point_sum's k = 61 - E, E = floor(log2 max|x_i|), is known only once every element has
 // been read; a double element sits on the grid 2^-k only when it is within 2^9 of the largest, so
 // quantising after a range pass costs a second read of nearly every double input. The window pass
-// quantises before it knows E, against a guess it can check afterwards:
-// - Each warp takes as anchor A the exponent floor(log2 |x|) of the largest finite magnitude in its
-//   first group of tiles' shares holding a finite nonzero element (A <= E), and guesses E <= G =
-//   A + M, M = fixed_window_margin: its grid is 2^-kf, kf = 61 - G.
-// - An element with y = x 2^kf an integer below 2^62 is added as y. If the guess holds (k >= kf) it
-//   sits on the grid 2^-k too, and its q = RNE(x 2^k) = y 2^(k - kf) exactly, with no bit lost.
-// - Any other finite element at most 2^G (off the grid 2^-kf: a double below 2^(G - 9)) is
-//   quantised as fixed_point_sum would with each candidate k_c = 61 - (A + c), c = 0..M
-//   (fixed_quantise_bits: its q and the bits it lost), into one total and one count per candidate.
-//   Larger elements break the guess, which E shows; the warp then only tracks the range.
-// - A warp whose group had an element off the grid 2^-kf (doubles with all their bits: the small
-//   ones of normal data) spreads from its next group on: each element with |y| in [1/2, 2^62) or
-//   0 goes to every candidate at once by the floating-point unit (q_c = RNE(y 2^(M - c)) by the
-//   conversion, the bits lost from y's part below 2^0, as fixed_quantise_group does); the others
-//   by the integer steps.
-// Each block writes a record: its sum at its finest common grid k_b = 61 - L, L = min over its
-// warps of A + M (the sums shifted up by kf's difference), its candidates at E = A_hi + c, A_hi =
-// max over its warps of A (each warp's candidate E - A), the counts and its largest magnitude.
-// Pass 2 (fixed_window_decision) takes E from the records; when E <= L for every block every
-// guess held, and fixed_point_sum's integer is sum over blocks of sum_b 2^(k - k_b) + candidate
-// E - A_hi of b, plus the elements outside whole tiles, which pass 2 quantises at k (block 0,
-// fixed_window_add_records); it has the same counts of lost bits too. Otherwise pass 2 quantises
-// every element at k: two reads, as before. Integer additions wrap modulo 2^128 in any order, so
-// the bits do not depend on the launch. The guess holds when a warp's first 256 elements come
-// within 2^M of the largest magnitude: uniform and normal inputs; heavy tails (lognormal) fall back.
-inline constexpr int fixed_window_margin = 2;  // M
+// quantises before it knows E, at a guess it can check afterwards and at every grid the guess
+// allows:
+// - Each block takes as anchor A the exponent floor(log2 |x|) of the largest finite magnitude in
+//   its first tile holding a finite nonzero element (A <= E), and guesses E <= L = A + M,
+//   M = fixed_window_margin: then k = kf + j for one j in 0..M, kf = 61 - L, j = L - E.
+// - An ordinary element, y = x 2^kf with 1/2 <= |y| < 2^62 or y = 0 (every finite element within
+//   the guess but those below half a step of kf), is quantised once, q = RNE(y) by the conversion,
+//   and added at kf to the block's sum. Its lost part d = y - q gives it at every finer grid:
+//   RNE(2^j y) = 2^j q + RNE(2^j d) (order_model::fixed_finer_part: one fused multiply-add for each
+//   j, whose results the thread adds as integers R_j), and it lost bits at kf + j exactly when it
+//   lost more than j at kf: the count at j is those that lost bits at kf less those that lost j or
+//   fewer (only an element whose d has no bit below 2^-30 can be one: the groups that hold one
+//   count them), and the most bits lost is the most at kf less j.
+// - The other elements take the integer steps at every candidate grid (fixed_quantise_bits) into
+//   the block's shared totals: NaN, Inf, elements beyond the guess (|y| >= 2^62: E shows them, and
+//   the thread then only tracks the range), and nonzero |y| < 1/2 (their bits lost are capped by
+//   their width); so do all elements where kf lies outside 0..emax (fixed_two_k).
+// Each block writes a record: A, L, its sum at kf, and for each candidate E = A + c (j = M - c)
+// R_j plus the integer steps' total there, with the counts of lost bits; then its largest
+// magnitude and the specials. Pass 2 (fixed_window_decision) takes E from the records; when
+// E <= L for every block every guess held, and fixed_point_sum's integer is the sum over blocks of
+// sum_b 2^(L_b - E) + candidate E - A_b of b, plus the elements outside whole tiles, which pass 2
+// quantises at k (block 0, fixed_window_add_records); it has the same counts of lost bits too.
+// Otherwise pass 2 quantises every element at k: two reads. Integer additions wrap modulo 2^128
+// in any order, so the bits do not depend on the launch. The guess holds when each block's first
+// tile comes within 2^M of the largest magnitude.
+inline constexpr int fixed_window_margin = 8;  // M
 inline constexpr int fixed_window_candidates = fixed_window_margin + 1;
 enum FixedRecordWord {
   fixed_rec_largest = 0,  // bits of the block's largest finite magnitude (tiles and its share of the rest)
-  fixed_rec_anchor,       // A_hi (fixed_no_anchor: every element of its tiles was zero, NaN or infinite)
-  fixed_rec_limit,        // L (fixed_no_limit with no anchor)
-  fixed_rec_sum,          // the sum at k_b: low, high word
+  fixed_rec_anchor,       // A (fixed_no_anchor: every element of its tiles was zero, NaN or infinite)
+  fixed_rec_limit,        // L = A + M (fixed_no_limit with no anchor)
+  fixed_rec_sum,          // the sum at kf: low, high word
   fixed_rec_candidates = fixed_rec_sum + 2,  // per candidate: sum low, high, inexact count, most bits lost
   fixed_rec_nan = fixed_rec_candidates + 4 * fixed_window_candidates,
   fixed_rec_pos_inf,
@@ -132,75 +133,77 @@ enum FixedRecordWord {
 };
 inline constexpr int fixed_no_anchor = -(1 << 20), fixed_no_limit = 1 << 20;
 
+// Adds v to the wrapping 128-bit total in w[0] (low word) and w[1] by atomics: each addition's
+// carry out of the low word goes to the high one, so the words hold the sum of every v modulo
+// 2^128, in any order.
+__device__ __forceinline__ void atomic_add_u128(unsigned long long* w, unsigned __int128 v) {
+  const unsigned long long lo = static_cast<unsigned long long>(v);
+  const unsigned long long old = atomicAdd(&w[0], lo);
+  atomicAdd(&w[1], static_cast<unsigned long long>(v >> 64) + (old + lo < old ? 1ull : 0ull));
+}
+
 // Every thread of every block of fixed_window_kernel calls it (it holds barriers); the launch
 // provides bulk_smem_bytes(blockDim.x) of dynamic shared memory. records: gridDim.x records of
 // fixed_record_words, each written whole by its block.
 template <class T, int MaxThreads>
 __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __restrict__ d_in, std::int64_t num_items,
                                                                   unsigned long long* __restrict__ records) {
+  static_assert(sizeof(T) == 8, "the finer grids' parts are doubles' (order_model::fixed_finer_part)");
   using Bits = typename FloatTraits<T>::Bits;
   constexpr int M = fixed_window_margin, C = fixed_window_candidates, N = bulk_group<T>;
   constexpr int frac_bits = FloatTraits<T>::precision - 1;
   constexpr Bits magnitude_mask = ~Bits(0) >> 1;
   constexpr Bits inf_bits = ((Bits(1) << FloatTraits<T>::exponent_bits) - 1) << frac_bits;
   constexpr Bits negative_zero = Bits(1) << (sizeof(Bits) * 8 - 1);
-  __shared__ int s_anchor, s_limit;
-  __shared__ unsigned long long s_red[fixed_record_words][32];
-  if (threadIdx.x == 0) {  // (the loader's first barrier publishes these)
-    s_anchor = fixed_no_anchor;
-    s_limit = fixed_no_limit;
-  }
-  int anchor = fixed_no_anchor;  // A, the same in every lane of a warp
+  // The block's shared words: the anchor's search, and what the rare elements add (by shared
+  // atomics, not in every thread's registers).
+  struct Rare {
+    unsigned long long steps[C][4];  // the integer steps' elements per candidate: sum low, high, inexact, most lost
+    unsigned long long shallow[M + 1];  // ordinary elements that lost b = 1..M bits at kf, by b
+    unsigned long long special[3];      // NaN, +Inf, -Inf
+    unsigned long long first;           // a tile's largest finite magnitude, while A is sought
+  };
+  __shared__ Rare s_rare;
+  for (int i = static_cast<int>(threadIdx.x); i < static_cast<int>(sizeof(Rare) / 8); i += static_cast<int>(blockDim.x))
+    reinterpret_cast<unsigned long long*>(&s_rare)[i] = 0;  // (the loader's first barrier publishes these)
+  int anchor = fixed_no_anchor;  // A, the same in every thread of the block
   long long kf = 0;              // 61 - (A + M)
   T two_kf = 0;                  // 2^kf where the floating-point path can scale by it, else 0
-  unsigned __int128 sum = 0;     // the elements on the grid 2^-kf, as integers there
-  T big = 0;                     // the largest |x| 2^kf the floating-point path added
-  Bits largest = 0;              // the largest finite magnitude any other path met
-  unsigned __int128 cand[C];
-  unsigned long long inexact[C], lost[C];
+  unsigned __int128 sum = 0;     // the ordinary elements' q at kf
+  long long finer[M];            // R_j, j = 1..M: their RNE(2^j d)
 #pragma unroll
-  for (int c = 0; c < C; ++c) cand[c] = inexact[c] = lost[c] = 0;
-  unsigned long long nan = 0, pos_inf = 0, neg_inf = 0;
+  for (int j = 0; j < M; ++j) finer[j] = 0;
+  unsigned long long inexact = 0, lost = 0;  // those that lost bits at kf; their d 2^62, OR-ed
+  unsigned high_word = 0;        // the largest high word of an ordinary element's |x|
+  Bits largest = 0;              // the largest finite magnitude the integer steps or the range met
   bool not_negative_zero = false;
-  bool spread = false;               // the warp quantises every element at every candidate (below)
-  bool broken = false;               // an element beyond the warp's guess: pass 2 will quantise
-  unsigned long long spread_lost = 0;  // the lost parts there, at kf (FixedGroupLoss::lost)
-  // One element by the integer steps (the warp has its anchor unless every finite element it met
-  // was zero).
+  bool broken = false;           // an element beyond the guess: pass 2 will quantise
+  // One element by the integer steps, at every candidate.
   auto element = [&](T x) {
     Bits u;
     memcpy(&u, &x, sizeof(T));
     const Bits a = u & magnitude_mask;
     not_negative_zero |= u != negative_zero;
     if (a >= inf_bits) {
-      if (a != inf_bits) ++nan;
-      else if (u != a) ++neg_inf;
-      else ++pos_inf;
+      atomicAdd(&s_rare.special[a != inf_bits ? 0 : u != a ? 2 : 1], 1ull);
       return;
     }
     if (a == 0) return;
     largest = a > largest ? a : largest;
-    bool special = false, negative = false;
-    const order_model::FixedQuantised q = order_model::fixed_quantise_bits<Bits>(
-        u, kf, frac_bits, FloatTraits<T>::exponent_bits, FloatTraits<T>::emax, special, negative);
-    if (q.bits_lost == 0 && !q.saturated && q.q < (1ll << 62)) {  // on the grid 2^-kf
-      const unsigned __int128 mag = static_cast<unsigned long long>(q.q);
-      sum += negative ? static_cast<unsigned __int128>(0) - mag : mag;
-      return;
-    }
     if (order_model::floor_log2_magnitude<T>(a) > anchor + M) {  // beyond the guess: E says so
       broken = true;
       return;
     }
-#pragma unroll
+#pragma unroll 1
     for (int c = 0; c < C; ++c) {
-      const order_model::FixedQuantised qc = order_model::fixed_quantise_bits<Bits>(
+      bool special = false, negative = false;
+      const order_model::FixedQuantised q = order_model::fixed_quantise_bits<Bits>(
           u, kf + (M - c), frac_bits, FloatTraits<T>::exponent_bits, FloatTraits<T>::emax, special, negative);
-      const unsigned __int128 mag = static_cast<unsigned long long>(qc.q);
-      cand[c] += negative ? static_cast<unsigned __int128>(0) - mag : mag;
-      if (qc.bits_lost != 0) {
-        ++inexact[c];
-        lost[c] = static_cast<unsigned long long>(qc.bits_lost) > lost[c] ? qc.bits_lost : lost[c];
+      const unsigned __int128 mag = static_cast<unsigned long long>(q.q);
+      atomic_add_u128(s_rare.steps[c], negative ? static_cast<unsigned __int128>(0) - mag : mag);
+      if (q.bits_lost != 0) {
+        atomicAdd(&s_rare.steps[c][2], 1ull);
+        atomicMax(&s_rare.steps[c][3], static_cast<unsigned long long>(q.bits_lost));
       }
     }
   };
@@ -211,13 +214,31 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
     const Bits a = u & magnitude_mask;
     largest = a < inf_bits && a > largest ? a : largest;
   };
+  // y = x 2^kf where the element is ordinary (1/2 <= |y| < 2^62, or 0), else 0; q = RNE(y) and
+  // w = (y - q) 2^62 (order_model::fixed_bits_lost); returns y - q.
+  const auto quantise = [&](T x, bool& ordinary, T& y, long long& q, long long& w) {
+    y = x * two_kf;
+    const T a = fabs(y);
+    ordinary = a < T(0x1p62) && (a >= T(0.5) || a == T(0));  // (NaN: not ordinary)
+    y = ordinary ? y : T(0);
+    q = order_model::fixed_rint_ll(y);
+    const T d = y - static_cast<T>(q);
+    w = order_model::fixed_rint_ll(d * T(0x1p62));
+    return d;
+  };
+  const auto pick = [](const T(&x)[N], int i) {
+    T xi = x[0];
+#pragma unroll  // (a runtime index would put x in local memory)
+    for (int j = 1; j < N; ++j) xi = j == i ? x[j] : xi;
+    return xi;
+  };
   auto group = [&](const T(&x)[N]) {
-    if (broken) {  // the guess failed (E > A + M, as `largest` shows): the records go unread
+    if (broken) {  // the guess failed (E > A + M, as `largest` shows): the record goes unread
 #pragma unroll
       for (int i = 0; i < N; ++i) rest(x[i]);
       return;
     }
-    if (anchor == fixed_no_anchor) {  // the warp's anchor, from its first group with a finite nonzero element
+    if (anchor == fixed_no_anchor) {  // (the same in every thread: each is here, for the barrier)
       unsigned long long m = 0;
 #pragma unroll
       for (int i = 0; i < N; ++i) {
@@ -227,200 +248,149 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
         m = a < inf_bits && a > m ? a : m;
       }
       m = warp_reduce_live(m, [](unsigned long long a, unsigned long long b) { return a > b ? a : b; });
-      m = __shfl_sync(live_mask(), m, 0);
-      if (m != 0) {  // (else every element is zero, NaN or infinite: the integer steps, no anchor yet)
-        anchor = order_model::floor_log2_magnitude<T>(static_cast<Bits>(m));
+      if ((threadIdx.x & 31u) == 0 && m != 0) atomicMax(&s_rare.first, m);
+      __syncthreads();
+      const unsigned long long first = s_rare.first;  // (written again only after the loader's next barrier)
+      if (first != 0) {  // (else every element of the tile is zero, NaN or infinite: no anchor yet)
+        anchor = order_model::floor_log2_magnitude<T>(static_cast<Bits>(first));
         kf = 61 - (anchor + M);
         two_kf = order_model::fixed_two_k<T>(kf);
       }
     }
-    T approx = 0, group_big = 0;
-    // The elements left to the integer steps (one call site: each inlined copy of element() is long):
-    // all of them without an anchor or where kf is outside 0..emax.
-    unsigned off = 0;
-    if (two_kf == T(0)) {
-      off = (1u << N) - 1;
-    } else if (!spread) {
-      // y = x 2^kf (exact), added where it is an integer below 2^62 (fixed_quantise_group's sums).
-      unsigned long long s = 0;
-      bool off_grid = false;  // an element below 2^62 off the grid
+    bool steps = two_kf == T(0);  // elements for the integer steps (all of them where kf is outside 0..emax)
+    if (!steps) {
+      unsigned long long s = 0, lost_or = 0;
+      bool few = false;  // an element that lost bits, none below 2^-30
+      int part[M];
+#pragma unroll
+      for (int j = 0; j < M; ++j) part[j] = 0;
+      T approx = 0;
+      unsigned group_high = 0;  // the largest high word of an ordinary |x|
 #pragma unroll
       for (int i = 0; i < N; ++i) {
-        const T y = x[i] * two_kf;
-        const long long q = order_model::fixed_rint_ll(y);
-        const bool below = fabs(y) < T(0x1p62), ok = below && y == static_cast<T>(q);
-        s += ok ? static_cast<unsigned long long>(q) : 0ull;
-        approx += ok ? y : T(0);
-        group_big = fmax(group_big, ok ? fabs(y) : T(0));
-        off |= ok ? 0u : 1u << i;
-        off_grid |= below && !ok;
+        bool ordinary;
+        T y;
+        long long q, w;
+        const T d = quantise(x[i], ordinary, y, q, w);
+        steps |= !ordinary;
+        s += static_cast<unsigned long long>(q);
+        approx += y;
+        const unsigned high = static_cast<unsigned>(__double2hiint(x[i])) & 0x7fffffffu;
+        group_high = ordinary && high > group_high ? high : group_high;
+        lost_or |= static_cast<unsigned long long>(w);
+        inexact += w != 0 ? 1 : 0;
+        few |= w != 0 && static_cast<unsigned>(w) == 0u;
+#pragma unroll
+        for (int j = 1; j <= M; ++j) part[j - 1] += order_model::fixed_finer_part(d, T(1 << j));
       }
       order_model::fixed_add_group_total(sum, s, approx);
-      // An element off the grid 2^-kf (a double with bits below 2^(G - 61): in normal data about 1
-      // in 80, the small ones, and so in nearly every warp's group): the warp spreads from its
-      // next group on.
-      spread = __any_sync(live_mask(), off_grid);
-    } else {
-      // Every element with 1/2 <= |y| < 2^62 (or 0) at each candidate at once, each
-      // y_c = y 2^(M - c) exact and q_c = RNE(y_c) by the conversion (fixed_quantise_group's
-      // reasons, at the grid 2^-k_c; a candidate whose q_c pass 2^62 is one the data rules out).
-      // y's lost part d = y - q_M: y_c lost bits exactly when d 2^(M - c) is not an integer.
-      // y (0 where not fine), q = RNE(y) and w = d 2^62 (order_model::fixed_bits_lost).
-      const auto quantise = [&](T xi, long long& q, long long& w) {
-        T y = xi * two_kf;
-        y = fabs(y) < T(0x1p62) && !(fabs(y) < T(0.5) && y != T(0)) ? y : T(0);  // (NaN: not fine)
-        q = order_model::fixed_rint_ll(y);
-        w = order_model::fixed_rint_ll((y - static_cast<T>(q)) * T(0x1p62));
-        return y;
-      };
-      unsigned long long s[C];
 #pragma unroll
-      for (int c = 0; c < C; ++c) s[c] = 0;
-      unsigned lost_any = 0, lost_deep = 0;  // the elements with d != 0; those with bits of d below 2^-30
-#pragma unroll
-      for (int i = 0; i < N; ++i) {
-        long long q, w;
-        const T y = quantise(x[i], q, w);
-        off |= y != T(0) || x[i] == T(0) ? 0u : 1u << i;
-        approx += y;
-        group_big = fmax(group_big, fabs(y));
-        spread_lost |= static_cast<unsigned long long>(w);
-        lost_any |= w != 0 ? 1u << i : 0u;
-        lost_deep |= static_cast<unsigned>(w) != 0u ? 1u << i : 0u;
-#pragma unroll
-        for (int c = 0; c < C; ++c) {
-          const long long qc = c == M ? q : order_model::fixed_rint_ll(y * T(1 << (M - c)));
-          s[c] += static_cast<unsigned long long>(qc);
+      for (int j = 0; j < M; ++j) finer[j] += part[j];
+      lost |= lost_or;
+      // The elements that lost at most 30 bits at kf, counted by the bits lost where that is M or
+      // fewer (full doubles nearly never lose so few).
+      if (few) {
+#pragma unroll 1
+        for (int i = 0; i < N; ++i) {
+          bool ordinary;
+          T y;
+          long long q, w;
+          quantise(pick(x, i), ordinary, y, q, w);
+          const int b = order_model::fixed_bits_lost(static_cast<unsigned long long>(w));
+          if (b >= 1 && b <= M) atomicAdd(&s_rare.shallow[b], 1ull);
         }
       }
-#pragma unroll
-      for (int c = 0; c < C; ++c) order_model::fixed_add_group_total(cand[c], s[c], approx * T(1 << (M - c)));
-      // y_c lost bits exactly when d 2^(M - c) is not an integer: for every c when d has bits below
-      // 2^-30 (full doubles: nearly always); otherwise counted element by element.
-      if (lost_deep == lost_any) {
-#pragma unroll
-        for (int c = 0; c < C; ++c) inexact[c] += static_cast<unsigned long long>(__popc(lost_any));
+      high_word = group_high > high_word ? group_high : high_word;
+      if (group_high != 0) {  // (an ordinary nonzero |x| is at least 2^-1022 here: kf <= emax)
+        not_negative_zero = true;
       } else {
 #pragma unroll
-        for (int i = 0; i < N; ++i) {
-          long long q, w;
-          quantise(x[i], q, w);
-#pragma unroll
-          for (int c = 0; c < C; ++c)
-            inexact[c] += (static_cast<unsigned long long>(w) & ((1ull << (62 - (M - c))) - 1)) != 0 ? 1 : 0;
-        }
+        for (int i = 0; i < N; ++i) not_negative_zero |= !signbit(x[i]);
       }
     }
-    big = fmax(big, group_big);
-    if (group_big != T(0)) {
-      not_negative_zero = true;
-    } else {
-#pragma unroll
-      for (int i = 0; i < N; ++i) not_negative_zero |= !signbit(x[i]);
+    if (steps) {
+#pragma unroll 1
+      for (int i = 0; i < N; ++i) {
+        const T xi = pick(x, i);
+        bool ordinary = false;
+        T y;
+        long long q, w;
+        if (two_kf != T(0)) quantise(xi, ordinary, y, q, w);
+        if (!ordinary) element(xi);
+      }
     }
-    while (off != 0) {
-      const int i = __ffs(static_cast<int>(off)) - 1;
-      off &= off - 1;
-      T xi = x[0];
-#pragma unroll  // (a runtime index would put x in local memory)
-      for (int j = 1; j < N; ++j) xi = j == i ? x[j] : xi;
-      element(xi);
-    }
-    broken = __any_sync(live_mask(), broken);  // (the warp's groups stay in step: collectives above)
   };
   for_each_bulk_group(d_in, num_items, rest, group);
   let_dependents_start();
-  // The most bits a spread element lost at candidate c: at kf, fixed_bits_lost; at k_c, M - c fewer.
-#pragma unroll
-  for (int c = 0; c < C; ++c) {
-    const int b = order_model::fixed_bits_lost(spread_lost) - (M - c);
-    lost[c] = b > 0 && static_cast<unsigned long long>(b) > lost[c] ? b : lost[c];
-  }
-  const int lane = static_cast<int>(threadIdx.x & 31u), warp = static_cast<int>(threadIdx.x >> 5);
-  if (anchor != fixed_no_anchor && lane == 0) {
-    atomicMax(&s_anchor, anchor);
-    atomicMin(&s_limit, anchor + M);
-  }
-  if (big != T(0)) {
-    const T mag = scalbn(big, -static_cast<int>(kf));  // an element's magnitude: exact
-    Bits b;
-    memcpy(&b, &mag, sizeof(T));
-    largest = b > largest ? b : largest;
-  }
-  __syncthreads();
-  const int a_hi = s_anchor, limit = s_limit;
-  // This thread's share of the record: its sum moved to k_b (k_b - kf = A + M - L >= 0), and for
-  // each of the block's candidates E = A_hi + c its own candidate E - A (in 0..M where the block's
-  // guess can hold, L <= A + M; the others are never read).
-  unsigned __int128 v[1 + C];
-  unsigned long long v_inexact[C], v_lost[C];
-#pragma unroll
-  for (int c = 0; c <= C; ++c) v[c] = 0;
-#pragma unroll
-  for (int c = 0; c < C; ++c) v_inexact[c] = v_lost[c] = 0;
-  if (anchor != fixed_no_anchor) {
-    const int shift = anchor + M - limit;
-    v[0] = shift >= 128 ? 0 : sum << shift;
-#pragma unroll
-    for (int cb = 0; cb < C; ++cb) {
-      const int ct = a_hi - anchor + cb;
-#pragma unroll  // (selects: a runtime index would put the candidates in local memory)
-      for (int c = 0; c < C; ++c)
-        if (c == ct) {
-          v[1 + cb] = cand[c];
-          v_inexact[cb] = inexact[c];
-          v_lost[cb] = lost[c];
-        }
-    }
-  }
+  // The ordinary elements' largest magnitude by its high word: its exponent is all pass 2 reads.
+  largest = (static_cast<Bits>(high_word) << 32) > largest ? static_cast<Bits>(high_word) << 32 : largest;
+  // The threads' words, reduced per warp into s_red, then across the warps word by word.
+  enum { red_largest = 0, red_sum, red_finer = red_sum + 2, red_inexact = red_finer + 2 * M, red_lost, red_words };
+  __shared__ unsigned long long s_red[red_words][32];
   const auto add = [](auto a, auto b) { return a + b; };
   const auto most = [](unsigned long long a, unsigned long long b) { return a > b ? a : b; };
-  unsigned long long w[fixed_record_words];
-  const unsigned __int128 sum_b = warp_reduce_live(v[0], add);
-  w[fixed_rec_sum] = static_cast<unsigned long long>(sum_b);
-  w[fixed_rec_sum + 1] = static_cast<unsigned long long>(sum_b >> 64);
+  unsigned long long w[red_words];
+  w[red_largest] = warp_reduce_live(static_cast<unsigned long long>(largest), most);
+  const unsigned __int128 warp_sum = warp_reduce_live(sum, add);
+  w[red_sum] = static_cast<unsigned long long>(warp_sum);
+  w[red_sum + 1] = static_cast<unsigned long long>(warp_sum >> 64);
 #pragma unroll
-  for (int c = 0; c < C; ++c) {
-    const unsigned __int128 t = warp_reduce_live(v[1 + c], add);
-    w[fixed_rec_candidates + 4 * c] = static_cast<unsigned long long>(t);
-    w[fixed_rec_candidates + 4 * c + 1] = static_cast<unsigned long long>(t >> 64);
-    w[fixed_rec_candidates + 4 * c + 2] = warp_reduce_live(v_inexact[c], add);
-    w[fixed_rec_candidates + 4 * c + 3] = warp_reduce_live(v_lost[c], most);
+  for (int j = 0; j < M; ++j) {
+    const unsigned __int128 t =
+        warp_reduce_live(static_cast<unsigned __int128>(static_cast<__int128>(finer[j])), add);  // (sign-extended)
+    w[red_finer + 2 * j] = static_cast<unsigned long long>(t);
+    w[red_finer + 2 * j + 1] = static_cast<unsigned long long>(t >> 64);
   }
-  w[fixed_rec_largest] = warp_reduce_live(static_cast<unsigned long long>(largest), most);
-  w[fixed_rec_nan] = warp_reduce_live(nan, add);
-  w[fixed_rec_pos_inf] = warp_reduce_live(pos_inf, add);
-  w[fixed_rec_neg_inf] = warp_reduce_live(neg_inf, add);
-  w[fixed_rec_anchor] = w[fixed_rec_limit] = w[fixed_rec_not_negative_zero] = 0;  // (block-wide, below)
+  w[red_inexact] = warp_reduce_live(inexact, add);
+  w[red_lost] = warp_reduce_live(static_cast<unsigned long long>(order_model::fixed_bits_lost(lost)), most);
+  const int lane = static_cast<int>(threadIdx.x & 31u), warp = static_cast<int>(threadIdx.x >> 5);
   if (lane == 0)
 #pragma unroll
-    for (int r = 0; r < fixed_record_words; ++r) s_red[r][warp] = w[r];
-  const bool block_not_negative_zero = __syncthreads_or(not_negative_zero) != 0;  // (also s_red's barrier)
-  // Thread r writes word r of the record (a 128-bit sum: its low word's thread, both words).
-  const int r = static_cast<int>(threadIdx.x), warps = static_cast<int>(blockDim.x + 31) / 32;
-  if (r >= fixed_record_words) return;
-  unsigned long long* const record = records + std::size_t(blockIdx.x) * fixed_record_words;
-  const bool in_candidates = r >= fixed_rec_candidates && r < fixed_rec_nan;
-  const int part = (r - fixed_rec_candidates) % 4;
-  if (r == fixed_rec_anchor) {
-    record[r] = static_cast<unsigned long long>(static_cast<long long>(a_hi));
-  } else if (r == fixed_rec_limit) {
-    record[r] = static_cast<unsigned long long>(static_cast<long long>(limit));
-  } else if (r == fixed_rec_not_negative_zero) {
-    record[r] = block_not_negative_zero ? 1 : 0;
-  } else if (r == fixed_rec_sum || (in_candidates && part == 0)) {
+    for (int r = 0; r < red_words; ++r) s_red[r][warp] = w[r];
+  // (also the barrier after s_red's and the shared totals' last writes)
+  const bool block_not_negative_zero = __syncthreads_or(not_negative_zero) != 0;
+  const int warps = static_cast<int>(blockDim.x + 31) / 32;
+  const auto total = [&](int r) {
     unsigned __int128 t = 0;
-    for (int j = 0; j < warps; ++j) t += (static_cast<unsigned __int128>(s_red[r + 1][j]) << 64) | s_red[r][j];
-    record[r] = static_cast<unsigned long long>(t);
-    record[r + 1] = static_cast<unsigned long long>(t >> 64);
-  } else if (r == fixed_rec_largest || (in_candidates && part == 3)) {
-    unsigned long long t = 0;
-    for (int j = 0; j < warps; ++j) t = most(t, s_red[r][j]);
-    record[r] = t;
-  } else if (r != fixed_rec_sum + 1 && !(in_candidates && part == 1)) {
-    unsigned long long t = 0;
-    for (int j = 0; j < warps; ++j) t += s_red[r][j];
-    record[r] = t;
+    for (int i = 0; i < warps; ++i) t += (static_cast<unsigned __int128>(s_red[r + 1][i]) << 64) | s_red[r][i];
+    return t;
+  };
+  unsigned long long* const record = records + std::size_t(blockIdx.x) * fixed_record_words;
+  const auto put = [&](int r, unsigned __int128 v) {
+    record[r] = static_cast<unsigned long long>(v);
+    record[r + 1] = static_cast<unsigned long long>(v >> 64);
+  };
+  // Thread r writes word r of the record (a 128-bit sum: both words, from its low word's thread).
+  for (int r = static_cast<int>(threadIdx.x); r < fixed_record_words; r += static_cast<int>(blockDim.x)) {
+    const bool in_candidates = r >= fixed_rec_candidates && r < fixed_rec_nan;
+    const int c = (r - fixed_rec_candidates) / 4, part = (r - fixed_rec_candidates) % 4, j = M - c;
+    if (r == fixed_rec_largest) {
+      unsigned long long t = 0;
+      for (int i = 0; i < warps; ++i) t = most(t, s_red[red_largest][i]);
+      record[r] = t;
+    } else if (r == fixed_rec_anchor) {
+      record[r] = static_cast<unsigned long long>(static_cast<long long>(anchor));
+    } else if (r == fixed_rec_limit) {
+      record[r] = static_cast<unsigned long long>(static_cast<long long>(anchor == fixed_no_anchor ? fixed_no_limit : anchor + M));
+    } else if (r == fixed_rec_sum) {
+      put(r, total(red_sum));
+    } else if (in_candidates && part == 0) {  // R_j and the integer steps' total at candidate c
+      const unsigned __int128 steps = (static_cast<unsigned __int128>(s_rare.steps[c][1]) << 64) | s_rare.steps[c][0];
+      put(r, (j == 0 ? 0 : total(red_finer + 2 * (j - 1))) + steps);
+    } else if (in_candidates && part == 2) {  // lost bits at kf + j: more than j at kf
+      unsigned long long t = 0;
+      for (int i = 0; i < warps; ++i) t += s_red[red_inexact][i];
+      for (int b = 1; b <= j; ++b) t -= s_rare.shallow[b];
+      record[r] = t + s_rare.steps[c][2];
+    } else if (in_candidates && part == 3) {
+      unsigned long long b = 0;
+      for (int i = 0; i < warps; ++i) b = most(b, s_red[red_lost][i]);
+      record[r] = most(b > static_cast<unsigned long long>(j) ? b - j : 0, s_rare.steps[c][3]);
+    } else if (r >= fixed_rec_nan && r <= fixed_rec_neg_inf) {
+      record[r] = s_rare.special[r - fixed_rec_nan];
+    } else if (r == fixed_rec_not_negative_zero) {
+      record[r] = block_not_negative_zero ? 1 : 0;
+    }
   }
 }
 
@@ -485,7 +455,7 @@ __device__ void fixed_window_add_records(const unsigned long long* records, int 
     const unsigned __int128 s =
         (static_cast<unsigned __int128>(__ldcg(&rec[fixed_rec_sum + 1])) << 64) | __ldcg(&rec[fixed_rec_sum]);
     sum += shift >= 128 ? 0 : s << shift;
-    const unsigned long long* const c = rec + fixed_rec_candidates + 4 * (e - anchor);  // A_hi <= E <= L <= A_hi + M
+    const unsigned long long* const c = rec + fixed_rec_candidates + 4 * (e - anchor);  // A <= E <= L = A + M
     sum += (static_cast<unsigned __int128>(__ldcg(&c[1])) << 64) | __ldcg(&c[0]);
     inexact += __ldcg(&c[2]);
     const unsigned long long l = __ldcg(&c[3]);
