@@ -98,16 +98,16 @@ __device__ __forceinline__ unsigned __int128 block_sum_u128(unsigned __int128 v,
 //   M = fixed_window_margin: then k = kf + j for one j in 0..M, kf = 61 - L, j = L - E.
 // - An ordinary element, y = x 2^kf with 1/2 <= |y| < 2^62 or y = 0 (every finite element within
 //   the guess but those below half a step of kf), is quantised once, q = RNE(y) by the conversion,
-//   and added at kf to the block's sum. Its lost part d = y - q gives it at every finer grid:
-//   RNE(2^j y) = 2^j q + RNE(2^j d) (order_model::fixed_finer_part: one fused multiply-add for each
-//   j, whose results the thread adds as integers R_j), and it lost bits at kf + j exactly when it
-//   lost more than j at kf: the count at j is those that lost bits at kf less those that lost j or
-//   fewer (only an element whose d has no bit below 2^-30 can be one: the groups that hold one
-//   count them), and the most bits lost is the most at kf less j.
+//   and added at kf to the block's sum. Its lost part d = y - q gives it at the finer grids:
+//   RNE(2^j y) = 2^j q + RNE(2^j d) (order_model::fixed_finer_part, one fused multiply-add, added
+//   up as integers R_j), computed only in the groups where some element lost bits. It lost bits
+//   at kf + j exactly when it lost more than j at kf: with M = 2, when d is not 0, +-1/2 (one bit
+//   lost at kf) or +-1/4 (two), which the thread counts; and it lost j fewer there.
 // - The other elements take the integer steps at every candidate grid (fixed_quantise_bits) into
 //   the block's shared totals: NaN, Inf, elements beyond the guess (|y| >= 2^62: E shows them, and
 //   the thread then only tracks the range), and nonzero |y| < 1/2 (their bits lost are capped by
-//   their width); so do all elements where kf lies outside 0..emax (fixed_two_k).
+//   their width), and every element before the anchor. A block whose kf lies outside 0..emax
+//   (fixed_two_k: a largest magnitude from 2^59 up or below 2^-962) gives up and tracks the range.
 // Each block writes a record: A, L, its sum at kf, and for each candidate E = A + c (j = M - c)
 // R_j plus the integer steps' total there, with the counts of lost bits; then its largest
 // magnitude and the specials. Pass 2 (fixed_window_decision) takes E from the records; when
@@ -116,13 +116,14 @@ __device__ __forceinline__ unsigned __int128 block_sum_u128(unsigned __int128 v,
 // quantises at k (block 0, fixed_window_add_records); it has the same counts of lost bits too.
 // Otherwise pass 2 quantises every element at k: two reads. Integer additions wrap modulo 2^128
 // in any order, so the bits do not depend on the launch. The guess holds when each block's first
-// tile comes within 2^M of the largest magnitude.
-inline constexpr int fixed_window_margin = 8;  // M
+// tile comes within 2^M of the largest magnitude: uniform and normal inputs; heavy tails
+// (lognormal) fall back.
+inline constexpr int fixed_window_margin = 2;  // M
 inline constexpr int fixed_window_candidates = fixed_window_margin + 1;
 enum FixedRecordWord {
-  fixed_rec_largest = 0,  // bits of the block's largest finite magnitude (tiles and its share of the rest)
+  fixed_rec_largest = 0,  // the block's largest finite magnitude, as bits whose exponent is exact
   fixed_rec_anchor,       // A (fixed_no_anchor: every element of its tiles was zero, NaN or infinite)
-  fixed_rec_limit,        // L = A + M (fixed_no_limit with no anchor)
+  fixed_rec_limit,        // L = A + M (fixed_no_limit with no anchor, fixed_gave_up where kf is outside 0..emax)
   fixed_rec_sum,          // the sum at kf: low, high word
   fixed_rec_candidates = fixed_rec_sum + 2,  // per candidate: sum low, high, inexact count, most bits lost
   fixed_rec_nan = fixed_rec_candidates + 4 * fixed_window_candidates,
@@ -132,6 +133,7 @@ enum FixedRecordWord {
   fixed_record_words
 };
 inline constexpr int fixed_no_anchor = -(1 << 20), fixed_no_limit = 1 << 20;
+inline constexpr int fixed_gave_up = -(1 << 20);  // a limit below every E: the block's guess cannot hold
 
 // Adds v to the wrapping 128-bit total in w[0] (low word) and w[1] by atomics: each addition's
 // carry out of the low word goes to the high one, so the words hold the sum of every v modulo
@@ -151,17 +153,17 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
   static_assert(sizeof(T) == 8, "the finer grids' parts are doubles' (order_model::fixed_finer_part)");
   using Bits = typename FloatTraits<T>::Bits;
   constexpr int M = fixed_window_margin, C = fixed_window_candidates, N = bulk_group<T>;
+  static_assert(M == 2, "the counts of elements that lost 1 or 2 bits (below) cover j <= 2");
   constexpr int frac_bits = FloatTraits<T>::precision - 1;
   constexpr Bits magnitude_mask = ~Bits(0) >> 1;
   constexpr Bits inf_bits = ((Bits(1) << FloatTraits<T>::exponent_bits) - 1) << frac_bits;
   constexpr Bits negative_zero = Bits(1) << (sizeof(Bits) * 8 - 1);
-  // The block's shared words: the anchor's search, and what the rare elements add (by shared
-  // atomics, not in every thread's registers).
+  // The block's shared words: the anchor's search, and the totals of the elements that take the
+  // integer steps (rare: by shared atomics, not in every thread's registers).
   struct Rare {
-    unsigned long long steps[C][4];  // the integer steps' elements per candidate: sum low, high, inexact, most lost
-    unsigned long long shallow[M + 1];  // ordinary elements that lost b = 1..M bits at kf, by b
-    unsigned long long special[3];      // NaN, +Inf, -Inf
-    unsigned long long first;           // a tile's largest finite magnitude, while A is sought
+    unsigned long long steps[C][4];  // per candidate: sum low, high words, inexact count, most bits lost
+    unsigned long long special[3];   // NaN, +Inf, -Inf
+    unsigned long long first;        // a tile's largest finite magnitude, while A is sought
   };
   __shared__ Rare s_rare;
   for (int i = static_cast<int>(threadIdx.x); i < static_cast<int>(sizeof(Rare) / 8); i += static_cast<int>(blockDim.x))
@@ -171,9 +173,10 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
   T two_kf = 0;                  // 2^kf where the floating-point path can scale by it, else 0
   unsigned __int128 sum = 0;     // the ordinary elements' q at kf
   long long finer[M];            // R_j, j = 1..M: their RNE(2^j d)
+  unsigned long long inexact = 0, lost = 0;  // those that lost bits at kf; their d 2^62, OR-ed
+  unsigned long long lost_one = 0, lost_two = 0;  // those that lost exactly 1 and 2 bits there
 #pragma unroll
   for (int j = 0; j < M; ++j) finer[j] = 0;
-  unsigned long long inexact = 0, lost = 0;  // those that lost bits at kf; their d 2^62, OR-ed
   unsigned high_word = 0;        // the largest high word of an ordinary element's |x|
   Bits largest = 0;              // the largest finite magnitude the integer steps or the range met
   bool not_negative_zero = false;
@@ -214,17 +217,9 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
     const Bits a = u & magnitude_mask;
     largest = a < inf_bits && a > largest ? a : largest;
   };
-  // y = x 2^kf where the element is ordinary (1/2 <= |y| < 2^62, or 0), else 0; q = RNE(y) and
-  // w = (y - q) 2^62 (order_model::fixed_bits_lost); returns y - q.
-  const auto quantise = [&](T x, bool& ordinary, T& y, long long& q, long long& w) {
-    y = x * two_kf;
+  const auto ordinary = [](T y) {
     const T a = fabs(y);
-    ordinary = a < T(0x1p62) && (a >= T(0.5) || a == T(0));  // (NaN: not ordinary)
-    y = ordinary ? y : T(0);
-    q = order_model::fixed_rint_ll(y);
-    const T d = y - static_cast<T>(q);
-    w = order_model::fixed_rint_ll(d * T(0x1p62));
-    return d;
+    return a < T(0x1p62) && (a >= T(0.5) || a == T(0));  // (NaN: not ordinary)
   };
   const auto pick = [](const T(&x)[N], int i) {
     T xi = x[0];
@@ -233,11 +228,6 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
     return xi;
   };
   auto group = [&](const T(&x)[N]) {
-    if (broken) {  // the guess failed (E > A + M, as `largest` shows): the record goes unread
-#pragma unroll
-      for (int i = 0; i < N; ++i) rest(x[i]);
-      return;
-    }
     if (anchor == fixed_no_anchor) {  // (the same in every thread: each is here, for the barrier)
       unsigned long long m = 0;
 #pragma unroll
@@ -255,50 +245,49 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
         anchor = order_model::floor_log2_magnitude<T>(static_cast<Bits>(first));
         kf = 61 - (anchor + M);
         two_kf = order_model::fixed_two_k<T>(kf);
+        broken = two_kf == T(0);  // (kf outside 0..emax: the block gives up, its record says so)
       }
     }
-    bool steps = two_kf == T(0);  // elements for the integer steps (all of them where kf is outside 0..emax)
+    if (broken) {  // the guess failed (E > A + M, as `largest` shows) or the block gave up: the record goes unread
+#pragma unroll
+      for (int i = 0; i < N; ++i) rest(x[i]);
+      return;
+    }
+    bool steps = anchor == fixed_no_anchor;  // elements for the integer steps (all of them before the anchor)
     if (!steps) {
       unsigned long long s = 0, lost_or = 0;
-      bool few = false;  // an element that lost bits, none below 2^-30
-      int part[M];
-#pragma unroll
-      for (int j = 0; j < M; ++j) part[j] = 0;
-      T approx = 0;
+      T approx = 0, d[N];
       unsigned group_high = 0;  // the largest high word of an ordinary |x|
 #pragma unroll
       for (int i = 0; i < N; ++i) {
-        bool ordinary;
-        T y;
-        long long q, w;
-        const T d = quantise(x[i], ordinary, y, q, w);
-        steps |= !ordinary;
+        T y = x[i] * two_kf;
+        const bool plain = ordinary(y);
+        y = plain ? y : T(0);
+        steps |= !plain;
+        const long long q = order_model::fixed_rint_ll(y);
+        d[i] = y - static_cast<T>(q);
+        const long long w = order_model::fixed_rint_ll(d[i] * T(0x1p62));  // (order_model::fixed_bits_lost)
         s += static_cast<unsigned long long>(q);
         approx += y;
-        const unsigned high = static_cast<unsigned>(__double2hiint(x[i])) & 0x7fffffffu;
-        group_high = ordinary && high > group_high ? high : group_high;
+        group_high = max(group_high, plain ? static_cast<unsigned>(__double2hiint(x[i])) & 0x7fffffffu : 0u);
         lost_or |= static_cast<unsigned long long>(w);
-        inexact += w != 0 ? 1 : 0;
-        few |= w != 0 && static_cast<unsigned>(w) == 0u;
-#pragma unroll
-        for (int j = 1; j <= M; ++j) part[j - 1] += order_model::fixed_finer_part(d, T(1 << j));
+        inexact += d[i] != T(0) ? 1 : 0;
       }
       order_model::fixed_add_group_total(sum, s, approx);
+      if (lost_or != 0) {  // the finer grids, where an element lost bits
+        lost |= lost_or;
+        int part[M] = {}, ones = 0, twos = 0;
 #pragma unroll
-      for (int j = 0; j < M; ++j) finer[j] += part[j];
-      lost |= lost_or;
-      // The elements that lost at most 30 bits at kf, counted by the bits lost where that is M or
-      // fewer (full doubles nearly never lose so few).
-      if (few) {
-#pragma unroll 1
         for (int i = 0; i < N; ++i) {
-          bool ordinary;
-          T y;
-          long long q, w;
-          quantise(pick(x, i), ordinary, y, q, w);
-          const int b = order_model::fixed_bits_lost(static_cast<unsigned long long>(w));
-          if (b >= 1 && b <= M) atomicAdd(&s_rare.shallow[b], 1ull);
+#pragma unroll
+          for (int j = 1; j <= M; ++j) part[j - 1] += order_model::fixed_finer_part(d[i], T(1 << j));
+          ones += fabs(d[i]) == T(0.5) ? 1 : 0;
+          twos += fabs(d[i]) == T(0.25) ? 1 : 0;
         }
+#pragma unroll
+        for (int j = 0; j < M; ++j) finer[j] += part[j];
+        lost_one += static_cast<unsigned>(ones);
+        lost_two += static_cast<unsigned>(twos);
       }
       high_word = group_high > high_word ? group_high : high_word;
       if (group_high != 0) {  // (an ordinary nonzero |x| is at least 2^-1022 here: kf <= emax)
@@ -312,11 +301,7 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
 #pragma unroll 1
       for (int i = 0; i < N; ++i) {
         const T xi = pick(x, i);
-        bool ordinary = false;
-        T y;
-        long long q, w;
-        if (two_kf != T(0)) quantise(xi, ordinary, y, q, w);
-        if (!ordinary) element(xi);
+        if (anchor == fixed_no_anchor || !ordinary(xi * two_kf)) element(xi);
       }
     }
   };
@@ -325,7 +310,10 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
   // The ordinary elements' largest magnitude by its high word: its exponent is all pass 2 reads.
   largest = (static_cast<Bits>(high_word) << 32) > largest ? static_cast<Bits>(high_word) << 32 : largest;
   // The threads' words, reduced per warp into s_red, then across the warps word by word.
-  enum { red_largest = 0, red_sum, red_finer = red_sum + 2, red_inexact = red_finer + 2 * M, red_lost, red_words };
+  enum {
+    red_largest = 0, red_sum, red_finer = red_sum + 2, red_inexact = red_finer + 2 * M, red_one, red_two, red_lost,
+    red_words
+  };
   __shared__ unsigned long long s_red[red_words][32];
   const auto add = [](auto a, auto b) { return a + b; };
   const auto most = [](unsigned long long a, unsigned long long b) { return a > b ? a : b; };
@@ -342,6 +330,8 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
     w[red_finer + 2 * j + 1] = static_cast<unsigned long long>(t >> 64);
   }
   w[red_inexact] = warp_reduce_live(inexact, add);
+  w[red_one] = warp_reduce_live(lost_one, add);
+  w[red_two] = warp_reduce_live(lost_two, add);
   w[red_lost] = warp_reduce_live(static_cast<unsigned long long>(order_model::fixed_bits_lost(lost)), most);
   const int lane = static_cast<int>(threadIdx.x & 31u), warp = static_cast<int>(threadIdx.x >> 5);
   if (lane == 0)
@@ -355,6 +345,16 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
     for (int i = 0; i < warps; ++i) t += (static_cast<unsigned __int128>(s_red[r + 1][i]) << 64) | s_red[r][i];
     return t;
   };
+  const auto count = [&](int r) {
+    unsigned long long t = 0;
+    for (int i = 0; i < warps; ++i) t += s_red[r][i];
+    return t;
+  };
+  const auto highest = [&](int r) {
+    unsigned long long t = 0;
+    for (int i = 0; i < warps; ++i) t = most(t, s_red[r][i]);
+    return t;
+  };
   unsigned long long* const record = records + std::size_t(blockIdx.x) * fixed_record_words;
   const auto put = [&](int r, unsigned __int128 v) {
     record[r] = static_cast<unsigned long long>(v);
@@ -365,26 +365,22 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
     const bool in_candidates = r >= fixed_rec_candidates && r < fixed_rec_nan;
     const int c = (r - fixed_rec_candidates) / 4, part = (r - fixed_rec_candidates) % 4, j = M - c;
     if (r == fixed_rec_largest) {
-      unsigned long long t = 0;
-      for (int i = 0; i < warps; ++i) t = most(t, s_red[red_largest][i]);
-      record[r] = t;
+      record[r] = highest(red_largest);
     } else if (r == fixed_rec_anchor) {
       record[r] = static_cast<unsigned long long>(static_cast<long long>(anchor));
     } else if (r == fixed_rec_limit) {
-      record[r] = static_cast<unsigned long long>(static_cast<long long>(anchor == fixed_no_anchor ? fixed_no_limit : anchor + M));
+      const int limit = anchor == fixed_no_anchor ? fixed_no_limit : two_kf == T(0) ? fixed_gave_up : anchor + M;
+      record[r] = static_cast<unsigned long long>(static_cast<long long>(limit));
     } else if (r == fixed_rec_sum) {
       put(r, total(red_sum));
     } else if (in_candidates && part == 0) {  // R_j and the integer steps' total at candidate c
       const unsigned __int128 steps = (static_cast<unsigned __int128>(s_rare.steps[c][1]) << 64) | s_rare.steps[c][0];
       put(r, (j == 0 ? 0 : total(red_finer + 2 * (j - 1))) + steps);
     } else if (in_candidates && part == 2) {  // lost bits at kf + j: more than j at kf
-      unsigned long long t = 0;
-      for (int i = 0; i < warps; ++i) t += s_red[red_inexact][i];
-      for (int b = 1; b <= j; ++b) t -= s_rare.shallow[b];
-      record[r] = t + s_rare.steps[c][2];
+      const unsigned long long exact_there = (j >= 1 ? count(red_one) : 0) + (j >= 2 ? count(red_two) : 0);
+      record[r] = count(red_inexact) - exact_there + s_rare.steps[c][2];
     } else if (in_candidates && part == 3) {
-      unsigned long long b = 0;
-      for (int i = 0; i < warps; ++i) b = most(b, s_red[red_lost][i]);
+      const unsigned long long b = highest(red_lost);
       record[r] = most(b > static_cast<unsigned long long>(j) ? b - j : 0, s_rare.steps[c][3]);
     } else if (r >= fixed_rec_nan && r <= fixed_rec_neg_inf) {
       record[r] = s_rare.special[r - fixed_rec_nan];
