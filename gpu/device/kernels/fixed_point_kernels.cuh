@@ -107,7 +107,7 @@ __device__ __forceinline__ unsigned __int128 block_sum_u128(unsigned __int128 v,
 //   the block's shared totals: NaN, Inf, elements beyond the guess (|y| >= 2^62: E shows them, and
 //   the thread then only tracks the range), and nonzero |y| < 1/2 (their bits lost are capped by
 //   their width), and every element before the anchor. A block whose kf lies outside 0..emax
-//   (fixed_two_k: a largest magnitude from 2^59 up or below 2^-962) gives up and tracks the range.
+//   (fixed_two_k: an anchor from 2^60 up or below 2^-964) gives up and tracks the range.
 // Each block writes a record: A, L, its sum at kf, and for each candidate E = A + c (j = M - c)
 // R_j plus the integer steps' total there, with the counts of lost bits; then its largest
 // magnitude and the specials. Pass 2 (fixed_window_decision) takes E from the records; when
