@@ -28,7 +28,7 @@ class Paragraph:
 
 @dataclass
 class Figure:
-    stem: str  # path without extension, relative to the output folder; .svg and .png exist
+    stem: str  # path without extension, relative to the output folder; the .svg exists
     title: str
     caption: str
 
@@ -193,7 +193,7 @@ def write_markdown(doc: Document, out_dir: Path) -> Path:
                 lines.append("| " + " | ".join(cells) + " |")
             out.append("\n".join(lines))
         elif isinstance(b, Figure):
-            out.append(f"![{_md_text(b.title)}]({b.stem}.png)\n\n**{_md_text(b.title)}.** {_md_text(b.caption)}")
+            out.append(f"![{_md_text(b.title)}]({b.stem}.svg)\n\n**{_md_text(b.title)}.** {_md_text(b.caption)}")
     path = out_dir / "report.md"
     path.write_text("\n\n".join(out) + "\n", encoding="utf-8")
     return path

@@ -106,12 +106,12 @@ class Palette:
 
 
 def save(fig, out_dir: Path, stem: str) -> str:
-    """Writes stem.svg and stem.png under out_dir; returns the stem (relative path)."""
+    """Writes stem.svg under out_dir; returns the stem (relative path). One format: the HTML
+    embeds it, the Markdown links it, and it is byte-stable for the same data (a PNG beside it
+    doubled every committed report's size and changed at each rendering)."""
     path = out_dir / stem
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(str(path) + ".svg", format="svg", bbox_inches="tight", metadata={"Date": None})
-    fig.savefig(str(path) + ".png", format="png", dpi=130, bbox_inches="tight",
-                metadata={"Software": None})
     plt.close(fig)
     return stem
 
