@@ -2,7 +2,8 @@
 # The commit a tree sent to a GPU machine was made from, and whether its tracked files differed
 # from that commit. It is recorded here before the call because the copy's own .git, if it has one,
 # may be another commit's (a copy of the working tree is not a checkout).
-#   scripts/device-stamp.sh            (run here) writes "SHA clean" or "SHA dirty" to .debs/commit.txt
+#   scripts/device-stamp.sh            (run here) writes "SHA clean" or "SHA dirty" to .debs/commit.txt,
+#                                      and says how much of the device tool's 64 MiB the call would carry
 #   source scripts/device-stamp.sh     (on the device) exports SUMLAB_GIT_COMMIT and SUMLAB_GIT_DIRTY,
 #                                      which provenance.json records, and sets COMMIT, the logs' header
 # Without a stamp the tree's own git answers.
@@ -16,6 +17,14 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   mkdir -p "$(dirname "$STAMP")"
   echo "$(git rev-parse HEAD) $state" > "$STAMP"
   cat "$STAMP"
+  # What the device tool copies (tracked files, untracked ones git does not ignore, and the carried
+  # .debs and .cccl) must stay under its 64 MiB: a warning from 60 MiB, before a call is refused.
+  tree=$( { git ls-files -z; git ls-files -z -o --exclude-standard; } | xargs -0 -r stat -c %s -- 2> /dev/null |
+    awk '{s += $1} END {print s + 0}')
+  carry=$(du -sb .debs .cccl 2> /dev/null | awk '{s += $1} END {print s + 0}')
+  mib=$(( (tree + carry) / 1048576 ))
+  if [ "$mib" -ge 60 ]; then echo "warning: the tree and .debs/.cccl come to $mib MiB; the device tool takes 64" >&2
+  else echo "tree and .debs/.cccl: $mib MiB (the device tool takes 64)"; fi
   exit 0
 fi
 if [ -f "$STAMP" ]; then
