@@ -447,7 +447,7 @@ __device__ void fixed_window_add_records(const unsigned long long* records, int 
     not_negative_zero |= __ldcg(&rec[fixed_rec_not_negative_zero]) != 0;
     const long long anchor = static_cast<long long>(__ldcg(&rec[fixed_rec_anchor]));
     if (anchor == fixed_no_anchor) continue;  // its tiles held no finite nonzero element
-    const long long shift = static_cast<long long>(__ldcg(&rec[fixed_rec_limit])) - e;  // k - k_b >= 0
+    const long long shift = static_cast<long long>(__ldcg(&rec[fixed_rec_limit])) - e;  // L - E = k - kf >= 0
     const unsigned __int128 s =
         (static_cast<unsigned __int128>(__ldcg(&rec[fixed_rec_sum + 1])) << 64) | __ldcg(&rec[fixed_rec_sum]);
     sum += shift >= 128 ? 0 : s << shift;
