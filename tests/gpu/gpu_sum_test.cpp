@@ -511,14 +511,15 @@ TYPED_TEST(GpuFixedPointGivenScale, SameBitsAndReportAsTheCpu) {
 }
 
 // gpu_fixed_point with the scale from the data. A double is quantised in one read at each block's
-// guess of the largest exponent, at most 2 binades above its first tile's (fixed_window_kernel's
-// margin), which pass 2 checks; where a guess fails, pass 2 quantises everything. Either way: the
-// CPU's bits, note and bound. The inputs put the largest magnitude where the anchors see it
-// (uniform, normal: one read), one or two binades above the anchors (each block's sum taken at a
-// grid finer than its guess, in a late tile or after the last whole tile), past the margin (two
-// reads), behind leading zeros, -0s, NaN and infinities, among subnormals (a block gives up: two
-// reads) and log-uniformly over 2^-30..1; and elements that lose only a few bits (0 to 5) or fall
-// below half a step, whose counts and bits lost each grid must get right.
+// guess of the largest exponent, at most 2 binades above its first tile's, or 6 where that tile
+// looks heavy-tailed (fixed_window_kernel's margins), which pass 2 checks; where a guess fails,
+// pass 2 quantises everything. Either way: the CPU's bits, note and bound. The inputs put the
+// largest magnitude where the anchors see it (uniform, normal: one read), one or two binades above
+// the anchors (each block's sum taken at a grid finer than its guess, in a late tile or after the
+// last whole tile), past the margin (two reads), behind leading zeros, -0s, NaN and infinities,
+// among subnormals (a block gives up: two reads) and log-uniformly over 2^-30..1; elements that
+// lose only a few bits (0 to 9) or fall below half a step, whose counts and bits lost each grid
+// must get right; and a heavy tail (the wide margin, its sum taken 2 binades finer than its guess).
 template <class T> class GpuFixedPointFromData : public ::testing::Test {};
 TYPED_TEST_SUITE(GpuFixedPointFromData, FloatTypes);
 
@@ -546,6 +547,9 @@ TYPED_TEST(GpuFixedPointFromData, OneReadWhereTheGuessHoldsAndTheCpuBitsEverywhe
     const double m = static_cast<double>((1u << 19) | (static_cast<unsigned>(i * 2654435761u >> 13) & 0x7ffffu) | 1u);
     few_bits_lost[i] = static_cast<T>((i % 4 == 1 ? -m : m) * std::ldexp(1.0, -54 - static_cast<int>(i / 2 % 12)));
   }
+  std::vector<T> heavy_tail(few_bits_lost);
+  for (std::size_t i = 0; i < heavy_tail.size(); i += 2)
+    if (i % 128 != 0) heavy_tail[i] = static_cast<T>(static_cast<double>(heavy_tail[i]) * 0x1p-12);
   std::vector<T> leading_zeros(uniform);
   for (std::size_t i = 0; i < 70000; ++i) leading_zeros[i] = i % 2 ? T(-0.0) : T(0);
   struct Case {
@@ -581,6 +585,9 @@ TYPED_TEST(GpuFixedPointFromData, OneReadWhereTheGuessHoldsAndTheCpuBitsEverywhe
       // sum's grid one binade finer than the guess.
       {"few bits lost", few_bits_lost, true},
       {"few bits lost, 1.5 late", with(few_bits_lost, n - 3000, T(1.5)), true},
+      // 1 in 128 elements near the top (the wide margin: 6 binades), the few-bits elements above
+      // losing 1 to 9 bits at its coarsest grid, and a late 8: 4 binades above the anchor.
+      {"heavy tail, few bits lost, 8 late", with(heavy_tail, n / 2 + 1, T(8)), true},
   };
   for (const auto& c : cases) {
     const auto cpu = fixed_point_sum<T>(std::span<const T>(c.x));

@@ -94,15 +94,17 @@ __device__ __forceinline__ unsigned __int128 block_sum_u128(unsigned __int128 v,
 // quantises before it knows E, at a guess it can check afterwards and at every grid the guess
 // allows:
 // - Each block takes as anchor A the exponent floor(log2 |x|) of the largest finite magnitude in
-//   its first tile holding a finite nonzero element (A <= E), and guesses E <= L = A + M,
-//   M = fixed_window_margin: then k = kf + j for one j in 0..M, kf = 61 - L, j = L - E.
+//   its first tile holding a finite nonzero element (A <= E), and guesses E <= L = A + M: then
+//   k = kf + j for one j in 0..M, kf = 61 - L, j = L - E. The margin M is 2, or 6 where fewer than
+//   1 in 16 of the tile's elements come within 2^3 of its largest (a heavy tail, whose largest
+//   lies further up); it changes no bit, only which inputs one read covers and the cost.
 // - An ordinary element, y = x 2^kf with 1/2 <= |y| < 2^62 or y = 0 (every finite element within
 //   the guess but those below half a step of kf), is quantised once, q = RNE(y) by the conversion,
 //   and added at kf to the block's sum. Its lost part d = y - q gives it at the finer grids:
 //   RNE(2^j y) = 2^j q + RNE(2^j d) (order_model::fixed_finer_part, one fused multiply-add, added
 //   up as integers R_j), computed only in the groups where some element lost bits. It lost bits
-//   at kf + j exactly when it lost more than j at kf: with M = 2, when d is not 0, +-1/2 (one bit
-//   lost at kf) or +-1/4 (two), which the thread counts; and it lost j fewer there.
+//   at kf + j exactly when it lost more than j at kf, and j fewer: the thread counts those that
+//   lost 1..M bits there (fixed_finer_grids).
 // - The other elements take the integer steps at every candidate grid (fixed_quantise_bits) into
 //   the block's shared totals: NaN, Inf, elements beyond the guess (|y| >= 2^62: E shows them, and
 //   the thread then only tracks the range), and nonzero |y| < 1/2 (their bits lost are capped by
@@ -116,16 +118,16 @@ __device__ __forceinline__ unsigned __int128 block_sum_u128(unsigned __int128 v,
 // quantises at k (block 0, fixed_window_add_records); it has the same counts of lost bits too.
 // Otherwise pass 2 quantises every element at k: two reads. Integer additions wrap modulo 2^128
 // in any order, so the bits do not depend on the launch. The guess holds when each block's first
-// tile comes within 2^M of the largest magnitude: uniform and normal inputs; heavy tails
-// (lognormal) fall back.
-inline constexpr int fixed_window_margin = 2;  // M
-inline constexpr int fixed_window_candidates = fixed_window_margin + 1;
+// tile comes within 2^M of the largest magnitude: uniform, normal and lognormal (sigma 1) inputs.
+// M, per block: narrow where its first tile looks light-tailed, wide where it does not (below).
+inline constexpr int fixed_window_narrow = 2, fixed_window_wide = 6;
+inline constexpr int fixed_window_candidates = fixed_window_wide + 1;
 enum FixedRecordWord {
   fixed_rec_largest = 0,  // the block's largest finite magnitude, as bits whose exponent is exact
   fixed_rec_anchor,       // A (fixed_no_anchor: every element of its tiles was zero, NaN or infinite)
   fixed_rec_limit,        // L = A + M (fixed_no_limit with no anchor, fixed_gave_up where kf is outside 0..emax)
   fixed_rec_sum,          // the sum at kf: low, high word
-  fixed_rec_candidates = fixed_rec_sum + 2,  // per candidate: sum low, high, inexact count, most bits lost
+  fixed_rec_candidates = fixed_rec_sum + 2,  // per candidate c <= M: sum low, high, inexact count, most bits lost
   fixed_rec_nan = fixed_rec_candidates + 4 * fixed_window_candidates,
   fixed_rec_pos_inf,
   fixed_rec_neg_inf,
@@ -144,6 +146,46 @@ __device__ __forceinline__ void atomic_add_u128(unsigned long long* w, unsigned 
   atomicAdd(&w[1], static_cast<unsigned long long>(v >> 64) + (old + lo < old ? 1ull : 0ull));
 }
 
+// The finer grids of a group's elements under margin Mb, from their lost parts d (fixed_window_kernel,
+// below): adds their parts RNE(2^j d), j = 1..Mb, to finer[j - 1] and the count of those that lost
+// b = 1..Mb bits at kf to shallow[b - 1]. Mb = 2: d is +-1/2 or +-1/4. Otherwise: an element lost
+// at most Mb bits exactly when 2^Mb d is the integer r (the last part, exact), and then
+// b = Mb - ctz(r); its lowest set bit 2^(Mb - b), raised to the fourth power, is a one in the
+// 4-bit lane Mb - b of the group's counts (N <= 15 elements: no lane overflows).
+template <int Mb, class T, int N, int MW>
+__device__ __forceinline__ void fixed_finer_grids(const T (&d)[N], long long (&finer)[MW], unsigned (&shallow)[MW]) {
+  static_assert(Mb <= MW && Mb <= 8 && N <= 15, "4-bit lanes in 32 bits");
+  int part[Mb] = {};
+  if constexpr (Mb == 2) {
+    int ones = 0, twos = 0;
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+#pragma unroll
+      for (int j = 1; j <= Mb; ++j) part[j - 1] += order_model::fixed_finer_part(d[i], T(1 << j));
+      ones += fabs(d[i]) == T(0.5) ? 1 : 0;
+      twos += fabs(d[i]) == T(0.25) ? 1 : 0;
+    }
+    shallow[0] += static_cast<unsigned>(ones);
+    shallow[1] += static_cast<unsigned>(twos);
+  } else {
+    unsigned lanes = 0;
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+#pragma unroll
+      for (int j = 1; j < Mb; ++j) part[j - 1] += order_model::fixed_finer_part(d[i], T(1 << j));
+      const T t = __fma_rn(d[i], T(1 << Mb), T(0x1.8p52));  // (fixed_finer_part's sum)
+      const int r = __double2loint(t);
+      part[Mb - 1] += r;
+      const unsigned l = static_cast<unsigned>(r & -r), l2 = l * l;
+      lanes += t - T(0x1.8p52) == d[i] * T(1 << Mb) ? l2 * l2 : 0u;
+    }
+#pragma unroll
+    for (int b = 1; b <= Mb; ++b) shallow[b - 1] += (lanes >> (4 * (Mb - b))) & 15u;
+  }
+#pragma unroll
+  for (int j = 0; j < Mb; ++j) finer[j] += part[j];
+}
+
 // Every thread of every block of fixed_window_kernel calls it (it holds barriers); the launch
 // provides bulk_smem_bytes(blockDim.x) of dynamic shared memory. records: gridDim.x records of
 // fixed_record_words, each written whole by its block.
@@ -152,8 +194,8 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
                                                                   unsigned long long* __restrict__ records) {
   static_assert(sizeof(T) == 8, "the finer grids' parts are doubles' (order_model::fixed_finer_part)");
   using Bits = typename FloatTraits<T>::Bits;
-  constexpr int M = fixed_window_margin, C = fixed_window_candidates, N = bulk_group<T>;
-  static_assert(M == 2, "the counts of elements that lost 1 or 2 bits (below) cover j <= 2");
+  constexpr int MW = fixed_window_wide, C = fixed_window_candidates, N = bulk_group<T>;
+  static_assert(fixed_window_narrow == 2 && MW <= 8, "the counts of the elements that lost 1..M bits (below)");
   constexpr int frac_bits = FloatTraits<T>::precision - 1;
   constexpr Bits magnitude_mask = ~Bits(0) >> 1;
   constexpr Bits inf_bits = ((Bits(1) << FloatTraits<T>::exponent_bits) - 1) << frac_bits;
@@ -164,19 +206,21 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
     unsigned long long steps[C][4];  // per candidate: sum low, high words, inexact count, most bits lost
     unsigned long long special[3];   // NaN, +Inf, -Inf
     unsigned long long first;        // a tile's largest finite magnitude, while A is sought
+    unsigned long long near;         // then its finite elements within 2^3 of it (of 2^A, at least 2^(A-2))
   };
   __shared__ Rare s_rare;
   for (int i = static_cast<int>(threadIdx.x); i < static_cast<int>(sizeof(Rare) / 8); i += static_cast<int>(blockDim.x))
     reinterpret_cast<unsigned long long*>(&s_rare)[i] = 0;  // (the loader's first barrier publishes these)
   int anchor = fixed_no_anchor;  // A, the same in every thread of the block
+  int margin = 0;                // M, the same in every thread of the block
   long long kf = 0;              // 61 - (A + M)
   T two_kf = 0;                  // 2^kf where the floating-point path can scale by it, else 0
   unsigned __int128 sum = 0;     // the ordinary elements' q at kf
-  long long finer[M];            // R_j, j = 1..M: their RNE(2^j d)
+  long long finer[MW];           // R_j, j = 1..M: their RNE(2^j d)
   unsigned long long inexact = 0, lost = 0;  // those that lost bits at kf; their d 2^62, OR-ed
-  unsigned long long lost_one = 0, lost_two = 0;  // those that lost exactly 1 and 2 bits there
+  unsigned shallow[MW];          // those that lost exactly b = 1..M bits there, at b - 1
 #pragma unroll
-  for (int j = 0; j < M; ++j) finer[j] = 0;
+  for (int j = 0; j < MW; ++j) finer[j] = shallow[j] = 0;
   unsigned high_word = 0;        // the largest high word of an ordinary element's |x|
   Bits largest = 0;              // the largest finite magnitude the integer steps or the range met
   bool not_negative_zero = false;
@@ -193,15 +237,15 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
     }
     if (a == 0) return;
     largest = a > largest ? a : largest;
-    if (order_model::floor_log2_magnitude<T>(a) > anchor + M) {  // beyond the guess: E says so
+    if (order_model::floor_log2_magnitude<T>(a) > anchor + margin) {  // beyond the guess: E says so
       broken = true;
       return;
     }
 #pragma unroll 1
-    for (int c = 0; c < C; ++c) {
+    for (int c = 0; c <= margin; ++c) {
       bool special = false, negative = false;
       const order_model::FixedQuantised q = order_model::fixed_quantise_bits<Bits>(
-          u, kf + (M - c), frac_bits, FloatTraits<T>::exponent_bits, FloatTraits<T>::emax, special, negative);
+          u, kf + (margin - c), frac_bits, FloatTraits<T>::exponent_bits, FloatTraits<T>::emax, special, negative);
       const unsigned __int128 mag = static_cast<unsigned long long>(q.q);
       atomic_add_u128(s_rare.steps[c], negative ? static_cast<unsigned __int128>(0) - mag : mag);
       if (q.bits_lost != 0) {
@@ -243,7 +287,22 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
       const unsigned long long first = s_rare.first;  // (written again only after the loader's next barrier)
       if (first != 0) {  // (else every element of the tile is zero, NaN or infinite: no anchor yet)
         anchor = order_model::floor_log2_magnitude<T>(static_cast<Bits>(first));
-        kf = 61 - (anchor + M);
+        // The margin: wide where fewer than 1 in 16 of the tile's elements come within 2^3 of its
+        // largest (a heavy tail, whose largest element lies further up: lognormal), else narrow.
+        // Either gives the same bits; the wide one costs about 10 instructions an element more.
+        unsigned near = 0;
+#pragma unroll
+        for (int i = 0; i < N; ++i) {
+          Bits u;
+          memcpy(&u, &x[i], sizeof(T));
+          const Bits a = u & magnitude_mask;
+          near += a != 0 && a < inf_bits && order_model::floor_log2_magnitude<T>(a) >= anchor - 2 ? 1 : 0;
+        }
+        near = warp_reduce_live(near, [](unsigned a, unsigned b) { return a + b; });
+        if ((threadIdx.x & 31u) == 0) atomicAdd(&s_rare.near, static_cast<unsigned long long>(near));
+        __syncthreads();
+        margin = s_rare.near * 16 < static_cast<unsigned long long>(blockDim.x) * N ? fixed_window_wide : fixed_window_narrow;
+        kf = 61 - (anchor + margin);
         two_kf = order_model::fixed_two_k<T>(kf);
         broken = two_kf == T(0);  // (kf outside 0..emax: the block gives up, its record says so)
       }
@@ -276,18 +335,8 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
       order_model::fixed_add_group_total(sum, s, approx);
       if (lost_or != 0) {  // the finer grids, where an element lost bits
         lost |= lost_or;
-        int part[M] = {}, ones = 0, twos = 0;
-#pragma unroll
-        for (int i = 0; i < N; ++i) {
-#pragma unroll
-          for (int j = 1; j <= M; ++j) part[j - 1] += order_model::fixed_finer_part(d[i], T(1 << j));
-          ones += fabs(d[i]) == T(0.5) ? 1 : 0;
-          twos += fabs(d[i]) == T(0.25) ? 1 : 0;
-        }
-#pragma unroll
-        for (int j = 0; j < M; ++j) finer[j] += part[j];
-        lost_one += static_cast<unsigned>(ones);
-        lost_two += static_cast<unsigned>(twos);
+        if (margin == fixed_window_wide) fixed_finer_grids<fixed_window_wide>(d, finer, shallow);
+        else fixed_finer_grids<fixed_window_narrow>(d, finer, shallow);
       }
       high_word = group_high > high_word ? group_high : high_word;
       if (group_high != 0) {  // (an ordinary nonzero |x| is at least 2^-1022 here: kf <= emax)
@@ -311,7 +360,7 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
   largest = (static_cast<Bits>(high_word) << 32) > largest ? static_cast<Bits>(high_word) << 32 : largest;
   // The threads' words, reduced per warp into s_red, then across the warps word by word.
   enum {
-    red_largest = 0, red_sum, red_finer = red_sum + 2, red_inexact = red_finer + 2 * M, red_one, red_two, red_lost,
+    red_largest = 0, red_sum, red_finer = red_sum + 2, red_inexact = red_finer + 2 * MW, red_shallow, red_lost = red_shallow + MW,
     red_words
   };
   __shared__ unsigned long long s_red[red_words][32];
@@ -323,15 +372,15 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
   w[red_sum] = static_cast<unsigned long long>(warp_sum);
   w[red_sum + 1] = static_cast<unsigned long long>(warp_sum >> 64);
 #pragma unroll
-  for (int j = 0; j < M; ++j) {
+  for (int j = 0; j < MW; ++j) {
     const unsigned __int128 t =
         warp_reduce_live(static_cast<unsigned __int128>(static_cast<__int128>(finer[j])), add);  // (sign-extended)
     w[red_finer + 2 * j] = static_cast<unsigned long long>(t);
     w[red_finer + 2 * j + 1] = static_cast<unsigned long long>(t >> 64);
   }
   w[red_inexact] = warp_reduce_live(inexact, add);
-  w[red_one] = warp_reduce_live(lost_one, add);
-  w[red_two] = warp_reduce_live(lost_two, add);
+#pragma unroll
+  for (int b = 0; b < MW; ++b) w[red_shallow + b] = warp_reduce_live(static_cast<unsigned long long>(shallow[b]), add);
   w[red_lost] = warp_reduce_live(static_cast<unsigned long long>(order_model::fixed_bits_lost(lost)), most);
   const int lane = static_cast<int>(threadIdx.x & 31u), warp = static_cast<int>(threadIdx.x >> 5);
   if (lane == 0)
@@ -363,21 +412,24 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
   // Thread r writes word r of the record (a 128-bit sum: both words, from its low word's thread).
   for (int r = static_cast<int>(threadIdx.x); r < fixed_record_words; r += static_cast<int>(blockDim.x)) {
     const bool in_candidates = r >= fixed_rec_candidates && r < fixed_rec_nan;
-    const int c = (r - fixed_rec_candidates) / 4, part = (r - fixed_rec_candidates) % 4, j = M - c;
+    const int c = (r - fixed_rec_candidates) / 4, part = (r - fixed_rec_candidates) % 4, j = margin - c;
     if (r == fixed_rec_largest) {
       record[r] = highest(red_largest);
     } else if (r == fixed_rec_anchor) {
       record[r] = static_cast<unsigned long long>(static_cast<long long>(anchor));
     } else if (r == fixed_rec_limit) {
-      const int limit = anchor == fixed_no_anchor ? fixed_no_limit : two_kf == T(0) ? fixed_gave_up : anchor + M;
+      const int limit = anchor == fixed_no_anchor ? fixed_no_limit : two_kf == T(0) ? fixed_gave_up : anchor + margin;
       record[r] = static_cast<unsigned long long>(static_cast<long long>(limit));
     } else if (r == fixed_rec_sum) {
       put(r, total(red_sum));
+    } else if (in_candidates && j < 0) {  // a candidate beyond this block's margin: never read
+      record[r] = 0;
     } else if (in_candidates && part == 0) {  // R_j and the integer steps' total at candidate c
       const unsigned __int128 steps = (static_cast<unsigned __int128>(s_rare.steps[c][1]) << 64) | s_rare.steps[c][0];
       put(r, (j == 0 ? 0 : total(red_finer + 2 * (j - 1))) + steps);
     } else if (in_candidates && part == 2) {  // lost bits at kf + j: more than j at kf
-      const unsigned long long exact_there = (j >= 1 ? count(red_one) : 0) + (j >= 2 ? count(red_two) : 0);
+      unsigned long long exact_there = 0;
+      for (int b = 1; b <= j; ++b) exact_there += count(red_shallow + b - 1);
       record[r] = count(red_inexact) - exact_there + s_rare.steps[c][2];
     } else if (in_candidates && part == 3) {
       const unsigned long long b = highest(red_lost);
