@@ -96,7 +96,7 @@ __device__ __forceinline__ unsigned __int128 block_sum_u128(unsigned __int128 v,
 // - Each block takes as anchor A the exponent floor(log2 |x|) of the largest finite magnitude in
 //   its first tile holding a finite nonzero element (A <= E), and guesses E <= L = A + M: then
 //   k = kf + j for one j in 0..M, kf = 61 - L, j = L - E. The margin M is 2, or 6 where fewer than
-//   1 in 16 of the tile's elements come within 2^3 of its largest (a heavy tail, whose largest
+//   1 in 8 of the tile's elements come within 2^3 of its largest (a heavy tail, whose largest
 //   lies further up); it changes no bit, only which inputs one read covers and the cost.
 // - An ordinary element, y = x 2^kf with 1/2 <= |y| < 2^62 or y = 0 (every finite element within
 //   the guess but those below half a step of kf), is quantised once, q = RNE(y) by the conversion,
@@ -287,7 +287,7 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
       const unsigned long long first = s_rare.first;  // (written again only after the loader's next barrier)
       if (first != 0) {  // (else every element of the tile is zero, NaN or infinite: no anchor yet)
         anchor = order_model::floor_log2_magnitude<T>(static_cast<Bits>(first));
-        // The margin: wide where fewer than 1 in 16 of the tile's elements come within 2^3 of its
+        // The margin: wide where fewer than 1 in 8 of the tile's elements come within 2^3 of its
         // largest (a heavy tail, whose largest element lies further up: lognormal), else narrow.
         // Either gives the same bits; the wide one costs about 10 instructions an element more.
         unsigned near = 0;
@@ -301,7 +301,7 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
         near = warp_reduce_live(near, [](unsigned a, unsigned b) { return a + b; });
         if ((threadIdx.x & 31u) == 0) atomicAdd(&s_rare.near, static_cast<unsigned long long>(near));
         __syncthreads();
-        margin = s_rare.near * 16 < static_cast<unsigned long long>(blockDim.x) * N ? fixed_window_wide : fixed_window_narrow;
+        margin = s_rare.near * 8 < static_cast<unsigned long long>(blockDim.x) * N ? fixed_window_wide : fixed_window_narrow;
         kf = 61 - (anchor + margin);
         two_kf = order_model::fixed_two_k<T>(kf);
         broken = two_kf == T(0);  // (kf outside 0..emax: the block gives up, its record says so)
