@@ -95,8 +95,10 @@ template <class T> int data_scale(const BenchInput<T>& in);
 template <class T> Timing time_read(const BenchInput<T>& in, const TimingOptions& o = {});
 
 // The other GPU families on copy 0 of the same input, for `sumlab bench`: the scans (+,
-// inclusive), the segmented sums (segments of family_segment elements) and the variance row kernels
-// (rows of family_cols elements, statistics only), each algorithm at its default shape (or the
+// inclusive), the segmented sums (segments of family_segment elements), the variance row kernels
+// (rows of family_cols elements, statistics only, both layouts) and every row kernel over rows of
+// each family_row_cols that divides n (statistics only, block_per_row with cols / 16 threads;
+// float32 inputs also as bfloat16, whose bytes_per_element counts 2 bytes), each algorithm at its default shape (or the
 // modelled scans at shapes.scan, the segmented scan at shapes.segmented_tile; a shape an algorithm
 // refuses is its row's error) with its CUB peer where it has one. A scan's or segmented scan's
 // detail names the shape it ran. Timing is each family's own (gpu/scan.hpp, gpu/segmented.hpp,
@@ -105,9 +107,10 @@ template <class T> Timing time_read(const BenchInput<T>& in, const TimingOptions
 // family_cols. A failure is the row's error, not an exception.
 inline constexpr std::int64_t family_segment = 1024;
 inline constexpr std::int64_t family_cols = 4096;
+inline constexpr std::int64_t family_row_cols[] = {4096, 16384};
 
 struct FamilyTiming {
-  std::string family;            // "scan", "segmented", "variance"
+  std::string family;            // "scan", "segmented", "variance", "rows"
   std::string kernel;            // the algorithm, as the family's study names it
   std::string detail;            // the problem: "+ inclusive", "segments of 1024", "rows of 4096, warp_per_row"
   std::string peer;              // the kernel of the same family whose time ratio_peer divides ("" for none)

@@ -1,6 +1,8 @@
-// gpu/bench.hpp's time_families: the scans, segmented sums and variance row kernels timed by their
-// own APIs on copy 0 of a bench input (downloaded once and uploaded into each family's input).
+// gpu/bench.hpp's time_families: the scans, segmented sums and row kernels timed by their own APIs
+// on copy 0 of a bench input (downloaded once and uploaded into each family's input).
 #include <algorithm>
+#include <span>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,40 @@
 #include "gpu/segmented.hpp"
 
 namespace sumlab::gpu {
+
+namespace {
+
+// The "rows" family: every row kernel, statistics only (no output pass), over rows of each of
+// family_row_cols at block_per_row with cols / 16 threads (a thread's 16 elements fit the register
+// slice, gpu/rows/row_loads.cuh). `what` names the input type when it is not T's (bfloat16).
+template <class In>
+void time_rows(std::vector<FamilyTiming>& out, std::span<const In> x, int samples, double l2, const std::string& what) {
+  using Acc = row_reduce::row_acc_t<In>;
+  const auto n = static_cast<std::int64_t>(x.size());
+  for (const std::int64_t cols : family_row_cols) {
+    if (n % cols != 0) continue;
+    std::string where = what + "rows of " + std::to_string(cols);
+    try {
+      const RowMatrix<In> m{x, n / cols, cols};
+      RowRunOptions ro;
+      ro.want_out = false;
+      ro.reps = samples;
+      row_reduce::RowShape shape{row_reduce::RowLayout::block_per_row, static_cast<int>(cols / 16)};
+      for (const auto& k : row_reduce::row_kernels()) {
+        const double outputs = k.family == row_reduce::RowFamily::argmax ? sizeof(Acc) + sizeof(std::int64_t) : 2.0 * sizeof(Acc);
+        const auto r = gpu_rows<In>(k.kernel, shape, m, ro);
+        FamilyTiming t{"rows", std::string(k.name), where + ", " + row_reduce::to_string(shape), "",
+                       sizeof(In) + outputs / static_cast<double>(cols), 0, static_cast<double>(n) * sizeof(In) <= l2, r.error};
+        t.ms = r.ok() ? r.ms : 0;
+        out.push_back(std::move(t));
+      }
+    } catch (const std::exception& e) {
+      out.push_back(FamilyTiming{"rows", "", where, "", 0, 0, false, e.what()});
+    }
+  }
+}
+
+}  // namespace
 
 template <class T>
 std::vector<FamilyTiming> time_families(const BenchInput<T>& in, int samples, const FamilyShapes& shapes) {
@@ -96,6 +132,12 @@ std::vector<FamilyTiming> time_families(const BenchInput<T>& in, int samples, co
     }
   } catch (const std::exception& e) {
     add({"variance", "", "", "", 0, 0, false, ""}, 0, e.what());
+  }
+  time_rows<T>(rows, std::span<const T>(x), samples, l2, "");
+  if constexpr (std::is_same_v<T, float>) {
+    std::vector<row_reduce::bfloat16_bits> b(un);
+    for (std::size_t i = 0; i < un; ++i) b[i] = row_reduce::to_bfloat16_bits(x[i]);
+    time_rows<row_reduce::bfloat16_bits>(rows, std::span<const row_reduce::bfloat16_bits>(b), samples, l2, "bfloat16 ");
   }
   return rows;
 }

@@ -7,8 +7,9 @@
 //                  input (gpu/bench.hpp's time_device_entry); ratio_cub = CUB's time / the plugin's.
 //                  A plugin with host entries only is skipped with a note (its time would be the
 //                  host's, not a kernel's).
-//   bench_families.csv  per (dtype, n, family, kernel): the scans, segmented sums and variance row
-//                  kernels on the first distribution's input (gpu/bench.hpp's time_families), with
+//   bench_families.csv  per (dtype, n, family, kernel): the scans, segmented sums and row kernels
+//                  (variance in both layouts; every row kernel over rows of 4096 and 16384, float32
+//                  also as bfloat16) on the first distribution's input (gpu/bench.hpp's time_families), with
 //                  the bandwidth ratio to that cell's read roof, the time ratio to its CUB
 //                  DeviceReduce::Sum, and the time ratio to the family's own CUB peer.
 //   bench_cpu.csv  per (dtype, algorithm): ns per element of every CPU algorithm, and the ratio to

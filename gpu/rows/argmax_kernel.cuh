@@ -6,6 +6,7 @@
 
 #include "core/row_reduce/argmax.hpp"
 #include "core/row_reduce/row_input.hpp"
+#include "gpu/rows/row_loads.cuh"
 #include "gpu/rows/row_tree.cuh"
 
 namespace sumlab::gpu::rows {
@@ -21,8 +22,7 @@ __global__ void row_argmax_kernel(const In* __restrict__ d_in, std::int64_t rows
   if (g.row >= rows) return;
   const In* row = d_in + g.row * cols;
   ArgmaxState<Acc> s = argmax_identity<Acc>();
-  for (std::int64_t j = g.t; j < cols; j += g.threads)
-    s = argmax_step(s, RowInput<In>::widen(row[j]), static_cast<std::int32_t>(j));
+  row_for_each(row, cols, g, [&](In x, std::int64_t j) { s = argmax_step(s, RowInput<In>::widen(x), static_cast<std::int32_t>(j)); });
   s = group_reduce<ArgmaxOp<Acc>>(s, g.block_stage, reinterpret_cast<ArgmaxState<Acc>*>(smem));
   if (g.t == 0) {
     d_value[g.row] = s.value;

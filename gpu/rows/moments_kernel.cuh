@@ -10,6 +10,7 @@
 #include "core/row_reduce/row_input.hpp"
 #include "core/row_reduce/two_pass_moments.hpp"
 #include "core/row_reduce/welford.hpp"
+#include "gpu/rows/row_loads.cuh"
 #include "gpu/rows/row_tree.cuh"
 
 namespace sumlab::gpu::rows {
@@ -25,38 +26,40 @@ __global__ void row_moments_kernel(const In* __restrict__ d_in, std::int64_t row
   if (g.row >= rows) return;  // warp_per_row only: the whole warp leaves together
   const In* row = d_in + g.row * cols;
   const Acc n = static_cast<Acc>(cols);
-  MeanVariance<Acc> mv;
-  if constexpr (K == RowKernel::textbook) {
-    SumSquares<Acc> s = SumSquaresOp<Acc>::identity();
-    for (std::int64_t j = g.t; j < cols; j += g.threads) s = sum_squares_step(s, RowInput<In>::widen(row[j]));
-    s = group_reduce<SumSquaresOp<Acc>>(s, g.block_stage, reinterpret_cast<SumSquares<Acc>*>(smem));
-    mv = textbook_finish(s, n);
-  } else if constexpr (K == RowKernel::two_pass) {
-    Acc s = Acc(0);
-    for (std::int64_t j = g.t; j < cols; j += g.threads) s = sum_step(s, RowInput<In>::widen(row[j]));
-    s = group_reduce<PlainSumOp<Acc>>(s, g.block_stage, reinterpret_cast<Acc*>(smem));
-    const Acc mean = s / n;
-    Acc q = Acc(0);
-    for (std::int64_t j = g.t; j < cols; j += g.threads)
-      q = squared_deviation_step(q, RowInput<In>::widen(row[j]), mean);
-    q = group_reduce<PlainSumOp<Acc>>(q, g.block_stage, reinterpret_cast<Acc*>(smem));
-    mv = MeanVariance<Acc>{mean, q / n};
-  } else {
-    static_assert(K == RowKernel::welford || K == RowKernel::welford_equal, "a moments kernel");
-    using Op = std::conditional_t<K == RowKernel::welford, ChanMergeOp<Acc>, ChanEqualMergeOp<Acc>>;
-    RowMoments<Acc> s = Op::identity();
-    for (std::int64_t j = g.t; j < cols; j += g.threads) s = welford_step(s, RowInput<In>::widen(row[j]));
-    s = group_reduce<Op>(s, g.block_stage, reinterpret_cast<RowMoments<Acc>*>(smem));
-    mv = welford_finish(s);
-  }
-  if (g.t == 0) {
-    d_mean[g.row] = mv.mean;
-    d_variance[g.row] = mv.variance;
-  }
-  if (d_out == nullptr) return;
-  const Acc rstd = layer_norm_rstd(mv.variance);
-  Acc* out = d_out + g.row * cols;
-  for (std::int64_t j = g.t; j < cols; j += g.threads) out[j] = layer_norm_apply(RowInput<In>::widen(row[j]), mv.mean, rstd);
+  const bool many_passes = K == RowKernel::two_pass || d_out != nullptr;
+  with_row(row, cols, g, many_passes, [&](auto&& for_each) {
+    MeanVariance<Acc> mv;
+    if constexpr (K == RowKernel::textbook) {
+      SumSquares<Acc> s = SumSquaresOp<Acc>::identity();
+      for_each([&](In x, std::int64_t) { s = sum_squares_step(s, RowInput<In>::widen(x)); });
+      s = group_reduce<SumSquaresOp<Acc>>(s, g.block_stage, reinterpret_cast<SumSquares<Acc>*>(smem));
+      mv = textbook_finish(s, n);
+    } else if constexpr (K == RowKernel::two_pass) {
+      Acc s = Acc(0);
+      for_each([&](In x, std::int64_t) { s = sum_step(s, RowInput<In>::widen(x)); });
+      s = group_reduce<PlainSumOp<Acc>>(s, g.block_stage, reinterpret_cast<Acc*>(smem));
+      const Acc mean = s / n;
+      Acc q = Acc(0);
+      for_each([&](In x, std::int64_t) { q = squared_deviation_step(q, RowInput<In>::widen(x), mean); });
+      q = group_reduce<PlainSumOp<Acc>>(q, g.block_stage, reinterpret_cast<Acc*>(smem));
+      mv = MeanVariance<Acc>{mean, q / n};
+    } else {
+      static_assert(K == RowKernel::welford || K == RowKernel::welford_equal, "a moments kernel");
+      using Op = std::conditional_t<K == RowKernel::welford, ChanMergeOp<Acc>, ChanEqualMergeOp<Acc>>;
+      RowMoments<Acc> s = Op::identity();
+      for_each([&](In x, std::int64_t) { s = welford_step(s, RowInput<In>::widen(x)); });
+      s = group_reduce<Op>(s, g.block_stage, reinterpret_cast<RowMoments<Acc>*>(smem));
+      mv = welford_finish(s);
+    }
+    if (g.t == 0) {
+      d_mean[g.row] = mv.mean;
+      d_variance[g.row] = mv.variance;
+    }
+    if (d_out == nullptr) return;
+    const Acc rstd = layer_norm_rstd(mv.variance);
+    Acc* out = d_out + g.row * cols;
+    for_each([&](In x, std::int64_t j) { out[j] = layer_norm_apply(RowInput<In>::widen(x), mv.mean, rstd); });
+  });
 }
 
 }  // namespace sumlab::gpu::rows

@@ -9,6 +9,7 @@
 #include "core/row_reduce/row_input.hpp"
 #include "core/row_reduce/three_pass_softmax.hpp"
 #include "core/row_reduce/two_pass_moments.hpp"
+#include "gpu/rows/row_loads.cuh"
 #include "gpu/rows/row_tree.cuh"
 
 namespace sumlab::gpu::rows {
@@ -23,29 +24,32 @@ __global__ void row_softmax_kernel(const In* __restrict__ d_in, std::int64_t row
   const RowGroup g = row_group(layout);
   if (g.row >= rows) return;
   const In* row = d_in + g.row * cols;
-  Acc m, l;
-  if constexpr (K == RowKernel::softmax_online) {
-    SoftmaxState<Acc> s = softmax_identity<Acc>();
-    for (std::int64_t j = g.t; j < cols; j += g.threads) s = online_softmax_step(s, RowInput<In>::widen(row[j]));
-    s = group_reduce<OnlineSoftmaxOp<Acc>>(s, g.block_stage, reinterpret_cast<SoftmaxState<Acc>*>(smem));
-    m = s.m;
-    l = s.l;
-  } else {
-    static_assert(K == RowKernel::softmax_three_pass, "a softmax kernel");
-    m = MaxOp<Acc>::identity();
-    for (std::int64_t j = g.t; j < cols; j += g.threads) m = max_step(m, RowInput<In>::widen(row[j]));
-    m = group_reduce<MaxOp<Acc>>(m, g.block_stage, reinterpret_cast<Acc*>(smem));
-    l = Acc(0);
-    for (std::int64_t j = g.t; j < cols; j += g.threads) l = sum_exp_step(l, RowInput<In>::widen(row[j]), m);
-    l = group_reduce<PlainSumOp<Acc>>(l, g.block_stage, reinterpret_cast<Acc*>(smem));
-  }
-  if (g.t == 0) {
-    d_max[g.row] = m;
-    d_sum[g.row] = l;
-  }
-  if (d_out == nullptr) return;
-  Acc* out = d_out + g.row * cols;
-  for (std::int64_t j = g.t; j < cols; j += g.threads) out[j] = softmax_probability(RowInput<In>::widen(row[j]), m, l);
+  const bool many_passes = K == RowKernel::softmax_three_pass || d_out != nullptr;
+  with_row(row, cols, g, many_passes, [&](auto&& for_each) {
+    Acc m, l;
+    if constexpr (K == RowKernel::softmax_online) {
+      SoftmaxState<Acc> s = softmax_identity<Acc>();
+      for_each([&](In x, std::int64_t) { s = online_softmax_step(s, RowInput<In>::widen(x)); });
+      s = group_reduce<OnlineSoftmaxOp<Acc>>(s, g.block_stage, reinterpret_cast<SoftmaxState<Acc>*>(smem));
+      m = s.m;
+      l = s.l;
+    } else {
+      static_assert(K == RowKernel::softmax_three_pass, "a softmax kernel");
+      m = MaxOp<Acc>::identity();
+      for_each([&](In x, std::int64_t) { m = max_step(m, RowInput<In>::widen(x)); });
+      m = group_reduce<MaxOp<Acc>>(m, g.block_stage, reinterpret_cast<Acc*>(smem));
+      l = Acc(0);
+      for_each([&](In x, std::int64_t) { l = sum_exp_step(l, RowInput<In>::widen(x), m); });
+      l = group_reduce<PlainSumOp<Acc>>(l, g.block_stage, reinterpret_cast<Acc*>(smem));
+    }
+    if (g.t == 0) {
+      d_max[g.row] = m;
+      d_sum[g.row] = l;
+    }
+    if (d_out == nullptr) return;
+    Acc* out = d_out + g.row * cols;
+    for_each([&](In x, std::int64_t j) { out[j] = softmax_probability(RowInput<In>::widen(x), m, l); });
+  });
 }
 
 }  // namespace sumlab::gpu::rows

@@ -96,10 +96,10 @@ def render_bench_gpu(run: Run, data: CsvData, ctx) -> list:
 
 def render_bench_families(run: Run, data: CsvData, ctx) -> list:
     blocks: list = [
-        Heading("GPU scans, segmented sums and variance: bandwidth against the read roof", 3,
+        Heading("GPU scans, segmented sums and row kernels: bandwidth against the read roof", 3,
                 anchor=slug(run.label + "-bench-families")),
         Paragraph("What this shows: each algorithm's bytes moved per second (a scan reads and writes every "
-                  "element; a segmented sum and a variance row kernel read each once) as a fraction of the read "
+                  "element; a segmented sum and a row kernel read each once, a bfloat16 row two bytes of it) as a fraction of the read "
                   "roof's bandwidth on the same input in the same run (1 = as fast as a plain read), and, in the "
                   "last column, its time against its own family's CUB call at the largest n. Median of single "
                   "launches over a resident input; * marks sizes whose input fits in L2, where repeated launches "
@@ -110,12 +110,18 @@ def render_bench_families(run: Run, data: CsvData, ctx) -> list:
         blocks.append(Paragraph(f"{len(errors)} measurement(s) failed; the first: {errors[0]['family']} "
                                 f"{errors[0]['kernel']} {errors[0]['dtype']} n={errors[0]['n']}: "
                                 f"{errors[0]['error']}", "alarm"))
+    # One panel per family, and for the row kernels per problem ("bfloat16 rows of 4096"): the
+    # detail's first part, so each figure holds one kernel per line.
+    def panel(r: dict[str, str]) -> str:
+        return r["family"] if r["family"] != "rows" else f"rows, {r['detail'].split(', ')[0]}"
+
     cells: dict[tuple, dict[str, str]] = {}
     for r in data.rows:
         if not r.get("error"):
-            cells[(r["dtype"], r["family"], r["kernel"], r["detail"], int(r["n"]))] = r
+            cells[(r["dtype"], panel(r), r["kernel"], r["detail"], int(r["n"]))] = r
+    panels = list(dict.fromkeys(panel(r) for r in data.rows if not r.get("error")))
     for dtype in data.ordered_unique("dtype"):
-        for family in data.ordered_unique("family"):
+        for family in panels:
             keys = [(k, d) for (dt, f, k, d, _) in cells if dt == dtype and f == family]
             keys = list(dict.fromkeys(keys))
             ns = sorted({n for (dt, f, _, _, n) in cells if dt == dtype and f == family})
@@ -131,7 +137,7 @@ def render_bench_families(run: Run, data: CsvData, ctx) -> list:
                             color=ctx.palette.colour(label), label=label, linestyle="--" if k == "cub" or k.startswith("cub_") else "-")
             roof = [(n, next(num(r["read_ms"]) for (dt, f, _, _, m), r in cells.items() if dt == dtype and m == n))
                     for n in ns]
-            size = 4 if dtype == "float32" else 8
+            size = 4 if dtype == "float32" else 8  # the roof read T: its bandwidth bounds every input type
             ax.plot([n for n, _ in roof], [n * size / (ms * 1e-3) / 1e9 for n, ms in roof], color="black",
                     linestyle=":", label="read roof")
             ax.set_xscale("log", base=2)

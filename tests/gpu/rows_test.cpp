@@ -45,21 +45,28 @@ template <class In> std::vector<In> input(std::int64_t rows, std::int64_t cols) 
   return x;
 }
 
+template <class In> void check(std::int64_t rows, std::int64_t cols, std::span<const RowShape> shapes) {
+  const std::vector<In> x = input<In>(rows, cols);
+  const gpu::RowMatrix<In> m(std::span<const In>(x), rows, cols);
+  for (const auto& s : shapes)
+    for (const auto& i : row_kernels()) {
+      const auto g = gpu::gpu_rows<In>(i.kernel, s, m);
+      ASSERT_TRUE(g.ok()) << g.error;
+      const auto model = model_rows<In>(i.kernel, s, std::span<const In>(x), rows, cols);
+      std::string first;
+      EXPECT_EQ(count_mismatches(g.outputs, model, &first), 0)
+          << i.name << " " << to_string(s) << " cols " << cols << ": " << first;
+    }
+}
+
+// A thread's elements come from registers where a second pass reads them and they number at most
+// 16 (gpu/rows/row_loads.cuh), else from memory in batches of 8 with a guarded last batch: the
+// columns below cross both limits for every shape (4096 and 4097 at 256 threads, 16384 and 16385
+// at 1024; 1000 at 32 threads: 31 whole batches and a tail of 8 less 1 for some lanes).
 template <class In> void check_all() {
-  for (std::int64_t cols : kCols) {
-    const std::int64_t rows = 67;  // 67 rows: a partly filled last block for warp_per_row/256
-    const std::vector<In> x = input<In>(rows, cols);
-    const gpu::RowMatrix<In> m(std::span<const In>(x), rows, cols);
-    for (const auto& s : kShapes)
-      for (const auto& i : row_kernels()) {
-        const auto g = gpu::gpu_rows<In>(i.kernel, s, m);
-        ASSERT_TRUE(g.ok()) << g.error;
-        const auto model = model_rows<In>(i.kernel, s, std::span<const In>(x), rows, cols);
-        std::string first;
-        EXPECT_EQ(count_mismatches(g.outputs, model, &first), 0)
-            << i.name << " " << to_string(s) << " cols " << cols << ": " << first;
-      }
-  }
+  for (std::int64_t cols : kCols) check<In>(67, cols, kShapes);  // 67: a partly filled last block for warp_per_row/256
+  const RowShape wide[] = {{RowLayout::warp_per_row, 256}, {RowLayout::block_per_row, 256}, {RowLayout::block_per_row, 1024}};
+  for (std::int64_t cols : {16384, 16385}) check<In>(5, cols, wide);
 }
 
 TEST(Rows, GpuBitsEqualModelBitsFloat32) {
