@@ -12,7 +12,7 @@
 namespace sumlab::gpu::rows {
 
 template <class In>
-__global__ void row_argmax_kernel(const In* __restrict__ d_in, std::int64_t rows, std::int64_t cols,
+__global__ void __launch_bounds__(1024) row_argmax_kernel(const In* __restrict__ d_in, std::int64_t rows, std::int64_t cols,
                                   row_reduce::RowLayout layout, row_reduce::row_acc_t<In>* d_value,
                                   std::int64_t* d_index) {
   using namespace row_reduce;
@@ -22,7 +22,7 @@ __global__ void row_argmax_kernel(const In* __restrict__ d_in, std::int64_t rows
   if (g.row >= rows) return;
   const In* row = d_in + g.row * cols;
   ArgmaxState<Acc> s = argmax_identity<Acc>();
-  row_for_each(row, cols, g, [&](In x, std::int64_t j) { s = argmax_step(s, RowInput<In>::widen(x), static_cast<std::int32_t>(j)); });
+  row_for_each<kRowBatch>(row, cols, g, [&](In x, std::int64_t j) { s = argmax_step(s, RowInput<In>::widen(x), static_cast<std::int32_t>(j)); });
   s = group_reduce<ArgmaxOp<Acc>>(s, g.block_stage, reinterpret_cast<ArgmaxState<Acc>*>(smem));
   if (g.t == 0) {
     d_value[g.row] = s.value;

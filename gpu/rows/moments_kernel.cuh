@@ -16,7 +16,7 @@
 namespace sumlab::gpu::rows {
 
 template <row_reduce::RowKernel K, class In>
-__global__ void row_moments_kernel(const In* __restrict__ d_in, std::int64_t rows, std::int64_t cols,
+__global__ void __launch_bounds__(1024) row_moments_kernel(const In* __restrict__ d_in, std::int64_t rows, std::int64_t cols,
                                    row_reduce::RowLayout layout, row_reduce::row_acc_t<In>* d_mean,
                                    row_reduce::row_acc_t<In>* d_variance, row_reduce::row_acc_t<In>* d_out) {
   using namespace row_reduce;
@@ -27,7 +27,8 @@ __global__ void row_moments_kernel(const In* __restrict__ d_in, std::int64_t row
   const In* row = d_in + g.row * cols;
   const Acc n = static_cast<Acc>(cols);
   const bool many_passes = K == RowKernel::two_pass || d_out != nullptr;
-  with_row(row, cols, g, many_passes, [&](auto&& for_each) {
+  constexpr bool cheap = K == RowKernel::textbook || K == RowKernel::two_pass;  // no division an element
+  with_row<cheap>(row, cols, g, many_passes, [&](auto&& for_each) {
     MeanVariance<Acc> mv;
     if constexpr (K == RowKernel::textbook) {
       SumSquares<Acc> s = SumSquaresOp<Acc>::identity();
