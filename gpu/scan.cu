@@ -67,18 +67,14 @@ struct Chain {
 template <class Op, int ITEMS>
 void launch_chained_items(const ScanShape& s, const typename Op::Value* d_in, std::int64_t n, typename Op::Value* d_out,
                           bool inclusive, const detail::ChainTiles<typename Op::Value>& c) {
-  using V = typename Op::Value;
-  const std::size_t smem = scan::scan_shared_bytes(GpuScan::warp_hs_chained, s, sizeof(V));
-  const auto kernel = [] {  // only the kernel that runs is instantiated
-    if constexpr (scan::chained_wide(ITEMS, sizeof(V))) return detail::chained_wide_tile_kernel<Op, ITEMS>;
-    else return detail::chained_tile_kernel<Op, ITEMS>;
-  }();
-  static const int max_threads = detail::max_block_threads(reinterpret_cast<const void*>(kernel));
+  const std::size_t smem = scan::scan_shared_bytes(GpuScan::warp_hs_chained, s, sizeof(typename Op::Value));
+  static const int max_threads = detail::max_block_threads(
+      reinterpret_cast<const void*>(detail::chained_tile_kernel<Op, ITEMS>));
   if (s.block > max_threads)
     throw GpuError("warp_hs_chained " + scan::to_string(s) + " (" + Op::name + ", " +
                    std::to_string(sizeof(typename Op::Value)) + "-byte values) runs at most " +
                    std::to_string(max_threads) + " threads per block on this GPU (registers)");
-  kernel<<<unsigned(c.tiles), unsigned(s.block), smem>>>(d_in, n, inclusive, d_out, c);
+  detail::chained_tile_kernel<Op, ITEMS><<<unsigned(c.tiles), unsigned(s.block), smem>>>(d_in, n, inclusive, d_out, c);
   SUMLAB_CUDA_CHECK_LAUNCH("chained scan kernel");
 }
 

@@ -63,9 +63,6 @@ std::string validate_scan_shape(GpuScan a, const ScanShape& s, std::int64_t n, s
   } else if (a == GpuScan::warp_hs_chained) {
     if (std::find(std::begin(kChainedItems), std::end(kChainedItems), s.items) == std::end(kChainedItems))
       return "warp_hs_chained: items must be 1, 2, 3, 4, 7, 8, 15, 16, 23 or 31 (got " + std::to_string(s.items) + ")";
-    if (chained_wide(s.items, value_bytes) && s.block > kChainedWideBlock)
-      return "warp_hs_chained: tiles of " + std::to_string(s.items) + " items of 4 bytes take at most " +
-             std::to_string(kChainedWideBlock) + " threads a block (got " + std::to_string(s.block) + ")";
   } else {
     if (!std::has_single_bit(unsigned(s.block)))
       return "block_blelloch: block must be a power of two (got " + std::to_string(s.block) + ")";

@@ -97,10 +97,6 @@ constexpr std::size_t chained_header_bytes(std::size_t value_bytes) {
 }
 // The items per thread warp_hs_chained is compiled for.
 inline constexpr int kChainedItems[] = {1, 2, 3, 4, 7, 8, 15, 16, 23, 31};
-// Tiles of 4-byte values with 23 or more items a thread run with capped registers, at most
-// kChainedWideBlock threads a block (gpu/scan/scan_kernels.cuh).
-constexpr bool chained_wide(int items, std::size_t value_bytes) { return items >= 23 && value_bytes == 4; }
-inline constexpr int kChainedWideBlock = 256;
 // The shape a caller gets without naming one (bench), for values of value_bytes each: the chained
 // scan's measured best that fits (b256x15 for 4- and 8-byte values, else b128x15); the
 // scan-then-propagate algorithms' historical b256x4.

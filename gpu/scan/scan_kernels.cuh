@@ -141,8 +141,8 @@ __global__ void add_carry_kernel(typename Op::Value* __restrict__ out, std::int6
 __device__ __forceinline__ int chained_pad(int j) { return j + (j >> 5); }
 
 template <class Op, int ITEMS>
-__device__ __forceinline__ void chained_tile(const typename Op::Value* __restrict__ x, std::int64_t n, bool inclusive,
-                                             typename Op::Value* __restrict__ out, const ChainTiles<typename Op::Value>& chain) {
+__global__ void chained_tile_kernel(const typename Op::Value* __restrict__ x, std::int64_t n, bool inclusive,
+                                    typename Op::Value* __restrict__ out, ChainTiles<typename Op::Value> chain) {
   using V = typename Op::Value;
   extern __shared__ __align__(16) unsigned char scan_smem[];
   const int tid = int(threadIdx.x), lane = tid & 31, w = tid >> 5, warps = int(blockDim.x) >> 5;
@@ -209,23 +209,6 @@ __device__ __forceinline__ void chained_tile(const typename Op::Value* __restric
     const int j = k * 32 + lane, i = warp_first + j;
     if (i < count) out[begin + i] = stage[chained_pad(j)];
   }
-}
-
-template <class Op, int ITEMS>
-__global__ void chained_tile_kernel(const typename Op::Value* __restrict__ x, std::int64_t n, bool inclusive,
-                                    typename Op::Value* __restrict__ out, ChainTiles<typename Op::Value> chain) {
-  chained_tile<Op, ITEMS>(x, n, inclusive, out, chain);
-}
-
-// Tiles of 4-byte values with 23 or more items a thread (scan::chained_wide): left to itself the
-// compiler gives them 72 (23 items) or 96 (31) registers, 3 or 2 blocks of 256 threads an SM; the
-// cap keeps 4 (3) such tiles in flight an SM, at most 256 threads each.
-template <int ITEMS> constexpr int chained_wide_blocks() { return ITEMS >= 31 ? 3 : 4; }
-template <class Op, int ITEMS>
-__global__ void __launch_bounds__(256, chained_wide_blocks<ITEMS>())
-    chained_wide_tile_kernel(const typename Op::Value* __restrict__ x, std::int64_t n, bool inclusive,
-                             typename Op::Value* __restrict__ out, ChainTiles<typename Op::Value> chain) {
-  chained_tile<Op, ITEMS>(x, n, inclusive, out, chain);
 }
 
 }  // namespace sumlab::gpu::detail

@@ -266,8 +266,6 @@ TEST(ScanShapes, ValidationAndNames) {
   EXPECT_EQ(scan_shapes(GpuScan::warp_hs_chained, false, 4).size(), 14u);
   EXPECT_EQ(validate_scan_shape(GpuScan::warp_hs_chained, {256, 31}, 100, 4), "");   // 34 KiB
   EXPECT_NE(validate_scan_shape(GpuScan::warp_hs_chained, {256, 31}, 100, 8), "");   // 66 KiB
-  EXPECT_NE(validate_scan_shape(GpuScan::warp_hs_chained, {288, 23}, 100, 4), "");   // registers capped for 256
-  EXPECT_EQ(validate_scan_shape(GpuScan::warp_hs_chained, {288, 23}, 100, 2), "");
   EXPECT_EQ(validate_scan_shape(GpuScan::warp_hs_chained, default_scan_shape(GpuScan::warp_hs_chained, 16), 100, 16), "");
   EXPECT_EQ(to_string(default_scan_shape(GpuScan::warp_hs_chained, 4)), "b256x15");
   EXPECT_EQ(to_string(default_scan_shape(GpuScan::warp_hs_chained, 8)), "b256x15");
