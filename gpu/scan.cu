@@ -96,8 +96,7 @@ void launch_chained(const ScanShape& s, const typename Op::Value* d_in, std::int
     case 8: launch_chained_items<Op, 8>(s, d_in, n, d_out, inclusive, c); break;
     case 15: launch_chained_items<Op, 15>(s, d_in, n, d_out, inclusive, c); break;
     case 16: launch_chained_items<Op, 16>(s, d_in, n, d_out, inclusive, c); break;
-    case 23: launch_chained_items<Op, 23>(s, d_in, n, d_out, inclusive, c); break;
-    default: launch_chained_items<Op, 31>(s, d_in, n, d_out, inclusive, c); break;
+    default: launch_chained_items<Op, 23>(s, d_in, n, d_out, inclusive, c); break;
   }
 }
 

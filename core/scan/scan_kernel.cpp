@@ -62,7 +62,7 @@ std::string validate_scan_shape(GpuScan a, const ScanShape& s, std::int64_t n, s
     if (s.items < 1 || s.items > 16) return "items must be in 1..16 (got " + std::to_string(s.items) + ")";
   } else if (a == GpuScan::warp_hs_chained) {
     if (std::find(std::begin(kChainedItems), std::end(kChainedItems), s.items) == std::end(kChainedItems))
-      return "warp_hs_chained: items must be 1, 2, 3, 4, 7, 8, 15, 16, 23 or 31 (got " + std::to_string(s.items) + ")";
+      return "warp_hs_chained: items must be 1, 2, 3, 4, 7, 8, 15, 16 or 23 (got " + std::to_string(s.items) + ")";
   } else {
     if (!std::has_single_bit(unsigned(s.block)))
       return "block_blelloch: block must be a power of two (got " + std::to_string(s.block) + ")";
@@ -78,8 +78,9 @@ std::string validate_scan_shape(GpuScan a, const ScanShape& s, std::int64_t n, s
 
 ScanShape default_scan_shape(GpuScan a, std::size_t value_bytes) {
   if (a == GpuScan::warp_hs_chained) {
-    const ScanShape large{256, 15};
-    return validate_scan_shape(a, large, 0, value_bytes).empty() ? large : ScanShape{128, 15};
+    for (const ScanShape s : {ScanShape{256, 23}, ScanShape{256, 15}})
+      if (validate_scan_shape(a, s, 0, value_bytes).empty()) return s;
+    return {128, 15};
   }
   return {256, 4};
 }
@@ -93,8 +94,7 @@ std::vector<ScanShape> listed_shapes(GpuScan a, bool quick) {
   }
   if (a == GpuScan::warp_hs_chained) {
     if (quick) return {{32, 1}, {96, 3}, {128, 15}};
-    return {{32, 1},   {64, 2},   {96, 3},   {128, 7},  {128, 15}, {256, 8},  {256, 15},
-            {512, 4},  {512, 8},  {1024, 1}, {1024, 4}, {128, 31}, {256, 23}, {256, 31}};
+    return {{32, 1}, {64, 2}, {96, 3}, {128, 7}, {128, 15}, {256, 8}, {256, 15}, {256, 23}, {512, 4}, {512, 8}, {1024, 1}, {1024, 4}};
   }
   if (quick) return {{32, 2}, {128, 4}, {256, 2}};
   return {{32, 2}, {64, 2}, {128, 4}, {256, 2}, {256, 4}, {512, 2}, {1024, 2}, {128, 16}};

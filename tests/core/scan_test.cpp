@@ -263,11 +263,11 @@ TEST(ScanShapes, ValidationAndNames) {
       for (const ScanShape& sh : shapes)
         EXPECT_EQ(validate_scan_shape(alg, sh, 100, bytes), "") << to_string(alg) << " " << to_string(sh) << " " << bytes;
     }
-  EXPECT_EQ(scan_shapes(GpuScan::warp_hs_chained, false, 4).size(), 14u);
-  EXPECT_EQ(validate_scan_shape(GpuScan::warp_hs_chained, {256, 31}, 100, 4), "");   // 34 KiB
-  EXPECT_NE(validate_scan_shape(GpuScan::warp_hs_chained, {256, 31}, 100, 8), "");   // 66 KiB
+  EXPECT_EQ(scan_shapes(GpuScan::warp_hs_chained, false, 4).size(), 12u);
+  EXPECT_EQ(validate_scan_shape(GpuScan::warp_hs_chained, {256, 23}, 100, 4), "");   // 26 KiB
+  EXPECT_NE(validate_scan_shape(GpuScan::warp_hs_chained, {256, 23}, 100, 8), "");   // 50 KiB
   EXPECT_EQ(validate_scan_shape(GpuScan::warp_hs_chained, default_scan_shape(GpuScan::warp_hs_chained, 16), 100, 16), "");
-  EXPECT_EQ(to_string(default_scan_shape(GpuScan::warp_hs_chained, 4)), "b256x15");
+  EXPECT_EQ(to_string(default_scan_shape(GpuScan::warp_hs_chained, 4)), "b256x23");
   EXPECT_EQ(to_string(default_scan_shape(GpuScan::warp_hs_chained, 8)), "b256x15");
   EXPECT_EQ(to_string(ScanShape{256, 4}), "b256x4");
   ASSERT_TRUE(parse_scan_shape("b96x3").has_value());

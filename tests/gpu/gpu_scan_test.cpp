@@ -87,7 +87,8 @@ TEST(GpuScan, ChainedIsTheModelOnEveryRunThroughLongLookBacks) {
   std::vector<float> x;
   make(x, (std::size_t(1) << 24) + 5);
   const gpu::ScanInput<float> in{std::span<const float>(x)};
-  for (const ScanShape& s : {ScanShape{32, 1}, ScanShape{1024, 1}, default_scan_shape(GpuScan::warp_hs_chained, sizeof(float))}) {
+  for (const ScanShape& s : {ScanShape{32, 1}, ScanShape{1024, 1}, ScanShape{256, 15},
+                             default_scan_shape(GpuScan::warp_hs_chained, sizeof(float))}) {
     const auto m = model_scan<Op>(GpuScan::warp_hs_chained, s, std::span<const float>(x), true);
     gpu::ScanRunOptions o;
     o.reps = 5;
