@@ -182,6 +182,44 @@ TEST(Report, FolderWithoutRunFailsClearly) {
   EXPECT_LT(r.code, 128) << r.out;
 }
 
+// The bench's families: one figure and table per family, and for the row kernels one per problem
+// (the detail's first part), so that float32 and bfloat16 rows of the same length are not one
+// panel of lines with the same names. The provenance is the committed H200 bench's.
+TEST(Report, BenchRowKernelsGetAPanelPerProblem) {
+  const fs::path run_dir = temp_dir("bench_rows") / "bench";
+  fs::create_directories(run_dir);
+  fs::copy_file(fs::path(SUMLAB_SOURCE_DIR) / "data" / "h200" / "bench" / "provenance.json", run_dir / "provenance.json");
+  {
+    std::ofstream csv(run_dir / "bench_families.csv");
+    csv << "dtype,n,family,kernel,detail,ms,bytes_per_element,gb_per_s,ratio_read,ratio_cub_reduce,peer,ratio_peer,"
+           "read_ms,cub_ms,in_l2,error\n";
+    for (const char* n : {"67108864", "268435456"}) {
+      const std::string at = std::string("float32,") + n + ",";
+      csv << at << "scan,warp_hs_chained,\"+ inclusive, b256x23\",0.2,8,2600,0.58,0.3,cub,0.85,0.06,0.07,0,\n"
+          << at << "scan,cub,+ inclusive,0.17,8,3100,0.69,0.4,cub,1,0.06,0.07,0,\n"
+          << at << "rows,welford,\"rows of 4096, block_per_row/256\",0.16,4.002,1600,0.37,0.4,,,0.06,0.07,0,\n"
+          << at << "rows,welford,\"bfloat16 rows of 4096, block_per_row/256\",0.15,2.002,900,0.21,0.4,,,0.06,0.07,0,\n"
+          << at << "rows,argmax,\"bfloat16 rows of 4096, block_per_row/256\",0.09,2.003,1500,0.33,0.7,,,0.06,0.07,0,\n";
+    }
+  }
+  const fs::path out = run_dir.parent_path() / "out";
+  const Result r = run("report " + run_dir.string() + " --out " + out.string());
+  SKIP_WITHOUT_MATPLOTLIB(r);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string md = slurp(out / "report.md");
+  for (const char* panel : {"scan, float32", "rows, rows of 4096, float32", "rows, bfloat16 rows of 4096, float32"})
+    EXPECT_NE(md.find(std::string("Bandwidth / read-roof bandwidth, ") + panel), std::string::npos) << panel;
+  // Each row problem's table holds its own kernels' ratios, not the other's.
+  const std::size_t f32 = md.find("read-roof bandwidth, rows, rows of 4096"), bf16 = md.find("read-roof bandwidth, rows, bfloat16");
+  ASSERT_NE(f32, std::string::npos);
+  ASSERT_NE(bf16, std::string::npos);
+  const std::string f32_table = md.substr(f32, md.find("\n\n", md.find("| --- ", f32)) - f32);
+  EXPECT_NE(f32_table.find("| welford | rows of 4096, block_per_row/256 | 0.37 | 0.37 |"), std::string::npos) << f32_table;
+  EXPECT_EQ(f32_table.find("argmax"), std::string::npos) << f32_table;
+  EXPECT_NE(md.find("| argmax | bfloat16 rows of 4096, block_per_row/256 | 0.33 | 0.33 |", bf16), std::string::npos) << md;
+  EXPECT_TRUE(fs::exists(out / "figures" / "bench_rows-bfloat16-rows-of-4096_float32.svg"));
+}
+
 TEST(Report, DataWithoutARendererIsShownAsItsTable) {
   const fs::path base = temp_dir("unknown");
   const fs::path mixed = base / "mixed";
