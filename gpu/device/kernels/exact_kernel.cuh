@@ -81,6 +81,12 @@ template <class T> struct ExactLayout {
   static constexpr int levels = sizeof(T) == 4 ? 2 : 3;
   static constexpr int flush_every = 512;
   static constexpr int anchor_margin = 4;  // B = (largest magnitude's exponent + 1) + anchor_margin
+  // The levels hold every element of magnitude at least 2^(B - held_below): its lowest bit is at
+  // or above the last level's grid, 2^(B - 83) for float (2 levels), 2^(B - 125) for double (3).
+  static constexpr int held_below = sizeof(T) == 4 ? 60 : 73;
+  // So with B set 2^anchor_margin above the largest, every element within this many binades of the
+  // largest is held (ExactThread::first_anchor's wide decision).
+  static constexpr int wide_span = held_below - anchor_margin - 1;
   // Largest anchor: M_0 = 1.5 * 2^(B + 11) must be a finite double.
   static constexpr int max_anchor = sizeof(T) == 4 ? FloatTraits<T>::emax + 2 : 1012;
   // The highest limb a flush touches: level 0's grid 2^(B - 41), an integer below 2^51 shifted by
@@ -188,6 +194,7 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
   long long* bins = nullptr;  // this thread's bin 0 (ExactBins); bin k at bins[k * blockDim.x]
   int bin_base = sizeof(T) == 4 ? 0 : -1;  // the limb of bin 0; double: -1 until the first wide group
   int bin_adds = 0;                        // elements sent to the bins since they were normalised
+  bool wide = false;  // first_anchor: this warp's finite groups go straight to the bins
 
   // Level l's grid, raised to the smallest subnormal (every value is a multiple of that).
   __device__ __forceinline__ int unit_exp(int l) const {
@@ -309,12 +316,20 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
 
   // A thread's first group anchors on the largest finite magnitude among the warp's first groups
   // (plus a margin of 2^anchor_margin), so that on random data a thread rarely meets a larger
-  // element later (each would cost a re-anchor and a careful group).
+  // element later (each would cost a re-anchor and a careful group). The same groups decide `wide`:
+  // when their nonzero magnitudes span more binades than the levels hold whatever the anchor
+  // (wide_span), the warp's groups will keep missing the levels, and each miss would pay the
+  // levels' attempt before the bins; so the warp sends every finite group straight to the bins.
+  // A guess from 32 N elements: it costs speed when wrong, never bits (both paths are exact).
   template <int N> __device__ __forceinline__ void first_anchor(const T (&x)[N]) {
     const Bits largest = group_largest(x);
     constexpr int drop = int(sizeof(Bits)) * 8 - 32;  // the exponent is in the top 32 bits
-    const unsigned top = __reduce_max_sync(__activemask(), static_cast<unsigned>(largest >> drop));
+    const unsigned mask = __activemask();
+    const unsigned top = __reduce_max_sync(mask, static_cast<unsigned>(largest >> drop));
     if (top == 0) return;
+    const unsigned low = __reduce_min_sync(mask, static_cast<unsigned>(group_smallest(x) >> drop));
+    constexpr int field = FloatTraits<T>::precision - 1 - drop;  // the exponent field's shift in the top word
+    wide = static_cast<int>(top >> field) - static_cast<int>(low >> field) > Layout::wide_span;
     int e = 0;
     const Bits w = static_cast<Bits>(top) << drop;
     T v;
@@ -337,6 +352,14 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
   template <int N>
   __device__ __forceinline__ void add_group(const T (&x)[N], unsigned long long* s_limbs, unsigned long long* s_special) {
     if (threshold == T(0)) first_anchor(x);
+    if (wide) {
+      if (group_finite(x)) {
+        bin_group(x, s_limbs, s_special);
+      } else {
+        add_each(x, ~0u, s_limbs, s_special);
+      }
+      return;
+    }
     constexpr bool level0_proof = sizeof(T) == 4;  // see Range above
     T largest_f = T(0);       // Range, float: the group's largest |x| (valid when `below`)
     Bits largest = 0;         // Range, double: the same as bits; and the smallest nonzero
@@ -366,7 +389,7 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
       for (int l = 0; l < L; ++l) saved[l] = s[l];
       bool done = try_levels<first>(x);
       const bool proven = level0_proof && done;  // level 0 alone absorbed the group
-      if (!done && first < L) {
+      if (!done && first < L && levels_hold(x)) {
 #pragma unroll
         for (int l = 0; l < L; ++l) s[l] = saved[l];
         done = try_levels<L>(x);
@@ -388,18 +411,11 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
 #pragma unroll
       for (int l = 0; l < L; ++l) s[l] = saved[l];
     }
-    bool finite = true;
-#pragma unroll
-    for (int i = 0; i < N; ++i) {
-      Bits u;
-      memcpy(&u, &x[i], sizeof(T));
-      finite &= (u & ~sign_bit) < inf_bits;
-    }
-    if (!finite) {
+    if (!group_finite(x)) {
       add_each(x, ~0u, s_limbs, s_special);
       return;
     }
-    if (!below && reanchor_for(x, s_limbs)) {  // the levels may hold the group from a new anchor
+    if (!below && reanchor_for(x, s_limbs) && levels_hold(x)) {  // the levels hold the group from a new anchor
       double saved[L];
 #pragma unroll
       for (int l = 0; l < L; ++l) saved[l] = s[l];
@@ -414,6 +430,33 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
       for (int l = 0; l < L; ++l) s[l] = saved[l];
     }
     bin_group(x, s_limbs, s_special);
+  }
+
+  template <int N> __device__ __forceinline__ bool group_finite(const T (&x)[N]) const {
+    bool finite = true;
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      Bits u;
+      memcpy(&u, &x[i], sizeof(T));
+      finite &= (u & ~sign_bit) < inf_bits;
+    }
+    return finite;
+  }
+
+  // Whether every element of a group below 2^B is zero or at least 2^(B - held_below), so that
+  // the levels surely hold it; a group that fails this goes to the bins without trying them. The
+  // test only chooses whether to try: a wrong answer (an overflow to Inf against float's Inf
+  // threshold passes from 2^68) costs time, never bits.
+  template <int N> __device__ __forceinline__ bool levels_hold(const T (&x)[N]) const {
+    constexpr T scale = [] {
+      T v = 1;
+      for (int i = 0; i < Layout::held_below; ++i) v *= 2;
+      return v;
+    }();
+    bool hold = true;
+#pragma unroll
+    for (int i = 0; i < N; ++i) hold &= x[i] == T(0) || fabs(x[i]) * scale >= threshold;
+    return hold;
   }
 
   // A group of finite elements with one at or above 2^B: flush, push and anchor on its largest
