@@ -21,8 +21,9 @@ namespace sumlab::gpu {
 namespace {
 
 // The "rows" family: every row kernel, statistics only (no output pass), over rows of each of
-// family_row_cols at block_per_row with cols / 16 threads (a thread's 16 elements fit the register
-// slice, gpu/rows/row_loads.cuh). `what` names the input type when it is not T's (bfloat16).
+// family_row_cols at block_per_row, cols / 16 threads (cols / 32 for bfloat16, so that a thread
+// has 64 bytes of its row in flight; gpu/rows/row_loads.cuh). `what` names the input type when it
+// is not T's (bfloat16).
 template <class In>
 void time_rows(std::vector<FamilyTiming>& out, std::span<const In> x, int samples, double l2, const std::string& what) {
   using Acc = row_reduce::row_acc_t<In>;
@@ -35,7 +36,8 @@ void time_rows(std::vector<FamilyTiming>& out, std::span<const In> x, int sample
       RowRunOptions ro;
       ro.want_out = false;
       ro.reps = samples;
-      row_reduce::RowShape shape{row_reduce::RowLayout::block_per_row, static_cast<int>(cols / 16)};
+      const std::int64_t per_thread = sizeof(In) == 2 ? 32 : 16;
+      row_reduce::RowShape shape{row_reduce::RowLayout::block_per_row, static_cast<int>(cols / per_thread)};
       for (const auto& k : row_reduce::row_kernels()) {
         const double outputs = k.family == row_reduce::RowFamily::argmax ? sizeof(Acc) + sizeof(std::int64_t) : 2.0 * sizeof(Acc);
         const auto r = gpu_rows<In>(k.kernel, shape, m, ro);

@@ -22,7 +22,7 @@ __global__ void __launch_bounds__(1024) row_argmax_kernel(const In* __restrict__
   if (g.row >= rows) return;
   const In* row = d_in + g.row * cols;
   ArgmaxState<Acc> s = argmax_identity<Acc>();
-  row_for_each<kRowBatch>(row, cols, g, [&](In x, std::int64_t j) { s = argmax_step(s, RowInput<In>::widen(x), static_cast<std::int32_t>(j)); });
+  row_for_each<kRowBatch<In>>(row, cols, g, [&](In x, std::int64_t j) { s = argmax_step(s, RowInput<In>::widen(x), static_cast<std::int32_t>(j)); });
   s = group_reduce<ArgmaxOp<Acc>>(s, g.block_stage, reinterpret_cast<ArgmaxState<Acc>*>(smem));
   if (g.t == 0) {
     d_value[g.row] = s.value;

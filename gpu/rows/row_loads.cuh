@@ -13,7 +13,7 @@
 //
 // A cheap fold with a second pass over the row (two_pass, and the normalised output) keeps the
 // thread's elements in registers when they number at most kRowSliceItems (cols <= kRowSliceItems *
-// T: float rows of 4096 at block_per_row/256, of 16384 at /1024), so the row is read from memory
+// T: float rows of 4096 at block_per_row/256, bfloat16 ones at /128), so the row is read from memory
 // once; longer rows read it again in each pass (from L2 where it stays). The slice and the batch
 // live in registers, which is why every row kernel is declared __launch_bounds__(1024): a block of
 // 1024 threads must launch, so the compiler keeps each kernel within 64 registers.
@@ -23,10 +23,10 @@
 
 namespace sumlab::gpu::rows {
 
-inline constexpr int kRowBatch = 8;
-// 64 bytes of registers a thread (16 float or bfloat16 values, 8 doubles): within the 64 registers
-// a 1024-thread block allows.
-template <class In> inline constexpr int kRowSliceItems = sizeof(In) == 8 ? 8 : 16;
+// At least 32 bytes a thread in flight: 8 floats or doubles, 16 bfloat16 values.
+template <class In> inline constexpr int kRowBatch = sizeof(In) == 2 ? 16 : 8;
+// 64 bytes of input a thread (32 bfloat16 values, 16 floats, 8 doubles).
+template <class In> inline constexpr int kRowSliceItems = 64 / int(sizeof(In));
 
 // f(value, j) for j = g.t, g.t + T, ... < cols, in that order, the loads Batch at a time.
 template <int Batch, class In, class F>
@@ -97,7 +97,7 @@ __device__ __forceinline__ void with_row(const In* __restrict__ row, std::int64_
       body([&](auto&& f) { s.for_each(f); });
       return;
     }
-    body([&](auto&& f) { row_for_each<kRowBatch>(row, cols, g, f); });
+    body([&](auto&& f) { row_for_each<kRowBatch<In>>(row, cols, g, f); });
   } else {
     body([&](auto&& f) { row_for_each<1>(row, cols, g, f); });
   }
