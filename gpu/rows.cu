@@ -36,6 +36,16 @@ template <class Acc> struct DeviceOutputs {
   DeviceBytes a, b, index, out;  // per-row stat 1, stat 2, argmax index, rows x cols output
 };
 
+// Only the kernel a moments kernel runs as is instantiated (gpu/rows/moments_kernel.cuh).
+template <RowKernel K, class In>
+void launch_moments(unsigned grid, unsigned block, const In* d_in, std::int64_t rows, std::int64_t cols,
+                    RowLayout layout, row_acc_t<In>* a, row_acc_t<In>* b, row_acc_t<In>* out) {
+  if constexpr (gpu::rows::row_moments_bounded<K, In>())
+    gpu::rows::row_moments_kernel<K, In><<<grid, block>>>(d_in, rows, cols, layout, a, b, out);
+  else
+    gpu::rows::row_moments_unbounded_kernel<K, In><<<grid, block>>>(d_in, rows, cols, layout, a, b, out);
+}
+
 template <class In>
 void launch(RowKernel k, const RowShape& s, const In* d_in, std::int64_t rows, std::int64_t cols,
             DeviceOutputs<row_acc_t<In>>& o) {
@@ -49,16 +59,16 @@ void launch(RowKernel k, const RowShape& s, const In* d_in, std::int64_t rows, s
   Acc* out = o.out.template as<Acc>();
   switch (k) {
     case RowKernel::textbook:
-      row_moments_kernel<RowKernel::textbook, In><<<grid, block>>>(d_in, rows, cols, s.layout, a, b, out);
+      launch_moments<RowKernel::textbook>(grid, block, d_in, rows, cols, s.layout, a, b, out);
       break;
     case RowKernel::two_pass:
-      row_moments_kernel<RowKernel::two_pass, In><<<grid, block>>>(d_in, rows, cols, s.layout, a, b, out);
+      launch_moments<RowKernel::two_pass>(grid, block, d_in, rows, cols, s.layout, a, b, out);
       break;
     case RowKernel::welford:
-      row_moments_kernel<RowKernel::welford, In><<<grid, block>>>(d_in, rows, cols, s.layout, a, b, out);
+      launch_moments<RowKernel::welford>(grid, block, d_in, rows, cols, s.layout, a, b, out);
       break;
     case RowKernel::welford_equal:
-      row_moments_kernel<RowKernel::welford_equal, In><<<grid, block>>>(d_in, rows, cols, s.layout, a, b, out);
+      launch_moments<RowKernel::welford_equal>(grid, block, d_in, rows, cols, s.layout, a, b, out);
       break;
     case RowKernel::softmax_online:
       row_softmax_kernel<RowKernel::softmax_online, In><<<grid, block>>>(d_in, rows, cols, s.layout, a, b, out);

@@ -16,9 +16,9 @@
 namespace sumlab::gpu::rows {
 
 template <row_reduce::RowKernel K, class In>
-__global__ void __launch_bounds__(1024) row_moments_kernel(const In* __restrict__ d_in, std::int64_t rows, std::int64_t cols,
-                                   row_reduce::RowLayout layout, row_reduce::row_acc_t<In>* d_mean,
-                                   row_reduce::row_acc_t<In>* d_variance, row_reduce::row_acc_t<In>* d_out) {
+__device__ __forceinline__ void row_moments(const In* __restrict__ d_in, std::int64_t rows, std::int64_t cols,
+                                            row_reduce::RowLayout layout, row_reduce::row_acc_t<In>* d_mean,
+                                            row_reduce::row_acc_t<In>* d_variance, row_reduce::row_acc_t<In>* d_out) {
   using namespace row_reduce;
   using Acc = row_acc_t<In>;
   __shared__ __align__(16) unsigned char smem[smem_state_bytes];
@@ -61,6 +61,29 @@ __global__ void __launch_bounds__(1024) row_moments_kernel(const In* __restrict_
     Acc* out = d_out + g.row * cols;
     for_each([&](In x, std::int64_t j) { out[j] = layer_norm_apply(RowInput<In>::widen(x), mv.mean, rstd); });
   });
+}
+
+// Every moments kernel launches at up to 1024 threads, so it must hold at most 64 registers. The
+// batched ones (textbook, two_pass) need __launch_bounds__(1024) for that, and float Welford gains
+// from it (the compiler then takes 32 registers, two 1024-thread blocks an SM). Welford on doubles
+// takes 48 unbounded and 50 bounded, which rounds up to one 256-thread block fewer an SM: its
+// chain-bound loop runs in proportion (docs/performance-notes.md), so it stays unbounded.
+template <row_reduce::RowKernel K, class In> constexpr bool row_moments_bounded() {
+  return !(std::is_same_v<In, double> && (K == row_reduce::RowKernel::welford || K == row_reduce::RowKernel::welford_equal));
+}
+
+template <row_reduce::RowKernel K, class In>
+__global__ void __launch_bounds__(1024) row_moments_kernel(const In* __restrict__ d_in, std::int64_t rows, std::int64_t cols,
+                                                           row_reduce::RowLayout layout, row_reduce::row_acc_t<In>* d_mean,
+                                                           row_reduce::row_acc_t<In>* d_variance, row_reduce::row_acc_t<In>* d_out) {
+  row_moments<K, In>(d_in, rows, cols, layout, d_mean, d_variance, d_out);
+}
+
+template <row_reduce::RowKernel K, class In>
+__global__ void row_moments_unbounded_kernel(const In* __restrict__ d_in, std::int64_t rows, std::int64_t cols,
+                                             row_reduce::RowLayout layout, row_reduce::row_acc_t<In>* d_mean,
+                                             row_reduce::row_acc_t<In>* d_variance, row_reduce::row_acc_t<In>* d_out) {
+  row_moments<K, In>(d_in, rows, cols, layout, d_mean, d_variance, d_out);
 }
 
 }  // namespace sumlab::gpu::rows

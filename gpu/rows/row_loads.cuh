@@ -15,8 +15,8 @@
 // thread's elements in registers when they number at most kRowSliceItems (cols <= kRowSliceItems *
 // T: float rows of 4096 at block_per_row/256, bfloat16 ones at /128), so the row is read from memory
 // once; longer rows read it again in each pass (from L2 where it stays). The slice and the batch
-// live in registers, which is why every row kernel is declared __launch_bounds__(1024): a block of
-// 1024 threads must launch, so the compiler keeps each kernel within 64 registers.
+// live in registers, which is why the kernels that use them are declared __launch_bounds__(1024):
+// a block of 1024 threads must launch, so the compiler keeps each within 64 registers.
 #include <cstdint>
 
 #include "gpu/rows/row_tree.cuh"
