@@ -45,12 +45,28 @@ template <class T> struct MaxOp {
   using Scalar = T;
   static constexpr const char* name = "max";
   SUMLAB_HD static Value identity() { return -std::numeric_limits<T>::infinity(); }
+  // One selection, no branch (& and |, not && and ||, which compile to branches): a combine with
+  // early returns gave the chained tile kernel 563 branches, and its max scan ran at a third of the
+  // plus scan's speed. x != x
+  // is the NaN test that compiles identically on host and device; equal values that differ in
+  // their sign bit are -0 and +0, and the later wins exactly when it is the +0.
   SUMLAB_HD static Value combine(const Value& earlier, const Value& later) {
-    // x != x is the NaN test that compiles identically on host and device.
-    if (earlier != earlier) return earlier;
-    if (later != later) return later;
-    if (earlier == later) return earlier == T(0) ? earlier + later : earlier;  // -0 + +0 = +0; -0 + -0 = -0
-    return earlier < later ? later : earlier;
+    const bool later_wins = (earlier == earlier) & ((later != later) | (earlier < later) |
+                                                    ((earlier == later) & sign_bit(earlier) & !sign_bit(later)));
+    return later_wins ? later : earlier;
+  }
+
+ private:
+  SUMLAB_HD static bool sign_bit(const T& x) {
+    if constexpr (sizeof(T) == 4) {
+      unsigned u;
+      std::memcpy(&u, &x, sizeof u);
+      return (u >> 31) != 0;
+    } else {
+      unsigned long long u;
+      std::memcpy(&u, &x, sizeof u);
+      return (u >> 63) != 0;
+    }
   }
 };
 

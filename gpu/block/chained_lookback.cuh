@@ -156,10 +156,15 @@ __device__ typename Op::Value chain_look_back(const ChainTiles<typename Op::Valu
       win[lane] = chain_read_aggregate(c, t - 32 * std::int64_t(u + 1) + lane);
       __syncwarp();
     }
+    // Every step combines and selects, with no branch, so the window's loads can be issued ahead
+    // of the chain (a guarded combine of several instructions compiled to a branch per step, each
+    // with its load inside).
     const int from = u == w ? jl + 1 : 0;
 #pragma unroll
-    for (int l = 0; l < 32; ++l)
-      if (l >= from) p = Op::combine(p, win[l]);
+    for (int l = 0; l < 32; ++l) {
+      const V q = Op::combine(p, win[l]);
+      p = l >= from ? q : p;
+    }
   }
   if (lane == 0) chain_publish(c, t, kChainInclusive, Op::combine(p, aggregate));
   return p;

@@ -4,10 +4,13 @@
 // operator's associativity within a derived rounding bound.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "core/counter_rng.hpp"
@@ -150,6 +153,34 @@ TYPED_TEST(ScanTyped, MaxIsShapeInvariantBitForBit) {
   EXPECT_TRUE(same_bits(Op::combine(T(-0.0), T(0.0)), T(0.0)));
   EXPECT_TRUE(same_bits(Op::combine(T(0.0), T(-0.0)), T(0.0)));
   EXPECT_TRUE(std::isnan(Op::combine(T(1), std::numeric_limits<T>::quiet_NaN())));
+}
+
+// The branch-free combine against its definition written out case by case, bit for bit on every
+// ordered pair of special and ordinary values (two NaNs with different payloads and signs: the
+// earlier one is returned whole).
+TYPED_TEST(ScanTyped, MaxCombineIsItsDefinitionOnEveryPair) {
+  using T = TypeParam;
+  using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  const auto from_bits = [](Bits u) {
+    T v;
+    std::memcpy(&v, &u, sizeof v);
+    return v;
+  };
+  const auto definition = [](T earlier, T later) {
+    if (std::isnan(earlier)) return earlier;
+    if (std::isnan(later)) return later;
+    if (earlier == later) return std::signbit(earlier) && !std::signbit(later) ? later : earlier;
+    return earlier < later ? later : earlier;
+  };
+  const T inf = std::numeric_limits<T>::infinity();
+  const Bits quiet = std::bit_cast<Bits>(std::numeric_limits<T>::quiet_NaN());
+  const std::vector<T> v{from_bits(quiet | 1), from_bits(quiet | 2 | (Bits(1) << (8 * sizeof(T) - 1))), -inf, T(-2.5),
+                         T(-0.0), T(0.0), std::numeric_limits<T>::denorm_min(), T(1), T(1), inf};
+  for (T a : v)
+    for (T b : v) {
+      const T got = MaxOp<T>::combine(a, b), want = definition(a, b);
+      EXPECT_EQ(std::bit_cast<Bits>(got), std::bit_cast<Bits>(want)) << a << " then " << b;
+    }
 }
 
 TYPED_TEST(ScanTyped, SegmentedRestartsAtEveryHead) {
