@@ -183,6 +183,28 @@ TYPED_TEST(ScanTyped, MaxCombineIsItsDefinitionOnEveryPair) {
     }
 }
 
+// The look-back's fold pads with right_identity(): combine(p, e) must give p's bits back for every
+// p, signed zeros and infinities included (+0 would turn a -0 sum into +0).
+TYPED_TEST(ScanTyped, RightIdentityLeavesEveryValueAsItIs) {
+  using T = TypeParam;
+  const T inf = std::numeric_limits<T>::infinity();
+  const std::vector<T> v{-inf, T(-2.5), T(-0.0), T(0.0), std::numeric_limits<T>::denorm_min(), T(3), inf};
+  const auto same = [](const auto& x, const auto& y) { return same_bits(x, y); };
+  for (T a : v) {
+    EXPECT_TRUE(same(PlusOp<T>::combine(a, PlusOp<T>::right_identity()), a)) << a;
+    EXPECT_TRUE(same(MaxOp<T>::combine(a, MaxOp<T>::right_identity()), a)) << a;
+    EXPECT_TRUE(std::isnan(MaxOp<T>::combine(std::numeric_limits<T>::quiet_NaN(), MaxOp<T>::right_identity())));
+    for (bool head : {false, true}) {
+      const Flagged<T> f{head, a};
+      EXPECT_TRUE(same(SegmentedOp<T>::combine(f, SegmentedOp<T>::right_identity()), f)) << a;
+    }
+    for (T b : v) {
+      const Affine<T> f{a, b};
+      EXPECT_TRUE(same(AffineOp<T>::combine(f, AffineOp<T>::right_identity()), f)) << a << " " << b;
+    }
+  }
+}
+
 TYPED_TEST(ScanTyped, SegmentedRestartsAtEveryHead) {
   using T = TypeParam;
   using Op = SegmentedOp<T>;

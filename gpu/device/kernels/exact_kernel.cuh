@@ -35,9 +35,12 @@
 // its exponent mod 32, added to the bin of its exponent / 32, with no branch per element. For float
 // the bins cover every finite value; for double they are a 512-bit window per thread (256 for
 // 1024-thread blocks), raised when a larger element comes, and the elements below it take the
-// element path. Such a group pays the levels' attempt and then the bins; the bins' speed is bound
-// by their shared-memory loads and stores (16 bytes a float element, 32 a double one), whatever
-// the span (docs/performance-notes.md). Inputs of moderate range never reach them.
+// element path. Such a group pays the levels' attempt and then the bins, unless its warp's
+// first groups already spanned more binades than the levels hold (ExactThread::first_anchor): then
+// every finite group of that warp goes straight to the bins. The bins' speed is bound by their
+// shared-memory loads and stores (16 bytes a float element, 32 a double one) and their integer
+// instructions, whatever the span (docs/performance-notes.md). Inputs of moderate range never
+// reach them.
 // Loads: tiles by the bulk-copy engine (gpu/thread/bulk_loads.cuh), whatever the shape's vector
 // width and mapping: the bits do not depend on which thread adds which element (below).
 //
@@ -389,7 +392,7 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
       for (int l = 0; l < L; ++l) saved[l] = s[l];
       bool done = try_levels<first>(x);
       const bool proven = level0_proof && done;  // level 0 alone absorbed the group
-      if (!done && first < L && levels_hold(x)) {
+      if (!done && first < L) {
 #pragma unroll
         for (int l = 0; l < L; ++l) s[l] = saved[l];
         done = try_levels<L>(x);
@@ -415,7 +418,7 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
       add_each(x, ~0u, s_limbs, s_special);
       return;
     }
-    if (!below && reanchor_for(x, s_limbs) && levels_hold(x)) {  // the levels hold the group from a new anchor
+    if (!below && reanchor_for(x, s_limbs)) {  // the levels may hold the group from a new anchor
       double saved[L];
 #pragma unroll
       for (int l = 0; l < L; ++l) saved[l] = s[l];
@@ -441,22 +444,6 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
       finite &= (u & ~sign_bit) < inf_bits;
     }
     return finite;
-  }
-
-  // Whether every element of a group below 2^B is zero or at least 2^(B - held_below), so that
-  // the levels surely hold it; a group that fails this goes to the bins without trying them. The
-  // test only chooses whether to try: a wrong answer (an overflow to Inf against float's Inf
-  // threshold passes from 2^68) costs time, never bits.
-  template <int N> __device__ __forceinline__ bool levels_hold(const T (&x)[N]) const {
-    constexpr T scale = [] {
-      T v = 1;
-      for (int i = 0; i < Layout::held_below; ++i) v *= 2;
-      return v;
-    }();
-    bool hold = true;
-#pragma unroll
-    for (int i = 0; i < N; ++i) hold &= x[i] == T(0) || fabs(x[i]) * scale >= threshold;
-    return hold;
   }
 
   // A group of finite elements with one at or above 2^B: flush, push and anchor on its largest
