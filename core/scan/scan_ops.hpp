@@ -4,6 +4,12 @@
 //   static Value identity();                the left identity of combine (exact arithmetic)
 //   static Value right_identity();          e with combine(p, e) == p bit for bit for every p (NaN
 //                                           payloads aside): the look-back's fold pads with it
+//   static constexpr bool guard_steps;      how the GPU's warp scan and look-back fold skip a step:
+//                                           true, a guarded combine (one to three instructions,
+//                                           compiled predicated: plus, affine); false, every step
+//                                           combined and selected or padded with right_identity
+//                                           (max, segmented, whose guarded combines compiled to a
+//                                           branch a step). Speed only: the bits are the same.
 //   static Value combine(earlier, later);   "earlier then later": the scan's only operation
 // The same code runs on the CPU (-ffp-contract=off) and in the modelled kernels (--fmad=false), so
 // a combine is the same IEEE operations, rounded the same way, on both sides.
@@ -40,6 +46,7 @@ template <class T> struct PlusOp {
   static constexpr const char* name = "plus";
   SUMLAB_HD static Value identity() { return T(0); }
   SUMLAB_HD static Value right_identity() { return -T(0); }  // p + -0 is p, -0 included (p + +0 is not)
+  static constexpr bool guard_steps = true;
   SUMLAB_HD static Value combine(const Value& earlier, const Value& later) { return earlier + later; }
 };
 
@@ -49,6 +56,7 @@ template <class T> struct MaxOp {
   static constexpr const char* name = "max";
   SUMLAB_HD static Value identity() { return -std::numeric_limits<T>::infinity(); }
   SUMLAB_HD static Value right_identity() { return -std::numeric_limits<T>::infinity(); }
+  static constexpr bool guard_steps = false;
   // One selection, no branch (& and |, not && and ||, which compile to branches): a combine with
   // early returns gave the chained tile kernel 563 branches, and its max scan ran at a third of the
   // plus scan's speed. x != x
@@ -80,6 +88,7 @@ template <class T> struct SegmentedOp {
   static constexpr const char* name = "segmented";
   SUMLAB_HD static Value identity() { return Value{false, T(0)}; }
   SUMLAB_HD static Value right_identity() { return Value{false, -T(0)}; }
+  static constexpr bool guard_steps = false;
   SUMLAB_HD static Value combine(const Value& earlier, const Value& later) {
     return segmented_combine(earlier, later);
   }
@@ -96,6 +105,7 @@ template <class T> struct AffineOp {
   static constexpr const char* name = "affine";
   SUMLAB_HD static Value identity() { return Value{T(1), T(0)}; }
   SUMLAB_HD static Value right_identity() { return Value{T(1), -T(0)}; }  // (1 p.a, 1 p.b + -0)
+  static constexpr bool guard_steps = true;
   SUMLAB_HD static Value combine(const Value& earlier, const Value& later) {
     const T a = later.a * earlier.a;
     const T ab = later.a * earlier.b;  // rounded on its own, then added: no FMA

@@ -156,17 +156,21 @@ __device__ typename Op::Value chain_look_back(const ChainTiles<typename Op::Valu
       win[lane] = chain_read_aggregate(c, t - 32 * std::int64_t(u + 1) + lane);
       __syncwarp();
     }
-    // Every step combines, with no branch: the tiles before `from` are replaced by the right
-    // identity, which leaves p's bits as they are. So the window's loads and the selections leave
-    // the chain, and each step costs one combine's latency. (A guarded combine of several
-    // instructions compiled to a branch per step with its load inside; combining and then
-    // selecting the result put the selection on the chain.)
     const int from = u == w ? jl + 1 : 0;
-    V v[32];
+    if constexpr (Op::guard_steps) {  // a predicated combine a step
 #pragma unroll
-    for (int l = 0; l < 32; ++l) v[l] = win[l];
+      for (int l = 0; l < 32; ++l)
+        if (l >= from) p = Op::combine(p, win[l]);
+    } else {
+      // No branch: the tiles before `from` are replaced by the right identity, which leaves p's
+      // bits as they are, so the loads and the selections stay off the chain. (Guarded, a combine
+      // of several instructions compiled to a branch a step with its load inside.)
+      V v[32];
 #pragma unroll
-    for (int l = 0; l < 32; ++l) p = Op::combine(p, l >= from ? v[l] : Op::right_identity());
+      for (int l = 0; l < 32; ++l) v[l] = win[l];
+#pragma unroll
+      for (int l = 0; l < 32; ++l) p = Op::combine(p, l >= from ? v[l] : Op::right_identity());
+    }
   }
   if (lane == 0) chain_publish(c, t, kChainInclusive, Op::combine(p, aggregate));
   return p;

@@ -14,8 +14,12 @@ __device__ __forceinline__ typename Op::Value warp_inclusive_scan(typename Op::V
 #pragma unroll
   for (int off = 1; off < 32; off *= 2) {
     const typename Op::Value up = warp::shfl(v, off, warp::Shfl::up);
-    const typename Op::Value c = Op::combine(up, v);  // combined and selected: no branch (chained_lookback.cuh)
-    v = lane >= off ? c : v;
+    if constexpr (Op::guard_steps) {
+      if (lane >= off) v = Op::combine(up, v);
+    } else {  // combined and selected: no branch (scan_ops.hpp)
+      const typename Op::Value c = Op::combine(up, v);
+      v = lane >= off ? c : v;
+    }
   }
   return v;
 }
