@@ -101,10 +101,14 @@ template <class T> struct ExactLayout {
 // memory after the bulk stages, bin k of a thread at [k * blockDim.x + threadIdx.x] (a warp's
 // lanes hit 32 consecutive words whatever bins they pick: no bank conflicts), bin k weighing
 // limb (base + k)'s 2^(32 (base + k) + min_exponent).
-//   float:  10 bins, base 0: an element of exponent field E lands whole in bin (max(E,1) - 1) / 32
-//           (at most bin 7) as its significand shifted by (max(E,1) - 1) mod 32 (< 2^55); bins 8
-//           and 9 take the carries (a thread's total is below 2^308 in units of 2^-149). Every
-//           finite float, no anchor, no window.
+//   float:  10 bins, base 0, counting units of 2^(min_exponent - 1) = 2^-150 (half a limb's unit,
+//           so that the bin follows the exponent field E alone): an element lands whole in bin
+//           E / 32 (at most 7) as x 2^(150 - 32 (E / 32)), an integer of magnitude below 2^55 (the
+//           significand shifted by E mod 32; 2a for a subnormal a 2^-149); bins 8 and 9 take the
+//           carries (a thread's total is below 2^309 units). Every element adds an even number of
+//           units (E >= 1 in bin 0, a multiple of 2^32 above it), so the normalised total is even
+//           and halves exactly into limb units before a push (bins_to_limb_units). Every finite
+//           float, no anchor, no window.
 //   double: a window of 16 bins (8 for 1024-thread blocks, whose bulk stages take 128 KB), base
 //           chosen per thread from its first wide group's largest exponent and raised when a
 //           larger one comes: the significand shifted by the exponent mod 32 (< 2^85) as its low
@@ -535,9 +539,22 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
     bin_adds = 0;
   }
 
+  // Float, after normalise_bins: the bins' total (even, in units of 2^(min_exponent - 1)) halved
+  // into limb units, digit by digit: b_k = 2 q_k + r_k (q_k = b_k >> 1, floor, also for the
+  // signed top bin) gives total / 2 = sum of (q_k + 2^31 r_(k+1)) 2^(32 k), each below 2^32 but
+  // the top one, as r_0 = 0.
+  __device__ __forceinline__ void bins_to_limb_units() {
+    if constexpr (sizeof(T) == 4) {
+#pragma unroll
+      for (int k = 0; k + 1 < Bins; ++k) bin(k) = (bin(k) >> 1) | ((bin(k + 1) & 1) << 31);
+      bin(Bins - 1) >>= 1;
+    }
+  }
+
   // The bins into the block's limbs by this thread alone (no other lane need be here), emptied.
   __device__ __forceinline__ void push_bins_alone(unsigned long long* s_limbs) {
     normalise_bins();
+    bins_to_limb_units();
 #pragma unroll
     for (int k = 0; k < Bins; ++k) {
       const long long v = bin(k);
@@ -550,6 +567,7 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
   // (every bin is below 2^56 once normalised), one of them does the atomics.
   __device__ __forceinline__ void push_bins(unsigned long long* s_limbs) {
     normalise_bins();
+    bins_to_limb_units();
     const unsigned mask = __activemask();
     const unsigned same = sizeof(T) == 4 ? mask : __match_any_sync(mask, bin_base);
     const bool leader = (threadIdx.x & 31u) == static_cast<unsigned>(__ffs(same) - 1);
@@ -577,25 +595,25 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
   __device__ __forceinline__ void bin_group(const T (&x)[N], unsigned long long* s_limbs, unsigned long long* s_special) {
     if constexpr (Range) track_range(x);
     if constexpr (sizeof(T) == 4) {
-      // Per element, about 9 integer-pipe instructions, 5 IMADs (the FMA pipe) and the bin's load
-      // and store: the subnormal case needs no branch (m = |u| - e 2^23 is the significand with
-      // its hidden bit for e = E - 1 >= 0, the fraction itself for E = 0), the sign multiplies, and
-      // the funnel shifts take the shift count mod 32 themselves (the high word extends m's own
-      // sign: -0 has s = -1 but m = 0).
+      // Per element: two integer instructions make the scale 2^(112 - 32 b) for the bin b = E / 32
+      // (the field's top three bits, in place: b 2^28 = u & 0x70000000), two exact products
+      // (x 2^(112 - 32 b) is a normal float for every finite x, subnormals included, and its
+      // product with 2^38 is below 2^55), one exact conversion to a 64-bit integer (the sign comes
+      // with it), and the bin's load, add and store. The bit operations this replaces (the
+      // significand, the sign and a 64-bit funnel shift) held the kernel to 0.68 of CUB on wide
+      // spans, bound by the integer pipe.
+      Bits nonzero = 0;  // some element is not -0
 #pragma unroll
       for (int i = 0; i < N; ++i) {
         Bits u;
         memcpy(&u, &x[i], sizeof(T));
-        not_negative_zero |= u != sign_bit;
-        const int a = static_cast<int>(u & ~sign_bit);
-        const int above = a - (1 << 23) > 0 ? a - (1 << 23) : 0;  // (E - 1) 2^23 + fraction, or 0 for E = 0
-        const int e = above >> 23;                                // the lowest bit's position: bin e / 32, shift e mod 32
-        const int s = static_cast<int>(u) >> 31;                  // 0 or -1
-        const int m = (a - (e << 23)) * (2 * s + 1);              // the signed significand, |m| < 2^24
-        const unsigned lo = __funnelshift_l(0u, static_cast<unsigned>(m), static_cast<unsigned>(e));
-        const unsigned hi = __funnelshift_l(static_cast<unsigned>(m), static_cast<unsigned>(m >> 31), static_cast<unsigned>(e));
-        bin(above >> 28) += static_cast<long long>((static_cast<unsigned long long>(hi) << 32) | lo);  // m 2^(e mod 32)
+        nonzero |= u ^ sign_bit;
+        const unsigned b28 = u & 0x70000000u;
+        const float scale = __uint_as_float((239u << 23) - b28);  // 2^(112 - 32 b): biased 239 - 32 b
+        const long long v = __float2ll_rz((x[i] * scale) * 0x1p38f);
+        bin(static_cast<int>(b28 >> 28)) += v;
       }
+      not_negative_zero |= nonzero != 0;
     } else {
       int top = 0;  // the largest bin an element needs (its high part's)
 #pragma unroll
