@@ -7,7 +7,6 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <span>
 #include <type_traits>
@@ -161,11 +160,6 @@ TYPED_TEST(ScanTyped, MaxIsShapeInvariantBitForBit) {
 TYPED_TEST(ScanTyped, MaxCombineIsItsDefinitionOnEveryPair) {
   using T = TypeParam;
   using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
-  const auto from_bits = [](Bits u) {
-    T v;
-    std::memcpy(&v, &u, sizeof v);
-    return v;
-  };
   const auto definition = [](T earlier, T later) {
     if (std::isnan(earlier)) return earlier;
     if (std::isnan(later)) return later;
@@ -174,7 +168,7 @@ TYPED_TEST(ScanTyped, MaxCombineIsItsDefinitionOnEveryPair) {
   };
   const T inf = std::numeric_limits<T>::infinity();
   const Bits quiet = std::bit_cast<Bits>(std::numeric_limits<T>::quiet_NaN());
-  const std::vector<T> v{from_bits(quiet | 1), from_bits(quiet | 2 | (Bits(1) << (8 * sizeof(T) - 1))), -inf, T(-2.5),
+  const std::vector<T> v{std::bit_cast<T>(Bits(quiet | 1)), std::bit_cast<T>(Bits(quiet | 2 | (Bits(1) << (8 * sizeof(T) - 1)))), -inf, T(-2.5),
                          T(-0.0), T(0.0), std::numeric_limits<T>::denorm_min(), T(1), T(1), inf};
   for (T a : v)
     for (T b : v) {
