@@ -35,6 +35,7 @@
 #include <cstring>
 #include <limits>
 
+#include "core/float_traits.hpp"
 #include "core/hd.hpp"
 #include "core/scan/segmented_op.hpp"
 
@@ -69,15 +70,9 @@ template <class T> struct MaxOp {
 
  private:
   SUMLAB_HD static bool sign_bit(const T& x) {
-    if constexpr (sizeof(T) == 4) {
-      unsigned u;
-      std::memcpy(&u, &x, sizeof u);
-      return (u >> 31) != 0;
-    } else {
-      unsigned long long u;
-      std::memcpy(&u, &x, sizeof u);
-      return (u >> 63) != 0;
-    }
+    typename FloatTraits<T>::Bits u;
+    std::memcpy(&u, &x, sizeof u);
+    return (u >> (8 * sizeof(T) - 1)) != 0;
   }
 };
 

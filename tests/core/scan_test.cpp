@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <limits>
 #include <span>
-#include <type_traits>
 #include <vector>
 
 #include "core/counter_rng.hpp"
@@ -159,7 +158,7 @@ TYPED_TEST(ScanTyped, MaxIsShapeInvariantBitForBit) {
 // earlier one is returned whole).
 TYPED_TEST(ScanTyped, MaxCombineIsItsDefinitionOnEveryPair) {
   using T = TypeParam;
-  using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  using Bits = typename FloatTraits<T>::Bits;
   const auto definition = [](T earlier, T later) {
     if (std::isnan(earlier)) return earlier;
     if (std::isnan(later)) return later;
