@@ -100,7 +100,7 @@ template <class T> struct ExactLayout {
 // The wide path's per-thread bins (ExactThread::bin_group): int64 integers in dynamic shared
 // memory after the bulk stages, bin k of a thread at [k * blockDim.x + threadIdx.x] (a warp's
 // lanes hit 32 consecutive words whatever bins they pick: no bank conflicts), bin k weighing
-// limb (base + k)'s 2^(32 (base + k) + min_exponent) (float: half that until a push, below).
+// limb (base + k)'s 2^(32 (base + k) + min_exponent), halved before a push (below).
 //   float:  10 bins, base 0, counting units of 2^(min_exponent - 1) = 2^-150 (half a limb's unit,
 //           so that the bin follows the exponent field E alone): an element lands whole in bin
 //           E / 32 (at most 7) as x 2^(150 - 32 (E / 32)), an integer of magnitude below 2^55 (the
@@ -109,11 +109,13 @@ template <class T> struct ExactLayout {
 //           units (E >= 1 in bin 0, a multiple of 2^32 above it), so the normalised total is even
 //           and halves exactly into limb units before a push (bins_to_limb_units). Every finite
 //           float, no anchor, no window.
-//   double: a window of 16 bins (8 for 1024-thread blocks, whose bulk stages take 128 KB), base
-//           chosen per thread from its first wide group's largest exponent and raised when a
-//           larger one comes: the significand shifted by the exponent mod 32 (< 2^85) as its low
-//           32 bits into bin j and the rest (< 2^52 + 2^31) into bin j + 1, j <= count - 3 (the
-//           top bin takes only carries). Elements below the window go to the element path.
+//   double: a window of 16 bins (8 for 1024-thread blocks, whose bulk stages take 128 KB), in
+//           units of 2^(min_exponent - 1) as for float, base chosen per thread from its first
+//           wide group's largest exponent and raised when a larger one comes: an element of bin
+//           j = E / 32 adds y = x 2^(1075 - 32 j) (an integer below 2^84) as its low 32-bit digit
+//           to bin j and the rest (below 2^52) to bin j + 1, j <= count - 3 (the top bin takes
+//           only carries). Elements below the window go to the element path. A window that
+//           starts above bin 0 can hold an odd total: its half unit goes to the limb below it.
 // Normalising (every normalise_every elements a thread sends to the bins, and before a push)
 // leaves bins 0 .. count-2 in [0, 2^32) and the carry in the top bin; an element adds less than
 // 2^55 (float) or 2^52 + 2^32 + 2^31 (double) to a bin, so the bins stay below 2^63 in between.
@@ -539,22 +541,24 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
     bin_adds = 0;
   }
 
-  // Float, after normalise_bins: the bins' total (even, in units of 2^(min_exponent - 1)) halved
-  // into limb units, digit by digit: b_k = 2 q_k + r_k (q_k = b_k >> 1, floor, also for the
-  // signed top bin) gives total / 2 = sum of (q_k + 2^31 r_(k+1)) 2^(32 k), each below 2^32 but
-  // the top one, as r_0 = 0.
-  __device__ __forceinline__ void bins_to_limb_units() {
-    if constexpr (sizeof(T) == 4) {
+  // After normalise_bins: the bins' total, in units of 2^(min_exponent - 1), halved into limb
+  // units digit by digit: b_k = 2 q_k + r_k (q_k = b_k >> 1, floor, also for the signed top bin)
+  // gives total / 2 = sum of (q_k + 2^31 r_(k+1)) 2^(32 k) + r_0 / 2, each digit below 2^32 but
+  // the top one. r_0 / 2 is 2^31 of the limb below the window (returned, 0 or 1): every element
+  // adds an even number of units whole (E >= 1 in bin 0, a multiple of 2^32 above it), so r_0 is
+  // 0 when the window starts at bin 0 (float always; double until a wide element raises it).
+  __device__ __forceinline__ long long bins_to_limb_units() {
+    const long long r0 = bin(0) & 1;
 #pragma unroll
-      for (int k = 0; k + 1 < Bins; ++k) bin(k) = (bin(k) >> 1) | ((bin(k + 1) & 1) << 31);
-      bin(Bins - 1) >>= 1;
-    }
+    for (int k = 0; k + 1 < Bins; ++k) bin(k) = (bin(k) >> 1) | ((bin(k + 1) & 1) << 31);
+    bin(Bins - 1) >>= 1;
+    return r0;
   }
 
   // The bins into the block's limbs by this thread alone (no other lane need be here), emptied.
   __device__ __forceinline__ void push_bins_alone(unsigned long long* s_limbs) {
     normalise_bins();
-    bins_to_limb_units();
+    if (bins_to_limb_units() != 0) add_bin(s_limbs, 1ll << 31, bin_base - 1);
 #pragma unroll
     for (int k = 0; k < Bins; ++k) {
       const long long v = bin(k);
@@ -567,25 +571,19 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
   // (every bin is below 2^56 once normalised), one of them does the atomics.
   __device__ __forceinline__ void push_bins(unsigned long long* s_limbs) {
     normalise_bins();
-    bins_to_limb_units();
+    const long long r0 = bins_to_limb_units();
     const unsigned mask = __activemask();
     const unsigned same = sizeof(T) == 4 ? mask : __match_any_sync(mask, bin_base);
     const bool leader = (threadIdx.x & 31u) == static_cast<unsigned>(__ffs(same) - 1);
+    if constexpr (sizeof(T) == 8) {  // float's window starts at bin 0: r0 is 0
+      const long long halves = static_cast<long long>(__popc(__ballot_sync(same, r0 != 0)));
+      if (leader && halves != 0) add_bin(s_limbs, halves << 31, bin_base - 1);
+    }
 #pragma unroll
     for (int k = 0; k < Bins; ++k) {
       const long long total = group_sum_s56(same, bin(k));
       if (leader && total != 0) add_bin(s_limbs, total, bin_base + k);
     }
-  }
-
-  // A finite element's significand m (hidden bit included) and the bit position of its lowest
-  // bit above 2^min_exponent: x = (-1)^sign m 2^pos.
-  __device__ __forceinline__ static void split(Bits u, Bits& m, int& pos) {
-    constexpr int f = FloatTraits<T>::precision - 1;
-    const int e = static_cast<int>((u & ~sign_bit) >> f);
-    const int normal = e != 0 ? 1 : 0;
-    m = (u & ((Bits(1) << f) - 1)) | (static_cast<Bits>(normal) << f);
-    pos = e - normal;
   }
 
   // A group of finite elements that the levels could not take (a span past theirs, or an element
@@ -615,14 +613,18 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
       }
       not_negative_zero |= nonzero != 0;
     } else {
+      // As for float, in units of 2^(min_exponent - 1): the bin b = E / 32 of the exponent field
+      // (its top six bits: b 2^25 = the high word & 0x7e000000), y = x 2^(1075 - 32 b) by two
+      // exact products (x 2^(1000 - 32 b) is a normal double for every finite x, subnormals
+      // included; y is an integer below 2^84), then y's two 32-bit digits, each exact: hi =
+      // trunc(y 2^-32) below 2^52 and lo = y - hi 2^32 below 2^32, both with y's sign.
       int top = 0;  // the largest bin an element needs (its high part's)
 #pragma unroll
       for (int i = 0; i < N; ++i) {
         Bits u;
         memcpy(&u, &x[i], sizeof(T));
-        const int e = static_cast<int>((u & ~sign_bit) >> 52);
-        const int pos = e - (e != 0 ? 1 : 0);
-        top = (pos >> 5) + 1 > top ? (pos >> 5) + 1 : top;
+        const int b = static_cast<int>((u >> 57) & 63);
+        top = b + 1 > top ? b + 1 : top;
       }
       if (bin_base < 0 || top > bin_base + Bins - 2) {  // a window whose next-to-top bin takes the largest element
         if (bin_base >= 0) push_bins_alone(s_limbs);
@@ -630,28 +632,26 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
         bin_base = b > 0 ? b : 0;
       }
       unsigned outside = 0;  // the elements below the window (nonzero), for add()
+      Bits nonzero = 0;      // some element is not -0
 #pragma unroll
       for (int i = 0; i < N; ++i) {
-        Bits u, m;
-        int pos;
+        Bits u;
         memcpy(&u, &x[i], sizeof(T));
-        not_negative_zero |= u != sign_bit;
-        split(u, m, pos);
-        int k = (pos >> 5) - bin_base;
+        nonzero |= u ^ sign_bit;
+        const unsigned b25 = static_cast<unsigned>(u >> 32) & 0x7e000000u;
+        int k = static_cast<int>(b25 >> 25) - bin_base;
         const bool in = k >= 0;
-        outside |= (!in && m != 0 ? 1u : 0u) << i;
-        m = in ? m : 0;
+        outside |= (!in && (u & ~sign_bit) != 0 ? 1u : 0u) << i;
         k = in ? k : 0;
-        const int sh = pos & 31;
-        const unsigned long long low = (m & 0xffffffffull) << sh;  // < 2^63
-        long long lo = static_cast<long long>(low & 0xffffffffull);
-        long long hi = static_cast<long long>(((m >> 32) << sh) + (low >> 32));  // < 2^52 + 2^31
-        const bool negative = (u & sign_bit) != 0;
-        lo = negative ? -lo : lo;
-        hi = negative ? -hi : hi;
-        bin(k) += lo;
-        bin(k + 1) += hi;
+        const double scale = __hiloint2double(static_cast<int>((2023u << 20) - b25), 0);  // 2^(1000 - 32 b)
+        const double y = (x[i] * scale) * 0x1p75;
+        const double th = trunc(y * 0x1p-32);
+        const long long hi = __double2ll_rz(th);
+        const long long lo = __double2ll_rz(y - th * 0x1p32);
+        bin(k) += in ? lo : 0;
+        bin(k + 1) += in ? hi : 0;
       }
+      not_negative_zero |= nonzero != 0;
       if (outside != 0) add_each(x, outside, s_limbs, s_special);
     }
     bin_adds += N;
