@@ -558,7 +558,10 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
   // The bins into the block's limbs by this thread alone (no other lane need be here), emptied.
   __device__ __forceinline__ void push_bins_alone(unsigned long long* s_limbs) {
     normalise_bins();
-    if (bins_to_limb_units() != 0) add_bin(s_limbs, 1ll << 31, bin_base - 1);
+    const long long r0 = bins_to_limb_units();
+    if constexpr (sizeof(T) == 8) {  // float's window starts at bin 0: r0 is 0
+      if (r0 != 0) add_bin(s_limbs, 1ll << 31, bin_base - 1);
+    }
 #pragma unroll
     for (int k = 0; k < Bins; ++k) {
       const long long v = bin(k);
