@@ -57,6 +57,7 @@
 // 2^(emax + 32), and the lower limbs' weights leave the top limb below 2^32), and its sum over the
 // launches' fewer than 2^30 block totals (validate_shape) stays below 2^63.
 #include <cstdint>
+#include <type_traits>
 
 #include "core/exact_sum.hpp"
 #include "core/float_traits.hpp"
@@ -111,11 +112,12 @@ template <class T> struct ExactLayout {
 //           float, no anchor, no window.
 //   double: a window of 16 bins (8 for 1024-thread blocks, whose bulk stages take 128 KB), in
 //           units of 2^(min_exponent - 1) as for float, base chosen per thread from its first
-//           wide group's largest exponent and raised when a larger one comes: an element of bin
+//           wide group's largest exponent and raised when a larger one comes (the bins that
+//           leave it go to the limbs, the others move down: raise_window): an element of bin
 //           j = E / 32 adds y = x 2^(1075 - 32 j) (an integer below 2^84) as its low 32-bit digit
 //           to bin j and the rest (below 2^52) to bin j + 1, j <= count - 3 (the top bin takes
-//           only carries). Elements below the window go to the element path. A window that
-//           starts above bin 0 can hold an odd total: its half unit goes to the limb below it.
+//           only carries). Elements below the window go to the element path. A bin above bin 0
+//           can hold an odd count: its half unit goes to the limb below it.
 // Normalising (every normalise_every elements a thread sends to the bins, and before a push)
 // leaves bins 0 .. count-2 in [0, 2^32) and the carry in the top bin; an element adds less than
 // 2^55 (float) or 2^52 + 2^32 + 2^31 (double) to a bin, so the bins stay below 2^63 in between.
@@ -570,6 +572,30 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
     }
   }
 
+  // Double: the window moved up to start at limb new_base (bin_base < 0: its first placing). The
+  // bins that leave it (normalised: digits in [0, 2^32) of half units, the top bin never among them
+  // unless every bin leaves) go to the block's limbs, d >> 1 at their limb and an odd d's half unit
+  // (2^31) at the limb below; the others move down. A whole-window push instead would make every
+  // thread of a block that raises at once (a wide input's first groups) queue on the same limbs'
+  // shared-memory atomics (compare-and-swap loops) for each of its bins, where one or two leave.
+  __device__ __forceinline__ void raise_window(int new_base, unsigned long long* s_limbs) {
+    const int by = new_base - bin_base;
+    if (bin_base >= 0 && by >= Bins) push_bins_alone(s_limbs);
+    if (bin_base >= 0 && by < Bins) {
+      normalise_bins();
+#pragma unroll
+      for (int k = 0; k < Bins - 1; ++k) {
+        if (k < by) {
+          const long long d = bin(k);
+          if ((d >> 1) != 0) atomicAdd(&s_limbs[bin_base + k], static_cast<unsigned long long>(d >> 1));
+          if ((d & 1) != 0) atomicAdd(&s_limbs[bin_base + k - 1], 1ull << 31);  // never at limb 0, whose digit is even
+        }
+      }
+      for (int k = 0; k < Bins; ++k) bin(k) = k + by < Bins ? bin(k + by) : 0;
+    }
+    bin_base = new_base;
+  }
+
   // The bins into the block's limbs at the end: the lanes here that share a window add first
   // (every bin is below 2^56 once normalised), one of them does the atomics.
   __device__ __forceinline__ void push_bins(unsigned long long* s_limbs) {
@@ -621,39 +647,51 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
       // exact products (x 2^(1000 - 32 b) is a normal double for every finite x, subnormals
       // included; y is an integer below 2^84), then y's two 32-bit digits, each exact: hi =
       // trunc(y 2^-32) below 2^52 and lo = y - hi 2^32 below 2^32, both with y's sign.
-      int top = 0;  // the largest bin an element needs (its high part's)
+      int top = 0;   // the largest bin an element needs (its high part's)
+      int low = 63;  // the smallest bin an element takes (a zero's is 0)
 #pragma unroll
       for (int i = 0; i < N; ++i) {
         Bits u;
         memcpy(&u, &x[i], sizeof(T));
         const int b = static_cast<int>((u >> 57) & 63);
         top = b + 1 > top ? b + 1 : top;
+        low = b < low ? b : low;
       }
       if (bin_base < 0 || top > bin_base + Bins - 2) {  // a window whose next-to-top bin takes the largest element
-        if (bin_base >= 0) push_bins_alone(s_limbs);
         const int b = top + 1 - (Bins - 1);
-        bin_base = b > 0 ? b : 0;
+        raise_window(b > 0 ? b : 0, s_limbs);
       }
-      unsigned outside = 0;  // the elements below the window (nonzero), for add()
       Bits nonzero = 0;      // some element is not -0
+      unsigned outside = 0;  // the elements below the window (nonzero), for add()
+      // The loop twice: without a test per element where the whole group is in the window (nearly
+      // every group of a wide input), with one where some element may be below it.
+      auto add_to_bins = [&](auto all_in_tag) {
+        constexpr bool all_in = decltype(all_in_tag)::value;
 #pragma unroll
-      for (int i = 0; i < N; ++i) {
-        Bits u;
-        memcpy(&u, &x[i], sizeof(T));
-        nonzero |= u ^ sign_bit;
-        const unsigned b25 = static_cast<unsigned>(u >> 32) & 0x7e000000u;
-        int k = static_cast<int>(b25 >> 25) - bin_base;
-        const bool in = k >= 0;
-        outside |= (!in && (u & ~sign_bit) != 0 ? 1u : 0u) << i;
-        k = in ? k : 0;
-        const double scale = __hiloint2double(static_cast<int>((2023u << 20) - b25), 0);  // 2^(1000 - 32 b)
-        const double y = (x[i] * scale) * 0x1p75;
-        const double th = trunc(y * 0x1p-32);
-        const long long hi = __double2ll_rz(th);
-        const long long lo = __double2ll_rz(y - th * 0x1p32);
-        bin(k) += in ? lo : 0;
-        bin(k + 1) += in ? hi : 0;
-      }
+        for (int i = 0; i < N; ++i) {
+          Bits u;
+          memcpy(&u, &x[i], sizeof(T));
+          nonzero |= u ^ sign_bit;
+          const unsigned b25 = static_cast<unsigned>(u >> 32) & 0x7e000000u;
+          int k = static_cast<int>(b25 >> 25) - bin_base;
+          const double scale = __hiloint2double(static_cast<int>((2023u << 20) - b25), 0);  // 2^(1000 - 32 b)
+          const double y = (x[i] * scale) * 0x1p75;
+          const double th = trunc(y * 0x1p-32);
+          long long hi = __double2ll_rz(th);
+          long long lo = __double2ll_rz(y - th * 0x1p32);
+          if constexpr (!all_in) {
+            const bool in = k >= 0;
+            outside |= (!in && (u & ~sign_bit) != 0 ? 1u : 0u) << i;
+            k = in ? k : 0;
+            lo = in ? lo : 0;
+            hi = in ? hi : 0;
+          }
+          bin(k) += lo;
+          bin(k + 1) += hi;
+        }
+      };
+      if (low >= bin_base) add_to_bins(std::true_type{});
+      else add_to_bins(std::false_type{});
       not_negative_zero |= nonzero != 0;
       if (outside != 0) add_each(x, outside, s_limbs, s_special);
     }
