@@ -206,6 +206,7 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
   int bin_base = sizeof(T) == 4 ? 0 : -1;  // the limb of bin 0; double: -1 until the first wide group
   int bin_adds = 0;                        // elements sent to the bins since they were normalised
   bool wide = false;  // first_anchor: this warp's finite groups go straight to the bins
+  bool binned = false;  // some group went to the bins (push_bins has nothing to do otherwise)
 
   // Level l's grid, raised to the smallest subnormal (every value is a multiple of that).
   __device__ __forceinline__ int unit_exp(int l) const {
@@ -597,8 +598,11 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
   }
 
   // The bins into the block's limbs at the end: the lanes here that share a window add first
-  // (every bin is below 2^56 once normalised), one of them does the atomics.
+  // (every bin is below 2^56 once normalised), one of them does the atomics. Nothing where no
+  // lane here used its bins (moderate inputs), rather than normalising empty bins and three warp
+  // reductions for each.
   __device__ __forceinline__ void push_bins(unsigned long long* s_limbs) {
+    if (__ballot_sync(__activemask(), binned) == 0) return;
     normalise_bins();
     const long long r0 = bins_to_limb_units();
     const unsigned mask = __activemask();
@@ -621,6 +625,7 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
   template <int N>
   __device__ __forceinline__ void bin_group(const T (&x)[N], unsigned long long* s_limbs, unsigned long long* s_special) {
     if constexpr (Range) track_range(x);
+    binned = true;
     if constexpr (sizeof(T) == 4) {
       // Per element: two integer instructions make the scale 2^(112 - 32 b) for the bin b = E / 32
       // (the field's top three bits, in place: b 2^28 = u & 0x70000000), two exact products
