@@ -43,6 +43,28 @@ TEST(VerifyCli, ModelSideAloneWithAllowNoGpu) {
   EXPECT_NE(r.out.find("only the model side ran"), std::string::npos);
 }
 
+// A list of kernels checks those sum kernels only: the row, segmented and scan kernels run with
+// every kernel (the test above) and not with a list.
+TEST(VerifyCli, AKernelListChecksThoseSumKernelsOnly) {
+  if (have_gpu()) GTEST_SKIP() << "a GPU is present: the full check runs instead (scripts/device-check.sh)";
+  const Result r = run("verify --allow-no-gpu --quick --kernels gpu_exact --dists uniform --threads 2");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("gpu_exact"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("gpu_two_pass"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("segmented sums and scans: not checked"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("row kernels\n"), std::string::npos) << r.out;  // no family table
+}
+
+// --time-limit stops the family checks too, lists them as not covered and exits 1.
+TEST(VerifyCli, TimeLimitStopsEveryPartAndFails) {
+  if (have_gpu()) GTEST_SKIP() << "a GPU is present: the full check runs instead (scripts/device-check.sh)";
+  const Result r = run("verify --allow-no-gpu --quick --dists uniform --threads 2 --time-limit 1e-9");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("inputs not covered"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the row kernels, segmented sums and scans not covered"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("row kernels\n"), std::string::npos) << r.out;
+}
+
 TEST(VerifyCli, BadOptionsAreOneLineErrors) {
   Result r = run("verify --allow-no-gpu --sizes 12x");
   EXPECT_EQ(r.code, 2) << r.out;
