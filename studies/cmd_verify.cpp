@@ -570,6 +570,10 @@ void print_sweep(const Sweep& w, const Verifier& v, const std::string& device, i
   std::cout.flush();
 }
 
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 // The sum kernels over the sweep (inputs above 2^20 + 3 only where the device generates them);
 // returns the inputs left out by --time-limit.
 std::vector<std::string> verify_sums(const Sweep& w, Verifier& v, std::chrono::steady_clock::time_point t0) {
@@ -579,19 +583,18 @@ std::vector<std::string> verify_sums(const Sweep& w, Verifier& v, std::chrono::s
     for (const auto& in : w.inputs) steps += host_ok(in, n) ? 1 : 0;
   Progress progress("verify", steps * w.dtypes.size());
   std::vector<std::string> not_covered;
-  auto elapsed = [&t0] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   for (const auto& dt : w.dtypes)
     for (auto n : w.sizes)
       for (const auto& in : w.inputs) {
         if (!host_ok(in, n)) continue;
-        if (w.opts.time_limit > 0 && elapsed() > w.opts.time_limit) {
+        if (w.opts.time_limit > 0 && seconds_since(t0) > w.opts.time_limit) {
           not_covered.push_back(fmt::format("{} n={} {}", dt, size_text(n), in.name));
           continue;
         }
         if (dt == "float32") v.run_input<float>(in, n);
         else v.run_input<double>(in, n);
         progress.step(fmt::format("{} n={} {} (gpu {:.1f} s, model {:.1f} s, elapsed {:.0f} s)", dt, size_text(n),
-                                  in.name, v.last_gpu_seconds, v.last_model_seconds, elapsed()));
+                                  in.name, v.last_gpu_seconds, v.last_model_seconds, seconds_since(t0)));
       }
   progress.finish();
   v.print_summary(std::cout);
@@ -663,9 +666,7 @@ void run_verify(const VerifyOptions& o) {
   print_sweep(w, v, device, sm);
   std::vector<std::string> not_covered = verify_sums(w, v, t0);
   const double limit = w.opts.time_limit;
-  const auto past_limit = [&] {
-    return limit > 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > limit;
-  };
+  const auto past_limit = [&] { return limit > 0 && seconds_since(t0) > limit; };
   const auto named = [&](const std::string& k) {
     return std::find(w.opts.kernels.begin(), w.opts.kernels.end(), k) != w.opts.kernels.end();
   };
@@ -686,7 +687,7 @@ void run_verify(const VerifyOptions& o) {
   } else {
     failed = verify_families(w.opts, gpu);
   }
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double secs = seconds_since(t0);
   std::cout << fmt::format("\n{} cases in {:.1f} s{}\n", v.cases(), secs,
                            w.opts.csv.empty() ? "" : "; every case in " + w.opts.csv);
   std::cout.flush();

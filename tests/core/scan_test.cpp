@@ -167,7 +167,8 @@ TYPED_TEST(ScanTyped, MaxCombineIsItsDefinitionOnEveryPair) {
   };
   const T inf = std::numeric_limits<T>::infinity();
   const Bits quiet = std::bit_cast<Bits>(std::numeric_limits<T>::quiet_NaN());
-  const std::vector<T> v{std::bit_cast<T>(Bits(quiet | 1)), std::bit_cast<T>(Bits(quiet | 2 | (Bits(1) << (8 * sizeof(T) - 1)))), -inf, T(-2.5),
+  const Bits sign = Bits(1) << (8 * sizeof(T) - 1);
+  const std::vector<T> v{std::bit_cast<T>(Bits(quiet | 1)), std::bit_cast<T>(Bits(quiet | 2 | sign)), -inf, T(-2.5),
                          T(-0.0), T(0.0), std::numeric_limits<T>::denorm_min(), T(1), T(1), inf};
   for (T a : v)
     for (T b : v) {
@@ -182,18 +183,17 @@ TYPED_TEST(ScanTyped, RightIdentityLeavesEveryValueAsItIs) {
   using T = TypeParam;
   const T inf = std::numeric_limits<T>::infinity();
   const std::vector<T> v{-inf, T(-2.5), T(-0.0), T(0.0), std::numeric_limits<T>::denorm_min(), T(3), inf};
-  const auto same = [](const auto& x, const auto& y) { return same_bits(x, y); };
   for (T a : v) {
-    EXPECT_TRUE(same(PlusOp<T>::combine(a, PlusOp<T>::right_identity()), a)) << a;
-    EXPECT_TRUE(same(MaxOp<T>::combine(a, MaxOp<T>::right_identity()), a)) << a;
+    EXPECT_TRUE(same_bits(PlusOp<T>::combine(a, PlusOp<T>::right_identity()), a)) << a;
+    EXPECT_TRUE(same_bits(MaxOp<T>::combine(a, MaxOp<T>::right_identity()), a)) << a;
     EXPECT_TRUE(std::isnan(MaxOp<T>::combine(std::numeric_limits<T>::quiet_NaN(), MaxOp<T>::right_identity())));
     for (bool head : {false, true}) {
       const Flagged<T> f{head, a};
-      EXPECT_TRUE(same(SegmentedOp<T>::combine(f, SegmentedOp<T>::right_identity()), f)) << a;
+      EXPECT_TRUE(same_bits(SegmentedOp<T>::combine(f, SegmentedOp<T>::right_identity()), f)) << a;
     }
     for (T b : v) {
       const Affine<T> f{a, b};
-      EXPECT_TRUE(same(AffineOp<T>::combine(f, AffineOp<T>::right_identity()), f)) << a << " " << b;
+      EXPECT_TRUE(same_bits(AffineOp<T>::combine(f, AffineOp<T>::right_identity()), f)) << a << " " << b;
     }
   }
 }
