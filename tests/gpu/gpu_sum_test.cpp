@@ -262,7 +262,7 @@ template <class T> void check_exact_wide(std::size_t n, int every_tiny) {
 
 // The wide path (ExactThread::bin_group): groups whose span the levels cannot hold go to per-thread
 // integer bins. Every finite bit pattern (float: every bin; double: windows raised as larger
-// elements come, the elements below a window by the element path), lognormal sigma 12 (spans of
+// elements come, the elements below a window into the warp's cells), lognormal sigma 12 (spans of
 // 2^180 and more), the same sorted by magnitude (every thread's magnitudes drift up: re-anchors
 // that keep narrow groups on the levels), and a mix of narrow groups with rare huge elements, each
 // against the CPU's exact sum, for gpu_exact and for the totals a study's reference reads (the
@@ -317,6 +317,34 @@ TEST(GpuExact, WideSpansThroughTheBinsStayExact) {
   SUMLAB_REQUIRE_GPU();
   check_exact_bins<float>();
   check_exact_bins<double>();
+}
+
+// Double's cells (exact_kernel.cuh, ExactCells) at their bound: every lane's first group holds
+// +-2^1000 (they cancel), which raises its window far above the rest, 2^22 copies of
+// -(2^53 - 1) 2^-260, each adding the largest digit, -2^16, to the same cell. One warp's lanes
+// each send 2^17 elements there, so the cells are emptied about 128 times; each time a cell holds
+// up to 32 * 1023 such digits, 2^21 from an int32's limit: a larger count between emptyings, or a
+// digit or weight wrong, changes the sum.
+TEST(GpuExact, DoubleCellsAtTheirBoundStayExact) {
+  SUMLAB_REQUIRE_GPU();
+  const std::size_t n = std::size_t(1) << 22;
+  std::vector<double> x(n, -std::ldexp(0x1p53 - 1, -260));
+  for (std::size_t i = 0; i < 512; i += 8) x[i] = i < 256 ? 0x1p1000 : -0x1p1000;
+  const double ref = exact_sum<double>(std::span<const double>(x));
+  gpu::DeviceBuffer<double> buf(static_cast<std::int64_t>(n));
+  buf.upload(std::span<const double>(x));
+  std::vector<LaunchShape> all = shapes_with_partial_warps();
+  LaunchShape one_warp = all[0];
+  one_warp.grid = 1;
+  one_warp.block = 32;
+  all.push_back(one_warp);
+  for (const auto& s : all) {
+    const LaunchShape c = canonicalize(GpuKernel::exact, s);
+    SCOPED_TRACE(to_string(c));
+    const auto g = gpu::gpu_sum<double>(GpuKernel::exact, c, buf);
+    ASSERT_TRUE(g.ok()) << g.error;
+    EXPECT_TRUE(same_bits(g.value, ref)) << hex_bits(g.value) << " vs CPU " << hex_bits(ref);
+  }
 }
 
 TEST(GpuExact, WideRangesAndTheSlowPathsStayExact) {

@@ -34,10 +34,11 @@
 // integer bins in shared memory (ExactBins, bin_group): each element's significand, shifted by
 // its exponent mod 32, added to the bin of its exponent / 32, with no branch per element. For float
 // the bins cover every finite value; for double they are a 512-bit window per thread (256 for
-// 1024-thread blocks), raised when a larger element comes, and the elements below it take the
-// element path. Such a group pays the levels' attempt and then the bins, unless its warp's
-// first groups already spanned more binades than the levels hold (ExactThread::first_anchor): then
-// every finite group of that warp goes straight to the bins. The bins' speed is bound by their
+// 1024-thread blocks), raised when a larger element comes, and the elements below it go to
+// their warp's cells (ExactCells: 16-bit digits by 32-bit shared atomics). Such a group pays the
+// levels' attempt and then the bins, unless its warp's first groups already spanned more binades
+// than the levels hold (ExactThread::first_anchor): then every finite group of that warp goes
+// straight to the bins. The bins' speed is bound by their
 // shared-memory loads and stores (16 bytes a float element, 32 a double one) and their integer
 // instructions, whatever the span (docs/performance-notes.md). Inputs of moderate range never
 // reach them.
@@ -98,6 +99,26 @@ template <class T> struct ExactLayout {
   static_assert((max_anchor - 41 - min_exponent) / limb_bits + 2 < num_limbs, "a flush must fit the limbs");
 };
 
+// Double: the elements below a thread's window (about three in four of every double bit pattern)
+// go to its warp's cells, int32 words in shared memory after the bins: cell c weighs 2^(16 c)
+// half units (2^(16 c + min_exponent - 1)). An element of exponent field E, c = E / 16, is
+// z = x 2^(1075 - 16 c) half units, an integer below 2^68 (x 2^(1016 - 16 c) is a normal double
+// for every finite x, then a product by 2^59; as for the bins), whose two 32-bit digits lo and hi
+// (both with z's sign) give five 16-bit digits into cells c .. c + 4 by native 32-bit shared
+// atomics, where the element path's 64-bit ones are compare-and-swap loops: lo mod 2^16, lo >> 16,
+// hi mod 2^16, (hi >> 16) mod 2^16, hi >> 32, each of magnitude at most 2^16. A lane that
+// normalises its bins in bin_group (every normalise_every elements it sent to bins or cells) takes
+// part in emptying its warp's cells, with the lanes running with it (ExactThread::take_cells), so
+// between two emptyings of a cell each of the 32 lanes added at most 1016 + 7 digits to it:
+// |cell| <= 32 * 1023 * 2^16 < 2^31. Cell 0 only
+// receives the low digits of elements with E < 16, whose z (2^E times the significand, or twice
+// a subnormal's) is even; so is every cell 0 value, and an even cell's half unit always has a
+// limb below it (push_cell).
+struct ExactCells {
+  static constexpr int count = 132;  // c <= 2046 / 16 = 127, and four cells above it
+};
+static_assert((ExactCells::count - 1) / 2 + 1 < ExactLayout<double>::num_limbs, "the top cell's push must fit the limbs");
+
 // The wide path's per-thread bins (ExactThread::bin_group): int64 integers in dynamic shared
 // memory after the bulk stages, bin k of a thread at [k * blockDim.x + threadIdx.x] (a warp's
 // lanes hit 32 consecutive words whatever bins they pick: no bank conflicts), bin k weighing
@@ -116,7 +137,7 @@ template <class T> struct ExactLayout {
 //           leave it go to the limbs, the others move down: raise_window): an element of bin
 //           j = E / 32 adds y = x 2^(1075 - 32 j) (an integer below 2^84) as its low 32-bit digit
 //           to bin j and the rest (below 2^52) to bin j + 1, j <= count - 3 (the top bin takes
-//           only carries). Elements below the window go to the element path. A bin above bin 0
+//           only carries). Elements below the window go to the warp's cells. A bin above bin 0
 //           can hold an odd count: its half unit goes to the limb below it.
 // Normalising (every normalise_every elements a thread sends to the bins, and before a push)
 // leaves bins 0 .. count-2 in [0, 2^32) and the carry in the top bin; an element adds less than
@@ -124,11 +145,14 @@ template <class T> struct ExactLayout {
 template <class T> struct ExactBins {
   static constexpr int max_count = sizeof(T) == 4 ? 10 : 16;
   static constexpr int normalise_every = sizeof(T) == 4 ? 240 : 1016;  // whole groups of 16 / 8
+  static_assert(sizeof(T) == 4 || 32ll * (normalise_every + 7) * (1ll << 16) < (1ll << 31), "double: a cell stays an int32");
   static_assert(sizeof(T) == 8 || (253 >> 5) + 2 < max_count, "float: bins 0..7 for elements, 8 and 9 for carries");
   static_assert(sizeof(T) == 4 || ExactLayout<T>::num_limbs >= 2046 / 32 + 3, "double: the window fits the limbs");
   __host__ __device__ static constexpr int count(int max_threads) { return sizeof(T) == 4 || max_threads <= 512 ? max_count : 8; }
+  // The bins, then (double) each warp's ExactCells.
   __host__ __device__ static constexpr std::size_t bytes(int max_threads, int block) {
-    return static_cast<std::size_t>(count(max_threads)) * sizeof(long long) * static_cast<std::size_t>(block);
+    return static_cast<std::size_t>(count(max_threads)) * sizeof(long long) * static_cast<std::size_t>(block) +
+           (sizeof(T) == 8 ? static_cast<std::size_t>((block + 31) / 32) * ExactCells::count * sizeof(int) : 0);
   }
 };
 
@@ -204,7 +228,7 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
   order_model::ExactLimbWindow<8> window;  // the slow path's digits, flushed to the block in batches
   long long* bins = nullptr;  // this thread's bin 0 (ExactBins); bin k at bins[k * blockDim.x]
   int bin_base = sizeof(T) == 4 ? 0 : -1;  // the limb of bin 0; double: -1 until the first wide group
-  int bin_adds = 0;                        // elements sent to the bins since they were normalised
+  int bin_adds = 0;  // elements sent to the bins (double: and cells) since bin_group last normalised
   bool wide = false;  // first_anchor: this warp's finite groups go straight to the bins
   bool binned = false;  // some group went to the bins (push_bins has nothing to do otherwise)
 
@@ -522,6 +546,9 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
   }
 
   __device__ __forceinline__ long long& bin(int k) const { return bins[k * static_cast<int>(blockDim.x)]; }
+  // Double: this warp's cells, after every thread's bins (computed where used: a pointer kept in a
+  // register spilled the scale-finding kernel's).
+  __device__ __forceinline__ int* warp_cells() const { return block_cells() + threadIdx.x / 32 * ExactCells::count; }
 
   // v (|v| < 2^63) at limb `limb` as two digits: v mod 2^32 there, v >> 32 (signed, |.| < 2^31) in
   // the next limb (which exists: the top bin is at most limb num_limbs - 2). add_scaled's third,
@@ -541,7 +568,6 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
       carry = v >> 32;  // arithmetic: floor
     }
     bin(Bins - 1) += carry;
-    bin_adds = 0;
   }
 
   // After normalise_bins: the bins' total, in units of 2^(min_exponent - 1), halved into limb
@@ -698,10 +724,86 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
       if (low >= bin_base) add_to_bins(std::true_type{});
       else add_to_bins(std::false_type{});
       not_negative_zero |= nonzero != 0;
-      if (outside != 0) add_each(x, outside, s_limbs, s_special);
+      if (outside != 0) add_below(x, outside, s_limbs);
     }
     bin_adds += N;
-    if (bin_adds >= ExactBins<T>::normalise_every) normalise_bins();
+    const bool due = bin_adds >= ExactBins<T>::normalise_every;
+    if (due) {
+      normalise_bins();
+      bin_adds = 0;
+    }
+    if constexpr (sizeof(T) == 8) take_cells(due, s_limbs);
+  }
+
+  // Double: the nonzero finite elements i of the group with bit i of `below` set (those under the
+  // window) into this warp's cells (ExactCells).
+  template <int N>
+  __device__ __forceinline__ void add_below(const T (&x)[N], unsigned below, unsigned long long* s_limbs) {
+    static_assert(N <= 8, "ExactCells' bound counts at most 8 elements a group");
+    int* const cells = warp_cells();
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      if (((below >> i) & 1u) == 0) continue;
+      Bits u;
+      memcpy(&u, &x[i], sizeof(T));
+      const unsigned e20 = static_cast<unsigned>(u >> 32) & 0x7ff00000u;  // E 2^20
+      const int c = static_cast<int>(e20 >> 24);                           // E / 16
+      const double scale = __hiloint2double(static_cast<int>((2039u << 20) - (e20 & 0x7f000000u)), 0);  // 2^(1016 - 16 c)
+      const double z = (x[i] * scale) * 0x1p59;
+      const double th = trunc(z * 0x1p-32);
+      const long long hi = __double2ll_rz(th);                // |hi| < 2^36
+      const long long lo = __double2ll_rz(z - th * 0x1p32);   // |lo| < 2^32
+      atomicAdd(&cells[c], static_cast<int>(lo & 0xffff));
+      atomicAdd(&cells[c + 1], static_cast<int>(lo >> 16));
+      atomicAdd(&cells[c + 2], static_cast<int>(hi & 0xffff));
+      atomicAdd(&cells[c + 3], static_cast<int>((hi >> 16) & 0xffff));
+      atomicAdd(&cells[c + 4], static_cast<int>(hi >> 32));
+    }
+  }
+
+  // Double: where some lane here has just normalised its bins (`due`: normalise_every elements
+  // since it last did), the lanes here empty their warp's cells into the block's limbs together.
+  __device__ __forceinline__ void take_cells(bool due, unsigned long long* s_limbs) {
+    const unsigned mask = __activemask();
+    if (__ballot_sync(mask, due) == 0) return;
+    __syncwarp(mask);  // every lane's adds before the exchanges
+    int* const cells = warp_cells();
+    const unsigned lane = threadIdx.x & 31u;
+    const int lanes = __popc(mask);
+    for (int c = __popc(mask & ((1u << lane) - 1u)); c < ExactCells::count; c += lanes) {
+      const int v = atomicExch(&cells[c], 0);
+      if (v != 0) push_cell(s_limbs, v, c);
+    }
+  }
+
+  // Double: the block's cells (every warp's), zeroed at the start by its threads together (the
+  // barrier after the limbs' zeroing orders them before any add), and at the end, once every warp
+  // has added to them, pushed to the block's limbs.
+  __device__ __forceinline__ int* block_cells() const {
+    return reinterpret_cast<int*>(bins + (Bins * static_cast<int>(blockDim.x) - static_cast<int>(threadIdx.x)));
+  }
+  __device__ __forceinline__ static int block_cell_words() { return static_cast<int>(blockDim.x + 31) / 32 * ExactCells::count; }
+  __device__ __forceinline__ void zero_cells() const {
+    int* const cells = block_cells();
+    for (int k = static_cast<int>(threadIdx.x); k < block_cell_words(); k += static_cast<int>(blockDim.x)) cells[k] = 0;
+  }
+  __device__ __forceinline__ void push_all_cells(unsigned long long* s_limbs) const {
+    if (!__syncthreads_or(binned)) return;  // only wide groups use the cells
+    const int* const cells = block_cells();
+    for (int k = static_cast<int>(threadIdx.x); k < block_cell_words(); k += static_cast<int>(blockDim.x))
+      if (cells[k] != 0) push_cell(s_limbs, cells[k], k % ExactCells::count);
+  }
+
+  // Cell c's value v into the block's limbs: v 2^(16 c - 1) units is v 2^15 at limb c / 2 for an
+  // odd c, and v >> 1 there plus, for an odd v, 2^31 at the limb below for an even one.
+  __device__ __forceinline__ static void push_cell(unsigned long long* s_limbs, int v, int c) {
+    const int k = c >> 1;
+    if ((c & 1) != 0) {
+      add_bin(s_limbs, static_cast<long long>(v) * (1ll << 15), k);
+    } else {
+      add_bin(s_limbs, static_cast<long long>(v >> 1), k);
+      if ((v & 1) != 0) atomicAdd(&s_limbs[k - 1], 1ull << 31);  // never at cell 0, whose value is even
+    }
   }
 
   __device__ __forceinline__ void add(T x, unsigned long long* s_limbs, unsigned long long* s_special) {
@@ -770,6 +872,7 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(cons
   __shared__ unsigned long long s_special[exact_specials];
   __shared__ unsigned long long s_range[Range ? 32 : 1][3];  // Range: each warp's largest, smallest, lowest grid
   for (int k = static_cast<int>(threadIdx.x); k < NL; k += static_cast<int>(blockDim.x)) s_limbs[k] = 0;
+
   if (threadIdx.x < exact_specials) s_special[threadIdx.x] = 0;
   constexpr int Bins = ExactBins<T>::count(MaxThreads);
   ExactThread<T, Range, Bins> t;
@@ -777,6 +880,7 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(cons
   t.bins = reinterpret_cast<long long*>(exact_dynamic_smem + bulk_smem_bytes(static_cast<int>(blockDim.x))) + threadIdx.x;
 #pragma unroll
   for (int k = 0; k < Bins; ++k) t.bin(k) = 0;  // this thread's own words: no barrier needed for them
+  if constexpr (sizeof(T) == 8) t.zero_cells();
   __syncthreads();
   if constexpr (Abs) {
     for_each_bulk_group(
@@ -797,6 +901,7 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(cons
   t.push_bins(s_limbs);
   unsigned long long* const limbs = s_limbs;
   t.window.flush(NL, [limbs](int limb, long long v) { atomicAdd(&limbs[limb], static_cast<unsigned long long>(v)); });
+  if constexpr (sizeof(T) == 8) t.push_all_cells(s_limbs);
   // Range: gpu_fixed_point's pass 2 may follow as a programmatic dependent (float32 only,
   // dispatch_fixed_point.cu); its blocks start once this grid's have read their input, and wait
   // for this grid's results.
