@@ -230,28 +230,33 @@ constexpr std::string_view describe(Ordering o) {
 // Parses a name of to_string(Ordering); throws std::invalid_argument listing the valid names.
 Ordering parse_ordering(std::string_view name);
 
-// Rearranges x as `o` says with std::stable_sort: equal keys (+0 and -0, x and -x by magnitude)
-// keep their generated order, so the result is deterministic. NaN sorts above everything (last in
-// the ascending orders, first in the descending ones).
-template <class T> void apply_ordering(std::vector<T>& x, Ordering o) {
-  // Strict weak order with NaN as the largest key.
-  auto less = [](T a, T b) {
-    if (std::isnan(a)) return false;
-    if (std::isnan(b)) return true;
+// The strict weak order of `o` (not as_generated), NaN the largest key (last in the ascending
+// orders, first in the descending ones); host and device (gpu/bench.cu sorts bench inputs with
+// it), so a sorted copy on the GPU is apply_ordering's on the CPU.
+template <class T> struct OrderLess {
+  Ordering order;
+  SUMLAB_HD static bool less(T a, T b) {
+    if (a != a) return false;  // NaN
+    if (b != b) return true;
     return a < b;
-  };
-  auto mag_less = [&less](T a, T b) { return less(std::fabs(a), std::fabs(b)); };
-  switch (o) {
-    case Ordering::as_generated: break;
-    case Ordering::ascending: std::stable_sort(x.begin(), x.end(), less); break;
-    case Ordering::descending:
-      std::stable_sort(x.begin(), x.end(), [&less](T a, T b) { return less(b, a); });
-      break;
-    case Ordering::magnitude_ascending: std::stable_sort(x.begin(), x.end(), mag_less); break;
-    case Ordering::magnitude_descending:
-      std::stable_sort(x.begin(), x.end(), [&mag_less](T a, T b) { return mag_less(b, a); });
-      break;
   }
+  SUMLAB_HD static T magnitude(T a) { return a < T(0) ? -a : a; }  // -0 and NaN as they are: same keys
+  SUMLAB_HD bool operator()(T a, T b) const {
+    switch (order) {
+      case Ordering::ascending: return less(a, b);
+      case Ordering::descending: return less(b, a);
+      case Ordering::magnitude_ascending: return less(magnitude(a), magnitude(b));
+      case Ordering::magnitude_descending: return less(magnitude(b), magnitude(a));
+      case Ordering::as_generated: break;
+    }
+    return false;
+  }
+};
+
+// Rearranges x as `o` says with std::stable_sort: equal keys (+0 and -0, x and -x by magnitude)
+// keep their generated order, so the result is deterministic.
+template <class T> void apply_ordering(std::vector<T>& x, Ordering o) {
+  if (o != Ordering::as_generated) std::stable_sort(x.begin(), x.end(), OrderLess<T>{o});
 }
 
 }  // namespace sumlab

@@ -10,6 +10,8 @@
 
 #include <thrust/execution_policy.h>
 #include <thrust/functional.h>
+#include <thrust/sort.h>
+#include <thrust/system_error.h>
 #include <thrust/transform_reduce.h>
 
 #include "core/float_traits.hpp"
@@ -92,7 +94,8 @@ template <class T, class Run> Timing sample(Run&& run, const TimingOptions& o, i
 }  // namespace
 
 template <class T>
-BenchInput<T>::BenchInput(std::int64_t n, const DistributionSpec& spec, std::uint64_t seed, std::size_t min_total_bytes)
+BenchInput<T>::BenchInput(std::int64_t n, const DistributionSpec& spec, std::uint64_t seed, std::size_t min_total_bytes,
+                          Ordering order)
     : n_(n) {
   if (n < 0) throw GpuError("bench input: n must be >= 0");
   std::string why;
@@ -103,6 +106,16 @@ BenchInput<T>::BenchInput(std::int64_t n, const DistributionSpec& spec, std::uin
   copies_ = static_cast<int>(std::clamp<std::size_t>((min_total_bytes + copy_bytes - 1) / copy_bytes, 1, 4096));
   buffer_ = DeviceBuffer<T>(stride_ * copies_);
   fill(buffer_, spec, seed);
+  if (order == Ordering::as_generated || n < 2) return;
+  try {
+    for (int c = 0; c < copies_; ++c) {
+      T* const first = buffer_.device_data() + std::int64_t(c) * stride_;
+      thrust::stable_sort(thrust::device, first, first + n, OrderLess<T>{order});
+    }
+  } catch (const thrust::system_error& e) {
+    throw GpuError(std::string("bench input: sorting a copy on the device: ") + e.what());
+  }
+  SUMLAB_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 template <class T>

@@ -38,8 +38,11 @@ namespace sumlab::gpu {
 template <class T> class BenchInput {
  public:
   // Generates copy c's element i as generate_element(spec, seed, c * stride + i) on the device, so
-  // copy 0 is the standard input of (spec, seed, n). Throws GpuError when it does not fit.
-  BenchInput(std::int64_t n, const DistributionSpec& spec, std::uint64_t seed, std::size_t min_total_bytes = 0);
+  // copy 0 is the standard input of (spec, seed, n), then (order other than as_generated) sorts
+  // each copy on the device as apply_ordering does on the CPU (a stable sort by OrderLess): copy 0
+  // is apply_ordering(generate(spec, seed, n), order). Throws GpuError when it does not fit.
+  BenchInput(std::int64_t n, const DistributionSpec& spec, std::uint64_t seed, std::size_t min_total_bytes = 0,
+             Ordering order = Ordering::as_generated);
   std::int64_t n() const { return n_; }
   std::int64_t stride() const { return stride_; }  // a multiple of 64 elements (256-byte aligned copies)
   int copies() const { return copies_; }

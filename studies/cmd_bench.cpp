@@ -79,26 +79,38 @@ std::optional<scan::ScanShape> parse_family_shape(const std::string& text, const
   return s;
 }
 
-// "name" or "lognormal:SIGMA" / "normal:SIGMA" (lognormal:12 spans about 2^-200 .. 2^200 at 2^30
-// elements: far past the 2^60 range the exact kernel's fast path covers).
-DistributionSpec parse_bench_dist(const std::string& text) {
+// "NAME[:SIGMA][/ORDER]": a distribution, normal and lognormal with their sigma (lognormal:12 spans
+// about 2^-200 .. 2^200 at 2^30 elements: far past the 2^60 range the exact kernel's fast path
+// covers), and an ordering of each bench copy (lognormal:12/magnitude_ascending), sorted on the
+// device as apply_ordering sorts on the CPU.
+struct BenchDist {
   DistributionSpec spec;
-  const auto colon = text.find(':');
+  Ordering order = Ordering::as_generated;
+};
+
+BenchDist parse_bench_dist(const std::string& text) {
+  BenchDist d;
+  const auto slash = text.find('/');
+  const std::string name = text.substr(0, slash);
+  const auto colon = name.find(':');
   try {
-    spec.kind = parse_distribution(text.substr(0, colon));
+    d.spec.kind = parse_distribution(name.substr(0, colon));
+    if (slash != std::string::npos) d.order = parse_ordering(text.substr(slash + 1));
   } catch (const std::invalid_argument& e) {
     throw UserError(std::string("--dists/--exact-dists: ") + e.what());
   }
   if (colon != std::string::npos) {
-    if (spec.kind != Distribution::normal && spec.kind != Distribution::lognormal)
+    if (d.spec.kind != Distribution::normal && d.spec.kind != Distribution::lognormal)
       throw UserError("--dists: only normal:SIGMA and lognormal:SIGMA take a parameter ('" + text + "')");
     try {
-      spec.sigma = std::stod(text.substr(colon + 1));
+      std::size_t used = 0;
+      d.spec.sigma = std::stod(name.substr(colon + 1), &used);
+      if (used != name.size() - colon - 1) throw std::invalid_argument("trailing characters");
     } catch (const std::exception&) {
-      throw UserError("--dists: '" + text + "' is not NAME:SIGMA");
+      throw UserError("--dists: '" + text + "' is not NAME[:SIGMA][/ORDER]");
     }
   }
-  return spec;
+  return d;
 }
 
 // ---- CPU -------------------------------------------------------------------------------------
@@ -239,7 +251,8 @@ CellRows bench_gpu_cell(const BenchOptions& o, const std::vector<GpuKernel>& ker
                         const std::vector<std::shared_ptr<ExternalSum>>& plugins, int sms, const std::string& dist,
                         std::int64_t n, bool with_families) {
   const std::string dt(FloatTraits<T>::dtype);
-  const gpu::BenchInput<T> input(n, parse_bench_dist(dist), o.seed);
+  const BenchDist d = parse_bench_dist(dist);
+  const gpu::BenchInput<T> input(n, d.spec, o.seed, 0, d.order);
   gpu::TimingOptions to;
   to.samples = o.samples;
   const gpu::Timing read = gpu::time_read<T>(input, to);
@@ -434,7 +447,11 @@ void register_bench(CLI::App& app) {
                 "multiple of 4096, on the first --dists input)");
   cmd->add_option("--kernels", o->kernels, "GPU kernels (comma list of gpu_* names; default all)")->delimiter(',');
   cmd->add_option("--dtypes", o->dtypes, "float32, float64 (comma list)")->delimiter(',')->capture_default_str();
-  cmd->add_option("--dists", o->dists, "Input distributions for every kernel (comma list)")->delimiter(',')->capture_default_str();
+  cmd->add_option("--dists", o->dists,
+                  "Input distributions for every kernel (comma list of NAME[:SIGMA][/ORDER], e.g. "
+                  "lognormal:12/magnitude_ascending: each copy sorted on the device)")
+      ->delimiter(',')
+      ->capture_default_str();
   cmd->add_option("--exact-dists", o->exact_dists, "Extra distributions timed for gpu_exact (and CUB), the range study")
       ->delimiter(',')->capture_default_str();
   cmd->add_option("--log2-min", o->log2_min, "Smallest n = 2^min")->capture_default_str();

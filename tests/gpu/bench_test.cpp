@@ -19,6 +19,7 @@
 #include "core/generators.hpp"
 #include "core/gpu_kernel.hpp"
 #include "core/order_model/model_sum.hpp"
+#include "core/order_model/reduce_ops.hpp"
 #include "core/scan/scan_kernel.hpp"
 #include "core/segmented/strategy.hpp"
 #include "tests/gpu/require_gpu.hpp"
@@ -63,6 +64,35 @@ TYPED_TEST(GpuBench, TimedSumsAreTheCpuBitsAfterRepeatedLaunches) {
     EXPECT_GT(t.ms, 0.0);
     EXPECT_EQ(t.samples, 3);
   }
+}
+
+// A sorted bench input (`--dists lognormal:12/magnitude_ascending`): every copy is its own
+// generated elements as apply_ordering sorts them on the CPU (the same comparator, OrderLess),
+// with ties where a sort that is not stable would differ: -0 and +0 (random_bits), x and -x by
+// magnitude (cancellation).
+TYPED_TEST(GpuBench, SortedInputsAreTheCpuOrderInEveryCopy) {
+  SUMLAB_REQUIRE_GPU();
+  using T = TypeParam;
+  const std::int64_t n = 30011;
+  for (const Distribution kind : {Distribution::cancellation, Distribution::random_bits, Distribution::lognormal})
+    for (const Ordering order : {Ordering::ascending, Ordering::descending, Ordering::magnitude_ascending,
+                                 Ordering::magnitude_descending}) {
+      DistributionSpec spec;
+      spec.kind = kind;
+      SCOPED_TRACE(std::string(to_string(kind)) + "/" + std::string(to_string(order)));
+      const gpu::BenchInput<T> in(n, spec, 5, std::size_t(1) << 20, order);
+      ASSERT_GT(in.copies(), 2);
+      const std::vector<T> all = in.buffer().download();
+      for (int c = 0; c < in.copies(); ++c) {
+        std::vector<T> expect(static_cast<std::size_t>(n));
+        for (std::int64_t i = 0; i < n; ++i)
+          expect[static_cast<std::size_t>(i)] = generate_element<T>(spec, 5, static_cast<std::uint64_t>(c * in.stride() + i));
+        apply_ordering(expect, order);
+        const auto first = all.begin() + c * in.stride();
+        ASSERT_TRUE(std::equal(expect.begin(), expect.end(), first, [](T a, T b) { return same_bits(a, b); }))
+            << "copy " << c;
+      }
+    }
 }
 
 // time_families: one timed row per GPU algorithm of each family (scan: the modelled scans and

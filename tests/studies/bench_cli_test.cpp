@@ -46,7 +46,8 @@ TEST(BenchCli, BadOptionsAreOneLineErrors) {
   const auto dir = sumlab::test::temp_dir("bench_test_bad");
   for (const std::string args : {"--log2-min 12 --log2-max 8", "--dists nosuch", "--exact-dists uniform:3",
                                  "--samples 0", "--dtypes float16", "--kernels gpu_nosuch", "--scan-shape 256x15",
-                                 "--segmented-tile b1024"}) {
+                                 "--segmented-tile b1024", "--exact-dists lognormal:12/sideways",
+                                 "--dists normal:1x", "--dists uniform/"}) {
     const auto r = run("bench --no-cpu --out " + dir.string() + " --force " + args);
     EXPECT_NE(r.code, 0) << args;
     EXPECT_NE(r.out.find("sumlab:"), std::string::npos) << args << ": " << r.out;
