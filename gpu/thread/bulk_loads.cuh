@@ -28,6 +28,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "gpu/warp/live_lanes.cuh"
+
 namespace sumlab::gpu::detail {
 
 inline constexpr int bulk_group_bytes = 64;  // a thread's share of a tile
@@ -48,8 +50,12 @@ __host__ __device__ constexpr std::size_t bulk_smem_bytes(int block) {
 
 namespace bulk {
 __device__ __forceinline__ unsigned smem(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
-__device__ __forceinline__ void init(unsigned long long* bar) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem(bar)) : "memory");
+__device__ __forceinline__ void init(unsigned long long* bar, unsigned count = 1) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem(bar)), "r"(count) : "memory");
+}
+// One arrival (release: the caller's earlier reads and writes come before the phase completes).
+__device__ __forceinline__ void arrive(unsigned long long* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem(bar)) : "memory");
 }
 __device__ __forceinline__ void fence_init() {
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -85,11 +91,28 @@ template <class T> __device__ __forceinline__ BulkBody bulk_body(const T* d_in, 
   return {head, head + (n - head) / per_tile * per_tile};
 }
 
+// WarpPaced: a stage is refilled by the last warp to read it instead of after a block barrier, so a
+// warp slowed by its group (gpu_exact's float64 bins: a window raised, elements below it) holds
+// no other warp back until the ring of stages comes round. Per stage an mbarrier that each warp
+// arrives on once it has read its share (release) and a count that elects the last to arrive,
+// which waits for the barrier's phase (acquire: every warp's reads come before), then issues the
+// refill after the proxy fence, as thread 0 does after the block barrier. The words live in their
+// own function so that the kernels that do not pace keep their shared memory as it was.
+struct WarpPace {
+  unsigned long long* read;  // [bulk_max_stages] mbarriers, one arrival per warp
+  unsigned* arrived;         // [bulk_max_stages] warps that have read the stage this round (atomicInc wraps)
+};
+__device__ __forceinline__ WarpPace warp_pace() {
+  __shared__ __align__(8) unsigned long long read[bulk_max_stages];
+  __shared__ unsigned arrived[bulk_max_stages];
+  return {read, arrived};
+}
+
 // Calls group(x) (x: T[bulk_group<T>]) for each of this thread's shares of the tiles, and f(x)
 // for each element outside whole tiles that this thread owns. Every thread of the block must call
 // it (it holds barriers); d_in must be aligned to sizeof(T); the launch provides
 // bulk_smem_bytes(blockDim.x) of dynamic shared memory, used by nothing else.
-template <class T, class F, class G>
+template <bool WarpPaced = false, class T, class F, class G>
 __device__ __forceinline__ void for_each_bulk_group(const T* __restrict__ d_in, std::int64_t n, F&& f, G&& group) {
   constexpr int per_thread = bulk_group<T>;
   constexpr int per_chunk = 16 / int(sizeof(T));
@@ -107,8 +130,16 @@ __device__ __forceinline__ void for_each_bulk_group(const T* __restrict__ d_in, 
   auto fill = [&](int s, std::int64_t j) {
     if (j < tiles) bulk::load(bulk_stage + s * tile_bytes, base + j * per_tile, tile_bytes, &full[s]);
   };
+  const unsigned warps = (blockDim.x + 31u) / 32u;
+  WarpPace pace{};
+  if constexpr (WarpPaced) pace = warp_pace();
   if (threadIdx.x == 0) {  // the first tiles are asked for before anything else
     for (int s = 0; s < stages; ++s) bulk::init(&full[s]);
+    if constexpr (WarpPaced)
+      for (int s = 0; s < stages; ++s) {
+        bulk::init(&pace.read[s], warps);
+        pace.arrived[s] = 0;
+      }
     bulk::fence_init();
     for (int s = 0; s < stages; ++s) fill(s, blockIdx.x + std::int64_t(s) * gridDim.x);
   }
@@ -131,10 +162,22 @@ __device__ __forceinline__ void for_each_bulk_group(const T* __restrict__ d_in, 
     // and 1056 blocks of 256 threads: 11 of 324 stressed measurements, none with the fence. This
     // loader never showed it without the fence, but its refill is just as unordered; with the
     // fence its ratios to CUB stayed within 0.005 of those without it, at every n.
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-      fill(s, j + std::int64_t(stages) * gridDim.x);
+    if constexpr (WarpPaced) {
+      __syncwarp(live_mask());  // the warp's reads before its arrival
+      if ((threadIdx.x & 31u) == 0) {
+        bulk::arrive(&pace.read[s]);
+        if (atomicInc(&pace.arrived[s], warps - 1u) == warps - 1u) {
+          bulk::wait(&pace.read[s], parity);
+          asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+          fill(s, j + std::int64_t(stages) * gridDim.x);
+        }
+      }
+    } else {
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        fill(s, j + std::int64_t(stages) * gridDim.x);
+      }
     }
     group(x);
     if (++s == stages) {

@@ -92,6 +92,12 @@ template <class T> struct ExactLayout {
   // So with B set 2^anchor_margin above the largest, every element within this many binades of the
   // largest is held (ExactThread::first_anchor's wide decision).
   static constexpr int wide_span = held_below - anchor_margin - 1;
+  // A thread whose groups keep leaving its anchor's reach (sorted data: a block's tiles lie apart in
+  // the input, each some binades past the last) pays a re-anchor or the levels' failed attempt on
+  // nearly every group; after this many misses with fewer than flush_every held elements between
+  // them it sends its groups straight to the bins. Random data of moderate range re-anchor a few
+  // times a thread, each time with many held groups between.
+  static constexpr int misses_to_wide = 8;
   // Largest anchor: M_0 = 1.5 * 2^(B + 11) must be a finite double.
   static constexpr int max_anchor = sizeof(T) == 4 ? FloatTraits<T>::emax + 2 : 1012;
   // The highest limb a flush touches: level 0's grid 2^(B - 41), an integer below 2^51 shifted by
@@ -229,7 +235,10 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
   long long* bins = nullptr;  // this thread's bin 0 (ExactBins); bin k at bins[k * blockDim.x]
   int bin_base = sizeof(T) == 4 ? 0 : -1;  // the limb of bin 0; double: -1 until the first wide group
   int bin_adds = 0;  // elements sent to the bins (double: and cells) since bin_group last normalised
-  bool wide = false;  // first_anchor: this warp's finite groups go straight to the bins
+  // Finite groups the levels did not hold at once since they last held flush_every elements; from
+  // misses_to_wide on (first_anchor's decision, or drift) every finite group goes straight to the bins.
+  int misses = 0;
+  __device__ __forceinline__ bool wide() const { return misses >= Layout::misses_to_wide; }
   bool binned = false;  // some group went to the bins (push_bins has nothing to do otherwise)
 
   // Level l's grid, raised to the smallest subnormal (every value is a multiple of that).
@@ -352,7 +361,7 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
 
   // A thread's first group anchors on the largest finite magnitude among the warp's first groups
   // (plus a margin of 2^anchor_margin), so that on random data a thread rarely meets a larger
-  // element later (each would cost a re-anchor and a careful group). The same groups decide `wide`:
+  // element later (each would cost a re-anchor and a careful group). The same groups decide wide():
   // when their nonzero magnitudes span more binades than the levels hold whatever the anchor
   // (wide_span), the warp's groups will keep missing the levels, and each miss would pay the
   // levels' attempt before the bins; so the warp sends every finite group straight to the bins.
@@ -365,7 +374,7 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
     if (top == 0) return;
     const unsigned low = __reduce_min_sync(mask, static_cast<unsigned>(group_smallest(x) >> drop));
     constexpr int field = FloatTraits<T>::precision - 1 - drop;  // the exponent field's shift in the top word
-    wide = static_cast<int>(top >> field) - static_cast<int>(low >> field) > Layout::wide_span;
+    if (static_cast<int>(top >> field) - static_cast<int>(low >> field) > Layout::wide_span) misses = Layout::misses_to_wide;
     int e = 0;
     const Bits w = static_cast<Bits>(top) << drop;
     T v;
@@ -388,7 +397,7 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
   template <int N>
   __device__ __forceinline__ void add_group(const T (&x)[N], unsigned long long* s_limbs, unsigned long long* s_special) {
     if (threshold == T(0)) first_anchor(x);
-    if (wide) {
+    if (wide()) {
       if (group_finite(x)) {
         bin_group(x, s_limbs, s_special);
       } else {
@@ -441,7 +450,10 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
           smallest_nonzero = smallest < smallest_nonzero ? smallest : smallest_nonzero;
         }
         count += N;
-        if (count >= Layout::flush_every) flush(s_limbs);
+        if (count >= Layout::flush_every) {
+          flush(s_limbs);
+          misses = 0;
+        }
         return;
       }
 #pragma unroll
@@ -451,6 +463,7 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
       add_each(x, ~0u, s_limbs, s_special);
       return;
     }
+    ++misses;
     if (!below && reanchor_for(x, s_limbs)) {  // the levels may hold the group from a new anchor
       double saved[L];
 #pragma unroll
@@ -459,7 +472,10 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
         not_negative_zero |= not_minus_zero != 0;
         if constexpr (Range) track_range(x);
         count += N;
-        if (count >= Layout::flush_every) flush(s_limbs);
+        if (count >= Layout::flush_every) {
+          flush(s_limbs);
+          misses = 0;
+        }
         return;
       }
 #pragma unroll
@@ -883,7 +899,7 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(cons
   if constexpr (sizeof(T) == 8) t.zero_cells();
   __syncthreads();
   if constexpr (Abs) {
-    for_each_bulk_group(
+    for_each_bulk_group<sizeof(T) == 8>(
         d_in, num_items, [&](T x) { t.add(fabs(x), s_limbs, s_special); },
         [&](const T(&x)[bulk_group<T>]) {
           T a[bulk_group<T>];
@@ -892,7 +908,7 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(cons
           t.add_group(a, s_limbs, s_special);
         });
   } else {
-    for_each_bulk_group(
+    for_each_bulk_group<sizeof(T) == 8>(
         d_in, num_items, [&](T x) { t.add(x, s_limbs, s_special); },
         [&](const T(&x)[bulk_group<T>]) { t.add_group(x, s_limbs, s_special); });
   }
