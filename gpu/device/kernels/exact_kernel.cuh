@@ -92,11 +92,12 @@ template <class T> struct ExactLayout {
   // So with B set 2^anchor_margin above the largest, every element within this many binades of the
   // largest is held (ExactThread::first_anchor's wide decision).
   static constexpr int wide_span = held_below - anchor_margin - 1;
-  // A thread whose groups keep leaving its anchor's reach (sorted data: a block's tiles lie apart in
-  // the input, each some binades past the last) pays a re-anchor or the levels' failed attempt on
-  // nearly every group; after this many misses with fewer than flush_every held elements between
-  // them it sends its groups straight to the bins. Random data of moderate range re-anchor a few
-  // times a thread, each time with many held groups between.
+  // A thread whose groups keep falling below its anchor's reach (data sorted by decreasing
+  // magnitude: a block's tiles lie apart in the input, each some binades below the last) pays the
+  // levels' failed attempt before the bins on nearly every group; after this many such groups
+  // with fewer than flush_every held elements between them it sends its groups straight to the
+  // bins. Groups that a re-anchor lets the levels hold (increasing magnitudes) are not misses:
+  // the levels after a re-anchor ran faster than the bins on such data.
   static constexpr int misses_to_wide = 8;
   // Largest anchor: M_0 = 1.5 * 2^(B + 11) must be a finite double.
   static constexpr int max_anchor = sizeof(T) == 4 ? FloatTraits<T>::emax + 2 : 1012;
@@ -235,8 +236,9 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
   long long* bins = nullptr;  // this thread's bin 0 (ExactBins); bin k at bins[k * blockDim.x]
   int bin_base = sizeof(T) == 4 ? 0 : -1;  // the limb of bin 0; double: -1 until the first wide group
   int bin_adds = 0;  // elements sent to the bins (double: and cells) since bin_group last normalised
-  // Finite groups the levels did not hold at once since they last held flush_every elements; from
-  // misses_to_wide on (first_anchor's decision, or drift) every finite group goes straight to the bins.
+  // Finite groups the levels could not hold (even after a re-anchor) since they last held
+  // flush_every elements; from misses_to_wide on (first_anchor's decision, or drift) every finite
+  // group goes straight to the bins.
   int misses = 0;
   __device__ __forceinline__ bool wide() const { return misses >= Layout::misses_to_wide; }
   bool binned = false;  // some group went to the bins (push_bins has nothing to do otherwise)
@@ -463,7 +465,6 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
       add_each(x, ~0u, s_limbs, s_special);
       return;
     }
-    ++misses;
     if (!below && reanchor_for(x, s_limbs)) {  // the levels may hold the group from a new anchor
       double saved[L];
 #pragma unroll
@@ -481,6 +482,7 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
 #pragma unroll
       for (int l = 0; l < L; ++l) s[l] = saved[l];
     }
+    ++misses;
     bin_group(x, s_limbs, s_special);
   }
 
@@ -621,17 +623,24 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
   // (2^31) at the limb below; the others move down. A whole-window push instead would make every
   // thread of a block that raises at once (a wide input's first groups) queue on the same limbs'
   // shared-memory atomics (compare-and-swap loops) for each of its bins, where one or two leave.
+  // The lanes here that move their windows alike add their leaving digits (below 2^31 each) and
+  // count their half units first, and one of them does the atomics: on sorted data every thread of
+  // a block raises alike every few tiles, and 512 threads queued on the same limb.
   __device__ __forceinline__ void raise_window(int new_base, unsigned long long* s_limbs) {
     const int by = new_base - bin_base;
     if (bin_base >= 0 && by >= Bins) push_bins_alone(s_limbs);
     if (bin_base >= 0 && by < Bins) {
       normalise_bins();
+      const unsigned same = __match_any_sync(__activemask(), bin_base * 128 + new_base);
+      const bool leader = (threadIdx.x & 31u) == static_cast<unsigned>(__ffs(same) - 1);
 #pragma unroll
       for (int k = 0; k < Bins - 1; ++k) {
         if (k < by) {
           const long long d = bin(k);
-          if ((d >> 1) != 0) atomicAdd(&s_limbs[bin_base + k], static_cast<unsigned long long>(d >> 1));
-          if ((d & 1) != 0) atomicAdd(&s_limbs[bin_base + k - 1], 1ull << 31);  // never at limb 0, whose digit is even
+          const long long half = group_sum_s56(same, d >> 1);
+          const long long odd = __popc(__ballot_sync(same, (d & 1) != 0));
+          if (leader && half != 0) add_bin(s_limbs, half, bin_base + k);
+          if (leader && odd != 0) add_bin(s_limbs, odd << 31, bin_base + k - 1);  // never at limb 0, whose digit is even
         }
       }
       for (int k = 0; k < Bins; ++k) bin(k) = k + by < Bins ? bin(k + by) : 0;
