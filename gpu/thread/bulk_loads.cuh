@@ -29,8 +29,6 @@
 #include <cstdint>
 #include <cstring>
 
-#include "gpu/warp/live_lanes.cuh"
-
 namespace sumlab::gpu::detail {
 
 inline constexpr int bulk_group_bytes = 64;  // a thread's share of a tile
@@ -94,13 +92,16 @@ template <class T> __device__ __forceinline__ BulkBody bulk_body(const T* d_in, 
 
 // WarpPaced: a stage is refilled by the last warp to read it instead of after a block barrier, so a
 // warp slowed by its group (gpu_exact's float64 bins: a window raised, elements below it) holds
-// no other warp back until the ring of stages comes round. Per stage an mbarrier that each warp
-// arrives on once it has read its share (release) and a count that elects the last to arrive,
-// which waits for the barrier's phase (acquire: every warp's reads come before), then issues the
-// refill after the proxy fence, as thread 0 does after the block barrier. The words live in their
-// own function so that the kernels that do not pace keep their shared memory as it was.
+// no other warp back until the ring of stages comes round. Per stage an mbarrier that every
+// thread arrives on once it has read its share (release: each thread orders its own reads, which
+// is what compute-sanitizer's racecheck follows; one arrival per warp after a __syncwarp orders
+// them as well, but racecheck reported its lanes' reads racing with the refill) and a count that
+// elects the last warp to arrive, whose lane 0 waits for the barrier's phase (acquire: every
+// thread's reads come before), then issues the refill after the proxy fence, as thread 0 does
+// after the block barrier. The words live in their own function so that the kernels that do not
+// pace keep their shared memory as it was.
 struct WarpPace {
-  unsigned long long* read;  // [bulk_max_stages] mbarriers, one arrival per warp
+  unsigned long long* read;  // [bulk_max_stages] mbarriers, one arrival per thread
   unsigned* arrived;         // [bulk_max_stages] warps that have read the stage this round (atomicInc wraps)
 };
 __device__ __forceinline__ WarpPace warp_pace() {
@@ -138,7 +139,7 @@ __device__ __forceinline__ void for_each_bulk_group(const T* __restrict__ d_in, 
     for (int s = 0; s < stages; ++s) bulk::init(&full[s]);
     if constexpr (WarpPaced)
       for (int s = 0; s < stages; ++s) {
-        bulk::init(&pace.read[s], warps);
+        bulk::init(&pace.read[s], blockDim.x);
         pace.arrived[s] = 0;
       }
     bulk::fence_init();
@@ -164,14 +165,11 @@ __device__ __forceinline__ void for_each_bulk_group(const T* __restrict__ d_in, 
     // loader never showed it without the fence, but its refill is just as unordered; with the
     // fence its ratios to CUB stayed within 0.005 of those without it, at every n.
     if constexpr (WarpPaced) {
-      __syncwarp(live_mask());  // the warp's reads before its arrival
-      if ((threadIdx.x & 31u) == 0) {
-        bulk::arrive(&pace.read[s]);
-        if (atomicInc(&pace.arrived[s], warps - 1u) == warps - 1u) {
-          bulk::wait(&pace.read[s], parity);
-          asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-          fill(s, j + std::int64_t(stages) * gridDim.x);
-        }
+      bulk::arrive(&pace.read[s]);
+      if ((threadIdx.x & 31u) == 0 && atomicInc(&pace.arrived[s], warps - 1u) == warps - 1u) {
+        bulk::wait(&pace.read[s], parity);
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        fill(s, j + std::int64_t(stages) * gridDim.x);
       }
     } else {
       __syncthreads();

@@ -623,24 +623,17 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
   // (2^31) at the limb below; the others move down. A whole-window push instead would make every
   // thread of a block that raises at once (a wide input's first groups) queue on the same limbs'
   // shared-memory atomics (compare-and-swap loops) for each of its bins, where one or two leave.
-  // The lanes here that move their windows alike add their leaving digits (below 2^31 each) and
-  // count their half units first, and one of them does the atomics: on sorted data every thread of
-  // a block raises alike every few tiles, and 512 threads queued on the same limb.
   __device__ __forceinline__ void raise_window(int new_base, unsigned long long* s_limbs) {
     const int by = new_base - bin_base;
     if (bin_base >= 0 && by >= Bins) push_bins_alone(s_limbs);
     if (bin_base >= 0 && by < Bins) {
       normalise_bins();
-      const unsigned same = __match_any_sync(__activemask(), bin_base * 128 + new_base);
-      const bool leader = (threadIdx.x & 31u) == static_cast<unsigned>(__ffs(same) - 1);
 #pragma unroll
       for (int k = 0; k < Bins - 1; ++k) {
         if (k < by) {
           const long long d = bin(k);
-          const long long half = group_sum_s56(same, d >> 1);
-          const long long odd = __popc(__ballot_sync(same, (d & 1) != 0));
-          if (leader && half != 0) add_bin(s_limbs, half, bin_base + k);
-          if (leader && odd != 0) add_bin(s_limbs, odd << 31, bin_base + k - 1);  // never at limb 0, whose digit is even
+          if ((d >> 1) != 0) atomicAdd(&s_limbs[bin_base + k], static_cast<unsigned long long>(d >> 1));
+          if ((d & 1) != 0) atomicAdd(&s_limbs[bin_base + k - 1], 1ull << 31);  // never at limb 0, whose digit is even
         }
       }
       for (int k = 0; k < Bins; ++k) bin(k) = k + by < Bins ? bin(k + by) : 0;
