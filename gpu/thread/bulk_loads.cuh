@@ -14,8 +14,8 @@
 // before the input's first 16-byte boundary and after the last whole tile go one by one to the
 // grid's threads. A tile's stage is refilled once every thread of the block has read it (a
 // barrier per tile; or, WarpPaced, by the last warp to read it), with the next tile that stage
-// will hold. Measured on an H200 and left out,
-// each slower than these round-robin whole tiles (figures in docs/performance-notes.md): claiming
+// will hold. Measured on an H200 and left out, each slower than these round-robin whole tiles
+// (figures in docs/performance-notes.md): claiming
 // the later tiles from a counter, so that faster SMs take more (1-1.5% faster only for float32
 // fixed point with 1024-thread blocks, 1-3% slower for gpu_exact and for float64); giving every
 // block the same bytes, though at 2^24 floats half the blocks read one tile more than the rest:

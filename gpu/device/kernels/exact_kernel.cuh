@@ -37,13 +37,14 @@
 // 1024-thread blocks), raised when a larger element comes, and the elements below it go to
 // their warp's cells (ExactCells: 16-bit digits by 32-bit shared atomics). Such a group pays the
 // levels' attempt and then the bins, unless its warp's first groups already spanned more binades
-// than the levels hold (ExactThread::first_anchor): then every finite group of that warp goes
-// straight to the bins. The bins' speed is bound by their
-// shared-memory loads and stores (16 bytes a float element, 32 a double one) and their integer
-// instructions, whatever the span (docs/performance-notes.md). Inputs of moderate range never
-// reach them.
+// than the levels hold (ExactThread::first_anchor), or the thread's groups kept missing the
+// levels (misses_to_wide: sorted data): then every finite group goes straight to the bins. The
+// bins' speed is bound by their shared-memory loads and stores (16 bytes a float element, 32 a
+// double one) and their integer instructions, whatever the span (docs/performance-notes.md).
+// Inputs of moderate range never reach them.
 // Loads: tiles by the bulk-copy engine (gpu/thread/bulk_loads.cuh), whatever the shape's vector
-// width and mapping: the bits do not depend on which thread adds which element (below).
+// width and mapping: the bits do not depend on which thread adds which element (below). float64
+// tiles are paced per warp (WarpPaced): a warp held up by its bins or cells holds no other back.
 //
 // Why the bits cannot depend on the launch: every value reaching the limbs is an exact integer
 // multiple of 2^min_subnormal_exp, integer addition is associative, and the host rounds the exact
@@ -117,10 +118,9 @@ template <class T> struct ExactLayout {
 // normalises its bins in bin_group (every normalise_every elements it sent to bins or cells) takes
 // part in emptying its warp's cells, with the lanes running with it (ExactThread::take_cells), so
 // between two emptyings of a cell each of the 32 lanes added at most 1016 + 7 digits to it:
-// |cell| <= 32 * 1023 * 2^16 < 2^31. Cell 0 only
-// receives the low digits of elements with E < 16, whose z (2^E times the significand, or twice
-// a subnormal's) is even; so is every cell 0 value, and an even cell's half unit always has a
-// limb below it (push_cell).
+// |cell| <= 32 * 1023 * 2^16 < 2^31. Cell 0 only receives the low digits of elements with E < 16,
+// whose z (2^E times the significand, or twice a subnormal's) is even; so is every cell 0 value,
+// and an even cell's half unit always has a limb below it (push_cell).
 struct ExactCells {
   static constexpr int count = 132;  // c <= 2046 / 16 = 127, and four cells above it
 };
@@ -890,7 +890,6 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(cons
   __shared__ unsigned long long s_special[exact_specials];
   __shared__ unsigned long long s_range[Range ? 32 : 1][3];  // Range: each warp's largest, smallest, lowest grid
   for (int k = static_cast<int>(threadIdx.x); k < NL; k += static_cast<int>(blockDim.x)) s_limbs[k] = 0;
-
   if (threadIdx.x < exact_specials) s_special[threadIdx.x] = 0;
   constexpr int Bins = ExactBins<T>::count(MaxThreads);
   ExactThread<T, Range, Bins> t;
