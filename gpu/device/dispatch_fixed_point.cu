@@ -86,8 +86,10 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
     if (window) {
       launch_window(d_in);
     } else if (from_data) {
-      launch_exact_chunks<T, true>(s, d_in, n, exact);
-      fixed.range = exact.sets + exact.parity * exact_set_words<T> + exact_range_at<T>;
+      if constexpr (sizeof(T) == 4) {  // double takes the window pass: no range kernel compiled for it
+        launch_exact_chunks<T, true>(s, d_in, n, exact);
+        fixed.range = exact.sets + exact.parity * exact_set_words<T> + exact_range_at<T>;
+      }
     }
     SUMLAB_CUDA_CHECK(cudaLaunchKernelEx(&pass2, kernel, d_in, n, fixed));
     SUMLAB_CUDA_CHECK_LAUNCH("fixed_point_kernel");

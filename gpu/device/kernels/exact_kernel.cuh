@@ -114,7 +114,13 @@ template <class T> struct ExactLayout {
 // for every finite x, then a product by 2^59; as for the bins), whose two 32-bit digits lo and hi
 // (both with z's sign) give five 16-bit digits into cells c .. c + 4 by native 32-bit shared
 // atomics, where the element path's 64-bit ones are compare-and-swap loops: lo mod 2^16, lo >> 16,
-// hi mod 2^16, (hi >> 16) mod 2^16, hi >> 32, each of magnitude at most 2^16. A lane that
+// hi mod 2^16, then t = hi >> 16 as a balanced digit d3 in [-2^15, 2^15) and d4 = (t - d3) 2^-16,
+// each of magnitude at most 2^16; d4 is zero for every |z| below 2^63 (E mod 16 <= 10, whatever
+// the sign), and a zero digit is not sent. Where every element of the lanes here has the same c
+// (sorted data: a warp's elements lie side by side), the lanes add their digits first (in
+// registers, then a warp reduction each: below 2^24) and one of them sends the five totals: 32
+// atomics on one word would queue one behind the other. Either way a cell's value is a sum of
+// some of the digits the bound below counts. A lane that
 // normalises its bins in bin_group (every normalise_every elements it sent to bins or cells) takes
 // part in emptying its warp's cells, with the lanes running with it (ExactThread::take_cells), so
 // between two emptyings of a cell each of the 32 lanes added at most 1016 + 7 digits to it:
@@ -759,24 +765,65 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
   __device__ __forceinline__ void add_below(const T (&x)[N], unsigned below, unsigned long long* s_limbs) {
     static_assert(N <= 8, "ExactCells' bound counts at most 8 elements a group");
     int* const cells = warp_cells();
+    // One c for every element of every lane here (each with its whole group below its window):
+    // the AND and the OR of the exponent fields' top bits agree.
+    unsigned all = ~0u, any = 0;
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const unsigned h = static_cast<unsigned>(cell_bits(x[i]) >> 32);
+      all &= h;
+      any |= h;
+    }
+    const bool whole = below == (1u << N) - 1u;
+    const unsigned mask = __activemask();
+    const unsigned c_all = __reduce_and_sync(mask, whole ? all >> 24 & 0x7fu : 0u);
+    const bool same = c_all == __reduce_or_sync(mask, whole ? any >> 24 & 0x7fu : 0xffu);
+    int total[5] = {};
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       if (((below >> i) & 1u) == 0) continue;
-      Bits u;
-      memcpy(&u, &x[i], sizeof(T));
-      const unsigned e20 = static_cast<unsigned>(u >> 32) & 0x7ff00000u;  // E 2^20
-      const int c = static_cast<int>(e20 >> 24);                           // E / 16
-      const double scale = __hiloint2double(static_cast<int>((2039u << 20) - (e20 & 0x7f000000u)), 0);  // 2^(1016 - 16 c)
-      const double z = (x[i] * scale) * 0x1p59;
-      const double th = trunc(z * 0x1p-32);
-      const long long hi = __double2ll_rz(th);                // |hi| < 2^36
-      const long long lo = __double2ll_rz(z - th * 0x1p32);   // |lo| < 2^32
-      atomicAdd(&cells[c], static_cast<int>(lo & 0xffff));
-      atomicAdd(&cells[c + 1], static_cast<int>(lo >> 16));
-      atomicAdd(&cells[c + 2], static_cast<int>(hi & 0xffff));
-      atomicAdd(&cells[c + 3], static_cast<int>((hi >> 16) & 0xffff));
-      atomicAdd(&cells[c + 4], static_cast<int>(hi >> 32));
+      const int c = static_cast<int>(cell_bits(x[i]) >> 56 & 0x7f);
+      int d[5];
+      cell_digits(x[i], d);
+      if (same) {
+#pragma unroll
+        for (int k = 0; k < 5; ++k) total[k] += d[k];  // below 2^19
+      } else {
+#pragma unroll
+        for (int k = 0; k < 4; ++k) atomicAdd(&cells[c + k], d[k]);
+        if (d[4] != 0) atomicAdd(&cells[c + 4], d[4]);
+      }
     }
+    if (same) {
+      const bool leader = (threadIdx.x & 31u) == static_cast<unsigned>(__ffs(mask) - 1);
+#pragma unroll
+      for (int k = 0; k < 5; ++k) {
+        const int v = __reduce_add_sync(mask, total[k]);  // below 2^24
+        if (leader && v != 0) atomicAdd(&cells[static_cast<int>(c_all) + k], v);
+      }
+    }
+  }
+
+  __device__ __forceinline__ static Bits cell_bits(T x) {
+    Bits u;
+    memcpy(&u, &x, sizeof(T));
+    return u;
+  }
+
+  // Double: x's five digits for its cells c .. c + 4, c = E / 16 (ExactCells).
+  __device__ __forceinline__ static void cell_digits(T x, int (&d)[5]) {
+    const unsigned e20 = static_cast<unsigned>(cell_bits(x) >> 32) & 0x7ff00000u;  // E 2^20
+    const double scale = __hiloint2double(static_cast<int>((2039u << 20) - (e20 & 0x7f000000u)), 0);  // 2^(1016 - 16 c)
+    const double z = (x * scale) * 0x1p59;
+    const double th = trunc(z * 0x1p-32);
+    const long long hi = __double2ll_rz(th);               // |hi| < 2^36
+    const long long lo = __double2ll_rz(z - th * 0x1p32);  // |lo| < 2^32
+    const int t = static_cast<int>(hi >> 16);              // |t| < 2^20
+    d[0] = static_cast<int>(lo & 0xffff);
+    d[1] = static_cast<int>(lo >> 16);
+    d[2] = static_cast<int>(hi & 0xffff);
+    d[3] = static_cast<short>(t);
+    d[4] = (t - d[3]) >> 16;
   }
 
   // Double: where some lane here has just normalised its bins (`due`: normalise_every elements
