@@ -114,13 +114,12 @@ template <class T> struct ExactLayout {
 // for every finite x, then a product by 2^59; as for the bins), whose two 32-bit digits lo and hi
 // (both with z's sign) give five 16-bit digits into cells c .. c + 4 by native 32-bit shared
 // atomics, where the element path's 64-bit ones are compare-and-swap loops: lo mod 2^16, lo >> 16,
-// hi mod 2^16, then t = hi >> 16 as a balanced digit d3 in [-2^15, 2^15) and d4 = (t - d3) 2^-16,
-// each of magnitude at most 2^16; d4 is zero for every |z| below 2^63 (E mod 16 <= 10, whatever
-// the sign), and a zero digit is not sent. Where every element of the lanes here has the same c
-// (sorted data: a warp's elements lie side by side), the lanes add their digits first (in
-// registers, then a warp reduction each: below 2^24) and one of them sends the five totals: 32
-// atomics on one word would queue one behind the other. Either way a cell's value is a sum of
-// some of the digits the bound below counts. A lane that
+// hi mod 2^16, (hi >> 16) mod 2^16, hi >> 32, each of magnitude at most 2^16. Where every
+// element of the lanes here has the same c (sorted data: a warp's elements lie side by side), each
+// lane adds its elements' lo and hi first, the lanes add the five digits of those sums (each at
+// most 8 2^16: at most 2^16 for each element in them, as the bound below counts) by a warp
+// reduction each, and one lane sends the five totals, where 32 atomics on one word would queue
+// one behind the other. A lane that
 // normalises its bins in bin_group (every normalise_every elements it sent to bins or cells) takes
 // part in emptying its warp's cells, with the lanes running with it (ExactThread::take_cells), so
 // between two emptyings of a cell each of the 32 lanes added at most 1016 + 7 digits to it:
@@ -765,42 +764,50 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
   __device__ __forceinline__ void add_below(const T (&x)[N], unsigned below, unsigned long long* s_limbs) {
     static_assert(N <= 8, "ExactCells' bound counts at most 8 elements a group");
     int* const cells = warp_cells();
-    // One c for every element of every lane here (each with its whole group below its window):
-    // the AND and the OR of the exponent fields' top bits agree.
-    unsigned all = ~0u, any = 0;
-#pragma unroll
-    for (int i = 0; i < N; ++i) {
-      const unsigned h = static_cast<unsigned>(cell_bits(x[i]) >> 32);
-      all &= h;
-      any |= h;
-    }
-    const bool whole = below == (1u << N) - 1u;
     const unsigned mask = __activemask();
-    const unsigned c_all = __reduce_and_sync(mask, whole ? all >> 24 & 0x7fu : 0u);
-    const bool same = c_all == __reduce_or_sync(mask, whole ? any >> 24 & 0x7fu : 0xffu);
-    int total[5] = {};
+    // Every element of every lane here below its window (nearly never on unsorted wide data, so
+    // one vote is all it costs there) and one c for all: the AND and the OR of their exponent
+    // fields' top bits agree.
+    if (__all_sync(mask, below == (1u << N) - 1u)) {
+      unsigned all = ~0u, any = 0;
+#pragma unroll
+      for (int i = 0; i < N; ++i) {
+        const unsigned h = static_cast<unsigned>(cell_bits(x[i]) >> 32);
+        all &= h;
+        any |= h;
+      }
+      const unsigned c = __reduce_and_sync(mask, all >> 24 & 0x7fu);
+      if (c == __reduce_or_sync(mask, any >> 24 & 0x7fu)) {
+        long long lo = 0, hi = 0;  // the lane's sums of its elements' 32-bit digits: below 2^35 and 2^39
+#pragma unroll
+        for (int i = 0; i < N; ++i) {
+          long long l, h;
+          cell_parts(x[i], l, h);
+          lo += l;
+          hi += h;
+        }
+        const int d[5] = {static_cast<int>(lo & 0xffff), static_cast<int>(lo >> 16), static_cast<int>(hi & 0xffff),
+                          static_cast<int>((hi >> 16) & 0xffff), static_cast<int>(hi >> 32)};  // below 2^19
+        const bool leader = (threadIdx.x & 31u) == static_cast<unsigned>(__ffs(mask) - 1);
+#pragma unroll
+        for (int k = 0; k < 5; ++k) {
+          const int v = __reduce_add_sync(mask, d[k]);  // below 2^24
+          if (leader && v != 0) atomicAdd(&cells[static_cast<int>(c) + k], v);
+        }
+        return;
+      }
+    }
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       if (((below >> i) & 1u) == 0) continue;
       const int c = static_cast<int>(cell_bits(x[i]) >> 56 & 0x7f);
-      int d[5];
-      cell_digits(x[i], d);
-      if (same) {
-#pragma unroll
-        for (int k = 0; k < 5; ++k) total[k] += d[k];  // below 2^19
-      } else {
-#pragma unroll
-        for (int k = 0; k < 4; ++k) atomicAdd(&cells[c + k], d[k]);
-        if (d[4] != 0) atomicAdd(&cells[c + 4], d[4]);
-      }
-    }
-    if (same) {
-      const bool leader = (threadIdx.x & 31u) == static_cast<unsigned>(__ffs(mask) - 1);
-#pragma unroll
-      for (int k = 0; k < 5; ++k) {
-        const int v = __reduce_add_sync(mask, total[k]);  // below 2^24
-        if (leader && v != 0) atomicAdd(&cells[static_cast<int>(c_all) + k], v);
-      }
+      long long lo, hi;
+      cell_parts(x[i], lo, hi);
+      atomicAdd(&cells[c], static_cast<int>(lo & 0xffff));
+      atomicAdd(&cells[c + 1], static_cast<int>(lo >> 16));
+      atomicAdd(&cells[c + 2], static_cast<int>(hi & 0xffff));
+      atomicAdd(&cells[c + 3], static_cast<int>((hi >> 16) & 0xffff));
+      atomicAdd(&cells[c + 4], static_cast<int>(hi >> 32));
     }
   }
 
@@ -810,20 +817,14 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
     return u;
   }
 
-  // Double: x's five digits for its cells c .. c + 4, c = E / 16 (ExactCells).
-  __device__ __forceinline__ static void cell_digits(T x, int (&d)[5]) {
+  // Double: x's two 32-bit digits lo and hi for its cells c .. c + 4, c = E / 16 (ExactCells).
+  __device__ __forceinline__ static void cell_parts(T x, long long& lo, long long& hi) {
     const unsigned e20 = static_cast<unsigned>(cell_bits(x) >> 32) & 0x7ff00000u;  // E 2^20
     const double scale = __hiloint2double(static_cast<int>((2039u << 20) - (e20 & 0x7f000000u)), 0);  // 2^(1016 - 16 c)
     const double z = (x * scale) * 0x1p59;
     const double th = trunc(z * 0x1p-32);
-    const long long hi = __double2ll_rz(th);               // |hi| < 2^36
-    const long long lo = __double2ll_rz(z - th * 0x1p32);  // |lo| < 2^32
-    const int t = static_cast<int>(hi >> 16);              // |t| < 2^20
-    d[0] = static_cast<int>(lo & 0xffff);
-    d[1] = static_cast<int>(lo >> 16);
-    d[2] = static_cast<int>(hi & 0xffff);
-    d[3] = static_cast<short>(t);
-    d[4] = (t - d[3]) >> 16;
+    hi = __double2ll_rz(th);               // |hi| < 2^36
+    lo = __double2ll_rz(z - th * 0x1p32);  // |lo| < 2^32
   }
 
   // Double: where some lane here has just normalised its bins (`due`: normalise_every elements
