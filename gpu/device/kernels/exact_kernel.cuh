@@ -109,22 +109,18 @@ template <class T> struct ExactLayout {
 
 // Double: the elements below a thread's window (about three in four of every double bit pattern)
 // go to its warp's cells, int32 words in shared memory after the bins: cell c weighs 2^(16 c)
-// half units (2^(16 c + min_exponent - 1)). An element of exponent field E, c = E / 16, is
-// z = x 2^(1075 - 16 c) half units, an integer below 2^68 (x 2^(1016 - 16 c) is a normal double
-// for every finite x, then a product by 2^59; as for the bins), whose two 32-bit digits lo and hi
-// (both with z's sign) give five 16-bit digits into cells c .. c + 4 by native 32-bit shared
-// atomics, where the element path's 64-bit ones are compare-and-swap loops: lo mod 2^16, lo >> 16,
-// hi mod 2^16, (hi >> 16) mod 2^16, hi >> 32, each of magnitude at most 2^16. Where every
-// element of the lanes here has the same c (sorted data: a warp's elements lie side by side), each
-// lane adds its elements' lo and hi first, the lanes add the five digits of those sums (each at
-// most 8 2^16: at most 2^16 for each element in them, as the bound below counts) by a warp
-// reduction each, and one lane sends the five totals, where 32 atomics on one word would queue
-// one behind the other. A lane that
+// half units (2^(16 c + min_exponent - 1)). An element of exponent field E, c = E / 16, adds the
+// bins' y = x 2^(1075 - 32 b) (b = E / 32, so c is 2 b or 2 b + 1) as five digits of magnitude at
+// most 2^16 into cells c .. c + 4 by native 32-bit shared atomics, where the element path's 64-bit
+// ones are compare-and-swap loops (ExactThread::cell_digits: from y's 32-bit digits lo and hi,
+// shifted by one cell for an odd c, whose y is a multiple of 2^16). Where every element of the
+// lanes here has the same c (sorted data), the lanes add first (ExactThread::cells_together), each
+// send still at most 2^16 for each element in it. A lane that
 // normalises its bins in bin_group (every normalise_every elements it sent to bins or cells) takes
 // part in emptying its warp's cells, with the lanes running with it (ExactThread::take_cells), so
 // between two emptyings of a cell each of the 32 lanes added at most 1016 + 7 digits to it:
 // |cell| <= 32 * 1023 * 2^16 < 2^31. Cell 0 only receives the low digits of elements with E < 16,
-// whose z (2^E times the significand, or twice a subnormal's) is even; so is every cell 0 value,
+// whose y (2^E times the significand, or twice a subnormal's) is even; so is every cell 0 value,
 // and an even cell's half unit always has a limb below it (push_cell).
 struct ExactCells {
   static constexpr int count = 132;  // c <= 2046 / 16 = 127, and four cells above it
@@ -132,8 +128,10 @@ struct ExactCells {
 static_assert((ExactCells::count - 1) / 2 + 1 < ExactLayout<double>::num_limbs, "the top cell's push must fit the limbs");
 
 // The wide path's per-thread bins (ExactThread::bin_group): int64 integers in dynamic shared
-// memory after the bulk stages, bin k of a thread at [k * blockDim.x + threadIdx.x] (a warp's
-// lanes hit 32 consecutive words whatever bins they pick: no bank conflicts), bin k weighing
+// memory after the bulk stages, bin k of a thread at [k * MaxThreads + threadIdx.x] (a warp's
+// lanes hit 32 consecutive words whatever bins they pick: no bank conflicts; a stride fixed at
+// compile time makes a bin's address one shift and add from the exponent field, where a stride
+// of blockDim.x took seven instructions for an element's two bins), bin k weighing
 // limb (base + k)'s 2^(32 (base + k) + min_exponent), halved before a push (below).
 //   float:  10 bins, base 0, counting units of 2^(min_exponent - 1) = 2^-150 (half a limb's unit,
 //           so that the bin follows the exponent field E alone): an element lands whole in bin
@@ -161,9 +159,9 @@ template <class T> struct ExactBins {
   static_assert(sizeof(T) == 8 || (253 >> 5) + 2 < max_count, "float: bins 0..7 for elements, 8 and 9 for carries");
   static_assert(sizeof(T) == 4 || ExactLayout<T>::num_limbs >= 2046 / 32 + 3, "double: the window fits the limbs");
   __host__ __device__ static constexpr int count(int max_threads) { return sizeof(T) == 4 || max_threads <= 512 ? max_count : 8; }
-  // The bins, then (double) each warp's ExactCells.
+  // The bins (at the stride max_threads), then (double) each warp's ExactCells.
   __host__ __device__ static constexpr std::size_t bytes(int max_threads, int block) {
-    return static_cast<std::size_t>(count(max_threads)) * sizeof(long long) * static_cast<std::size_t>(block) +
+    return static_cast<std::size_t>(count(max_threads)) * sizeof(long long) * static_cast<std::size_t>(max_threads) +
            (sizeof(T) == 8 ? static_cast<std::size_t>((block + 31) / 32) * ExactCells::count * sizeof(int) : 0);
   }
 };
@@ -221,7 +219,7 @@ template <class Bits> __device__ __forceinline__ Bits warp_min_bits(unsigned mas
 // it: t and S_0 are multiples of g_0, and x = t - S_0 exactly), kept as the lowest grid of any
 // anchor. Float groups then pay one FP max per element; the per-element integer minimum that
 // this replaces cost about 15% of the kernel's speed on the H200.
-template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struct ExactThread {
+template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
   using Layout = ExactLayout<T>;
   using Bits = typename FloatTraits<T>::Bits;
   static constexpr Bits sign_bit = Bits(1) << (sizeof(T) * 8 - 1);
@@ -238,7 +236,7 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
   int count = 0;       // fast-path elements since the last flush
   bool not_negative_zero = false;
   order_model::ExactLimbWindow<8> window;  // the slow path's digits, flushed to the block in batches
-  long long* bins = nullptr;  // this thread's bin 0 (ExactBins); bin k at bins[k * blockDim.x]
+  long long* bins = nullptr;  // this thread's bin 0 (ExactBins); bin k at bins[k * MaxThreads]
   int bin_base = sizeof(T) == 4 ? 0 : -1;  // the limb of bin 0; double: -1 until the first wide group
   int bin_adds = 0;  // elements sent to the bins (double: and cells) since bin_group last normalised
   // Finite groups the levels could not hold (even after a re-anchor) since they last held
@@ -568,7 +566,7 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
     return smallest;
   }
 
-  __device__ __forceinline__ long long& bin(int k) const { return bins[k * static_cast<int>(blockDim.x)]; }
+  __device__ __forceinline__ long long& bin(int k) const { return bins[k * MaxThreads]; }
   // Double: this warp's cells, after every thread's bins (computed where used: a pointer kept in a
   // register spilled the scale-finding kernel's).
   __device__ __forceinline__ int* warp_cells() const { return block_cells() + threadIdx.x / 32 * ExactCells::count; }
@@ -669,8 +667,8 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
   }
 
   // A group of finite elements that the levels could not take (a span past theirs, or an element
-  // at or above 2^B), into the bins exactly, without a branch per element. Double: the elements
-  // below the window afterwards by add(). Range: the group's largest and smallest magnitudes.
+  // at or above 2^B), into the bins exactly (float: without a branch per element; double: the
+  // elements below the window into the cells). Range: the group's largest and smallest magnitudes.
   template <int N>
   __device__ __forceinline__ void bin_group(const T (&x)[N], unsigned long long* s_limbs, unsigned long long* s_special) {
     if constexpr (Range) track_range(x);
@@ -715,39 +713,40 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
         const int b = top + 1 - (Bins - 1);
         raise_window(b > 0 ? b : 0, s_limbs);
       }
-      Bits nonzero = 0;      // some element is not -0
-      unsigned outside = 0;  // the elements below the window (nonzero), for add()
-      // The loop twice: without a test per element where the whole group is in the window (nearly
-      // every group of a wide input), with one where some element may be below it.
-      auto add_to_bins = [&](auto all_in_tag) {
-        constexpr bool all_in = decltype(all_in_tag)::value;
+      Bits nonzero = 0;  // some element is not -0
+#pragma unroll
+      for (int i = 0; i < N; ++i) nonzero |= element_bits(x[i]) ^ sign_bit;
+      not_negative_zero |= nonzero != 0;
+      if (low >= bin_base) {
+        // The whole group in the window (nearly every group of a wide input): no test per element.
 #pragma unroll
         for (int i = 0; i < N; ++i) {
-          Bits u;
-          memcpy(&u, &x[i], sizeof(T));
-          nonzero |= u ^ sign_bit;
-          const unsigned b25 = static_cast<unsigned>(u >> 32) & 0x7e000000u;
-          int k = static_cast<int>(b25 >> 25) - bin_base;
-          const double scale = __hiloint2double(static_cast<int>((2023u << 20) - b25), 0);  // 2^(1000 - 32 b)
-          const double y = (x[i] * scale) * 0x1p75;
-          const double th = trunc(y * 0x1p-32);
-          long long hi = __double2ll_rz(th);
-          long long lo = __double2ll_rz(y - th * 0x1p32);
-          if constexpr (!all_in) {
-            const bool in = k >= 0;
-            outside |= (!in && (u & ~sign_bit) != 0 ? 1u : 0u) << i;
-            k = in ? k : 0;
-            lo = in ? lo : 0;
-            hi = in ? hi : 0;
-          }
-          bin(k) += lo;
-          bin(k + 1) += hi;
+          long long lo, hi;
+          const int b = split_y(x[i], lo, hi);
+          bin(b - bin_base) += lo;
+          bin(b - bin_base + 1) += hi;
         }
-      };
-      if (low >= bin_base) add_to_bins(std::true_type{});
-      else add_to_bins(std::false_type{});
-      not_negative_zero |= nonzero != 0;
-      if (outside != 0) add_below(x, outside, s_limbs);
+      } else if (!cells_together(x, top)) {
+        // Each element to the bins or, below the window, to the cells: on every double bit
+        // pattern a warp takes both sides for nearly every i, and a branch spends no instruction
+        // on the side a lane does not take (the masked adds of zero to bin 0 and a second pair of
+        // products for the cells' digits cost more).
+#pragma unroll
+        for (int i = 0; i < N; ++i) {
+          long long lo, hi;
+          const int b = split_y(x[i], lo, hi);
+          if (b >= bin_base) {
+            bin(b - bin_base) += lo;
+            bin(b - bin_base + 1) += hi;
+          } else {  // a zero's digits are zeros
+            int d[5];
+            cell_digits(element_bits(x[i]), lo, hi, d);
+            int* const cells = warp_cells() + cell_of(element_bits(x[i]));
+#pragma unroll
+            for (int k = 0; k < 5; ++k) atomicAdd(&cells[k], d[k]);
+          }
+        }
+      }
     }
     bin_adds += N;
     const bool due = bin_adds >= ExactBins<T>::normalise_every;
@@ -758,73 +757,79 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
     if constexpr (sizeof(T) == 8) take_cells(due, s_limbs);
   }
 
-  // Double: the nonzero finite elements i of the group with bit i of `below` set (those under the
-  // window) into this warp's cells (ExactCells).
-  template <int N>
-  __device__ __forceinline__ void add_below(const T (&x)[N], unsigned below, unsigned long long* s_limbs) {
-    static_assert(N <= 8, "ExactCells' bound counts at most 8 elements a group");
-    int* const cells = warp_cells();
-    const unsigned mask = __activemask();
-    // Every element of every lane here below its window (nearly never on unsorted wide data, so
-    // one vote is all it costs there) and one c for all: the AND and the OR of their exponent
-    // fields' top bits agree.
-    if (__all_sync(mask, below == (1u << N) - 1u)) {
-      unsigned all = ~0u, any = 0;
-#pragma unroll
-      for (int i = 0; i < N; ++i) {
-        const unsigned h = static_cast<unsigned>(cell_bits(x[i]) >> 32);
-        all &= h;
-        any |= h;
-      }
-      const unsigned c = __reduce_and_sync(mask, all >> 24 & 0x7fu);
-      if (c == __reduce_or_sync(mask, any >> 24 & 0x7fu)) {
-        long long lo = 0, hi = 0;  // the lane's sums of its elements' 32-bit digits: below 2^35 and 2^39
-#pragma unroll
-        for (int i = 0; i < N; ++i) {
-          long long l, h;
-          cell_parts(x[i], l, h);
-          lo += l;
-          hi += h;
-        }
-        const int d[5] = {static_cast<int>(lo & 0xffff), static_cast<int>(lo >> 16), static_cast<int>(hi & 0xffff),
-                          static_cast<int>((hi >> 16) & 0xffff), static_cast<int>(hi >> 32)};  // below 2^19
-        const bool leader = (threadIdx.x & 31u) == static_cast<unsigned>(__ffs(mask) - 1);
-#pragma unroll
-        for (int k = 0; k < 5; ++k) {
-          const int v = __reduce_add_sync(mask, d[k]);  // below 2^24
-          if (leader && v != 0) atomicAdd(&cells[static_cast<int>(c) + k], v);
-        }
-        return;
-      }
-    }
-#pragma unroll
-    for (int i = 0; i < N; ++i) {
-      if (((below >> i) & 1u) == 0) continue;
-      const int c = static_cast<int>(cell_bits(x[i]) >> 56 & 0x7f);
-      long long lo, hi;
-      cell_parts(x[i], lo, hi);
-      atomicAdd(&cells[c], static_cast<int>(lo & 0xffff));
-      atomicAdd(&cells[c + 1], static_cast<int>(lo >> 16));
-      atomicAdd(&cells[c + 2], static_cast<int>(hi & 0xffff));
-      atomicAdd(&cells[c + 3], static_cast<int>((hi >> 16) & 0xffff));
-      atomicAdd(&cells[c + 4], static_cast<int>(hi >> 32));
-    }
-  }
-
-  __device__ __forceinline__ static Bits cell_bits(T x) {
+  __device__ __forceinline__ static Bits element_bits(T x) {
     Bits u;
     memcpy(&u, &x, sizeof(T));
     return u;
   }
 
-  // Double: x's two 32-bit digits lo and hi for its cells c .. c + 4, c = E / 16 (ExactCells).
-  __device__ __forceinline__ static void cell_parts(T x, long long& lo, long long& hi) {
-    const unsigned e20 = static_cast<unsigned>(cell_bits(x) >> 32) & 0x7ff00000u;  // E 2^20
-    const double scale = __hiloint2double(static_cast<int>((2039u << 20) - (e20 & 0x7f000000u)), 0);  // 2^(1016 - 16 c)
-    const double z = (x * scale) * 0x1p59;
-    const double th = trunc(z * 0x1p-32);
-    hi = __double2ll_rz(th);               // |hi| < 2^36
-    lo = __double2ll_rz(z - th * 0x1p32);  // |lo| < 2^32
+  // Double: y = x 2^(1075 - 32 b) half units for b = E / 32 (returned), as its 32-bit digits lo and
+  // hi (bin_group).
+  __device__ __forceinline__ static int split_y(T x, long long& lo, long long& hi) {
+    const unsigned b25 = static_cast<unsigned>(element_bits(x) >> 32) & 0x7e000000u;
+    const double scale = __hiloint2double(static_cast<int>((2023u << 20) - b25), 0);  // 2^(1000 - 32 b)
+    const double y = (x * scale) * 0x1p75;
+    const double th = trunc(y * 0x1p-32);
+    hi = __double2ll_rz(th);
+    lo = __double2ll_rz(y - th * 0x1p32);
+    return static_cast<int>(b25 >> 25);
+  }
+
+  // Double: the cell c = E / 16 of an element's lowest digit (ExactCells).
+  __device__ __forceinline__ static int cell_of(Bits u) { return static_cast<int>(u >> 56 & 0x7f); }
+
+  // Double: the five digits for cells c .. c + 4 of y = lo + 2^32 hi (one element's, or the sums of
+  // a lane's elements of one c: ExactCells), c = 2 b + (c odd). y weighs 2^(32 b) half units, cell
+  // 2 b's weight. For an even c, y < 2^68 (E mod 32 < 16): lo mod 2^16, lo >> 16, hi mod 2^16,
+  // (hi >> 16) mod 2^16, hi >> 32; for an odd c, y and so lo are multiples of 2^16: lo >> 16,
+  // hi mod 2^16, (hi >> 16) mod 2^16, (hi >> 32) mod 2^16, hi >> 48.
+  __device__ __forceinline__ static void cell_digits(Bits u, long long lo, long long hi, int (&d)[5]) {
+    const bool odd = (u >> 56 & 1) != 0;
+    const int lo_low = static_cast<int>(lo & 0xffff), lo_high = static_cast<int>(lo >> 16);
+    const int h0 = static_cast<int>(hi & 0xffff), h1 = static_cast<int>((hi >> 16) & 0xffff);
+    d[0] = odd ? lo_high : lo_low;
+    d[1] = odd ? h0 : lo_high;
+    d[2] = odd ? h1 : h0;
+    d[3] = odd ? static_cast<int>((hi >> 32) & 0xffff) : h1;
+    d[4] = static_cast<int>(hi >> (odd ? 48 : 32));
+  }
+
+  // Double: where every element of every lane here lies below its window in one cell c (sorted
+  // data: a warp's elements lie side by side), each lane adds its elements' lo and hi, the lanes
+  // add the five digits of those sums (below 8 2^16 each: at most 2^16 for each element in them,
+  // as ExactCells' bound counts) by a warp reduction each, and one lane sends the five totals,
+  // where 32 atomics on one word would queue one behind the other. False (nothing done) otherwise:
+  // on unsorted wide data a vote is all this costs. `top`: the group's largest bin, plus one.
+  template <int N> __device__ __forceinline__ bool cells_together(const T (&x)[N], int top) {
+    const unsigned mask = __activemask();
+    if (!__all_sync(mask, top <= bin_base)) return false;
+    unsigned all = ~0u, any = 0;  // the AND and the OR of the exponent fields' top bits
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const unsigned h = static_cast<unsigned>(element_bits(x[i]) >> 32);
+      all &= h;
+      any |= h;
+    }
+    const unsigned c = __reduce_and_sync(mask, all >> 24 & 0x7fu);
+    if (c != __reduce_or_sync(mask, any >> 24 & 0x7fu)) return false;
+    long long lo = 0, hi = 0;  // below 2^35 and 2^55
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      long long l, h;
+      split_y(x[i], l, h);
+      lo += l;
+      hi += h;
+    }
+    int d[5];
+    cell_digits(element_bits(x[0]), lo, hi, d);
+    const bool leader = (threadIdx.x & 31u) == static_cast<unsigned>(__ffs(mask) - 1);
+    int* const cells = warp_cells() + c;
+#pragma unroll
+    for (int k = 0; k < 5; ++k) {
+      const int v = __reduce_add_sync(mask, d[k]);  // below 2^24
+      if (leader && v != 0) atomicAdd(&cells[k], v);
+    }
+    return true;
   }
 
   // Double: where some lane here has just normalised its bins (`due`: normalise_every elements
@@ -846,7 +851,7 @@ template <class T, bool Range = false, int Bins = ExactBins<T>::max_count> struc
   // barrier after the limbs' zeroing orders them before any add), and at the end, once every warp
   // has added to them, pushed to the block's limbs.
   __device__ __forceinline__ int* block_cells() const {
-    return reinterpret_cast<int*>(bins + (Bins * static_cast<int>(blockDim.x) - static_cast<int>(threadIdx.x)));
+    return reinterpret_cast<int*>(bins + (Bins * MaxThreads - static_cast<int>(threadIdx.x)));
   }
   __device__ __forceinline__ static int block_cell_words() { return static_cast<int>(blockDim.x + 31) / 32 * ExactCells::count; }
   __device__ __forceinline__ void zero_cells() const {
@@ -940,7 +945,7 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(cons
   for (int k = static_cast<int>(threadIdx.x); k < NL; k += static_cast<int>(blockDim.x)) s_limbs[k] = 0;
   if (threadIdx.x < exact_specials) s_special[threadIdx.x] = 0;
   constexpr int Bins = ExactBins<T>::count(MaxThreads);
-  ExactThread<T, Range, Bins> t;
+  ExactThread<T, Range, Bins, MaxThreads> t;
   extern __shared__ __align__(128) unsigned char exact_dynamic_smem[];  // the bulk stages, then the bins
   t.bins = reinterpret_cast<long long*>(exact_dynamic_smem + bulk_smem_bytes(static_cast<int>(blockDim.x))) + threadIdx.x;
 #pragma unroll
