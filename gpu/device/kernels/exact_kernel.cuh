@@ -713,6 +713,7 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
         const int b = top + 1 - (Bins - 1);
         raise_window(b > 0 ? b : 0, s_limbs);
       }
+      static_assert(N <= 8, "ExactCells' bound counts at most 8 elements a group");
       Bits nonzero = 0;  // some element is not -0
 #pragma unroll
       for (int i = 0; i < N; ++i) nonzero |= element_bits(x[i]) ^ sign_bit;
@@ -727,10 +728,10 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
           bin(b - bin_base + 1) += hi;
         }
       } else if (!cells_together(x, top)) {
-        // Each element to the bins or, below the window, to the cells: on every double bit
-        // pattern a warp takes both sides for nearly every i, and a branch spends no instruction
-        // on the side a lane does not take (the masked adds of zero to bin 0 and a second pair of
-        // products for the cells' digits cost more).
+        // Each element to the bins or, below the window, to the cells, by a branch: on every
+        // double bit pattern a warp runs both sides for nearly every i, each for its own lanes,
+        // where a branch-free loop had every lane add masked zeros to bin 0 and then compute a
+        // second pair of products for the cells' digits.
 #pragma unroll
         for (int i = 0; i < N; ++i) {
           long long lo, hi;
