@@ -46,10 +46,10 @@ template <class T> double gamma(double k) {
   return ku < 1.0 ? ku / (1.0 - ku) : std::numeric_limits<double>::infinity();
 }
 
-template <class T> typename FloatTraits<T>::Bits to_bits(T x) {
+template <class T> SUMLAB_HD constexpr typename FloatTraits<T>::Bits to_bits(T x) {
   return std::bit_cast<typename FloatTraits<T>::Bits>(x);
 }
-template <class T> T from_bits(typename FloatTraits<T>::Bits b) { return std::bit_cast<T>(b); }
+template <class T> SUMLAB_HD constexpr T from_bits(typename FloatTraits<T>::Bits b) { return std::bit_cast<T>(b); }
 
 // "0x3dcccccd": the IEEE bit pattern, fixed width.
 template <class T> std::string hex_bits(T x) {

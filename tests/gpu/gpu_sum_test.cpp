@@ -321,29 +321,36 @@ TEST(GpuExact, WideSpansThroughTheBinsStayExact) {
 
 // Double's cells (exact_kernel.cuh, ExactCells) at their bound: every lane's first group holds
 // +-2^1000 (they cancel), which raises its window far above the rest, 2^22 copies of
-// -(2^53 - 1) 2^-260, each adding the largest digit, -2^16, to the same cell. One warp's lanes
-// each send 2^17 elements there, so the cells are emptied about 128 times; each time a cell holds
-// up to 32 * 1023 such digits, 2^21 from an int32's limit: a larger count between emptyings, or a
-// digit or weight wrong, changes the sum.
+// -(2^53 - 1) 2^-260, whose largest digit, -2^16, lands in the same cell for every element. One
+// warp's lanes each send 2^17 elements there, so the cells are emptied about 128 times; each time
+// a cell holds up to 32 * 1023 such digits, 2^21 from an int32's limit: a larger count between
+// emptyings, or a digit or weight wrong, changes the sum. Twice: as it is, every warp's elements
+// share their cells, so its lanes add them first (cells_together); with one element in 64 from far
+// below, every warp's group mixes two cells, so each element takes its own five atomics.
 TEST(GpuExact, DoubleCellsAtTheirBoundStayExact) {
   SUMLAB_REQUIRE_GPU();
   const std::size_t n = std::size_t(1) << 22;
-  std::vector<double> x(n, -std::ldexp(0x1p53 - 1, -260));
-  for (std::size_t i = 0; i < 512; i += 8) x[i] = i < 256 ? 0x1p1000 : -0x1p1000;
-  const double ref = exact_sum<double>(std::span<const double>(x));
-  gpu::DeviceBuffer<double> buf(static_cast<std::int64_t>(n));
-  buf.upload(std::span<const double>(x));
-  std::vector<LaunchShape> all = shapes_with_partial_warps();
-  LaunchShape one_warp = all[0];
-  one_warp.grid = 1;
-  one_warp.block = 32;
-  all.push_back(one_warp);
-  for (const auto& s : all) {
-    const LaunchShape c = canonicalize(GpuKernel::exact, s);
-    SCOPED_TRACE(to_string(c));
-    const auto g = gpu::gpu_sum<double>(GpuKernel::exact, c, buf);
-    ASSERT_TRUE(g.ok()) << g.error;
-    EXPECT_TRUE(same_bits(g.value, ref)) << hex_bits(g.value) << " vs CPU " << hex_bits(ref);
+  for (const bool mixed : {false, true}) {
+    SCOPED_TRACE(mixed ? "one element in 64 in other cells" : "one cell");
+    std::vector<double> x(n, -std::ldexp(0x1p53 - 1, -260));
+    for (std::size_t i = 0; i < 512; i += 8) x[i] = i < 256 ? 0x1p1000 : -0x1p1000;
+    if (mixed)
+      for (std::size_t i = 63; i < n; i += 64) x[i] = -std::ldexp(0x1p53 - 1, -600);
+    const double ref = exact_sum<double>(std::span<const double>(x));
+    gpu::DeviceBuffer<double> buf(static_cast<std::int64_t>(n));
+    buf.upload(std::span<const double>(x));
+    std::vector<LaunchShape> all = shapes_with_partial_warps();
+    LaunchShape one_warp = all[0];
+    one_warp.grid = 1;
+    one_warp.block = 32;
+    all.push_back(one_warp);
+    for (const auto& s : all) {
+      const LaunchShape c = canonicalize(GpuKernel::exact, s);
+      SCOPED_TRACE(to_string(c));
+      const auto g = gpu::gpu_sum<double>(GpuKernel::exact, c, buf);
+      ASSERT_TRUE(g.ok()) << g.error;
+      EXPECT_TRUE(same_bits(g.value, ref)) << hex_bits(g.value) << " vs CPU " << hex_bits(ref);
+    }
   }
 }
 

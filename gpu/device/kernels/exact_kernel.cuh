@@ -716,7 +716,7 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
       static_assert(N <= 8, "ExactCells' bound counts at most 8 elements a group");
       Bits nonzero = 0;  // some element is not -0
 #pragma unroll
-      for (int i = 0; i < N; ++i) nonzero |= element_bits(x[i]) ^ sign_bit;
+      for (int i = 0; i < N; ++i) nonzero |= to_bits(x[i]) ^ sign_bit;
       not_negative_zero |= nonzero != 0;
       if (low >= bin_base) {
         // The whole group in the window (nearly every group of a wide input): no test per element.
@@ -741,8 +741,8 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
             bin(b - bin_base + 1) += hi;
           } else {  // a zero's digits are zeros
             int d[5];
-            cell_digits(element_bits(x[i]), lo, hi, d);
-            int* const cells = warp_cells() + cell_of(element_bits(x[i]));
+            cell_digits(to_bits(x[i]), lo, hi, d);
+            int* const cells = warp_cells() + cell_of(to_bits(x[i]));
 #pragma unroll
             for (int k = 0; k < 5; ++k) atomicAdd(&cells[k], d[k]);
           }
@@ -758,16 +758,10 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
     if constexpr (sizeof(T) == 8) take_cells(due, s_limbs);
   }
 
-  __device__ __forceinline__ static Bits element_bits(T x) {
-    Bits u;
-    memcpy(&u, &x, sizeof(T));
-    return u;
-  }
-
   // Double: y = x 2^(1075 - 32 b) half units for b = E / 32 (returned), as its 32-bit digits lo and
   // hi (bin_group).
   __device__ __forceinline__ static int split_y(T x, long long& lo, long long& hi) {
-    const unsigned b25 = static_cast<unsigned>(element_bits(x) >> 32) & 0x7e000000u;
+    const unsigned b25 = static_cast<unsigned>(to_bits(x) >> 32) & 0x7e000000u;
     const double scale = __hiloint2double(static_cast<int>((2023u << 20) - b25), 0);  // 2^(1000 - 32 b)
     const double y = (x * scale) * 0x1p75;
     const double th = trunc(y * 0x1p-32);
@@ -807,7 +801,7 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
     unsigned all = ~0u, any = 0;  // the AND and the OR of the exponent fields' top bits
 #pragma unroll
     for (int i = 0; i < N; ++i) {
-      const unsigned h = static_cast<unsigned>(element_bits(x[i]) >> 32);
+      const unsigned h = static_cast<unsigned>(to_bits(x[i]) >> 32);
       all &= h;
       any |= h;
     }
@@ -822,7 +816,7 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
       hi += h;
     }
     int d[5];
-    cell_digits(element_bits(x[0]), lo, hi, d);
+    cell_digits(to_bits(x[0]), lo, hi, d);
     const bool leader = (threadIdx.x & 31u) == static_cast<unsigned>(__ffs(mask) - 1);
     int* const cells = warp_cells() + c;
 #pragma unroll
