@@ -49,6 +49,28 @@ template <class Acc> SUMLAB_HD inline ArgmaxState<Acc> argmax_step(const ArgmaxS
   return argmax_merge(a, ArgmaxState<Acc>{x, index});
 }
 
+// One thread's fold, where the indices only grow (the GPU kernel's): a later element replaces the
+// best so far exactly when argmax_better says so, which for a larger index reduces to "it is
+// larger, or it is a NaN and the best is not". !(later <= best) holds when later is larger or
+// either is a NaN, and best == best rules out a NaN best: two compares, no index compare, no
+// branch. It needs a real element to start from: -Inf against the identity's -Inf would lose.
+template <class V> SUMLAB_HD inline bool argmax_later_wins(V later, V best) {
+  return !(later <= best) && best == best;
+}
+
+// The first maximum of x[0], ..., x[N-1] under the order above, its index the position: a tree of
+// argmax_later_wins merges, each of two neighbouring ranges (the left one's indices the lower), so
+// its depth is log2 N where a left fold's is N. Exact like every argmax tree: the same element wins.
+template <int N, class V> SUMLAB_HD inline ArgmaxState<V> argmax_first_max(const V (&x)[N]) {
+  static_assert(N > 0 && (N & (N - 1)) == 0, "a power of two");
+  ArgmaxState<V> s[N];
+  for (int u = 0; u < N; ++u) s[u] = ArgmaxState<V>{x[u], u};
+  for (int w = 1; w < N; w *= 2)
+    for (int u = 0; u < N; u += 2 * w)
+      if (argmax_later_wins(s[u + w].value, s[u].value)) s[u] = s[u + w];
+  return s[0];
+}
+
 template <class Acc> struct ArgmaxOp {
   using State = ArgmaxState<Acc>;
   SUMLAB_HD static State identity() { return argmax_identity<Acc>(); }

@@ -21,8 +21,21 @@ __global__ void __launch_bounds__(1024) row_argmax_kernel(const In* __restrict__
   const RowGroup g = row_group(layout);
   if (g.row >= rows) return;
   const In* row = d_in + g.row * cols;
+  // The thread's elements in index order, a batch at a time: the batch's first maximum by a tree
+  // (argmax_first_max), then the batch against the best so far. The missing elements of the last
+  // batch are -Inf after its present ones, so they never win; the first batch starts the fold, so
+  // a thread with any element never compares with the identity.
+  constexpr int B = kRowBatch<In>;
   ArgmaxState<Acc> s = argmax_identity<Acc>();
-  row_for_each<kRowBatch<In>>(row, cols, g, [&](In x, std::int64_t j) { s = argmax_step(s, RowInput<In>::widen(x), static_cast<std::int32_t>(j)); });
+  bool started = false;
+  row_for_each_batch<B>(row, cols, g, [&](const In (&v)[B], std::int64_t j, int count) {
+    Acc x[B];
+#pragma unroll
+    for (int u = 0; u < B; ++u) x[u] = u < count ? RowInput<In>::widen(v[u]) : -acc_inf<Acc>();
+    const ArgmaxState<Acc> b = argmax_first_max(x);
+    if (!started || argmax_later_wins(b.value, s.value)) s = ArgmaxState<Acc>{b.value, static_cast<std::int32_t>(j + std::int64_t(b.index) * g.threads)};
+    started = true;
+  });
   s = group_reduce<ArgmaxOp<Acc>>(s, g.block_stage, reinterpret_cast<ArgmaxState<Acc>*>(smem));
   if (g.t == 0) {
     d_value[g.row] = s.value;

@@ -54,6 +54,31 @@ __device__ __forceinline__ void row_for_each(const In* __restrict__ row, std::in
   }
 }
 
+// fb(v, j, count) for the batches of f's loop above: v[u] is element j + u * T for u < count (count
+// is Batch but in the last batch, which is never empty); a fold that wants the batch whole (a tree
+// within it) takes this one.
+template <int Batch, class In, class F>
+__device__ __forceinline__ void row_for_each_batch(const In* __restrict__ row, std::int64_t cols, const RowGroup& g, F&& fb) {
+  const std::int64_t T = g.threads;
+  std::int64_t j = g.t;
+  for (; j + (Batch - 1) * T < cols; j += Batch * T) {
+    In v[Batch];
+#pragma unroll
+    for (int u = 0; u < Batch; ++u) v[u] = row[j + u * T];
+    fb(v, j, Batch);
+  }
+  if (j >= cols) return;
+  In v[Batch];
+  int count = 0;
+#pragma unroll
+  for (int u = 0; u < Batch; ++u)
+    if (j + u * T < cols) {
+      v[u] = row[j + u * T];
+      count = u + 1;
+    }
+  fb(v, j, count);
+}
+
 // A thread's elements of one row held in registers (the caller checks row_slice_fits first).
 template <class In> struct RowSlice {
   In v[kRowSliceItems<In>];

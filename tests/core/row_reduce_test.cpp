@@ -13,6 +13,7 @@
 #include <span>
 #include <vector>
 
+#include "core/counter_rng.hpp"
 #include "core/generators.hpp"
 #include "tests/core/serial_moments.hpp"
 #include "core/row_reduce/argmax.hpp"
@@ -311,6 +312,43 @@ TEST(RowArgmax, MergeOrderIsTotal) {
   EXPECT_FALSE(argmax_better(S{1.f, 9}, S{1.f, 1}));
   EXPECT_TRUE(argmax_better(S{-std::numeric_limits<float>::infinity(), 0}, argmax_identity<float>()));
   EXPECT_EQ(argmax_index(argmax_identity<float>().index), -1);
+}
+
+// The GPU thread's fold (a tree over each batch, then batch against best so far) must pick the
+// element the plain fold picks, bit for bit, on inputs made of nothing but ties, NaNs of two
+// payloads, infinities and signed zeros.
+template <class V, int N> void expect_first_max_is_the_fold(std::uint64_t seed, int tuples) {
+  const V nan = std::numeric_limits<V>::quiet_NaN(), inf = std::numeric_limits<V>::infinity();
+  V nan2 = nan;
+  unsigned char* b = reinterpret_cast<unsigned char*>(&nan2);
+  b[0] ^= 1;  // another payload: which NaN wins must show
+  const V alphabet[] = {nan, nan2, -inf, V(-1), V(-0.0), V(0), V(1), inf};
+  for (int t = 0; t < tuples; ++t) {
+    V x[N];
+    ArgmaxState<V> fold = argmax_identity<V>();
+    for (int u = 0; u < N; ++u) {
+      const std::uint64_t k = random_bits(seed, std::uint64_t(t) * N + std::uint64_t(u), 0) % 8;
+      x[u] = alphabet[k];
+      fold = argmax_step(fold, x[u], u);
+    }
+    const ArgmaxState<V> tree = argmax_first_max(x);
+    ASSERT_EQ(tree.index, fold.index) << "tuple " << t;
+    ASSERT_EQ(std::memcmp(&tree.value, &fold.value, sizeof(V)), 0) << "tuple " << t;
+    // The batch against a best so far from an earlier batch: the same as folding on.
+    const V before = alphabet[random_bits(seed, std::uint64_t(t), 1) % 8];
+    ArgmaxState<V> on{before, -1};
+    for (int u = 0; u < N; ++u) on = argmax_step(on, x[u], u);
+    const bool later = argmax_later_wins(tree.value, before);
+    ASSERT_EQ(later ? tree.index : -1, on.index) << "tuple " << t;
+  }
+}
+
+TEST(RowArgmax, TheThreadsBatchTreePicksTheFoldsElement) {
+  expect_first_max_is_the_fold<float, 2>(21, 64);
+  expect_first_max_is_the_fold<float, 4>(22, 20000);
+  expect_first_max_is_the_fold<float, 8>(23, 200000);
+  expect_first_max_is_the_fold<double, 8>(24, 200000);
+  expect_first_max_is_the_fold<float, 16>(25, 100000);
 }
 
 // --- every kernel on empty rows, one-element rows, NaN and Inf -------------------------------------

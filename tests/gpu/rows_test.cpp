@@ -6,11 +6,13 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "core/counter_rng.hpp"
 #include "core/generators.hpp"
 #include "core/row_reduce/row_input.hpp"
 #include "core/row_reduce/row_kernel.hpp"
@@ -113,6 +115,46 @@ TEST(Rows, RunToRunBitsAreIdentical) {
     EXPECT_EQ(count_mismatches(a.outputs, b.outputs), 0) << i.name;
     EXPECT_GT(b.ms, 0.0);
   }
+}
+
+// argmax on rows of nothing but ties, NaNs of two payloads, infinities and signed zeros: the GPU
+// picks the model's element (index, and the value's bits, NaN payload included) in every shape,
+// across whole and partial batches and rows that fill no thread's first batch.
+template <class In> void check_argmax_hostile() {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  const double alphabet[] = {nan, -nan, -inf, -1.0, -0.0, 0.0, 1.0, inf};
+  for (std::int64_t cols : {1, 7, 31, 33, 257, 1000, 4097, 16385}) {
+    const std::int64_t rows = 40;
+    std::vector<In> x(static_cast<std::size_t>(rows * cols));
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      // Rows differ in how rare each letter is: row r draws from the alphabet's first 2 + r % 7.
+      const std::uint64_t r = i / static_cast<std::uint64_t>(cols);
+      const double v = alphabet[(random_bits(31, i, 0) % (2 + r % 7) + r) % 8];
+      if constexpr (std::is_same_v<In, bfloat16_bits>) {
+        x[i] = to_bfloat16_bits(static_cast<float>(v));
+      } else {
+        x[i] = static_cast<In>(v);
+      }
+    }
+    const gpu::RowMatrix<In> m(std::span<const In>(x), rows, cols);
+    for (const auto& s : kShapes) {
+      const auto g = gpu::gpu_rows<In>(RowKernel::argmax, s, m);
+      ASSERT_TRUE(g.ok()) << g.error;
+      const auto model = model_rows<In>(RowKernel::argmax, s, std::span<const In>(x), rows, cols);
+      for (std::size_t r = 0; r < static_cast<std::size_t>(rows); ++r) {
+        EXPECT_EQ(g.outputs.max_index[r], model.max_index[r]) << to_string(s) << " cols " << cols << " row " << r;
+        EXPECT_EQ(std::memcmp(&g.outputs.max_value[r], &model.max_value[r], sizeof model.max_value[r]), 0)
+            << to_string(s) << " cols " << cols << " row " << r;
+      }
+    }
+  }
+}
+
+TEST(Rows, ArgmaxOnTiesNansInfinitiesAndZeros) {
+  SUMLAB_REQUIRE_GPU();
+  check_argmax_hostile<float>();
+  check_argmax_hostile<bfloat16_bits>();
+  check_argmax_hostile<double>();
 }
 
 TEST(Rows, BadShapesComeBackAsErrors) {
