@@ -31,12 +31,13 @@ template <class Acc> SUMLAB_HD inline ArgmaxState<Acc> argmax_identity() {
   return ArgmaxState<Acc>{-acc_inf<Acc>(), kNoIndex};
 }
 
-// True when b should replace a.
+// True when b should replace a. The three rules as one expression of & and | (a NaN compares
+// false with everything), so that a GPU merge is selections, not branches: b is larger, or a NaN
+// over a number, or of the lower index and equal to a or a NaN like a.
 template <class Acc> SUMLAB_HD inline bool argmax_better(const ArgmaxState<Acc>& b, const ArgmaxState<Acc>& a) {
   const bool bn = acc_isnan(b.value), an = acc_isnan(a.value);
-  if (bn || an) return bn && (!an || b.index < a.index);
-  if (b.value > a.value) return true;
-  return b.value == a.value && b.index < a.index;
+  const bool lower = b.index < a.index;
+  return (b.value > a.value) | (bn & !an) | (lower & ((b.value == a.value) | (bn & an)));
 }
 
 template <class Acc> SUMLAB_HD inline ArgmaxState<Acc> argmax_merge(const ArgmaxState<Acc>& a,

@@ -21,21 +21,34 @@ __global__ void __launch_bounds__(1024) row_argmax_kernel(const In* __restrict__
   const RowGroup g = row_group(layout);
   if (g.row >= rows) return;
   const In* row = d_in + g.row * cols;
-  // The thread's elements in index order, a batch at a time: the batch's first maximum by a tree
+  // The thread's elements in column order, a batch at a time: the batch's first maximum by a tree
   // (argmax_first_max), then the batch against the best so far. The missing elements of the last
   // batch are -Inf after its present ones, so they never win; the first batch starts the fold, so
-  // a thread with any element never compares with the identity.
-  constexpr int B = kRowBatch<In>;
+  // a thread with any element never compares with the identity. Any order of reading gives the
+  // same element, so rows of whole 16-byte words are read in words (64 bytes a thread a batch: a
+  // row of 4096 floats at 256 threads is one round trip), other rows element by element.
   ArgmaxState<Acc> s = argmax_identity<Acc>();
   bool started = false;
-  row_for_each_batch<B>(row, cols, g, [&](const In (&v)[B], std::int64_t j, int count) {
-    Acc x[B];
+  auto take = [&](const auto& v, int count, auto column) {
+    constexpr int N = sizeof(v) / sizeof(v[0]);
+    Acc x[N];
 #pragma unroll
-    for (int u = 0; u < B; ++u) x[u] = u < count ? RowInput<In>::widen(v[u]) : -acc_inf<Acc>();
+    for (int p = 0; p < N; ++p) x[p] = p < count ? RowInput<In>::widen(v[p]) : -acc_inf<Acc>();
     const ArgmaxState<Acc> b = argmax_first_max(x);
-    if (!started || argmax_later_wins(b.value, s.value)) s = ArgmaxState<Acc>{b.value, static_cast<std::int32_t>(j + std::int64_t(b.index) * g.threads)};
+    if (!started || argmax_later_wins(b.value, s.value)) s = ArgmaxState<Acc>{b.value, static_cast<std::int32_t>(column(b.index))};
     started = true;
-  });
+  };
+  const std::int64_t T = g.threads;
+  if (row_words_fit(d_in, cols)) {
+    constexpr int E = kRowWordItems<In>;
+    row_for_each_words<4>(row, cols, g, [&](const In (&v)[4 * E], std::int64_t k, int count) {
+      take(v, count, [&](int p) { return (k + (p / E) * T) * E + p % E; });
+    });
+  } else {
+    row_for_each_batch<kRowBatch<In>>(row, cols, g, [&](const In (&v)[kRowBatch<In>], std::int64_t j, int count) {
+      take(v, count, [&](int p) { return j + p * T; });
+    });
+  }
   s = group_reduce<ArgmaxOp<Acc>>(s, g.block_stage, reinterpret_cast<ArgmaxState<Acc>*>(smem));
   if (g.t == 0) {
     d_value[g.row] = s.value;

@@ -18,6 +18,7 @@
 // live in registers, which is why the kernels that use them are declared __launch_bounds__(1024):
 // a block of 1024 threads must launch, so the compiler keeps each within 64 registers.
 #include <cstdint>
+#include <cstring>
 
 #include "gpu/rows/row_tree.cuh"
 
@@ -64,7 +65,7 @@ __device__ __forceinline__ void row_for_each_batch(const In* __restrict__ row, s
   for (; j + (Batch - 1) * T < cols; j += Batch * T) {
     In v[Batch];
 #pragma unroll
-    for (int u = 0; u < Batch; ++u) v[u] = row[j + u * T];
+    for (int u = 0; u < Batch; ++u) v[u] = __ldg(row + j + u * T);
     fb(v, j, Batch);
   }
   if (j >= cols) return;
@@ -73,10 +74,53 @@ __device__ __forceinline__ void row_for_each_batch(const In* __restrict__ row, s
 #pragma unroll
   for (int u = 0; u < Batch; ++u)
     if (j + u * T < cols) {
-      v[u] = row[j + u * T];
+      v[u] = __ldg(row + j + u * T);
       count = u + 1;
     }
   fb(v, j, count);
+}
+
+// A fold whose result does not depend on the order of its elements (argmax, exact) may read a row
+// in 16-byte words instead: a thread's word k holds columns kE .. kE + E - 1, so one load brings E
+// elements and a batch of a few words is the thread's whole share of a short row.
+template <class In> inline constexpr int kRowWordItems = 16 / int(sizeof(In));
+
+// Every row starts on a 16-byte boundary and is whole words: the group agrees (same d_in, cols).
+template <class In> __device__ __forceinline__ bool row_words_fit(const In* d_in, std::int64_t cols) {
+  return cols % kRowWordItems<In> == 0 && reinterpret_cast<std::uintptr_t>(d_in) % 16 == 0;
+}
+
+// fw(v, k, count) for the thread's words k = g.t, g.t + T, ..., Words at a time: v[w E + i] is
+// column (k + w T) E + i, so v is in column order; count of them are present (Words * E but in the
+// last batch, where the missing words are at the end and never empty the batch).
+template <int Words, class In, class F>
+__device__ __forceinline__ void row_for_each_words(const In* __restrict__ row, std::int64_t cols, const RowGroup& g, F&& fw) {
+  constexpr int E = kRowWordItems<In>;
+  const uint4* w = reinterpret_cast<const uint4*>(row);
+  const std::int64_t words = cols / E, T = g.threads;
+  std::int64_t k = g.t;
+  for (; k + (Words - 1) * T < words; k += Words * T) {
+    uint4 r[Words];
+#pragma unroll
+    for (int u = 0; u < Words; ++u) r[u] = __ldg(w + k + u * T);
+    In v[Words * E];
+    memcpy(v, r, sizeof r);
+    fw(v, k, Words * E);
+  }
+  if (k >= words) return;
+  uint4 r[Words];
+  int count = 0;
+#pragma unroll
+  for (int u = 0; u < Words; ++u) {
+    r[u] = make_uint4(0, 0, 0, 0);
+    if (k + u * T < words) {
+      r[u] = __ldg(w + k + u * T);
+      count = (u + 1) * E;
+    }
+  }
+  In v[Words * E];
+  memcpy(v, r, sizeof r);
+  fw(v, k, count);
 }
 
 // A thread's elements of one row held in registers (the caller checks row_slice_fits first).

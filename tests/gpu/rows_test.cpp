@@ -119,11 +119,12 @@ TEST(Rows, RunToRunBitsAreIdentical) {
 
 // argmax on rows of nothing but ties, NaNs of two payloads, infinities and signed zeros: the GPU
 // picks the model's element (index, and the value's bits, NaN payload included) in every shape,
-// across whole and partial batches and rows that fill no thread's first batch.
+// across whole and partial batches and rows that fill no thread's first batch, rows read in
+// 16-byte words (1000, 4096, 16392 columns) and element by element (the others).
 template <class In> void check_argmax_hostile() {
   const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
   const double alphabet[] = {nan, -nan, -inf, -1.0, -0.0, 0.0, 1.0, inf};
-  for (std::int64_t cols : {1, 7, 31, 33, 257, 1000, 4097, 16385}) {
+  for (std::int64_t cols : {1, 7, 31, 33, 257, 1000, 4096, 4097, 16385, 16392}) {
     const std::int64_t rows = 40;
     std::vector<In> x(static_cast<std::size_t>(rows * cols));
     for (std::size_t i = 0; i < x.size(); ++i) {
