@@ -37,13 +37,22 @@ template <class Acc> struct DeviceOutputs {
 };
 
 // Only the kernel a moments kernel runs as is instantiated (gpu/rows/moments_kernel.cuh).
-template <RowKernel K, class In>
+template <RowKernel K, class In, bool Out>
 void launch_moments(unsigned grid, unsigned block, const In* d_in, std::int64_t rows, std::int64_t cols,
                     RowLayout layout, row_acc_t<In>* a, row_acc_t<In>* b, row_acc_t<In>* out) {
   if constexpr (gpu::rows::row_moments_bounded<K, In>())
-    gpu::rows::row_moments_kernel<K, In><<<grid, block>>>(d_in, rows, cols, layout, a, b, out);
+    gpu::rows::row_moments_kernel<K, In, Out><<<grid, block>>>(d_in, rows, cols, layout, a, b, out);
   else
-    gpu::rows::row_moments_unbounded_kernel<K, In><<<grid, block>>>(d_in, rows, cols, layout, a, b, out);
+    gpu::rows::row_moments_unbounded_kernel<K, In, Out><<<grid, block>>>(d_in, rows, cols, layout, a, b, out);
+}
+
+template <RowKernel K, class In>
+void launch_moments(unsigned grid, unsigned block, const In* d_in, std::int64_t rows, std::int64_t cols,
+                    RowLayout layout, row_acc_t<In>* a, row_acc_t<In>* b, row_acc_t<In>* out) {
+  if (out != nullptr)
+    launch_moments<K, In, true>(grid, block, d_in, rows, cols, layout, a, b, out);
+  else
+    launch_moments<K, In, false>(grid, block, d_in, rows, cols, layout, a, b, out);
 }
 
 template <class In>

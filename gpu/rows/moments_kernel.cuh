@@ -15,7 +15,10 @@
 
 namespace sumlab::gpu::rows {
 
-template <row_reduce::RowKernel K, class In>
+// Out: the kernel also writes the normalised output (a second pass over the row); without it the
+// kernel is the statistics alone, a separate instantiation so that the output pass's registers
+// (a slice of the row) are not held by a kernel that never runs it.
+template <row_reduce::RowKernel K, class In, bool Out>
 __device__ __forceinline__ void row_moments(const In* __restrict__ d_in, std::int64_t rows, std::int64_t cols,
                                             row_reduce::RowLayout layout, row_reduce::row_acc_t<In>* d_mean,
                                             row_reduce::row_acc_t<In>* d_variance, row_reduce::row_acc_t<In>* d_out) {
@@ -26,7 +29,7 @@ __device__ __forceinline__ void row_moments(const In* __restrict__ d_in, std::in
   if (g.row >= rows) return;  // warp_per_row only: the whole warp leaves together
   const In* row = d_in + g.row * cols;
   const Acc n = static_cast<Acc>(cols);
-  const bool many_passes = K == RowKernel::two_pass || d_out != nullptr;
+  constexpr bool many_passes = K == RowKernel::two_pass || Out;
   constexpr bool cheap = K == RowKernel::textbook || K == RowKernel::two_pass;  // no division an element
   with_row<cheap>(row, cols, g, many_passes, [&](auto&& for_each) {
     MeanVariance<Acc> mv;
@@ -56,7 +59,7 @@ __device__ __forceinline__ void row_moments(const In* __restrict__ d_in, std::in
       d_mean[g.row] = mv.mean;
       d_variance[g.row] = mv.variance;
     }
-    if (d_out == nullptr) return;
+    if constexpr (!Out) return;
     const Acc rstd = layer_norm_rstd(mv.variance);
     Acc* out = d_out + g.row * cols;
     for_each([&](In x, std::int64_t j) { out[j] = layer_norm_apply(RowInput<In>::widen(x), mv.mean, rstd); });
@@ -65,25 +68,31 @@ __device__ __forceinline__ void row_moments(const In* __restrict__ d_in, std::in
 
 // Every moments kernel launches at up to 1024 threads, so it must hold at most 64 registers. The
 // batched ones (textbook, two_pass) need __launch_bounds__(1024) for that, and float Welford gains
-// from it (the compiler then takes 32 registers, two 1024-thread blocks an SM). Welford on doubles
-// takes 48 unbounded and 50 bounded, which rounds up to one 256-thread block fewer an SM: its
-// chain-bound loop runs in proportion (docs/performance-notes.md), so it stays unbounded.
+// from it. Welford on doubles takes 48 unbounded and 50 bounded, which rounds up to one 256-thread
+// block fewer an SM: its chain-bound loop runs in proportion (docs/performance-notes.md), so it
+// stays unbounded. The statistics alone of textbook and Welford on float and bfloat16 rows fit 32
+// registers without a spill, two 1024-thread blocks an SM (rows of 16384 at /1024 had the SM to one
+// block); two_pass (its slice) and the double ones would spill there.
 template <row_reduce::RowKernel K, class In> constexpr bool row_moments_bounded() {
   return !(std::is_same_v<In, double> && (K == row_reduce::RowKernel::welford || K == row_reduce::RowKernel::welford_equal));
 }
-
-template <row_reduce::RowKernel K, class In>
-__global__ void __launch_bounds__(1024) row_moments_kernel(const In* __restrict__ d_in, std::int64_t rows, std::int64_t cols,
-                                                           row_reduce::RowLayout layout, row_reduce::row_acc_t<In>* d_mean,
-                                                           row_reduce::row_acc_t<In>* d_variance, row_reduce::row_acc_t<In>* d_out) {
-  row_moments<K, In>(d_in, rows, cols, layout, d_mean, d_variance, d_out);
+template <row_reduce::RowKernel K, class In, bool Out> constexpr int row_moments_min_blocks() {
+  return !Out && !std::is_same_v<In, double> && K != row_reduce::RowKernel::two_pass ? 2 : 1;
 }
 
-template <row_reduce::RowKernel K, class In>
+template <row_reduce::RowKernel K, class In, bool Out>
+__global__ void __launch_bounds__(1024, row_moments_min_blocks<K, In, Out>())
+    row_moments_kernel(const In* __restrict__ d_in, std::int64_t rows, std::int64_t cols, row_reduce::RowLayout layout,
+                       row_reduce::row_acc_t<In>* d_mean, row_reduce::row_acc_t<In>* d_variance,
+                       row_reduce::row_acc_t<In>* d_out) {
+  row_moments<K, In, Out>(d_in, rows, cols, layout, d_mean, d_variance, d_out);
+}
+
+template <row_reduce::RowKernel K, class In, bool Out>
 __global__ void row_moments_unbounded_kernel(const In* __restrict__ d_in, std::int64_t rows, std::int64_t cols,
                                              row_reduce::RowLayout layout, row_reduce::row_acc_t<In>* d_mean,
                                              row_reduce::row_acc_t<In>* d_variance, row_reduce::row_acc_t<In>* d_out) {
-  row_moments<K, In>(d_in, rows, cols, layout, d_mean, d_variance, d_out);
+  row_moments<K, In, Out>(d_in, rows, cols, layout, d_mean, d_variance, d_out);
 }
 
 }  // namespace sumlab::gpu::rows

@@ -58,6 +58,12 @@ template <class In> void check(std::int64_t rows, std::int64_t cols, std::span<c
       std::string first;
       EXPECT_EQ(count_mismatches(g.outputs, model, &first), 0)
           << i.name << " " << to_string(s) << " cols " << cols << ": " << first;
+      // The statistics alone are a kernel of their own (no output pass, fewer registers).
+      const auto gs = gpu::gpu_rows<In>(i.kernel, s, m, gpu::RowRunOptions{false, 1});
+      ASSERT_TRUE(gs.ok()) << gs.error;
+      const auto ms = model_rows<In>(i.kernel, s, std::span<const In>(x), rows, cols, false);
+      EXPECT_EQ(count_mismatches(gs.outputs, ms, &first), 0)
+          << i.name << " statistics only " << to_string(s) << " cols " << cols << ": " << first;
     }
 }
 
