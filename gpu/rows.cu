@@ -36,14 +36,17 @@ template <class Acc> struct DeviceOutputs {
   DeviceBytes a, b, index, out;  // per-row stat 1, stat 2, argmax index, rows x cols output
 };
 
-// Only the kernel a moments kernel runs as is instantiated (gpu/rows/moments_kernel.cuh).
+// Only the kernels a moments kernel runs as are instantiated (gpu/rows/moments_kernel.cuh): with the
+// output pass where the caller wants the output, the statistics alone where not.
 template <RowKernel K, class In, bool Out>
 void launch_moments(unsigned grid, unsigned block, const In* d_in, std::int64_t rows, std::int64_t cols,
                     RowLayout layout, row_acc_t<In>* a, row_acc_t<In>* b, row_acc_t<In>* out) {
-  if constexpr (gpu::rows::row_moments_bounded<K, In>())
-    gpu::rows::row_moments_kernel<K, In, Out><<<grid, block>>>(d_in, rows, cols, layout, a, b, out);
-  else
+  if constexpr (!gpu::rows::row_moments_bounded<K, In>())
     gpu::rows::row_moments_unbounded_kernel<K, In, Out><<<grid, block>>>(d_in, rows, cols, layout, a, b, out);
+  else if constexpr (Out)
+    gpu::rows::row_moments_kernel<K, In><<<grid, block>>>(d_in, rows, cols, layout, a, b, out);
+  else
+    gpu::rows::row_stats_kernel<K, In><<<grid, block>>>(d_in, rows, cols, layout, a, b, out);
 }
 
 template <RowKernel K, class In>

@@ -15,9 +15,9 @@
 
 namespace sumlab::gpu::rows {
 
-// Out: the kernel also writes the normalised output (a second pass over the row); without it the
-// kernel is the statistics alone, a separate instantiation so that the output pass's registers
-// (a slice of the row) are not held by a kernel that never runs it.
+// Out: the kernel writes the normalised output where d_out is not null (a second pass over the
+// row); without it the kernel is the statistics alone, a separate instantiation so that the output
+// pass's registers (a slice of the row) are not held by a kernel that never runs it.
 template <row_reduce::RowKernel K, class In, bool Out>
 __device__ __forceinline__ void row_moments(const In* __restrict__ d_in, std::int64_t rows, std::int64_t cols,
                                             row_reduce::RowLayout layout, row_reduce::row_acc_t<In>* d_mean,
@@ -29,7 +29,7 @@ __device__ __forceinline__ void row_moments(const In* __restrict__ d_in, std::in
   if (g.row >= rows) return;  // warp_per_row only: the whole warp leaves together
   const In* row = d_in + g.row * cols;
   const Acc n = static_cast<Acc>(cols);
-  constexpr bool many_passes = K == RowKernel::two_pass || Out;
+  const bool many_passes = K == RowKernel::two_pass || (Out && d_out != nullptr);
   constexpr bool cheap = K == RowKernel::textbook || K == RowKernel::two_pass;  // no division an element
   with_row<cheap>(row, cols, g, many_passes, [&](auto&& for_each) {
     MeanVariance<Acc> mv;
@@ -59,7 +59,7 @@ __device__ __forceinline__ void row_moments(const In* __restrict__ d_in, std::in
       d_mean[g.row] = mv.mean;
       d_variance[g.row] = mv.variance;
     }
-    if constexpr (!Out) return;
+    if (!Out || d_out == nullptr) return;
     const Acc rstd = layer_norm_rstd(mv.variance);
     Acc* out = d_out + g.row * cols;
     for_each([&](In x, std::int64_t j) { out[j] = layer_norm_apply(RowInput<In>::widen(x), mv.mean, rstd); });
@@ -76,16 +76,24 @@ __device__ __forceinline__ void row_moments(const In* __restrict__ d_in, std::in
 template <row_reduce::RowKernel K, class In> constexpr bool row_moments_bounded() {
   return !(std::is_same_v<In, double> && (K == row_reduce::RowKernel::welford || K == row_reduce::RowKernel::welford_equal));
 }
-template <row_reduce::RowKernel K, class In, bool Out> constexpr int row_moments_min_blocks() {
-  return !Out && !std::is_same_v<In, double> && K != row_reduce::RowKernel::two_pass ? 2 : 1;
+template <row_reduce::RowKernel K, class In> constexpr int row_stats_min_blocks() {
+  return !std::is_same_v<In, double> && K != row_reduce::RowKernel::two_pass ? 2 : 1;
 }
 
-template <row_reduce::RowKernel K, class In, bool Out>
-__global__ void __launch_bounds__(1024, row_moments_min_blocks<K, In, Out>())
-    row_moments_kernel(const In* __restrict__ d_in, std::int64_t rows, std::int64_t cols, row_reduce::RowLayout layout,
-                       row_reduce::row_acc_t<In>* d_mean, row_reduce::row_acc_t<In>* d_variance,
-                       row_reduce::row_acc_t<In>* d_out) {
-  row_moments<K, In, Out>(d_in, rows, cols, layout, d_mean, d_variance, d_out);
+// The statistics, and the normalised output where d_out is not null.
+template <row_reduce::RowKernel K, class In>
+__global__ void __launch_bounds__(1024) row_moments_kernel(const In* __restrict__ d_in, std::int64_t rows, std::int64_t cols,
+                                                           row_reduce::RowLayout layout, row_reduce::row_acc_t<In>* d_mean,
+                                                           row_reduce::row_acc_t<In>* d_variance, row_reduce::row_acc_t<In>* d_out) {
+  row_moments<K, In, true>(d_in, rows, cols, layout, d_mean, d_variance, d_out);
+}
+
+// The statistics alone (d_out is ignored).
+template <row_reduce::RowKernel K, class In>
+__global__ void __launch_bounds__(1024, row_stats_min_blocks<K, In>())
+    row_stats_kernel(const In* __restrict__ d_in, std::int64_t rows, std::int64_t cols, row_reduce::RowLayout layout,
+                     row_reduce::row_acc_t<In>* d_mean, row_reduce::row_acc_t<In>* d_variance, row_reduce::row_acc_t<In>* d_out) {
+  row_moments<K, In, false>(d_in, rows, cols, layout, d_mean, d_variance, d_out);
 }
 
 template <row_reduce::RowKernel K, class In, bool Out>
