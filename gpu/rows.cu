@@ -95,7 +95,37 @@ void launch(RowKernel k, const RowShape& s, const In* d_in, std::int64_t rows, s
   SUMLAB_CUDA_CHECK_LAUNCH("row kernel");
 }
 
+template <class Acc> __global__ void row_exp_kernel(const Acc* __restrict__ x, std::size_t n, Acc* __restrict__ y) {
+  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = row_reduce::acc_exp(x[i]);
+}
+
 }  // namespace
+
+template <class Acc> GpuExpResult<Acc> gpu_row_exp(std::span<const Acc> x) {
+  GpuExpResult<Acc> r;
+  if (x.empty()) return r;
+  std::string why;
+  if (!gpu_available(&why)) {
+    r.error = why;
+    return r;
+  }
+  try {
+    DeviceBytes in(x.size_bytes(), "the exp's arguments"), out(x.size_bytes(), "the exp's results");
+    SUMLAB_CUDA_CHECK(cudaMemcpy(in.template as<Acc>(), x.data(), x.size_bytes(), cudaMemcpyHostToDevice));
+    const unsigned block = 256;
+    const std::size_t grid = (x.size() + block - 1) / block;
+    if (grid > 0x7fffffffu) throw GpuError("gpu_row_exp: " + std::to_string(x.size()) + " arguments in one call");
+    row_exp_kernel<Acc><<<static_cast<unsigned>(grid), block>>>(in.template as<Acc>(), x.size(), out.template as<Acc>());
+    SUMLAB_CUDA_CHECK_LAUNCH("the row exp");
+    SUMLAB_CUDA_CHECK(cudaDeviceSynchronize());
+    r.y.resize(x.size());
+    download(r.y, out.template as<Acc>());
+  } catch (const GpuError& e) {
+    r.error = e.what();
+  }
+  return r;
+}
 
 template <class In> struct RowMatrix<In>::Impl {
   DeviceBytes data;
@@ -232,6 +262,8 @@ CopyBandwidth measure_copy_bandwidth(std::size_t bytes, int reps) {
   return c;
 }
 
+template GpuExpResult<float> gpu_row_exp<float>(std::span<const float>);
+template GpuExpResult<double> gpu_row_exp<double>(std::span<const double>);
 template class RowMatrix<float>;
 template class RowMatrix<double>;
 template class RowMatrix<row_reduce::bfloat16_bits>;

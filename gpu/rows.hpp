@@ -15,6 +15,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "core/row_reduce/row_input.hpp"
 #include "core/row_reduce/row_kernel.hpp"
@@ -64,6 +65,16 @@ template <class In>
 GpuRowsResult<row_reduce::row_acc_t<In>> gpu_rows(row_reduce::RowKernel k, const row_reduce::RowShape& s,
                                                   std::span<const In> x, std::int64_t rows, std::int64_t cols,
                                                   const RowRunOptions& opts = {});
+
+// The row kernels' exp (row_reduce::acc_exp: portable_expf for float, portable_exp for double)
+// evaluated on the device, y[i] = acc_exp(x[i]): the CPU model reproduces the kernels' bits only
+// if this function gives the CPU's bits, which a test checks over every float.
+template <class Acc> struct GpuExpResult {
+  std::vector<Acc> y;
+  std::string error;  // non-empty: nothing valid ran
+  bool ok() const { return error.empty(); }
+};
+template <class Acc> GpuExpResult<Acc> gpu_row_exp(std::span<const Acc> x);
 
 // The device-to-device copy bandwidth, the memory-bound roof a row kernel is measured against:
 // cudaMemcpyDeviceToDevice of `bytes`, one warm-up then `reps` timed copies; bytes_per_s counts

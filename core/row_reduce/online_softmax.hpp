@@ -31,13 +31,14 @@ template <class Acc> SUMLAB_HD inline SoftmaxState<Acc> softmax_identity() {
   return SoftmaxState<Acc>{-acc_inf<Acc>(), Acc(0)};
 }
 
+// The step above with one exp and no branch (a GPU warp whose lanes take both sides would run two
+// exps): m - x is -(x - m) exactly, and exp's result is unused where x == m (its argument may be
+// NaN there: -Inf - -Inf).
 template <class Acc> SUMLAB_HD inline SoftmaxState<Acc> online_softmax_step(SoftmaxState<Acc> s, Acc x) {
-  if (x > s.m) {
-    s.l = s.l * acc_exp(s.m - x) + Acc(1);
-    s.m = x;
-  } else {
-    s.l = s.l + (x == s.m ? Acc(1) : acc_exp(x - s.m));
-  }
+  const bool up = x > s.m;
+  const Acc e = acc_exp(up ? s.m - x : x - s.m);
+  s.l = up ? s.l * e + Acc(1) : s.l + (x == s.m ? Acc(1) : e);
+  s.m = up ? x : s.m;
   return s;
 }
 

@@ -17,7 +17,8 @@ namespace sumlab::row_reduce {
 template <class Acc> SUMLAB_HD inline Acc max_step(Acc m, Acc x) { return x > m ? x : m; }
 
 template <class Acc> SUMLAB_HD inline Acc sum_exp_step(Acc l, Acc x, Acc m) {
-  return l + (x == m ? Acc(1) : acc_exp(x - m));
+  const Acc e = acc_exp(x - m);  // unused where x == m (NaN there when both are infinite)
+  return l + (x == m ? Acc(1) : e);
 }
 
 template <class Acc> struct MaxOp {

@@ -4,18 +4,22 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/counter_rng.hpp"
 #include "core/generators.hpp"
+#include "core/portable_math.hpp"
 #include "core/row_reduce/row_input.hpp"
 #include "core/row_reduce/row_kernel.hpp"
+#include "core/row_reduce/row_math.hpp"
 #include "core/row_reduce/row_model.hpp"
 #include "tests/gpu/require_gpu.hpp"
 
@@ -162,6 +166,77 @@ TEST(Rows, ArgmaxOnTiesNansInfinitiesAndZeros) {
   check_argmax_hostile<float>();
   check_argmax_hostile<bfloat16_bits>();
   check_argmax_hostile<double>();
+}
+
+// The kernels' float exp on the device gives the CPU's bits at every one of the 2^32 floats (NaN
+// payloads, infinities, subnormal results, both thresholds); the model's softmax bits rest on it.
+TEST(Rows, TheFloatExpGivesTheCpusBitsAtEveryFloat) {
+  SUMLAB_REQUIRE_GPU();
+  const std::uint64_t chunk = std::uint64_t(1) << 26;
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<float> x(chunk);
+  std::uint64_t mismatches = 0;
+  std::uint32_t first_bad = 0;
+  for (std::uint64_t base = 0; base < (std::uint64_t(1) << 32); base += chunk) {
+    for (std::uint64_t i = 0; i < chunk; ++i) x[i] = float_from_bits(static_cast<std::uint32_t>(base + i));
+    const auto g = gpu::gpu_row_exp<float>(std::span<const float>(x));
+    ASSERT_TRUE(g.ok()) << g.error;
+    std::vector<std::uint64_t> bad(threads, 0), where(threads, 0);
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        for (std::uint64_t i = t; i < chunk; i += threads)
+          if (float_to_bits(g.y[i]) != float_to_bits(acc_exp(x[i])) && bad[t]++ == 0) where[t] = base + i;
+      });
+    for (auto& th : pool) th.join();
+    for (unsigned t = 0; t < threads; ++t)
+      if (bad[t] != 0 && mismatches++ == 0) first_bad = static_cast<std::uint32_t>(where[t]);
+  }
+  EXPECT_EQ(mismatches, 0u) << "first at bits 0x" << std::hex << first_bad;
+}
+
+// The double exp on 2^22 points over its range (subnormal results, both thresholds) and specials.
+TEST(Rows, TheDoubleExpGivesTheCpusBits) {
+  SUMLAB_REQUIRE_GPU();
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> x{0.0, -0.0, inf, -inf, std::nan(""), 709.78, 709.79, -745.13, -745.14, 1e-300};
+  for (std::uint64_t i = 0; i < (std::uint64_t(1) << 22); ++i) x.push_back(-746.0 + 1456.0 * uniform_double(5, i, 0));
+  const auto g = gpu::gpu_row_exp<double>(std::span<const double>(x));
+  ASSERT_TRUE(g.ok()) << g.error;
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < x.size(); ++i)
+    bad += double_to_bits(g.y[i]) != double_to_bits(acc_exp(x[i])) && !(std::isnan(x[i]) && std::isnan(g.y[i]));
+  EXPECT_EQ(bad, 0u);
+}
+
+// Softmax over logits of scale 40: x - max reaches the exp's subnormal results and its underflow
+// to zero in every row (the shared input's rows stay within a few units of their max).
+TEST(Rows, SoftmaxOverTheExpsWholeRange) {
+  SUMLAB_REQUIRE_GPU();
+  auto run = [&](auto tag) {
+    using In = decltype(tag);
+    for (std::int64_t cols : {33, 4097, 16385}) {
+      const std::int64_t rows = 9;
+      std::vector<In> x(static_cast<std::size_t>(rows * cols));
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        const double v = 40.0 * standard_normal(17, i);
+        if constexpr (std::is_same_v<In, bfloat16_bits>) x[i] = to_bfloat16_bits(static_cast<float>(v));
+        else x[i] = static_cast<In>(v);
+      }
+      const gpu::RowMatrix<In> m(std::span<const In>(x), rows, cols);
+      for (const auto& s : kShapes)
+        for (RowKernel k : {RowKernel::softmax_online, RowKernel::softmax_three_pass}) {
+          const auto g = gpu::gpu_rows<In>(k, s, m);
+          ASSERT_TRUE(g.ok()) << g.error;
+          const auto model = model_rows<In>(k, s, std::span<const In>(x), rows, cols);
+          std::string first;
+          EXPECT_EQ(count_mismatches(g.outputs, model, &first), 0) << to_string(s) << " cols " << cols << ": " << first;
+        }
+    }
+  };
+  run(float{});
+  run(bfloat16_bits{});
+  run(double{});
 }
 
 TEST(Rows, BadShapesComeBackAsErrors) {
