@@ -42,12 +42,16 @@ template <class Acc> SUMLAB_HD inline SoftmaxState<Acc> online_softmax_step(Soft
   return s;
 }
 
+// The merge above with one exp and no branch: the side holding M has s = 1 (l * 1 is l, bits
+// included), so l = l_a + l_b s_b or l_a s_a + l_b, with s = exp(-|a.m - b.m|) of the other side
+// (m - M is -|a.m - b.m| exactly), or 1 where the maxima are equal (both sides' s, and the
+// argument's Inf - Inf never reaches exp). m is never NaN, so one side holds M.
 template <class Acc> SUMLAB_HD inline SoftmaxState<Acc> online_softmax_merge(const SoftmaxState<Acc>& a,
                                                                              const SoftmaxState<Acc>& b) {
-  const Acc m = b.m > a.m ? b.m : a.m;
-  const Acc sa = a.m == m ? Acc(1) : acc_exp(a.m - m);
-  const Acc sb = b.m == m ? Acc(1) : acc_exp(b.m - m);
-  return SoftmaxState<Acc>{m, a.l * sa + b.l * sb};
+  const bool b_max = b.m > a.m;
+  const Acc e = acc_exp(b_max ? a.m - b.m : b.m - a.m);
+  const Acc s = a.m == b.m ? Acc(1) : e;
+  return SoftmaxState<Acc>{b_max ? b.m : a.m, b_max ? a.l * s + b.l : a.l + b.l * s};
 }
 
 template <class Acc> struct OnlineSoftmaxOp {

@@ -31,7 +31,7 @@ __device__ __forceinline__ void row_moments(const In* __restrict__ d_in, std::in
   const Acc n = static_cast<Acc>(cols);
   const bool many_passes = K == RowKernel::two_pass || (Out && d_out != nullptr);
   constexpr bool cheap = K == RowKernel::textbook || K == RowKernel::two_pass;  // no division an element
-  with_row<cheap>(row, cols, g, many_passes, [&](auto&& for_each) {
+  with_row<cheap ? RowLoop::batched : RowLoop::ahead>(row, cols, g, many_passes, [&](auto&& for_each) {
     MeanVariance<Acc> mv;
     if constexpr (K == RowKernel::textbook) {
       SumSquares<Acc> s = SumSquaresOp<Acc>::identity();

@@ -6,10 +6,11 @@
 //
 // Why: where a fold step is a few flops, the plain loop waits a full memory latency per element,
 // since the compiler does not hoist loads across a loop of unknown trip count; issuing a batch of
-// kRowBatch loads before the batch's first step keeps them in flight together. Where a step is a
-// long dependent chain (a correctly rounded division, the portable exp), the loop is bound by that
-// chain, and the batch's registers cost more warps than its loads gain: those folds take batch 1,
-// the plain loop (docs/performance-notes.md has the figures).
+// kRowBatch loads before the batch's first step keeps them in flight together. Where a step is
+// long (a correctly rounded division, the portable exp), a batch's steps outlast its loads and the
+// memory idles through them: those folds load the next kRowAhead elements before folding the
+// current ones (row_for_each_ahead), a few registers for loads always in flight
+// (docs/performance-notes.md has the figures).
 //
 // A cheap fold with a second pass over the row (two_pass, and the normalised output) keeps the
 // thread's elements in registers when they number at most kRowSliceItems (cols <= kRowSliceItems *
@@ -29,40 +30,77 @@ template <class In> inline constexpr int kRowBatch = sizeof(In) == 2 ? 16 : 8;
 // 64 bytes of input a thread (32 bfloat16 values, 16 floats, 8 doubles).
 template <class In> inline constexpr int kRowSliceItems = 64 / int(sizeof(In));
 
-// The plain loop's unrolling: 4 overlaps the loads of a costly fold's steps within 32 registers for
-// float and bfloat16; double folds take more registers a step and keep 1, so as not to cost warps.
-template <class In> inline constexpr int kRowPlainUnroll = sizeof(In) == 8 ? 1 : 4;
+// A costly fold's loads in flight while it computes (row_for_each_ahead): 4 floats or bfloat16
+// values. Double folds keep the plain loop (1): their registers a step already cost warps.
+template <class In> inline constexpr int kRowAhead = sizeof(In) == 8 ? 1 : 4;
 
 // f(value, j) for j = g.t, g.t + T, ... < cols, in that order, the loads Batch at a time.
 template <int Batch, class In, class F>
 __device__ __forceinline__ void row_for_each(const In* __restrict__ row, std::int64_t cols, const RowGroup& g, F&& f) {
   const std::int64_t T = g.threads;
   std::int64_t j = g.t;
-  if constexpr (Batch == 1) {
-    // Counted in 32 bits and the address stepped by T: a 64-bit compare and multiply-add an
-    // element cost as much as a cheap fold step. j is dead where f does not use it.
-    if (j >= cols) return;
-    const In* p = row + j;
-    const int n = static_cast<int>((cols - 1 - j) / T) + 1;
-#pragma unroll(kRowPlainUnroll<In>)
-    for (int i = 0; i < n; ++i, j += T, p += T) f(*p, j);
-  } else {
-    for (; j + (Batch - 1) * T < cols; j += Batch * T) {
-      In v[Batch];
-#pragma unroll
-      for (int u = 0; u < Batch; ++u) v[u] = row[j + u * T];
-#pragma unroll
-      for (int u = 0; u < Batch; ++u) f(v[u], j + u * T);
-    }
-    if (j >= cols) return;
+  for (; j + (Batch - 1) * T < cols; j += Batch * T) {
     In v[Batch];
 #pragma unroll
-    for (int u = 0; u < Batch; ++u)
-      if (j + u * T < cols) v[u] = row[j + u * T];
+    for (int u = 0; u < Batch; ++u) v[u] = row[j + u * T];
 #pragma unroll
-    for (int u = 0; u < Batch; ++u)
-      if (j + u * T < cols) f(v[u], j + u * T);
+    for (int u = 0; u < Batch; ++u) f(v[u], j + u * T);
   }
+  if (j >= cols) return;
+  In v[Batch];
+#pragma unroll
+  for (int u = 0; u < Batch; ++u)
+    if (j + u * T < cols) v[u] = row[j + u * T];
+#pragma unroll
+  for (int u = 0; u < Batch; ++u)
+    if (j + u * T < cols) f(v[u], j + u * T);
+}
+
+// f(value, j) as row_for_each, for a fold whose steps are long (a division, an exp): the next
+// Ahead elements are loaded before the current Ahead are folded, so a thread always has loads in
+// flight while it computes, where a batch loaded just before its steps leaves the memory idle
+// through them. Counted in 32 bits with the address stepped by Ahead * T: a 64-bit compare and
+// multiply-add an element would cost as much as a cheap step. j is dead where f does not use it.
+template <int Ahead, class In, class F>
+__device__ __forceinline__ void row_for_each_ahead(const In* __restrict__ row, std::int64_t cols, const RowGroup& g, F&& f) {
+  const std::int64_t T = g.threads;
+  if constexpr (Ahead == 1) {
+    for (std::int64_t j = g.t; j < cols; j += T) f(row[j], j);
+    return;
+  }
+  const std::int64_t j = g.t;
+  if (j >= cols) return;
+  const int n = static_cast<int>((cols - 1 - j) / T) + 1;  // this thread's elements, < 2^31
+  const In* p = row + j;
+  In cur[Ahead];
+#pragma unroll
+  for (int u = 0; u < Ahead; ++u)
+    if (u < n) cur[u] = __ldg(p + u * T);
+  p += Ahead * T;
+  int i = 0;
+  for (; i + 2 * Ahead <= n; i += Ahead, p += Ahead * T) {  // the next batch is whole
+    In next[Ahead];
+#pragma unroll
+    for (int u = 0; u < Ahead; ++u) next[u] = __ldg(p + u * T);
+#pragma unroll
+    for (int u = 0; u < Ahead; ++u) f(cur[u], j + (i + u) * T);
+#pragma unroll
+    for (int u = 0; u < Ahead; ++u) cur[u] = next[u];
+  }
+  if (i + Ahead < n) {  // a last, partial batch follows this whole one
+    In next[Ahead];
+#pragma unroll
+    for (int u = 0; u < Ahead; ++u)
+      if (i + Ahead + u < n) next[u] = __ldg(p + u * T);
+#pragma unroll
+    for (int u = 0; u < Ahead; ++u) f(cur[u], j + (i + u) * T);
+#pragma unroll
+    for (int u = 0; u < Ahead; ++u) cur[u] = next[u];
+    i += Ahead;
+  }
+#pragma unroll
+  for (int u = 0; u < Ahead; ++u)
+    if (i + u < n) f(cur[u], j + (i + u) * T);
 }
 
 // fb(v, j, count) for the batches of f's loop above: v[u] is element j + u * T for u < count (count
@@ -164,21 +202,46 @@ __device__ __forceinline__ RowSlice<In> row_slice(const In* __restrict__ row, st
   return s;
 }
 
-// Runs body(for_each) once, where for_each(f) visits the thread's elements in order. A cheap fold
-// reads them from a register slice when the kernel passes over the row more than once and the row
-// fits one, else from memory kRowBatch at a time; a costly fold reads them one at a time.
-template <bool CheapFold, class In, class Body>
+// How a kernel's fold reads its row (with_row below):
+//   batched  a cheap step (a few flops): kRowBatch loads then their steps, or a register slice
+//            where the kernel passes over the row more than once and the row fits one;
+//   ahead    a long step with few registers (Welford's division): the next kRowAhead loads in
+//            flight while the current ones fold (row_for_each_ahead);
+//   plain    a long step whose own registers leave none for loads ahead (softmax's exp, 31 of 32
+//            with the output pass): the plain loop, counted in 32 bits and unrolled.
+enum class RowLoop { batched, ahead, plain };
+
+// The plain loop's unrolling: 4 lets the compiler issue a few loads early within 32 registers for
+// float and bfloat16 folds; double ones keep 1, their registers a step already costing warps.
+template <class In> inline constexpr int kRowPlainUnroll = sizeof(In) == 8 ? 1 : 4;
+
+template <class In, class F>
+__device__ __forceinline__ void row_for_each_plain(const In* __restrict__ row, std::int64_t cols, const RowGroup& g, F&& f) {
+  const std::int64_t T = g.threads;
+  std::int64_t j = g.t;
+  if (j >= cols) return;
+  const In* p = row + j;
+  const int n = static_cast<int>((cols - 1 - j) / T) + 1;  // this thread's elements, < 2^31
+#pragma unroll(kRowPlainUnroll<In>)
+  for (int i = 0; i < n; ++i, j += T, p += T) f(*p, j);
+}
+
+// Runs body(for_each) once, where for_each(f) visits the thread's elements in order, read as Loop
+// says.
+template <RowLoop Loop, class In, class Body>
 __device__ __forceinline__ void with_row(const In* __restrict__ row, std::int64_t cols, const RowGroup& g, bool many_passes,
                                          Body&& body) {
-  if constexpr (CheapFold) {
+  if constexpr (Loop == RowLoop::batched) {
     if (many_passes && row_slice_fits<In>(cols, g)) {
       const RowSlice<In> s = row_slice(row, cols, g);
       body([&](auto&& f) { s.for_each(f); });
       return;
     }
     body([&](auto&& f) { row_for_each<kRowBatch<In>>(row, cols, g, f); });
+  } else if constexpr (Loop == RowLoop::ahead) {
+    body([&](auto&& f) { row_for_each_ahead<kRowAhead<In>>(row, cols, g, f); });
   } else {
-    body([&](auto&& f) { row_for_each<1>(row, cols, g, f); });
+    body([&](auto&& f) { row_for_each_plain(row, cols, g, f); });
   }
 }
 

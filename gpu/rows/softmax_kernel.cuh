@@ -2,7 +2,8 @@
 // __global__ kernel of the softmax family: softmax_online (one pass for (m, l), one for the
 // output) and softmax_three_pass (max, sum of exp, output). Arithmetic: core/row_reduce/
 // online_softmax.hpp and three_pass_softmax.hpp (shared with the CPU model); exp is acc_exp, the
-// portable double exp, never CUDA's expf (which the CPU could not reproduce).
+// portable exp (float arithmetic for float and bfloat16 rows), never CUDA's expf (which the CPU
+// could not reproduce).
 #include <cstdint>
 
 #include "core/row_reduce/online_softmax.hpp"
@@ -24,7 +25,7 @@ __global__ void __launch_bounds__(1024) row_softmax_kernel(const In* __restrict_
   const RowGroup g = row_group(layout);
   if (g.row >= rows) return;
   const In* row = d_in + g.row * cols;
-  with_row<false>(row, cols, g, false, [&](auto&& for_each) {  // an exp an element: a costly fold
+  with_row<RowLoop::plain>(row, cols, g, false, [&](auto&& for_each) {
     Acc m, l;
     if constexpr (K == RowKernel::softmax_online) {
       SoftmaxState<Acc> s = softmax_identity<Acc>();
