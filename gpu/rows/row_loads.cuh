@@ -211,19 +211,22 @@ __device__ __forceinline__ RowSlice<In> row_slice(const In* __restrict__ row, st
 //            with the output pass): the plain loop, counted in 32 bits and unrolled.
 enum class RowLoop { batched, ahead, plain };
 
-// The plain loop's unrolling: 4 lets the compiler issue a few loads early within 32 registers for
-// float and bfloat16 folds; double ones keep 1, their registers a step already costing warps.
-template <class In> inline constexpr int kRowPlainUnroll = sizeof(In) == 8 ? 1 : 4;
-
+// Float and bfloat16: counted in 32 bits (a 64-bit compare and multiply-add an element cost as
+// much as a cheap step) and unrolled 4, so that the compiler issues a few loads early within 32
+// registers. Double: the strided loop as written; its registers a step already cost warps.
 template <class In, class F>
 __device__ __forceinline__ void row_for_each_plain(const In* __restrict__ row, std::int64_t cols, const RowGroup& g, F&& f) {
   const std::int64_t T = g.threads;
   std::int64_t j = g.t;
-  if (j >= cols) return;
-  const In* p = row + j;
-  const int n = static_cast<int>((cols - 1 - j) / T) + 1;  // this thread's elements, < 2^31
-#pragma unroll(kRowPlainUnroll<In>)
-  for (int i = 0; i < n; ++i, j += T, p += T) f(*p, j);
+  if constexpr (sizeof(In) == 8) {
+    for (; j < cols; j += T) f(row[j], j);
+  } else {
+    if (j >= cols) return;
+    const In* p = row + j;
+    const int n = static_cast<int>((cols - 1 - j) / T) + 1;  // this thread's elements, < 2^31
+#pragma unroll 4
+    for (int i = 0; i < n; ++i, j += T, p += T) f(*p, j);
+  }
 }
 
 // Runs body(for_each) once, where for_each(f) visits the thread's elements in order, read as Loop
