@@ -71,8 +71,9 @@ __device__ __forceinline__ void row_moments(const In* __restrict__ d_in, std::in
 // from it. Welford on doubles takes 48 unbounded and 50 bounded, which rounds up to one 256-thread
 // block fewer an SM: its chain-bound loop runs in proportion (docs/performance-notes.md), so it
 // stays unbounded. The statistics alone of textbook and Welford on float and bfloat16 rows fit 32
-// registers without a spill, two 1024-thread blocks an SM (rows of 16384 at /1024 had the SM to one
-// block); two_pass (its slice) and the double ones would spill there.
+// registers, two 1024-thread blocks an SM (rows of 16384 at /1024 had the SM to one block); Welford
+// with its loads ahead keeps 20-28 bytes on the stack there (the division's slow path), faster than
+// the plain loop without them; two_pass (its slice) and the double ones would spill there.
 template <row_reduce::RowKernel K, class In> constexpr bool row_moments_bounded() {
   return !(std::is_same_v<In, double> && (K == row_reduce::RowKernel::welford || K == row_reduce::RowKernel::welford_equal));
 }
