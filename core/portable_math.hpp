@@ -36,6 +36,7 @@
 // ====================================================
 #include <cstdint>
 
+#include "core/float_traits.hpp"
 #include "core/hd.hpp"
 
 #if !defined(__CUDA_ARCH__)
@@ -62,16 +63,6 @@ SUMLAB_HD inline double double_from_bits(std::uint64_t b) {
   double x;
   std::memcpy(&x, &b, sizeof x);
   return x;
-#endif
-}
-
-SUMLAB_HD inline std::uint32_t float_to_bits(float x) {
-#if defined(__CUDA_ARCH__)
-  return __float_as_uint(x);
-#else
-  std::uint32_t b;
-  std::memcpy(&b, &x, sizeof b);
-  return b;
 #endif
 }
 
@@ -246,7 +237,7 @@ SUMLAB_HD inline float portable_expf(float x) {
   xc = xc < -104.0f ? -104.0f : xc;
   const float ks = xc * inv_ln2 + shift;
   const float kf = ks - shift;
-  const int k = static_cast<int>(float_to_bits(ks) - float_to_bits(shift));  // kf as an integer
+  const int k = static_cast<int>(to_bits(ks) - to_bits(shift));  // kf as an integer
   const float hi = xc - kf * ln2_hi;
   const float lo = kf * ln2_lo;
   const float r = hi - lo;
@@ -258,7 +249,7 @@ SUMLAB_HD inline float portable_expf(float x) {
   // float (k1 added to y's exponent field, exactly), and the product rounds once, only where the
   // result is subnormal. One path for every k: no branch for the rare one.
   const int k2 = k >> 1, k1 = k - k2;
-  const float y1 = float_from_bits(float_to_bits(y) + (static_cast<std::uint32_t>(k1) << 23));
+  const float y1 = float_from_bits(to_bits(y) + (static_cast<std::uint32_t>(k1) << 23));
   const float result = y1 * float_from_bits(static_cast<std::uint32_t>(k2 + 127) << 23);
   return x != x ? x : result;
 }

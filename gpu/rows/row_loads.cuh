@@ -31,7 +31,7 @@ template <class In> inline constexpr int kRowBatch = sizeof(In) == 2 ? 16 : 8;
 template <class In> inline constexpr int kRowSliceItems = 64 / int(sizeof(In));
 
 // A costly fold's loads in flight while it computes (row_for_each_ahead): 4 floats or bfloat16
-// values. Double folds keep the plain loop (1): their registers a step already cost warps.
+// values. Double folds keep the plain loop (1, below): their registers a step already cost warps.
 template <class In> inline constexpr int kRowAhead = sizeof(In) == 8 ? 1 : 4;
 
 // f(value, j) for j = g.t, g.t + T, ... < cols, in that order, the loads Batch at a time.
@@ -63,11 +63,8 @@ __device__ __forceinline__ void row_for_each(const In* __restrict__ row, std::in
 // multiply-add an element would cost as much as a cheap step. j is dead where f does not use it.
 template <int Ahead, class In, class F>
 __device__ __forceinline__ void row_for_each_ahead(const In* __restrict__ row, std::int64_t cols, const RowGroup& g, F&& f) {
+  static_assert(Ahead > 1, "one ahead is the plain loop");
   const std::int64_t T = g.threads;
-  if constexpr (Ahead == 1) {
-    for (std::int64_t j = g.t; j < cols; j += T) f(row[j], j);
-    return;
-  }
   const std::int64_t j = g.t;
   if (j >= cols) return;
   const int n = static_cast<int>((cols - 1 - j) / T) + 1;  // this thread's elements, < 2^31
@@ -241,7 +238,7 @@ __device__ __forceinline__ void with_row(const In* __restrict__ row, std::int64_
       return;
     }
     body([&](auto&& f) { row_for_each<kRowBatch<In>>(row, cols, g, f); });
-  } else if constexpr (Loop == RowLoop::ahead) {
+  } else if constexpr (Loop == RowLoop::ahead && kRowAhead<In> > 1) {
     body([&](auto&& f) { row_for_each_ahead<kRowAhead<In>>(row, cols, g, f); });
   } else {
     body([&](auto&& f) { row_for_each_plain(row, cols, g, f); });

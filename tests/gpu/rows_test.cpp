@@ -186,7 +186,7 @@ TEST(Rows, TheFloatExpGivesTheCpusBitsAtEveryFloat) {
     for (unsigned t = 0; t < threads; ++t)
       pool.emplace_back([&, t] {
         for (std::uint64_t i = t; i < chunk; i += threads)
-          if (float_to_bits(g.y[i]) != float_to_bits(acc_exp(x[i])) && bad[t]++ == 0) where[t] = base + i;
+          if (to_bits(g.y[i]) != to_bits(acc_exp(x[i])) && bad[t]++ == 0) where[t] = base + i;
       });
     for (auto& th : pool) th.join();
     for (unsigned t = 0; t < threads; ++t)
