@@ -107,7 +107,10 @@ std::vector<FamilyTiming> time_families(const BenchInput<T>& in, int samples, co
       const auto r = gpu_segmented<T>(st.strategy, shape, sg, samples);
       std::string detail = "segments of " + std::to_string(family_segment);
       if (tiled) detail += ", " + segmented::to_string(shape, st.strategy);
-      add({"segmented", std::string(st.name), detail, "cub_segmented_reduce", per, 0, bytes <= l2, ""}, r.ms, r.error);
+      // The segmented scan against CUB's scan-by-key (a segmented scan too), the others against
+      // CUB's segmented reduce.
+      const char* peer = tiled ? "cub_scan_by_key" : "cub_segmented_reduce";
+      add({"segmented", std::string(st.name), detail, peer, per, 0, bytes <= l2, ""}, r.ms, r.error);
     }
   } catch (const std::exception& e) {
     add({"segmented", "", "", "", 0, 0, false, ""}, 0, e.what());

@@ -147,9 +147,11 @@ GpuSegmentedResult<T> gpu_segmented(Strategy st, const SegShape& s, const Segmen
     const int runs = reps > 1 ? reps + 1 : 1;  // the first of several is the warm-up
     std::vector<double> times;
     if (inf.where == segmented::Where::gpu_peer) {
-      const auto t = st == Strategy::cub_segmented_reduce
-                         ? seg_detail::cub_segmented_reduce<T>(in.device_values(), in.device_offsets(), segs, d_out, runs)
-                         : seg_detail::cub_reduce_by_key<T>(in.device_values(), in.device_offsets(), n, segs, d_out, runs);
+      const T* d_in = in.device_values();
+      const std::int64_t* d_off = in.device_offsets();
+      const auto t = st == Strategy::cub_segmented_reduce ? seg_detail::cub_segmented_reduce<T>(d_in, d_off, segs, d_out, runs)
+                     : st == Strategy::cub_reduce_by_key  ? seg_detail::cub_reduce_by_key<T>(d_in, d_off, n, segs, d_out, runs)
+                                                          : seg_detail::cub_scan_by_key<T>(d_in, d_off, n, segs, d_out, runs);
       times = t.ms;
     } else {
       ScanScratch<T> w;

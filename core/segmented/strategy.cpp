@@ -6,7 +6,7 @@
 namespace sumlab::segmented {
 
 namespace {
-constexpr std::array<StrategyInfo, 8> kStrategies{{
+constexpr std::array<StrategyInfo, 9> kStrategies{{
     {Strategy::serial_per_segment, "serial_per_segment",
      "CPU: a left-to-right chain per segment from +0", Where::cpu, Determinism::shape_invariant, false},
     {Strategy::prefix_difference, "prefix_difference",
@@ -29,6 +29,9 @@ constexpr std::array<StrategyInfo, 8> kStrategies{{
     {Strategy::cub_reduce_by_key, "cub_reduce_by_key",
      "GPU peer: cub::DeviceReduce::ReduceByKey on segment ids, scattered to segments", Where::gpu_peer,
      Determinism::not_deterministic, false},
+    {Strategy::cub_scan_by_key, "cub_scan_by_key",
+     "GPU peer: cub::DeviceScan::InclusiveSumByKey on segment ids, each segment's last prefix gathered",
+     Where::gpu_peer, Determinism::not_deterministic, false},
 }};
 }  // namespace
 

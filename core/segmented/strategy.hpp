@@ -21,6 +21,9 @@
 //   cub_reduce_by_key  cub::DeviceReduce::ReduceByKey over (segment id, value) pairs, then a scatter
 //                      to the segments (empty ones stay +0): peer, declared not_deterministic (its
 //                      decoupled look-back combines whichever predecessor prefix is ready first).
+//   cub_scan_by_key    cub::DeviceScan::InclusiveSumByKey over (segment id, value) pairs (all n
+//                      prefix sums), then each segment's last one gathered (+0 where empty): the
+//                      segmented scan's own peer; not_deterministic for the same reason.
 #include <optional>
 #include <span>
 #include <string>
@@ -39,6 +42,7 @@ enum class Strategy {
   segmented_scan,
   cub_segmented_reduce,
   cub_reduce_by_key,
+  cub_scan_by_key,
 };
 
 enum class Where { cpu, gpu_modelled, gpu_peer };

@@ -1,7 +1,8 @@
-// cub_segmented_reduce and cub_reduce_by_key (gpu/segmented/peers.hpp): CUB's segmented sums as
-// peers. Their order is CUB's tuning policy for this GPU, so they are measured, never modelled;
+// cub_segmented_reduce, cub_reduce_by_key and cub_scan_by_key (gpu/segmented/peers.hpp): CUB's
+// segmented sums as peers. Their order is CUB's tuning policy for this GPU, so they are measured, never modelled;
 // built with nvcc's default flags (gpu/CMakeLists.txt) as users build them.
 #include <cub/device/device_reduce.cuh>
+#include <cub/device/device_scan.cuh>
 #include <cub/device/device_segmented_reduce.cuh>
 #include <cuda/std/functional>
 
@@ -34,9 +35,34 @@ __global__ void scatter_runs_kernel(const int* d_unique, const T* d_agg, const i
     d_out[d_unique[r]] = d_agg[r];
 }
 
+// out[j] = the scan at segment j's last element, +0 for an empty segment.
+template <class T>
+__global__ void segment_ends_kernel(const T* d_scanned, const std::int64_t* d_offsets, std::int64_t num_segments,
+                                    T* d_out) {
+  for (std::int64_t j = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < num_segments;
+       j += std::int64_t(gridDim.x) * blockDim.x) {
+    const std::int64_t end = d_offsets[j + 1];
+    d_out[j] = end > d_offsets[j] ? d_scanned[end - 1] : T(0);
+  }
+}
+
 unsigned grid_for(std::int64_t items, int per_block) {
   const std::int64_t g = (items + per_block - 1) / per_block;
   return static_cast<unsigned>(g < 1 ? 1 : (g > 65535 * 16 ? 65535 * 16 : g));
+}
+
+// The segment ids of cub_reduce_by_key and cub_scan_by_key, written before their timers start.
+detail::DeviceBytes segment_ids(const std::int64_t* d_offsets, std::int64_t n, std::int64_t num_segments,
+                                const char* peer) {
+  if (num_segments > std::numeric_limits<int>::max())
+    throw GpuError(std::string(peer) + ": " + std::to_string(num_segments) +
+                   " segments overflow its int32 segment ids");
+  detail::DeviceBytes keys(static_cast<std::size_t>(n) * sizeof(int), "segment ids");
+  if (num_segments > 0) {
+    segment_ids_kernel<<<grid_for(num_segments, 1), 256>>>(d_offsets, num_segments, keys.as<int>());
+    SUMLAB_CUDA_CHECK_LAUNCH("segment ids");
+  }
+  return keys;
 }
 
 }  // namespace
@@ -64,15 +90,10 @@ template <class T>
 PeerTiming cub_reduce_by_key(const T* d_in, const std::int64_t* d_offsets, std::int64_t n, std::int64_t num_segments,
                              T* d_out, int runs) {
   PeerTiming t;
-  if (num_segments > std::numeric_limits<int>::max())
-    throw GpuError("cub_reduce_by_key: " + std::to_string(num_segments) + " segments overflow its int32 segment ids");
-  const std::size_t un = static_cast<std::size_t>(n), us = static_cast<std::size_t>(num_segments);
-  detail::DeviceBytes keys(un * sizeof(int), "segment ids"), unique(us * sizeof(int), "run keys"),
-      agg(us * sizeof(T), "run sums"), num_runs(sizeof(int), "the run count");
-  if (num_segments > 0) {
-    segment_ids_kernel<<<grid_for(num_segments, 1), 256>>>(d_offsets, num_segments, keys.as<int>());
-    SUMLAB_CUDA_CHECK_LAUNCH("segment ids");
-  }
+  const std::size_t us = static_cast<std::size_t>(num_segments);
+  detail::DeviceBytes keys = segment_ids(d_offsets, n, num_segments, "cub_reduce_by_key");
+  detail::DeviceBytes unique(us * sizeof(int), "run keys"), agg(us * sizeof(T), "run sums"),
+      num_runs(sizeof(int), "the run count");
   std::size_t temp_bytes = 0;
   SUMLAB_CUDA_CHECK(cub::DeviceReduce::ReduceByKey(nullptr, temp_bytes, keys.as<int>(), unique.as<int>(), d_in,
                                                    agg.as<T>(), num_runs.as<int>(), ::cuda::std::plus<>{}, n));
@@ -93,10 +114,38 @@ PeerTiming cub_reduce_by_key(const T* d_in, const std::int64_t* d_offsets, std::
   return t;
 }
 
+template <class T>
+PeerTiming cub_scan_by_key(const T* d_in, const std::int64_t* d_offsets, std::int64_t n, std::int64_t num_segments,
+                           T* d_out, int runs) {
+  PeerTiming t;
+  detail::DeviceBytes keys = segment_ids(d_offsets, n, num_segments, "cub_scan_by_key");
+  detail::DeviceBytes scanned(static_cast<std::size_t>(n) * sizeof(T), "the scanned values");
+  std::size_t temp_bytes = 0;
+  SUMLAB_CUDA_CHECK(cub::DeviceScan::InclusiveSumByKey(nullptr, temp_bytes, keys.as<int>(), d_in, scanned.as<T>(), n));
+  detail::DeviceBytes temp(temp_bytes, "CUB temporary storage");
+  detail::EventTimer timer;
+  for (int r = 0; r < runs; ++r) {
+    timer.start();
+    if (n > 0)
+      SUMLAB_CUDA_CHECK(
+          cub::DeviceScan::InclusiveSumByKey(temp.get(), temp_bytes, keys.as<int>(), d_in, scanned.as<T>(), n));
+    SUMLAB_CUDA_CHECK_LAUNCH("cub::DeviceScan::InclusiveSumByKey");
+    if (num_segments > 0) {
+      segment_ends_kernel<T><<<grid_for(num_segments, 256), 256>>>(scanned.as<T>(), d_offsets, num_segments, d_out);
+      SUMLAB_CUDA_CHECK_LAUNCH("scan-by-key segment ends");
+    }
+    t.ms.push_back(timer.stop());
+  }
+  return t;
+}
+
 template PeerTiming cub_segmented_reduce<float>(const float*, const std::int64_t*, std::int64_t, float*, int);
 template PeerTiming cub_segmented_reduce<double>(const double*, const std::int64_t*, std::int64_t, double*, int);
 template PeerTiming cub_reduce_by_key<float>(const float*, const std::int64_t*, std::int64_t, std::int64_t, float*, int);
 template PeerTiming cub_reduce_by_key<double>(const double*, const std::int64_t*, std::int64_t, std::int64_t, double*,
                                               int);
+template PeerTiming cub_scan_by_key<float>(const float*, const std::int64_t*, std::int64_t, std::int64_t, float*, int);
+template PeerTiming cub_scan_by_key<double>(const double*, const std::int64_t*, std::int64_t, std::int64_t, double*,
+                                            int);
 
 }  // namespace sumlab::gpu::seg_detail

@@ -4,7 +4,8 @@
 // Device pointers in, per-segment sums out on the device; throws GpuError. The timing covers
 // exactly what a user would launch: DeviceSegmentedReduce::Sum; or ReduceByKey over segment ids
 // (materialised before the timer starts, as a caller with sorted keys has them) plus the scatter
-// of the runs to their segments after a memset to +0.
+// of the runs to their segments after a memset to +0; or InclusiveSumByKey over the same ids into
+// n scanned values, plus the gather of each segment's last one (its sum; +0 for an empty segment).
 #include <cstdint>
 #include <vector>
 
@@ -20,5 +21,8 @@ PeerTiming cub_segmented_reduce(const T* d_in, const std::int64_t* d_offsets, st
 template <class T>
 PeerTiming cub_reduce_by_key(const T* d_in, const std::int64_t* d_offsets, std::int64_t n,
                              std::int64_t num_segments, T* d_out, int runs);
+template <class T>
+PeerTiming cub_scan_by_key(const T* d_in, const std::int64_t* d_offsets, std::int64_t n, std::int64_t num_segments,
+                           T* d_out, int runs);
 
 }  // namespace sumlab::gpu::seg_detail

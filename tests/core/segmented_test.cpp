@@ -264,6 +264,8 @@ TEST(SegmentStrategies, RegistryNamesRoundTrip) {
   EXPECT_TRUE(info(Strategy::prefix_difference).known_wrong);
   EXPECT_TRUE(info(Strategy::reduceat).known_wrong);
   EXPECT_EQ(info(Strategy::cub_segmented_reduce).where, Where::gpu_peer);
+  EXPECT_EQ(info(Strategy::cub_scan_by_key).where, Where::gpu_peer);
+  EXPECT_EQ(info(Strategy::cub_scan_by_key).determinism, sumlab::Determinism::not_deterministic);
 }
 
 }  // namespace
