@@ -100,7 +100,8 @@ template <class T> Timing time_read(const BenchInput<T>& in, const TimingOptions
 // The other GPU families on copy 0 of the same input, for `sumlab bench`: the scans (+,
 // inclusive), the segmented sums (segments of family_segment elements), the variance row kernels
 // (rows of family_cols elements, statistics only, both layouts) and every row kernel over rows of
-// each family_row_cols that divides n (statistics only, block_per_row with cols / 16 threads;
+// each family_row_cols that divides n (statistics only, block_per_row with cols / e threads for each
+// e of shapes.row_elements, 16 unless asked;
 // float32 inputs also as bfloat16, whose bytes_per_element counts 2 bytes), each algorithm at its default shape (or the
 // modelled scans at shapes.scan, the segmented scan at shapes.segmented_tile; a shape an algorithm
 // refuses is its row's error) with its CUB peer where it has one. A scan's or segmented scan's
@@ -125,6 +126,9 @@ struct FamilyTiming {
 struct FamilyShapes {
   std::optional<scan::ScanShape> scan;
   std::optional<segmented::SegShape> segmented_tile;
+  // The rows family at each of these elements a thread (doubled for bfloat16): block_per_row with
+  // cols / (elements) threads; a count that gives no block of 32..1024 threads is its rows' error.
+  std::vector<int> row_elements{16};
 };
 template <class T>
 std::vector<FamilyTiming> time_families(const BenchInput<T>& in, int samples, const FamilyShapes& shapes = {});

@@ -21,33 +21,43 @@ namespace sumlab::gpu {
 namespace {
 
 // The "rows" family: every row kernel, statistics only (no output pass), over rows of each of
-// family_row_cols at block_per_row, cols / 16 threads (cols / 32 for bfloat16, so that a thread
-// has 64 bytes of its row in flight; gpu/rows/row_loads.cuh). `what` names the input type when it
-// is not T's (bfloat16).
+// family_row_cols at block_per_row, cols / e threads for each e of `elements` (cols / 2e for
+// bfloat16, so that a thread has the same bytes of its row in flight; gpu/rows/row_loads.cuh).
+// `what` names the input type when it is not T's (bfloat16).
 template <class In>
-void time_rows(std::vector<FamilyTiming>& out, std::span<const In> x, int samples, double l2, const std::string& what) {
+void time_rows(std::vector<FamilyTiming>& out, std::span<const In> x, int samples, double l2, const std::string& what,
+               const std::vector<int>& elements) {
   using Acc = row_reduce::row_acc_t<In>;
   const auto n = static_cast<std::int64_t>(x.size());
   for (const std::int64_t cols : family_row_cols) {
     if (n % cols != 0) continue;
-    std::string where = what + "rows of " + std::to_string(cols);
-    try {
-      const RowMatrix<In> m{x, n / cols, cols};
-      RowRunOptions ro;
-      ro.want_out = false;
-      ro.reps = samples;
-      const std::int64_t per_thread = sizeof(In) == 2 ? 32 : 16;
-      row_reduce::RowShape shape{row_reduce::RowLayout::block_per_row, static_cast<int>(cols / per_thread)};
-      for (const auto& k : row_reduce::row_kernels()) {
-        const double outputs = k.family == row_reduce::RowFamily::argmax ? sizeof(Acc) + sizeof(std::int64_t) : 2.0 * sizeof(Acc);
-        const auto r = gpu_rows<In>(k.kernel, shape, m, ro);
-        FamilyTiming t{"rows", std::string(k.name), where + ", " + row_reduce::to_string(shape), "",
-                       sizeof(In) + outputs / static_cast<double>(cols), 0, static_cast<double>(n) * sizeof(In) <= l2, r.error};
-        t.ms = r.ok() ? r.ms : 0;
-        out.push_back(std::move(t));
+    for (const int e : elements) {
+      const std::int64_t per_thread = sizeof(In) == 2 ? 2 * std::int64_t(e) : e;
+      const std::int64_t threads = per_thread > 0 ? cols / per_thread : 0;
+      std::string where = what + "rows of " + std::to_string(cols);
+      try {
+        if (threads < 32 || threads > 1024 || threads % 32 != 0 || threads * per_thread != cols)
+          throw GpuError(std::to_string(per_thread) + " elements a thread of rows of " + std::to_string(cols) +
+                         " is no block of 32..1024 threads (a multiple of 32)");
+        const RowMatrix<In> m{x, n / cols, cols};
+        RowRunOptions ro;
+        ro.want_out = false;
+        ro.reps = samples;
+        const row_reduce::RowShape shape{row_reduce::RowLayout::block_per_row, static_cast<int>(threads)};
+        for (const auto& k : row_reduce::row_kernels()) {
+          const double outputs =
+              k.family == row_reduce::RowFamily::argmax ? sizeof(Acc) + sizeof(std::int64_t) : 2.0 * sizeof(Acc);
+          const auto r = gpu_rows<In>(k.kernel, shape, m, ro);
+          FamilyTiming t{"rows", std::string(k.name), where + ", " + row_reduce::to_string(shape), "",
+                         sizeof(In) + outputs / static_cast<double>(cols), 0,
+                         static_cast<double>(n) * sizeof(In) <= l2, r.error};
+          t.ms = r.ok() ? r.ms : 0;
+          out.push_back(std::move(t));
+        }
+      } catch (const std::exception& e) {
+        out.push_back(FamilyTiming{"rows", "", where + ", " + std::to_string(per_thread) + " a thread", "", 0, 0,
+                                   false, e.what()});
       }
-    } catch (const std::exception& e) {
-      out.push_back(FamilyTiming{"rows", "", where, "", 0, 0, false, e.what()});
     }
   }
 }
@@ -138,11 +148,12 @@ std::vector<FamilyTiming> time_families(const BenchInput<T>& in, int samples, co
   } catch (const std::exception& e) {
     add({"variance", "", "", "", 0, 0, false, ""}, 0, e.what());
   }
-  time_rows<T>(rows, std::span<const T>(x), samples, l2, "");
+  time_rows<T>(rows, std::span<const T>(x), samples, l2, "", shapes.row_elements);
   if constexpr (std::is_same_v<T, float>) {
     std::vector<row_reduce::bfloat16_bits> b(un);
     for (std::size_t i = 0; i < un; ++i) b[i] = row_reduce::to_bfloat16_bits(x[i]);
-    time_rows<row_reduce::bfloat16_bits>(rows, std::span<const row_reduce::bfloat16_bits>(b), samples, l2, "bfloat16 ");
+    time_rows<row_reduce::bfloat16_bits>(rows, std::span<const row_reduce::bfloat16_bits>(b), samples, l2, "bfloat16 ",
+                                         shapes.row_elements);
   }
   return rows;
 }

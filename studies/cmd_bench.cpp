@@ -60,6 +60,7 @@ struct BenchOptions {
   std::uint64_t seed = 1;
   std::vector<std::string> plugins;  // LIB:SYMBOL (studies/plugin.hpp): device entries timed beside CUB
   std::string scan_shape, segmented_tile;  // "b256x15": the families at this shape instead of the default
+  std::vector<int> row_elements{16};       // the rows family's elements a thread (gpu::FamilyShapes)
 };
 
 const std::vector<std::string> kGpuColumns{"dtype", "distribution", "n", "kernel", "shape", "role", "ms", "ms_min",
@@ -217,6 +218,7 @@ gpu::FamilyShapes family_shapes(const BenchOptions& o) {
   f.scan = parse_family_shape(o.scan_shape, "--scan-shape");
   if (const auto t = parse_family_shape(o.segmented_tile, "--segmented-tile"))
     f.segmented_tile = segmented::SegShape{t->block, t->items};
+  f.row_elements = o.row_elements;
   return f;
 }
 
@@ -323,6 +325,10 @@ void check_bench_options(const BenchOptions& o) {
   for (const auto& dt : o.dtypes) (void)parse_dtype(dt);  // a bad name fails before anything runs
   (void)parse_family_shape(o.scan_shape, "--scan-shape");
   (void)parse_family_shape(o.segmented_tile, "--segmented-tile");
+  if (o.row_elements.empty()) throw UserError("--row-elements: give at least one count");
+  for (const int e : o.row_elements)
+    if (e < 1 || e > 1024 || (e & (e - 1)) != 0)
+      throw UserError("--row-elements: " + std::to_string(e) + " is not a power of two in 1..1024");
   for (const auto& d : o.dists) (void)parse_bench_dist(d);
   for (const auto& d : o.exact_dists) (void)parse_bench_dist(d);
 }
@@ -362,6 +368,10 @@ nlohmann::ordered_json bench_plan(const BenchOptions& o, bool gpu, const std::ve
   plan["cpu_n"] = o.cpu_n;
   plan["cpu_reps"] = o.cpu_reps;
   plan["seed"] = o.seed;
+  // The family shapes, where asked for: a resume with other shapes is another run.
+  if (!o.scan_shape.empty()) plan["scan_shape"] = o.scan_shape;
+  if (!o.segmented_tile.empty()) plan["segmented_tile"] = o.segmented_tile;
+  if (o.row_elements != std::vector<int>{16}) plan["row_elements"] = o.row_elements;
   if (!loaded.empty()) plan["plugins"] = plugin_plan(loaded);
   return plan;
 }
@@ -465,6 +475,10 @@ void register_bench(CLI::App& app) {
                   "Time the modelled scans at this shape, bBLOCKxITEMS (default: each one's own; one a scan refuses is its row's error)");
   cmd->add_option("--segmented-tile", o->segmented_tile,
                   "Time the segmented scan with this tile, bBLOCKxITEMS (default: its own)");
+  cmd->add_option("--row-elements", o->row_elements,
+                  "The rows family's elements a thread, each a power of two (comma list; default 16): block_per_row with "
+                  "cols / e threads, cols / 2e for bfloat16")
+      ->delimiter(',');
   add_plugin_option(*cmd, o->plugins);
   cmd->callback([o] {
     BenchOptions b = *o;

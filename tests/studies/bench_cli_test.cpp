@@ -47,12 +47,25 @@ TEST(BenchCli, BadOptionsAreOneLineErrors) {
   for (const std::string args : {"--log2-min 12 --log2-max 8", "--dists nosuch", "--exact-dists uniform:3",
                                  "--samples 0", "--dtypes float16", "--kernels gpu_nosuch", "--scan-shape 256x15",
                                  "--segmented-tile b1024", "--exact-dists lognormal:12/sideways",
-                                 "--dists normal:1x", "--dists uniform/"}) {
+                                 "--dists normal:1x", "--dists uniform/", "--row-elements 3", "--row-elements 0",
+                                 "--row-elements 2048"}) {
     const auto r = run("bench --no-cpu --out " + dir.string() + " --force " + args);
     EXPECT_NE(r.code, 0) << args;
     EXPECT_NE(r.out.find("sumlab:"), std::string::npos) << args << ": " << r.out;
     EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << args << ": " << r.out;  // one line
   }
+}
+
+// The families' shapes are part of the plan: a resume asking for other rows' shapes is another
+// study, refused before anything is timed.
+TEST(BenchCli, RowShapesArePartOfThePlan) {
+  const auto dir = sumlab::test::temp_dir("bench_test_row_elements");
+  const std::string cpu = "bench --no-gpu --cpu-n 100 --cpu-reps 1 --out " + dir.string();
+  ASSERT_EQ(run(cpu + " --row-elements 16,64").code, 0);
+  const auto r = run(cpu + " --resume");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("row_elements"), std::string::npos) << r.out;
+  EXPECT_EQ(run(cpu + " --row-elements 16,64 --resume").code, 0);
 }
 
 }  // namespace
