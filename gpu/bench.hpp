@@ -101,7 +101,7 @@ template <class T> Timing time_read(const BenchInput<T>& in, const TimingOptions
 // inclusive), the segmented sums (segments of family_segment elements), the variance row kernels
 // (rows of family_cols elements, statistics only, both layouts) and every row kernel over rows of
 // each family_row_cols that divides n (statistics only, block_per_row with cols / e threads for each
-// e of shapes.row_elements, 16 unless asked;
+// e of shapes.row_elements;
 // float32 inputs also as bfloat16, whose bytes_per_element counts 2 bytes), each algorithm at its default shape (or the
 // modelled scans at shapes.scan, the segmented scan at shapes.segmented_tile; a shape an algorithm
 // refuses is its row's error) with its CUB peer where it has one. A scan's or segmented scan's
@@ -127,8 +127,10 @@ struct FamilyShapes {
   std::optional<scan::ScanShape> scan;
   std::optional<segmented::SegShape> segmented_tile;
   // The rows family at each of these elements a thread (doubled for bfloat16): block_per_row with
-  // cols / (elements) threads; a count that gives no block of 32..1024 threads is its rows' error.
-  std::vector<int> row_elements{16};
+  // cols / (elements) threads, skipped where that is no block of 32..1024 threads. A row's fold
+  // and its tree of merges trade against each other: at 16 a thread, Welford and softmax rows
+  // spend as much on the merges as on their elements.
+  std::vector<int> row_elements{16, 64, 128};
 };
 template <class T>
 std::vector<FamilyTiming> time_families(const BenchInput<T>& in, int samples, const FamilyShapes& shapes = {});

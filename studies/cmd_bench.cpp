@@ -60,7 +60,7 @@ struct BenchOptions {
   std::uint64_t seed = 1;
   std::vector<std::string> plugins;  // LIB:SYMBOL (studies/plugin.hpp): device entries timed beside CUB
   std::string scan_shape, segmented_tile;  // "b256x15": the families at this shape instead of the default
-  std::vector<int> row_elements{16};       // the rows family's elements a thread (gpu::FamilyShapes)
+  std::vector<int> row_elements{16, 64, 128};  // the rows family's elements a thread (gpu::FamilyShapes)
 };
 
 const std::vector<std::string> kGpuColumns{"dtype", "distribution", "n", "kernel", "shape", "role", "ms", "ms_min",
@@ -371,7 +371,7 @@ nlohmann::ordered_json bench_plan(const BenchOptions& o, bool gpu, const std::ve
   // The family shapes, where asked for: a resume with other shapes is another run.
   if (!o.scan_shape.empty()) plan["scan_shape"] = o.scan_shape;
   if (!o.segmented_tile.empty()) plan["segmented_tile"] = o.segmented_tile;
-  if (o.row_elements != std::vector<int>{16}) plan["row_elements"] = o.row_elements;
+  plan["row_elements"] = o.row_elements;
   if (!loaded.empty()) plan["plugins"] = plugin_plan(loaded);
   return plan;
 }
@@ -476,9 +476,9 @@ void register_bench(CLI::App& app) {
   cmd->add_option("--segmented-tile", o->segmented_tile,
                   "Time the segmented scan with this tile, bBLOCKxITEMS (default: its own)");
   cmd->add_option("--row-elements", o->row_elements,
-                  "The rows family's elements a thread, each a power of two (comma list; default 16): block_per_row with "
-                  "cols / e threads, cols / 2e for bfloat16")
-      ->delimiter(',');
+                  "The rows family's elements a thread, each a power of two (comma list): block_per_row with cols / e "
+                  "threads, cols / 2e for bfloat16, where that is a block of 32..1024 threads")
+      ->delimiter(',')->capture_default_str();
   add_plugin_option(*cmd, o->plugins);
   cmd->callback([o] {
     BenchOptions b = *o;
