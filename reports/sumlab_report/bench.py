@@ -127,14 +127,25 @@ def render_bench_families(run: Run, data: CsvData, ctx) -> list:
             ns = sorted({n for (dt, f, _, _, n) in cells if dt == dtype and f == family})
             if not keys or not ns:
                 continue
-            fig, ax = plt.subplots(figsize=(7.5, 4.2))
+            # A row kernel timed at several shapes is drawn at its fastest one at each n (the
+            # tables give every shape and which one that was).
+            rows_panel = family.startswith("rows")
+            lines: dict[str, list[tuple[str, str]]] = {}
             for k, d in keys:
                 label = k if family != "variance" else f"{k}, {d.split(', ')[-1]}"
+                lines.setdefault(label, []).append((k, d))
+            fig, ax = plt.subplots(figsize=(7.5, 4.2))
+            for label, kds in lines.items():
                 ctx.palette.style(label)
-                pts = [(n, num(cells[(dtype, family, k, d, n)]["gb_per_s"])) for n in ns if (dtype, family, k, d, n) in cells]
+                pts = []
+                for n in ns:
+                    v = [num(cells[(dtype, family, k, d, n)]["gb_per_s"]) for k, d in kds if (dtype, family, k, d, n) in cells]
+                    if v:
+                        pts.append((n, max(v)))
                 if pts:
                     ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=ctx.palette.marker(label),
-                            color=ctx.palette.colour(label), label=label, linestyle="--" if k == "cub" or k.startswith("cub_") else "-")
+                            color=ctx.palette.colour(label), label=label,
+                            linestyle="--" if label == "cub" or label.startswith("cub_") else "-")
             roof = [(n, next(num(r["read_ms"]) for (dt, f, _, _, m), r in cells.items() if dt == dtype and m == n))
                     for n in ns]
             size = 4 if dtype == "float32" else 8  # the roof read T: its bandwidth bounds every input type
@@ -149,7 +160,26 @@ def render_bench_families(run: Run, data: CsvData, ctx) -> list:
             stem = f"bench_{slug(family)}_{dtype}"
             figures.save(fig, ctx.out_dir, ctx.fig_prefix + stem)
             blocks.append(Figure(ctx.fig_prefix + stem, f"Bandwidth, {family}, {dtype}",
-                                 "Dashed: the CUB peers; dotted: the read roof."))
+                                 "Dashed: the CUB peers; dotted: the read roof."
+                                 + (" Each row kernel at its fastest shape at each n." if rows_panel else "")))
+            if rows_panel and any(len(kds) > 1 for kds in lines.values()):
+                best_rows = []
+                for label, kds in lines.items():
+                    row = [label]
+                    for n in ns:
+                        got = [(num(cells[(dtype, family, k, d, n)]["ratio_read"]), d, cells[(dtype, family, k, d, n)])
+                               for k, d in kds if (dtype, family, k, d, n) in cells]
+                        if not got:
+                            row.append("")
+                            continue
+                        ratio, d, r = max(got, key=lambda g: g[0])
+                        star = "*" if r.get("in_l2") == "1" else ""
+                        row.append(f"{ratio:.2f}{star} /{d.rsplit('/', 1)[-1]}")
+                    best_rows.append(row)
+                blocks.append(Table(["kernel"] + [f"n={_n_text(n)}" for n in ns], best_rows,
+                                    f"The fastest shape of each row kernel: bandwidth / read-roof bandwidth and the "
+                                    f"threads of its block, {family}, {dtype} (* input in L2); each shape has its own "
+                                    f"bits, all modelled."))
             header = ["kernel", "detail"] + [f"n={_n_text(n)}" for n in ns] + ["/ peer at largest n"]
             rows = []
             for k, d in keys:
