@@ -101,8 +101,8 @@ template <class T> Timing time_read(const BenchInput<T>& in, const TimingOptions
 // inclusive), the segmented sums (segments of family_segment elements), the variance row kernels
 // (rows of family_cols elements, statistics only, both layouts) and every row kernel over rows of
 // each family_row_cols that divides n (statistics only, block_per_row with cols / e threads for each
-// e of shapes.row_elements;
-// float32 inputs also as bfloat16, whose bytes_per_element counts 2 bytes), each algorithm at its default shape (or the
+// e of shapes.row_elements; float32 inputs also as bfloat16, whose bytes_per_element counts 2
+// bytes), each algorithm at its default shape (or the
 // modelled scans at shapes.scan, the segmented scan at shapes.segmented_tile; a shape an algorithm
 // refuses is its row's error) with its CUB peer where it has one. A scan's or segmented scan's
 // detail names the shape it ran. Timing is each family's own (gpu/scan.hpp, gpu/segmented.hpp,

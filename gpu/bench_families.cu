@@ -23,8 +23,8 @@ namespace {
 // The "rows" family: every row kernel, statistics only (no output pass), over rows of each of
 // family_row_cols at block_per_row, cols / e threads for each e of `elements` (cols / 2e for
 // bfloat16, so that a thread has the same bytes of its row in flight; gpu/rows/row_loads.cuh),
-// where that is a block of 32..1024 threads.
-// `what` names the input type when it is not T's (bfloat16).
+// where that is a block of 32..1024 threads. `what` names the input type when it is not T's
+// (bfloat16).
 template <class In>
 void time_rows(std::vector<FamilyTiming>& out, std::span<const In> x, int samples, double l2, const std::string& what,
                const std::vector<int>& elements) {

@@ -1,6 +1,6 @@
 // cub_segmented_reduce, cub_reduce_by_key and cub_scan_by_key (gpu/segmented/peers.hpp): CUB's
-// segmented sums as peers. Their order is CUB's tuning policy for this GPU, so they are measured, never modelled;
-// built with nvcc's default flags (gpu/CMakeLists.txt) as users build them.
+// segmented sums as peers. Their order is CUB's tuning policy for this GPU, so they are measured,
+// never modelled; built with nvcc's default flags (gpu/CMakeLists.txt) as users build them.
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_segmented_reduce.cuh>
