@@ -205,11 +205,8 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
   struct Rare {
     unsigned long long steps[C][4];  // per candidate: sum low, high words, inexact count, most bits lost
     unsigned long long special[3];   // NaN, +Inf, -Inf
-    // While A is sought, per warp (slots, not shared 64-bit atomics: those are compare-and-swap
-    // loops on sm_90): a tile's largest finite magnitude, then its finite elements within 2^3 of
-    // it (of 2^A, at least 2^(A-2)).
-    unsigned long long first[32];
-    unsigned near[32];
+    unsigned long long first;        // a tile's largest finite magnitude, while A is sought
+    unsigned long long near;         // then its finite elements within 2^3 of it (of 2^A, at least 2^(A-2))
   };
   __shared__ Rare s_rare;
   for (int i = static_cast<int>(threadIdx.x); i < static_cast<int>(sizeof(Rare) / 8); i += static_cast<int>(blockDim.x))
@@ -284,12 +281,10 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
         const Bits a = u & magnitude_mask;
         m = a < inf_bits && a > m ? a : m;
       }
-      const int warp = static_cast<int>(threadIdx.x >> 5), warps = static_cast<int>(blockDim.x + 31) / 32;
       m = warp_reduce_live(m, [](unsigned long long a, unsigned long long b) { return a > b ? a : b; });
-      if ((threadIdx.x & 31u) == 0) s_rare.first[warp] = m;
+      if ((threadIdx.x & 31u) == 0 && m != 0) atomicMax(&s_rare.first, m);
       __syncthreads();
-      unsigned long long first = 0;  // (the slots are written again only after the loader's next barrier)
-      for (int w = 0; w < warps; ++w) first = s_rare.first[w] > first ? s_rare.first[w] : first;
+      const unsigned long long first = s_rare.first;  // (written again only after the loader's next barrier)
       if (first != 0) {  // (else every element of the tile is zero, NaN or infinite: no anchor yet)
         anchor = order_model::floor_log2_magnitude<T>(static_cast<Bits>(first));
         // The margin: wide where fewer than 1 in 8 of the tile's elements come within 2^3 of its
@@ -304,11 +299,9 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
           near += a != 0 && a < inf_bits && order_model::floor_log2_magnitude<T>(a) >= anchor - 2 ? 1 : 0;
         }
         near = warp_reduce_live(near, [](unsigned a, unsigned b) { return a + b; });
-        if ((threadIdx.x & 31u) == 0) s_rare.near[warp] = near;
+        if ((threadIdx.x & 31u) == 0) atomicAdd(&s_rare.near, static_cast<unsigned long long>(near));
         __syncthreads();
-        unsigned tile_near = 0;  // (at most a tile's elements)
-        for (int w = 0; w < warps; ++w) tile_near += s_rare.near[w];
-        margin = tile_near * 8u < blockDim.x * unsigned(N) ? fixed_window_wide : fixed_window_narrow;
+        margin = s_rare.near * 8 < static_cast<unsigned long long>(blockDim.x) * N ? fixed_window_wide : fixed_window_narrow;
         kf = 61 - (anchor + margin);
         two_kf = order_model::fixed_two_k<T>(kf);
         broken = two_kf == T(0);  // (kf outside 0..emax: the block gives up, its record says so)
@@ -475,9 +468,7 @@ __device__ FixedWindowDecision fixed_window_decision(const unsigned long long* r
     const int m = static_cast<int>(static_cast<long long>(__ldcg(&rec[fixed_rec_limit])));
     limit = m < limit ? m : limit;
   }
-  // One 64-bit atomic a warp (a compare-and-swap loop on sm_90, which a thread a record queued on).
-  largest = warp_reduce_live(largest, [](unsigned long long a, unsigned long long b) { return a > b ? a : b; });
-  if ((threadIdx.x & 31u) == 0 && largest != 0) atomicMax(&s_largest, largest);
+  if (largest != 0) atomicMax(&s_largest, largest);
   if (limit != fixed_no_limit) atomicMin(&s_limit, limit);
   __syncthreads();
   FixedWindowDecision d;
@@ -557,11 +548,8 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
   }
   const T two_k = order_model::fixed_two_k<T>(k);
   const bool fp = two_k != T(0);  // k outside fixed_two_k's range: every group by the integer steps
-  // The counts: each warp's in its slots, folded by warp 0 where some warp had one (64-bit shared
-  // atomics are compare-and-swap loops on sm_90, and 16 warps queue on each word).
-  __shared__ unsigned long long s_lo[32], s_hi[32], s_stats[fixed_stats][32];
-  __shared__ int s_counted;
-  if (threadIdx.x == 0) s_counted = 0;
+  __shared__ unsigned long long s_lo[32], s_hi[32], s_stats[fixed_stats];
+  for (int c = static_cast<int>(threadIdx.x); c < fixed_stats; c += static_cast<int>(blockDim.x)) s_stats[c] = 0;
   unsigned __int128 sum = 0;
   // The report's counts, as scalars (an array indexed by a runtime value would live in local memory).
   unsigned long long nan = 0, pos_inf = 0, neg_inf = 0, inexact = 0, saturated = 0, max_lost = 0;
@@ -622,38 +610,29 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
   }
   inexact += loss.inexact;
   max_lost = max(max_lost, static_cast<unsigned long long>(order_model::fixed_bits_lost(loss.lost)));
-  // A block-wide vote, which is also the barrier after s_counted was zeroed (a shared atomicOr per
+  // A block-wide vote, which is also the barrier after s_stats was zeroed (a shared atomicOr per
   // warp instead, 64-bit and so a compare-and-swap loop, cost 0.1-0.4 us a launch at 2^24 floats
   // on an H200).
   const bool block_not_negative_zero = __syncthreads_or(not_negative_zero) != 0;
   // The counts, almost always 0: a vote first, the reductions only when a lane has one.
-  const auto most = [](unsigned long long a, unsigned long long b) { return a > b ? a : b; };
-  const auto add = [](unsigned long long a, unsigned long long b) { return a + b; };
-  const int lane = static_cast<int>(threadIdx.x & 31u), warp = static_cast<int>(threadIdx.x >> 5);
-  if (__any_sync(live_mask(), (nan | pos_inf | neg_inf | inexact | saturated | max_lost) != 0)) {
+  const unsigned live = live_mask();
+  const bool first_live = static_cast<int>(threadIdx.x & 31u) == __ffs(live) - 1;
+  if (__any_sync(live, (nan | pos_inf | neg_inf | inexact | saturated | max_lost) != 0)) {
     const unsigned long long counts[fixed_stats] = {nan, pos_inf, neg_inf, 0, inexact, saturated, max_lost};
 #pragma unroll
     for (int c = 0; c < fixed_stats; ++c) {
+      if (c == fixed_not_negative_zero) continue;
       const unsigned long long v =
-          c == fixed_max_bits_lost ? warp_reduce_live(counts[c], most) : warp_reduce_live(counts[c], add);
-      if (lane == 0) s_stats[c][warp] = v;  // (warp_reduce_live's lane 0)
+          c == fixed_max_bits_lost
+              ? warp_reduce_live(counts[c], [](unsigned long long a, unsigned long long b) { return a > b ? a : b; })
+              : warp_reduce_live(counts[c], [](unsigned long long a, unsigned long long b) { return a + b; });
+      if (first_live && v != 0) {
+        if (c == fixed_max_bits_lost) atomicMax(&s_stats[c], v);
+        else atomicAdd(&s_stats[c], v);
+      }
     }
-    if (lane == 0) s_counted = 1;
-  } else if (lane == 0) {
-#pragma unroll
-    for (int c = 0; c < fixed_stats; ++c) s_stats[c][warp] = 0;
   }
   const unsigned __int128 block = block_sum_u128(sum, s_lo, s_hi);  // its barrier also covers s_stats
-  if (threadIdx.x >= 32) return;
-  unsigned long long stats[fixed_stats] = {};
-  if (s_counted != 0) {  // warp 0 folds the warps' slots
-    const int warps = static_cast<int>(blockDim.x + 31) / 32;
-#pragma unroll
-    for (int c = 0; c < fixed_stats; ++c) {
-      const unsigned long long v = lane < warps ? s_stats[c][lane] : 0;
-      stats[c] = c == fixed_max_bits_lost ? warp_reduce_live(v, most) : warp_reduce_live(v, add);
-    }
-  }
   if (threadIdx.x != 0) return;
   // The block's sum and counts into the launch's, by atomics whose old values nobody reads.
   unsigned long long* const set = out.sets + out.parity * fixed_set_words;
@@ -662,7 +641,7 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
     if (digit != 0) atomicAdd(&set[d], digit);
   }
   for (int c = 0; c < fixed_stats; ++c) {
-    const unsigned long long v = c == fixed_not_negative_zero ? (block_not_negative_zero ? 1ull : 0ull) : stats[c];
+    const unsigned long long v = c == fixed_not_negative_zero ? (block_not_negative_zero ? 1ull : 0ull) : s_stats[c];
     if (v == 0) continue;
     if (c == fixed_max_bits_lost) atomicMax(&set[order_model::fixed_digits + c], v);
     else atomicAdd(&set[order_model::fixed_digits + c], v);
