@@ -358,13 +358,12 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
   let_dependents_start();
   // The ordinary elements' largest magnitude by its high word: its exponent is all pass 2 reads.
   largest = (static_cast<Bits>(high_word) << 32) > largest ? static_cast<Bits>(high_word) << 32 : largest;
-  // The threads' words, reduced per warp into s_red, then across the warps word by word, in
-  // parallel (s_fold). The finer grids and counts past the block's margin are zero: not reduced.
+  // The threads' words, reduced per warp into s_red, then across the warps word by word.
   enum {
     red_largest = 0, red_sum, red_finer = red_sum + 2, red_inexact = red_finer + 2 * MW, red_shallow, red_lost = red_shallow + MW,
     red_words
   };
-  __shared__ unsigned long long s_red[red_words][32], s_fold[red_words];
+  __shared__ unsigned long long s_red[red_words][32];
   const auto add = [](auto a, auto b) { return a + b; };
   const auto most = [](unsigned long long a, unsigned long long b) { return a > b ? a : b; };
   unsigned long long w[red_words];
@@ -375,15 +374,13 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
 #pragma unroll
   for (int j = 0; j < MW; ++j) {
     const unsigned __int128 t =
-        j < margin ? warp_reduce_live(static_cast<unsigned __int128>(static_cast<__int128>(finer[j])), add)  // (sign-extended)
-                   : 0;  // (margin is the block's: every lane takes the same side)
+        warp_reduce_live(static_cast<unsigned __int128>(static_cast<__int128>(finer[j])), add);  // (sign-extended)
     w[red_finer + 2 * j] = static_cast<unsigned long long>(t);
     w[red_finer + 2 * j + 1] = static_cast<unsigned long long>(t >> 64);
   }
   w[red_inexact] = warp_reduce_live(inexact, add);
 #pragma unroll
-  for (int b = 0; b < MW; ++b)
-    w[red_shallow + b] = b < margin ? warp_reduce_live(static_cast<unsigned long long>(shallow[b]), add) : 0;
+  for (int b = 0; b < MW; ++b) w[red_shallow + b] = warp_reduce_live(static_cast<unsigned long long>(shallow[b]), add);
   w[red_lost] = warp_reduce_live(static_cast<unsigned long long>(order_model::fixed_bits_lost(lost)), most);
   const int lane = static_cast<int>(threadIdx.x & 31u), warp = static_cast<int>(threadIdx.x >> 5);
   if (lane == 0)
@@ -391,32 +388,22 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
     for (int r = 0; r < red_words; ++r) s_red[r][warp] = w[r];
   // (also the barrier after s_red's and the shared totals' last writes)
   const bool block_not_negative_zero = __syncthreads_or(not_negative_zero) != 0;
-  // Thread r folds word r over the warps (a 128-bit total: both words, in its low word's thread),
-  // its loads unrolled: one thread folding every word in a loop per use waited on each load.
   const int warps = static_cast<int>(blockDim.x + 31) / 32;
-  for (int r = static_cast<int>(threadIdx.x); r < red_words; r += static_cast<int>(blockDim.x)) {
-    const bool wide = r == red_sum || (r >= red_finer && r < red_inexact && (r - red_finer) % 2 == 0);
-    const bool high = (r == red_sum + 1) || (r > red_finer && r < red_inexact && (r - red_finer) % 2 == 1);
-    const bool max_word = r == red_largest || r == red_lost;
+  const auto total = [&](int r) {
     unsigned __int128 t = 0;
-#pragma unroll
-    for (int i = 0; i < MaxThreads / 32; ++i) {
-      if (i >= warps) break;
-      const unsigned long long lo = s_red[r][i];
-      if (wide) t += (static_cast<unsigned __int128>(s_red[r + 1][i]) << 64) | lo;
-      else t = max_word ? most(static_cast<unsigned long long>(t), lo) : static_cast<unsigned long long>(t) + lo;
-    }
-    if (wide) {
-      s_fold[r] = static_cast<unsigned long long>(t);
-      s_fold[r + 1] = static_cast<unsigned long long>(t >> 64);
-    } else if (!high) {
-      s_fold[r] = static_cast<unsigned long long>(t);
-    }
-  }
-  __syncthreads();
-  const auto total = [&](int r) { return (static_cast<unsigned __int128>(s_fold[r + 1]) << 64) | s_fold[r]; };
-  const auto count = [&](int r) { return s_fold[r]; };
-  const auto highest = [&](int r) { return s_fold[r]; };
+    for (int i = 0; i < warps; ++i) t += (static_cast<unsigned __int128>(s_red[r + 1][i]) << 64) | s_red[r][i];
+    return t;
+  };
+  const auto count = [&](int r) {
+    unsigned long long t = 0;
+    for (int i = 0; i < warps; ++i) t += s_red[r][i];
+    return t;
+  };
+  const auto highest = [&](int r) {
+    unsigned long long t = 0;
+    for (int i = 0; i < warps; ++i) t = most(t, s_red[r][i]);
+    return t;
+  };
   unsigned long long* const record = records + std::size_t(blockIdx.x) * fixed_record_words;
   const auto put = [&](int r, unsigned __int128 v) {
     record[r] = static_cast<unsigned long long>(v);
