@@ -218,6 +218,34 @@ TEST(Report, BenchRowKernelsGetAPanelPerProblem) {
   EXPECT_EQ(f32_table.find("argmax"), std::string::npos) << f32_table;
   EXPECT_NE(md.find("| argmax | bfloat16 rows of 4096, block_per_row/256 | 0.33 | 0.33 |", bf16), std::string::npos) << md;
   EXPECT_TRUE(fs::exists(out / "figures" / "bench_rows-bfloat16-rows-of-4096_float32.svg"));
+  // One shape a kernel: no table of fastest shapes (BenchRowKernelsAtSeveralShapesNameTheFastest).
+  EXPECT_EQ(md.find("The fastest shape"), std::string::npos) << md;
+}
+
+// A row kernel timed at several shapes: the table of its fastest shape names, at each n, the
+// shape that won there (which may differ between sizes).
+TEST(Report, BenchRowKernelsAtSeveralShapesNameTheFastest) {
+  const fs::path run_dir = temp_dir("bench_row_shapes") / "bench";
+  fs::create_directories(run_dir);
+  fs::copy_file(fs::path(SUMLAB_SOURCE_DIR) / "data" / "h200" / "bench" / "provenance.json", run_dir / "provenance.json");
+  {
+    std::ofstream csv(run_dir / "bench_families.csv");
+    csv << "dtype,n,family,kernel,detail,ms,bytes_per_element,gb_per_s,ratio_read,ratio_cub_reduce,peer,ratio_peer,"
+           "read_ms,cub_ms,in_l2,error\n";
+    // welford: /64 wins at 2^26, /256 at 2^28.
+    csv << "float32,67108864,rows,welford,\"rows of 4096, block_per_row/256\",0.16,4.002,1600,0.48,0.4,,,0.06,0.07,0,\n"
+        << "float32,67108864,rows,welford,\"rows of 4096, block_per_row/64\",0.11,4.002,2400,0.72,0.6,,,0.06,0.07,0,\n"
+        << "float32,268435456,rows,welford,\"rows of 4096, block_per_row/256\",0.5,4.002,2000,0.81,0.4,,,0.2,0.25,0,\n"
+        << "float32,268435456,rows,welford,\"rows of 4096, block_per_row/64\",0.6,4.002,1900,0.75,0.6,,,0.2,0.25,0,\n";
+  }
+  const fs::path out = run_dir.parent_path() / "out";
+  const Result r = run("report " + run_dir.string() + " --out " + out.string());
+  SKIP_WITHOUT_MATPLOTLIB(r);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string md = slurp(out / "report.md");
+  const std::size_t best = md.find("The fastest shape of each row kernel");
+  ASSERT_NE(best, std::string::npos) << md;
+  EXPECT_NE(md.find("| welford | 0.72 /64 | 0.81 /256 |", best), std::string::npos) << md.substr(best, 600);
 }
 
 TEST(Report, DataWithoutARendererIsShownAsItsTable) {
