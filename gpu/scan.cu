@@ -57,46 +57,66 @@ void launch_scan(GpuScan alg, const ScanShape& s, const typename Op::Value* d_in
   SUMLAB_CUDA_CHECK_LAUNCH("scan carry kernel");
 }
 
-// warp_hs_chained's per-tile state, zeroed once; each launch takes the next epoch.
+// warp_hs_chained's per-tile state, zeroed once; each launch takes the next epoch. Its blocks are
+// persistent: `grid` of them (as many as the GPU holds at once, sized at the first launch), each
+// claiming tile after tile; `claimed` counts every launch's claims so far (tiles + grid a launch).
 struct Chain {
   DeviceBytes records, counter;
   std::int64_t tiles = 0;
   unsigned epoch = 0;
+  unsigned long long claimed = 0;
+  unsigned grid = 0;
 };
 
 template <class Op, int ITEMS>
 void launch_chained_items(const ScanShape& s, const typename Op::Value* d_in, std::int64_t n, typename Op::Value* d_out,
-                          bool inclusive, const detail::ChainTiles<typename Op::Value>& c) {
-  const std::size_t smem = scan::scan_shared_bytes(GpuScan::warp_hs_chained, s, sizeof(typename Op::Value));
-  static const int max_threads = detail::max_block_threads(
-      reinterpret_cast<const void*>(detail::chained_tile_kernel<Op, ITEMS>));
-  if (s.block > max_threads)
-    throw GpuError("warp_hs_chained " + scan::to_string(s) + " (" + Op::name + ", " +
-                   std::to_string(sizeof(typename Op::Value)) + "-byte values) runs at most " +
-                   std::to_string(max_threads) + " threads per block on this GPU (registers)");
-  detail::chained_tile_kernel<Op, ITEMS><<<unsigned(c.tiles), unsigned(s.block), smem>>>(d_in, n, inclusive, d_out, c);
+                          bool inclusive, Chain& chain) {
+  using V = typename Op::Value;
+  const auto kernel = detail::chained_tile_kernel<Op, ITEMS>;
+  const std::size_t smem = scan::scan_shared_bytes(GpuScan::warp_hs_chained, s, sizeof(V));
+  if (chain.grid == 0) {
+    const auto what = [&] {
+      return "warp_hs_chained " + scan::to_string(s) + " (" + Op::name + ", " + std::to_string(sizeof(V)) + "-byte values)";
+    };
+    const int max_threads = detail::max_block_threads(reinterpret_cast<const void*>(kernel));
+    if (s.block > max_threads)
+      throw GpuError(what() + " runs at most " + std::to_string(max_threads) + " threads per block on this GPU (registers)");
+    int device = 0, optin = 0, sms = 0, per_sm = 0;
+    SUMLAB_CUDA_CHECK(cudaGetDevice(&device));
+    SUMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    SUMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    if (smem > std::size_t(optin))
+      throw GpuError(what() + " needs " + std::to_string(smem) + " bytes of shared memory a block; this GPU gives at most " +
+                     std::to_string(optin));
+    SUMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    SUMLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, s.block, smem));
+    if (per_sm < 1) throw GpuError(what() + " does not fit an SM of this GPU");
+    chain.grid = unsigned(std::min<std::int64_t>(chain.tiles, std::int64_t(per_sm) * sms));
+  }
+  detail::ChainTiles<V> c;
+  c.records = chain.records.template as<unsigned long long>();
+  c.counter = chain.counter.template as<unsigned long long>();
+  c.claim_base = chain.claimed;
+  c.epoch = ++chain.epoch;
+  c.tiles = chain.tiles;
+  kernel<<<chain.grid, unsigned(s.block), smem>>>(d_in, n, inclusive, d_out, c);
   SUMLAB_CUDA_CHECK_LAUNCH("chained scan kernel");
+  chain.claimed += static_cast<unsigned long long>(chain.tiles) + chain.grid;
 }
 
 template <class Op>
 void launch_chained(const ScanShape& s, const typename Op::Value* d_in, std::int64_t n, typename Op::Value* d_out,
                     bool inclusive, Chain& chain) {
-  using V = typename Op::Value;
-  detail::ChainTiles<V> c;
-  c.records = chain.records.template as<unsigned long long>();
-  c.counter = chain.counter.template as<unsigned long long>();
-  c.epoch = ++chain.epoch;
-  c.tiles = chain.tiles;
   switch (s.items) {  // kChainedItems; validate_scan_shape refused any other
-    case 1: launch_chained_items<Op, 1>(s, d_in, n, d_out, inclusive, c); break;
-    case 2: launch_chained_items<Op, 2>(s, d_in, n, d_out, inclusive, c); break;
-    case 3: launch_chained_items<Op, 3>(s, d_in, n, d_out, inclusive, c); break;
-    case 4: launch_chained_items<Op, 4>(s, d_in, n, d_out, inclusive, c); break;
-    case 7: launch_chained_items<Op, 7>(s, d_in, n, d_out, inclusive, c); break;
-    case 8: launch_chained_items<Op, 8>(s, d_in, n, d_out, inclusive, c); break;
-    case 15: launch_chained_items<Op, 15>(s, d_in, n, d_out, inclusive, c); break;
-    case 16: launch_chained_items<Op, 16>(s, d_in, n, d_out, inclusive, c); break;
-    default: launch_chained_items<Op, 23>(s, d_in, n, d_out, inclusive, c); break;
+    case 1: launch_chained_items<Op, 1>(s, d_in, n, d_out, inclusive, chain); break;
+    case 2: launch_chained_items<Op, 2>(s, d_in, n, d_out, inclusive, chain); break;
+    case 3: launch_chained_items<Op, 3>(s, d_in, n, d_out, inclusive, chain); break;
+    case 4: launch_chained_items<Op, 4>(s, d_in, n, d_out, inclusive, chain); break;
+    case 7: launch_chained_items<Op, 7>(s, d_in, n, d_out, inclusive, chain); break;
+    case 8: launch_chained_items<Op, 8>(s, d_in, n, d_out, inclusive, chain); break;
+    case 15: launch_chained_items<Op, 15>(s, d_in, n, d_out, inclusive, chain); break;
+    case 16: launch_chained_items<Op, 16>(s, d_in, n, d_out, inclusive, chain); break;
+    default: launch_chained_items<Op, 23>(s, d_in, n, d_out, inclusive, chain); break;
   }
 }
 

@@ -48,7 +48,7 @@ std::size_t scan_shared_bytes(GpuScan a, const ScanShape& s, std::size_t value_b
   }
   if (a == GpuScan::warp_hillis_steele) return 32 * value_bytes;  // one total per warp
   if (a == GpuScan::warp_hs_chained)
-    return chained_header_bytes(value_bytes) + std::size_t(s.block / 32) * 33 * std::size_t(s.items) * value_bytes;
+    return chained_header_bytes(value_bytes) + 2 * std::size_t(s.block / 32) * 33 * std::size_t(s.items) * value_bytes;
   return 0;
 }
 
@@ -70,18 +70,15 @@ std::string validate_scan_shape(GpuScan a, const ScanShape& s, std::int64_t n, s
       return "block_blelloch: items must be 2, 4, 8 or 16 (got " + std::to_string(s.items) + ")";
   }
   const std::size_t smem = scan_shared_bytes(a, s, value_bytes);
-  if (smem > kScanSharedLimit)
+  const std::size_t limit = a == GpuScan::warp_hs_chained ? kChainedSharedLimit : kScanSharedLimit;
+  if (smem > limit)
     return "shape " + to_string(s) + " needs " + std::to_string(smem) + " bytes of shared memory for " +
-           std::to_string(value_bytes) + "-byte values (limit " + std::to_string(kScanSharedLimit) + ")";
+           std::to_string(value_bytes) + "-byte values (limit " + std::to_string(limit) + ")";
   return "";
 }
 
 ScanShape default_scan_shape(GpuScan a, std::size_t value_bytes) {
-  if (a == GpuScan::warp_hs_chained) {
-    for (const ScanShape s : {ScanShape{256, 23}, ScanShape{256, 15}})
-      if (validate_scan_shape(a, s, 0, value_bytes).empty()) return s;
-    return {128, 15};
-  }
+  if (a == GpuScan::warp_hs_chained) return value_bytes <= 4 ? ScanShape{256, 23} : value_bytes <= 8 ? ScanShape{256, 15} : ScanShape{128, 15};
   return {256, 4};
 }
 
@@ -94,7 +91,7 @@ std::vector<ScanShape> listed_shapes(GpuScan a, bool quick) {
   }
   if (a == GpuScan::warp_hs_chained) {
     if (quick) return {{32, 1}, {96, 3}, {128, 15}};
-    return {{32, 1}, {64, 2}, {96, 3}, {128, 7}, {128, 15}, {256, 8}, {256, 15}, {256, 23}, {512, 4}, {512, 8}, {1024, 1}, {1024, 4}};
+    return {{32, 1}, {64, 2}, {96, 3}, {128, 7}, {128, 15}, {128, 23}, {256, 8}, {256, 15}, {256, 23}, {512, 4}, {512, 8}, {512, 23}, {1024, 1}, {1024, 4}};
   }
   if (quick) return {{32, 2}, {128, 4}, {256, 2}};
   return {{32, 2}, {64, 2}, {128, 4}, {256, 2}, {256, 4}, {512, 2}, {1024, 2}, {128, 16}};

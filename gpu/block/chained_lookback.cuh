@@ -41,6 +41,7 @@ template <class V> struct ChainTiles {
   static constexpr std::size_t record_bytes() { return 2 * kWords * sizeof(unsigned long long); }
   unsigned long long* records = nullptr;
   unsigned long long* counter = nullptr;  // tiles claimed over every launch so far
+  unsigned long long claim_base = 0;      // claims the earlier launches made
   unsigned epoch = 1;                     // this launch's number, from 1
   std::int64_t tiles = 0;
 };
@@ -96,10 +97,9 @@ __device__ __forceinline__ unsigned chain_read(const ChainTiles<V>& c, std::int6
 }
 
 // This block's tile: tiles are handed out in claim order (one thread calls; the caller
-// broadcasts it).
+// broadcasts it). A claim past the last tile returns a number >= tiles.
 template <class V> __device__ __forceinline__ std::int64_t chain_claim(const ChainTiles<V>& c) {
-  const unsigned long long k = atomicAdd(c.counter, 1ull);
-  return static_cast<std::int64_t>(k - static_cast<unsigned long long>(c.epoch - 1) * static_cast<unsigned long long>(c.tiles));
+  return static_cast<std::int64_t>(atomicAdd(c.counter, 1ull) - c.claim_base);
 }
 
 // Tile k's aggregate, once chain_read has seen it complete.

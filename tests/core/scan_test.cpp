@@ -309,9 +309,14 @@ TEST(ScanShapes, ValidationAndNames) {
       for (const ScanShape& sh : shapes)
         EXPECT_EQ(validate_scan_shape(alg, sh, 100, bytes), "") << to_string(alg) << " " << to_string(sh) << " " << bytes;
     }
-  EXPECT_EQ(scan_shapes(GpuScan::warp_hs_chained, false, 4).size(), 12u);
-  EXPECT_EQ(validate_scan_shape(GpuScan::warp_hs_chained, {256, 23}, 100, 4), "");   // 26 KiB
-  EXPECT_NE(validate_scan_shape(GpuScan::warp_hs_chained, {256, 23}, 100, 8), "");   // 50 KiB
+  EXPECT_EQ(scan_shapes(GpuScan::warp_hs_chained, false, 4).size(), 14u);
+  EXPECT_EQ(scan_shapes(GpuScan::warp_hs_chained, false, 8).size(), 13u);  // not b512x23
+  // Two stagings of 33 * items values a warp, within 99 KiB.
+  EXPECT_EQ(scan_shared_bytes(GpuScan::warp_hs_chained, {256, 23}, 4), 288u + 1024u + 2u * 8u * 33u * 23u * 4u);
+  EXPECT_EQ(validate_scan_shape(GpuScan::warp_hs_chained, {512, 23}, 100, 4), "");   // 96 KiB
+  EXPECT_EQ(validate_scan_shape(GpuScan::warp_hs_chained, {256, 23}, 100, 8), "");   // 97 KiB
+  EXPECT_NE(validate_scan_shape(GpuScan::warp_hs_chained, {512, 23}, 100, 8), "");   // 192 KiB
+  EXPECT_NE(validate_scan_shape(GpuScan::warp_hs_chained, {256, 23}, 100, 16), "");  // 194 KiB
   EXPECT_EQ(validate_scan_shape(GpuScan::warp_hs_chained, default_scan_shape(GpuScan::warp_hs_chained, 16), 100, 16), "");
   EXPECT_EQ(to_string(default_scan_shape(GpuScan::warp_hs_chained, 4)), "b256x23");
   EXPECT_EQ(to_string(default_scan_shape(GpuScan::warp_hs_chained, 8)), "b256x15");
