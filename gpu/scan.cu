@@ -57,15 +57,12 @@ void launch_scan(GpuScan alg, const ScanShape& s, const typename Op::Value* d_in
   SUMLAB_CUDA_CHECK_LAUNCH("scan carry kernel");
 }
 
-// warp_hs_chained's per-tile state, zeroed once; each launch takes the next epoch. Its blocks are
-// persistent: `grid` of them (as many as the GPU holds at once, sized at the first launch), each
-// claiming tile after tile; `claimed` counts every launch's claims so far (tiles + grid a launch).
+// warp_hs_chained's per-tile state, zeroed once; each launch takes the next epoch.
 struct Chain {
   DeviceBytes records, counter;
   std::int64_t tiles = 0;
   unsigned epoch = 0;
-  unsigned long long claimed = 0;
-  unsigned grid = 0;
+  bool checked = false;  // the kernel's limits against this GPU, at the first launch
 };
 
 template <class Op, int ITEMS>
@@ -74,34 +71,29 @@ void launch_chained_items(const ScanShape& s, const typename Op::Value* d_in, st
   using V = typename Op::Value;
   const auto kernel = detail::chained_tile_kernel<Op, ITEMS>;
   const std::size_t smem = scan::scan_shared_bytes(GpuScan::warp_hs_chained, s, sizeof(V));
-  if (chain.grid == 0) {
+  if (!chain.checked) {
     const auto what = [&] {
       return "warp_hs_chained " + scan::to_string(s) + " (" + Op::name + ", " + std::to_string(sizeof(V)) + "-byte values)";
     };
     const int max_threads = detail::max_block_threads(reinterpret_cast<const void*>(kernel));
     if (s.block > max_threads)
       throw GpuError(what() + " runs at most " + std::to_string(max_threads) + " threads per block on this GPU (registers)");
-    int device = 0, optin = 0, sms = 0, per_sm = 0;
+    int device = 0, optin = 0;
     SUMLAB_CUDA_CHECK(cudaGetDevice(&device));
     SUMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    SUMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     if (smem > std::size_t(optin))
       throw GpuError(what() + " needs " + std::to_string(smem) + " bytes of shared memory a block; this GPU gives at most " +
                      std::to_string(optin));
     SUMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-    SUMLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, s.block, smem));
-    if (per_sm < 1) throw GpuError(what() + " does not fit an SM of this GPU");
-    chain.grid = unsigned(std::min<std::int64_t>(chain.tiles, std::int64_t(per_sm) * sms));
+    chain.checked = true;
   }
   detail::ChainTiles<V> c;
   c.records = chain.records.template as<unsigned long long>();
   c.counter = chain.counter.template as<unsigned long long>();
-  c.claim_base = chain.claimed;
   c.epoch = ++chain.epoch;
   c.tiles = chain.tiles;
-  kernel<<<chain.grid, unsigned(s.block), smem>>>(d_in, n, inclusive, d_out, c);
+  kernel<<<unsigned(chain.tiles), unsigned(s.block), smem>>>(d_in, n, inclusive, d_out, c);
   SUMLAB_CUDA_CHECK_LAUNCH("chained scan kernel");
-  chain.claimed += static_cast<unsigned long long>(chain.tiles) + chain.grid;
 }
 
 template <class Op>

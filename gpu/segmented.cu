@@ -88,7 +88,6 @@ void launch_chained_tiles(const SegShape& s, const SegmentedInput<T>& in, ScanSc
   c.counter = w.counter.template as<unsigned long long>();
   c.epoch = ++w.epoch;
   c.tiles = w.tiles;
-  c.claim_base = static_cast<unsigned long long>(c.epoch - 1) * static_cast<unsigned long long>(w.tiles);  // a claim a block
   kernel<<<static_cast<unsigned>(w.tiles), s.block, smem>>>(in.device_values(), in.device_offsets(), in.segments(),
                                                            in.size(), w.first.template as<std::int64_t>(), c, d_out);
   SUMLAB_CUDA_CHECK_LAUNCH("segmented scan tiles");

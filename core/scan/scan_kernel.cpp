@@ -48,7 +48,7 @@ std::size_t scan_shared_bytes(GpuScan a, const ScanShape& s, std::size_t value_b
   }
   if (a == GpuScan::warp_hillis_steele) return 32 * value_bytes;  // one total per warp
   if (a == GpuScan::warp_hs_chained)
-    return chained_header_bytes(value_bytes) + 2 * std::size_t(s.block / 32) * 33 * std::size_t(s.items) * value_bytes;
+    return chained_header_bytes(value_bytes) + std::size_t(s.block / 32) * 33 * std::size_t(s.items) * value_bytes;
   return 0;
 }
 
@@ -78,7 +78,7 @@ std::string validate_scan_shape(GpuScan a, const ScanShape& s, std::int64_t n, s
 }
 
 ScanShape default_scan_shape(GpuScan a, std::size_t value_bytes) {
-  if (a == GpuScan::warp_hs_chained) return value_bytes <= 4 ? ScanShape{256, 23} : value_bytes <= 8 ? ScanShape{256, 15} : ScanShape{128, 15};
+  if (a == GpuScan::warp_hs_chained) return value_bytes <= 4 ? ScanShape{512, 23} : ScanShape{256, 15};
   return {256, 4};
 }
 

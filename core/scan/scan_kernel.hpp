@@ -84,26 +84,26 @@ std::optional<ScanShape> parse_scan_shape(std::string_view text);
 // grid of tiles within 2^31 - 1 blocks).
 inline constexpr std::int64_t kMaxScanItems = std::int64_t(1) << 34;
 // Shared memory the block kernel asks for (bytes) and the limit it must stay within: 48 KiB (no
-// opt-in needed on any GPU since sm_70), and for warp_hs_chained, whose two stagings opt in past
-// that, 99 KiB (the most a block may opt in to on sm_86, sm_89 and sm_120, the least of the GPUs
-// with cp.async; the launch still checks the GPU it runs on).
+// opt-in needed on any GPU since sm_70), and for warp_hs_chained, whose larger tiles opt in past
+// that, 99 KiB (the most a block may opt in to on sm_86, sm_89 and sm_120, the least since sm_80;
+// the launch checks the GPU it runs on).
 inline constexpr std::size_t kScanSharedLimit = 48 * 1024;
 inline constexpr std::size_t kChainedSharedLimit = 99 * 1024;
 std::size_t scan_shared_bytes(GpuScan a, const ScanShape& s, std::size_t value_bytes);
-// warp_hs_chained's shared memory starts with two tile indices (16 bytes), two sets of 32 warp
-// totals and the carry (rounded up to 16 bytes), and the look-back's stash of values (8 windows of
-// 32, gpu/block/chained_lookback.cuh); each warp's input staging of 33 * items values follows, then
-// each warp's output staging of as many.
+// warp_hs_chained's shared memory starts with the tile index and the look-back's 8 ballots (64
+// bytes), the 32 warp totals and the carry (rounded up to 16 bytes), and the look-back's stash of
+// values (8 windows of 32, gpu/block/chained_lookback.cuh); each warp's staging of 33 * items
+// values follows.
 inline constexpr std::size_t kChainedStashValues = 256;
-constexpr std::size_t chained_stash_offset(std::size_t value_bytes) { return 16 + (65 * value_bytes + 15) / 16 * 16; }
+constexpr std::size_t chained_stash_offset(std::size_t value_bytes) { return 64 + (33 * value_bytes + 15) / 16 * 16; }
 constexpr std::size_t chained_header_bytes(std::size_t value_bytes) {
   return chained_stash_offset(value_bytes) + kChainedStashValues * value_bytes;
 }
 // The items per thread warp_hs_chained is compiled for.
 inline constexpr int kChainedItems[] = {1, 2, 3, 4, 7, 8, 15, 16, 23};
 // The shape a caller gets without naming one (bench), for values of value_bytes each: the chained
-// scan's measured best (b256x23 for 4-byte values, b256x15 for 8-byte ones, else b128x15); the
-// scan-then-propagate algorithms' historical b256x4.
+// scan's measured best for +, the segmented pair and affine (b512x23 for 4-byte values, b256x15 for
+// 8- and 16-byte ones); the scan-then-propagate algorithms' historical b256x4.
 ScanShape default_scan_shape(GpuScan a, std::size_t value_bytes);
 
 // Empty when the algorithm can run this shape on n values of value_bytes each; else one sentence

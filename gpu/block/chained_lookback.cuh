@@ -41,7 +41,6 @@ template <class V> struct ChainTiles {
   static constexpr std::size_t record_bytes() { return 2 * kWords * sizeof(unsigned long long); }
   unsigned long long* records = nullptr;
   unsigned long long* counter = nullptr;  // tiles claimed over every launch so far
-  unsigned long long claim_base = 0;      // claims the earlier launches made
   unsigned epoch = 1;                     // this launch's number, from 1
   std::int64_t tiles = 0;
 };
@@ -97,9 +96,10 @@ __device__ __forceinline__ unsigned chain_read(const ChainTiles<V>& c, std::int6
 }
 
 // This block's tile: tiles are handed out in claim order (one thread calls; the caller
-// broadcasts it). A claim past the last tile returns a number >= tiles.
+// broadcasts it).
 template <class V> __device__ __forceinline__ std::int64_t chain_claim(const ChainTiles<V>& c) {
-  return static_cast<std::int64_t>(atomicAdd(c.counter, 1ull) - c.claim_base);
+  const unsigned long long k = atomicAdd(c.counter, 1ull);
+  return static_cast<std::int64_t>(k - static_cast<unsigned long long>(c.epoch - 1) * static_cast<unsigned long long>(c.tiles));
 }
 
 // Tile k's aggregate, once chain_read has seen it complete.
@@ -118,36 +118,43 @@ template <class V> __device__ __forceinline__ void chain_publish_first(const Cha
   chain_publish(c, 0, kChainInclusive, aggregate);
 }
 
-// Tile t >= 1, called by all 32 lanes of one warp with the tile's aggregate (the same value in
-// every lane) and chain_stash_bytes<V>() of shared memory: publishes A_t, looks back, publishes
-// P_t = combine(P_{t-1}, A_t) and returns P_{t-1} (in every lane).
-template <class Op>
-__device__ typename Op::Value chain_look_back(const ChainTiles<typename Op::Value>& c, std::int64_t t,
-                                              const typename Op::Value& aggregate, int lane, typename Op::Value* stash) {
-  using V = typename Op::Value;
-  if (lane == 0) chain_publish(c, t, kChainAggregate, aggregate);
-  // 1. Windows of 32 tiles ending at t - 1, then further back, until one holds a published P_j;
-  //    lane l of window w watches tile t - 32 (w + 1) + l, and its value goes to stash slot w % 8.
-  int w = 0, jl = 0;
-  for (;; ++w) {
-    const std::int64_t k = t - 32 * std::int64_t(w + 1) + lane;
-    V v{};
-    unsigned s, pause = 8;
-    for (;;) {
-      s = k < 0 ? kChainAggregate : chain_read(c, k, v);
-      if (__all_sync(warp::full_mask, s != 0)) break;
-      __nanosleep(pause);  // back off: a thousand tiles polling at once slow the L2 for everyone
-      pause = pause < 256 ? 2 * pause : pause;
-    }
-    stash[(w % kChainStashWindows) * 32 + lane] = v;
-    const unsigned found = __ballot_sync(warp::full_mask, s == kChainInclusive);
+// Polls window w of tile t's predecessors (lane l watches tile t - 32 (w + 1) + l) until every
+// tile of it has published, puts their values in stash slot w % 8 and returns the lanes that
+// hold a published P. All 32 lanes of a warp call.
+template <class V>
+__device__ __forceinline__ unsigned chain_poll_window(const ChainTiles<V>& c, std::int64_t t, int w, int lane, V* stash) {
+  const std::int64_t k = t - 32 * std::int64_t(w + 1) + lane;
+  V v{};
+  unsigned s, pause = 8;
+  for (;;) {
+    s = k < 0 ? kChainAggregate : chain_read(c, k, v);
+    if (__all_sync(warp::full_mask, s != 0)) break;
+    __nanosleep(pause);  // back off: a thousand tiles polling at once slow the L2 for everyone
+    pause = pause < 256 ? 2 * pause : pause;
+  }
+  stash[(w % kChainStashWindows) * 32 + lane] = v;
+  return __ballot_sync(warp::full_mask, s == kChainInclusive);
+}
+
+// Windows w0, w0 + 1, ... until one holds a published P_j: returns that window, and in jl the
+// lane of the nearest P_j in it.
+template <class V>
+__device__ __forceinline__ int chain_walk(const ChainTiles<V>& c, std::int64_t t, int w0, int lane, V* stash, int& jl) {
+  for (int w = w0;; ++w) {
+    const unsigned found = chain_poll_window(c, t, w, lane, stash);
     if (found != 0) {
       jl = 31 - __clz(static_cast<int>(found));
-      break;
+      return w;
     }
   }
-  __syncwarp();
-  // 2. The left fold from P_j, window by window towards t - 1 (every lane computes it).
+}
+
+// P_{t-1}: the left fold from P_j (window w, lane jl), window by window towards t - 1 (every lane
+// computes it); publishes P_t = combine(P_{t-1}, A_t).
+template <class Op>
+__device__ typename Op::Value chain_fold(const ChainTiles<typename Op::Value>& c, std::int64_t t, int w, int jl,
+                                         const typename Op::Value& aggregate, int lane, typename Op::Value* stash) {
+  using V = typename Op::Value;
   V p = stash[(w % kChainStashWindows) * 32 + jl];
   for (int u = w; u >= 0; --u) {
     V* win = stash + (u % kChainStashWindows) * 32;
@@ -173,6 +180,48 @@ __device__ typename Op::Value chain_look_back(const ChainTiles<typename Op::Valu
     }
   }
   if (lane == 0) chain_publish(c, t, kChainInclusive, Op::combine(p, aggregate));
+  return p;
+}
+
+// Tile t >= 1, called by all 32 lanes of one warp with the tile's aggregate (the same value in
+// every lane) and chain_stash_bytes<V>() of shared memory: publishes A_t, looks back, publishes
+// P_t = combine(P_{t-1}, A_t) and returns P_{t-1} (in every lane).
+template <class Op>
+__device__ typename Op::Value chain_look_back(const ChainTiles<typename Op::Value>& c, std::int64_t t,
+                                              const typename Op::Value& aggregate, int lane, typename Op::Value* stash) {
+  if (lane == 0) chain_publish(c, t, kChainAggregate, aggregate);
+  int jl = 0;
+  const int w = chain_walk(c, t, 0, lane, stash, jl);
+  __syncwarp();
+  return chain_fold<Op>(c, t, w, jl, aggregate, lane, stash);
+}
+
+// The same, called by every thread of the block (aggregate: warp 0's), found: 8 words of shared
+// memory. Warps 0 .. 7 poll a window each at once, so the nearest 256 predecessors cost one round
+// trip where one warp walked them 32 at a time; warp 0 walks on alone past them if it must, then
+// folds. Returns P_{t-1} in warp 0 (other warps: unspecified).
+template <class Op>
+__device__ typename Op::Value chain_look_back_block(const ChainTiles<typename Op::Value>& c, std::int64_t t,
+                                                    const typename Op::Value& aggregate, int warp, int warps, int lane,
+                                                    typename Op::Value* stash, unsigned* found) {
+  using V = typename Op::Value;
+  const int polling = warps < kChainStashWindows ? warps : kChainStashWindows;
+  if (warp == 0 && lane == 0) chain_publish(c, t, kChainAggregate, aggregate);
+  if (warp < polling) {
+    const unsigned f = chain_poll_window(c, t, warp, lane, stash);
+    if (lane == 0) found[warp] = f;
+  }
+  __syncthreads();
+  V p{};
+  if (warp == 0) {
+    int w = 0, jl = 0;
+    unsigned f = found[0];
+    while (f == 0 && w + 1 < polling) f = found[++w];
+    if (f != 0) jl = 31 - __clz(static_cast<int>(f));
+    else w = chain_walk(c, t, polling, lane, stash, jl);
+    __syncwarp();
+    p = chain_fold<Op>(c, t, w, jl, aggregate, lane, stash);
+  }
   return p;
 }
 

@@ -133,19 +133,18 @@ __global__ void add_carry_kernel(typename Op::Value* __restrict__ out, std::int6
   }
 }
 
-// warp_hs_chained: warp_hillis_steele's tile scan in one pass over the data, by persistent blocks.
-// Each warp stages its 32 * ITEMS elements striped (coalesced) in shared memory and takes them back
-// blocked (lane l owns l * ITEMS .. l * ITEMS + ITEMS - 1), free of bank conflicts both ways
-// (chained_striped, chained_blocked); warp 0 chains the tile to its
-// predecessors (chained_lookback.cuh) while the other warps wait; the outputs leave through a second
-// staging. A block runs tile after tile: once its warps hold a tile in registers, the next tile's
-// loads go out (cp.async into the input staging, no registers) and stay in flight through the
-// look-back, which is what a block spent waiting on when it ran one tile and exited. Which block
-// runs a tile changes nothing in its arithmetic, so the bits are the one-tile-a-block kernel's.
-// Where a warp's element j sits in its staging. An odd ITEMS needs no padding: lanes l * ITEMS + k
-// (and, for values of 8 or 16 bytes, the 16 or 8 lanes of one access phase) fall in distinct
-// banks. An even ITEMS (a divisor of 32) pads one word per 32 elements, so j sits at j + j / 32.
-// Both are affine in k, so the addresses are a register and an offset, not one register an item.
+// warp_hs_chained: warp_hillis_steele's tile scan in one pass over the data. Each warp loads its
+// 32 * ITEMS elements striped (coalesced) into shared memory and takes them back blocked (lane l
+// owns l * ITEMS .. l * ITEMS + ITEMS - 1), free of bank conflicts both ways (chained_striped,
+// chained_blocked); the tile is chained to its predecessors (chained_lookback.cuh; for 4-byte values
+// every warp polls a window of 32 of them, then warp 0 folds); the outputs leave through the same
+// staging.
+//
+// Where a warp's element j = k * 32 + lane sits in its staging. An odd ITEMS needs no padding:
+// lanes l * ITEMS + k (and, for values of 8 or 16 bytes, the 16 or 8 lanes of one access phase)
+// fall in distinct banks. An even ITEMS (a divisor of 32) pads one word per 32 elements, so j sits
+// at j + j / 32. Both are affine in k: an address is a register and an offset, not a register an
+// item.
 template <int ITEMS> __device__ __forceinline__ int chained_striped(int k, int lane) {
   return ITEMS % 2 ? k * 32 + lane : k * 33 + lane;
 }
@@ -153,135 +152,102 @@ template <int ITEMS> __device__ __forceinline__ int chained_blocked(int lane, in
   static_assert(ITEMS % 2 == 1 || 32 % ITEMS == 0);
   return ITEMS % 2 ? lane * ITEMS + k : lane * ITEMS + ((lane * ITEMS) >> 5) + k;
 }
-
 // In a tile's last, partial stretch: item k of a lane is in range when k * 32 < the value returned
-// (the warp's elements left, clamped to its 32 * ITEMS, less the lane), one comparison with a
-// constant an item rather than a 64-bit index kept in registers for each.
+// (the warp's elements left, clamped to its 32 * ITEMS, less the lane): one comparison with a
+// constant an item.
 template <int ITEMS> __device__ __forceinline__ int chained_live(std::int64_t left, int lane) {
   return int(left < 0 ? 0 : left > 32 * ITEMS ? 32 * ITEMS : left) - lane;
 }
 
-// An element copied global -> shared without passing through a register (sm_80's cp.async, 4, 8
-// or 16 bytes: every scan value; both addresses aligned to its size).
-template <class V> __device__ __forceinline__ void copy_async(V* dst, const V* src) {
-  static_assert(sizeof(V) == 4 || sizeof(V) == 8 || sizeof(V) == 16);
-  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(static_cast<unsigned>(__cvta_generic_to_shared(dst))),
-               "l"(src), "n"(sizeof(V))
-               : "memory");
-}
-__device__ __forceinline__ void copy_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
-__device__ __forceinline__ void copy_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
-
-// Warp w's share of tile t, striped, into its staging (identity past n).
+// Registers: 64 a thread at most where a shape with ITEMS this small may take 1024 threads.
 template <class Op, int ITEMS>
-__device__ __forceinline__ void chained_stage_in(const typename Op::Value* __restrict__ x, std::int64_t n,
-                                                 std::int64_t t, int w, int lane, typename Op::Value* stage) {
-  const std::int64_t tile = std::int64_t(blockDim.x) * ITEMS, begin = t * tile;
-  const int warp_first = w * 32 * ITEMS;
-  const typename Op::Value* xw = x + begin + warp_first;
-  if (n - begin >= tile) {  // every tile but the last: no bounds (uniform across the block)
-#pragma unroll
-    for (int k = 0; k < ITEMS; ++k) copy_async(stage + chained_striped<ITEMS>(k, lane), xw + k * 32 + lane);
-  } else {
-    const int live = chained_live<ITEMS>(n - begin - warp_first, lane);
-#pragma unroll
-    for (int k = 0; k < ITEMS; ++k) {
-      if (k * 32 < live) copy_async(stage + chained_striped<ITEMS>(k, lane), xw + k * 32 + lane);
-      else stage[chained_striped<ITEMS>(k, lane)] = Op::identity();
-    }
-  }
-  copy_async_commit();
-}
-
-template <class Op, int ITEMS>
-__global__ void chained_tile_kernel(const typename Op::Value* __restrict__ x, std::int64_t n, bool inclusive,
-                                    typename Op::Value* __restrict__ out, ChainTiles<typename Op::Value> chain) {
+__global__ void __launch_bounds__(ITEMS <= 4 ? 1024 : 512)
+    chained_tile_kernel(const typename Op::Value* __restrict__ x, std::int64_t n, bool inclusive,
+                        typename Op::Value* __restrict__ out, ChainTiles<typename Op::Value> chain) {
   using V = typename Op::Value;
   extern __shared__ __align__(16) unsigned char scan_smem[];
   const int tid = int(threadIdx.x), lane = tid & 31, w = tid >> 5, warps = int(blockDim.x) >> 5;
-  // Layout (scan::chained_header_bytes): two tile indices, two sets of 32 warp totals and the
-  // carry, the look-back's stash, then each warp's input staging of 33 * ITEMS values, then its
-  // output staging. The next tile's index and the warp totals alternate between their two slots,
-  // so a warp that runs ahead into the next tile never overwrites what a slower warp still reads.
+  // Layout (scan::chained_header_bytes): the tile index and the look-back's 8 ballots, 32 warp
+  // totals and the carry, the look-back's stash, then each warp's staging of 33 * ITEMS values.
   static_assert(chain_stash_bytes<V>() == scan::kChainedStashValues * sizeof(V));
   std::int64_t* s_tile = reinterpret_cast<std::int64_t*>(scan_smem);
-  V* s_totals = reinterpret_cast<V*>(scan_smem + 16);
-  V* s_carry = s_totals + 64;
+  unsigned* s_found = reinterpret_cast<unsigned*>(scan_smem + 16);
+  V* warp_total = reinterpret_cast<V*>(scan_smem + 64);
+  V* s_carry = warp_total + 32;
   V* stash = reinterpret_cast<V*>(scan_smem + scan::chained_stash_offset(sizeof(V)));
-  V* stage_in = reinterpret_cast<V*>(scan_smem + scan::chained_header_bytes(sizeof(V))) + w * 33 * ITEMS;
-  V* stage_out = stage_in + warps * 33 * ITEMS;
-  const std::int64_t tile = std::int64_t(blockDim.x) * ITEMS;
-  // Tiles are claimed one ahead of the tile whose loads are in flight. A block stops claiming at
-  // its first claim past the end, so a launch makes exactly tiles + gridDim.x claims (the host's
-  // claim_base for the next launch). A block finishes its current tile before it waits on a later
-  // one, so the lowest unfinished tile always belongs to a block working on it: no deadlock.
-  if (tid == 0) s_tile[0] = chain_claim(chain);
+  V* stage = reinterpret_cast<V*>(scan_smem + scan::chained_header_bytes(sizeof(V))) + w * 33 * ITEMS;
+  if (tid == 0) *s_tile = chain_claim(chain);
   __syncthreads();
-  std::int64_t t = s_tile[0];
-  if (t >= chain.tiles) return;
-  if (tid == 0) s_tile[1] = chain_claim(chain);
-  chained_stage_in<Op, ITEMS>(x, n, t, w, lane, stage_in);
-  for (int slot = 1;; slot ^= 1) {
-    V* warp_total = s_totals + 32 * slot;
-    const std::int64_t begin = t * tile, count = n - begin < tile ? n - begin : tile;
-    copy_async_wait_all();
-    __syncwarp();
-    V s[ITEMS];
+  const std::int64_t t = *s_tile, tile = std::int64_t(blockDim.x) * ITEMS, begin = t * tile;
+  const std::int64_t count = n - begin < tile ? n - begin : tile;
+  const std::int64_t warp_first = std::int64_t(w) * 32 * ITEMS;
+  const V* xw = x + begin + warp_first;
+  V* ow = out + begin + warp_first;
+  if (count == tile) {  // every tile but the last: no bounds (uniform across the block)
 #pragma unroll
-    for (int k = 0; k < ITEMS; ++k) {
-      const V v = stage_in[chained_blocked<ITEMS>(lane, k)];
-      s[k] = k == 0 ? v : Op::combine(s[k - 1], v);
-    }
-    const V lane_incl = warp_inclusive_scan<Op>(s[ITEMS - 1], lane);
-    const V lane_before = warp::shfl(lane_incl, 1, warp::Shfl::up);
-    if (lane == 31) warp_total[w] = lane_incl;
-    __syncthreads();  // the warps' totals and s_tile[slot]; every warp is done with its staging
-    const std::int64_t next = s_tile[slot];
-    if (next < chain.tiles) chained_stage_in<Op, ITEMS>(x, n, next, w, lane, stage_in);
-    if (w == 0) {
-      std::int64_t claimed = 0;
-      if (lane == 0 && next < chain.tiles) claimed = chain_claim(chain);  // answered during the look-back
-      V tw = lane < warps ? warp_total[lane] : Op::identity();
-      tw = warp_inclusive_scan<Op>(tw, lane);
-      const V aggregate = warp::shfl(tw, warps - 1, warp::Shfl::lane);
-      if (lane < warps) warp_total[lane] = tw;
-      if (t == 0) {
-        if (lane == 0) chain_publish_first(chain, aggregate);
-      } else {
-        const V carry = chain_look_back<Op>(chain, t, aggregate, lane, stash);
-        if (lane == 0) *s_carry = carry;
-      }
-      if (lane == 0 && next < chain.tiles) s_tile[slot ^ 1] = claimed;
-    }
-    __syncthreads();
-    // The thread's prefix: in-tile, then the carry before it.
-    V prefix = Op::identity();
-    bool has_prefix = warp_hs_prefix<Op>(warp_total, w, lane, lane_before, prefix);
-    if (t > 0) {
-      prefix = has_prefix ? Op::combine(*s_carry, prefix) : *s_carry;
-      has_prefix = true;
-    }
+    for (int k = 0; k < ITEMS; ++k) stage[chained_striped<ITEMS>(k, lane)] = xw[k * 32 + lane];
+  } else {
+    const int live = chained_live<ITEMS>(count - warp_first, lane);
 #pragma unroll
-    for (int k = 0; k < ITEMS; ++k) {
-      V o;
-      if (inclusive) o = has_prefix ? Op::combine(prefix, s[k]) : s[k];
-      else if (k == 0) o = has_prefix ? prefix : Op::identity();
-      else o = has_prefix ? Op::combine(prefix, s[k - 1]) : s[k - 1];
-      stage_out[chained_blocked<ITEMS>(lane, k)] = o;
-    }
-    __syncwarp();
-    V* ow = out + begin + w * 32 * ITEMS;
-    if (count == tile) {
+    for (int k = 0; k < ITEMS; ++k) stage[chained_striped<ITEMS>(k, lane)] = k * 32 < live ? xw[k * 32 + lane] : Op::identity();
+  }
+  __syncwarp();
+  V s[ITEMS];
 #pragma unroll
-      for (int k = 0; k < ITEMS; ++k) ow[k * 32 + lane] = stage_out[chained_striped<ITEMS>(k, lane)];
-    } else {
-      const int live = chained_live<ITEMS>(count - w * 32 * ITEMS, lane);
-#pragma unroll
-      for (int k = 0; k < ITEMS; ++k)
-        if (k * 32 < live) ow[k * 32 + lane] = stage_out[chained_striped<ITEMS>(k, lane)];
+  for (int k = 0; k < ITEMS; ++k) {
+    const V v = stage[chained_blocked<ITEMS>(lane, k)];
+    s[k] = k == 0 ? v : Op::combine(s[k - 1], v);
+  }
+  const V lane_incl = warp_inclusive_scan<Op>(s[ITEMS - 1], lane);
+  const V lane_before = warp::shfl(lane_incl, 1, warp::Shfl::up);
+  if (lane == 31) warp_total[w] = lane_incl;
+  __syncthreads();
+  V aggregate{};
+  if (w == 0) {
+    V tw = lane < warps ? warp_total[lane] : Op::identity();
+    tw = warp_inclusive_scan<Op>(tw, lane);
+    aggregate = warp::shfl(tw, warps - 1, warp::Shfl::lane);
+    if (lane < warps) warp_total[lane] = tw;
+    if (t == 0 && lane == 0) chain_publish_first(chain, aggregate);
+  }
+  if (t > 0) {  // uniform across the block
+    // 4-byte values: every warp polls a window, one round trip for the nearest 256 predecessors.
+    // Larger values read 2 or 4 words a tile record, and polling 8 windows of them at once made
+    // every 8- and 16-byte scan slower on an H200, so warp 0 walks alone for them
+    // (docs/performance-notes.md, "Chained scans").
+    if constexpr (sizeof(V) == 4) {
+      const V carry = chain_look_back_block<Op>(chain, t, aggregate, w, warps, lane, stash, s_found);
+      if (tid == 0) *s_carry = carry;
+    } else if (w == 0) {
+      const V carry = chain_look_back<Op>(chain, t, aggregate, lane, stash);
+      if (lane == 0) *s_carry = carry;
     }
-    if (next >= chain.tiles) return;
-    t = next;
+  }
+  __syncthreads();
+  // The thread's prefix: in-tile, then the carry before it.
+  V prefix = Op::identity();
+  bool has_prefix = warp_hs_prefix<Op>(warp_total, w, lane, lane_before, prefix);
+  if (t > 0) {
+    prefix = has_prefix ? Op::combine(*s_carry, prefix) : *s_carry;
+    has_prefix = true;
+  }
+#pragma unroll
+  for (int k = 0; k < ITEMS; ++k) {
+    V o;
+    if (inclusive) o = has_prefix ? Op::combine(prefix, s[k]) : s[k];
+    else if (k == 0) o = has_prefix ? prefix : Op::identity();
+    else o = has_prefix ? Op::combine(prefix, s[k - 1]) : s[k - 1];
+    stage[chained_blocked<ITEMS>(lane, k)] = o;
+  }
+  __syncwarp();
+  if (count == tile) {
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) ow[k * 32 + lane] = stage[chained_striped<ITEMS>(k, lane)];
+  } else {
+    const int live = chained_live<ITEMS>(count - warp_first, lane);
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k)
+      if (k * 32 < live) ow[k * 32 + lane] = stage[chained_striped<ITEMS>(k, lane)];
   }
 }
 

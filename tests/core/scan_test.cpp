@@ -301,7 +301,7 @@ TEST(ScanShapes, ValidationAndNames) {
   EXPECT_EQ(validate_scan_shape(GpuScan::cub, {0, 0}, 100, 4), "");
   EXPECT_EQ(validate_scan_shape(GpuScan::warp_hs_chained, {96, 7}, 100, 16), "");
   EXPECT_NE(validate_scan_shape(GpuScan::warp_hs_chained, {96, 5}, 100, 4), "");   // not compiled
-  EXPECT_NE(validate_scan_shape(GpuScan::warp_hs_chained, {1024, 16}, 100, 4), "");  // shared memory
+  EXPECT_NE(validate_scan_shape(GpuScan::warp_hs_chained, {1024, 16}, 100, 8), "");  // shared memory
   for (GpuScan alg : kModelledGpuScans)
     for (std::size_t bytes : {4, 8, 16}) {
       const auto shapes = scan_shapes(alg, false, bytes);
@@ -310,16 +310,16 @@ TEST(ScanShapes, ValidationAndNames) {
         EXPECT_EQ(validate_scan_shape(alg, sh, 100, bytes), "") << to_string(alg) << " " << to_string(sh) << " " << bytes;
     }
   EXPECT_EQ(scan_shapes(GpuScan::warp_hs_chained, false, 4).size(), 14u);
-  EXPECT_EQ(scan_shapes(GpuScan::warp_hs_chained, false, 8).size(), 13u);  // not b512x23
-  // Two stagings of 33 * items values a warp, within 99 KiB.
-  EXPECT_EQ(scan_shared_bytes(GpuScan::warp_hs_chained, {256, 23}, 4), 288u + 1024u + 2u * 8u * 33u * 23u * 4u);
-  EXPECT_EQ(validate_scan_shape(GpuScan::warp_hs_chained, {512, 23}, 100, 4), "");   // 96 KiB
-  EXPECT_EQ(validate_scan_shape(GpuScan::warp_hs_chained, {256, 23}, 100, 8), "");   // 97 KiB
-  EXPECT_NE(validate_scan_shape(GpuScan::warp_hs_chained, {512, 23}, 100, 8), "");   // 192 KiB
-  EXPECT_NE(validate_scan_shape(GpuScan::warp_hs_chained, {256, 23}, 100, 16), "");  // 194 KiB
+  EXPECT_EQ(scan_shapes(GpuScan::warp_hs_chained, false, 8).size(), 14u);
+  // A staging of 33 * items values a warp after a header, within 99 KiB (opted in past 48).
+  EXPECT_EQ(scan_shared_bytes(GpuScan::warp_hs_chained, {256, 23}, 4), 208u + 1024u + 8u * 33u * 23u * 4u);
+  EXPECT_EQ(validate_scan_shape(GpuScan::warp_hs_chained, {512, 23}, 100, 4), "");   // 49 KiB
+  EXPECT_EQ(validate_scan_shape(GpuScan::warp_hs_chained, {512, 23}, 100, 8), "");   // 97 KiB
+  EXPECT_NE(validate_scan_shape(GpuScan::warp_hs_chained, {256, 23}, 100, 16), "");  // 99.5 KiB
   EXPECT_EQ(validate_scan_shape(GpuScan::warp_hs_chained, default_scan_shape(GpuScan::warp_hs_chained, 16), 100, 16), "");
-  EXPECT_EQ(to_string(default_scan_shape(GpuScan::warp_hs_chained, 4)), "b256x23");
+  EXPECT_EQ(to_string(default_scan_shape(GpuScan::warp_hs_chained, 4)), "b512x23");
   EXPECT_EQ(to_string(default_scan_shape(GpuScan::warp_hs_chained, 8)), "b256x15");
+  EXPECT_EQ(to_string(default_scan_shape(GpuScan::warp_hs_chained, 16)), "b256x15");  // 63 KiB, opted in
   EXPECT_EQ(to_string(ScanShape{256, 4}), "b256x4");
   ASSERT_TRUE(parse_scan_shape("b96x3").has_value());
   EXPECT_EQ(parse_scan_shape("b96x3")->block, 96);
