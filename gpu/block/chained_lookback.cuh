@@ -5,8 +5,8 @@
 //
 // Every tile t publishes its aggregate A_t as soon as it has it, and later its inclusive prefix
 //   P_0 = A_0,  P_t = combine(P_{t-1}, A_t)                 (the left fold of the aggregates).
-// A tile's carry is P_{t-1}. To find it, warp 0 of tile t looks back for the nearest j < t whose P_j
-// is published (while every tile between has its aggregate published) and folds forward:
+// A tile's carry is P_{t-1}. To find it, tile t looks back for the nearest j < t whose P_j is
+// published (while every tile between has its aggregate published) and folds forward:
 //   P_{t-1} = combine(...combine(combine(P_j, A_{j+1}), A_{j+2})..., A_{t-1}).
 // Which j it finds depends on timing, but the left fold does not: continuing the chain from any P_j
 // gives the same operations on the same operands, so P_{t-1} has the same bits on every run.
@@ -15,8 +15,9 @@
 //
 // Speed: the newest published prefix can advance by at most one tile per combine on the chain, so
 // the fold must cost about one combine's latency per tile. Each window of 32 predecessors is read
-// in one round trip (below), its values pass through shared memory, and the fold over them is
-// unrolled, so the loads leave the chain and only the combines stay on it.
+// in one round trip (below; chain_look_back_block reads up to 8 windows at once, one a warp), its
+// values pass through shared memory, and warp 0's fold over them is unrolled, so the loads leave
+// the chain and only the combines stay on it.
 //
 // Publication without a fence: a value travels as its 32-bit words, each in a 64-bit word whose
 // other half is a tag (epoch * 4 + kind). An aligned 64-bit access is single-copy atomic, so a word
