@@ -24,7 +24,7 @@
 //                       outputs combine(exclusive, x).
 // One algorithm chains its tiles in a single pass instead (gpu/block/chained_lookback.cuh):
 //   warp_hs_chained     warp_hillis_steele's tile scan (items a template parameter: 1, 2, 3, 4, 7,
-//                       8, 15 or 16); the tile's aggregate A_t is the last warp's value in the
+//                       8, 15, 16 or 23); the tile's aggregate A_t is the last warp's value in the
 //                       Hillis-Steele scan of the warp totals; its carry is the left fold
 //                       P_{t-1} = combine(...combine(A_0, A_1)..., A_{t-1}) (a decoupled look-back
 //                       that folds forward from whichever P_j it finds: the same bits whatever the
@@ -72,7 +72,7 @@ Determinism declared_determinism(GpuScan a, std::string_view op);
 struct ScanShape {
   int block = 256;  // threads per block, a multiple of 32 in 32..1024 (block_blelloch: a power of two)
   int items = 4;    // elements per thread: 1..16 (block_blelloch: a power of two 2..16;
-                    // warp_hs_chained: 1, 2, 3, 4, 7, 8, 15 or 16)
+                    // warp_hs_chained: 1, 2, 3, 4, 7, 8, 15, 16 or 23)
   std::int64_t tile() const { return std::int64_t(block) * items; }
 };
 // "b256x4"
