@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -220,11 +221,82 @@ GpuScanResult<typename Op::Value> gpu_scan(GpuScan alg, const ScanShape& s, std:
   }
 }
 
+template <class Op>
+ChainProbeResult<typename Op::Value> gpu_chain_look_back(std::span<const typename Op::Value> aggregates,
+                                                         std::span<const std::int64_t> inclusive_at, int block,
+                                                         bool by_block) {
+  using V = typename Op::Value;
+  constexpr int K = detail::ChainTiles<V>::kWords;
+  ChainProbeResult<V> r;
+  const std::int64_t t = std::int64_t(aggregates.size()) - 1;
+  if (t < 1 || block < 32 || block > 1024 || block % 32 != 0) {
+    r.error = "gpu_chain_look_back: needs A_0 .. A_t with t >= 1 and a block of 32 .. 1024 threads, a multiple of 32";
+    return r;
+  }
+  std::string why;
+  if (!gpu_available(&why)) {
+    r.error = why;
+    return r;
+  }
+  // The records as tiles 0 .. t - 1 would have left them in epoch 1 (chain_publish's words).
+  std::vector<unsigned long long> records(std::size_t(t + 1) * 2 * K, 0);
+  const auto put = [&](std::int64_t k, unsigned kind, const V& v) {
+    unsigned w[K];
+    std::memcpy(w, &v, sizeof(V));
+    for (int i = 0; i < K; ++i)
+      records[std::size_t(k) * 2 * K + (kind == detail::kChainInclusive ? K : 0) + i] =
+          (static_cast<unsigned long long>(4 + kind) << 32) | w[i];
+  };
+  V p = aggregates[0];
+  std::vector<bool> inclusive(std::size_t(t), false);
+  inclusive[0] = true;
+  for (std::int64_t k : inclusive_at)
+    if (k >= 0 && k < t) inclusive[std::size_t(k)] = true;
+  for (std::int64_t k = 0; k < t; ++k) {
+    if (k > 0) p = Op::combine(p, aggregates[std::size_t(k)]);
+    if (k > 0) put(k, detail::kChainAggregate, aggregates[std::size_t(k)]);
+    if (inclusive[std::size_t(k)]) put(k, detail::kChainInclusive, p);
+  }
+  try {
+    DeviceBytes d_records(records.size() * sizeof(unsigned long long), "the tile records");
+    DeviceBytes d_carry(sizeof(V), "the carry");
+    SUMLAB_CUDA_CHECK(cudaMemcpy(d_records.template as<void>(), records.data(), records.size() * sizeof(unsigned long long),
+                                 cudaMemcpyHostToDevice));
+    detail::ChainTiles<V> c;
+    c.records = d_records.template as<unsigned long long>();
+    c.epoch = 1;
+    c.tiles = t + 1;
+    const std::size_t smem = scan::chained_header_bytes(sizeof(V));
+    detail::chain_probe_kernel<Op><<<1, unsigned(block), smem>>>(c, t, aggregates[std::size_t(t)], by_block,
+                                                                 d_carry.template as<V>());
+    SUMLAB_CUDA_CHECK_LAUNCH("chain probe kernel");
+    SUMLAB_CUDA_CHECK(cudaMemcpy(&r.carry, d_carry.template as<V>(), sizeof(V), cudaMemcpyDeviceToHost));
+    SUMLAB_CUDA_CHECK(cudaMemcpy(records.data(), d_records.template as<void>(), records.size() * sizeof(unsigned long long),
+                                 cudaMemcpyDeviceToHost));
+  } catch (const GpuError& e) {
+    r.error = e.what();
+    return r;
+  }
+  unsigned w[K];
+  for (int i = 0; i < K; ++i) {
+    const unsigned long long word = records[std::size_t(t) * 2 * K + K + i];
+    if ((word >> 32) != 4 + detail::kChainInclusive) {
+      r.error = "gpu_chain_look_back: tile t did not publish its inclusive prefix";
+      return r;
+    }
+    w[i] = unsigned(word);
+  }
+  std::memcpy(&r.published, w, sizeof(V));
+  return r;
+}
+
 #define SUMLAB_GPU_SCAN(OP)                                                                                        \
   template GpuScanResult<OP::Value> gpu_scan<OP>(GpuScan, const ScanShape&, const ScanInput<OP::Value>&, bool,   \
                                                  const ScanRunOptions&);                                       \
   template GpuScanResult<OP::Value> gpu_scan<OP>(GpuScan, const ScanShape&, std::span<const OP::Value>, bool,    \
-                                                 const ScanRunOptions&);
+                                                 const ScanRunOptions&);                                       \
+  template ChainProbeResult<OP::Value> gpu_chain_look_back<OP>(std::span<const OP::Value>,                       \
+                                                               std::span<const std::int64_t>, int, bool);
 SUMLAB_GPU_SCAN(scan::PlusOp<float>)
 SUMLAB_GPU_SCAN(scan::PlusOp<double>)
 SUMLAB_GPU_SCAN(scan::MaxOp<float>)

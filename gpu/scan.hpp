@@ -66,4 +66,22 @@ GpuScanResult<typename Op::Value> gpu_scan(scan::GpuScan alg, const scan::ScanSh
                                            std::span<const typename Op::Value> x, bool inclusive,
                                            const ScanRunOptions& opts = {});
 
+// The chained scan's look-back alone, on a chain prepared to order (tests): tiles 0 .. t - 1 of
+// `aggregates` (A_0 .. A_t, t >= 1) have published their aggregates, and their inclusive prefixes
+// P_k (the left fold of A_0 .. A_k) only at the k in `inclusive_at` (k = 0 always). One block of
+// `block` threads runs tile t's look-back, by all its warps (`by_block`: the 4-byte kernels' way,
+// up to 8 windows of 32 predecessors at once, then warp 0 walks on alone) or by warp 0 alone. No
+// tile waits, so every walk and every reload of a window the stash no longer holds is exercised
+// deterministically, however far back the nearest P lies.
+template <class V> struct ChainProbeResult {
+  V carry{};      // P_{t-1}, as the look-back returned it
+  V published{};  // P_t, as tile t published it
+  std::string error;
+  bool ok() const { return error.empty(); }
+};
+template <class Op>
+ChainProbeResult<typename Op::Value> gpu_chain_look_back(std::span<const typename Op::Value> aggregates,
+                                                         std::span<const std::int64_t> inclusive_at, int block,
+                                                         bool by_block);
+
 }  // namespace sumlab::gpu

@@ -10,6 +10,10 @@
 //                                           combined and selected or padded with right_identity
 //                                           (max, segmented, whose guarded combines compiled to a
 //                                           branch a step). Speed only: the bits are the same.
+//   static constexpr bool exactly_associative;  combine is associative bit for bit (not only in
+//                                           exact arithmetic) and identity() an identity on both
+//                                           sides, so the GPU's look-back may reduce the aggregates
+//                                           it finds as a tree: max only.
 //   static Value combine(earlier, later);   "earlier then later": the scan's only operation
 // The same code runs on the CPU (-ffp-contract=off) and in the modelled kernels (--fmad=false), so
 // a combine is the same IEEE operations, rounded the same way, on both sides.
@@ -48,6 +52,7 @@ template <class T> struct PlusOp {
   SUMLAB_HD static Value identity() { return T(0); }
   SUMLAB_HD static Value right_identity() { return -T(0); }  // p + -0 is p, -0 included (p + +0 is not)
   static constexpr bool guard_steps = true;
+  static constexpr bool exactly_associative = false;
   SUMLAB_HD static Value combine(const Value& earlier, const Value& later) { return earlier + later; }
 };
 
@@ -58,6 +63,9 @@ template <class T> struct MaxOp {
   SUMLAB_HD static Value identity() { return -std::numeric_limits<T>::infinity(); }
   SUMLAB_HD static Value right_identity() { return -std::numeric_limits<T>::infinity(); }
   static constexpr bool guard_steps = false;
+  // The result is the first NaN if there is one, else the largest value with +0 above -0: the same
+  // bits for every bracketing.
+  static constexpr bool exactly_associative = true;
   // One selection, no branch (& and |, not && and ||, which compile to branches): a combine with
   // early returns compiled to a branch a step and ran the chained max scan at a third of the plus
   // scan's speed. x != x is the NaN test that compiles identically on host and device; equal values
@@ -83,6 +91,7 @@ template <class T> struct SegmentedOp {
   SUMLAB_HD static Value identity() { return Value{false, T(0)}; }
   SUMLAB_HD static Value right_identity() { return Value{false, -T(0)}; }
   static constexpr bool guard_steps = false;
+  static constexpr bool exactly_associative = false;
   SUMLAB_HD static Value combine(const Value& earlier, const Value& later) {
     return segmented_combine(earlier, later);
   }
@@ -100,6 +109,7 @@ template <class T> struct AffineOp {
   SUMLAB_HD static Value identity() { return Value{T(1), T(0)}; }
   SUMLAB_HD static Value right_identity() { return Value{T(1), -T(0)}; }  // (1 p.a, 1 p.b + -0)
   static constexpr bool guard_steps = true;
+  static constexpr bool exactly_associative = false;
   SUMLAB_HD static Value combine(const Value& earlier, const Value& later) {
     const T a = later.a * earlier.a;
     const T ab = later.a * earlier.b;  // rounded on its own, then added: no FMA

@@ -17,7 +17,9 @@
 // the fold must cost about one combine's latency per tile. Each window of 32 predecessors is read
 // in one round trip (below; chain_look_back_block reads up to 8 windows at once, one a warp), its
 // values pass through shared memory, and warp 0's fold over them is unrolled, so the loads leave
-// the chain and only the combines stay on it.
+// the chain and only the combines stay on it. An operator whose combine is associative bit for bit
+// (max: Op::exactly_associative) reduces each window as a tree over the lanes instead: the same
+// bits, one combine a window on the chain.
 //
 // Publication without a fence: a value travels as its 32-bit words, each in a 64-bit word whose
 // other half is a tag (epoch * 4 + kind). An aligned 64-bit access is single-copy atomic, so a word
@@ -57,6 +59,9 @@ __device__ __forceinline__ unsigned long long chain_load(const unsigned long lon
   asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
   return v;
 }
+__device__ __forceinline__ void chain_load_pair(const unsigned long long* p, unsigned long long& x, unsigned long long& y) {
+  asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(x), "=l"(y) : "l"(p) : "memory");
+}
 __device__ __forceinline__ void chain_store(unsigned long long* p, unsigned long long v) {
   asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
@@ -72,16 +77,21 @@ __device__ __forceinline__ void chain_publish(const ChainTiles<V>& c, std::int64
 }
 
 // Tile k's best published value: kChainInclusive with P_k, kChainAggregate with A_k, or 0 while
-// neither record is complete.
+// neither record is complete. The record's words are read in 16-byte pairs (A and P for a 4-byte
+// value): each 64-bit half of a vector access is single-copy atomic, which is all the tags need.
 template <class V>
 __device__ __forceinline__ unsigned chain_read(const ChainTiles<V>& c, std::int64_t k, V& out) {
   constexpr int K = ChainTiles<V>::kWords;
   const unsigned long long* r = c.records + k * 2 * K;
   unsigned long long a[K], p[K];
+  if constexpr (K == 1) {
+    chain_load_pair(r, a[0], p[0]);
+  } else {
 #pragma unroll
-  for (int i = 0; i < K; ++i) {
-    a[i] = chain_load(r + i);
-    p[i] = chain_load(r + K + i);
+    for (int i = 0; i < K; i += 2) {
+      chain_load_pair(r + i, a[i], a[i + 1]);
+      chain_load_pair(r + K + i, p[i], p[i + 1]);
+    }
   }
   bool has_a = true, has_p = true;
 #pragma unroll
@@ -165,7 +175,18 @@ __device__ typename Op::Value chain_fold(const ChainTiles<typename Op::Value>& c
       __syncwarp();
     }
     const int from = u == w ? jl + 1 : 0;
-    if constexpr (Op::guard_steps) {  // a predicated combine a step
+    if constexpr (Op::exactly_associative) {
+      // Any bracketing gives the same bits: the window's aggregates from `from` on reduce as a
+      // tree over the lanes, in order (the lanes before `from` hold the identity, an identity on
+      // both sides, bit for bit), and one combine a window stays on the chain instead of 32.
+      V r = lane >= from ? win[lane] : Op::identity();
+#pragma unroll
+      for (int off = 1; off < 32; off *= 2) {
+        const V q = Op::combine(r, warp::shfl(r, off, warp::Shfl::down));
+        r = lane + off < 32 ? q : r;
+      }
+      p = Op::combine(p, warp::shfl(r, 0, warp::Shfl::lane));
+    } else if constexpr (Op::guard_steps) {  // a predicated combine a step
 #pragma unroll
       for (int l = 0; l < 32; ++l)
         if (l >= from) p = Op::combine(p, win[l]);

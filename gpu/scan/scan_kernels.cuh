@@ -251,4 +251,24 @@ __global__ void __launch_bounds__(ITEMS <= 4 ? 1024 : 512)
   }
 }
 
+// Tile t's look-back alone, on records prepared by the host (gpu_chain_look_back, for tests): one
+// block, by all its warps (the 4-byte kernels' chain_look_back_block) or by warp 0 alone
+// (chain_look_back); writes P_{t-1} to *carry. The shared memory is the chained kernel's header.
+template <class Op>
+__global__ void chain_probe_kernel(ChainTiles<typename Op::Value> chain, std::int64_t t, typename Op::Value aggregate,
+                                   bool by_block, typename Op::Value* __restrict__ carry) {
+  using V = typename Op::Value;
+  extern __shared__ __align__(16) unsigned char scan_smem[];
+  const int tid = int(threadIdx.x), lane = tid & 31, w = tid >> 5, warps = int(blockDim.x) >> 5;
+  unsigned* s_found = reinterpret_cast<unsigned*>(scan_smem + 16);
+  V* stash = reinterpret_cast<V*>(scan_smem + scan::chained_stash_offset(sizeof(V)));
+  if (by_block) {
+    const V p = chain_look_back_block<Op>(chain, t, aggregate, w, warps, lane, stash, s_found);
+    if (tid == 0) *carry = p;
+  } else if (w == 0) {
+    const V p = chain_look_back<Op>(chain, t, aggregate, lane, stash);
+    if (lane == 0) *carry = p;
+  }
+}
+
 }  // namespace sumlab::gpu::detail

@@ -177,6 +177,34 @@ TYPED_TEST(ScanTyped, MaxCombineIsItsDefinitionOnEveryPair) {
     }
 }
 
+// MaxOp says it is exactly_associative, so the GPU's look-back reduces the aggregates it finds as a
+// tree: every triple of the values above (NaN payloads and signed zeros included) must bracket to
+// the same bits, and identity() must be an identity on both sides, bit for bit (the tree pads with it). PlusOp
+// does not say so, and a triple shows why.
+TYPED_TEST(ScanTyped, MaxIsAssociativeBitForBitAndPlusIsNot) {
+  using T = TypeParam;
+  using Bits = typename FloatTraits<T>::Bits;
+  using Op = MaxOp<T>;
+  static_assert(Op::exactly_associative && !PlusOp<T>::exactly_associative && !SegmentedOp<T>::exactly_associative &&
+                !AffineOp<T>::exactly_associative);
+  const T inf = std::numeric_limits<T>::infinity();
+  const Bits quiet = std::bit_cast<Bits>(std::numeric_limits<T>::quiet_NaN());
+  const Bits sign = Bits(1) << (8 * sizeof(T) - 1);
+  const std::vector<T> v{std::bit_cast<T>(Bits(quiet | 1)), std::bit_cast<T>(Bits(quiet | 2 | sign)), -inf, T(-2.5),
+                         T(-0.0), T(0.0), std::numeric_limits<T>::denorm_min(), T(1), inf};
+  for (T a : v) {
+    EXPECT_EQ(std::bit_cast<Bits>(Op::combine(Op::identity(), a)), std::bit_cast<Bits>(a)) << a;
+    EXPECT_EQ(std::bit_cast<Bits>(Op::combine(a, Op::identity())), std::bit_cast<Bits>(a)) << a;
+    for (T b : v)
+      for (T c : v)
+        EXPECT_EQ(std::bit_cast<Bits>(Op::combine(Op::combine(a, b), c)), std::bit_cast<Bits>(Op::combine(a, Op::combine(b, c))))
+            << a << ", " << b << ", " << c;
+  }
+  const T big = T(2) / std::numeric_limits<T>::epsilon();  // 1 is half an ulp of big: big + 1 rounds to big
+  EXPECT_FALSE(same_bits(PlusOp<T>::combine(PlusOp<T>::combine(big, T(1)), T(1)),
+                         PlusOp<T>::combine(big, PlusOp<T>::combine(T(1), T(1)))));
+}
+
 // The look-back's fold pads with right_identity(): combine(p, e) must give p's bits back for every
 // p, signed zeros and infinities included (+0 would turn a -0 sum into +0).
 TYPED_TEST(ScanTyped, RightIdentityLeavesEveryValueAsItIs) {

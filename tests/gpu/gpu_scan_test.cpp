@@ -6,11 +6,15 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "core/counter_rng.hpp"
+#include "core/float_traits.hpp"
 #include "core/generators.hpp"
 #include "core/scan/scan_kernel.hpp"
 #include "core/scan/scan_model.hpp"
@@ -100,6 +104,90 @@ TEST(GpuScan, ChainedIsTheModelOnEveryRunThroughLongLookBacks) {
         ASSERT_TRUE(same_bits(g.out[i], m[i])) << to_string(s) << " call " << call << " at " << i;
     }
   }
+}
+
+// The look-back on chains prepared to order (gpu_chain_look_back): the nearest published P at
+// distances from 1 to past the 8 windows the stash holds and the 8 the block polls at once, tiles up
+// to 1000 back, blocks of 1, 8 and 32 warps, all warps polling or warp 0 alone. The carry and the
+// published P_t must be the left fold's bits: for max, NaN payloads and signed zeros included, which
+// its tree over each window must keep.
+template <class Op> std::vector<typename Op::Value> probe_values(std::size_t n) {
+  using V = typename Op::Value;
+  std::vector<V> a;
+  make(a, n);
+  if constexpr (std::is_same_v<Op, MaxOp<float>> || std::is_same_v<Op, MaxOp<double>>) {
+    using Bits = typename FloatTraits<V>::Bits;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint64_t r = random_bits(37, i, 0) % 40;
+      if (r == 0) a[i] = V(0);
+      if (r == 1) a[i] = -V(0);
+      if (r == 2) a[i] = std::numeric_limits<V>::infinity();
+      if (r == 3) a[i] = -std::numeric_limits<V>::infinity();
+      if (r == 4 && i > 600) {  // quiet NaNs of two payloads, late enough that most prefixes have none
+        Bits u;
+        const V q = std::numeric_limits<V>::quiet_NaN();
+        std::memcpy(&u, &q, sizeof u);
+        u |= Bits(1 + i % 2);
+        std::memcpy(&a[i], &u, sizeof u);
+      }
+    }
+  }
+  return a;
+}
+
+// Bit for bit, NaN payloads included (same_bits takes any NaN for any other); a (head, value) pair
+// field by field (its padding is not a value).
+template <class T> bool identical(const T& x, const T& y) { return std::memcmp(&x, &y, sizeof(T)) == 0; }
+template <class T> bool identical(const Flagged<T>& x, const Flagged<T>& y) {
+  return x.head == y.head && identical(x.value, y.value);
+}
+template <class T> bool identical(const Affine<T>& x, const Affine<T>& y) { return identical(x.a, y.a) && identical(x.b, y.b); }
+
+template <class Op> void check_look_back() {
+  using V = typename Op::Value;
+  const std::vector<V> a = probe_values<Op>(1001);
+  for (std::int64_t t : {1, 2, 33, 257, 300, 1000}) {
+    V expect = a[0];
+    for (std::int64_t k = 1; k < t; ++k) expect = Op::combine(expect, a[std::size_t(k)]);
+    const V published = Op::combine(expect, a[std::size_t(t)]);
+    const std::span<const V> chain(a.data(), std::size_t(t) + 1);
+    for (std::int64_t d : {std::int64_t(1), std::int64_t(32), std::int64_t(33), std::int64_t(256), std::int64_t(257), t}) {
+      if (d > t) continue;
+      // The nearest P at t - d; a farther one too, which the look-back must not need.
+      const std::vector<std::int64_t> at = {t - d, t - d - 40};
+      for (int block : {32, 256, 1024})
+        for (bool by_block : {true, false}) {
+          const auto r = gpu::gpu_chain_look_back<Op>(chain, at, block, by_block);
+          ASSERT_TRUE(r.ok()) << r.error;
+          const std::string where = std::string(Op::name) + " t=" + std::to_string(t) + " nearest P " +
+                                    std::to_string(d) + " back, block " + std::to_string(block) +
+                                    (by_block ? " (all warps)" : " (warp 0)");
+          EXPECT_TRUE(identical(r.carry, expect)) << where;
+          EXPECT_TRUE(identical(r.published, published)) << where;
+        }
+    }
+  }
+}
+
+TEST(GpuScan, LookBackFoldsFromTheNearestPublishedPrefixAtAnyDistance) {
+  SUMLAB_REQUIRE_GPU();
+  check_look_back<PlusOp<float>>();
+  check_look_back<PlusOp<double>>();
+  check_look_back<MaxOp<float>>();
+  check_look_back<MaxOp<double>>();
+  check_look_back<SegmentedOp<float>>();
+  check_look_back<SegmentedOp<double>>();
+  check_look_back<AffineOp<float>>();
+  check_look_back<AffineOp<double>>();
+}
+
+TEST(GpuScan, LookBackProbeRefusesBadArguments) {
+  SUMLAB_REQUIRE_GPU();
+  const std::vector<float> one = {1.0f};
+  const std::vector<float> two = {1.0f, 2.0f};
+  EXPECT_FALSE((gpu::gpu_chain_look_back<PlusOp<float>>(one, {}, 32, true).ok()));
+  EXPECT_FALSE((gpu::gpu_chain_look_back<PlusOp<float>>(two, {}, 48, true).ok()));
+  EXPECT_FALSE((gpu::gpu_chain_look_back<PlusOp<float>>(two, {}, 2048, false).ok()));
 }
 
 TEST(GpuScan, CubIsExactOnIntegers) {
