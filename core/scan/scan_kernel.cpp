@@ -78,7 +78,8 @@ std::string validate_scan_shape(GpuScan a, const ScanShape& s, std::int64_t n, s
 }
 
 ScanShape default_scan_shape(GpuScan a, std::size_t value_bytes) {
-  if (a == GpuScan::warp_hs_chained) return value_bytes <= 4 ? ScanShape{512, 23} : ScanShape{256, 15};
+  if (a == GpuScan::warp_hs_chained)
+    return value_bytes <= 4 ? ScanShape{512, 23} : value_bytes <= 8 ? ScanShape{192, 23} : ScanShape{256, 15};
   return {256, 4};
 }
 
@@ -91,7 +92,7 @@ std::vector<ScanShape> listed_shapes(GpuScan a, bool quick) {
   }
   if (a == GpuScan::warp_hs_chained) {
     if (quick) return {{32, 1}, {96, 3}, {128, 15}};
-    return {{32, 1}, {64, 2}, {96, 3}, {128, 7}, {128, 15}, {128, 23}, {256, 8}, {256, 15}, {256, 23}, {512, 4}, {512, 8}, {512, 23}, {1024, 1}, {1024, 4}};
+    return {{32, 1}, {64, 2}, {96, 3}, {128, 7}, {128, 15}, {128, 23}, {192, 23}, {256, 8}, {256, 15}, {256, 23}, {384, 23}, {512, 4}, {512, 8}, {512, 23}, {1024, 1}, {1024, 4}};
   }
   if (quick) return {{32, 2}, {128, 4}, {256, 2}};
   return {{32, 2}, {64, 2}, {128, 4}, {256, 2}, {256, 4}, {512, 2}, {1024, 2}, {128, 16}};

@@ -4,6 +4,7 @@
 // scan-then-propagate kernels write the tile's local scan and its total, and add_carry_kernel
 // applies the scanned totals afterwards; the chained kernel does the whole scan in one pass.
 #include <cstdint>
+#include <type_traits>
 
 #include "core/scan/scan_kernel.hpp"
 #include "core/scan/scan_ops.hpp"
@@ -159,6 +160,16 @@ template <int ITEMS> __device__ __forceinline__ int chained_live(std::int64_t le
   return int(left < 0 ? 0 : left > 32 * ITEMS ? 32 * ITEMS : left) - lane;
 }
 
+// Whether a thread takes its in-tile prefixes again from the staging after the look-back instead of
+// holding them in registers across it (the same operations on the same values: the same bits). For
+// + the kernel then needs 32 registers where it needed 56 (float, 23 items) and an SM holds twice
+// the tiles while they wait on the chain; at 2^26 on an H200 float32 b512x23 went 0.193 -> 0.177
+// ms and float64 b192x23 0.349 -> 0.309. Max went the other way (float32 b512x23 0.226 -> 0.273),
+// so it keeps its prefixes; segmented and affine were not measured that way
+// (docs/performance-notes.md, "Chained scans").
+template <class Op> inline constexpr bool chained_recomputes_prefixes =
+    std::is_same_v<Op, scan::PlusOp<float>> || std::is_same_v<Op, scan::PlusOp<double>>;
+
 // Registers: 64 a thread at most where a shape with ITEMS this small may take 1024 threads.
 template <class Op, int ITEMS>
 __global__ void __launch_bounds__(ITEMS <= 4 ? 1024 : 512)
@@ -224,6 +235,13 @@ __global__ void __launch_bounds__(ITEMS <= 4 ? 1024 : 512)
     }
   }
   __syncthreads();
+  if constexpr (chained_recomputes_prefixes<Op>) {
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+      const V v = stage[chained_blocked<ITEMS>(lane, k)];
+      s[k] = k == 0 ? v : Op::combine(s[k - 1], v);
+    }
+  }
   // The thread's prefix: in-tile, then the carry before it.
   V prefix = Op::identity();
   bool has_prefix = warp_hs_prefix<Op>(warp_total, w, lane, lane_before, prefix);

@@ -337,8 +337,9 @@ TEST(ScanShapes, ValidationAndNames) {
       for (const ScanShape& sh : shapes)
         EXPECT_EQ(validate_scan_shape(alg, sh, 100, bytes), "") << to_string(alg) << " " << to_string(sh) << " " << bytes;
     }
-  EXPECT_EQ(scan_shapes(GpuScan::warp_hs_chained, false, 4).size(), 14u);
-  EXPECT_EQ(scan_shapes(GpuScan::warp_hs_chained, false, 8).size(), 14u);
+  EXPECT_EQ(scan_shapes(GpuScan::warp_hs_chained, false, 4).size(), 16u);
+  EXPECT_EQ(scan_shapes(GpuScan::warp_hs_chained, false, 8).size(), 16u);
+  EXPECT_EQ(scan_shapes(GpuScan::warp_hs_chained, false, 16).size(), 13u);  // b256x23, b384x23, b512x23 past 99 KiB
   // A staging of 33 * items values a warp after a header, within 99 KiB (opted in past 48).
   EXPECT_EQ(scan_shared_bytes(GpuScan::warp_hs_chained, {256, 23}, 4), 208u + 1024u + 8u * 33u * 23u * 4u);
   EXPECT_EQ(validate_scan_shape(GpuScan::warp_hs_chained, {512, 23}, 100, 4), "");   // 49 KiB
@@ -346,7 +347,7 @@ TEST(ScanShapes, ValidationAndNames) {
   EXPECT_NE(validate_scan_shape(GpuScan::warp_hs_chained, {256, 23}, 100, 16), "");  // 99.5 KiB
   EXPECT_EQ(validate_scan_shape(GpuScan::warp_hs_chained, default_scan_shape(GpuScan::warp_hs_chained, 16), 100, 16), "");
   EXPECT_EQ(to_string(default_scan_shape(GpuScan::warp_hs_chained, 4)), "b512x23");
-  EXPECT_EQ(to_string(default_scan_shape(GpuScan::warp_hs_chained, 8)), "b256x15");
+  EXPECT_EQ(to_string(default_scan_shape(GpuScan::warp_hs_chained, 8)), "b192x23");
   EXPECT_EQ(to_string(default_scan_shape(GpuScan::warp_hs_chained, 16)), "b256x15");  // 63 KiB, opted in
   EXPECT_EQ(to_string(ScanShape{256, 4}), "b256x4");
   ASSERT_TRUE(parse_scan_shape("b96x3").has_value());
