@@ -160,13 +160,13 @@ template <int ITEMS> __device__ __forceinline__ int chained_live(std::int64_t le
   return int(left < 0 ? 0 : left > 32 * ITEMS ? 32 * ITEMS : left) - lane;
 }
 
-// Whether a thread takes its in-tile prefixes again from the staging after the look-back instead of
-// holding them in registers across it (the same operations on the same values: the same bits). For
-// + the kernel then needs 32 registers where it needed 56 (float, 23 items) and an SM holds twice
-// the tiles while they wait on the chain; at 2^26 on an H200 float32 b512x23 went 0.193 -> 0.177
-// ms and float64 b192x23 0.349 -> 0.309. Max went the other way (float32 b512x23 0.226 -> 0.273),
-// so it keeps its prefixes; segmented and affine were not measured that way
-// (docs/performance-notes.md, "Chained scans").
+// Whether a thread takes its in-tile prefixes again from the staging after the look-back, item by
+// item as it writes its outputs, instead of holding them in registers across it (the same
+// operations on the same values: the same bits). For + the kernel then needs 32 registers where it
+// needed 56 (float, 23 items) or 62 (double), so an SM holds twice the tiles while they wait on the
+// chain; at 2^26 on an H200 float32 b512x23 went 0.193 -> 0.177 ms. Max went the other way (float32
+// b512x23 0.226 -> 0.273), so it keeps its prefixes; segmented and affine were not measured that
+// way (docs/performance-notes.md, "Chained scans").
 template <class Op> inline constexpr bool chained_recomputes_prefixes =
     std::is_same_v<Op, scan::PlusOp<float>> || std::is_same_v<Op, scan::PlusOp<double>>;
 
@@ -197,9 +197,9 @@ __global__ void __launch_bounds__(ITEMS <= 4 ? 1024 : 512)
   if (count == tile) {  // every tile but the last: no bounds (uniform across the block)
 #pragma unroll
     for (int k = 0; k < ITEMS; ++k) stage[chained_striped<ITEMS>(k, lane)] = xw[k * 32 + lane];
-  } else {
+  } else {  // the last tile: a loop, not unrolled, so that its addressing does not set the registers
     const int live = chained_live<ITEMS>(count - warp_first, lane);
-#pragma unroll
+#pragma unroll 1
     for (int k = 0; k < ITEMS; ++k) stage[chained_striped<ITEMS>(k, lane)] = k * 32 < live ? xw[k * 32 + lane] : Op::identity();
   }
   __syncwarp();
@@ -235,13 +235,6 @@ __global__ void __launch_bounds__(ITEMS <= 4 ? 1024 : 512)
     }
   }
   __syncthreads();
-  if constexpr (chained_recomputes_prefixes<Op>) {
-#pragma unroll
-    for (int k = 0; k < ITEMS; ++k) {
-      const V v = stage[chained_blocked<ITEMS>(lane, k)];
-      s[k] = k == 0 ? v : Op::combine(s[k - 1], v);
-    }
-  }
   // The thread's prefix: in-tile, then the carry before it.
   V prefix = Op::identity();
   bool has_prefix = warp_hs_prefix<Op>(warp_total, w, lane, lane_before, prefix);
@@ -249,13 +242,28 @@ __global__ void __launch_bounds__(ITEMS <= 4 ? 1024 : 512)
     prefix = has_prefix ? Op::combine(*s_carry, prefix) : *s_carry;
     has_prefix = true;
   }
+  if constexpr (chained_recomputes_prefixes<Op>) {  // the lane's prefixes again, item by item
+    V run{}, before{};
 #pragma unroll
-  for (int k = 0; k < ITEMS; ++k) {
-    V o;
-    if (inclusive) o = has_prefix ? Op::combine(prefix, s[k]) : s[k];
-    else if (k == 0) o = has_prefix ? prefix : Op::identity();
-    else o = has_prefix ? Op::combine(prefix, s[k - 1]) : s[k - 1];
-    stage[chained_blocked<ITEMS>(lane, k)] = o;
+    for (int k = 0; k < ITEMS; ++k) {
+      const V v = stage[chained_blocked<ITEMS>(lane, k)];
+      before = run;
+      run = k == 0 ? v : Op::combine(run, v);
+      V o;
+      if (inclusive) o = has_prefix ? Op::combine(prefix, run) : run;
+      else if (k == 0) o = has_prefix ? prefix : Op::identity();
+      else o = has_prefix ? Op::combine(prefix, before) : before;
+      stage[chained_blocked<ITEMS>(lane, k)] = o;
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+      V o;
+      if (inclusive) o = has_prefix ? Op::combine(prefix, s[k]) : s[k];
+      else if (k == 0) o = has_prefix ? prefix : Op::identity();
+      else o = has_prefix ? Op::combine(prefix, s[k - 1]) : s[k - 1];
+      stage[chained_blocked<ITEMS>(lane, k)] = o;
+    }
   }
   __syncwarp();
   if (count == tile) {
@@ -263,7 +271,7 @@ __global__ void __launch_bounds__(ITEMS <= 4 ? 1024 : 512)
     for (int k = 0; k < ITEMS; ++k) ow[k * 32 + lane] = stage[chained_striped<ITEMS>(k, lane)];
   } else {
     const int live = chained_live<ITEMS>(count - warp_first, lane);
-#pragma unroll
+#pragma unroll 1
     for (int k = 0; k < ITEMS; ++k)
       if (k * 32 < live) ow[k * 32 + lane] = stage[chained_striped<ITEMS>(k, lane)];
   }
