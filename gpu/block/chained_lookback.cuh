@@ -82,7 +82,8 @@ __device__ __forceinline__ void chain_publish(const ChainTiles<V>& c, std::int64
 template <class V>
 __device__ __forceinline__ unsigned chain_read(const ChainTiles<V>& c, std::int64_t k, V& out) {
   constexpr int K = ChainTiles<V>::kWords;
-  const unsigned long long* r = c.records + k * 2 * K;
+  static_assert(K == 1 || K % 2 == 0, "a record's halves are read in pairs of words");
+  const unsigned long long* r = c.records + k * 2 * K;  // 16-byte aligned: records are 16 K bytes
   unsigned long long a[K], p[K];
   if constexpr (K == 1) {
     chain_load_pair(r, a[0], p[0]);
