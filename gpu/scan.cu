@@ -239,13 +239,12 @@ ChainProbeResult<typename Op::Value> gpu_chain_look_back(std::span<const typenam
     return r;
   }
   // The records as tiles 0 .. t - 1 would have left them in epoch 1 (chain_publish's words).
-  std::vector<unsigned long long> records(std::size_t(t + 1) * 2 * K, 0);
+  using Tiles = detail::ChainTiles<V>;
+  std::vector<unsigned long long> records(std::size_t(t + 1) * Tiles::record_bytes() / sizeof(unsigned long long), 0);
   const auto put = [&](std::int64_t k, unsigned kind, const V& v) {
     unsigned w[K];
     std::memcpy(w, &v, sizeof(V));
-    for (int i = 0; i < K; ++i)
-      records[std::size_t(k) * 2 * K + (kind == detail::kChainInclusive ? K : 0) + i] =
-          (static_cast<unsigned long long>(4 + kind) << 32) | w[i];
+    for (int i = 0; i < K; ++i) records[std::size_t(Tiles::word_index(k, kind) + i)] = detail::chain_word(1, kind, w[i]);
   };
   V p = aggregates[0];
   std::vector<bool> inclusive(std::size_t(t), false);
@@ -262,7 +261,7 @@ ChainProbeResult<typename Op::Value> gpu_chain_look_back(std::span<const typenam
     DeviceBytes d_carry(sizeof(V), "the carry");
     SUMLAB_CUDA_CHECK(cudaMemcpy(d_records.template as<void>(), records.data(), records.size() * sizeof(unsigned long long),
                                  cudaMemcpyHostToDevice));
-    detail::ChainTiles<V> c;
+    Tiles c;
     c.records = d_records.template as<unsigned long long>();
     c.epoch = 1;
     c.tiles = t + 1;
@@ -279,8 +278,8 @@ ChainProbeResult<typename Op::Value> gpu_chain_look_back(std::span<const typenam
   }
   unsigned w[K];
   for (int i = 0; i < K; ++i) {
-    const unsigned long long word = records[std::size_t(t) * 2 * K + K + i];
-    if ((word >> 32) != 4 + detail::kChainInclusive) {
+    const unsigned long long word = records[std::size_t(Tiles::word_index(t, detail::kChainInclusive) + i)];
+    if ((word >> 32) != detail::chain_tag(1, detail::kChainInclusive)) {
       r.error = "gpu_chain_look_back: tile t did not publish its inclusive prefix";
       return r;
     }

@@ -38,17 +38,27 @@
 namespace sumlab::gpu::detail {
 
 // Device arrays of one chained launch (records zeroed at allocation).
+inline constexpr unsigned kChainAggregate = 1, kChainInclusive = 2;
+
 template <class V> struct ChainTiles {
   static constexpr int kWords = int(sizeof(V) / 4);
   // Tile t's record: kWords aggregate words, then kWords inclusive-prefix words.
   static constexpr std::size_t record_bytes() { return 2 * kWords * sizeof(unsigned long long); }
+  // Where the words of tile t's value of this kind start in `records`.
+  __host__ __device__ static constexpr std::int64_t word_index(std::int64_t t, unsigned kind) {
+    return t * 2 * kWords + (kind == kChainInclusive ? kWords : 0);
+  }
   unsigned long long* records = nullptr;
   unsigned long long* counter = nullptr;  // tiles claimed over every launch so far
   unsigned epoch = 1;                     // this launch's number, from 1
   std::int64_t tiles = 0;
 };
 
-inline constexpr unsigned kChainAggregate = 1, kChainInclusive = 2;
+// The tag in a record word's upper half: the launch and the kind of value the payload belongs to.
+__host__ __device__ constexpr unsigned chain_tag(unsigned epoch, unsigned kind) { return epoch * 4 + kind; }
+__host__ __device__ constexpr unsigned long long chain_word(unsigned epoch, unsigned kind, unsigned payload) {
+  return static_cast<unsigned long long>(chain_tag(epoch, kind)) << 32 | payload;
+}
 // Windows of 32 predecessors whose values a look-back keeps in shared memory; a longer walk
 // reloads the nearer windows (their records are complete, so plain loads see them).
 inline constexpr int kChainStashWindows = 8;
@@ -70,10 +80,9 @@ template <class V>
 __device__ __forceinline__ void chain_publish(const ChainTiles<V>& c, std::int64_t t, unsigned kind, const V& v) {
   unsigned w[ChainTiles<V>::kWords];
   memcpy(w, &v, sizeof(V));
-  unsigned long long* r = c.records + t * 2 * ChainTiles<V>::kWords + (kind == kChainInclusive ? ChainTiles<V>::kWords : 0);
-  const unsigned long long tag = static_cast<unsigned long long>(c.epoch * 4 + kind) << 32;
+  unsigned long long* r = c.records + ChainTiles<V>::word_index(t, kind);
 #pragma unroll
-  for (int i = 0; i < ChainTiles<V>::kWords; ++i) chain_store(r + i, tag | w[i]);
+  for (int i = 0; i < ChainTiles<V>::kWords; ++i) chain_store(r + i, chain_word(c.epoch, kind, w[i]));
 }
 
 // Tile k's best published value: kChainInclusive with P_k, kChainAggregate with A_k, or 0 while
@@ -83,7 +92,7 @@ template <class V>
 __device__ __forceinline__ unsigned chain_read(const ChainTiles<V>& c, std::int64_t k, V& out) {
   constexpr int K = ChainTiles<V>::kWords;
   static_assert(K == 1 || K % 2 == 0, "a record's halves are read in pairs of words");
-  const unsigned long long* r = c.records + k * 2 * K;  // 16-byte aligned: records are 16 K bytes
+  const unsigned long long* r = c.records + ChainTiles<V>::word_index(k, kChainAggregate);  // 16-byte aligned
   unsigned long long a[K], p[K];
   if constexpr (K == 1) {
     chain_load_pair(r, a[0], p[0]);
@@ -97,8 +106,8 @@ __device__ __forceinline__ unsigned chain_read(const ChainTiles<V>& c, std::int6
   bool has_a = true, has_p = true;
 #pragma unroll
   for (int i = 0; i < K; ++i) {
-    has_a = has_a && unsigned(a[i] >> 32) == c.epoch * 4 + kChainAggregate;
-    has_p = has_p && unsigned(p[i] >> 32) == c.epoch * 4 + kChainInclusive;
+    has_a = has_a && unsigned(a[i] >> 32) == chain_tag(c.epoch, kChainAggregate);
+    has_p = has_p && unsigned(p[i] >> 32) == chain_tag(c.epoch, kChainInclusive);
   }
   unsigned w[K];
 #pragma unroll
@@ -119,7 +128,7 @@ template <class V> __device__ __forceinline__ V chain_read_aggregate(const Chain
   constexpr int K = ChainTiles<V>::kWords;
   unsigned w[K];
 #pragma unroll
-  for (int i = 0; i < K; ++i) w[i] = unsigned(chain_load(c.records + k * 2 * K + i));
+  for (int i = 0; i < K; ++i) w[i] = unsigned(chain_load(c.records + ChainTiles<V>::word_index(k, kChainAggregate) + i));
   V v;
   memcpy(&v, w, sizeof(V));
   return v;
