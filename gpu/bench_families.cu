@@ -86,20 +86,35 @@ std::vector<FamilyTiming> time_families(const BenchInput<T>& in, int samples, co
     return rows;
   }
   const double bytes = static_cast<double>(n) * sizeof(T);
-  // Scans: + inclusive, n in, n out.
-  try {
-    const ScanInput<T> si{std::span<const T>(x)};
-    ScanRunOptions so;
-    so.want_out = false;
-    so.reps = samples;
-    for (scan::GpuScan a : scan::kAllGpuScans) {
-      const scan::ScanShape shape = shapes.scan.value_or(scan::default_scan_shape(a, sizeof(T)));
-      const auto r = gpu_scan<scan::PlusOp<T>>(a, shape, si, true, so);
-      const std::string detail = a == scan::GpuScan::cub ? "+ inclusive" : "+ inclusive, " + scan::to_string(shape);
-      add({"scan", std::string(scan::to_string(a)), detail, "cub", 2.0 * sizeof(T), 0, 2 * bytes <= l2, ""}, r.ms, r.error);
+  // Scans, inclusive, n in and n out: + by every algorithm, then max and affine (x -> a x + b, the
+  // pairs the scan study times) by the chained scan and CUB, each against CUB's call for the same
+  // operator.
+  auto time_scans = [&]<class Op>(const std::vector<typename Op::Value>& values, const char* op, bool all) {
+    using V = typename Op::Value;
+    const std::string problem = std::string(op) + " inclusive";
+    try {
+      const ScanInput<V> si{std::span<const V>(values)};
+      ScanRunOptions so;
+      so.want_out = false;
+      so.reps = samples;
+      for (scan::GpuScan a : scan::kAllGpuScans) {
+        if (!all && a != scan::GpuScan::warp_hs_chained && a != scan::GpuScan::cub) continue;
+        const scan::ScanShape shape = shapes.scan.value_or(scan::default_scan_shape(a, sizeof(V)));
+        const auto r = gpu_scan<Op>(a, shape, si, true, so);
+        const std::string detail = a == scan::GpuScan::cub ? problem : problem + ", " + scan::to_string(shape);
+        add({"scan", std::string(scan::to_string(a)), detail, "cub", 2.0 * sizeof(V), 0,
+             2 * static_cast<double>(n) * sizeof(V) <= l2, ""}, r.ms, r.error);
+      }
+    } catch (const std::exception& e) {
+      add({"scan", "", problem, "", 0, 0, false, ""}, 0, e.what());
     }
-  } catch (const std::exception& e) {
-    add({"scan", "", "+ inclusive", "", 0, 0, false, ""}, 0, e.what());
+  };
+  time_scans.template operator()<scan::PlusOp<T>>(x, "+", true);
+  time_scans.template operator()<scan::MaxOp<T>>(x, "max", false);
+  {
+    std::vector<scan::Affine<T>> af(un);
+    for (std::size_t i = 0; i < un; ++i) af[i] = {T(0.5 + 0.49 * x[i]), x[i]};
+    time_scans.template operator()<scan::AffineOp<T>>(af, "affine", false);
   }
   // Segmented sums: n / family_segment segments of family_segment elements; the offsets and the
   // sums are read and written once each.

@@ -233,8 +233,10 @@ Rows bench_families_cell(const gpu::BenchInput<T>& input, int samples, const gpu
   for (const auto& t : timings) {
     const bool ok = t.error.empty() && t.ms > 0;
     double peer_ms = 0;
+    // The peer of the same problem: its detail is the row's without the shape ("max inclusive" for
+    // "max inclusive, b512x23"; the scans time three operators against CUB's call for each).
     for (const auto& p : timings)
-      if (p.family == t.family && p.kernel == t.peer && p.error.empty()) peer_ms = p.ms;
+      if (p.family == t.family && p.kernel == t.peer && p.error.empty() && t.detail.starts_with(p.detail)) peer_ms = p.ms;
     const double moved = t.bytes_per_element * static_cast<double>(n);
     rows.push_back({dt, std::to_string(n), t.family, t.kernel, t.detail, ok ? csv_number(t.ms) : "",
                     csv_number(t.bytes_per_element), ok ? csv_number(moved / (t.ms * 1e-3) / 1e9) : "",

@@ -110,10 +110,15 @@ def render_bench_families(run: Run, data: CsvData, ctx) -> list:
         blocks.append(Paragraph(f"{len(errors)} measurement(s) failed; the first: {errors[0]['family']} "
                                 f"{errors[0]['kernel']} {errors[0]['dtype']} n={errors[0]['n']}: "
                                 f"{errors[0]['error']}", "alarm"))
-    # One panel per family, and for the row kernels per problem ("bfloat16 rows of 4096"): the
-    # detail's first part, so each figure holds one kernel per line.
+    # One panel per family, for the row kernels per problem ("bfloat16 rows of 4096", the detail's
+    # first part) and for the scans per operator but + ("scan, max"), so each figure holds one
+    # kernel per line.
     def panel(r: dict[str, str]) -> str:
-        return r["family"] if r["family"] != "rows" else f"rows, {r['detail'].split(', ')[0]}"
+        if r["family"] == "rows":
+            return f"rows, {r['detail'].split(', ')[0]}"
+        if r["family"] == "scan" and not r["detail"].startswith("+"):
+            return f"scan, {r['detail'].split(' ')[0]}"
+        return r["family"]
 
     cells: dict[tuple, dict[str, str]] = {}
     for r in data.rows:

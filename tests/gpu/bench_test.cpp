@@ -96,8 +96,9 @@ TYPED_TEST(GpuBench, SortedInputsAreTheCpuOrderInEveryCopy) {
 }
 
 // time_families: one timed row per GPU algorithm of each family (scan: the modelled scans and
-// CUB's; segmented: every GPU strategy and peer; variance: each moments kernel in both layouts),
-// each with a peer of its own family or none; an n the variance rows cannot split is an error row.
+// CUB's for +, the chained scan and CUB's for max and affine; segmented: every GPU strategy and
+// peer; variance: each moments kernel in both layouts), each with a peer of its own family and
+// problem or none; an n the variance rows cannot split is an error row.
 TYPED_TEST(GpuBench, FamiliesAreTimedWithTheirPeers) {
   SUMLAB_REQUIRE_GPU();
   using T = TypeParam;
@@ -115,12 +116,15 @@ TYPED_TEST(GpuBench, FamiliesAreTimedWithTheirPeers) {
     EXPECT_TRUE(r.in_l2);  // 256 or 512 KiB
     ++per_family[r.family];
     if (!r.peer.empty()) {
-      const bool found = std::any_of(rows.begin(), rows.end(),
-                                     [&](const gpu::FamilyTiming& p) { return p.family == r.family && p.kernel == r.peer; });
-      EXPECT_TRUE(found) << "peer " << r.peer;
+      // The peer times the same problem: its detail is the row's up to the shape.
+      const auto found = std::count_if(rows.begin(), rows.end(), [&](const gpu::FamilyTiming& p) {
+        return p.family == r.family && p.kernel == r.peer && r.detail.starts_with(p.detail);
+      });
+      EXPECT_EQ(found, 1) << "peer " << r.peer;
     }
   }
-  EXPECT_EQ(per_family["scan"], int(std::size(scan::kAllGpuScans)));
+  // + by every scan; max and affine by the chained scan and CUB.
+  EXPECT_EQ(per_family["scan"], int(std::size(scan::kAllGpuScans)) + 4);
   const auto gpu_strategies = std::count_if(segmented::strategies().begin(), segmented::strategies().end(),
                                            [](const auto& i) { return i.where != segmented::Where::cpu; });
   EXPECT_EQ(per_family["segmented"], int(gpu_strategies));  // the modelled three and CUB's three
@@ -144,7 +148,7 @@ TYPED_TEST(GpuBench, FamilyShapesAreTheOnesTimed) {
   int seen = 0;
   for (const auto& r : gpu::time_families<T>(in, 2, shapes)) {
     SCOPED_TRACE(r.family + " " + r.kernel + " " + r.detail + " " + r.error);
-    if (r.kernel == "warp_hillis_steele" || r.kernel == "warp_hs_chained") {
+    if (r.kernel == "warp_hillis_steele" || r.kernel == "warp_hs_chained") {  // chained: +, max, affine
       EXPECT_TRUE(r.error.empty());
       EXPECT_NE(r.detail.find("b96x3"), std::string::npos);
       ++seen;
@@ -157,7 +161,7 @@ TYPED_TEST(GpuBench, FamilyShapesAreTheOnesTimed) {
       ++seen;
     }
   }
-  EXPECT_EQ(seen, 4);
+  EXPECT_EQ(seen, 6);
 }
 
 }  // namespace

@@ -194,8 +194,8 @@ fs::path bench_families_run(const std::string& name, const std::string& rows) {
   return run_dir;
 }
 
-// The bench's families: one figure and table per family, and for the row kernels one per problem
-// (the detail's first part), so that float32 and bfloat16 rows of the same length are not one
+// The bench's families: one figure and table per family, for the scans one per operator, and for
+// the row kernels one per problem (the detail's first part), so that float32 and bfloat16 rows of the same length are not one
 // panel of lines with the same names. The provenance is the committed H200 bench's.
 TEST(Report, BenchRowKernelsGetAPanelPerProblem) {
   std::string rows;
@@ -203,6 +203,8 @@ TEST(Report, BenchRowKernelsGetAPanelPerProblem) {
     const std::string at = std::string("float32,") + n + ",";
     rows += at + "scan,warp_hs_chained,\"+ inclusive, b256x23\",0.2,8,2600,0.58,0.3,cub,0.85,0.06,0.07,0,\n" +
             at + "scan,cub,+ inclusive,0.17,8,3100,0.69,0.4,cub,1,0.06,0.07,0,\n" +
+            at + "scan,warp_hs_chained,\"max inclusive, b512x23\",0.22,8,2400,0.54,0.3,cub,1.06,0.06,0.07,0,\n" +
+            at + "scan,cub,max inclusive,0.23,8,2300,0.51,0.3,cub,1,0.06,0.07,0,\n" +
             at + "rows,welford,\"rows of 4096, block_per_row/256\",0.16,4.002,1600,0.37,0.4,,,0.06,0.07,0,\n" +
             at + "rows,welford,\"bfloat16 rows of 4096, block_per_row/256\",0.15,2.002,900,0.21,0.4,,,0.06,0.07,0,\n" +
             at + "rows,argmax,\"bfloat16 rows of 4096, block_per_row/256\",0.09,2.003,1500,0.33,0.7,,,0.06,0.07,0,\n";
@@ -213,8 +215,16 @@ TEST(Report, BenchRowKernelsGetAPanelPerProblem) {
   SKIP_WITHOUT_MATPLOTLIB(r);
   ASSERT_EQ(r.code, 0) << r.out;
   const std::string md = slurp(out / "report.md");
-  for (const char* panel : {"scan, float32", "rows, rows of 4096, float32", "rows, bfloat16 rows of 4096, float32"})
+  for (const char* panel :
+       {"scan, float32", "scan, max, float32", "rows, rows of 4096, float32", "rows, bfloat16 rows of 4096, float32"})
     EXPECT_NE(md.find(std::string("Bandwidth / read-roof bandwidth, ") + panel), std::string::npos) << panel;
+  // The scans: a panel an operator, each against CUB's call for that operator.
+  const std::size_t plus = md.find("read-roof bandwidth, scan, float32"), max = md.find("read-roof bandwidth, scan, max");
+  ASSERT_NE(plus, std::string::npos);
+  ASSERT_NE(max, std::string::npos);
+  const std::string plus_table = md.substr(plus, md.find("\n\n", md.find("| --- ", plus)) - plus);
+  EXPECT_EQ(plus_table.find("max inclusive"), std::string::npos) << plus_table;
+  EXPECT_NE(md.find("| warp_hs_chained | max inclusive, b512x23 | 0.54 | 0.54 | 1.06 (cub) |", max), std::string::npos) << md;
   // Each row problem's table holds its own kernels' ratios, not the other's.
   const std::size_t f32 = md.find("read-roof bandwidth, rows, rows of 4096"), bf16 = md.find("read-roof bandwidth, rows, bfloat16");
   ASSERT_NE(f32, std::string::npos);
