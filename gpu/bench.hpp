@@ -106,8 +106,9 @@ template <class T> Timing time_read(const BenchInput<T>& in, const TimingOptions
 // modelled scans at shapes.scan, the segmented scan at shapes.segmented_tile; a shape an algorithm
 // refuses is its row's error) with its CUB peer where it has one. A scan's or segmented scan's
 // detail names the shape it ran. Timing is each family's own (gpu/scan.hpp, gpu/segmented.hpp,
-// gpu/rows.hpp): the median of `samples` single launches, event-timed, over a resident input, so
-// an input smaller than L2 may be read from L2 (in_l2 says so). n must be a multiple of
+// gpu/rows.hpp), as the sums are timed: the median of `samples` runs of launches back to back,
+// event-timed, over a resident input, so an input smaller than L2 may be read from L2 (in_l2 says
+// so). n must be a multiple of
 // family_cols. A failure is the row's error, not an exception.
 inline constexpr std::int64_t family_segment = 1024;
 inline constexpr std::int64_t family_cols = 4096;

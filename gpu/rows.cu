@@ -27,7 +27,6 @@ using row_reduce::row_acc_t;
 
 using detail::DeviceBytes;
 using detail::download;
-using detail::EventTimer;
 
 namespace {
 
@@ -186,16 +185,8 @@ GpuRowsResult<row_acc_t<In>> gpu_rows(RowKernel k, const RowShape& s, const RowM
     }
     if (!r.outputs.out.empty()) o.out = DeviceBytes(r.outputs.out.size() * sizeof(Acc), "the rows x cols output");
 
-    if (opts.reps > 1) launch<In>(k, s, x.device_data(), rows, cols, o);  // warm-up
-    std::vector<double> times;
-    EventTimer ev;
-    for (int i = 0; i < opts.reps; ++i) {
-      ev.start();
-      launch<In>(k, s, x.device_data(), rows, cols, o);
-      times.push_back(ev.stop());
-    }
+    r.ms = median(detail::time_back_to_back([&] { launch<In>(k, s, x.device_data(), rows, cols, o); }, opts.reps));
     SUMLAB_CUDA_CHECK(cudaDeviceSynchronize());
-    r.ms = median(times);
     auto& out = r.outputs;
     switch (row_reduce::info(k).family) {
       case row_reduce::RowFamily::moments:
@@ -246,15 +237,9 @@ CopyBandwidth measure_copy_bandwidth(std::size_t bytes, int reps) {
   try {
     DeviceBytes src(bytes, "the bandwidth probe"), dst(bytes, "the bandwidth probe");
     SUMLAB_CUDA_CHECK(cudaMemset(src.as<char>(), 0, bytes));
-    SUMLAB_CUDA_CHECK(cudaMemcpy(dst.as<char>(), src.as<char>(), bytes, cudaMemcpyDeviceToDevice));  // warm-up
-    std::vector<double> times;
-    EventTimer ev;
-    for (int i = 0; i < reps; ++i) {
-      ev.start();
-      SUMLAB_CUDA_CHECK(cudaMemcpy(dst.as<char>(), src.as<char>(), bytes, cudaMemcpyDeviceToDevice));
-      times.push_back(ev.stop());
-    }
-    c.ms = median(times);
+    c.ms = median(detail::time_back_to_back(
+        [&] { SUMLAB_CUDA_CHECK(cudaMemcpyAsync(dst.as<char>(), src.as<char>(), bytes, cudaMemcpyDeviceToDevice)); },
+        std::max(reps, 2)));
     c.bytes_per_s = c.ms > 0 ? 2.0 * double(bytes) / (c.ms * 1e-3) : 0;
   } catch (const GpuError& e) {
     c.error = e.what();

@@ -46,7 +46,8 @@ template <class In> class RowMatrix {
 
 struct RowRunOptions {
   bool want_out = true;  // write (and download) the rows x cols output
-  int reps = 1;          // timed launches (median reported); reps > 1 adds one untimed warm-up
+  int reps = 1;          // timed samples, median reported; > 1: each a run of launches back to back
+                         // (detail::time_back_to_back), 1: one launch timed alone
 };
 
 template <class Acc> struct GpuRowsResult {
@@ -77,7 +78,8 @@ template <class Acc> struct GpuExpResult {
 template <class Acc> GpuExpResult<Acc> gpu_row_exp(std::span<const Acc> x);
 
 // The device-to-device copy bandwidth, the memory-bound roof a row kernel is measured against:
-// cudaMemcpyDeviceToDevice of `bytes`, one warm-up then `reps` timed copies; bytes_per_s counts
+// cudaMemcpyDeviceToDevice of `bytes`, timed as the kernels are (`reps` samples, at least 2, of
+// copies back to back: detail::time_back_to_back); bytes_per_s counts
 // the bytes read plus the bytes written (2 * bytes) over the median time.
 struct CopyBandwidth {
   double bytes_per_s = 0;

@@ -24,7 +24,6 @@ namespace sumlab::gpu {
 using scan::GpuScan;
 using scan::ScanShape;
 using detail::DeviceBytes;
-using detail::EventTimer;
 
 namespace {
 
@@ -185,18 +184,8 @@ GpuScanResult<typename Op::Value> gpu_scan(GpuScan alg, const ScanShape& s, cons
       else if (alg == GpuScan::warp_hs_chained) launch_chained<Op>(s, x.device_data(), n, out.template as<V>(), inclusive, chain);
       else launch_scan<Op>(alg, s, x.device_data(), n, out.template as<V>(), inclusive, levels, 0);
     };
-    if (opts.reps > 1) once();  // warm-up
-    std::vector<double> times;
-    EventTimer ev;
-    for (int i = 0; i < opts.reps; ++i) {
-      ev.start();
-      once();
-      times.push_back(ev.stop());
-    }
+    r.ms = median(detail::time_back_to_back(once, opts.reps));
     SUMLAB_CUDA_CHECK(cudaDeviceSynchronize());
-    std::sort(times.begin(), times.end());
-    const std::size_t h = times.size() / 2;
-    r.ms = times.size() % 2 ? times[h] : 0.5 * (times[h - 1] + times[h]);
     if (opts.want_out) {
       r.out.resize(std::size_t(n));
       SUMLAB_CUDA_CHECK(cudaMemcpy(r.out.data(), out.template as<V>(), std::size_t(n) * sizeof(V), cudaMemcpyDeviceToHost));

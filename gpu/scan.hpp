@@ -6,10 +6,11 @@
 // and cub::DeviceScan as the library peer (measured, not modelled). Operators: core/scan/scan_ops.hpp
 // (plus, max, segmented, affine) over float and double.
 //
-// Timing: CUDA events around each launch sequence (all levels of scan-then-propagate, the chained
-// kernel, or the one CUB call), one untimed warm-up when reps > 1, the median of reps reported. The input stays
-// resident; a study times sizes whose input plus output are several times the L2 cache (50 MiB on
-// an H200), so the cache does not flatter the memory-bound comparison.
+// Timing: CUDA events around runs of whole scans back to back (all levels of scan-then-propagate,
+// the chained kernel, or the one CUB call), as the sums are timed; the median per scan of reps
+// such runs reported (gpu/host/cuda_host.cuh, time_back_to_back). The input stays resident; a
+// study times sizes whose input plus output are several times the L2 cache (50 MiB on an H200),
+// so the cache does not flatter the memory-bound comparison.
 // Failures (a shape validate_scan_shape refuses, memory, any CUDA error with its file:line) come
 // back as GpuScanResult::error, one sentence; nothing crashes or hangs.
 #include <cstdint>
@@ -44,7 +45,8 @@ template <class V> class ScanInput {
 
 struct ScanRunOptions {
   bool want_out = true;  // download the n outputs of the last launch
-  int reps = 1;          // timed launches (median reported); reps > 1 adds one untimed warm-up
+  int reps = 1;          // timed samples, median reported; > 1: each a run of scans back to back
+                         // (detail::time_back_to_back), 1: one scan timed alone
 };
 
 template <class V> struct GpuScanResult {

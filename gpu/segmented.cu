@@ -144,14 +144,13 @@ GpuSegmentedResult<T> gpu_segmented(Strategy st, const SegShape& s, const Segmen
     if (grid_cap <= 0) grid_cap = 8 * device_info().sm_count;
     detail::DeviceBytes out(static_cast<std::size_t>(segs) * sizeof(T), "the segment sums");
     T* d_out = out.as<T>();
-    const int runs = reps > 1 ? reps + 1 : 1;  // the first of several is the warm-up
     std::vector<double> times;
     if (inf.where == segmented::Where::gpu_peer) {
       const T* d_in = in.device_values();
       const std::int64_t* d_off = in.device_offsets();
-      const auto t = st == Strategy::cub_segmented_reduce ? seg_detail::cub_segmented_reduce<T>(d_in, d_off, segs, d_out, runs)
-                     : st == Strategy::cub_reduce_by_key  ? seg_detail::cub_reduce_by_key<T>(d_in, d_off, n, segs, d_out, runs)
-                                                          : seg_detail::cub_scan_by_key<T>(d_in, d_off, n, segs, d_out, runs);
+      const auto t = st == Strategy::cub_segmented_reduce ? seg_detail::cub_segmented_reduce<T>(d_in, d_off, segs, d_out, reps)
+                     : st == Strategy::cub_reduce_by_key  ? seg_detail::cub_reduce_by_key<T>(d_in, d_off, n, segs, d_out, reps)
+                                                          : seg_detail::cub_scan_by_key<T>(d_in, d_off, n, segs, d_out, reps);
       times = t.ms;
     } else {
       ScanScratch<T> w;
@@ -166,9 +165,7 @@ GpuSegmentedResult<T> gpu_segmented(Strategy st, const SegShape& s, const Segmen
         SUMLAB_CUDA_CHECK(cudaMemset(w.records.get(), 0, tiles * record));
         SUMLAB_CUDA_CHECK(cudaMemset(w.counter.get(), 0, sizeof(unsigned long long)));
       }
-      detail::EventTimer timer;
-      for (int i = 0; i < runs; ++i) {
-        timer.start();
+      times = detail::time_back_to_back([&] {
         switch (st) {
           case Strategy::block_per_segment:
             seg_detail::block_per_segment_kernel<T><<<capped_grid(segs, grid_cap), s.block>>>(
@@ -184,11 +181,9 @@ GpuSegmentedResult<T> gpu_segmented(Strategy st, const SegShape& s, const Segmen
           }
           default: launch_scan<T>(s, in, w, d_out, grid_cap); break;
         }
-        times.push_back(timer.stop());
-      }
+      }, reps);
     }
     SUMLAB_CUDA_CHECK(cudaDeviceSynchronize());
-    if (times.size() > 1) times.erase(times.begin());
     r.ms = median(times);
     SUMLAB_CUDA_CHECK(cudaMemcpy(r.sums.data(), d_out, r.sums.size() * sizeof(T), cudaMemcpyDeviceToHost));
   } catch (const GpuError& e) {

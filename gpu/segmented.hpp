@@ -52,8 +52,9 @@ template <class T> struct GpuSegmentedResult {
   bool ok() const { return error.empty(); }
 };
 
-// Runs strategy `st` (a GPU one) with shape `s` (ignored by the peers). reps >= 1 timed runs;
-// reps > 1 adds one untimed warm-up. grid_cap bounds the grid of the per-segment kernels (0:
+// Runs strategy `st` (a GPU one) with shape `s` (ignored by the peers). reps >= 1 timed samples,
+// median reported; > 1: each a run of launches back to back (detail::time_back_to_back), 1: one
+// run timed alone. grid_cap bounds the grid of the per-segment kernels (0:
 // 8 x the SM count); it changes no result, which is what the study's "across launch shapes"
 // check confirms for warp_per_segment.
 template <class T>

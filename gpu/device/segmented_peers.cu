@@ -69,26 +69,23 @@ detail::DeviceBytes segment_ids(const std::int64_t* d_offsets, std::int64_t n, s
 
 template <class T>
 PeerTiming cub_segmented_reduce(const T* d_in, const std::int64_t* d_offsets, std::int64_t num_segments, T* d_out,
-                                int runs) {
+                                int samples) {
   PeerTiming t;
   std::size_t temp_bytes = 0;
   SUMLAB_CUDA_CHECK(cub::DeviceSegmentedReduce::Sum(nullptr, temp_bytes, d_in, d_out, num_segments, d_offsets,
                                                     d_offsets + 1));
   detail::DeviceBytes temp(temp_bytes, "CUB temporary storage");
-  detail::EventTimer timer;
-  for (int r = 0; r < runs; ++r) {
-    timer.start();
+  t.ms = detail::time_back_to_back([&] {
     SUMLAB_CUDA_CHECK(cub::DeviceSegmentedReduce::Sum(temp.get(), temp_bytes, d_in, d_out, num_segments, d_offsets,
                                                       d_offsets + 1));
     SUMLAB_CUDA_CHECK_LAUNCH("cub::DeviceSegmentedReduce::Sum");
-    t.ms.push_back(timer.stop());
-  }
+  }, samples);
   return t;
 }
 
 template <class T>
 PeerTiming cub_reduce_by_key(const T* d_in, const std::int64_t* d_offsets, std::int64_t n, std::int64_t num_segments,
-                             T* d_out, int runs) {
+                             T* d_out, int samples) {
   PeerTiming t;
   const std::size_t us = static_cast<std::size_t>(num_segments);
   detail::DeviceBytes keys = segment_ids(d_offsets, n, num_segments, "cub_reduce_by_key");
@@ -98,10 +95,8 @@ PeerTiming cub_reduce_by_key(const T* d_in, const std::int64_t* d_offsets, std::
   SUMLAB_CUDA_CHECK(cub::DeviceReduce::ReduceByKey(nullptr, temp_bytes, keys.as<int>(), unique.as<int>(), d_in,
                                                    agg.as<T>(), num_runs.as<int>(), ::cuda::std::plus<>{}, n));
   detail::DeviceBytes temp(temp_bytes, "CUB temporary storage");
-  detail::EventTimer timer;
-  for (int r = 0; r < runs; ++r) {
-    timer.start();
-    if (num_segments > 0) SUMLAB_CUDA_CHECK(cudaMemset(d_out, 0, us * sizeof(T)));  // all-zero bits: +0
+  t.ms = detail::time_back_to_back([&] {
+    if (num_segments > 0) SUMLAB_CUDA_CHECK(cudaMemsetAsync(d_out, 0, us * sizeof(T)));  // all-zero bits: +0
     SUMLAB_CUDA_CHECK(cub::DeviceReduce::ReduceByKey(temp.get(), temp_bytes, keys.as<int>(), unique.as<int>(), d_in,
                                                      agg.as<T>(), num_runs.as<int>(), ::cuda::std::plus<>{}, n));
     if (num_segments > 0) {
@@ -109,23 +104,20 @@ PeerTiming cub_reduce_by_key(const T* d_in, const std::int64_t* d_offsets, std::
                                                                   num_segments, d_out);
       SUMLAB_CUDA_CHECK_LAUNCH("reduce-by-key scatter");
     }
-    t.ms.push_back(timer.stop());
-  }
+  }, samples);
   return t;
 }
 
 template <class T>
 PeerTiming cub_scan_by_key(const T* d_in, const std::int64_t* d_offsets, std::int64_t n, std::int64_t num_segments,
-                           T* d_out, int runs) {
+                           T* d_out, int samples) {
   PeerTiming t;
   detail::DeviceBytes keys = segment_ids(d_offsets, n, num_segments, "cub_scan_by_key");
   detail::DeviceBytes scanned(static_cast<std::size_t>(n) * sizeof(T), "the scanned values");
   std::size_t temp_bytes = 0;
   SUMLAB_CUDA_CHECK(cub::DeviceScan::InclusiveSumByKey(nullptr, temp_bytes, keys.as<int>(), d_in, scanned.as<T>(), n));
   detail::DeviceBytes temp(temp_bytes, "CUB temporary storage");
-  detail::EventTimer timer;
-  for (int r = 0; r < runs; ++r) {
-    timer.start();
+  t.ms = detail::time_back_to_back([&] {
     if (n > 0)
       SUMLAB_CUDA_CHECK(
           cub::DeviceScan::InclusiveSumByKey(temp.get(), temp_bytes, keys.as<int>(), d_in, scanned.as<T>(), n));
@@ -134,8 +126,7 @@ PeerTiming cub_scan_by_key(const T* d_in, const std::int64_t* d_offsets, std::in
       segment_ends_kernel<T><<<grid_for(num_segments, 256), 256>>>(scanned.as<T>(), d_offsets, num_segments, d_out);
       SUMLAB_CUDA_CHECK_LAUNCH("scan-by-key segment ends");
     }
-    t.ms.push_back(timer.stop());
-  }
+  }, samples);
   return t;
 }
 

@@ -152,6 +152,35 @@ class EventTimer {
   cudaEvent_t stop_{};
 };
 
+// The device time of one operation in a stream of them, as the sums' bench times its kernels and
+// the read roof (gpu/bench.cu): `enqueue` puts one whole operation (every launch of it) on the
+// default stream. One operation timed alone also counts the host's enqueueing, which over
+// 2^20-2^24 elements is a large part of a kernel's time, so a sample is a sequence of operations
+// back to back between two events: an untimed warm-up, one operation timed alone to size the
+// sequences (about 0.5 ms each, at most 256 operations), then `samples` sequences. Returns each
+// sample's time per operation, in ms. samples <= 1: one operation, timed alone (a caller after its
+// outputs, not a time). The last operation enqueued is the last of the last sample.
+template <class F> std::vector<double> time_back_to_back(F&& enqueue, int samples) {
+  EventTimer ev;
+  if (samples <= 1) {
+    ev.start();
+    enqueue();
+    return {double(ev.stop())};
+  }
+  enqueue();
+  ev.start();
+  enqueue();
+  const double one = ev.stop();
+  const int launches = one >= 0.5 ? 1 : one <= 0.5 / 256 ? 256 : int(0.5 / one + 0.999);
+  std::vector<double> ms;
+  for (int i = 0; i < samples; ++i) {
+    ev.start();
+    for (int l = 0; l < launches; ++l) enqueue();
+    ms.push_back(double(ev.stop()) / launches);
+  }
+  return ms;
+}
+
 template <class T> T copy_to_host(const T* d) {
   T h{};
   SUMLAB_CUDA_CHECK(cudaMemcpy(&h, d, sizeof(T), cudaMemcpyDeviceToHost));

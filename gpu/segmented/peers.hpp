@@ -11,18 +11,20 @@
 
 namespace sumlab::gpu::seg_detail {
 
+// Timed as every GPU family is (gpu/host/cuda_host.cuh, time_back_to_back): `samples` runs of
+// calls back to back, or one call alone when samples is 1.
 struct PeerTiming {
-  std::vector<double> ms;  // one per timed run
+  std::vector<double> ms;  // one per sample: its time per call
 };
 
 template <class T>
 PeerTiming cub_segmented_reduce(const T* d_in, const std::int64_t* d_offsets, std::int64_t num_segments, T* d_out,
-                                int runs);
+                                int samples);
 template <class T>
 PeerTiming cub_reduce_by_key(const T* d_in, const std::int64_t* d_offsets, std::int64_t n,
-                             std::int64_t num_segments, T* d_out, int runs);
+                             std::int64_t num_segments, T* d_out, int samples);
 template <class T>
 PeerTiming cub_scan_by_key(const T* d_in, const std::int64_t* d_offsets, std::int64_t n, std::int64_t num_segments,
-                           T* d_out, int runs);
+                           T* d_out, int samples);
 
 }  // namespace sumlab::gpu::seg_detail

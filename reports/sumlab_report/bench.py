@@ -101,8 +101,8 @@ def render_bench_families(run: Run, data: CsvData, ctx) -> list:
         Paragraph("What this shows: each algorithm's bytes moved per second (a scan reads and writes every "
                   "element; a segmented sum and a row kernel read each once, a bfloat16 row two bytes of it) as a fraction of the read "
                   "roof's bandwidth on the same input in the same run (1 = as fast as a plain read), and, in the "
-                  "last column, its time against its own family's CUB call at the largest n. Median of single "
-                  "launches over a resident input; * marks sizes whose input fits in L2, where repeated launches "
+                  "last column, its time against its own family's CUB call at the largest n. Median of samples, "
+                  "each a run of launches back to back as the sums are timed, over a resident input; * marks sizes whose input fits in L2, where repeated launches "
                   "may read from L2 and the ratio flatters."),
     ]
     errors = [r for r in data.rows if r.get("error")]

@@ -233,7 +233,7 @@ def render_scan_throughput(run: Run, data: CsvData, ctx) -> list:
                          "measured in the same run (the minimum traffic of any scan)."))
     cols = [c for c in ["algorithm", "shape", "operator", "dtype", "n", "ms", "memory_bound_ms", "fraction_of_bound"]
             if c in data.columns]
-    blocks.append(Table(cols, [[r.get(c, "") for c in cols] for r in data.rows], "Median of the timed launches."))
+    blocks.append(Table(cols, [[r.get(c, "") for c in cols] for r in data.rows], "Median of the timed samples, each a run of scans back to back."))
     return blocks
 
 
