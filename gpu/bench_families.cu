@@ -99,7 +99,7 @@ std::vector<FamilyTiming> time_families(const BenchInput<T>& in, int samples, co
       so.reps = samples;
       for (scan::GpuScan a : scan::kAllGpuScans) {
         if (!all && a != scan::GpuScan::warp_hs_chained && a != scan::GpuScan::cub) continue;
-        const scan::ScanShape shape = shapes.scan.value_or(scan::default_scan_shape(a, sizeof(V)));
+        const scan::ScanShape shape = shapes.scan.value_or(scan::default_scan_shape(a, sizeof(V), Op::name));
         const auto r = gpu_scan<Op>(a, shape, si, true, so);
         const std::string detail = a == scan::GpuScan::cub ? problem : problem + ", " + scan::to_string(shape);
         add({"scan", std::string(scan::to_string(a)), detail, "cub", 2.0 * sizeof(V), 0,

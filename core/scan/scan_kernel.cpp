@@ -77,9 +77,11 @@ std::string validate_scan_shape(GpuScan a, const ScanShape& s, std::int64_t n, s
   return "";
 }
 
-ScanShape default_scan_shape(GpuScan a, std::size_t value_bytes) {
-  if (a == GpuScan::warp_hs_chained)
+ScanShape default_scan_shape(GpuScan a, std::size_t value_bytes, std::string_view op) {
+  if (a == GpuScan::warp_hs_chained) {
+    if (op == "max" && value_bytes == 8) return {256, 15};
     return value_bytes <= 4 ? ScanShape{512, 23} : value_bytes <= 8 ? ScanShape{192, 23} : ScanShape{256, 15};
+  }
   return {256, 4};
 }
 

@@ -101,10 +101,13 @@ constexpr std::size_t chained_header_bytes(std::size_t value_bytes) {
 }
 // The items per thread warp_hs_chained is compiled for.
 inline constexpr int kChainedItems[] = {1, 2, 3, 4, 7, 8, 15, 16, 23};
-// The shape a caller gets without naming one (bench), for values of value_bytes each: the chained
-// scan's measured best for +, the segmented pair and affine (b512x23 for 4-byte values, b192x23 for
-// 8-byte ones, b256x15 for 16-byte ones); the scan-then-propagate algorithms' historical b256x4.
-ScanShape default_scan_shape(GpuScan a, std::size_t value_bytes);
+// The shape a caller gets without naming one (bench), for values of value_bytes each under the
+// operator named `op` (an Op::name): the chained scan's measured best for +, the segmented pair
+// and affine (b512x23 for 4-byte values, b192x23 for 8-byte ones, b256x15 for 16-byte ones), and
+// for max over doubles b256x15 (on the H200 1.26 and 1.31 of CUB's max at 2^24 and 2^26 where
+// b192x23 gave 1.00 and 1.07; max's bits are the same at every shape); the scan-then-propagate
+// algorithms' historical b256x4.
+ScanShape default_scan_shape(GpuScan a, std::size_t value_bytes, std::string_view op = "plus");
 
 // Empty when the algorithm can run this shape on n values of value_bytes each; else one sentence
 // naming the rule. (cub ignores the shape.)

@@ -349,6 +349,10 @@ TEST(ScanShapes, ValidationAndNames) {
   EXPECT_EQ(to_string(default_scan_shape(GpuScan::warp_hs_chained, 4)), "b512x23");
   EXPECT_EQ(to_string(default_scan_shape(GpuScan::warp_hs_chained, 8)), "b192x23");
   EXPECT_EQ(to_string(default_scan_shape(GpuScan::warp_hs_chained, 16)), "b256x15");  // 63 KiB, opted in
+  // max gives the same bits at every shape, so its default is its own fastest.
+  EXPECT_EQ(to_string(default_scan_shape(GpuScan::warp_hs_chained, 8, "max")), "b256x15");
+  EXPECT_EQ(to_string(default_scan_shape(GpuScan::warp_hs_chained, 4, "max")), "b512x23");
+  EXPECT_EQ(to_string(default_scan_shape(GpuScan::warp_hs_chained, 8, "affine")), "b192x23");
   EXPECT_EQ(to_string(ScanShape{256, 4}), "b256x4");
   ASSERT_TRUE(parse_scan_shape("b96x3").has_value());
   EXPECT_EQ(parse_scan_shape("b96x3")->block, 96);
