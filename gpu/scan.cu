@@ -84,9 +84,9 @@ void launch_chained_items(const ScanShape& s, const typename Op::Value* d_in, st
     if (smem > std::size_t(optin))
       throw GpuError(what() + " needs " + std::to_string(smem) + " bytes of shared memory a block; this GPU gives at most " +
                      std::to_string(optin));
-    SUMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
     chain.checked = true;
   }
+  detail::opt_in_shared(reinterpret_cast<const void*>(kernel), smem);
   detail::ChainTiles<V> c;
   c.records = chain.records.template as<unsigned long long>();
   c.counter = chain.counter.template as<unsigned long long>();

@@ -75,14 +75,8 @@ void launch_chained_tiles(const SegShape& s, const SegmentedInput<T>& in, ScanSc
   using F = scan::Flagged<T>;
   auto kernel = seg_detail::chained_segmented_kernel<T, ITEMS, MAX_THREADS>;
   const std::size_t smem = seg_detail::seg_scan_smem<T>(s.block, ITEMS);
-  // Large tiles pass the default 48 KB (1024 x 16 doubles: 150 KB): opt in, once per kernel, to the
-  // largest block's size.
-  static const bool opted_in = [&] {
-    SUMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           int(seg_detail::seg_scan_smem<T>(MAX_THREADS, ITEMS))));
-    return true;
-  }();
-  (void)opted_in;
+  // Large tiles pass the default 48 KB (1024 x 16 doubles: 150 KB).
+  detail::opt_in_shared(reinterpret_cast<const void*>(kernel), smem);
   detail::ChainTiles<F> c;
   c.records = w.records.template as<unsigned long long>();
   c.counter = w.counter.template as<unsigned long long>();

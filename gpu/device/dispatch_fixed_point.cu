@@ -51,12 +51,12 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   // default 48 KB, so the launch opts in to its size.
   auto* const kernel = s.block > 512 ? fixed_point_kernel<T, 1024> : fixed_point_kernel<T, 512>;
   const std::size_t smem = bulk_smem_bytes(s.block);
-  SUMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  opt_in_shared(reinterpret_cast<const void*>(kernel), smem);
   // The window pass (double only: no float instantiation).
   auto launch_window = [&](const T* d_in) {
     if constexpr (sizeof(T) == 8) {
       auto* const window_kernel = s.block > 512 ? fixed_window_kernel<T, 1024> : fixed_window_kernel<T, 512>;
-      SUMLAB_CUDA_CHECK(cudaFuncSetAttribute(window_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+      opt_in_shared(reinterpret_cast<const void*>(window_kernel), smem);
       window_kernel<<<s.grid, s.block, smem>>>(d_in, n, records);
       SUMLAB_CUDA_CHECK_LAUNCH("fixed_window_kernel");
     }

@@ -8,6 +8,8 @@
 
 #include <cstddef>
 #include <cstdio>
+#include <map>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -124,6 +126,20 @@ class Carver {
   int n_ = 0;
   std::size_t total_ = 0;
 };
+
+// Raises `kernel`'s dynamic shared-memory limit to at least `bytes` (past the default 48 KB a
+// launch must opt in), never lowering it: setting it to each launch's own size let a host thread
+// launching a smaller block lower the limit between another thread's opt-in and its launch, which
+// then failed. One lock over every kernel's limit; a kernel already at `bytes` costs no CUDA call.
+inline void opt_in_shared(const void* kernel, std::size_t bytes) {
+  static std::mutex m;
+  static std::map<const void*, std::size_t> limits;
+  const std::lock_guard<std::mutex> lock(m);
+  std::size_t& have = limits[kernel];
+  if (bytes <= have) return;
+  SUMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+  have = bytes;
+}
 
 // Device time between start() and stop(), on the default stream (or the stream given to both).
 class EventTimer {

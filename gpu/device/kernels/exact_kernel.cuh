@@ -69,6 +69,7 @@
 #include "core/order_model/fixed_point_model.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/device/kernels/dependent_launch.cuh"
+#include "gpu/host/cuda_host.cuh"
 #include "gpu/thread/bulk_loads.cuh"
 #include "gpu/warp/live_lanes.cuh"
 
@@ -1097,7 +1098,7 @@ void launch_exact(const LaunchShape& s, const T* d_in, std::int64_t n, const Exa
   // count follows the instantiation's MaxThreads, as chosen just above.
   const int max_threads = Abs || s.block > 256 ? (s.block > 512 ? 1024 : 512) : 256;
   const std::size_t smem = bulk_smem_bytes(s.block) + ExactBins<T>::bytes(max_threads, s.block);
-  SUMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  opt_in_shared(reinterpret_cast<const void*>(kernel), smem);
   kernel<<<s.grid, s.block, smem>>>(d_in, n, out);
   SUMLAB_CUDA_CHECK_LAUNCH("exact_limbs_kernel");
 }
