@@ -1,6 +1,7 @@
 // gpu/bench.hpp's time_families: the scans, segmented sums and row kernels timed by their own APIs
 // on copy 0 of a bench input (downloaded once and uploaded into each family's input).
 #include <algorithm>
+#include <cmath>
 #include <span>
 #include <type_traits>
 #include <string>
@@ -20,6 +21,13 @@ namespace sumlab::gpu {
 
 namespace {
 
+// How many copies of a row input its runs of launches read in turn, as the sums' bench rotates its
+// inputs (gpu/bench.cu): together at least 4x the L2 (at most 64 copies: 2.5x the L2 for 2^20
+// bfloat16 values), so that a launch finds little of its input there.
+int rotated_copies(double bytes, double l2) {
+  return bytes <= 0 ? 1 : static_cast<int>(std::clamp(std::ceil(4 * l2 / bytes), 1.0, 64.0));
+}
+
 // The "rows" family: every row kernel, statistics only (no output pass), over rows of each of
 // family_row_cols at block_per_row, cols / e threads for each e of `elements` (cols / 2e for
 // bfloat16, so that a thread has the same bytes of its row in flight; gpu/rows/row_loads.cuh),
@@ -38,7 +46,8 @@ void time_rows(std::vector<FamilyTiming>& out, std::span<const In> x, int sample
       if (threads < 32 || threads > 1024 || threads % 32 != 0 || threads * per_thread != cols) continue;
       const std::string where = what + "rows of " + std::to_string(cols);
       try {
-        const RowMatrix<In> m{x, n / cols, cols};
+        const int copies = rotated_copies(static_cast<double>(n) * sizeof(In), l2);
+        const RowMatrix<In> m{x, n / cols, cols, copies};
         RowRunOptions ro;
         ro.want_out = false;
         ro.reps = samples;
@@ -48,8 +57,7 @@ void time_rows(std::vector<FamilyTiming>& out, std::span<const In> x, int sample
               k.family == row_reduce::RowFamily::argmax ? sizeof(Acc) + sizeof(std::int64_t) : 2.0 * sizeof(Acc);
           const auto r = gpu_rows<In>(k.kernel, shape, m, ro);
           FamilyTiming t{"rows", std::string(k.name), where + ", " + row_reduce::to_string(shape), "",
-                         sizeof(In) + outputs / static_cast<double>(cols), 0,
-                         static_cast<double>(n) * sizeof(In) <= l2, r.error};
+                         sizeof(In) + outputs / static_cast<double>(cols), 0, false, r.error};
           t.ms = r.ok() ? r.ms : 0;
           out.push_back(std::move(t));
         }
@@ -142,7 +150,7 @@ std::vector<FamilyTiming> time_families(const BenchInput<T>& in, int samples, co
   // Variance: the moments row kernels over rows of family_cols, mean and variance out (no output
   // pass); every layout.
   try {
-    const RowMatrix<T> m{std::span<const T>(x), n / family_cols, family_cols};
+    const RowMatrix<T> m{std::span<const T>(x), n / family_cols, family_cols, rotated_copies(bytes, l2)};
     RowRunOptions ro;
     ro.want_out = false;
     ro.reps = samples;
@@ -155,7 +163,7 @@ std::vector<FamilyTiming> time_families(const BenchInput<T>& in, int samples, co
         const auto r = gpu_rows<T>(k.kernel, shape, m, ro);
         add({"variance", std::string(k.name),
              "rows of " + std::to_string(family_cols) + ", " + std::string(row_reduce::to_string(layout)), "", per, 0,
-             bytes <= l2, ""},
+             false, ""},
             r.ms, r.error);
       }
     }

@@ -127,32 +127,42 @@ template <class Acc> GpuExpResult<Acc> gpu_row_exp(std::span<const Acc> x) {
 }
 
 template <class In> struct RowMatrix<In>::Impl {
-  DeviceBytes data;
+  DeviceBytes data;  // `copies` copies of the matrix, one after another
   std::int64_t rows = 0, cols = 0;
+  int copies = 1;
 };
 
 template <class In>
-RowMatrix<In>::RowMatrix(std::span<const In> host, std::int64_t rows, std::int64_t cols)
+RowMatrix<In>::RowMatrix(std::span<const In> host, std::int64_t rows, std::int64_t cols, int copies)
     : impl_(std::make_unique<Impl>()) {
   if (rows < 0 || cols < 0 || static_cast<std::int64_t>(host.size()) != rows * cols)
     throw std::invalid_argument("RowMatrix: " + std::to_string(host.size()) + " elements for " +
                                 std::to_string(rows) + " x " + std::to_string(cols));
+  if (copies < 1) throw std::invalid_argument("RowMatrix: copies must be >= 1 (got " + std::to_string(copies) + ")");
   impl_->rows = rows;
   impl_->cols = cols;
+  impl_->copies = copies;
   if (host.empty()) return;
   std::string why;
   if (!gpu_available(&why)) throw GpuError(why);
-  impl_->data = DeviceBytes(host.size() * sizeof(In),
-                            "a " + std::to_string(rows) + " x " + std::to_string(cols) + " matrix");
-  SUMLAB_CUDA_CHECK(cudaMemcpy(impl_->data.template as<In>(), host.data(), host.size() * sizeof(In),
-                               cudaMemcpyHostToDevice));
+  const std::size_t bytes = host.size() * sizeof(In);
+  impl_->data = DeviceBytes(bytes * std::size_t(copies), std::to_string(copies) + " cop" + (copies == 1 ? "y" : "ies") +
+                                                             " of a " + std::to_string(rows) + " x " +
+                                                             std::to_string(cols) + " matrix");
+  In* const d = impl_->data.template as<In>();
+  SUMLAB_CUDA_CHECK(cudaMemcpy(d, host.data(), bytes, cudaMemcpyHostToDevice));
+  for (int c = 1; c < copies; ++c)
+    SUMLAB_CUDA_CHECK(cudaMemcpy(d + std::size_t(c) * host.size(), d, bytes, cudaMemcpyDeviceToDevice));
 }
 template <class In> RowMatrix<In>::~RowMatrix() = default;
 template <class In> RowMatrix<In>::RowMatrix(RowMatrix&&) noexcept = default;
 template <class In> RowMatrix<In>& RowMatrix<In>::operator=(RowMatrix&&) noexcept = default;
 template <class In> std::int64_t RowMatrix<In>::rows() const { return impl_->rows; }
 template <class In> std::int64_t RowMatrix<In>::cols() const { return impl_->cols; }
-template <class In> const In* RowMatrix<In>::device_data() const { return impl_->data.template as<In>(); }
+template <class In> int RowMatrix<In>::copies() const { return impl_->copies; }
+template <class In> const In* RowMatrix<In>::device_data(int copy) const {
+  return impl_->data.template as<In>() + std::size_t(copy % impl_->copies) * std::size_t(impl_->rows * impl_->cols);
+}
 
 template <class In>
 GpuRowsResult<row_acc_t<In>> gpu_rows(RowKernel k, const RowShape& s, const RowMatrix<In>& x,
@@ -185,7 +195,9 @@ GpuRowsResult<row_acc_t<In>> gpu_rows(RowKernel k, const RowShape& s, const RowM
     }
     if (!r.outputs.out.empty()) o.out = DeviceBytes(r.outputs.out.size() * sizeof(Acc), "the rows x cols output");
 
-    r.ms = median(detail::time_back_to_back([&] { launch<In>(k, s, x.device_data(), rows, cols, o); }, opts.reps));
+    int launches = 0;  // the copy each launch reads, in turn
+    r.ms = median(
+        detail::time_back_to_back([&] { launch<In>(k, s, x.device_data(launches++), rows, cols, o); }, opts.reps));
     SUMLAB_CUDA_CHECK(cudaDeviceSynchronize());
     auto& out = r.outputs;
     switch (row_reduce::info(k).family) {

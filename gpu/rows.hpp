@@ -25,11 +25,14 @@
 namespace sumlab::gpu {
 
 // A rows x cols matrix of In (float, double, row_reduce::bfloat16_bits) resident on the device,
-// uploaded once and reused by every kernel and shape. Throws GpuError when it does not fit or a
-// CUDA call fails, std::invalid_argument when host.size() != rows * cols.
+// uploaded once and reused by every kernel and shape. With copies > 1 the device holds that many
+// copies of it and a timed run of launches reads them in turn, as the sums' bench rotates its
+// inputs, so that a matrix smaller than the L2 is not read from the L2 by the next launch: every
+// copy holds the same values, so every launch gives the same results. Throws GpuError when it does
+// not fit or a CUDA call fails, std::invalid_argument when host.size() != rows * cols or copies < 1.
 template <class In> class RowMatrix {
  public:
-  RowMatrix(std::span<const In> host, std::int64_t rows, std::int64_t cols);
+  RowMatrix(std::span<const In> host, std::int64_t rows, std::int64_t cols, int copies = 1);
   ~RowMatrix();
   RowMatrix(RowMatrix&&) noexcept;
   RowMatrix& operator=(RowMatrix&&) noexcept;
@@ -37,7 +40,8 @@ template <class In> class RowMatrix {
   RowMatrix& operator=(const RowMatrix&) = delete;
   std::int64_t rows() const;
   std::int64_t cols() const;
-  const In* device_data() const;  // opaque to host code
+  int copies() const;
+  const In* device_data(int copy = 0) const;  // opaque to host code
 
  private:
   struct Impl;

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <limits>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -125,6 +126,29 @@ TEST(Rows, RunToRunBitsAreIdentical) {
     EXPECT_EQ(count_mismatches(a.outputs, b.outputs), 0) << i.name;
     EXPECT_GT(b.ms, 0.0);
   }
+}
+
+// A matrix held in several copies, read in turn by a timed run (as the bench rotates inputs past
+// the L2): every copy gives the one copy's bits, output pass included, and a copy count below 1 is
+// refused.
+TEST(Rows, RotatedCopiesGiveTheSameBits) {
+  SUMLAB_REQUIRE_GPU();
+  const std::int64_t rows = 96, cols = 4096;
+  const std::vector<float> x = input<float>(rows, cols);
+  const gpu::RowMatrix<float> one(std::span<const float>(x), rows, cols);
+  const gpu::RowMatrix<float> three(std::span<const float>(x), rows, cols, 3);
+  EXPECT_EQ(three.copies(), 3);
+  EXPECT_NE(three.device_data(0), three.device_data(1));
+  EXPECT_EQ(three.device_data(0), three.device_data(3));
+  for (const auto& i : row_kernels()) {
+    const auto a = gpu::gpu_rows<float>(i.kernel, kShapes[5], one);
+    for (int reps : {1, 4, 5}) {
+      const auto b = gpu::gpu_rows<float>(i.kernel, kShapes[5], three, gpu::RowRunOptions{true, reps});
+      ASSERT_TRUE(a.ok() && b.ok()) << a.error << b.error;
+      EXPECT_EQ(count_mismatches(a.outputs, b.outputs), 0) << i.name << " reps " << reps;
+    }
+  }
+  EXPECT_THROW(gpu::RowMatrix<float>(std::span<const float>(x), rows, cols, 0), std::invalid_argument);
 }
 
 // argmax on rows of nothing but ties, NaNs of two payloads, infinities and signed zeros: the GPU
