@@ -1,5 +1,6 @@
 // gpu/bench.hpp's time_families: the scans, segmented sums and row kernels timed by their own APIs
-// on copy 0 of a bench input (downloaded once and uploaded into each family's input).
+// on copy 0 of a bench input (downloaded once and uploaded into each family's input; the row
+// kernels' in several copies that their runs of launches read in turn).
 #include <algorithm>
 #include <cmath>
 #include <span>
