@@ -35,31 +35,61 @@ template <class Acc> struct DeviceOutputs {
   DeviceBytes a, b, index, out;  // per-row stat 1, stat 2, argmax index, rows x cols output
 };
 
-// Only the kernels a moments kernel runs as are instantiated (gpu/rows/moments_kernel.cuh): with the
-// output pass where the caller wants the output, the statistics alone where not.
-template <RowKernel K, class In, bool Out>
-void launch_moments(unsigned grid, unsigned block, const In* d_in, std::int64_t rows, std::int64_t cols,
-                    RowLayout layout, row_acc_t<In>* a, row_acc_t<In>* b, row_acc_t<In>* out) {
+// The kernel a moments kernel runs as (gpu/rows/moments_kernel.cuh): with the output pass where
+// the caller wants the output, the statistics alone where not, each with its rows staged in shared
+// memory or not; the same signature for all.
+template <RowKernel K, class In, bool Out, bool Staged> constexpr auto moments_kernel() {
   if constexpr (!gpu::rows::row_moments_bounded<K, In>())
-    gpu::rows::row_moments_unbounded_kernel<K, In, Out><<<grid, block>>>(d_in, rows, cols, layout, a, b, out);
+    return &gpu::rows::row_moments_unbounded_kernel<K, In, Out, Staged>;
   else if constexpr (Out)
-    gpu::rows::row_moments_kernel<K, In><<<grid, block>>>(d_in, rows, cols, layout, a, b, out);
+    return &gpu::rows::row_moments_kernel<K, In, Staged>;
   else
-    gpu::rows::row_stats_kernel<K, In><<<grid, block>>>(d_in, rows, cols, layout, a, b, out);
+    return &gpu::rows::row_stats_kernel<K, In, Staged>;
 }
 
-template <RowKernel K, class In>
-void launch_moments(unsigned grid, unsigned block, const In* d_in, std::int64_t rows, std::int64_t cols,
-                    RowLayout layout, row_acc_t<In>* a, row_acc_t<In>* b, row_acc_t<In>* out) {
-  if (out != nullptr)
-    launch_moments<K, In, true>(grid, block, d_in, rows, cols, layout, a, b, out);
-  else
-    launch_moments<K, In, false>(grid, block, d_in, rows, cols, layout, a, b, out);
+// Only the statistics of two_pass pass over the row twice; the others' statistics alone are never
+// staged (row_stage_bytes), so their staged instance is not compiled.
+template <RowKernel K, class In> constexpr auto moments_kernel(bool out, bool staged) {
+  if (out) return staged ? moments_kernel<K, In, true, true>() : moments_kernel<K, In, true, false>();
+  if constexpr (K == RowKernel::two_pass)
+    if (staged) return moments_kernel<K, In, false, true>();
+  return moments_kernel<K, In, false, false>();
+}
+
+template <RowKernel K, class In> constexpr auto softmax_kernel(bool staged) {
+  return staged ? &gpu::rows::row_softmax_kernel<K, In, true> : &gpu::rows::row_softmax_kernel<K, In, false>;
+}
+
+// A row kernel's launch with `stage` bytes of dynamic shared memory (0: none), opted in first.
+template <class... P, class... A>
+void launch_row_kernel(void (*kernel)(P...), unsigned grid, unsigned block, std::size_t stage, A... args) {
+  if (stage > 0) detail::opt_in_shared(reinterpret_cast<const void*>(kernel), stage);
+  kernel<<<grid, block, stage>>>(args...);
+}
+
+// Bytes of dynamic shared memory in which a block of kernel k keeps its rows between passes
+// (gpu/rows/row_loads.cuh), or 0: where the kernel passes over its row once (argmax, and the
+// statistics of textbook, Welford and online softmax without the output), where a thread's share
+// fits a register slice, where it exceeds kRowStageThreadBytes, or where two blocks would not fit an
+// SM beside their static shared memory. sm_bytes: the SM's shared memory, optin: a block's.
+template <class In>
+std::size_t row_stage_bytes(RowKernel k, const RowShape& s, std::int64_t cols, bool out, std::size_t sm_bytes,
+                            std::size_t optin) {
+  using row_reduce::RowFamily;
+  if (row_reduce::info(k).family == RowFamily::argmax || cols == 0) return 0;
+  if (!out && k != RowKernel::two_pass && k != RowKernel::softmax_three_pass) return 0;
+  const std::int64_t threads = s.layout == RowLayout::warp_per_row ? 32 : s.block;
+  const bool batched = k == RowKernel::textbook || k == RowKernel::two_pass;
+  if (batched && cols <= std::int64_t(gpu::rows::kRowSliceItems<In>) * threads) return 0;
+  if ((cols + threads - 1) / threads * std::int64_t(sizeof(In)) > gpu::rows::kRowStageThreadBytes) return 0;
+  const std::size_t bytes = std::size_t(s.rows_per_block()) * std::size_t(cols) * sizeof(In);
+  const std::size_t per_block = bytes + gpu::rows::smem_state_bytes + 1024;  // + the runtime's reserve
+  return bytes <= optin && 2 * per_block <= sm_bytes ? bytes : 0;
 }
 
 template <class In>
 void launch(RowKernel k, const RowShape& s, const In* d_in, std::int64_t rows, std::int64_t cols,
-            DeviceOutputs<row_acc_t<In>>& o) {
+            DeviceOutputs<row_acc_t<In>>& o, std::size_t stage) {
   using Acc = row_acc_t<In>;
   using namespace gpu::rows;
   const std::int64_t rpb = s.rows_per_block();
@@ -68,24 +98,26 @@ void launch(RowKernel k, const RowShape& s, const In* d_in, std::int64_t rows, s
   Acc* a = o.a.template as<Acc>();
   Acc* b = o.b.template as<Acc>();
   Acc* out = o.out.template as<Acc>();
+  const bool staged = stage > 0, with_out = out != nullptr;
+  const auto moments = [&](auto kernel) { launch_row_kernel(kernel, grid, block, stage, d_in, rows, cols, s.layout, a, b, out); };
   switch (k) {
     case RowKernel::textbook:
-      launch_moments<RowKernel::textbook>(grid, block, d_in, rows, cols, s.layout, a, b, out);
+      moments(moments_kernel<RowKernel::textbook, In>(with_out, staged));
       break;
     case RowKernel::two_pass:
-      launch_moments<RowKernel::two_pass>(grid, block, d_in, rows, cols, s.layout, a, b, out);
+      moments(moments_kernel<RowKernel::two_pass, In>(with_out, staged));
       break;
     case RowKernel::welford:
-      launch_moments<RowKernel::welford>(grid, block, d_in, rows, cols, s.layout, a, b, out);
+      moments(moments_kernel<RowKernel::welford, In>(with_out, staged));
       break;
     case RowKernel::welford_equal:
-      launch_moments<RowKernel::welford_equal>(grid, block, d_in, rows, cols, s.layout, a, b, out);
+      moments(moments_kernel<RowKernel::welford_equal, In>(with_out, staged));
       break;
     case RowKernel::softmax_online:
-      row_softmax_kernel<RowKernel::softmax_online, In><<<grid, block>>>(d_in, rows, cols, s.layout, a, b, out);
+      moments(softmax_kernel<RowKernel::softmax_online, In>(staged));
       break;
     case RowKernel::softmax_three_pass:
-      row_softmax_kernel<RowKernel::softmax_three_pass, In><<<grid, block>>>(d_in, rows, cols, s.layout, a, b, out);
+      moments(softmax_kernel<RowKernel::softmax_three_pass, In>(staged));
       break;
     case RowKernel::argmax:
       row_argmax_kernel<In><<<grid, block>>>(d_in, rows, cols, s.layout, a, o.index.template as<std::int64_t>());
@@ -195,9 +227,15 @@ GpuRowsResult<row_acc_t<In>> gpu_rows(RowKernel k, const RowShape& s, const RowM
     }
     if (!r.outputs.out.empty()) o.out = DeviceBytes(r.outputs.out.size() * sizeof(Acc), "the rows x cols output");
 
+    int device = 0, sm_bytes = 0, optin = 0;
+    SUMLAB_CUDA_CHECK(cudaGetDevice(&device));
+    SUMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sm_bytes, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+    SUMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    const std::size_t stage =
+        row_stage_bytes<In>(k, s, cols, o.out.get() != nullptr, std::size_t(sm_bytes), std::size_t(optin));
     int launches = 0;  // the copy each launch reads, in turn
-    r.ms = median(
-        detail::time_back_to_back([&] { launch<In>(k, s, x.device_data(launches++), rows, cols, o); }, opts.reps));
+    r.ms = median(detail::time_back_to_back(
+        [&] { launch<In>(k, s, x.device_data(launches++), rows, cols, o, stage); }, opts.reps));
     SUMLAB_CUDA_CHECK(cudaDeviceSynchronize());
     auto& out = r.outputs;
     switch (row_reduce::info(k).family) {

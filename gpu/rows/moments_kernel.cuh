@@ -17,8 +17,10 @@ namespace sumlab::gpu::rows {
 
 // Out: the kernel writes the normalised output where d_out is not null (a second pass over the
 // row); without it the kernel is the statistics alone, a separate instantiation so that the output
-// pass's registers (a slice of the row) are not held by a kernel that never runs it.
-template <row_reduce::RowKernel K, class In, bool Out>
+// pass's registers (a slice of the row) are not held by a kernel that never runs it. Staged: the
+// row waits between passes in the dynamic shared memory the host sized for it (row_loads.cuh), an
+// instance of its own so that the kernels without a stage keep their registers.
+template <row_reduce::RowKernel K, class In, bool Out, bool Staged>
 __device__ __forceinline__ void row_moments(const In* __restrict__ d_in, std::int64_t rows, std::int64_t cols,
                                             row_reduce::RowLayout layout, row_reduce::row_acc_t<In>* d_mean,
                                             row_reduce::row_acc_t<In>* d_variance, row_reduce::row_acc_t<In>* d_out) {
@@ -31,27 +33,27 @@ __device__ __forceinline__ void row_moments(const In* __restrict__ d_in, std::in
   const Acc n = static_cast<Acc>(cols);
   const bool many_passes = K == RowKernel::two_pass || (Out && d_out != nullptr);
   constexpr bool cheap = K == RowKernel::textbook || K == RowKernel::two_pass;  // no division an element
-  with_row<cheap ? RowLoop::batched : RowLoop::ahead>(row, cols, g, many_passes, [&](auto&& for_each) {
+  with_row<cheap ? RowLoop::batched : RowLoop::ahead, Staged>(row, cols, g, many_passes, layout, [&](auto&& read, auto&& reread) {
     MeanVariance<Acc> mv;
     if constexpr (K == RowKernel::textbook) {
       SumSquares<Acc> s = SumSquaresOp<Acc>::identity();
-      for_each([&](In x, std::int64_t) { s = sum_squares_step(s, RowInput<In>::widen(x)); });
+      read([&](In x, std::int64_t) { s = sum_squares_step(s, RowInput<In>::widen(x)); });
       s = group_reduce<SumSquaresOp<Acc>>(s, g.block_stage, reinterpret_cast<SumSquares<Acc>*>(smem));
       mv = textbook_finish(s, n);
     } else if constexpr (K == RowKernel::two_pass) {
       Acc s = Acc(0);
-      for_each([&](In x, std::int64_t) { s = sum_step(s, RowInput<In>::widen(x)); });
+      read([&](In x, std::int64_t) { s = sum_step(s, RowInput<In>::widen(x)); });
       s = group_reduce<PlainSumOp<Acc>>(s, g.block_stage, reinterpret_cast<Acc*>(smem));
       const Acc mean = s / n;
       Acc q = Acc(0);
-      for_each([&](In x, std::int64_t) { q = squared_deviation_step(q, RowInput<In>::widen(x), mean); });
+      reread([&](In x, std::int64_t) { q = squared_deviation_step(q, RowInput<In>::widen(x), mean); });
       q = group_reduce<PlainSumOp<Acc>>(q, g.block_stage, reinterpret_cast<Acc*>(smem));
       mv = MeanVariance<Acc>{mean, q / n};
     } else {
       static_assert(K == RowKernel::welford || K == RowKernel::welford_equal, "a moments kernel");
       using Op = std::conditional_t<K == RowKernel::welford, ChanMergeOp<Acc>, ChanEqualMergeOp<Acc>>;
       RowMoments<Acc> s = Op::identity();
-      for_each([&](In x, std::int64_t) { s = welford_step(s, RowInput<In>::widen(x)); });
+      read([&](In x, std::int64_t) { s = welford_step(s, RowInput<In>::widen(x)); });
       s = group_reduce<Op>(s, g.block_stage, reinterpret_cast<RowMoments<Acc>*>(smem));
       mv = welford_finish(s);
     }
@@ -62,7 +64,7 @@ __device__ __forceinline__ void row_moments(const In* __restrict__ d_in, std::in
     if (!Out || d_out == nullptr) return;
     const Acc rstd = layer_norm_rstd(mv.variance);
     Acc* out = d_out + g.row * cols;
-    for_each([&](In x, std::int64_t j) { out[j] = layer_norm_apply(RowInput<In>::widen(x), mv.mean, rstd); });
+    reread([&](In x, std::int64_t j) { out[j] = layer_norm_apply(RowInput<In>::widen(x), mv.mean, rstd); });
   });
 }
 
@@ -82,26 +84,26 @@ template <row_reduce::RowKernel K, class In> constexpr int row_stats_min_blocks(
 }
 
 // The statistics, and the normalised output where d_out is not null.
-template <row_reduce::RowKernel K, class In>
+template <row_reduce::RowKernel K, class In, bool Staged>
 __global__ void __launch_bounds__(1024) row_moments_kernel(const In* __restrict__ d_in, std::int64_t rows, std::int64_t cols,
                                                            row_reduce::RowLayout layout, row_reduce::row_acc_t<In>* d_mean,
                                                            row_reduce::row_acc_t<In>* d_variance, row_reduce::row_acc_t<In>* d_out) {
-  row_moments<K, In, true>(d_in, rows, cols, layout, d_mean, d_variance, d_out);
+  row_moments<K, In, true, Staged>(d_in, rows, cols, layout, d_mean, d_variance, d_out);
 }
 
 // The statistics alone (d_out is ignored).
-template <row_reduce::RowKernel K, class In>
+template <row_reduce::RowKernel K, class In, bool Staged>
 __global__ void __launch_bounds__(1024, row_stats_min_blocks<K, In>())
     row_stats_kernel(const In* __restrict__ d_in, std::int64_t rows, std::int64_t cols, row_reduce::RowLayout layout,
                      row_reduce::row_acc_t<In>* d_mean, row_reduce::row_acc_t<In>* d_variance, row_reduce::row_acc_t<In>* d_out) {
-  row_moments<K, In, false>(d_in, rows, cols, layout, d_mean, d_variance, d_out);
+  row_moments<K, In, false, Staged>(d_in, rows, cols, layout, d_mean, d_variance, d_out);
 }
 
-template <row_reduce::RowKernel K, class In, bool Out>
+template <row_reduce::RowKernel K, class In, bool Out, bool Staged>
 __global__ void row_moments_unbounded_kernel(const In* __restrict__ d_in, std::int64_t rows, std::int64_t cols,
                                              row_reduce::RowLayout layout, row_reduce::row_acc_t<In>* d_mean,
                                              row_reduce::row_acc_t<In>* d_variance, row_reduce::row_acc_t<In>* d_out) {
-  row_moments<K, In, Out>(d_in, rows, cols, layout, d_mean, d_variance, d_out);
+  row_moments<K, In, Out, Staged>(d_in, rows, cols, layout, d_mean, d_variance, d_out);
 }
 
 }  // namespace sumlab::gpu::rows

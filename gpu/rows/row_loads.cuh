@@ -15,9 +15,12 @@
 // A cheap fold with a second pass over the row (two_pass, and the normalised output) keeps the
 // thread's elements in registers when they number at most kRowSliceItems (cols <= kRowSliceItems *
 // T: float rows of 4096 at block_per_row/256, bfloat16 ones at /128), so the row is read from memory
-// once; longer rows read it again in each pass (from L2 where it stays). The slice and the batch
-// live in registers, which is why the kernels that use them are declared __launch_bounds__(1024):
-// a block of 1024 threads must launch, so the compiler keeps each within 64 registers.
+// once. The slice and the batch live in registers, which is why the kernels that use them are
+// declared __launch_bounds__(1024): a block of 1024 threads must launch, so the compiler keeps each
+// within 64 registers. A kernel of more than one pass whose row does not fit a slice stages it in
+// shared memory where the host gave it some (row_stage_bytes, gpu/rows.cu): the first pass stores
+// each element there as it folds it, the later ones read it back, so the row is still read from
+// memory once; longer rows read it again in each pass (from L2 where it stays).
 #include <cstdint>
 #include <cstring>
 
@@ -226,22 +229,55 @@ __device__ __forceinline__ void row_for_each_plain(const In* __restrict__ row, s
   }
 }
 
-// Runs body(for_each) once, where for_each(f) visits the thread's elements in order, read as Loop
-// says.
-template <RowLoop Loop, class In, class Body>
+// A thread's elements, in order, read from memory as Loop says.
+template <RowLoop Loop, class In, class F>
+__device__ __forceinline__ void row_read(const In* __restrict__ row, std::int64_t cols, const RowGroup& g, F&& f) {
+  if constexpr (Loop == RowLoop::batched)
+    row_for_each<kRowBatch<In>>(row, cols, g, f);
+  else if constexpr (Loop == RowLoop::ahead && kRowAhead<In> > 1)
+    row_for_each_ahead<kRowAhead<In>>(row, cols, g, f);
+  else
+    row_for_each_plain(row, cols, g, f);
+}
+
+// Per-thread bytes of a staged row at most: 64 floats (a row of 16384 at 256 threads, 64 KB a
+// block, three blocks an SM), 128 bfloat16 values, 32 doubles. More would leave an SM a few warps
+// to hide its loads with; such rows are read again instead.
+inline constexpr int kRowStageThreadBytes = 256;
+
+// The group's stage in the dynamic shared memory the host sized for it (row_stage_bytes): one row
+// per warp for warp_per_row, the block's one row for block_per_row.
+template <class In> __device__ __forceinline__ In* row_stage(std::int64_t cols, row_reduce::RowLayout layout) {
+  extern __shared__ __align__(16) unsigned char row_stage_smem[];
+  const std::int64_t group = layout == row_reduce::RowLayout::warp_per_row ? std::int64_t(threadIdx.x >> 5) : 0;
+  return reinterpret_cast<In*>(row_stage_smem) + group * cols;
+}
+
+// Runs body(read, reread) once. read(f) visits the thread's elements in order, read from memory as
+// Loop says; reread(f) visits them again for a later pass. Staged (a kernel instance of its own,
+// launched where the host gave it a stage: row_stage_bytes in gpu/rows.cu): read stores each
+// element in the group's stage as it folds it and reread takes them from there; a thread reads
+// back only its own elements, so no barrier is needed. Otherwise: from the register slice where the
+// caller passes more than once and the row fits one (batched; read comes from it too), else from
+// memory again.
+template <RowLoop Loop, bool Staged, class In, class Body>
 __device__ __forceinline__ void with_row(const In* __restrict__ row, std::int64_t cols, const RowGroup& g, bool many_passes,
-                                         Body&& body) {
-  if constexpr (Loop == RowLoop::batched) {
-    if (many_passes && row_slice_fits<In>(cols, g)) {
-      const RowSlice<In> s = row_slice(row, cols, g);
-      body([&](auto&& f) { s.for_each(f); });
-      return;
-    }
-    body([&](auto&& f) { row_for_each<kRowBatch<In>>(row, cols, g, f); });
-  } else if constexpr (Loop == RowLoop::ahead && kRowAhead<In> > 1) {
-    body([&](auto&& f) { row_for_each_ahead<kRowAhead<In>>(row, cols, g, f); });
+                                         row_reduce::RowLayout layout, Body&& body) {
+  if constexpr (Staged) {
+    In* const stage = row_stage<In>(cols, layout);
+    body([&](auto&& f) { row_read<Loop>(row, cols, g, [&](In x, std::int64_t j) { stage[j] = x; f(x, j); }); },
+         [&](auto&& f) { row_for_each<kRowBatch<In>>(stage, cols, g, f); });
   } else {
-    body([&](auto&& f) { row_for_each_plain(row, cols, g, f); });
+    if constexpr (Loop == RowLoop::batched) {
+      if (many_passes && row_slice_fits<In>(cols, g)) {
+        const RowSlice<In> s = row_slice(row, cols, g);
+        const auto each = [&](auto&& f) { s.for_each(f); };
+        body(each, each);
+        return;
+      }
+    }
+    const auto read = [&](auto&& f) { row_read<Loop>(row, cols, g, f); };
+    body(read, read);
   }
 }
 

@@ -3,7 +3,8 @@
 // output) and softmax_three_pass (max, sum of exp, output). Arithmetic: core/row_reduce/
 // online_softmax.hpp and three_pass_softmax.hpp (shared with the CPU model); exp is acc_exp, the
 // portable exp (float arithmetic for float and bfloat16 rows), never CUDA's expf (which the CPU
-// could not reproduce).
+// could not reproduce). Staged: the row waits between passes in the dynamic shared memory the host
+// sized for it (row_loads.cuh), an instance of its own.
 #include <cstdint>
 
 #include "core/row_reduce/online_softmax.hpp"
@@ -15,7 +16,7 @@
 
 namespace sumlab::gpu::rows {
 
-template <row_reduce::RowKernel K, class In>
+template <row_reduce::RowKernel K, class In, bool Staged>
 __global__ void __launch_bounds__(1024) row_softmax_kernel(const In* __restrict__ d_in, std::int64_t rows, std::int64_t cols,
                                    row_reduce::RowLayout layout, row_reduce::row_acc_t<In>* d_max,
                                    row_reduce::row_acc_t<In>* d_sum, row_reduce::row_acc_t<In>* d_out) {
@@ -25,21 +26,21 @@ __global__ void __launch_bounds__(1024) row_softmax_kernel(const In* __restrict_
   const RowGroup g = row_group(layout);
   if (g.row >= rows) return;
   const In* row = d_in + g.row * cols;
-  with_row<RowLoop::plain>(row, cols, g, false, [&](auto&& for_each) {
+  with_row<RowLoop::plain, Staged>(row, cols, g, false, layout, [&](auto&& read, auto&& reread) {
     Acc m, l;
     if constexpr (K == RowKernel::softmax_online) {
       SoftmaxState<Acc> s = softmax_identity<Acc>();
-      for_each([&](In x, std::int64_t) { s = online_softmax_step(s, RowInput<In>::widen(x)); });
+      read([&](In x, std::int64_t) { s = online_softmax_step(s, RowInput<In>::widen(x)); });
       s = group_reduce<OnlineSoftmaxOp<Acc>>(s, g.block_stage, reinterpret_cast<SoftmaxState<Acc>*>(smem));
       m = s.m;
       l = s.l;
     } else {
       static_assert(K == RowKernel::softmax_three_pass, "a softmax kernel");
       m = MaxOp<Acc>::identity();
-      for_each([&](In x, std::int64_t) { m = max_step(m, RowInput<In>::widen(x)); });
+      read([&](In x, std::int64_t) { m = max_step(m, RowInput<In>::widen(x)); });
       m = group_reduce<MaxOp<Acc>>(m, g.block_stage, reinterpret_cast<Acc*>(smem));
       l = Acc(0);
-      for_each([&](In x, std::int64_t) { l = sum_exp_step(l, RowInput<In>::widen(x), m); });
+      reread([&](In x, std::int64_t) { l = sum_exp_step(l, RowInput<In>::widen(x), m); });
       l = group_reduce<PlainSumOp<Acc>>(l, g.block_stage, reinterpret_cast<Acc*>(smem));
     }
     if (g.t == 0) {
@@ -48,7 +49,7 @@ __global__ void __launch_bounds__(1024) row_softmax_kernel(const In* __restrict_
     }
     if (d_out == nullptr) return;
     Acc* out = d_out + g.row * cols;
-    for_each([&](In x, std::int64_t j) { out[j] = softmax_probability(RowInput<In>::widen(x), m, l); });
+    reread([&](In x, std::int64_t j) { out[j] = softmax_probability(RowInput<In>::widen(x), m, l); });
   });
 }
 
