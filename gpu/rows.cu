@@ -47,13 +47,9 @@ template <RowKernel K, class In, bool Out, bool Staged> constexpr auto moments_k
     return &gpu::rows::row_stats_kernel<K, In, Staged>;
 }
 
-// Only the statistics of two_pass pass over the row twice; the others' statistics alone are never
-// staged (row_stage_bytes), so their staged instance is not compiled.
 template <RowKernel K, class In> constexpr auto moments_kernel(bool out, bool staged) {
   if (out) return staged ? moments_kernel<K, In, true, true>() : moments_kernel<K, In, true, false>();
-  if constexpr (K == RowKernel::two_pass)
-    if (staged) return moments_kernel<K, In, false, true>();
-  return moments_kernel<K, In, false, false>();
+  return staged ? moments_kernel<K, In, false, true>() : moments_kernel<K, In, false, false>();
 }
 
 template <RowKernel K, class In> constexpr auto softmax_kernel(bool staged) {
@@ -67,23 +63,19 @@ void launch_row_kernel(void (*kernel)(P...), unsigned grid, unsigned block, std:
   kernel<<<grid, block, stage>>>(args...);
 }
 
-// Bytes of dynamic shared memory in which a block of kernel k keeps its rows between passes
-// (gpu/rows/row_loads.cuh), or 0: where the kernel passes over its row once (argmax, and the
-// statistics of textbook, Welford and online softmax without the output), where a thread's share
-// fits a register slice, where it exceeds kRowStageThreadBytes, or where two blocks would not fit an
-// SM beside their static shared memory. sm_bytes: the SM's shared memory, optin: a block's.
+// Bytes of dynamic shared memory into which a block of kernel k copies its rows before folding
+// them (gpu/rows/row_loads.cuh), or 0 where it reads them from memory: argmax (its words in any
+// order), rows of which a thread's share exceeds kRowStageThreadBytes, or blocks of which two would
+// not fit an SM beside their static shared memory. sm_bytes: the SM's shared memory, optin: a
+// block's.
 template <class In>
-std::size_t row_stage_bytes(RowKernel k, const RowShape& s, std::int64_t cols, bool out, std::size_t sm_bytes,
-                            std::size_t optin) {
-  using row_reduce::RowFamily;
-  if (row_reduce::info(k).family == RowFamily::argmax || cols == 0) return 0;
-  if (!out && k != RowKernel::two_pass && k != RowKernel::softmax_three_pass) return 0;
+std::size_t row_stage_bytes(RowKernel k, const RowShape& s, std::int64_t cols, std::size_t sm_bytes, std::size_t optin) {
+  if (row_reduce::info(k).family == row_reduce::RowFamily::argmax || cols == 0) return 0;
   const std::int64_t threads = s.layout == RowLayout::warp_per_row ? 32 : s.block;
-  const bool batched = k == RowKernel::textbook || k == RowKernel::two_pass;
-  if (batched && cols <= std::int64_t(gpu::rows::kRowSliceItems<In>) * threads) return 0;
   if ((cols + threads - 1) / threads * std::int64_t(sizeof(In)) > gpu::rows::kRowStageThreadBytes) return 0;
   const std::size_t bytes = std::size_t(s.rows_per_block()) * std::size_t(cols) * sizeof(In);
-  const std::size_t per_block = bytes + gpu::rows::smem_state_bytes + 1024;  // + the runtime's reserve
+  // + the static shared memory (the group states, the stage's mbarriers) and the runtime's reserve
+  const std::size_t per_block = bytes + gpu::rows::smem_state_bytes + 32 * 8 + 1024;
   return bytes <= optin && 2 * per_block <= sm_bytes ? bytes : 0;
 }
 
@@ -232,7 +224,7 @@ GpuRowsResult<row_acc_t<In>> gpu_rows(RowKernel k, const RowShape& s, const RowM
     SUMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sm_bytes, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
     SUMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
     const std::size_t stage =
-        row_stage_bytes<In>(k, s, cols, o.out.get() != nullptr, std::size_t(sm_bytes), std::size_t(optin));
+        row_stage_bytes<In>(k, s, cols, std::size_t(sm_bytes), std::size_t(optin));
     int launches = 0;  // the copy each launch reads, in turn
     r.ms = median(detail::time_back_to_back(
         [&] { launch<In>(k, s, x.device_data(launches++), rows, cols, o, stage); }, opts.reps));

@@ -25,6 +25,7 @@
 #include <cstring>
 
 #include "gpu/rows/row_tree.cuh"
+#include "gpu/thread/bulk_loads.cuh"
 
 namespace sumlab::gpu::rows {
 
@@ -241,8 +242,8 @@ __device__ __forceinline__ void row_read(const In* __restrict__ row, std::int64_
 }
 
 // Per-thread bytes of a staged row at most: 64 floats (a row of 16384 at 256 threads, 64 KB a
-// block, three blocks an SM), 128 bfloat16 values, 32 doubles. More would leave an SM a few warps
-// to hide its loads with; such rows are read again instead.
+// block, three blocks an SM), 128 bfloat16 values, 32 doubles. More would leave an SM too few rows
+// in flight; such rows are read from memory in every pass instead.
 inline constexpr int kRowStageThreadBytes = 256;
 
 // The group's stage in the dynamic shared memory the host sized for it (row_stage_bytes): one row
@@ -253,20 +254,45 @@ template <class In> __device__ __forceinline__ In* row_stage(std::int64_t cols, 
   return reinterpret_cast<In*>(row_stage_smem) + group * cols;
 }
 
-// Runs body(read, reread) once. read(f) visits the thread's elements in order, read from memory as
-// Loop says; reread(f) visits them again for a later pass. Staged (a kernel instance of its own,
-// launched where the host gave it a stage: row_stage_bytes in gpu/rows.cu): read stores each
-// element in the group's stage as it folds it and reread takes them from there; a thread reads
-// back only its own elements, so no barrier is needed. Otherwise: from the register slice where the
-// caller passes more than once and the row fits one (batched; read comes from it too), else from
-// memory again.
+// Copies the group's row into its stage and returns once every element is there for every thread
+// of the group (all of them call). A row of whole 16-byte words on a 16-byte boundary goes by one
+// bulk copy (gpu/thread/bulk_loads.cuh), issued by the group's first thread and awaited on an
+// mbarrier: the whole row in flight at once, no register held, whatever order the fold reads it
+// in. Any other row is copied by the group's threads, each its own elements in batches; a thread
+// reads back only what it wrote, so that copy needs no barrier.
+template <class In>
+__device__ __forceinline__ void row_to_stage(const In* __restrict__ row, std::int64_t cols, const RowGroup& g, In* stage) {
+  __shared__ __align__(8) unsigned long long landed[32];  // one per group: a warp each, or the block's
+  const std::int64_t bytes = cols * std::int64_t(sizeof(In));
+  if (bytes % 16 != 0 || reinterpret_cast<std::uintptr_t>(row) % 16 != 0) {
+    row_for_each<kRowBatch<In>>(row, cols, g, [&](In x, std::int64_t j) { stage[j] = x; });
+    return;
+  }
+  unsigned long long* bar = &landed[g.block_stage ? 0 : threadIdx.x >> 5];
+  if (g.t == 0) {
+    detail::bulk::init(bar);
+    detail::bulk::fence_init();
+    detail::bulk::load(stage, row, static_cast<unsigned>(bytes), bar);
+  }
+  if (g.block_stage) __syncthreads();  // the barrier is initialised before anyone waits on it
+  else __syncwarp();
+  detail::bulk::wait(bar, 0);
+}
+
+// Runs body(read, reread) once. read(f) visits the thread's elements in order, read as Loop says;
+// reread(f) visits them again for a later pass. Staged (a kernel instance of its own, launched
+// where the host gave it a stage: row_stage_bytes in gpu/rows.cu): the row is copied into the
+// stage first and every pass reads it there, in the same order. Otherwise: from the register slice
+// where the caller passes more than once and the row fits one (batched), else from memory in every
+// pass.
 template <RowLoop Loop, bool Staged, class In, class Body>
 __device__ __forceinline__ void with_row(const In* __restrict__ row, std::int64_t cols, const RowGroup& g, bool many_passes,
                                          row_reduce::RowLayout layout, Body&& body) {
   if constexpr (Staged) {
     In* const stage = row_stage<In>(cols, layout);
-    body([&](auto&& f) { row_read<Loop>(row, cols, g, [&](In x, std::int64_t j) { stage[j] = x; f(x, j); }); },
-         [&](auto&& f) { row_for_each<kRowBatch<In>>(stage, cols, g, f); });
+    row_to_stage(row, cols, g, stage);
+    const auto each = [&](auto&& f) { row_for_each_plain(stage, cols, g, f); };  // a short latency: no batches
+    body(each, each);
   } else {
     if constexpr (Loop == RowLoop::batched) {
       if (many_passes && row_slice_fits<In>(cols, g)) {
