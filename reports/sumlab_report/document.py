@@ -1,12 +1,11 @@
 """The report as a list of blocks, and its two writers: a self-contained HTML file (figures
-embedded as base64 SVG data URIs: nothing external, no network) and Markdown (figures as links
-to the PNGs next to it).
+inline as SVG elements: nothing external, no network) and Markdown (figures as links to the SVGs
+next to it).
 
 Text may hold `code` spans in backticks; everything else is plain text and is escaped.
 """
 from __future__ import annotations
 
-import base64
 import html
 import re
 from dataclasses import dataclass, field
@@ -73,7 +72,7 @@ table.dense th, table.dense td { padding: .2em .3em; }
 tr.alarm td { background: #ffd6d6; color: #900; font-weight: bold; }
 caption { caption-side: top; text-align: left; color: #555; padding-bottom: .3em; }
 figure { margin: 1em 0 2em; }
-figure img { max-width: 100%; height: auto; border: 1px solid #ddd; }
+figure svg { max-width: 100%; height: auto; border: 1px solid #ddd; }
 figcaption { color: #444; font-size: .92em; margin-top: .4em; }
 p.note { color: #555; font-style: italic; }
 p.ok { background: #e3f6e3; border-left: 4px solid #2a2; padding: .4em .8em; }
@@ -120,6 +119,18 @@ def _table_html(t: Table) -> str:
     return "\n".join(lines)
 
 
+def _inline_svg(svg: str, title: str) -> str:
+    """A figure's SVG file as an element of the HTML page. Inline rather than a base64 data URI,
+    which made each figure a third larger again and was committed beside the SVG file itself. The
+    XML declaration, DOCTYPE, namespace declarations (implied in HTML) and matplotlib's metadata
+    go; ids may repeat across figures without harm, since matplotlib derives each from its
+    content (a clip box, a glyph, a marker), so equal ids name equal definitions."""
+    svg = svg[svg.index("<svg"):]
+    svg = re.sub(r"\s*<metadata>.*?</metadata>", "", svg, count=1, flags=re.S)
+    svg = re.sub(r'\s+xmlns(:\w+)?="[^"]*"', "", svg[:svg.index(">") + 1]) + svg[svg.index(">") + 1:]
+    return svg.replace("<svg", f'<svg role="img" aria-label="{html.escape(title)}"', 1)
+
+
 def write_html(doc: Document, out_dir: Path) -> Path:
     body = []
     toc = [b for b in doc.blocks if isinstance(b, Heading) and b.level in (2, 3) and b.anchor]
@@ -136,9 +147,8 @@ def write_html(doc: Document, out_dir: Path) -> Path:
         elif isinstance(b, Table):
             body.append(_table_html(b))
         elif isinstance(b, Figure):
-            svg = (out_dir / (b.stem + ".svg")).read_bytes()
-            data = base64.b64encode(svg).decode("ascii")
-            body.append(f'<figure><img alt="{html.escape(b.title)}" src="data:image/svg+xml;base64,{data}">'
+            svg = _inline_svg((out_dir / (b.stem + ".svg")).read_text(encoding="utf-8"), b.title)
+            body.append(f"<figure>{svg}"
                         f"<figcaption><b>{_inline_html(b.title)}.</b> {_inline_html(b.caption)}</figcaption></figure>")
     page = ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             f"<title>{html.escape(doc.title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"

@@ -88,11 +88,17 @@ TEST(Report, RendersFiguresHtmlAndMarkdown) {
   for (const auto& e : fs::recursive_directory_iterator(out)) svg += e.path().extension() == ".svg";
   EXPECT_GE(svg, 1);
 
-  // Self-contained: every image is embedded, nothing is fetched.
+  // Self-contained: every figure is an inline SVG element, nothing is fetched (a link is a data URI
+  // or an anchor in the page).
   const std::string page = slurp(html);
-  EXPECT_NE(page.find("src=\"data:image/"), std::string::npos);
-  for (std::size_t at = page.find("src=\""); at != std::string::npos; at = page.find("src=\"", at + 1))
-    EXPECT_EQ(page.compare(at, 10, "src=\"data:"), 0) << page.substr(at, 60);
+  EXPECT_NE(page.find("<figure><svg "), std::string::npos);
+  EXPECT_EQ(page.find("<?xml"), std::string::npos);
+  EXPECT_EQ(page.find("<img"), std::string::npos);
+  for (const std::string attr : {"src=\"", "href=\""})
+    for (std::size_t at = page.find(attr); at != std::string::npos; at = page.find(attr, at + 1)) {
+      const std::size_t v = at + attr.size();
+      EXPECT_TRUE(page.compare(v, 5, "data:") == 0 || page.compare(v, 1, "#") == 0) << page.substr(at, 60);
+    }
   EXPECT_EQ(page.find("http://"), std::string::npos);
   EXPECT_EQ(page.find("https://"), std::string::npos);
 
