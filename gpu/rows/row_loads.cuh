@@ -17,10 +17,11 @@
 // T: float rows of 4096 at block_per_row/256, bfloat16 ones at /128), so the row is read from memory
 // once. The slice and the batch live in registers, which is why the kernels that use them are
 // declared __launch_bounds__(1024): a block of 1024 threads must launch, so the compiler keeps each
-// within 64 registers. A kernel of more than one pass whose row does not fit a slice stages it in
-// shared memory where the host gave it some (row_stage_bytes, gpu/rows.cu): the first pass stores
-// each element there as it folds it, the later ones read it back, so the row is still read from
-// memory once; longer rows read it again in each pass (from L2 where it stays).
+// within 64 registers. Where the host gave it a stage (row_stage_bytes in gpu/rows.cu: bfloat16
+// rows, and float and double rows that a kernel of several passes cannot hold in a slice), a kernel
+// copies its row into shared memory by one bulk copy, the whole row in flight at once, and folds
+// every pass from there in the same order (row_to_stage, with_row); other rows are read from memory
+// in each pass (from L2 where it stays).
 #include <cstdint>
 #include <cstring>
 
