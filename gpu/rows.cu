@@ -50,7 +50,8 @@ template <RowKernel K, class In, bool Out, bool Staged> constexpr auto moments_k
 template <RowKernel K, class In> constexpr auto moments_kernel(bool out, bool staged) {
   if (out) return staged ? moments_kernel<K, In, true, true>() : moments_kernel<K, In, true, false>();
   // The statistics of one pass are staged for bfloat16 rows only (row_stage_bytes).
-  if (staged) return moments_kernel<K, In, false, true>();
+  if constexpr (K == RowKernel::two_pass || sizeof(In) == 2)
+    if (staged) return moments_kernel<K, In, false, true>();
   return moments_kernel<K, In, false, false>();
 }
 
@@ -80,7 +81,7 @@ std::size_t row_stage_bytes(RowKernel k, const RowShape& s, std::int64_t cols, b
                             std::size_t optin) {
   if (row_reduce::info(k).family == row_reduce::RowFamily::argmax || cols == 0) return 0;
   const std::int64_t threads = s.layout == RowLayout::warp_per_row ? 32 : s.block;
-  if constexpr (sizeof(In) > 2 && false) {
+  if constexpr (sizeof(In) > 2) {
     if (!out && k != RowKernel::two_pass && k != RowKernel::softmax_three_pass) return 0;
     const bool sliced = k == RowKernel::textbook || k == RowKernel::two_pass;  // the batched folds
     if (sliced && cols <= std::int64_t(gpu::rows::kRowSliceItems<In>) * threads) return 0;

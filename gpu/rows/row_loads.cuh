@@ -255,91 +255,45 @@ template <class In> __device__ __forceinline__ In* row_stage(std::int64_t cols, 
   return reinterpret_cast<In*>(row_stage_smem) + group * cols;
 }
 
-// A bulk-copied row goes in this many pieces, each awaited on its own mbarrier, so that the first
-// pass folds a piece as soon as it has landed while the rest are in flight: where a launch is one
-// wave of rows, a block that waited for its whole row would fold only after the last byte.
-inline constexpr int kRowStagePieces = 4;
-
-// How a group's row came into its stage: by bulk copies in pieces of `piece` elements (a multiple
-// of 16 bytes), piece k landed once landed[k] completes its phase 0; or (landed == nullptr) by the
-// threads themselves, each its own elements, there already.
-struct RowStageCopy {
-  unsigned long long* landed = nullptr;
-  std::int64_t piece = 0;
-};
-
-// Starts the copy of the group's row into its stage (all threads of the group call). A row of whole
-// 16-byte words on a 16-byte boundary goes by kRowStagePieces bulk copies (gpu/thread/bulk_loads.cuh)
-// issued by the group's first thread: the whole row in flight at once, no register held, whatever
-// order the fold reads it in. Any other row is copied by the group's threads, each its own elements
-// in batches; a thread reads back only what it wrote, so that copy needs no barrier.
+// Copies the group's row into its stage and returns once every element is there for every thread
+// of the group (all of them call). A row of whole 16-byte words on a 16-byte boundary goes by one
+// bulk copy (gpu/thread/bulk_loads.cuh), issued by the group's first thread and awaited on an
+// mbarrier: the whole row in flight at once, no register held, whatever order the fold reads it
+// in. Any other row is copied by the group's threads, each its own elements in batches; a thread
+// reads back only what it wrote, so that copy needs no barrier.
 template <class In>
-__device__ __forceinline__ RowStageCopy row_to_stage(const In* __restrict__ row, std::int64_t cols, const RowGroup& g,
-                                                     In* stage) {
-  __shared__ __align__(8) unsigned long long landed[32 * kRowStagePieces];  // a warp's, or the block's
+__device__ __forceinline__ void row_to_stage(const In* __restrict__ row, std::int64_t cols, const RowGroup& g, In* stage) {
+  __shared__ __align__(8) unsigned long long landed[32];  // one per group: a warp each, or the block's
   const std::int64_t bytes = cols * std::int64_t(sizeof(In));
   if (bytes % 16 != 0 || reinterpret_cast<std::uintptr_t>(row) % 16 != 0) {
     row_for_each<kRowBatch<In>>(row, cols, g, [&](In x, std::int64_t j) { stage[j] = x; });
-    return {};
-  }
-  unsigned long long* const bars = &landed[(g.block_stage ? 0 : threadIdx.x >> 5) * kRowStagePieces];
-  const std::int64_t piece = (bytes / kRowStagePieces + 15) / 16 * 16;
-  if (g.t == 0) {
-#pragma unroll
-    for (int k = 0; k < kRowStagePieces; ++k) detail::bulk::init(&bars[k]);
-    detail::bulk::fence_init();
-#pragma unroll
-    for (int k = 0; k < kRowStagePieces; ++k) {
-      const std::int64_t at = k * piece;
-      if (at < bytes)  // a piece past the row is never loaded, and never waited on (row_stage_first)
-        detail::bulk::load(reinterpret_cast<unsigned char*>(stage) + at, reinterpret_cast<const unsigned char*>(row) + at,
-                           static_cast<unsigned>(bytes - at < piece ? bytes - at : piece), &bars[k]);
-    }
-  }
-  if (g.block_stage) __syncthreads();  // the barriers are initialised before anyone waits on them
-  else __syncwarp();
-  return {bars, piece / std::int64_t(sizeof(In))};
-}
-
-// f(value, j) for the thread's elements of its staged row in order, each piece awaited before its
-// first element is read (a thread with no element in a piece does not wait for it). Counted in 32
-// bits within a piece, as row_for_each_plain.
-template <class In, class F>
-__device__ __forceinline__ void row_stage_first(const In* stage, std::int64_t cols, const RowGroup& g, const RowStageCopy& c,
-                                                F&& f) {
-  if (c.landed == nullptr) {
-    row_for_each_plain(stage, cols, g, f);
     return;
   }
-  const std::int64_t T = g.threads;
-  std::int64_t j = g.t;
-#pragma unroll 1
-  for (int k = 0; k < kRowStagePieces; ++k) {
-    const std::int64_t end = (k + 1) * c.piece < cols ? (k + 1) * c.piece : cols;
-    if (j >= end) continue;
-    detail::bulk::wait(&c.landed[k], 0);
-    const int n = static_cast<int>((end - 1 - j) / T) + 1;
-    const In* p = stage + j;
-#pragma unroll 4
-    for (int i = 0; i < n; ++i, p += T) f(*p, j + std::int64_t(i) * T);
-    j += std::int64_t(n) * T;
+  unsigned long long* bar = &landed[g.block_stage ? 0 : threadIdx.x >> 5];
+  if (g.t == 0) {
+    detail::bulk::init(bar);
+    detail::bulk::fence_init();
+    detail::bulk::load(stage, row, static_cast<unsigned>(bytes), bar);
   }
+  if (g.block_stage) __syncthreads();  // the barrier is initialised before anyone waits on it
+  else __syncwarp();
+  detail::bulk::wait(bar, 0);
 }
 
 // Runs body(read, reread) once. read(f) visits the thread's elements in order, read as Loop says;
 // reread(f) visits them again for a later pass. Staged (a kernel instance of its own, launched
 // where the host gave it a stage: row_stage_bytes in gpu/rows.cu): the row is copied into the
-// stage and every pass reads it there, in the same order, the first as its pieces land. Otherwise:
-// from the register slice where the caller passes more than once and the row fits one (batched),
-// else from memory in every pass.
+// stage first and every pass reads it there, in the same order. Otherwise: from the register slice
+// where the caller passes more than once and the row fits one (batched), else from memory in every
+// pass.
 template <RowLoop Loop, bool Staged, class In, class Body>
 __device__ __forceinline__ void with_row(const In* __restrict__ row, std::int64_t cols, const RowGroup& g, bool many_passes,
                                          row_reduce::RowLayout layout, Body&& body) {
   if constexpr (Staged) {
     In* const stage = row_stage<In>(cols, layout);
-    const RowStageCopy copy = row_to_stage(row, cols, g, stage);
-    body([&](auto&& f) { row_stage_first(stage, cols, g, copy, f); },
-         [&](auto&& f) { row_for_each_plain(stage, cols, g, f); });  // a short latency: no batches
+    row_to_stage(row, cols, g, stage);
+    const auto each = [&](auto&& f) { row_for_each_plain(stage, cols, g, f); };  // a short latency: no batches
+    body(each, each);
   } else {
     if constexpr (Loop == RowLoop::batched) {
       if (many_passes && row_slice_fits<In>(cols, g)) {
