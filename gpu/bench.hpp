@@ -131,8 +131,10 @@ struct FamilyShapes {
   // The rows family at each of these elements a thread (doubled for bfloat16): block_per_row with
   // cols / (elements) threads, skipped where that is no block of 32..1024 threads. A row's fold
   // and its tree of merges trade against each other: at 16 a thread, Welford and softmax rows
-  // spend as much on the merges as on their elements.
-  std::vector<int> row_elements{16, 64, 128};
+  // spend as much on the merges as on their elements, and the fastest shape differs by kernel,
+  // type and size (Welford rows of 16384 at 2^28 fastest at 256 a thread, two-pass rows of 4096
+  // at 2^22 at 32: docs/performance-notes.md).
+  std::vector<int> row_elements{16, 32, 64, 128, 256, 512};
 };
 template <class T>
 std::vector<FamilyTiming> time_families(const BenchInput<T>& in, int samples, const FamilyShapes& shapes = {});

@@ -60,7 +60,7 @@ struct BenchOptions {
   std::uint64_t seed = 1;
   std::vector<std::string> plugins;  // LIB:SYMBOL (studies/plugin.hpp): device entries timed beside CUB
   std::string scan_shape, segmented_tile;  // "b256x15": the families at this shape instead of the default
-  std::vector<int> row_elements{16, 64, 128};  // the rows family's elements a thread (gpu::FamilyShapes)
+  std::vector<int> row_elements = gpu::FamilyShapes{}.row_elements;  // the rows family's elements a thread
 };
 
 const std::vector<std::string> kGpuColumns{"dtype", "distribution", "n", "kernel", "shape", "role", "ms", "ms_min",
