@@ -18,8 +18,8 @@ namespace sumlab::gpu::rows {
 // Out: the kernel writes the normalised output where d_out is not null (a second pass over the
 // row); without it the kernel is the statistics alone, a separate instantiation so that the output
 // pass's registers (a slice of the row) are not held by a kernel that never runs it. Staged: the
-// row waits between passes in the dynamic shared memory the host sized for it (row_loads.cuh), an
-// instance of its own so that the kernels without a stage keep their registers.
+// row is copied into the dynamic shared memory the host sized for it and every pass folds from
+// there (row_loads.cuh), an instance of its own so that the kernels without a stage keep theirs.
 template <row_reduce::RowKernel K, class In, bool Out, bool Staged>
 __device__ __forceinline__ void row_moments(const In* __restrict__ d_in, std::int64_t rows, std::int64_t cols,
                                             row_reduce::RowLayout layout, row_reduce::row_acc_t<In>* d_mean,

@@ -3,8 +3,8 @@
 // output) and softmax_three_pass (max, sum of exp, output). Arithmetic: core/row_reduce/
 // online_softmax.hpp and three_pass_softmax.hpp (shared with the CPU model); exp is acc_exp, the
 // portable exp (float arithmetic for float and bfloat16 rows), never CUDA's expf (which the CPU
-// could not reproduce). Staged: the row waits between passes in the dynamic shared memory the host
-// sized for it (row_loads.cuh), an instance of its own.
+// could not reproduce). Staged: the row is copied into the dynamic shared memory the host sized for
+// it and every pass folds from there (row_loads.cuh), an instance of its own.
 #include <cstdint>
 
 #include "core/row_reduce/online_softmax.hpp"
