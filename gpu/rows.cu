@@ -49,7 +49,7 @@ template <RowKernel K, class In, bool Out, bool Staged> constexpr auto moments_k
 
 template <RowKernel K, class In> constexpr auto moments_kernel(bool out, bool staged) {
   if (out) return staged ? moments_kernel<K, In, true, true>() : moments_kernel<K, In, true, false>();
-  // The statistics of one pass are staged for bfloat16 rows only (row_stage_bytes).
+  // The statistics of one pass are staged for bfloat16 rows only (gpu/rows/row_stage.hpp).
   if constexpr (K == RowKernel::two_pass || sizeof(In) == 2)
     if (staged) return moments_kernel<K, In, false, true>();
   return moments_kernel<K, In, false, false>();
@@ -64,33 +64,6 @@ template <class... P, class... A>
 void launch_row_kernel(void (*kernel)(P...), unsigned grid, unsigned block, std::size_t stage, A... args) {
   if (stage > 0) detail::opt_in_shared(reinterpret_cast<const void*>(kernel), stage);
   kernel<<<grid, block, stage>>>(args...);
-}
-
-// Bytes of dynamic shared memory into which a block of kernel k copies its rows before folding
-// them (gpu/rows/row_loads.cuh), or 0 where it reads them from memory. Staged: bfloat16 rows, whose
-// two-byte loads keep too few bytes in flight a thread (textbook rows of 16384 at 128 threads 0.79
-// of the read roof unstaged, 0.96 staged); float and double rows where the kernel passes over the
-// row more than once (two_pass, three-pass softmax, every normalised output) and no register slice
-// holds it (two_pass rows of 16384 at 256 threads 0.75 -> 0.99). Not staged: argmax (its words in
-// any order), float and double kernels of one pass (a block then waits for its whole row before
-// its first step: textbook rows of 4096 at 2^22 read 0.96 staged against 1.01), rows of which a
-// thread's share exceeds kRowStageThreadBytes, and blocks of which two would not fit an SM.
-// Figures: docs/performance-notes.md. sm_bytes: the SM's shared memory, optin: a block's.
-template <class In>
-std::size_t row_stage_bytes(RowKernel k, const RowShape& s, std::int64_t cols, bool out, std::size_t sm_bytes,
-                            std::size_t optin) {
-  if (row_reduce::info(k).family == row_reduce::RowFamily::argmax || cols == 0) return 0;
-  const std::int64_t threads = s.layout == RowLayout::warp_per_row ? 32 : s.block;
-  if constexpr (sizeof(In) > 2) {
-    if (!out && k != RowKernel::two_pass && k != RowKernel::softmax_three_pass) return 0;
-    const bool sliced = k == RowKernel::textbook || k == RowKernel::two_pass;  // the batched folds
-    if (sliced && cols <= std::int64_t(gpu::rows::kRowSliceItems<In>) * threads) return 0;
-  }
-  if ((cols + threads - 1) / threads * std::int64_t(sizeof(In)) > gpu::rows::kRowStageThreadBytes) return 0;
-  const std::size_t bytes = std::size_t(s.rows_per_block()) * std::size_t(cols) * sizeof(In);
-  // + the static shared memory (the group states, the stage's mbarriers) and the runtime's reserve
-  const std::size_t per_block = bytes + gpu::rows::smem_state_bytes + 32 * 8 + 1024;
-  return bytes <= optin && 2 * per_block <= sm_bytes ? bytes : 0;
 }
 
 template <class In>
@@ -238,7 +211,7 @@ GpuRowsResult<row_acc_t<In>> gpu_rows(RowKernel k, const RowShape& s, const RowM
     SUMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sm_bytes, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
     SUMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
     const std::size_t stage =
-        row_stage_bytes<In>(k, s, cols, o.out.get() != nullptr, std::size_t(sm_bytes), std::size_t(optin));
+        gpu::rows::row_stage_bytes(k, s, cols, sizeof(In), o.out.get() != nullptr, std::size_t(sm_bytes), std::size_t(optin));
     int launches = 0;  // the copy each launch reads, in turn
     r.ms = median(detail::time_back_to_back(
         [&] { launch<In>(k, s, x.device_data(launches++), rows, cols, o, stage); }, opts.reps));

@@ -17,7 +17,7 @@
 // T: float rows of 4096 at block_per_row/256, bfloat16 ones at /128), so the row is read from memory
 // once. The slice and the batch live in registers, which is why the kernels that use them are
 // declared __launch_bounds__(1024): a block of 1024 threads must launch, so the compiler keeps each
-// within 64 registers. Where the host gave it a stage (row_stage_bytes in gpu/rows.cu: bfloat16
+// within 64 registers. Where the host gave it a stage (gpu/rows/row_stage.hpp: bfloat16
 // rows, and float and double rows that a kernel of several passes cannot hold in a slice), a kernel
 // copies its row into shared memory by one bulk copy, the whole row in flight at once, and folds
 // every pass from there in the same order (row_to_stage, with_row); other rows are read from memory
@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "gpu/rows/row_stage.hpp"
 #include "gpu/rows/row_tree.cuh"
 #include "gpu/thread/bulk_loads.cuh"
 
@@ -33,7 +34,7 @@ namespace sumlab::gpu::rows {
 // At least 32 bytes a thread in flight: 8 floats or doubles, 16 bfloat16 values.
 template <class In> inline constexpr int kRowBatch = sizeof(In) == 2 ? 16 : 8;
 // 64 bytes of input a thread (32 bfloat16 values, 16 floats, 8 doubles).
-template <class In> inline constexpr int kRowSliceItems = 64 / int(sizeof(In));
+template <class In> inline constexpr int kRowSliceItems = kRowSliceBytes / int(sizeof(In));
 
 // A costly fold's loads in flight while it computes (row_for_each_ahead): 4 floats or bfloat16
 // values. Double folds keep the plain loop (1, below): their registers a step already cost warps.
@@ -242,13 +243,8 @@ __device__ __forceinline__ void row_read(const In* __restrict__ row, std::int64_
     row_for_each_plain(row, cols, g, f);
 }
 
-// Per-thread bytes of a staged row at most: 64 floats (a row of 16384 at 256 threads, 64 KB a
-// block, three blocks an SM), 128 bfloat16 values, 32 doubles. More would leave an SM too few rows
-// in flight; such rows are read from memory in every pass instead.
-inline constexpr int kRowStageThreadBytes = 256;
-
-// The group's stage in the dynamic shared memory the host sized for it (row_stage_bytes): one row
-// per warp for warp_per_row, the block's one row for block_per_row.
+// The group's stage in the dynamic shared memory the host sized for it (row_stage_bytes in
+// gpu/rows/row_stage.hpp): one row per warp for warp_per_row, the block's one row for block_per_row.
 template <class In> __device__ __forceinline__ In* row_stage(std::int64_t cols, row_reduce::RowLayout layout) {
   extern __shared__ __align__(16) unsigned char row_stage_smem[];
   const std::int64_t group = layout == row_reduce::RowLayout::warp_per_row ? std::int64_t(threadIdx.x >> 5) : 0;
@@ -264,6 +260,7 @@ template <class In> __device__ __forceinline__ In* row_stage(std::int64_t cols, 
 template <class In>
 __device__ __forceinline__ void row_to_stage(const In* __restrict__ row, std::int64_t cols, const RowGroup& g, In* stage) {
   __shared__ __align__(8) unsigned long long landed[32];  // one per group: a warp each, or the block's
+  static_assert(smem_state_bytes + sizeof landed <= kRowStaticSmemBytes, "row_stage_bytes counts this");
   const std::int64_t bytes = cols * std::int64_t(sizeof(In));
   if (bytes % 16 != 0 || reinterpret_cast<std::uintptr_t>(row) % 16 != 0) {
     row_for_each<kRowBatch<In>>(row, cols, g, [&](In x, std::int64_t j) { stage[j] = x; });
@@ -282,7 +279,7 @@ __device__ __forceinline__ void row_to_stage(const In* __restrict__ row, std::in
 
 // Runs body(read, reread) once. read(f) visits the thread's elements in order, read as Loop says;
 // reread(f) visits them again for a later pass. Staged (a kernel instance of its own, launched
-// where the host gave it a stage: row_stage_bytes in gpu/rows.cu): the row is copied into the
+// where the host gave it a stage: gpu/rows/row_stage.hpp): the row is copied into the
 // stage first and every pass reads it there, in the same order. Otherwise: from the register slice
 // where the caller passes more than once and the row fits one (batched), else from memory in every
 // pass.

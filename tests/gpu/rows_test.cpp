@@ -22,6 +22,7 @@
 #include "core/row_reduce/row_kernel.hpp"
 #include "core/row_reduce/row_math.hpp"
 #include "core/row_reduce/row_model.hpp"
+#include "gpu/rows/row_stage.hpp"
 #include "tests/gpu/require_gpu.hpp"
 
 namespace sumlab::row_reduce {
@@ -265,6 +266,44 @@ TEST(Rows, SoftmaxOverTheExpsWholeRange) {
   run(float{});
   run(bfloat16_bits{});
   run(double{});
+}
+
+// The host's rules for where a kernel reads its row from (gpu/rows/row_stage.hpp), with an H200's
+// shared memory and no GPU: what is staged, what stays in the register slice, what is read again.
+TEST(RowStage, Bfloat16RowsAndRowsReadMoreThanOnceThatNoSliceHolds) {
+  using gpu::rows::row_stage_bytes;
+  constexpr std::size_t sm = 233472, optin = 232448;  // an SM's shared memory, a block's most
+  const RowShape b128{RowLayout::block_per_row, 128}, b256{RowLayout::block_per_row, 256},
+      b1024{RowLayout::block_per_row, 1024}, w256{RowLayout::warp_per_row, 256};
+  auto bytes = [&](RowKernel k, const RowShape& s, std::int64_t cols, std::size_t in, bool out) {
+    return row_stage_bytes(k, s, cols, in, out, sm, optin);
+  };
+  // Float two-pass: 16 a thread fit the slice, 17 and 64 a thread (a row of 16384 at 256) are staged.
+  EXPECT_EQ(bytes(RowKernel::two_pass, b256, 4096, 4, false), 0u);
+  EXPECT_EQ(bytes(RowKernel::two_pass, b256, 4097, 4, false), 4097u * 4);
+  EXPECT_EQ(bytes(RowKernel::two_pass, b256, 16384, 4, false), 16384u * 4);
+  EXPECT_EQ(bytes(RowKernel::softmax_three_pass, b256, 4096, 4, false), 4096u * 4);  // no slice
+  // Float kernels of one pass are staged only for their output pass, where no slice holds the row.
+  for (RowKernel k : {RowKernel::textbook, RowKernel::welford, RowKernel::welford_equal, RowKernel::softmax_online})
+    EXPECT_EQ(bytes(k, b256, 16384, 4, false), 0u) << info(k).name;
+  EXPECT_EQ(bytes(RowKernel::welford, b256, 4096, 4, true), 4096u * 4);
+  EXPECT_EQ(bytes(RowKernel::textbook, b256, 4096, 4, true), 0u);
+  EXPECT_EQ(bytes(RowKernel::textbook, b256, 16384, 4, true), 16384u * 4);
+  // bfloat16: every moments and softmax kernel, where a slice would hold the row too; argmax never.
+  EXPECT_EQ(bytes(RowKernel::textbook, b128, 16384, 2, false), 16384u * 2);
+  EXPECT_EQ(bytes(RowKernel::two_pass, b128, 4096, 2, false), 4096u * 2);
+  EXPECT_EQ(bytes(RowKernel::argmax, b128, 16384, 2, false), 0u);
+  EXPECT_EQ(bytes(RowKernel::argmax, b256, 16384, 4, true), 0u);
+  // At most 256 bytes a thread: 128 floats a thread are read again.
+  EXPECT_EQ(bytes(RowKernel::two_pass, b128, 16384, 4, false), 0u);
+  EXPECT_EQ(bytes(RowKernel::textbook, RowShape{RowLayout::block_per_row, 64}, 16384, 2, false), 0u);
+  // Two blocks an SM: 128 KB of doubles a block do not fit twice in 228 KB; in twice that they do.
+  EXPECT_EQ(bytes(RowKernel::two_pass, b1024, 16384, 8, false), 0u);
+  EXPECT_EQ(row_stage_bytes(RowKernel::two_pass, b1024, 16384, 8, false, 2 * sm, 2 * optin), 16384u * 8);
+  // warp_per_row: a row a warp, 8 rows a block of 256; rows of 4096 floats are 128 a thread, read again.
+  EXPECT_EQ(bytes(RowKernel::two_pass, w256, 1000, 4, false), 8u * 1000 * 4);
+  EXPECT_EQ(bytes(RowKernel::two_pass, w256, 4096, 4, false), 0u);
+  EXPECT_EQ(bytes(RowKernel::two_pass, b256, 0, 4, false), 0u);
 }
 
 TEST(Rows, BadShapesComeBackAsErrors) {

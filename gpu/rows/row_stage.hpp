@@ -1,0 +1,51 @@
+#pragma once
+// Where a row kernel reads its row from: the register slice, shared memory, or memory in every pass
+// (how each works: gpu/rows/row_loads.cuh). The host decides once per launch (row_stage_bytes);
+// plain C++, so that its rules are tested without a GPU (tests/gpu/rows_test.cpp).
+#include <cstddef>
+#include <cstdint>
+
+#include "core/row_reduce/row_kernel.hpp"
+
+namespace sumlab::gpu::rows {
+
+// A register slice: 64 bytes of input a thread (32 bfloat16 values, 16 floats, 8 doubles).
+inline constexpr int kRowSliceBytes = 64;
+// A staged row: at most 256 bytes of it a thread (a row of 16384 floats at 256 threads, 64 KB a
+// block, three blocks an SM). More would leave an SM too few rows in flight; such rows are read
+// from memory in every pass instead.
+inline constexpr int kRowStageThreadBytes = 256;
+// A row kernel's static shared memory: 32 group states of up to 32 bytes (gpu/rows/row_tree.cuh)
+// and a staged kernel's 32 mbarriers (gpu/rows/row_loads.cuh).
+inline constexpr std::size_t kRowStaticSmemBytes = 32 * 32 + 32 * 8;
+// What the CUDA runtime reserves a block (1 KB on sm_80 and later).
+inline constexpr std::size_t kRowRuntimeSmemBytes = 1024;
+
+// Bytes of dynamic shared memory into which a block of kernel k copies its rows (in_bytes a value)
+// before folding them, or 0 where it reads them from memory. Staged: bfloat16 rows, whose two-byte
+// loads keep too few bytes in flight a thread (textbook rows of 16384 at 128 threads 0.79 of the
+// read roof unstaged, 0.96 staged); float and double rows where the kernel passes over the row more
+// than once (two_pass, three-pass softmax, every normalised output: `out`) and no register slice
+// holds it (two_pass rows of 16384 at 256 threads 0.75 -> 0.99). Not staged: argmax (its words in
+// any order), float and double kernels of one pass (a block then waits for its whole row before its
+// first step: textbook rows of 4096 at 2^22 read 0.96 staged against 1.01), rows of which a thread's
+// share exceeds kRowStageThreadBytes, and blocks of which two would not fit an SM (sm_bytes; optin:
+// a block's most). Figures: docs/performance-notes.md.
+inline std::size_t row_stage_bytes(row_reduce::RowKernel k, const row_reduce::RowShape& s, std::int64_t cols,
+                                   std::size_t in_bytes, bool out, std::size_t sm_bytes, std::size_t optin) {
+  using row_reduce::RowKernel;
+  if (row_reduce::info(k).family == row_reduce::RowFamily::argmax || cols <= 0) return 0;
+  const std::int64_t threads = s.layout == row_reduce::RowLayout::warp_per_row ? 32 : s.block;
+  const auto size = static_cast<std::int64_t>(in_bytes);
+  if (in_bytes > 2) {
+    if (!out && k != RowKernel::two_pass && k != RowKernel::softmax_three_pass) return 0;
+    const bool sliced = k == RowKernel::textbook || k == RowKernel::two_pass;  // the batched folds
+    if (sliced && cols * size <= std::int64_t(kRowSliceBytes) * threads) return 0;
+  }
+  if ((cols + threads - 1) / threads * size > kRowStageThreadBytes) return 0;
+  const std::size_t bytes = std::size_t(s.rows_per_block()) * std::size_t(cols) * in_bytes;
+  const std::size_t per_block = bytes + kRowStaticSmemBytes + kRowRuntimeSmemBytes;
+  return bytes <= optin && 2 * per_block <= sm_bytes ? bytes : 0;
+}
+
+}  // namespace sumlab::gpu::rows
