@@ -78,25 +78,26 @@ void launch(RowKernel k, const RowShape& s, const In* d_in, std::int64_t rows, s
   Acc* b = o.b.template as<Acc>();
   Acc* out = o.out.template as<Acc>();
   const bool staged = stage > 0, with_out = out != nullptr;
-  const auto moments = [&](auto kernel) { launch_row_kernel(kernel, grid, block, stage, d_in, rows, cols, s.layout, a, b, out); };
+  // The moments and softmax kernels share one signature: two per-row results and the output.
+  const auto run = [&](auto kernel) { launch_row_kernel(kernel, grid, block, stage, d_in, rows, cols, s.layout, a, b, out); };
   switch (k) {
     case RowKernel::textbook:
-      moments(moments_kernel<RowKernel::textbook, In>(with_out, staged));
+      run(moments_kernel<RowKernel::textbook, In>(with_out, staged));
       break;
     case RowKernel::two_pass:
-      moments(moments_kernel<RowKernel::two_pass, In>(with_out, staged));
+      run(moments_kernel<RowKernel::two_pass, In>(with_out, staged));
       break;
     case RowKernel::welford:
-      moments(moments_kernel<RowKernel::welford, In>(with_out, staged));
+      run(moments_kernel<RowKernel::welford, In>(with_out, staged));
       break;
     case RowKernel::welford_equal:
-      moments(moments_kernel<RowKernel::welford_equal, In>(with_out, staged));
+      run(moments_kernel<RowKernel::welford_equal, In>(with_out, staged));
       break;
     case RowKernel::softmax_online:
-      moments(softmax_kernel<RowKernel::softmax_online, In>(staged));
+      run(softmax_kernel<RowKernel::softmax_online, In>(staged));
       break;
     case RowKernel::softmax_three_pass:
-      moments(softmax_kernel<RowKernel::softmax_three_pass, In>(staged));
+      run(softmax_kernel<RowKernel::softmax_three_pass, In>(staged));
       break;
     case RowKernel::argmax:
       row_argmax_kernel<In><<<grid, block>>>(d_in, rows, cols, s.layout, a, o.index.template as<std::int64_t>());

@@ -6,6 +6,8 @@
 // the request and the device's free memory, never a crash.
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdio>
 #include <map>
@@ -186,8 +188,8 @@ template <class F> std::vector<double> time_back_to_back(F&& enqueue, int sample
   enqueue();
   ev.start();
   enqueue();
-  const double one = ev.stop();
-  const int launches = one >= 0.5 ? 1 : one <= 0.5 / 256 ? 256 : int(0.5 / one + 0.999);
+  const double one = std::max(double(ev.stop()), 1e-4);
+  const int launches = static_cast<int>(std::clamp(std::ceil(0.5 / one), 1.0, 256.0));
   std::vector<double> ms;
   for (int i = 0; i < samples; ++i) {
     ev.start();
