@@ -1,11 +1,12 @@
 #pragma once
-// portable_log and portable_exp: the natural logarithm and exponential of a double, and
-// portable_expf, the exponential of a float in float arithmetic (at the end), built from
-// +, -, *, / and exact bit manipulation only, so that the same source gives the same bits on the
-// CPU and the GPU. libm's log/exp (and CUDA's) are not correctly rounded and differ between
-// implementations; IEEE +, -, *, / and sqrt are correctly rounded everywhere, so a function made
-// of them alone is reproducible, provided no multiply-add is fused: the host is built with
-// -ffp-contract=off and GPU code with --fmad=false (cmake/SumlabFlags.cmake).
+// portable_log and portable_exp: the natural logarithm and exponential of a double, built from
+// +, -, *, / and exact bit manipulation only, and portable_expf_nonpositive, the exponential of a
+// float x <= 0, which adds explicit fused multiply-adds (at the end), so that the same source gives
+// the same bits on the CPU and the GPU. libm's log/exp (and CUDA's) are not correctly rounded and
+// differ between implementations; IEEE +, -, *, /, sqrt and fma are correctly rounded everywhere,
+// so a function made of them alone is reproducible, provided the compiler fuses no multiply-add of
+// its own: the host is built with -ffp-contract=off and GPU code with --fmad=false
+// (cmake/SumlabFlags.cmake).
 //
 // Algorithms: those of fdlibm's e_log.c and e_exp.c (Sun Microsystems, 1993; the notice below),
 // re-expressed with 64-bit words; the polynomial coefficients are fdlibm's, given here as exact
@@ -201,57 +202,61 @@ SUMLAB_HD inline double portable_exp(double x) {
   return y * detail::pow2(k + 1000) * detail::pow2(-1000);
 }
 
-// portable_expf: e^x for a float, in float + - * and exact bit arithmetic only (no division, no
-// double), so that a float kernel pays a float exp: about 30 float operations where
-// (float) portable_exp((double) x) costs some 40 double operations and a division.
-//   reduction  x = k ln2 + r, k = round(x / ln2) (the 1.5 * 2^23 shift rounds to nearest),
-//              hi = x - k ln2_hi exactly (ln2_hi has 15 significant bits, |k| <= 150 has 8, and hi
-//              is a multiple of ulp(x) or of 2^-15 below 2^24 of them), lo = k ln2_lo, r = hi - lo,
-//              |r| <= 0.3467.
-//   polynomial q = r^2 P(r), P of degree 4 fitted to (e^r - 1 - r) / r^2 on [-0.3467, 0.3467]
-//              (|error of q| < 0.08 * 2^-24 with the float coefficients below).
-//   assembly   e^r = 1 + hi - lo + q, with 1 + hi split exactly as s + e (Fast2Sum: |hi| < 1), so
-//              r's own rounding never enters: y = s + (e + (q - lo)); y in [0.70, 1.42].
-//   scaling    y 2^k = (y 2^k1) 2^k2, k1 + k2 = k: the first exact (in the exponent field), the
-//              second rounds once, where the result is subnormal.
-// Error (a sketch, ulp of the result): the final addition 1/2; q - lo, e + (...), q's evaluation
-// and r's rounding through q' = r together < 0.3: < 0.8 ulp, faithful. Measured against glibc's
-// double exp (within 2^-52 of e^x, so the measure is good to 2^-28 ulp) on every float: max 0.7301
-// ulp where e^x is a normal float, 0.7817 ulp over all (a subnormal result rounds twice)
+// portable_expf_nonpositive: e^x for a float x <= 0 (the only arguments a softmax has: x - max,
+// -|m_a - m_b|), in float + - *, fused multiply-adds and exact bit arithmetic only (no division, no
+// double). An fma is one correctly rounded operation, fmaf on the host and __fmaf_rn on the GPU
+// alike, so it is as reproducible as + - *; what the build must never do is fuse a * b + c on its
+// own (-ffp-contract=off, --fmad=false). 18 arithmetic instructions on sm_90 (cuobjdump), where
+// the float exp of + - * alone it replaces took 32.
+//   domain     x > 0 is taken as 0 (e^0 = 1); NaN -> NaN; x < -104 as -104 (e^-104 < 2^-150
+//              rounds to +0), so -Inf -> +0.
+//   reduction  x = k ln2 + r, k = round(x / ln2) (fma(x, 1/ln2, 1.5 * 2^23), the shift rounds to
+//              an integer, k in [-150, 0]); hi = fma(-k, ln2_hi, x) is exact (ln2_hi = RN(ln2) is a
+//              multiple of 2^-24, x is one where k != 0 (|x| >= 0.3466 > 2^-2 gives a multiple of
+//              2^-25 at worst) and |hi| <= 0.35, so hi fits 24 bits); lo = k ln2_lo with ln2_lo =
+//              RN(ln2 - ln2_hi), |lo| < 3e-7; r = hi - lo.
+//   polynomial q = r^2 P(r), P of degree 4 fitted to (e^r - 1 - r) / r^2 on [-0.3467, 0.3467], by
+//              Horner's rule in fmas; t = fma(r^2, P, -lo) = q - lo with one rounding.
+//   assembly   e^r = y = 1 + (hi + t): hi is exact and carries most of r, so r's rounding reaches
+//              only q; y in [0.70, 1.42]. Computed as y 2^-25 = fma(hi + t, 2^-25, 2^-25), which
+//              rounds where 1 + (hi + t) would and to the same bits scaled (a power of two, far
+//              from the subnormals).
+//   scaling    y 2^k = (y 2^-25) 2^(k+25): 2^(k+25) is a normal float for every k in [-150, 0], and
+//              the product rounds once, only where the result is subnormal. A NaN passes every
+//              step as NaN (the clamps compare, and the scaling multiplies).
+// Error (a sketch, ulp of the result): the last addition 1/2; hi + t at most 2^-26, 1/4 ulp where
+// y < 1; t's roundings, r's through q, and P's fit (< 0.08 * 2^-24) the rest: < 1 ulp, faithful.
+// Measured against glibc's double exp (within 2^-52 of e^x, so the measure is good to 2^-28 ulp)
+// on every float from -104 to 0: max 0.8908 ulp (x = -0x1.4ac0f6p+2, e^x normal), subnormal results
+// included; against MPFR's correctly rounded float on 2 * 10^5 points, 0.8668 ulp
 // (tests/core/portable_math_test.cpp, every float with SUMLAB_EXHAUSTIVE=1; a stride of them
-// otherwise). Overflow and underflow are decided correctly for every float.
-// Specials: NaN -> x, +Inf -> +Inf, -Inf -> +0, x > 88.7228... -> +Inf, x < -103.972... -> +0.
-SUMLAB_HD inline float portable_expf(float x) {
+// otherwise). Specials: e^-0 = e^+0 = 1 exactly; e^x rounds to +0 exactly where e^x < 2^-150.
+SUMLAB_HD inline float portable_expf_nonpositive(float x) {
   const float inv_ln2 = float_from_bits(0x3fb8aa3bu);  // 1.44269502e+00
-  const float ln2_hi = float_from_bits(0x3f317200u);   // 6.93145752e-01, 15 significant bits
-  const float ln2_lo = float_from_bits(0x35bfbe8eu);   // 1.42860677e-06
+  const float ln2_hi = float_from_bits(0x3f317218u);   // 6.93147182e-01, RN(ln2)
+  const float ln2_lo = float_from_bits(0xb102e308u);   // -1.90465421e-09, RN(ln2 - ln2_hi)
   const float shift = float_from_bits(0x4b400000u);    // 1.5 * 2^23: t + shift rounds t to an integer
   const float P1 = float_from_bits(0x3e2aaa47u);       // 1.66665182e-01
   const float P2 = float_from_bits(0x3d2aaa2fu);       // 4.16662060e-02
   const float P3 = float_from_bits(0x3c091dbdu);       // 8.36890657e-03
   const float P4 = float_from_bits(0x3ab6da31u);       // 1.39505242e-03
 
-  // Clamped where e^x is certainly +Inf (> FLT_MAX) or +0 (< 2^-150): k stays within [-150, 128],
-  // and +-Inf need no case of their own. A NaN passes the clamps (comparisons false): returned last.
-  float xc = x > 89.0f ? 89.0f : x;
+  float xc = x > 0.0f ? 0.0f : x;  // NaN passes both clamps (comparisons false)
   xc = xc < -104.0f ? -104.0f : xc;
-  const float ks = xc * inv_ln2 + shift;
+  const float ks = fmaf(xc, inv_ln2, shift);
   const float kf = ks - shift;
   const int k = static_cast<int>(to_bits(ks) - to_bits(shift));  // kf as an integer
-  const float hi = xc - kf * ln2_hi;
-  const float lo = kf * ln2_lo;
-  const float r = hi - lo;
-  const float q = (r * r) * (0.5f + r * (P1 + r * (P2 + r * (P3 + r * P4))));
-  const float s = 1.0f + hi;
-  const float e = (1.0f - s) + hi;
-  const float y = s + (e + (q - lo));
-  // y 2^k as (y 2^k1) 2^k2, k2 = floor(k / 2), k1 = k - k2, both in [-75, 64]: y 2^k1 is a normal
-  // float (k1 added to y's exponent field, exactly), and the product rounds once, only where the
-  // result is subnormal. One path for every k: no branch for the rare one.
-  const int k2 = k >> 1, k1 = k - k2;
-  const float y1 = float_from_bits(to_bits(y) + (static_cast<std::uint32_t>(k1) << 23));
-  const float result = y1 * float_from_bits(static_cast<std::uint32_t>(k2 + 127) << 23);
-  return x != x ? x : result;
+  const float hi = fmaf(kf, -ln2_hi, xc);
+  const float minus_lo = kf * -ln2_lo;
+  const float r = hi + minus_lo;
+  float p = fmaf(P4, r, P3);
+  p = fmaf(p, r, P2);
+  p = fmaf(p, r, P1);
+  p = fmaf(p, r, 0.5f);
+  const float t = fmaf(r * r, p, minus_lo);
+  const float tiny = float_from_bits(0x33000000u);  // 2^-25
+  const float y_tiny = fmaf(hi + t, tiny, tiny);    // (1 + (hi + t)) 2^-25, one rounding
+  return y_tiny * float_from_bits(static_cast<std::uint32_t>(k + 25 + 127) << 23);  // * 2^(k+25)
 }
 
 }  // namespace sumlab

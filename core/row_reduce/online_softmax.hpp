@@ -4,16 +4,18 @@
 // the `softmax_online` row kernel (CPU model and GPU alike). exp is acc_exp (row_math.hpp).
 //
 //   identity       (-Inf, 0)
-//   step(x)        x > m:  l = l * exp(m - x) + 1; m = x
+//   step(x)        x > m:  l = fma(l, exp(m - x), 1); m = x
 //                  else:   l = l + (x == m ? 1 : exp(x - m))
-//   merge(a, b)    M = (b.m > a.m ? b.m : a.m); s_a = (a.m == M ? 1 : exp(a.m - M)), s_b likewise;
-//                  l = l_a * s_a + l_b * s_b; m = M
+//   merge(a, b)    M = (b.m > a.m ? b.m : a.m); the side that holds M keeps its l, the other's is
+//                  rescaled: l = fma(l_a, exp(a.m - M), l_b) where b holds it (fma(l_b, ...,
+//                  l_a) where a does); where a.m == b.m, l = l_a + l_b; m = M
 //   probability    p = exp(x - m) / l                                       (softmax_probability)
 // Why "== M ? 1": exp(0) is 1 anyway for finite values; the test makes (-Inf) - (-Inf) and
 // (+Inf) - (+Inf) never reach exp, so the identity merges exactly (merge(identity, b) == b, bits
 // included), two idle lanes stay the identity, and -Inf inputs contribute 0 once a finite max
-// exists. The merge is commutative in bits (one max, one commutative sum) and associative to
-// rounding (every exponent stays <= 0, so nothing overflows; each rescaling is one rounded exp).
+// exists. The merge is commutative in bits (one max, and the fma's operands are chosen by which
+// side holds it, not by their order) and associative to rounding (every exponent stays <= 0, so
+// nothing overflows; each rescaling is one rounded exp and one rounded fma).
 // Specials (torch.softmax semantics): a NaN input makes l NaN (exp(NaN)), hence every probability
 // NaN; a row whose max is not finite (any +Inf, all -Inf, or cols = 0) has every output NaN
 // (softmax_probability checks m), as torch gives NaN for Inf - Inf. m itself is never NaN.
@@ -32,26 +34,27 @@ template <class Acc> SUMLAB_HD inline SoftmaxState<Acc> softmax_identity() {
 }
 
 // The step above with one exp and no branch (a GPU warp whose lanes take both sides would run two
-// exps): m - x is -(x - m) exactly, and exp's result is unused where x == m (its argument may be
-// NaN there: -Inf - -Inf).
+// exps): its argument is -|x - m|, which is m - x where x > m (m - x is -(x - m) exactly) and
+// x - m elsewhere, NaN where either is (-0 where x == m, whose exp is 1 as +0's), and exp's result
+// is unused where x == m (its argument may be NaN there: -Inf - -Inf).
 template <class Acc> SUMLAB_HD inline SoftmaxState<Acc> online_softmax_step(SoftmaxState<Acc> s, Acc x) {
   const bool up = x > s.m;
-  const Acc e = acc_exp(up ? s.m - x : x - s.m);
-  s.l = up ? s.l * e + Acc(1) : s.l + (x == s.m ? Acc(1) : e);
+  const Acc e = acc_exp(-acc_abs(x - s.m));
+  // fma(l, e, 1) where x > m; l + 1 or l + e (fma(l, 1, e') is l + e' exactly) elsewhere.
+  s.l = acc_fma(s.l, up ? e : Acc(1), x >= s.m ? Acc(1) : e);
   s.m = up ? x : s.m;
   return s;
 }
 
-// The merge above with one exp and no branch: the side holding M has s = 1 (l * 1 is l, bits
-// included), so l = l_a + l_b s_b or l_a s_a + l_b, with s = exp(-|a.m - b.m|) of the other side
-// (m - M is -|a.m - b.m| exactly), or 1 where the maxima are equal (both sides' s, and the
-// argument's Inf - Inf never reaches exp). m is never NaN, so one side holds M.
+// The merge above with one exp and no branch: s = exp(-|a.m - b.m|) rescales the side without M
+// (m - M is -|a.m - b.m| exactly), or s = 1 where the maxima are equal (fma(l, 1, l') is l + l',
+// and the argument's Inf - Inf never reaches exp). m is never NaN, so one side holds M.
 template <class Acc> SUMLAB_HD inline SoftmaxState<Acc> online_softmax_merge(const SoftmaxState<Acc>& a,
                                                                              const SoftmaxState<Acc>& b) {
   const bool b_max = b.m > a.m;
   const Acc e = acc_exp(b_max ? a.m - b.m : b.m - a.m);
   const Acc s = a.m == b.m ? Acc(1) : e;
-  return SoftmaxState<Acc>{b_max ? b.m : a.m, b_max ? a.l * s + b.l : a.l + b.l * s};
+  return SoftmaxState<Acc>{b_max ? b.m : a.m, b_max ? acc_fma(a.l, s, b.l) : acc_fma(b.l, s, a.l)};
 }
 
 template <class Acc> struct OnlineSoftmaxOp {

@@ -226,9 +226,9 @@ TEST(RowSoftmax, OnlineAndThreePassAgreeToRoundingAndSumToOne) {
   }
 }
 
-// The merge's one-exp form gives the bits of its definition, l_a s_a + l_b s_b with s = 1 on the
-// side holding the max and exp(m - M) on the other, on maxima and sums that include the infinities,
-// zero, NaN sums and ties.
+// The merge's one-exp form gives the bits of its definition (the side holding the max keeps its l,
+// the other's is rescaled by exp(m - M) in one fma; equal maxima add), on maxima and sums that
+// include the infinities, zero, NaN sums and ties.
 TYPED_TEST(RowSoftmax, MergeGivesTheBitsOfItsDefinition) {
   using T = TypeParam;
   const T inf = std::numeric_limits<T>::infinity(), nan = std::numeric_limits<T>::quiet_NaN();
@@ -242,7 +242,8 @@ TYPED_TEST(RowSoftmax, MergeGivesTheBitsOfItsDefinition) {
           const SoftmaxState<T> a{ma, la}, b{mb, lb};
           const T M = mb > ma ? mb : ma;
           const T sa = ma == M ? T(1) : acc_exp(ma - M), sb = mb == M ? T(1) : acc_exp(mb - M);
-          const SoftmaxState<T> want{M, la * sa + lb * sb};
+          const T l = ma == M && mb == M ? la + lb : mb == M ? std::fma(la, sa, lb) : std::fma(lb, sb, la);
+          const SoftmaxState<T> want{M, l};
           const auto got = online_softmax_merge(a, b);
           ASSERT_TRUE(same_bits(got.m, want.m) && (same_bits(got.l, want.l) || (got.l != got.l && want.l != want.l)))
               << ma << " " << mb << " " << la << " " << lb;
