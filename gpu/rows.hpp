@@ -71,9 +71,9 @@ GpuRowsResult<row_reduce::row_acc_t<In>> gpu_rows(row_reduce::RowKernel k, const
                                                   std::span<const In> x, std::int64_t rows, std::int64_t cols,
                                                   const RowRunOptions& opts = {});
 
-// The row kernels' exp (row_reduce::acc_exp: portable_expf for float, portable_exp for double)
-// evaluated on the device, y[i] = acc_exp(x[i]): the CPU model reproduces the kernels' bits only
-// if this function gives the CPU's bits, which a test checks over every float.
+// The row kernels' exp (row_reduce::acc_exp: portable_expf_nonpositive for float, portable_exp for
+// double) evaluated on the device, y[i] = acc_exp(x[i]): the CPU model reproduces the kernels' bits
+// only if this function gives the CPU's bits, which a test checks over every float.
 template <class Acc> struct GpuExpResult {
   std::vector<Acc> y;
   std::string error;  // non-empty: nothing valid ran
