@@ -210,11 +210,9 @@ __device__ __forceinline__ RowSlice<In> row_slice(const In* __restrict__ row, st
 //            where the kernel passes over the row more than once and the row fits one;
 //   ahead    a long step with few registers (Welford's division): the next kRowAhead loads in
 //            flight while the current ones fold (row_for_each_ahead);
-//   plain    a long step whose own registers leave none for loads ahead: the plain loop, counted
-//            in 32 bits and unrolled.
-//   ahead2   a long step with registers for two loads ahead and no more (softmax's exp: 32
-//            registers with two, 44 with four, which cost a third of the SM's warps).
-enum class RowLoop { batched, ahead, plain, ahead2 };
+//   plain    a long step whose own registers leave none for loads ahead (softmax's exp, 31 of 32
+//            with the output pass): the plain loop, counted in 32 bits and unrolled.
+enum class RowLoop { batched, ahead, plain };
 
 // Float and bfloat16: counted in 32 bits (a 64-bit compare and multiply-add an element cost as
 // much as a cheap step) and unrolled 4, so that the compiler issues a few loads early within 32
@@ -241,8 +239,6 @@ __device__ __forceinline__ void row_read(const In* __restrict__ row, std::int64_
     row_for_each<kRowBatch<In>>(row, cols, g, f);
   else if constexpr (Loop == RowLoop::ahead && kRowAhead<In> > 1)
     row_for_each_ahead<kRowAhead<In>>(row, cols, g, f);
-  else if constexpr (Loop == RowLoop::ahead2 && kRowAhead<In> > 1)
-    row_for_each_ahead<2>(row, cols, g, f);
   else
     row_for_each_plain(row, cols, g, f);
 }
