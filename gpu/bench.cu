@@ -182,9 +182,10 @@ template <class T> int data_scale(const BenchInput<T>& in) {
   return static_cast<int>(order_model::fixed_one_pass<T>(largest, ~Bits(0)).k);  // fixed_point_sum's rule
 }
 
-template <class T> Timing time_read(const BenchInput<T>& input, const TimingOptions& o) {
+template <class T> Timing time_read(const BenchInput<T>& input, const TimingOptions& o, std::int64_t elements) {
   Timing best;
   try {
+    const std::int64_t n = elements < 0 ? input.n() : std::min(elements, input.n());
     int sms = 0;
     SUMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     unsigned long long* d_sink = nullptr;
@@ -200,7 +201,7 @@ template <class T> Timing time_read(const BenchInput<T>& input, const TimingOpti
           timer.start();
           for (int l = 0; l < launches; ++l) {
             const T* d_in = input.buffer().device_data() + std::int64_t(l % input.copies()) * input.stride();
-            read_kernel<T><<<sms * per_sm, block>>>(d_in, input.n(), d_sink);
+            read_kernel<T><<<sms * per_sm, block>>>(d_in, n, d_sink);
             SUMLAB_CUDA_CHECK_LAUNCH("read_kernel");
           }
           r.ms = timer.stop() / launches;
@@ -229,7 +230,7 @@ template Timing time_device_entry<double>(const DeviceEntry<double>&, std::size_
                                           const TimingOptions&, bool);
 template int data_scale<float>(const BenchInput<float>&);
 template int data_scale<double>(const BenchInput<double>&);
-template Timing time_read<float>(const BenchInput<float>&, const TimingOptions&);
-template Timing time_read<double>(const BenchInput<double>&, const TimingOptions&);
+template Timing time_read<float>(const BenchInput<float>&, const TimingOptions&, std::int64_t);
+template Timing time_read<double>(const BenchInput<double>&, const TimingOptions&, std::int64_t);
 
 }  // namespace sumlab::gpu

@@ -94,8 +94,11 @@ template <class T> int data_scale(const BenchInput<T>& in);
 
 // The read roof: the fastest of a small sweep of a read-only kernel's shapes (grid-stride 16-byte
 // loads, 64 bytes in flight per thread, the loaded bits folded so that the compiler keeps every
-// load). Bytes per second = n * sizeof(T) / ms.
-template <class T> Timing time_read(const BenchInput<T>& in, const TimingOptions& o = {});
+// load) over the first `elements` of each copy (all n by default: a roof for an input of fewer bytes,
+// such as the bfloat16 rows made from a float32 input, is timed over that many bytes, since a
+// launch's fixed cost does not shrink with its bytes). Bytes per second = elements * sizeof(T) / ms.
+template <class T>
+Timing time_read(const BenchInput<T>& in, const TimingOptions& o = {}, std::int64_t elements = -1);
 
 // The other GPU families on copy 0 of the same input, for `sumlab bench`: the scans (+,
 // inclusive), the segmented sums (segments of family_segment elements), the variance row kernels
@@ -124,6 +127,7 @@ struct FamilyTiming {
   double ms = 0;                 // median time of one launch sequence
   bool in_l2 = false;            // the input (and the scan's output) fit in L2 together, not rotated
   std::string error;             // non-empty: nothing valid was timed
+  int input_bytes = 0;           // bytes of one input element where not the cell's T (2: bfloat16 rows)
 };
 struct FamilyShapes {
   std::optional<scan::ScanShape> scan;

@@ -58,7 +58,7 @@ void time_rows(std::vector<FamilyTiming>& out, std::span<const In> x, int sample
               k.family == row_reduce::RowFamily::argmax ? sizeof(Acc) + sizeof(std::int64_t) : 2.0 * sizeof(Acc);
           const auto r = gpu_rows<In>(k.kernel, shape, m, ro);
           FamilyTiming t{"rows", std::string(k.name), where + ", " + row_reduce::to_string(shape), "",
-                         sizeof(In) + outputs / static_cast<double>(cols), 0, false, r.error};
+                         sizeof(In) + outputs / static_cast<double>(cols), 0, false, r.error, int(sizeof(In))};
           t.ms = r.ok() ? r.ms : 0;
           out.push_back(std::move(t));
         }

@@ -10,7 +10,8 @@
 //   bench_families.csv  per (dtype, n, family, kernel): the scans, segmented sums and row kernels
 //                  (variance in both layouts; every row kernel over rows of 4096 and 16384, float32
 //                  also as bfloat16) on the first distribution's input (gpu/bench.hpp's time_families), with
-//                  the bandwidth ratio to that cell's read roof, the time ratio to its CUB
+//                  the bandwidth ratio to that cell's read roof (read_ms over read_bytes: the cell's
+//                  input, or the same bytes as a bfloat16 row's input), the time ratio to its CUB
 //                  DeviceReduce::Sum, and the time ratio to the family's own CUB peer.
 //   bench_cpu.csv  per (dtype, algorithm): ns per element of every CPU algorithm, and the ratio to
 //                  the ordered double loop (`serial` on float64) timed in the same run.
@@ -68,7 +69,7 @@ const std::vector<std::string> kGpuColumns{"dtype", "distribution", "n", "kernel
                                            "cub_ms", "read_ms", "value_hex", "error"};
 const std::vector<std::string> kFamilyColumns{"dtype", "n", "family", "kernel", "detail", "ms", "bytes_per_element",
                                               "gb_per_s", "ratio_read", "ratio_cub_reduce", "peer", "ratio_peer",
-                                              "read_ms", "cub_ms", "in_l2", "error"};
+                                              "read_ms", "read_bytes", "cub_ms", "in_l2", "error"};
 const std::vector<std::string> kCpuColumns{"dtype", "algorithm", "n", "ns_per_element", "ns_min", "reps",
                                            "ratio_serial_double", "value_hex"};
 
@@ -222,15 +223,27 @@ gpu::FamilyShapes family_shapes(const BenchOptions& o) {
   return f;
 }
 
-// The other families on the cell's input, against the cell's read roof and CUB reduction.
+// The other families on the cell's input, against the cell's read roof and CUB reduction. A family
+// whose input is narrower than T (bfloat16 rows made from float32) is set against a roof timed over
+// the same bytes: at 2^22 floats a read of half the bytes takes more than half the time.
 template <class T>
-Rows bench_families_cell(const gpu::BenchInput<T>& input, int samples, const gpu::FamilyShapes& shapes,
+Rows bench_families_cell(const gpu::BenchInput<T>& input, const gpu::TimingOptions& to, const gpu::FamilyShapes& shapes,
                          const gpu::Timing& read, const gpu::Timing& cub) {
   const std::string dt(FloatTraits<T>::dtype);
   const std::int64_t n = input.n();
-  const std::vector<gpu::FamilyTiming> timings = gpu::time_families<T>(input, samples, shapes);
+  const std::vector<gpu::FamilyTiming> timings = gpu::time_families<T>(input, to.samples, shapes);
+  std::map<int, gpu::Timing> narrow_roofs;  // by input bytes an element
+  auto roof_for = [&](const gpu::FamilyTiming& t) -> const gpu::Timing& {
+    if (t.input_bytes == 0 || t.input_bytes == int(sizeof(T))) return read;
+    auto it = narrow_roofs.find(t.input_bytes);
+    if (it == narrow_roofs.end())
+      it = narrow_roofs.emplace(t.input_bytes, gpu::time_read<T>(input, to, n * t.input_bytes / std::int64_t(sizeof(T)))).first;
+    return it->second;
+  };
   std::vector<std::vector<std::string>> rows;
   for (const auto& t : timings) {
+    const gpu::Timing& roof = roof_for(t);
+    const double roof_bytes = t.input_bytes == 0 ? static_cast<double>(sizeof(T)) : t.input_bytes;
     const bool ok = t.error.empty() && t.ms > 0;
     double peer_ms = 0;
     // The peer of the same problem: its detail is the row's without the shape ("max inclusive" for
@@ -240,10 +253,11 @@ Rows bench_families_cell(const gpu::BenchInput<T>& input, int samples, const gpu
     const double moved = t.bytes_per_element * static_cast<double>(n);
     rows.push_back({dt, std::to_string(n), t.family, t.kernel, t.detail, ok ? csv_number(t.ms) : "",
                     csv_number(t.bytes_per_element), ok ? csv_number(moved / (t.ms * 1e-3) / 1e9) : "",
-                    ok && read.ok() ? csv_number(t.bytes_per_element * read.ms / (sizeof(T) * t.ms)) : "",
+                    ok && roof.ok() ? csv_number(t.bytes_per_element * roof.ms / (roof_bytes * t.ms)) : "",
                     ok && cub.ok() ? csv_number(cub.ms / t.ms) : "", t.peer,
-                    ok && peer_ms > 0 ? csv_number(peer_ms / t.ms) : "", read.ok() ? csv_number(read.ms) : "",
-                    cub.ok() ? csv_number(cub.ms) : "", t.in_l2 ? "1" : "0", t.error});
+                    ok && peer_ms > 0 ? csv_number(peer_ms / t.ms) : "", roof.ok() ? csv_number(roof.ms) : "",
+                    csv_number(roof_bytes * static_cast<double>(n)), cub.ok() ? csv_number(cub.ms) : "",
+                    t.in_l2 ? "1" : "0", t.error});
   }
   return rows;
 }
@@ -315,7 +329,7 @@ CellRows bench_gpu_cell(const BenchOptions& o, const std::vector<GpuKernel>& ker
     }
   CellRows out{{"bench_gpu.csv", rows}};
   if (with_families && n % gpu::family_cols == 0)
-    out["bench_families.csv"] = bench_families_cell<T>(input, o.samples, family_shapes(o), read, cub);
+    out["bench_families.csv"] = bench_families_cell<T>(input, to, family_shapes(o), read, cub);
   return out;
 }
 #endif

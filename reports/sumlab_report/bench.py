@@ -100,7 +100,8 @@ def render_bench_families(run: Run, data: CsvData, ctx) -> list:
                 anchor=slug(run.label + "-bench-families")),
         Paragraph("What this shows: each algorithm's bytes moved per second (a scan reads and writes every "
                   "element; a segmented sum and a row kernel read each once, a bfloat16 row two bytes of it) as a fraction of the read "
-                  "roof's bandwidth on the same input in the same run (1 = as fast as a plain read), and, in the "
+                  "roof's bandwidth on the same input in the same run (1 = as fast as a plain read; for a bfloat16 row, "
+                  "a plain read of as many bytes), and, in the "
                   "last column, its time against its own family's CUB call at the largest n. Median of samples, "
                   "each a run of launches back to back as the sums are timed, over a resident input; * marks sizes whose input fits in L2, where repeated launches "
                   "may read from L2 and the ratio flatters."),
@@ -151,11 +152,15 @@ def render_bench_families(run: Run, data: CsvData, ctx) -> list:
                     ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=ctx.palette.marker(label),
                             color=ctx.palette.colour(label), label=label,
                             linestyle="--" if label == "cub" or label.startswith("cub_") else "-")
-            roof = [(n, next(num(r["read_ms"]) for (dt, f, _, _, m), r in cells.items() if dt == dtype and m == n))
-                    for n in ns]
-            size = 4 if dtype == "float32" else 8  # the roof read T: its bandwidth bounds every input type
-            ax.plot([n for n, _ in roof], [n * size / (ms * 1e-3) / 1e9 for n, ms in roof], color="black",
-                    linestyle=":", label="read roof")
+            # The roof this panel's ratios are against: over the cell's input, or over as many bytes as
+            # a narrower input holds (bfloat16 rows; runs before read_bytes: the cell's input).
+            size = 4 if dtype == "float32" else 8
+            roof = []
+            for n in ns:
+                r = next(r for (dt, f, _, _, m), r in cells.items() if dt == dtype and f == family and m == n)
+                read_bytes = num(r["read_bytes"]) if r.get("read_bytes") else n * size
+                roof.append((n, read_bytes / (num(r["read_ms"]) * 1e-3) / 1e9))
+            ax.plot([n for n, _ in roof], [bw for _, bw in roof], color="black", linestyle=":", label="read roof")
             ax.set_xscale("log", base=2)
             ax.set_xlabel("n (elements)")
             ax.set_ylabel("GB/s (bytes moved / time)")

@@ -99,6 +99,22 @@ TYPED_TEST(GpuBench, SortedInputsAreTheCpuOrderInEveryCopy) {
 // CUB's for +, the chained scan and CUB's for max and affine; segmented: every GPU strategy and
 // peer; variance: each moments kernel in both layouts), each with a peer of its own family and
 // problem or none; an n the variance rows cannot split is an error row.
+// The read roof over part of each copy (the bfloat16 rows' roof reads as many bytes as they do):
+// it times, and asking for more than n reads n.
+TYPED_TEST(GpuBench, TheReadRoofTimesPartOfItsInput) {
+  SUMLAB_REQUIRE_GPU();
+  using T = TypeParam;
+  const gpu::BenchInput<T> in(std::int64_t(1) << 22, DistributionSpec{}, 5);
+  gpu::TimingOptions o;
+  o.samples = 3;
+  const gpu::Timing whole = gpu::time_read<T>(in, o), half = gpu::time_read<T>(in, o, in.n() / 2),
+                    more = gpu::time_read<T>(in, o, 2 * in.n());
+  ASSERT_TRUE(whole.ok() && half.ok() && more.ok()) << whole.error << half.error << more.error;
+  EXPECT_GT(half.ms, 0.0);
+  EXPECT_LT(half.ms, whole.ms);  // half the bytes, past the L2 in both: less time, if not half
+  EXPECT_GT(more.ms, half.ms);
+}
+
 TYPED_TEST(GpuBench, FamiliesAreTimedWithTheirPeers) {
   SUMLAB_REQUIRE_GPU();
   using T = TypeParam;
@@ -115,6 +131,8 @@ TYPED_TEST(GpuBench, FamiliesAreTimedWithTheirPeers) {
     EXPECT_GE(r.bytes_per_element, bf16 ? 2.0 : double(sizeof(T)));
     // 256 or 512 KiB: in L2, but for the row kernels, which read copies in turn past the L2.
     EXPECT_EQ(r.in_l2, r.family == "scan" || r.family == "segmented");
+    // What the bench's roof for the row must read: 2 bytes an element for the bfloat16 rows.
+    EXPECT_EQ(r.input_bytes, r.family != "rows" ? 0 : bf16 ? 2 : int(sizeof(T)));
     ++per_family[r.family];
     if (!r.peer.empty()) {
       // The peer times the same problem: its detail is the row's up to the shape.
