@@ -38,8 +38,7 @@ inline std::size_t row_stage_bytes(row_reduce::RowKernel k, const row_reduce::Ro
   const std::int64_t threads = s.layout == row_reduce::RowLayout::warp_per_row ? 32 : s.block;
   const auto size = static_cast<std::int64_t>(in_bytes);
   if (in_bytes > 2) {
-    if (!out && k != RowKernel::two_pass && k != RowKernel::softmax_three_pass && k != RowKernel::softmax_online)
-      return 0;
+    if (!out && k != RowKernel::two_pass && k != RowKernel::softmax_three_pass) return 0;
     const bool sliced = k == RowKernel::textbook || k == RowKernel::two_pass;  // the batched folds
     if (sliced && cols * size <= std::int64_t(kRowSliceBytes) * threads) return 0;
   }
