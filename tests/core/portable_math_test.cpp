@@ -103,7 +103,7 @@ double expf_ulp_error(float x, float y) {
   return std::fabs(static_cast<double>(y) - e) / ulp;
 }
 
-// Every 61st float (every float with SUMLAB_EXHAUSTIVE=1: about half a minute a core), then every
+// Every 61st float (every float with SUMLAB_EXHAUSTIVE=1: about two minutes on one core), then every
 // float from -87 to -104, where the result is subnormal. Measured on every float <= 0, subnormal
 // results included: max 0.8908 ulp (x = -0x1.4ac0f6p+2). Every x > 0 gives exactly 1 (taken as 0).
 TEST(PortableExpf, WithinOneUlpOnEveryFloat) {

@@ -95,10 +95,6 @@ TYPED_TEST(GpuBench, SortedInputsAreTheCpuOrderInEveryCopy) {
     }
 }
 
-// time_families: one timed row per GPU algorithm of each family (scan: the modelled scans and
-// CUB's for +, the chained scan and CUB's for max and affine; segmented: every GPU strategy and
-// peer; variance: each moments kernel in both layouts), each with a peer of its own family and
-// problem or none; an n the variance rows cannot split is an error row.
 // The read roof over part of each copy (the bfloat16 rows' roof reads as many bytes as they do):
 // it times, and asking for more than n reads n.
 TYPED_TEST(GpuBench, TheReadRoofTimesPartOfItsInput) {
@@ -115,6 +111,10 @@ TYPED_TEST(GpuBench, TheReadRoofTimesPartOfItsInput) {
   EXPECT_GT(more.ms, half.ms);
 }
 
+// time_families: one timed row per GPU algorithm of each family (scan: the modelled scans and
+// CUB's for +, the chained scan and CUB's for max and affine; segmented: every GPU strategy and
+// peer; variance: each moments kernel in both layouts), each with a peer of its own family and
+// problem or none; an n the variance rows cannot split is an error row.
 TYPED_TEST(GpuBench, FamiliesAreTimedWithTheirPeers) {
   SUMLAB_REQUIRE_GPU();
   using T = TypeParam;
