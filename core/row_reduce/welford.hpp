@@ -6,6 +6,7 @@
 // State: n (the count, held in Acc: exact up to 2^24 in float), mean, m2 = sum (x - mean)^2.
 // Variance (population) = m2 / n. Identity: (0, 0, 0).
 //   welford_step:  n += 1; d = x - mean; mean += d / n; m2 += d * (x - mean)        (Welford 1962)
+//                  where d / n is divide_by_count below: RN(d / n) by the count's reciprocal.
 //   chan_merge:    an empty side returns the other unchanged (bits included); else
 //                  n = na + nb; d = mean_b - mean_a; mean = mean_a + d * (nb / n);
 //                  m2 = (m2_a + m2_b) + d * d * (na * nb / n)           (Chan, Golub & LeVeque 1983)
@@ -21,6 +22,9 @@
 // Neither merge is bitwise commutative (merge(a, b) and merge(b, a) round differently), which is
 // why the row kernels broadcast lane 0's result (row_kernel.hpp).
 // Specials: a NaN or +-Inf input makes m2 (hence the variance) NaN: d = Inf, x - mean = NaN.
+#include <cstdint>
+#include <limits>
+
 #include "core/hd.hpp"
 #include "core/row_reduce/mean_variance.hpp"
 #include "core/row_reduce/row_math.hpp"
@@ -38,8 +42,52 @@ template <class Acc> SUMLAB_HD inline RowMoments<Acc> moments_identity() {
   return RowMoments<Acc>{Acc(0), Acc(0), Acc(0)};
 }
 
-template <class Acc> SUMLAB_HD inline RowMoments<Acc> welford_step(RowMoments<Acc> s, Acc x) {
+// Welford's division d / n, where n is a count, by its reciprocal r = RN(1/n) and one correction
+// (Markstein 1990; Muller et al., Handbook of Floating-Point Arithmetic, 2nd ed., sec. 4.7):
+//   q0 = RN(d r); e = fma(-q0, n, d) = d - q0 n exactly; q = fma(e, r, q0).
+// r depends on the count alone, the same at a step for every thread of a row, so a GPU kernel reads
+// it from a table (gpu/rows/moments_kernel.cuh) where a correctly rounded division costs a
+// reciprocal, two refining fmas and a check with its branch at every element. The CPU model
+// computes r = 1 / n; both then run the same three operations, so their bits agree by construction.
+// Theorem: for 1 <= n <= kCountReciprocalLimit (2^(p-3): 2^21 in float, 2^50 in double, p the
+// precision) and finite d, q = RN(d / n), except where d / n is exactly halfway between two
+// subnormals (then q may be the other neighbour, one subnormal ulp from RN(d / n)) and the
+// sign of a zero q (+0 where d = -0; harmless to the mean, which starts at +0 and so is never -0).
+// Proof sketch, Q = d / n in [2^e, 2^(e+1)), u = 2^-p: |r n - 1| <= u, so |d r - Q| < 2^(e+1-p)
+// and |q0 - Q| < 2 ulp(Q). d and q0 n are multiples of 2^(e-p) (q0 may sit one binade down),
+// |e| <= 2 n ulp(Q) < 2^p 2^(e-p) for n < 2^(p-2), so e is exact (fma). Then q0 + e r =
+// Q + (Q - q0)(r n - 1) is closer than 2 ulp(Q) u = 2^(e+2-2p) to Q. A rounding boundary m (an
+// odd multiple of 2^(e-p), or of 2^(e-p-1) at the binade's foot) is never Q itself (Q = m would
+// give d = n m more than p significant bits) and lies at least 2^(e-p-1) / n from it (d - n m is a
+// nonzero multiple of 2^(e-p-1)); 2^(e+2-2p) <= 2^(e-p-1) / n for n <= 2^(p-3), so q0 + e r rounds
+// as Q does. Below 2^-126 (float; 2^-1022 double) every value is a multiple of the smallest
+// subnormal s, |q0 - Q| < s and the same argument holds, but there d / n can be exactly a midpoint
+// (2k+1) s/2. No overflow: r <= 1. d = +-Inf gives q = NaN (d / n is +-Inf), d NaN gives NaN.
+// tests/core/row_reduce_test.cpp holds q against d / n over every binade, the subnormal midpoints
+// included. Counts above the limit divide directly (n up to 2^24 is exact in float).
+template <class Acc> inline constexpr Acc kCountReciprocalLimit = Acc(std::uint64_t(1) << (std::numeric_limits<Acc>::digits - 3));
+
+template <class Acc> SUMLAB_HD inline Acc count_reciprocal(Acc n) { return Acc(1) / n; }
+
+// d / n as above, given r = count_reciprocal(n) and n <= kCountReciprocalLimit.
+template <class Acc> SUMLAB_HD inline Acc divide_by_count(Acc d, Acc n, Acc r) {
+  const Acc q0 = d * r;
+  return acc_fma(acc_fma(-q0, n, d), r, q0);
+}
+
+// The step, given r = count_reciprocal(s.n + 1) for a count s.n + 1 <= kCountReciprocalLimit.
+template <class Acc> SUMLAB_HD inline RowMoments<Acc> welford_step(RowMoments<Acc> s, Acc x, Acc r) {
   s.n = s.n + Acc(1);
+  const Acc d = x - s.mean;
+  s.mean = s.mean + divide_by_count(d, s.n, r);
+  s.m2 = s.m2 + d * (x - s.mean);
+  return s;
+}
+
+template <class Acc> SUMLAB_HD inline RowMoments<Acc> welford_step(RowMoments<Acc> s, Acc x) {
+  const Acc n = s.n + Acc(1);
+  if (n <= kCountReciprocalLimit<Acc>) return welford_step(s, x, count_reciprocal(n));
+  s.n = n;
   const Acc d = x - s.mean;
   s.mean = s.mean + d / s.n;
   s.m2 = s.m2 + d * (x - s.mean);

@@ -27,7 +27,22 @@ __device__ __forceinline__ void row_moments(const In* __restrict__ d_in, std::in
   using namespace row_reduce;
   using Acc = row_acc_t<In>;
   __shared__ __align__(16) unsigned char smem[smem_state_bytes];
+  constexpr bool welford = K == RowKernel::welford || K == RowKernel::welford_equal;
+  // Welford's step k divides by the count k through RN(1/k) (core/row_reduce/welford.hpp): read
+  // here, where computing it costs a reciprocal, two fmas and a check an element. Where a thread's
+  // steps outnumber the table, it computes them (welford_step's two-argument form); the bits are
+  // the same either way. Filled before any group leaves, since every thread meets the barrier.
+  __shared__ Acc count_rcp[welford ? kRowCountTable : 1];
   const RowGroup g = row_group(layout);
+  [[maybe_unused]] bool tabled = false;
+  if constexpr (welford) {
+    const std::int64_t steps = (cols + g.threads - 1) / g.threads;  // the most of any thread
+    tabled = steps <= kRowCountTable;
+    if (tabled) {
+      for (int k = int(threadIdx.x); k < int(steps); k += int(blockDim.x)) count_rcp[k] = count_reciprocal(Acc(k + 1));
+      __syncthreads();
+    }
+  }
   if (g.row >= rows) return;  // warp_per_row only: the whole warp leaves together
   const In* row = d_in + g.row * cols;
   const Acc n = static_cast<Acc>(cols);
@@ -53,7 +68,12 @@ __device__ __forceinline__ void row_moments(const In* __restrict__ d_in, std::in
       static_assert(K == RowKernel::welford || K == RowKernel::welford_equal, "a moments kernel");
       using Op = std::conditional_t<K == RowKernel::welford, ChanMergeOp<Acc>, ChanEqualMergeOp<Acc>>;
       RowMoments<Acc> s = Op::identity();
-      read([&](In x, std::int64_t) { s = welford_step(s, RowInput<In>::widen(x)); });
+      if (tabled) {
+        int k = 0;
+        read([&](In x, std::int64_t) { s = welford_step(s, RowInput<In>::widen(x), count_rcp[k++]); });
+      } else {
+        read([&](In x, std::int64_t) { s = welford_step(s, RowInput<In>::widen(x)); });
+      }
       s = group_reduce<Op>(s, g.block_stage, reinterpret_cast<RowMoments<Acc>*>(smem));
       mv = welford_finish(s);
     }

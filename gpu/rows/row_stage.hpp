@@ -15,9 +15,12 @@ inline constexpr int kRowSliceBytes = 64;
 // block, three blocks an SM). More would leave an SM too few rows in flight; such rows are read
 // from memory in every pass instead.
 inline constexpr int kRowStageThreadBytes = 256;
-// A row kernel's static shared memory: 32 group states of up to 32 bytes (gpu/rows/row_tree.cuh)
-// and a staged kernel's 32 mbarriers (gpu/rows/row_loads.cuh).
-inline constexpr std::size_t kRowStaticSmemBytes = 32 * 32 + 32 * 8;
+// Welford's count reciprocals (gpu/rows/moments_kernel.cuh): RN(1/k) for the steps k = 1 .. 512 of
+// a thread, every shape the bench times (16 to 512 elements a thread).
+inline constexpr int kRowCountTable = 512;
+// A row kernel's static shared memory: 32 group states of up to 32 bytes (gpu/rows/row_tree.cuh),
+// a staged kernel's 32 mbarriers (gpu/rows/row_loads.cuh) and a Welford kernel's reciprocals.
+inline constexpr std::size_t kRowStaticSmemBytes = 32 * 32 + 32 * 8 + kRowCountTable * 8;
 // What the CUDA runtime reserves a block (1 KB on sm_80 and later).
 inline constexpr std::size_t kRowRuntimeSmemBytes = 1024;
 

@@ -7,10 +7,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "core/counter_rng.hpp"
@@ -131,6 +133,113 @@ TYPED_TEST(RowChan, GeneralMergeIsCoreMomentsMergeBitForBitAndEmptySidesAreExact
     for (auto m : {chan_merge(e, a), chan_merge(a, e), chan_merge_equal(e, a), chan_merge_equal(a, e)})
       EXPECT_TRUE(same_bits(m.n, a.n) && same_bits(m.mean, a.mean) && same_bits(m.m2, a.m2));
   }
+}
+
+// --- Welford's division by the count (core/row_reduce/welford.hpp) --------------------------------
+
+// Where d / n lies exactly halfway between two subnormals: the one case the theorem excepts.
+// 2 d / n is then an odd integer number of the smallest subnormal s. With |d| < n 2^emin, 2 d / s
+// is an integer of at most 2p - 2 bits held exactly (a power-of-two scaling), fmod is exact, and
+// 2 d / (n s) < 2^p where it is an integer.
+template <class T> bool subnormal_midpoint(T d, T n) {
+  if (!(std::fabs(d) < n * std::numeric_limits<T>::min())) return false;
+  const T twice = std::ldexp(std::fabs(d), std::numeric_limits<T>::digits - std::numeric_limits<T>::min_exponent + 1);
+  return std::fmod(twice, n) == T(0) && std::fmod(twice / n, T(2)) == T(1);
+}
+
+// q against d / n, bit for bit; returns whether this (d, n) was an excepted midpoint (then q is a
+// neighbour of d / n one subnormal away).
+template <class T> bool check_division(T d, T n, std::uint64_t& midpoints) {
+  const T q = divide_by_count(d, n, count_reciprocal(n)), want = d / n;
+  if (subnormal_midpoint(d, n)) {
+    ++midpoints;
+    EXPECT_TRUE(same_bits(q, want) || std::fabs(q - want) == std::numeric_limits<T>::denorm_min()) << d << " / " << n;
+    return true;
+  }
+  if (d == T(0)) {
+    EXPECT_EQ(q, T(0));
+    EXPECT_FALSE(std::signbit(q));  // +0 whatever d's sign
+    return false;
+  }
+  EXPECT_TRUE(same_bits(q, want)) << std::hexfloat << d << " / " << n << ": " << q << " against " << want;
+  return false;
+}
+
+template <class T> class WelfordDivision : public ::testing::Test {};
+TYPED_TEST_SUITE(WelfordDivision, AccTypes);
+
+// Every binade of d (random bit patterns, every finite value likely), counts from 1 to the limit:
+// the small ones, powers of two and their neighbours, and random ones up to the limit, which is
+// where the theorem's margin is thinnest.
+TYPED_TEST(WelfordDivision, IsTheCorrectlyRoundedQuotientOverEveryBinade) {
+  using T = TypeParam;
+  using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  const T limit = kCountReciprocalLimit<T>;
+  EXPECT_EQ(limit, std::ldexp(T(1), std::numeric_limits<T>::digits - 3));
+  std::vector<T> counts;
+  for (int n = 1; n <= 64; ++n) counts.push_back(T(n));
+  for (T p = 128; p <= limit; p *= 2) counts.insert(counts.end(), {p - 1, p, p + 1 <= limit ? p + 1 : p});
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 64; ++i) counts.push_back(T(1 + rng() % std::uint64_t(limit)));
+  std::uint64_t midpoints = 0, cases = 0;
+  for (T n : counts)
+    for (int i = 0; i < 20000; ++i) {
+      Bits b = static_cast<Bits>(rng());
+      T d;
+      std::memcpy(&d, &b, sizeof d);
+      if (!std::isfinite(d)) continue;
+      if (i % 4 == 0 && d != T(0)) d = std::ldexp(d, -std::ilogb(d) + std::numeric_limits<T>::min_exponent - 1 - int(rng() % 40));  // near and below the subnormals
+      if (!std::isfinite(d)) continue;
+      check_division(d, n, midpoints);
+      ++cases;
+    }
+  EXPECT_GT(cases, 1000000u);
+  this->RecordProperty("subnormal_midpoints", std::to_string(midpoints));
+}
+
+// Positive float subnormals (the first 4096, then every 61st; every one with SUMLAB_EXHAUSTIVE=1,
+// 11 s: 1,472,199 of 2,944,402 midpoints differ), by counts that make midpoints: the exception
+// happens (9 s / 6 = 1.5 s rounds to 2 s, the division gives s) and is the only one.
+TEST(WelfordDivision, SubnormalMidpointsAreTheOnlyExceptionForFloat) {
+  const float s = std::numeric_limits<float>::denorm_min();
+  EXPECT_EQ(9 * s / 6, 2 * s);
+  EXPECT_EQ(divide_by_count(9 * s, 6.f, count_reciprocal(6.f)), s);
+  const char* all = std::getenv("SUMLAB_EXHAUSTIVE");
+  const std::uint32_t stride = all != nullptr && std::string(all) == "1" ? 1 : 61;
+  std::uint64_t midpoints = 0, differ = 0;
+  for (float n : {3.f, 6.f, 7.f, 10.f, 12.f, 1000.f})
+    for (std::uint32_t b = 1; b < (1u << 23); b += b < 4096 ? 1 : stride) {
+      float d;
+      std::memcpy(&d, &b, sizeof d);
+      const bool mid = check_division(d, n, midpoints);
+      differ += mid && divide_by_count(d, n, count_reciprocal(n)) != d / n;
+    }
+  EXPECT_GT(midpoints, 1000u);
+  EXPECT_GT(differ, 0u);
+  RecordProperty("midpoints_that_differ", std::to_string(differ) + " of " + std::to_string(midpoints));
+}
+
+TYPED_TEST(WelfordDivision, InfinityGivesNanAndTheStepMatchesTheOracleAcrossTheLimit) {
+  using T = TypeParam;
+  const T inf = std::numeric_limits<T>::infinity();
+  EXPECT_TRUE(std::isnan(divide_by_count(inf, T(3), count_reciprocal(T(3)))));
+  EXPECT_TRUE(std::isnan(divide_by_count(std::numeric_limits<T>::quiet_NaN(), T(3), count_reciprocal(T(3)))));
+  EXPECT_EQ(divide_by_count(std::numeric_limits<T>::max(), T(1), T(1)), std::numeric_limits<T>::max());
+  // Counts on both sides of the limit, where welford_step switches to a plain division: the same
+  // bits as the oracle's Welford (tests/core/serial_moments.hpp) throughout.
+  const T limit = kCountReciprocalLimit<T>;
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> nd(7.0, 3.0);
+  RowMoments<T> a{limit - T(3), T(7.25), T(1000)};
+  WelfordAccumulator<T> w;
+  w.state = MomentSummary<T>{a.n, a.mean, a.m2};
+  for (int i = 0; i < 8; ++i) {
+    const T x = static_cast<T>(nd(rng));
+    a = welford_step(a, x);
+    w.add(x);
+    ASSERT_TRUE(same_bits(a.n, w.state.count) && same_bits(a.mean, w.state.mean) && same_bits(a.m2, w.state.m2)) << i;
+  }
+  EXPECT_GT(a.n, limit);
 }
 
 // The equal-count lane merge is the general merge re-associated: within rounding of it, and its

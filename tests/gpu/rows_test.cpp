@@ -242,6 +242,43 @@ TEST(Rows, TheDoubleExpGivesTheCpusBits) {
   EXPECT_EQ(bad, 0u);
 }
 
+// Welford's division by the count (core/row_reduce/welford.hpp) on rows of small multiples of the
+// smallest subnormal, where d / n falls on subnormal midpoints, the theorem's one exception, and
+// where a flush to zero or a contracted fma would show: the GPU's table of reciprocals and the
+// model's computed ones give the same bits, with and without the output pass, at every shape (rows
+// of 16385 at 32 threads take more steps than the table holds).
+TEST(Rows, WelfordOnSubnormalRows) {
+  SUMLAB_REQUIRE_GPU();
+  auto run = [&](auto tag) {
+    using In = decltype(tag);
+    using Acc = row_acc_t<In>;
+    for (std::int64_t cols : {33, 4097, 16385}) {
+      const std::int64_t rows = 9;
+      std::vector<In> x(static_cast<std::size_t>(rows * cols));
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        const double m = std::floor(64.0 * uniform_double(23, i, 0)) - 16.0;  // -16 .. 47 subnormals
+        const Acc v = static_cast<Acc>(m) * std::numeric_limits<Acc>::denorm_min() * (sizeof(In) == 2 ? Acc(65536) : Acc(1));
+        if constexpr (std::is_same_v<In, bfloat16_bits>) x[i] = to_bfloat16_bits(v);
+        else x[i] = v;
+      }
+      const gpu::RowMatrix<In> m(std::span<const In>(x), rows, cols);
+      for (const auto& s : kShapes)
+        for (RowKernel k : {RowKernel::welford, RowKernel::welford_equal})
+          for (bool out : {true, false}) {
+            const auto g = gpu::gpu_rows<In>(k, s, m, gpu::RowRunOptions{out, 1});
+            ASSERT_TRUE(g.ok()) << g.error;
+            const auto model = model_rows<In>(k, s, std::span<const In>(x), rows, cols, out);
+            std::string first;
+            EXPECT_EQ(count_mismatches(g.outputs, model, &first), 0)
+                << info(k).name << " " << to_string(s) << " cols " << cols << " out " << out << ": " << first;
+          }
+    }
+  };
+  run(float{});
+  run(bfloat16_bits{});
+  run(double{});
+}
+
 // Softmax over logits of scale 40: x - max reaches the exp's subnormal results and its underflow
 // to zero in every row (the shared input's rows stay within a few units of their max).
 TEST(Rows, SoftmaxOverTheExpsWholeRange) {
