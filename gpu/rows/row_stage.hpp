@@ -4,7 +4,6 @@
 // plain C++, so that its rules are tested without a GPU (tests/gpu/rows_test.cpp).
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 
 #include "core/row_reduce/row_kernel.hpp"
 
@@ -42,9 +41,7 @@ inline std::size_t row_stage_bytes(row_reduce::RowKernel k, const row_reduce::Ro
   const std::int64_t threads = s.layout == row_reduce::RowLayout::warp_per_row ? 32 : s.block;
   const auto size = static_cast<std::int64_t>(in_bytes);
   if (in_bytes > 2) {
-    const bool one_pass_staged = std::getenv("SUMLAB_EXP_STAGE_WELFORD") != nullptr &&
-                                 (k == RowKernel::welford || k == RowKernel::welford_equal);  // experiment
-    if (!out && !one_pass_staged && k != RowKernel::two_pass && k != RowKernel::softmax_three_pass) return 0;
+    if (!out && k != RowKernel::two_pass && k != RowKernel::softmax_three_pass) return 0;
     const bool sliced = k == RowKernel::textbook || k == RowKernel::two_pass;  // the batched folds
     if (sliced && cols * size <= std::int64_t(kRowSliceBytes) * threads) return 0;
   }
