@@ -90,17 +90,19 @@ __device__ __forceinline__ void row_moments(const In* __restrict__ d_in, std::in
 
 // Every moments kernel launches at up to 1024 threads, so it must hold at most 64 registers. The
 // batched ones (textbook, two_pass) need __launch_bounds__(1024) for that, and float Welford gains
-// from it. Welford on doubles takes 48 unbounded and 50 bounded, which rounds up to one 256-thread
-// block fewer an SM: its chain-bound loop runs in proportion (docs/performance-notes.md), so it
-// stays unbounded. The statistics alone of textbook and Welford on float and bfloat16 rows fit 32
-// registers, two 1024-thread blocks an SM (rows of 16384 at /1024 had the SM to one block); Welford
-// with its loads ahead keeps 20-28 bytes on the stack there (the division's slow path), faster than
-// the plain loop without them; two_pass (its slice) and the double ones would spill there.
+// from it. Welford on doubles stays unbounded: it took 48 registers unbounded and 50 bounded, one
+// 256-thread block fewer an SM for its chain-bound loop (docs/performance-notes.md); with its
+// division a table read it takes 50 either way. The statistics alone of textbook on float and
+// bfloat16 rows fit 32 registers, two 1024-thread blocks an SM (rows of 16384 at /1024 had the SM
+// to one block); two_pass (its slice) and the double ones would spill there. Welford's statistics
+// take up to 64: its 8 loads ahead (row_loads.cuh) need about 53, and the loads in flight are
+// worth more than the warps (float rows of 4096 at 2^28 0.75 -> 0.90 of the read roof).
 template <row_reduce::RowKernel K, class In> constexpr bool row_moments_bounded() {
   return !(std::is_same_v<In, double> && (K == row_reduce::RowKernel::welford || K == row_reduce::RowKernel::welford_equal));
 }
 template <row_reduce::RowKernel K, class In> constexpr int row_stats_min_blocks() {
-  return !std::is_same_v<In, double> && K != row_reduce::RowKernel::two_pass ? 2 : 1;
+  using row_reduce::RowKernel;
+  return !std::is_same_v<In, double> && K != RowKernel::two_pass && K != RowKernel::welford && K != RowKernel::welford_equal ? 2 : 1;
 }
 
 // The statistics, and the normalised output where d_out is not null.

@@ -36,9 +36,11 @@ template <class In> inline constexpr int kRowBatch = sizeof(In) == 2 ? 16 : 8;
 // 64 bytes of input a thread (32 bfloat16 values, 16 floats, 8 doubles).
 template <class In> inline constexpr int kRowSliceItems = kRowSliceBytes / int(sizeof(In));
 
-// A costly fold's loads in flight while it computes (row_for_each_ahead): 4 floats or bfloat16
-// values. Double folds keep the plain loop (1, below): their registers a step already cost warps.
-template <class In> inline constexpr int kRowAhead = sizeof(In) == 8 ? 1 : 4;
+// A costly fold's loads in flight while it computes (row_for_each_ahead): 8 floats or bfloat16
+// values (4 left Welford's rows waiting on memory once its step was cheap; 8 need the kernel's 64
+// registers, gpu/rows/moments_kernel.cuh). Double folds keep the plain loop (1, below): their
+// registers a step already cost warps.
+template <class In> inline constexpr int kRowAhead = sizeof(In) == 8 ? 1 : 8;
 
 // f(value, j) for j = g.t, g.t + T, ... < cols, in that order, the loads Batch at a time.
 template <int Batch, class In, class F>
