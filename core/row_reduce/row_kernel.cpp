@@ -17,7 +17,8 @@ constexpr std::array<RowKernelInfo, 7> kernels{{
      RowFamily::moments, Determinism::run_to_run, 3},
     {RowKernel::welford, "welford",
      "Welford per thread, general Chan-Golub-LeVeque merge through the trees",
-     "thread: n += 1, d = x - mean, mean += d/n, m2 += d*(x - mean); node (a = own, b = partner): "
+     "thread: n += 1, d = x - mean, mean += d/n (q0 = d*r, r = RN(1/n), fma(fma(-q0, n, d), r, q0)), "
+     "m2 += d*(x - mean); node (a = own, b = partner): "
      "empty side -> the other; n = na+nb, d = mean_b - mean_a, mean = mean_a + d*(nb/n), "
      "m2 = (m2_a + m2_b) + d*d*(na*nb/n); var = m2/n",
      RowFamily::moments, Determinism::run_to_run, 2},

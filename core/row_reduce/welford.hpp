@@ -21,7 +21,8 @@
 // level; the merge is associative in exact arithmetic, to rounding in floating point.
 // Neither merge is bitwise commutative (merge(a, b) and merge(b, a) round differently), which is
 // why the row kernels broadcast lane 0's result (row_kernel.hpp).
-// Specials: a NaN or +-Inf input makes m2 (hence the variance) NaN: d = Inf, x - mean = NaN.
+// Specials: a NaN or +-Inf input makes m2 (hence the variance) NaN: d = Inf, x - mean = NaN; and the
+// mean NaN, divide_by_count of an infinite d being NaN.
 #include <cstdint>
 #include <limits>
 
