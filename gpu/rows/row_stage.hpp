@@ -19,7 +19,8 @@ inline constexpr int kRowStageThreadBytes = 256;
 // a thread, every shape the bench times (16 to 512 elements a thread).
 inline constexpr int kRowCountTable = 512;
 // A row kernel's static shared memory: 32 group states of up to 32 bytes (gpu/rows/row_tree.cuh),
-// a staged kernel's 32 mbarriers (gpu/rows/row_loads.cuh) and a Welford kernel's reciprocals.
+// a staged kernel's 32 mbarriers (gpu/rows/row_loads.cuh) and a Welford kernel's reciprocals (as
+// doubles at most).
 inline constexpr std::size_t kRowStaticSmemBytes = 32 * 32 + 32 * 8 + kRowCountTable * 8;
 // What the CUDA runtime reserves a block (1 KB on sm_80 and later).
 inline constexpr std::size_t kRowRuntimeSmemBytes = 1024;
