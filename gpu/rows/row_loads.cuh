@@ -210,8 +210,8 @@ __device__ __forceinline__ RowSlice<In> row_slice(const In* __restrict__ row, st
 // How a kernel's fold reads its row (with_row below):
 //   batched  a cheap step (a few flops): kRowBatch loads then their steps, or a register slice
 //            where the kernel passes over the row more than once and the row fits one;
-//   ahead    a long step with few registers (Welford's division): the next kRowAhead loads in
-//            flight while the current ones fold (row_for_each_ahead);
+//   ahead    a long step with registers to spare for loads (Welford's): the next kRowAhead loads
+//            in flight while the current ones fold (row_for_each_ahead);
 //   plain    a long step whose own registers leave none for loads ahead (softmax's exp, 31 of 32
 //            with the output pass): the plain loop, counted in 32 bits and unrolled.
 enum class RowLoop { batched, ahead, plain };
