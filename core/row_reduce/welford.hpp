@@ -10,6 +10,7 @@
 //   chan_merge:    an empty side returns the other unchanged (bits included); else
 //                  n = na + nb; d = mean_b - mean_a; mean = mean_a + d * (nb / n);
 //                  m2 = (m2_a + m2_b) + d * d * (na * nb / n)           (Chan, Golub & LeVeque 1983)
+//                  (equal counts up to kChanEqualCountLimit skip both divisions, same bits: below)
 //                  (tests/core/serial_moments.hpp, written apart, must give the same bits).
 //   chan_merge_equal: the GPU lane merge for na == nb (every lane of a warp holds the same count
 //                  when T divides cols): d = mean_b - mean_a; mean = mean_a + 0.5 * d;
@@ -95,6 +96,15 @@ template <class Acc> SUMLAB_HD inline RowMoments<Acc> welford_step(RowMoments<Ac
   return s;
 }
 
+// The largest equal count k whose merge needs no division (chan_merge below): 2^floor(p/2), so
+// that k * k is exact (4096 in float, 2^26 in double).
+template <class Acc> inline constexpr Acc kChanEqualCountLimit = Acc(std::uint64_t(1) << (std::numeric_limits<Acc>::digits / 2));
+
+// Where na == nb == k <= kChanEqualCountLimit (every merge of a row's tree when its threads hold
+// equal shares), the two divisions are exact and skipped, with the same bits: n = 2k is exact,
+// nb / n = 1/2 exactly, and na nb = k^2 is exact (k^2 <= 2^p), so na nb / n = k / 2 exactly, which
+// is k * 0.5; every rounded operation then sees the operands it sees in the general formula. On a
+// GPU the two correctly rounded divisions are most of a merge's dependent chain.
 template <class Acc> SUMLAB_HD inline RowMoments<Acc> chan_merge(const RowMoments<Acc>& a,
                                                                  const RowMoments<Acc>& b) {
   if (a.n == Acc(0)) return b;
@@ -102,8 +112,16 @@ template <class Acc> SUMLAB_HD inline RowMoments<Acc> chan_merge(const RowMoment
   RowMoments<Acc> r;
   r.n = a.n + b.n;
   const Acc d = b.mean - a.mean;
-  r.mean = a.mean + d * (b.n / r.n);
-  r.m2 = (a.m2 + b.m2) + d * d * (a.n * b.n / r.n);
+  Acc share, weight;  // nb / n and na nb / n
+  if (a.n == b.n && a.n <= kChanEqualCountLimit<Acc>) {
+    share = Acc(0.5);
+    weight = a.n * Acc(0.5);
+  } else {
+    share = b.n / r.n;
+    weight = a.n * b.n / r.n;
+  }
+  r.mean = a.mean + d * share;
+  r.m2 = (a.m2 + b.m2) + d * d * weight;
   return r;
 }
 

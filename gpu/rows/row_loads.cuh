@@ -201,9 +201,10 @@ __device__ __forceinline__ RowSlice<In> row_slice(const In* __restrict__ row, st
   s.t = g.t;
   s.threads = g.threads;
   s.count = cols > g.t ? int((cols - g.t + g.threads - 1) / g.threads) : 0;
+  const In* p = row + g.t;  // stepped, not row[t + u T]: a 64-bit address an element cost registers
 #pragma unroll
-  for (int u = 0; u < kRowSliceItems<In>; ++u)
-    if (u < s.count) s.v[u] = row[g.t + std::int64_t(u) * g.threads];
+  for (int u = 0; u < kRowSliceItems<In>; ++u, p += g.threads)
+    if (u < s.count) s.v[u] = *p;
   return s;
 }
 

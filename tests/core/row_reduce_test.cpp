@@ -135,6 +135,54 @@ TYPED_TEST(RowChan, GeneralMergeIsCoreMomentsMergeBitForBitAndEmptySidesAreExact
   }
 }
 
+// Equal counts up to kChanEqualCountLimit skip the merge's two divisions and must keep the general
+// merge's bits: every k to the limit (float) or the powers of two, their neighbours and random
+// counts to it (double), and the first counts past it, against the independent oracle; means and
+// M2s spread over magnitudes, so the products round.
+TYPED_TEST(RowChan, EqualCountsSkipTheDivisionsWithTheGeneralMergesBits) {
+  using T = TypeParam;
+  const std::int64_t limit = static_cast<std::int64_t>(kChanEqualCountLimit<T>);
+  ASSERT_EQ(limit, std::int64_t(1) << (std::numeric_limits<T>::digits / 2));
+  std::vector<std::int64_t> counts;
+  std::mt19937_64 rng(27);
+  if constexpr (sizeof(T) == 4) {
+    for (std::int64_t k = 1; k <= limit; ++k) counts.push_back(k);
+  } else {
+    for (std::int64_t k = 1; k <= 4096; ++k) counts.push_back(k);
+    for (std::int64_t p = 4096; p <= limit; p *= 2)
+      for (std::int64_t k : {p - 1, p, p + 1}) counts.push_back(std::min(k, limit));
+    for (int i = 0; i < 4096; ++i) counts.push_back(1 + static_cast<std::int64_t>(rng() % std::uint64_t(limit)));
+  }
+  for (std::int64_t k : {limit + 1, limit + 2, 3 * limit}) counts.push_back(k);
+  // Past the limit the division is no longer exact for every k: the first counts where na nb / n
+  // rounds away from k / 2 (k^2 rounds from about 2^(p/2) sqrt(2) up), so a limit set too high fails.
+  int inexact = 0;
+  for (std::int64_t k = limit; inexact < 8; ++k) {
+    const T n = static_cast<T>(k);
+    if (n * n / (n + n) != n * T(0.5)) {
+      counts.push_back(k);
+      ++inexact;
+    }
+  }
+  std::uniform_real_distribution<double> mag(-30.0, 30.0), unit(-1.0, 1.0);
+  std::int64_t checked = 0;
+  for (std::int64_t k : counts) {
+    for (int trial = 0; trial < 4; ++trial) {
+      const T n = static_cast<T>(k);
+      const T ma = static_cast<T>(unit(rng) * std::exp2(mag(rng))), mb = static_cast<T>(ma + unit(rng) * std::exp2(mag(rng)));
+      const T qa = static_cast<T>(std::fabs(unit(rng)) * std::exp2(mag(rng))), qb = static_cast<T>(std::fabs(unit(rng)) * std::exp2(mag(rng)));
+      const RowMoments<T> a{n, ma, qa}, b{n, mb, qb};
+      const auto r = chan_merge(a, b);
+      const auto c = sumlab::chan_merge(MomentSummary<T>{n, ma, qa}, MomentSummary<T>{n, mb, qb});
+      ASSERT_TRUE(same_bits(r.n, c.count) && same_bits(r.mean, c.mean) && same_bits(r.m2, c.m2))
+          << "k " << k << " means " << ma << ", " << mb << " m2 " << qa << ", " << qb << ": " << r.mean << " " << r.m2
+          << " vs " << c.mean << " " << c.m2;
+      ++checked;
+    }
+  }
+  this->RecordProperty("merges_checked", std::to_string(checked));
+}
+
 // --- Welford's division by the count (core/row_reduce/welford.hpp) --------------------------------
 
 // Where d / n lies exactly halfway between two subnormals: the one case the theorem excepts.
