@@ -94,10 +94,7 @@ __device__ __forceinline__ void row_moments(const In* __restrict__ d_in, std::in
 // 256-thread block fewer an SM for its chain-bound loop (docs/performance-notes.md); with its
 // division a table read it takes 50 either way. The statistics alone of textbook on float and
 // bfloat16 rows fit 32 registers, two 1024-thread blocks an SM (rows of 16384 at /1024 had the SM
-// to one block), and so does float two_pass, its slice loaded through one stepped pointer (a few
-// words spilled outside its loops): at its 56 registers an SM held four 256-thread blocks, so
-// 1024 rows of 4096 at /256 ran in two waves. bfloat16 two_pass (a 32-value slice) and the double
-// ones would spill in their loops there. Welford's statistics
+// to one block); two_pass (its slice) and the double ones would spill there. Welford's statistics
 // take up to 64: its 8 loads ahead (row_loads.cuh) need about 53, and the loads in flight are
 // worth more than the warps (float rows of 4096 at 2^28 0.75 -> 0.90 of the read roof).
 template <row_reduce::RowKernel K, class In> constexpr bool row_moments_bounded() {
@@ -105,8 +102,7 @@ template <row_reduce::RowKernel K, class In> constexpr bool row_moments_bounded(
 }
 template <row_reduce::RowKernel K, class In> constexpr int row_stats_min_blocks() {
   using row_reduce::RowKernel;
-  if (std::is_same_v<In, double> || K == RowKernel::welford || K == RowKernel::welford_equal) return 1;
-  return K == RowKernel::two_pass && !std::is_same_v<In, float> ? 1 : 2;
+  return !std::is_same_v<In, double> && K != RowKernel::two_pass && K != RowKernel::welford && K != RowKernel::welford_equal ? 2 : 1;
 }
 
 // The statistics, and the normalised output where d_out is not null.

@@ -42,26 +42,32 @@ template <class In> inline constexpr int kRowSliceItems = kRowSliceBytes / int(s
 // registers a step already cost warps.
 template <class In> inline constexpr int kRowAhead = sizeof(In) == 8 ? 1 : 8;
 
-// f(value, j) for j = g.t, g.t + T, ... < cols, in that order, the loads Batch at a time.
+// f(value, j) for j = g.t, g.t + T, ... < cols, in that order, the loads Batch at a time. Counted
+// in 32 bits with the address stepped by Batch * T, as row_for_each_ahead below: with 64-bit bounds
+// and an address an element, a batch's tail alone set its kernels' registers.
 template <int Batch, class In, class F>
 __device__ __forceinline__ void row_for_each(const In* __restrict__ row, std::int64_t cols, const RowGroup& g, F&& f) {
-  const std::int64_t T = g.threads;
-  std::int64_t j = g.t;
-  for (; j + (Batch - 1) * T < cols; j += Batch * T) {
+  const std::int64_t j = g.t;
+  if (j >= cols) return;
+  const int T = g.threads;
+  const int n = static_cast<int>((cols - 1 - j) / T) + 1;  // this thread's elements, < 2^31
+  const In* p = row + j;
+  int i = 0;
+  for (; i + Batch <= n; i += Batch, p += std::int64_t(Batch) * T) {
     In v[Batch];
 #pragma unroll
-    for (int u = 0; u < Batch; ++u) v[u] = row[j + u * T];
+    for (int u = 0; u < Batch; ++u) v[u] = p[u * T];
 #pragma unroll
-    for (int u = 0; u < Batch; ++u) f(v[u], j + u * T);
+    for (int u = 0; u < Batch; ++u) f(v[u], j + std::int64_t(i + u) * T);
   }
-  if (j >= cols) return;
+  if (i == n) return;
   In v[Batch];
 #pragma unroll
   for (int u = 0; u < Batch; ++u)
-    if (j + u * T < cols) v[u] = row[j + u * T];
+    if (i + u < n) v[u] = p[u * T];
 #pragma unroll
   for (int u = 0; u < Batch; ++u)
-    if (j + u * T < cols) f(v[u], j + u * T);
+    if (i + u < n) f(v[u], j + std::int64_t(i + u) * T);
 }
 
 // f(value, j) as row_for_each, for a fold whose steps are long (a division, an exp): the next
@@ -201,10 +207,9 @@ __device__ __forceinline__ RowSlice<In> row_slice(const In* __restrict__ row, st
   s.t = g.t;
   s.threads = g.threads;
   s.count = cols > g.t ? int((cols - g.t + g.threads - 1) / g.threads) : 0;
-  const In* p = row + g.t;  // stepped, not row[t + u T]: a 64-bit address an element cost registers
 #pragma unroll
-  for (int u = 0; u < kRowSliceItems<In>; ++u, p += g.threads)
-    if (u < s.count) s.v[u] = *p;
+  for (int u = 0; u < kRowSliceItems<In>; ++u)
+    if (u < s.count) s.v[u] = row[g.t + std::int64_t(u) * g.threads];
   return s;
 }
 
@@ -258,15 +263,16 @@ template <class In> __device__ __forceinline__ In* row_stage(std::int64_t cols, 
 // of the group (all of them call). A row of whole 16-byte words on a 16-byte boundary goes by one
 // bulk copy (gpu/thread/bulk_loads.cuh), issued by the group's first thread and awaited on an
 // mbarrier: the whole row in flight at once, no register held, whatever order the fold reads it
-// in. Any other row is copied by the group's threads, each its own elements in batches; a thread
-// reads back only what it wrote, so that copy needs no barrier.
+// in. Any other row is copied by the group's threads, each its own elements by the plain loop (a
+// batch's registers would set the staged kernel's, for rows that are rarely so); a thread reads
+// back only what it wrote, so that copy needs no barrier.
 template <class In>
 __device__ __forceinline__ void row_to_stage(const In* __restrict__ row, std::int64_t cols, const RowGroup& g, In* stage) {
   __shared__ __align__(8) unsigned long long landed[32];  // one per group: a warp each, or the block's
   static_assert(smem_state_bytes + sizeof landed <= kRowStaticSmemBytes, "row_stage_bytes counts this");
   const std::int64_t bytes = cols * std::int64_t(sizeof(In));
   if (bytes % 16 != 0 || reinterpret_cast<std::uintptr_t>(row) % 16 != 0) {
-    row_for_each<kRowBatch<In>>(row, cols, g, [&](In x, std::int64_t j) { stage[j] = x; });
+    row_for_each_plain(row, cols, g, [&](In x, std::int64_t j) { stage[j] = x; });
     return;
   }
   unsigned long long* bar = &landed[g.block_stage ? 0 : threadIdx.x >> 5];
