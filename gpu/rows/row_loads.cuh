@@ -70,6 +70,31 @@ __device__ __forceinline__ void row_for_each(const In* __restrict__ row, std::in
     if (i + u < n) f(v[u], j + std::int64_t(i + u) * T);
 }
 
+// row_for_each with 64-bit bounds and an address an element, for the stage's copy of rows that are
+// not whole 16-byte words (row_to_stage): what that rarely taken copy costs in registers sets the
+// staged kernels' allocation, and this one's is the measured best (by row_for_each or the plain
+// loop they took other counts, and bfloat16 two_pass and softmax rows ran 3-5% slower, call 123).
+template <int Batch, class In, class F>
+__device__ __forceinline__ void row_for_each_wide(const In* __restrict__ row, std::int64_t cols, const RowGroup& g, F&& f) {
+  const std::int64_t T = g.threads;
+  std::int64_t j = g.t;
+  for (; j + (Batch - 1) * T < cols; j += Batch * T) {
+    In v[Batch];
+#pragma unroll
+    for (int u = 0; u < Batch; ++u) v[u] = row[j + u * T];
+#pragma unroll
+    for (int u = 0; u < Batch; ++u) f(v[u], j + u * T);
+  }
+  if (j >= cols) return;
+  In v[Batch];
+#pragma unroll
+  for (int u = 0; u < Batch; ++u)
+    if (j + u * T < cols) v[u] = row[j + u * T];
+#pragma unroll
+  for (int u = 0; u < Batch; ++u)
+    if (j + u * T < cols) f(v[u], j + u * T);
+}
+
 // f(value, j) as row_for_each, for a fold whose steps are long (a division, an exp): the next
 // Ahead elements are loaded before the current Ahead are folded, so a thread always has loads in
 // flight while it computes, where a batch loaded just before its steps leaves the memory idle
@@ -263,16 +288,15 @@ template <class In> __device__ __forceinline__ In* row_stage(std::int64_t cols, 
 // of the group (all of them call). A row of whole 16-byte words on a 16-byte boundary goes by one
 // bulk copy (gpu/thread/bulk_loads.cuh), issued by the group's first thread and awaited on an
 // mbarrier: the whole row in flight at once, no register held, whatever order the fold reads it
-// in. Any other row is copied by the group's threads, each its own elements by the plain loop (a
-// batch's registers would set the staged kernel's, for rows that are rarely so); a thread reads
-// back only what it wrote, so that copy needs no barrier.
+// in. Any other row is copied by the group's threads, each its own elements in batches; a thread
+// reads back only what it wrote, so that copy needs no barrier.
 template <class In>
 __device__ __forceinline__ void row_to_stage(const In* __restrict__ row, std::int64_t cols, const RowGroup& g, In* stage) {
   __shared__ __align__(8) unsigned long long landed[32];  // one per group: a warp each, or the block's
   static_assert(smem_state_bytes + sizeof landed <= kRowStaticSmemBytes, "row_stage_bytes counts this");
   const std::int64_t bytes = cols * std::int64_t(sizeof(In));
   if (bytes % 16 != 0 || reinterpret_cast<std::uintptr_t>(row) % 16 != 0) {
-    row_for_each_plain(row, cols, g, [&](In x, std::int64_t j) { stage[j] = x; });
+    row_for_each_wide<kRowBatch<In>>(row, cols, g, [&](In x, std::int64_t j) { stage[j] = x; });
     return;
   }
   unsigned long long* bar = &landed[g.block_stage ? 0 : threadIdx.x >> 5];

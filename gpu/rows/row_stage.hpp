@@ -30,9 +30,12 @@ inline constexpr std::size_t kRowRuntimeSmemBytes = 1024;
 // loads keep too few bytes in flight a thread (textbook rows of 16384 at 128 threads 0.79 of the
 // read roof unstaged, 0.96 staged); float and double rows where the kernel passes over the row more
 // than once (two_pass, three-pass softmax, every normalised output: `out`) and no register slice
-// holds it (two_pass rows of 16384 at 256 threads 0.75 -> 0.99). Not staged: argmax (its words in
-// any order), float and double kernels of one pass (a block then waits for its whole row before its
-// first step: textbook rows of 4096 at 2^22 read 0.96 staged against 1.01), rows of which a thread's
+// holds it (two_pass rows of 16384 at 256 threads 0.75 -> 0.99); float rows of the online softmax,
+// whose loop is plain, its exp's registers leaving none for loads ahead (rows of 4096 at 2^28
+// 0.67 -> 0.74; double rows not measured staged).
+// Not staged: argmax (its words in any order), the other float and double kernels of one pass (a
+// block then waits for its whole row before its first step: textbook rows of 4096 at 2^22 read
+// 0.96 staged against 1.01; Welford's, whose loads run ahead, 0.75 -> 0.65), rows of which a thread's
 // share exceeds kRowStageThreadBytes, and blocks of which two would not fit an SM (sm_bytes; optin:
 // a block's most). Figures: docs/performance-notes.md.
 inline std::size_t row_stage_bytes(row_reduce::RowKernel k, const row_reduce::RowShape& s, std::int64_t cols,
@@ -42,7 +45,8 @@ inline std::size_t row_stage_bytes(row_reduce::RowKernel k, const row_reduce::Ro
   const std::int64_t threads = s.layout == row_reduce::RowLayout::warp_per_row ? 32 : s.block;
   const auto size = static_cast<std::int64_t>(in_bytes);
   if (in_bytes > 2) {
-    if (!out && k != RowKernel::two_pass && k != RowKernel::softmax_three_pass) return 0;
+    const bool online_float = k == RowKernel::softmax_online && in_bytes == 4;
+    if (!out && k != RowKernel::two_pass && k != RowKernel::softmax_three_pass && !online_float) return 0;
     const bool sliced = k == RowKernel::textbook || k == RowKernel::two_pass;  // the batched folds
     if (sliced && cols * size <= std::int64_t(kRowSliceBytes) * threads) return 0;
   }

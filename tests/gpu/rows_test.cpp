@@ -324,8 +324,13 @@ TEST(RowStage, Bfloat16RowsAndRowsReadMoreThanOnceThatNoSliceHolds) {
   EXPECT_EQ(bytes(RowKernel::two_pass, b256, 4097, 4, false), 4097u * 4);
   EXPECT_EQ(bytes(RowKernel::two_pass, b256, 16384, 4, false), 16384u * 4);
   EXPECT_EQ(bytes(RowKernel::softmax_three_pass, b256, 4096, 4, false), 4096u * 4);  // no slice
-  // Float kernels of one pass are staged only for their output pass, where no slice holds the row.
-  for (RowKernel k : {RowKernel::textbook, RowKernel::welford, RowKernel::welford_equal, RowKernel::softmax_online})
+  // The online softmax's plain loop: its rows staged, the whole row in flight at once.
+  EXPECT_EQ(bytes(RowKernel::softmax_online, b256, 4096, 4, false), 4096u * 4);
+  EXPECT_EQ(bytes(RowKernel::softmax_online, b256, 16384, 4, false), 16384u * 4);
+  EXPECT_EQ(bytes(RowKernel::softmax_online, b256, 4096, 8, false), 0u);  // doubles: not measured staged
+  // Other float kernels of one pass are staged only for their output pass, where no slice holds
+  // the row.
+  for (RowKernel k : {RowKernel::textbook, RowKernel::welford, RowKernel::welford_equal})
     EXPECT_EQ(bytes(k, b256, 16384, 4, false), 0u) << info(k).name;
   EXPECT_EQ(bytes(RowKernel::welford, b256, 4096, 4, true), 4096u * 4);
   EXPECT_EQ(bytes(RowKernel::textbook, b256, 4096, 4, true), 0u);
