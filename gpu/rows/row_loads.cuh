@@ -71,9 +71,9 @@ __device__ __forceinline__ void row_for_each(const In* __restrict__ row, std::in
 }
 
 // row_for_each with 64-bit bounds and an address an element, for the stage's copy of rows that are
-// not whole 16-byte words (row_to_stage): what that rarely taken copy costs in registers sets the
-// staged kernels' allocation, and this one's is the measured best (by row_for_each or the plain
-// loop they took other counts, and bfloat16 two_pass and softmax rows ran 3-5% slower, call 123).
+// not whole 16-byte words (row_to_stage): that rarely taken copy still sets the staged kernels'
+// register allocation, and this one's is the measured best (copied by row_for_each or the plain
+// loop, bfloat16 two_pass and softmax rows ran 3-5% slower: docs/performance-notes.md).
 template <int Batch, class In, class F>
 __device__ __forceinline__ void row_for_each_wide(const In* __restrict__ row, std::int64_t cols, const RowGroup& g, F&& f) {
   const std::int64_t T = g.threads;
