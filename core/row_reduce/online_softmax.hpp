@@ -59,6 +59,8 @@ template <class Acc> SUMLAB_HD inline SoftmaxState<Acc> online_softmax_merge(con
 
 template <class Acc> struct OnlineSoftmaxOp {
   using State = SoftmaxState<Acc>;
+  // merge(x, identity) is x and merge(identity, identity) the identity, bit for bit: see above.
+  static constexpr bool exact_identity = true;
   SUMLAB_HD static State identity() { return softmax_identity<Acc>(); }
   SUMLAB_HD static State combine(const State& a, const State& b) { return online_softmax_merge(a, b); }
 };

@@ -143,13 +143,18 @@ template <class Acc> SUMLAB_HD inline MeanVariance<Acc> welford_finish(const Row
 }
 
 // Tree operations (identity + combine), for the warp/block trees of row_tree.hpp and gpu/rows/.
+// exact_identity: combine(x, identity) is x and combine(identity, identity) the identity, bit for
+// bit (an empty side returns the other), which lets a tree skip the levels where one side is
+// always the identity (gpu/rows/row_tree.cuh).
 template <class Acc> struct ChanMergeOp {
   using State = RowMoments<Acc>;
+  static constexpr bool exact_identity = true;
   SUMLAB_HD static State identity() { return moments_identity<Acc>(); }
   SUMLAB_HD static State combine(const State& a, const State& b) { return chan_merge(a, b); }
 };
 template <class Acc> struct ChanEqualMergeOp {
   using State = RowMoments<Acc>;
+  static constexpr bool exact_identity = true;  // it merges an empty side by chan_merge
   SUMLAB_HD static State identity() { return moments_identity<Acc>(); }
   SUMLAB_HD static State combine(const State& a, const State& b) { return chan_merge_equal(a, b); }
 };

@@ -55,7 +55,7 @@ __global__ void __launch_bounds__(1024, sizeof(In) == 4 ? 2 : 1) row_argmax_kern
       take(v, count, [&](int p) { return j + p * T; });
     });
   }
-  s = group_reduce<ArgmaxOp<Acc>>(s, g.block_stage, reinterpret_cast<ArgmaxState<Acc>*>(smem));
+  s = group_reduce<ArgmaxOp<Acc>>(s, g.block_stage, reinterpret_cast<ArgmaxState<Acc>*>(smem), false);  // thread 0's
   if (g.t == 0) {
     d_value[g.row] = s.value;
     d_index[g.row] = argmax_index(s.index);

@@ -48,12 +48,15 @@ __device__ __forceinline__ void row_moments(const In* __restrict__ d_in, std::in
   const Acc n = static_cast<Acc>(cols);
   const bool many_passes = K == RowKernel::two_pass || (Out && d_out != nullptr);
   constexpr bool cheap = K == RowKernel::textbook || K == RowKernel::two_pass;  // no division an element
+  // The last reduction's result is needed by thread 0 alone (it writes the statistics) unless the
+  // output pass follows (group_reduce's everyone).
+  const bool everyone = Out && d_out != nullptr;
   with_row<cheap ? RowLoop::batched : RowLoop::ahead, Staged>(row, cols, g, many_passes, layout, [&](auto&& read, auto&& reread) {
     MeanVariance<Acc> mv;
     if constexpr (K == RowKernel::textbook) {
       SumSquares<Acc> s = SumSquaresOp<Acc>::identity();
       read([&](In x, std::int64_t) { s = sum_squares_step(s, RowInput<In>::widen(x)); });
-      s = group_reduce<SumSquaresOp<Acc>>(s, g.block_stage, reinterpret_cast<SumSquares<Acc>*>(smem));
+      s = group_reduce<SumSquaresOp<Acc>>(s, g.block_stage, reinterpret_cast<SumSquares<Acc>*>(smem), everyone);
       mv = textbook_finish(s, n);
     } else if constexpr (K == RowKernel::two_pass) {
       Acc s = Acc(0);
@@ -62,7 +65,7 @@ __device__ __forceinline__ void row_moments(const In* __restrict__ d_in, std::in
       const Acc mean = s / n;
       Acc q = Acc(0);
       reread([&](In x, std::int64_t) { q = squared_deviation_step(q, RowInput<In>::widen(x), mean); });
-      q = group_reduce<PlainSumOp<Acc>>(q, g.block_stage, reinterpret_cast<Acc*>(smem));
+      q = group_reduce<PlainSumOp<Acc>>(q, g.block_stage, reinterpret_cast<Acc*>(smem), everyone);
       mv = MeanVariance<Acc>{mean, q / n};
     } else {
       static_assert(K == RowKernel::welford || K == RowKernel::welford_equal, "a moments kernel");
@@ -74,7 +77,7 @@ __device__ __forceinline__ void row_moments(const In* __restrict__ d_in, std::in
       } else {
         read([&](In x, std::int64_t) { s = welford_step(s, RowInput<In>::widen(x)); });
       }
-      s = group_reduce<Op>(s, g.block_stage, reinterpret_cast<RowMoments<Acc>*>(smem));
+      s = group_reduce<Op>(s, g.block_stage, reinterpret_cast<RowMoments<Acc>*>(smem), everyone);
       mv = welford_finish(s);
     }
     if (g.t == 0) {

@@ -20,6 +20,28 @@ template <class Op> __device__ __forceinline__ typename Op::State butterfly(type
   return v;
 }
 
+template <class Op> constexpr bool exact_identity() {
+  if constexpr (requires { Op::exact_identity; }) return Op::exact_identity;
+  return false;
+}
+
+// The butterfly over a block's warp totals, lanes >= warps holding the identity. Where the op
+// merges the identity exactly (Op::exact_identity: combine(x, identity) is x, and two identities
+// give the identity), a lane below the next power of two p >= warps meets only identities at the
+// steps m >= p, which leave its value as it is: those steps are skipped, and lane 0 ends with the
+// full butterfly's bits (4 of a 128-thread block's 5 steps). A sum's identity is not exact (-0 + +0
+// is +0), so it runs them all.
+template <class Op> __device__ __forceinline__ typename Op::State butterfly_over_warps(typename Op::State v, int warps) {
+  if constexpr (!exact_identity<Op>()) {
+    return butterfly<Op>(v);
+  } else {
+    int p = 1;
+    while (p < warps) p <<= 1;
+    for (int m = p >> 1; m > 0; m >>= 1) v = Op::combine(v, warp::shfl(v, m, warp::Shfl::xor_lane));
+    return v;
+  }
+}
+
 // Which row this thread works on, its index t among the row's T threads, and whether the block
 // stage runs.
 struct RowGroup {
@@ -40,10 +62,14 @@ __device__ __forceinline__ RowGroup row_group(row_reduce::RowLayout layout) {
 
 // Every thread of the row's group calls (a warp for warp_per_row, the whole block for
 // block_per_row: the barriers need every thread). smem: 32 states of shared memory. Returns lane 0's
-// result in every thread. Ends with the shared words free for reuse (the second barrier).
+// result in every thread, and ends with the shared words free for reuse (the second barrier).
+// With everyone false the result is the group's first thread's alone (the other threads get
+// something else): for a kernel whose last reduction feeds only the values thread 0 writes, the
+// block's other warps then skip the butterfly over the warp totals, which every warp runs to have
+// it, and no barrier follows (nothing reuses the shared words). The group agrees on everyone.
 template <class Op>
 __device__ __forceinline__ typename Op::State group_reduce(typename Op::State v, bool block_stage,
-                                                           typename Op::State* smem) {
+                                                           typename Op::State* smem, bool everyone = true) {
   v = butterfly<Op>(v);
   if (block_stage) {
     const int lane = static_cast<int>(threadIdx.x & 31);
@@ -51,11 +77,12 @@ __device__ __forceinline__ typename Op::State group_reduce(typename Op::State v,
     const int warps = static_cast<int>(blockDim.x >> 5);
     if (lane == 0) smem[warp] = v;
     __syncthreads();
+    if (!everyone && warp != 0) return v;
     v = lane < warps ? smem[lane] : Op::identity();
-    __syncthreads();  // every warp has read the totals before the next reduction writes them
-    v = butterfly<Op>(v);
+    if (everyone) __syncthreads();  // every warp has read the totals before the next reduction writes them
+    v = butterfly_over_warps<Op>(v, warps);
   }
-  return warp::shfl(v, 0, warp::Shfl::lane);
+  return everyone ? warp::shfl(v, 0, warp::Shfl::lane) : v;
 }
 
 }  // namespace sumlab::gpu::rows

@@ -31,7 +31,8 @@ __global__ void __launch_bounds__(1024) row_softmax_kernel(const In* __restrict_
     if constexpr (K == RowKernel::softmax_online) {
       SoftmaxState<Acc> s = softmax_identity<Acc>();
       read([&](In x, std::int64_t) { s = online_softmax_step(s, RowInput<In>::widen(x)); });
-      s = group_reduce<OnlineSoftmaxOp<Acc>>(s, g.block_stage, reinterpret_cast<SoftmaxState<Acc>*>(smem));
+      // Thread 0 alone needs the last reduction's result unless the output pass follows.
+      s = group_reduce<OnlineSoftmaxOp<Acc>>(s, g.block_stage, reinterpret_cast<SoftmaxState<Acc>*>(smem), d_out != nullptr);
       m = s.m;
       l = s.l;
     } else {
@@ -41,7 +42,7 @@ __global__ void __launch_bounds__(1024) row_softmax_kernel(const In* __restrict_
       m = group_reduce<MaxOp<Acc>>(m, g.block_stage, reinterpret_cast<Acc*>(smem));
       l = Acc(0);
       reread([&](In x, std::int64_t) { l = sum_exp_step(l, RowInput<In>::widen(x), m); });
-      l = group_reduce<PlainSumOp<Acc>>(l, g.block_stage, reinterpret_cast<Acc*>(smem));
+      l = group_reduce<PlainSumOp<Acc>>(l, g.block_stage, reinterpret_cast<Acc*>(smem), d_out != nullptr);
     }
     if (g.t == 0) {
       d_max[g.row] = m;

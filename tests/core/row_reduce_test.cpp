@@ -183,6 +183,36 @@ TYPED_TEST(RowChan, EqualCountsSkipTheDivisionsWithTheGeneralMergesBits) {
   this->RecordProperty("merges_checked", std::to_string(checked));
 }
 
+// The ops marked exact_identity (the GPU's tree skips the steps of its butterfly over warp totals
+// where one side is always the identity, gpu/rows/row_tree.cuh): merging the identity on the right
+// gives the left side, and two identities the identity, bit for bit (a NaN stays a NaN) over
+// ordinary, empty, one-element, infinite and NaN states; a sum's identity is not exact.
+TYPED_TEST(RowChan, ExactIdentityOpsMergeTheIdentityExactly) {
+  using T = TypeParam;
+  const T inf = std::numeric_limits<T>::infinity(), nan = std::numeric_limits<T>::quiet_NaN();
+  static_assert(ChanMergeOp<T>::exact_identity && ChanEqualMergeOp<T>::exact_identity && OnlineSoftmaxOp<T>::exact_identity);
+  std::mt19937_64 rng(31);
+  std::normal_distribution<double> nd(0.0, 1e3);
+  std::vector<RowMoments<T>> moments{moments_identity<T>(), {T(1), T(-0.0), T(0)}, {T(3), inf, nan}, {T(2), nan, nan}};
+  std::vector<SoftmaxState<T>> softmax{softmax_identity<T>(), {-inf, T(3)}, {inf, T(1)}, {T(0), nan}, {T(-0.0), T(1)}};
+  for (int i = 0; i < 200; ++i) {
+    moments.push_back({static_cast<T>(1 + rng() % 5000), static_cast<T>(nd(rng)), static_cast<T>(std::fabs(nd(rng)))});
+    softmax.push_back({static_cast<T>(nd(rng)), static_cast<T>(1 + std::fabs(nd(rng)))});
+  }
+  auto same = [](T a, T b) { return (a != a && b != b) || same_bits(a, b); };
+  for (const auto& x : moments)
+    for (const auto& r : {ChanMergeOp<T>::combine(x, moments_identity<T>()), ChanEqualMergeOp<T>::combine(x, moments_identity<T>())})
+      EXPECT_TRUE(same(r.n, x.n) && same(r.mean, x.mean) && same(r.m2, x.m2)) << x.n << " " << x.mean << " " << x.m2;
+  for (const auto& x : softmax) {
+    const auto r = OnlineSoftmaxOp<T>::combine(x, softmax_identity<T>());
+    EXPECT_TRUE(same(r.m, x.m) && same(r.l, x.l)) << x.m << " " << x.l;
+  }
+  const auto ii = OnlineSoftmaxOp<T>::combine(softmax_identity<T>(), softmax_identity<T>());
+  EXPECT_TRUE(same_bits(ii.m, -inf) && same_bits(ii.l, T(0)));
+  // Why sums are left out: -0 + (+0) is +0.
+  EXPECT_FALSE(same_bits(T(-0.0) + T(0), T(-0.0)));
+}
+
 // --- Welford's division by the count (core/row_reduce/welford.hpp) --------------------------------
 
 // Where d / n lies exactly halfway between two subnormals: the one case the theorem excepts.
