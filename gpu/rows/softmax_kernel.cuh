@@ -42,7 +42,10 @@ __global__ void __launch_bounds__(1024) row_softmax_kernel(const In* __restrict_
       m = group_reduce<MaxOp<Acc>>(m, g.block_stage, reinterpret_cast<Acc*>(smem));
       l = Acc(0);
       reread([&](In x, std::int64_t) { l = sum_exp_step(l, RowInput<In>::widen(x), m); });
-      l = group_reduce<PlainSumOp<Acc>>(l, g.block_stage, reinterpret_cast<Acc*>(smem), d_out != nullptr);
+      // Broadcast even without the output pass, where thread 0 alone needs l: with group_reduce's
+      // shortcut the double kernel took 42 registers, not 40, so that an SM held two 512-thread
+      // blocks, not three (rows of 16384 at 2^28 0.29 -> 0.22 of the read roof).
+      l = group_reduce<PlainSumOp<Acc>>(l, g.block_stage, reinterpret_cast<Acc*>(smem));
     }
     if (g.t == 0) {
       d_max[g.row] = m;
