@@ -22,6 +22,7 @@
 #include "core/row_reduce/online_softmax.hpp"
 #include "core/row_reduce/row_kernel.hpp"
 #include "core/row_reduce/row_model.hpp"
+#include "core/row_reduce/row_tree.hpp"
 #include "core/row_reduce/welford.hpp"
 
 namespace sumlab::row_reduce {
@@ -211,6 +212,48 @@ TYPED_TEST(RowChan, ExactIdentityOpsMergeTheIdentityExactly) {
   EXPECT_TRUE(same_bits(ii.m, -inf) && same_bits(ii.l, T(0)));
   // Why sums are left out: -0 + (+0) is +0.
   EXPECT_FALSE(same_bits(T(-0.0) + T(0), T(-0.0)));
+}
+
+// What the GPU's butterfly over a block's warp totals does for an exact-identity op
+// (gpu/rows/row_tree.cuh, butterfly_over_warps): lanes >= warps hold the identity and the steps
+// m >= p (p the next power of two at or above warps) are skipped. Lane 0 must end with the full
+// butterfly's bits (the model's, core/row_reduce/row_tree.hpp), for every warp count 1..32.
+template <class Op> typename Op::State skipped_butterfly_lane0(std::array<typename Op::State, 32> v, int warps) {
+  int p = 1;
+  while (p < warps) p <<= 1;
+  for (int m = p >> 1; m > 0; m >>= 1) {
+    std::array<typename Op::State, 32> next;
+    for (int l = 0; l < 32; ++l) next[l] = Op::combine(v[l], v[l ^ m]);
+    v = next;
+  }
+  return v[0];
+}
+
+TYPED_TEST(RowChan, ButterflyOverWarpTotalsWithoutIdentityStepsKeepsLaneZerosBits) {
+  using T = TypeParam;
+  std::mt19937_64 rng(37);
+  std::normal_distribution<double> nd(1e2, 30.0);
+  auto same = [](T a, T b) { return (a != a && b != b) || same_bits(a, b); };
+  auto check = [&]<class Op>(Op, auto make) {
+    for (int warps = 1; warps <= 32; ++warps)
+      for (int trial = 0; trial < 20; ++trial) {
+        std::array<typename Op::State, 32> lanes;
+        for (int l = 0; l < 32; ++l) lanes[l] = l < warps ? make() : Op::identity();
+        const auto skipped = skipped_butterfly_lane0<Op>(lanes, warps);
+        order_model::warp_tree_lanes<OrderModelOp<Op>>(lanes, WarpStage::xor_butterfly);
+        if constexpr (requires { skipped.n; })
+          ASSERT_TRUE(same(skipped.n, lanes[0].n) && same(skipped.mean, lanes[0].mean) && same(skipped.m2, lanes[0].m2))
+              << "warps " << warps;
+        else
+          ASSERT_TRUE(same(skipped.m, lanes[0].m) && same(skipped.l, lanes[0].l)) << "warps " << warps;
+      }
+  };
+  // Equal counts (the merges without divisions) and unequal ones; softmax states around one max.
+  auto moments = [&] { return RowMoments<T>{static_cast<T>(1 + rng() % 3 * 32), static_cast<T>(nd(rng)), static_cast<T>(std::fabs(nd(rng)))}; };
+  auto softmax = [&] { return SoftmaxState<T>{static_cast<T>(nd(rng) / 30), static_cast<T>(1 + std::fabs(nd(rng)))}; };
+  check(ChanMergeOp<T>{}, moments);
+  check(ChanEqualMergeOp<T>{}, moments);
+  check(OnlineSoftmaxOp<T>{}, softmax);
 }
 
 // --- Welford's division by the count (core/row_reduce/welford.hpp) --------------------------------
