@@ -10,8 +10,8 @@
 //   chan_merge:    an empty side returns the other unchanged (bits included); else
 //                  n = na + nb; d = mean_b - mean_a; mean = mean_a + d * (nb / n);
 //                  m2 = (m2_a + m2_b) + d * d * (na * nb / n)           (Chan, Golub & LeVeque 1983)
-//                  (equal counts up to kChanEqualCountLimit skip both divisions, same bits: below)
-//                  (tests/core/serial_moments.hpp, written apart, must give the same bits).
+//                  (tests/core/serial_moments.hpp, written apart, must give the same bits);
+//                  equal counts up to kChanEqualCountLimit skip both divisions, same bits (below).
 //   chan_merge_equal: the GPU lane merge for na == nb (every lane of a warp holds the same count
 //                  when T divides cols): d = mean_b - mean_a; mean = mean_a + 0.5 * d;
 //                  m2 = m2_a + (m2_b + d * d * 0.5 * na); n = 2 * na. Mathematically the general

@@ -29,8 +29,8 @@ template <class Op> constexpr bool exact_identity() {
 // merges the identity exactly (Op::exact_identity: combine(x, identity) is x, and two identities
 // give the identity), a lane below the next power of two p >= warps meets only identities at the
 // steps m >= p, which leave its value as it is: those steps are skipped, and lane 0 ends with the
-// full butterfly's bits (4 of a 128-thread block's 5 steps). A sum's identity is not exact (-0 + +0
-// is +0), so it runs them all.
+// full butterfly's bits (a 128-thread block skips three of the five steps). A sum's identity is
+// not exact (-0 + +0 is +0), so it runs them all.
 template <class Op> __device__ __forceinline__ typename Op::State butterfly_over_warps(typename Op::State v, int warps) {
   if constexpr (!exact_identity<Op>()) {
     return butterfly<Op>(v);
