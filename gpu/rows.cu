@@ -38,16 +38,25 @@ template <class Acc> struct DeviceOutputs {
 // The kernel a moments kernel runs as (gpu/rows/moments_kernel.cuh): with the output pass where
 // the caller wants the output, the statistics alone where not, each with its rows staged in shared
 // memory or not; the same signature for all.
-template <RowKernel K, class In, bool Out, bool Staged> constexpr auto moments_kernel() {
+template <RowKernel K, class In, bool Out, bool Staged, bool Exact = false> constexpr auto moments_kernel() {
   if constexpr (!gpu::rows::row_moments_bounded<K, In>())
     return &gpu::rows::row_moments_unbounded_kernel<K, In, Out, Staged>;
   else if constexpr (Out)
-    return &gpu::rows::row_moments_kernel<K, In, Staged>;
+    return &gpu::rows::row_moments_kernel<K, In, Staged, Exact>;
   else
-    return &gpu::rows::row_stats_kernel<K, In, Staged>;
+    return &gpu::rows::row_stats_kernel<K, In, Staged, Exact>;
 }
 
-template <RowKernel K, class In> constexpr auto moments_kernel(bool out, bool staged) {
+// exact: the launch's threads each hold row_exact_steps elements (Welford's float and bfloat16 rows).
+template <RowKernel K, class In> constexpr auto moments_kernel(bool out, bool staged, [[maybe_unused]] bool exact) {
+  if constexpr ((K == RowKernel::welford || K == RowKernel::welford_equal) && sizeof(In) <= 4) {
+    if (exact) {
+      if (out) return staged ? moments_kernel<K, In, true, true, true>() : moments_kernel<K, In, true, false, true>();
+      if constexpr (sizeof(In) == 2)
+        if (staged) return moments_kernel<K, In, false, true, true>();
+      return moments_kernel<K, In, false, false, true>();
+    }
+  }
   if (out) return staged ? moments_kernel<K, In, true, true>() : moments_kernel<K, In, true, false>();
   // The statistics of one pass are staged for bfloat16 rows only (gpu/rows/row_stage.hpp).
   if constexpr (K == RowKernel::two_pass || sizeof(In) == 2)
@@ -78,20 +87,21 @@ void launch(RowKernel k, const RowShape& s, const In* d_in, std::int64_t rows, s
   Acc* b = o.b.template as<Acc>();
   Acc* out = o.out.template as<Acc>();
   const bool staged = stage > 0, with_out = out != nullptr;
+  const bool exact = row_exact_steps(k, s, cols, sizeof(In)) > 0;
   // The moments and softmax kernels share one signature: two per-row results and the output.
   const auto run = [&](auto kernel) { launch_row_kernel(kernel, grid, block, stage, d_in, rows, cols, s.layout, a, b, out); };
   switch (k) {
     case RowKernel::textbook:
-      run(moments_kernel<RowKernel::textbook, In>(with_out, staged));
+      run(moments_kernel<RowKernel::textbook, In>(with_out, staged, exact));
       break;
     case RowKernel::two_pass:
-      run(moments_kernel<RowKernel::two_pass, In>(with_out, staged));
+      run(moments_kernel<RowKernel::two_pass, In>(with_out, staged, exact));
       break;
     case RowKernel::welford:
-      run(moments_kernel<RowKernel::welford, In>(with_out, staged));
+      run(moments_kernel<RowKernel::welford, In>(with_out, staged, exact));
       break;
     case RowKernel::welford_equal:
-      run(moments_kernel<RowKernel::welford_equal, In>(with_out, staged));
+      run(moments_kernel<RowKernel::welford_equal, In>(with_out, staged, exact));
       break;
     case RowKernel::softmax_online:
       run(softmax_kernel<RowKernel::softmax_online, In>(staged));

@@ -20,7 +20,13 @@ namespace sumlab::gpu::rows {
 // pass's registers (a slice of the row) are not held by a kernel that never runs it. Staged: the
 // row is copied into the dynamic shared memory the host sized for it and every pass folds from
 // there (row_loads.cuh), an instance of its own so that the kernels without a stage keep theirs.
-template <row_reduce::RowKernel K, class In, bool Out, bool Staged>
+// Exact (Welford's float and bfloat16 rows only, where the host found row_exact_steps): every
+// thread holds exactly kRowExactSteps or half as many elements, and its steps are unrolled whole
+// (row_for_each_exact): each count and its reciprocal a constant the compiler folds (no table
+// read, no count add) and every load in flight before the first step, for the same operations on
+// the same values, so the same bits. An instance of its own: its registers (the loads in flight)
+// would cost the other launches warps.
+template <row_reduce::RowKernel K, class In, bool Out, bool Staged, bool Exact = false>
 __device__ __forceinline__ void row_moments(const In* __restrict__ d_in, std::int64_t rows, std::int64_t cols,
                                             row_reduce::RowLayout layout, row_reduce::row_acc_t<In>* d_mean,
                                             row_reduce::row_acc_t<In>* d_variance, row_reduce::row_acc_t<In>* d_out) {
@@ -32,10 +38,11 @@ __device__ __forceinline__ void row_moments(const In* __restrict__ d_in, std::in
   // here, where computing it costs a reciprocal, two fmas and a check an element. Where a thread's
   // steps outnumber the table, it computes them (welford_step's two-argument form); the bits are
   // the same either way. Filled before any group leaves, since every thread meets the barrier.
-  __shared__ Acc count_rcp[welford ? kRowCountTable : 1];
+  static_assert(!Exact || (welford && sizeof(In) <= 4), "Welford's float and bfloat16 rows");
+  __shared__ Acc count_rcp[welford && !Exact ? kRowCountTable : 1];
   const RowGroup g = row_group(layout);
   [[maybe_unused]] bool tabled = false;
-  if constexpr (welford) {
+  if constexpr (welford && !Exact) {
     const std::int64_t steps = (cols + g.threads - 1) / g.threads;  // the most of any thread
     tabled = steps <= kRowCountTable;
     if (tabled) {
@@ -51,7 +58,8 @@ __device__ __forceinline__ void row_moments(const In* __restrict__ d_in, std::in
   // The last reduction's result is needed by thread 0 alone (it writes the statistics) unless the
   // output pass follows (group_reduce's everyone).
   const bool everyone = Out && d_out != nullptr;
-  with_row<cheap ? RowLoop::batched : RowLoop::ahead, Staged>(row, cols, g, many_passes, layout, [&](auto&& read, auto&& reread) {
+  with_row<cheap ? RowLoop::batched : RowLoop::ahead, Staged>(row, cols, g, many_passes, layout, [&](auto&& read, auto&& reread,
+                                                                                                    [[maybe_unused]] auto&& exact) {
     MeanVariance<Acc> mv;
     if constexpr (K == RowKernel::textbook) {
       SumSquares<Acc> s = SumSquaresOp<Acc>::identity();
@@ -71,7 +79,14 @@ __device__ __forceinline__ void row_moments(const In* __restrict__ d_in, std::in
       static_assert(K == RowKernel::welford || K == RowKernel::welford_equal, "a moments kernel");
       using Op = std::conditional_t<K == RowKernel::welford, ChanMergeOp<Acc>, ChanEqualMergeOp<Acc>>;
       RowMoments<Acc> s = Op::identity();
-      if (tabled) {
+      if constexpr (Exact) {
+        // Step k + 1 of a run from the identity: the count k + 1 and RN(1 / (k + 1)) are constants.
+        const auto step = [&](In x, int k) { s = welford_step(s, RowInput<In>::widen(x), count_reciprocal(Acc(k + 1))); };
+        if (cols == std::int64_t(kRowExactSteps) * g.threads)
+          exact(std::integral_constant<int, kRowExactSteps>{}, step);
+        else
+          exact(std::integral_constant<int, kRowExactSteps / 2>{}, step);
+      } else if (tabled) {
         int k = 0;
         read([&](In x, std::int64_t) { s = welford_step(s, RowInput<In>::widen(x), count_rcp[k++]); });
       } else {
@@ -109,19 +124,19 @@ template <row_reduce::RowKernel K, class In> constexpr int row_stats_min_blocks(
 }
 
 // The statistics, and the normalised output where d_out is not null.
-template <row_reduce::RowKernel K, class In, bool Staged>
+template <row_reduce::RowKernel K, class In, bool Staged, bool Exact = false>
 __global__ void __launch_bounds__(1024) row_moments_kernel(const In* __restrict__ d_in, std::int64_t rows, std::int64_t cols,
                                                            row_reduce::RowLayout layout, row_reduce::row_acc_t<In>* d_mean,
                                                            row_reduce::row_acc_t<In>* d_variance, row_reduce::row_acc_t<In>* d_out) {
-  row_moments<K, In, true, Staged>(d_in, rows, cols, layout, d_mean, d_variance, d_out);
+  row_moments<K, In, true, Staged, Exact>(d_in, rows, cols, layout, d_mean, d_variance, d_out);
 }
 
 // The statistics alone (d_out is ignored).
-template <row_reduce::RowKernel K, class In, bool Staged>
+template <row_reduce::RowKernel K, class In, bool Staged, bool Exact = false>
 __global__ void __launch_bounds__(1024, row_stats_min_blocks<K, In>())
     row_stats_kernel(const In* __restrict__ d_in, std::int64_t rows, std::int64_t cols, row_reduce::RowLayout layout,
                      row_reduce::row_acc_t<In>* d_mean, row_reduce::row_acc_t<In>* d_variance, row_reduce::row_acc_t<In>* d_out) {
-  row_moments<K, In, false, Staged>(d_in, rows, cols, layout, d_mean, d_variance, d_out);
+  row_moments<K, In, false, Staged, Exact>(d_in, rows, cols, layout, d_mean, d_variance, d_out);
 }
 
 template <row_reduce::RowKernel K, class In, bool Out, bool Staged>

@@ -310,12 +310,28 @@ __device__ __forceinline__ void row_to_stage(const In* __restrict__ row, std::in
   detail::bulk::wait(bar, 0);
 }
 
-// Runs body(read, reread) once. read(f) visits the thread's elements in order, read as Loop says;
-// reread(f) visits them again for a later pass. Staged (a kernel instance of its own, launched
-// where the host gave it a stage: gpu/rows/row_stage.hpp): the row is copied into the
-// stage first and every pass reads it there, in the same order. Otherwise: from the register slice
-// where the caller passes more than once and the row fits one (batched), else from memory in every
-// pass.
+// f(value, k) for k = 0 .. S - 1, value the thread's element k, where every thread of the group
+// holds exactly S elements (cols == S * T): the loop unrolled whole, so that every load is issued
+// before the first step and k is a constant in each step (Welford's count and its reciprocal:
+// gpu/rows/moments_kernel.cuh). row: the row in memory or its stage.
+template <int S, class In, class F>
+__device__ __forceinline__ void row_for_each_exact(const In* __restrict__ row, const RowGroup& g, F&& f) {
+  const In* p = row + g.t;
+  const int T = g.threads;
+  In v[S];
+#pragma unroll
+  for (int u = 0; u < S; ++u) v[u] = p[u * T];
+#pragma unroll
+  for (int u = 0; u < S; ++u) f(v[u], u);
+}
+
+// Runs body(read, reread, exact) once. read(f) visits the thread's elements in order, read as Loop
+// says; reread(f) visits them again for a later pass; exact(S, f), S a std::integral_constant, is
+// row_for_each_exact<S> over the same elements, for a group whose threads hold S each. Staged (a
+// kernel instance of its own, launched where the host gave it a stage: gpu/rows/row_stage.hpp):
+// the row is copied into the stage first and every pass reads it there, in the same order.
+// Otherwise: from the register slice where the caller passes more than once and the row fits one
+// (batched), else from memory in every pass.
 template <RowLoop Loop, bool Staged, class In, class Body>
 __device__ __forceinline__ void with_row(const In* __restrict__ row, std::int64_t cols, const RowGroup& g, bool many_passes,
                                          row_reduce::RowLayout layout, Body&& body) {
@@ -323,18 +339,19 @@ __device__ __forceinline__ void with_row(const In* __restrict__ row, std::int64_
     In* const stage = row_stage<In>(cols, layout);
     row_to_stage(row, cols, g, stage);
     const auto each = [&](auto&& f) { row_for_each_plain(stage, cols, g, f); };  // a short latency: no batches
-    body(each, each);
+    body(each, each, [&](auto S, auto&& f) { row_for_each_exact<decltype(S)::value>(stage, g, f); });
   } else {
+    const auto exact = [&](auto S, auto&& f) { row_for_each_exact<decltype(S)::value>(row, g, f); };
     if constexpr (Loop == RowLoop::batched) {
       if (many_passes && row_slice_fits<In>(cols, g)) {
         const RowSlice<In> s = row_slice(row, cols, g);
         const auto each = [&](auto&& f) { s.for_each(f); };
-        body(each, each);
+        body(each, each, exact);
         return;
       }
     }
     const auto read = [&](auto&& f) { row_read<Loop>(row, cols, g, f); };
-    body(read, read);
+    body(read, read, exact);
   }
 }
 

@@ -32,7 +32,7 @@ const RowShape kShapes[] = {{RowLayout::warp_per_row, 32},   {RowLayout::warp_pe
                             {RowLayout::block_per_row, 32},  {RowLayout::block_per_row, 64},
                             {RowLayout::block_per_row, 96},  {RowLayout::block_per_row, 256},
                             {RowLayout::block_per_row, 1024}};
-const std::int64_t kCols[] = {0, 1, 31, 32, 33, 1000, 4096, 4097};
+const std::int64_t kCols[] = {0, 1, 31, 32, 33, 1000, 1024, 4096, 4097};
 
 // rows x cols: offset 1e4 + N(0,1), with a few specials in the last rows (NaN, +Inf, -Inf runs).
 template <class In> std::vector<In> input(std::int64_t rows, std::int64_t cols) {
@@ -81,6 +81,8 @@ template <class In> void check(std::int64_t rows, std::int64_t cols, std::span<c
 // below cross these limits for every shape (4096 and 4097 at 256 threads, 16384 and 16385 at 1024;
 // 1000 at 32 threads: 31 whole batches and a tail of 8 less 1 for some lanes, staged; 4096 at 32
 // threads, read again; warp_per_row/256 stages 8 rows of 1000 and reads rows of 4096 again).
+// Welford's float and bfloat16 rows unroll their steps whole where every thread holds 32 or 16
+// (row_exact_steps): 1024 at 32 threads (both layouts) and at 64, 4096 at 256, 16384 at 1024.
 template <class In> void check_all() {
   for (std::int64_t cols : kCols) check<In>(67, cols, kShapes);  // 67: a partly filled last block for warp_per_row/256
   const RowShape wide[] = {{RowLayout::warp_per_row, 256}, {RowLayout::block_per_row, 256}, {RowLayout::block_per_row, 1024}};
@@ -246,13 +248,14 @@ TEST(Rows, TheDoubleExpGivesTheCpusBits) {
 // smallest subnormal, where d / n falls on subnormal midpoints, the theorem's one exception, and
 // where a flush to zero or a contracted fma would show: the GPU's table of reciprocals and the
 // model's computed ones give the same bits, with and without the output pass, at every shape (rows
-// of 16385 at 32 threads take more steps than the table holds).
+// of 16385 at 32 threads take more steps than the table holds; rows of 1024 and 4096 unroll their
+// steps with constant reciprocals at 32, 64 and 256 threads).
 TEST(Rows, WelfordOnSubnormalRows) {
   SUMLAB_REQUIRE_GPU();
   auto run = [&](auto tag) {
     using In = decltype(tag);
     using Acc = row_acc_t<In>;
-    for (std::int64_t cols : {33, 4097, 16385}) {
+    for (std::int64_t cols : {33, 1024, 4096, 4097, 16385}) {
       const std::int64_t rows = 9;
       std::vector<In> x(static_cast<std::size_t>(rows * cols));
       for (std::size_t i = 0; i < x.size(); ++i) {
@@ -285,7 +288,7 @@ TEST(Rows, SoftmaxOverTheExpsWholeRange) {
   SUMLAB_REQUIRE_GPU();
   auto run = [&](auto tag) {
     using In = decltype(tag);
-    for (std::int64_t cols : {33, 4097, 16385}) {
+    for (std::int64_t cols : {33, 1024, 4096, 4097, 16385}) {
       const std::int64_t rows = 9;
       std::vector<In> x(static_cast<std::size_t>(rows * cols));
       for (std::size_t i = 0; i < x.size(); ++i) {
@@ -350,6 +353,28 @@ TEST(RowStage, Bfloat16RowsAndRowsReadMoreThanOnceThatNoSliceHolds) {
   EXPECT_EQ(bytes(RowKernel::two_pass, w256, 1000, 4, false), 8u * 1000 * 4);
   EXPECT_EQ(bytes(RowKernel::two_pass, w256, 4096, 4, false), 0u);
   EXPECT_EQ(bytes(RowKernel::two_pass, b256, 0, 4, false), 0u);
+}
+
+// Where Welford's steps are unrolled whole (gpu/rows/moments_kernel.cuh): every thread of the
+// group holds exactly 32 or 16 elements, float and bfloat16 rows, the two Welford kernels only.
+TEST(RowStage, WelfordUnrollsWhereEveryThreadHoldsThirtyTwoOrSixteen) {
+  using gpu::rows::row_exact_steps;
+  const RowShape b128{RowLayout::block_per_row, 128}, b256{RowLayout::block_per_row, 256},
+      w256{RowLayout::warp_per_row, 256};
+  for (RowKernel k : {RowKernel::welford, RowKernel::welford_equal}) {
+    EXPECT_EQ(row_exact_steps(k, b128, 4096, 4), 32) << info(k).name;
+    EXPECT_EQ(row_exact_steps(k, b256, 4096, 2), 16) << info(k).name;
+    EXPECT_EQ(row_exact_steps(k, w256, 1024, 4), 32) << info(k).name;  // a warp's 32 threads
+    EXPECT_EQ(row_exact_steps(k, w256, 512, 4), 16) << info(k).name;
+    EXPECT_EQ(row_exact_steps(k, b128, 4096, 8), 0) << info(k).name;   // doubles
+    EXPECT_EQ(row_exact_steps(k, b128, 4097, 4), 0) << info(k).name;   // a thread with one more
+    EXPECT_EQ(row_exact_steps(k, b128, 4095, 4), 0) << info(k).name;
+    EXPECT_EQ(row_exact_steps(k, b128, 8192, 4), 0) << info(k).name;   // 64 a thread: the loop
+    EXPECT_EQ(row_exact_steps(k, b128, 1024, 4), 0) << info(k).name;   // 8 a thread
+    EXPECT_EQ(row_exact_steps(k, b128, 0, 4), 0) << info(k).name;
+  }
+  for (RowKernel k : {RowKernel::textbook, RowKernel::two_pass, RowKernel::softmax_online, RowKernel::argmax})
+    EXPECT_EQ(row_exact_steps(k, b128, 4096, 4), 0) << info(k).name;
 }
 
 TEST(Rows, BadShapesComeBackAsErrors) {
