@@ -150,7 +150,7 @@ TEST(VerifyRows, ModelOnlySweepCoversEveryKernelAndDtype) {
   EXPECT_FALSE(s.gpu);
   EXPECT_TRUE(s.ok()) << s.table();
   ASSERT_EQ(s.lines.size(), 7u * 3u);
-  for (const auto& l : s.lines) EXPECT_EQ(l.cases, 4 * 11 * 3) << l.kernel << " " << l.dtype;
+  for (const auto& l : s.lines) EXPECT_EQ(l.cases, 4 * 12 * 3) << l.kernel << " " << l.dtype;  // shapes x matrices x inputs
   EXPECT_NE(s.table().find("argmax"), std::string::npos);
   o.kernels = {"no_such_kernel"};
   EXPECT_THROW(sumlab::verify_rows(o), std::runtime_error);
