@@ -47,21 +47,20 @@ template <RowKernel K, class In, bool Out, bool Staged, bool Exact = false> cons
     return &gpu::rows::row_stats_kernel<K, In, Staged, Exact>;
 }
 
-// exact: the launch's threads each hold row_exact_steps elements (Welford's float and bfloat16 rows).
-template <RowKernel K, class In> constexpr auto moments_kernel(bool out, bool staged, [[maybe_unused]] bool exact) {
-  if constexpr ((K == RowKernel::welford || K == RowKernel::welford_equal) && sizeof(In) <= 4) {
-    if (exact) {
-      if (out) return staged ? moments_kernel<K, In, true, true, true>() : moments_kernel<K, In, true, false, true>();
-      if constexpr (sizeof(In) == 2)
-        if (staged) return moments_kernel<K, In, false, true, true>();
-      return moments_kernel<K, In, false, false, true>();
-    }
-  }
-  if (out) return staged ? moments_kernel<K, In, true, true>() : moments_kernel<K, In, true, false>();
+template <RowKernel K, class In, bool Exact> constexpr auto moments_kernel(bool out, bool staged) {
+  if (out) return staged ? moments_kernel<K, In, true, true, Exact>() : moments_kernel<K, In, true, false, Exact>();
   // The statistics of one pass are staged for bfloat16 rows only (gpu/rows/row_stage.hpp).
   if constexpr (K == RowKernel::two_pass || sizeof(In) == 2)
-    if (staged) return moments_kernel<K, In, false, true>();
-  return moments_kernel<K, In, false, false>();
+    if (staged) return moments_kernel<K, In, false, true, Exact>();
+  return moments_kernel<K, In, false, false, Exact>();
+}
+
+// exact: the launch's threads each hold row_exact_steps elements (Welford's float and bfloat16
+// rows), which take the Exact instance.
+template <RowKernel K, class In> constexpr auto moments_kernel(bool out, bool staged, [[maybe_unused]] bool exact) {
+  if constexpr ((K == RowKernel::welford || K == RowKernel::welford_equal) && sizeof(In) <= 4)
+    if (exact) return moments_kernel<K, In, true>(out, staged);
+  return moments_kernel<K, In, false>(out, staged);
 }
 
 template <RowKernel K, class In> constexpr auto softmax_kernel(bool staged) {
