@@ -247,13 +247,20 @@ SUMLAB_HD inline float portable_expf_nonpositive(float x) {
   const float kf = ks - shift;
   const int k = static_cast<int>(to_bits(ks) - to_bits(shift));  // kf as an integer
   const float hi = fmaf(kf, -ln2_hi, xc);
-  const float minus_lo = kf * -ln2_lo;
-  const float r = hi + minus_lo;
+  // lo = RN(k ln2_lo), used negated twice (RN(-a) = -RN(a)). On the GPU it is computed by the
+  // rounded-multiply intrinsic, which the compiler leaves as one product: from `kf * ln2_lo` it
+  // folded each negation into a product of its own (two multiplies, the same bits).
+#if defined(__CUDA_ARCH__)
+  const float lo = __fmul_rn(kf, ln2_lo);
+#else
+  const float lo = kf * ln2_lo;
+#endif
+  const float r = hi - lo;
   float p = fmaf(P4, r, P3);
   p = fmaf(p, r, P2);
   p = fmaf(p, r, P1);
   p = fmaf(p, r, 0.5f);
-  const float t = fmaf(r * r, p, minus_lo);
+  const float t = fmaf(r * r, p, -lo);
   const float tiny = float_from_bits(0x33000000u);  // 2^-25
   const float y_tiny = fmaf(hi + t, tiny, tiny);    // (1 + (hi + t)) 2^-25, one rounding
   return y_tiny * float_from_bits(static_cast<std::uint32_t>(k + 25 + 127) << 23);  // * 2^(k+25)

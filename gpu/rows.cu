@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/metrics.hpp"
@@ -37,34 +38,47 @@ template <class Acc> struct DeviceOutputs {
 
 // The kernel a moments kernel runs as (gpu/rows/moments_kernel.cuh): with the output pass where
 // the caller wants the output, the statistics alone where not, each with its rows staged in shared
-// memory or not; the same signature for all.
-template <RowKernel K, class In, bool Out, bool Staged, bool Exact = false> constexpr auto moments_kernel() {
+// memory or not, the staged ones with their thread count fixed or not (Threads, 0: not); the
+// same signature for all.
+template <RowKernel K, class In, bool Out, bool Staged, bool Exact, int Threads> constexpr auto moments_kernel() {
   if constexpr (!gpu::rows::row_moments_bounded<K, In>())
     return &gpu::rows::row_moments_unbounded_kernel<K, In, Out, Staged>;
   else if constexpr (Out)
-    return &gpu::rows::row_moments_kernel<K, In, Staged, Exact>;
+    return &gpu::rows::row_moments_kernel<K, In, Staged, Exact, Threads>;
   else
-    return &gpu::rows::row_stats_kernel<K, In, Staged, Exact>;
+    return &gpu::rows::row_stats_kernel<K, In, Staged, Exact, Threads>;
 }
 
-template <RowKernel K, class In, bool Exact> constexpr auto moments_kernel(bool out, bool staged) {
-  if (out) return staged ? moments_kernel<K, In, true, true, Exact>() : moments_kernel<K, In, true, false, Exact>();
+template <RowKernel K, class In, bool Exact, int Threads> constexpr auto moments_kernel(bool out, bool staged) {
+  if (out) return staged ? moments_kernel<K, In, true, true, Exact, Threads>() : moments_kernel<K, In, true, false, Exact, 0>();
   // The statistics of one pass are staged for bfloat16 rows only (gpu/rows/row_stage.hpp).
   if constexpr (K == RowKernel::two_pass || sizeof(In) == 2)
-    if (staged) return moments_kernel<K, In, false, true, Exact>();
-  return moments_kernel<K, In, false, false, Exact>();
+    if (staged) return moments_kernel<K, In, false, true, Exact, Threads>();
+  return moments_kernel<K, In, false, false, Exact, 0>();
+}
+
+// f(std::integral_constant<int, T>) for the thread count row_fixed_threads gave (0: none).
+template <class F> constexpr auto with_fixed_threads(int threads, F&& f) {
+  if (threads == 128) return f(std::integral_constant<int, 128>{});
+  if (threads == 256) return f(std::integral_constant<int, 256>{});
+  return f(std::integral_constant<int, 0>{});
 }
 
 // exact: the launch's threads each hold row_exact_steps elements (Welford's float and bfloat16
-// rows), which take the Exact instance.
-template <RowKernel K, class In> constexpr auto moments_kernel(bool out, bool staged, [[maybe_unused]] bool exact) {
-  if constexpr ((K == RowKernel::welford || K == RowKernel::welford_equal) && sizeof(In) <= 4)
-    if (exact) return moments_kernel<K, In, true>(out, staged);
-  return moments_kernel<K, In, false>(out, staged);
+// rows), which take the Exact instance; threads: row_fixed_threads (gpu/rows/row_stage.hpp).
+template <RowKernel K, class In>
+constexpr auto moments_kernel(bool out, bool staged, [[maybe_unused]] bool exact, int threads) {
+  return with_fixed_threads(threads, [&](auto T) {
+    if constexpr ((K == RowKernel::welford || K == RowKernel::welford_equal) && sizeof(In) <= 4)
+      if (exact) return moments_kernel<K, In, true, T.value>(out, staged);
+    return moments_kernel<K, In, false, T.value>(out, staged);
+  });
 }
 
-template <RowKernel K, class In> constexpr auto softmax_kernel(bool staged) {
-  return staged ? &gpu::rows::row_softmax_kernel<K, In, true> : &gpu::rows::row_softmax_kernel<K, In, false>;
+template <RowKernel K, class In> constexpr auto softmax_kernel(bool staged, int threads) {
+  return with_fixed_threads(threads, [&](auto T) {
+    return staged ? &gpu::rows::row_softmax_kernel<K, In, true, T.value> : &gpu::rows::row_softmax_kernel<K, In, false>;
+  });
 }
 
 // A row kernel's launch with `stage` bytes of dynamic shared memory (0: none), opted in first.
@@ -87,26 +101,27 @@ void launch(RowKernel k, const RowShape& s, const In* d_in, std::int64_t rows, s
   Acc* out = o.out.template as<Acc>();
   const bool staged = stage > 0, with_out = out != nullptr;
   const bool exact = row_exact_steps(k, s, cols, sizeof(In)) > 0;
+  const int threads = row_fixed_threads(s, stage);
   // The moments and softmax kernels share one signature: two per-row results and the output.
   const auto run = [&](auto kernel) { launch_row_kernel(kernel, grid, block, stage, d_in, rows, cols, s.layout, a, b, out); };
   switch (k) {
     case RowKernel::textbook:
-      run(moments_kernel<RowKernel::textbook, In>(with_out, staged, exact));
+      run(moments_kernel<RowKernel::textbook, In>(with_out, staged, exact, threads));
       break;
     case RowKernel::two_pass:
-      run(moments_kernel<RowKernel::two_pass, In>(with_out, staged, exact));
+      run(moments_kernel<RowKernel::two_pass, In>(with_out, staged, exact, threads));
       break;
     case RowKernel::welford:
-      run(moments_kernel<RowKernel::welford, In>(with_out, staged, exact));
+      run(moments_kernel<RowKernel::welford, In>(with_out, staged, exact, threads));
       break;
     case RowKernel::welford_equal:
-      run(moments_kernel<RowKernel::welford_equal, In>(with_out, staged, exact));
+      run(moments_kernel<RowKernel::welford_equal, In>(with_out, staged, exact, threads));
       break;
     case RowKernel::softmax_online:
-      run(softmax_kernel<RowKernel::softmax_online, In>(staged));
+      run(softmax_kernel<RowKernel::softmax_online, In>(staged, threads));
       break;
     case RowKernel::softmax_three_pass:
-      run(softmax_kernel<RowKernel::softmax_three_pass, In>(staged));
+      run(softmax_kernel<RowKernel::softmax_three_pass, In>(staged, threads));
       break;
     case RowKernel::argmax:
       row_argmax_kernel<In><<<grid, block>>>(d_in, rows, cols, s.layout, a, o.index.template as<std::int64_t>());

@@ -51,9 +51,10 @@ std::vector<RowShape> verify_shapes(bool quick) {
     s = {{RowLayout::warp_per_row, 256}, {RowLayout::block_per_row, 32}, {RowLayout::block_per_row, 96},
          {RowLayout::block_per_row, 256}};
   } else {
+    // 128 and 256 threads a block: the staged instances whose thread count is fixed (gpu/rows.cu).
     s = {{RowLayout::warp_per_row, 32},   {RowLayout::warp_per_row, 256},  {RowLayout::block_per_row, 32},
-         {RowLayout::block_per_row, 64},  {RowLayout::block_per_row, 96},  {RowLayout::block_per_row, 256},
-         {RowLayout::block_per_row, 1024}};
+         {RowLayout::block_per_row, 64},  {RowLayout::block_per_row, 96},  {RowLayout::block_per_row, 128},
+         {RowLayout::block_per_row, 256}, {RowLayout::block_per_row, 1024}};
   }
   return s;
 }

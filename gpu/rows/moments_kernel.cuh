@@ -25,8 +25,9 @@ namespace sumlab::gpu::rows {
 // (row_for_each_exact): each count and its reciprocal a constant the compiler folds (no table
 // read, no count add) and every load in flight before the first step, for the same operations on
 // the same values, so the same bits. An instance of its own: its registers (the loads in flight)
-// would cost the other launches warps.
-template <row_reduce::RowKernel K, class In, bool Out, bool Staged, bool Exact = false>
+// would cost the other launches warps. Threads: the group's thread count where the instance fixes
+// it (row_group in row_tree.cuh), else 0.
+template <row_reduce::RowKernel K, class In, bool Out, bool Staged, bool Exact = false, int Threads = 0>
 __device__ __forceinline__ void row_moments(const In* __restrict__ d_in, std::int64_t rows, std::int64_t cols,
                                             row_reduce::RowLayout layout, row_reduce::row_acc_t<In>* d_mean,
                                             row_reduce::row_acc_t<In>* d_variance, row_reduce::row_acc_t<In>* d_out) {
@@ -40,7 +41,7 @@ __device__ __forceinline__ void row_moments(const In* __restrict__ d_in, std::in
   // the same either way. Filled before any group leaves, since every thread meets the barrier.
   static_assert(!Exact || (welford && sizeof(In) <= 4), "Welford's float and bfloat16 rows");
   __shared__ Acc count_rcp[welford && !Exact ? kRowCountTable : 1];
-  const RowGroup g = row_group(layout);
+  const RowGroup g = row_group<Threads>(layout);
   [[maybe_unused]] bool tabled = false;
   if constexpr (welford && !Exact) {
     const std::int64_t steps = (cols + g.threads - 1) / g.threads;  // the most of any thread
@@ -124,19 +125,19 @@ template <row_reduce::RowKernel K, class In> constexpr int row_stats_min_blocks(
 }
 
 // The statistics, and the normalised output where d_out is not null.
-template <row_reduce::RowKernel K, class In, bool Staged, bool Exact = false>
+template <row_reduce::RowKernel K, class In, bool Staged, bool Exact = false, int Threads = 0>
 __global__ void __launch_bounds__(1024) row_moments_kernel(const In* __restrict__ d_in, std::int64_t rows, std::int64_t cols,
                                                            row_reduce::RowLayout layout, row_reduce::row_acc_t<In>* d_mean,
                                                            row_reduce::row_acc_t<In>* d_variance, row_reduce::row_acc_t<In>* d_out) {
-  row_moments<K, In, true, Staged, Exact>(d_in, rows, cols, layout, d_mean, d_variance, d_out);
+  row_moments<K, In, true, Staged, Exact, Threads>(d_in, rows, cols, layout, d_mean, d_variance, d_out);
 }
 
 // The statistics alone (d_out is ignored).
-template <row_reduce::RowKernel K, class In, bool Staged, bool Exact = false>
+template <row_reduce::RowKernel K, class In, bool Staged, bool Exact = false, int Threads = 0>
 __global__ void __launch_bounds__(1024, row_stats_min_blocks<K, In>())
     row_stats_kernel(const In* __restrict__ d_in, std::int64_t rows, std::int64_t cols, row_reduce::RowLayout layout,
                      row_reduce::row_acc_t<In>* d_mean, row_reduce::row_acc_t<In>* d_variance, row_reduce::row_acc_t<In>* d_out) {
-  row_moments<K, In, false, Staged, Exact>(d_in, rows, cols, layout, d_mean, d_variance, d_out);
+  row_moments<K, In, false, Staged, Exact, Threads>(d_in, rows, cols, layout, d_mean, d_variance, d_out);
 }
 
 template <row_reduce::RowKernel K, class In, bool Out, bool Staged>

@@ -248,9 +248,10 @@ __device__ __forceinline__ RowSlice<In> row_slice(const In* __restrict__ row, st
 enum class RowLoop { batched, ahead, plain };
 
 // Float and bfloat16: counted in 32 bits (a 64-bit compare and multiply-add an element cost as
-// much as a cheap step) and unrolled 4, so that the compiler issues a few loads early within 32
-// registers. Double: the strided loop as written; its registers a step already cost warps.
-template <class In, class F>
+// much as a cheap step) and unrolled Unroll times (4 from memory, so that the compiler issues a few
+// loads early within 32 registers). Double: the strided loop as written; its registers a step
+// already cost warps.
+template <int Unroll = 4, class In, class F>
 __device__ __forceinline__ void row_for_each_plain(const In* __restrict__ row, std::int64_t cols, const RowGroup& g, F&& f) {
   const std::int64_t T = g.threads;
   std::int64_t j = g.t;
@@ -260,7 +261,7 @@ __device__ __forceinline__ void row_for_each_plain(const In* __restrict__ row, s
     if (j >= cols) return;
     const In* p = row + j;
     const int n = static_cast<int>((cols - 1 - j) / T) + 1;  // this thread's elements, < 2^31
-#pragma unroll 4
+#pragma unroll Unroll
     for (int i = 0; i < n; ++i, j += T, p += T) f(*p, j);
   }
 }
@@ -338,7 +339,9 @@ __device__ __forceinline__ void with_row(const In* __restrict__ row, std::int64_
   if constexpr (Staged) {
     In* const stage = row_stage<In>(cols, layout);
     row_to_stage(row, cols, g, stage);
-    const auto each = [&](auto&& f) { row_for_each_plain(stage, cols, g, f); };  // a short latency: no batches
+    // A short latency: no batches; unrolled 8, since a staged fold's step can be as short as a
+    // load, a widening and an add (bfloat16 two_pass), against the loop's own three instructions.
+    const auto each = [&](auto&& f) { row_for_each_plain<8>(stage, cols, g, f); };
     body(each, each, [&](auto S, auto&& f) { row_for_each_exact<decltype(S)::value>(stage, g, f); });
   } else {
     const auto exact = [&](auto S, auto&& f) { row_for_each_exact<decltype(S)::value>(row, g, f); };

@@ -72,4 +72,16 @@ inline int row_exact_steps(row_reduce::RowKernel k, const row_reduce::RowShape& 
   return steps == kRowExactSteps || steps == kRowExactSteps / 2 ? int(steps) : 0;
 }
 
+// The thread count a launch's kernel instance fixes at compile time (row_group in
+// gpu/rows/row_tree.cuh), else 0. Staged block_per_row launches of 128 or 256 threads, the fastest
+// shapes of the staged kernels at the bench's rows of 4096 and 16384: a staged pass reads element
+// t + iT of the stage, and with T a constant the loads of an unrolled loop are one shared address
+// and immediate offsets, where a runtime T cost an integer instruction an element (a fifth of a
+// bfloat16 two-pass loop's). Other shapes keep the instances that read blockDim.x: each fixed count
+// is another copy of every staged kernel.
+inline int row_fixed_threads(const row_reduce::RowShape& s, std::size_t stage) {
+  if (stage == 0 || s.layout != row_reduce::RowLayout::block_per_row) return 0;
+  return s.block == 128 || s.block == 256 ? s.block : 0;
+}
+
 }  // namespace sumlab::gpu::rows

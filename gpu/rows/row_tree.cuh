@@ -43,7 +43,10 @@ template <class Op> __device__ __forceinline__ typename Op::State butterfly_over
 }
 
 // Which row this thread works on, its index t among the row's T threads, and whether the block
-// stage runs.
+// stage runs. Threads: the block's thread count where the kernel instance fixes it (a
+// block_per_row launch of that many threads: row_fixed_threads in gpu/rows/row_stage.hpp), else 0
+// and T is read from blockDim.x. A fixed T is a constant through the inlined loops, so a thread's
+// elements t, t + T, ... are one address and immediate offsets, not an address computed each.
 struct RowGroup {
   std::int64_t row;
   int t;
@@ -51,13 +54,14 @@ struct RowGroup {
   bool block_stage;
 };
 
-__device__ __forceinline__ RowGroup row_group(row_reduce::RowLayout layout) {
-  if (layout == row_reduce::RowLayout::warp_per_row) {
+template <int Threads = 0> __device__ __forceinline__ RowGroup row_group(row_reduce::RowLayout layout) {
+  if (Threads == 0 && layout == row_reduce::RowLayout::warp_per_row) {  // a fixed count is block_per_row's
     const std::int64_t rows_per_block = blockDim.x >> 5;
     return RowGroup{std::int64_t(blockIdx.x) * rows_per_block + (threadIdx.x >> 5),
                     static_cast<int>(threadIdx.x & 31), 32, false};
   }
-  return RowGroup{std::int64_t(blockIdx.x), static_cast<int>(threadIdx.x), static_cast<int>(blockDim.x), true};
+  return RowGroup{std::int64_t(blockIdx.x), static_cast<int>(threadIdx.x), Threads != 0 ? Threads : static_cast<int>(blockDim.x),
+                  true};
 }
 
 // Every thread of the row's group calls (a warp for warp_per_row, the whole block for

@@ -4,7 +4,8 @@
 // online_softmax.hpp and three_pass_softmax.hpp (shared with the CPU model); exp is acc_exp, the
 // portable exp (float arithmetic for float and bfloat16 rows), never CUDA's expf (which the CPU
 // could not reproduce). Staged: the row is copied into the dynamic shared memory the host sized for
-// it and every pass folds from there (row_loads.cuh), an instance of its own.
+// it and every pass folds from there (row_loads.cuh), an instance of its own. Threads: the group's
+// thread count where the instance fixes it (row_group in row_tree.cuh), else 0.
 #include <cstdint>
 
 #include "core/row_reduce/online_softmax.hpp"
@@ -16,14 +17,14 @@
 
 namespace sumlab::gpu::rows {
 
-template <row_reduce::RowKernel K, class In, bool Staged>
+template <row_reduce::RowKernel K, class In, bool Staged, int Threads = 0>
 __global__ void __launch_bounds__(1024) row_softmax_kernel(const In* __restrict__ d_in, std::int64_t rows, std::int64_t cols,
                                    row_reduce::RowLayout layout, row_reduce::row_acc_t<In>* d_max,
                                    row_reduce::row_acc_t<In>* d_sum, row_reduce::row_acc_t<In>* d_out) {
   using namespace row_reduce;
   using Acc = row_acc_t<In>;
   __shared__ __align__(16) unsigned char smem[smem_state_bytes];
-  const RowGroup g = row_group(layout);
+  const RowGroup g = row_group<Threads>(layout);
   if (g.row >= rows) return;
   const In* row = d_in + g.row * cols;
   with_row<RowLoop::plain, Staged>(row, cols, g, false, layout, [&](auto&& read, auto&& reread, auto&&) {

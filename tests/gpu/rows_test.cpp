@@ -28,10 +28,12 @@
 namespace sumlab::row_reduce {
 namespace {
 
+// block_per_row at 128 and 256: the staged launches whose instances fix their thread count
+// (row_fixed_threads in gpu/rows/row_stage.hpp).
 const RowShape kShapes[] = {{RowLayout::warp_per_row, 32},   {RowLayout::warp_per_row, 256},
                             {RowLayout::block_per_row, 32},  {RowLayout::block_per_row, 64},
-                            {RowLayout::block_per_row, 96},  {RowLayout::block_per_row, 256},
-                            {RowLayout::block_per_row, 1024}};
+                            {RowLayout::block_per_row, 96},  {RowLayout::block_per_row, 128},
+                            {RowLayout::block_per_row, 256}, {RowLayout::block_per_row, 1024}};
 const std::int64_t kCols[] = {0, 1, 31, 32, 33, 1000, 1024, 4096, 4097};
 
 // rows x cols: offset 1e4 + N(0,1), with a few specials in the last rows (NaN, +Inf, -Inf runs).
@@ -85,7 +87,8 @@ template <class In> void check(std::int64_t rows, std::int64_t cols, std::span<c
 // (row_exact_steps): 1024 at 32 threads (both layouts) and at 64, 4096 at 256, 16384 at 1024.
 template <class In> void check_all() {
   for (std::int64_t cols : kCols) check<In>(67, cols, kShapes);  // 67: a partly filled last block for warp_per_row/256
-  const RowShape wide[] = {{RowLayout::warp_per_row, 256}, {RowLayout::block_per_row, 256}, {RowLayout::block_per_row, 1024}};
+  const RowShape wide[] = {{RowLayout::warp_per_row, 256}, {RowLayout::block_per_row, 128}, {RowLayout::block_per_row, 256},
+                           {RowLayout::block_per_row, 1024}};
   for (std::int64_t cols : {16384, 16385}) check<In>(5, cols, wide);
 }
 
@@ -127,8 +130,8 @@ TEST(Rows, RunToRunBitsAreIdentical) {
   const std::vector<float> x = input<float>(rows, cols);
   const gpu::RowMatrix<float> m(std::span<const float>(x), rows, cols);
   for (const auto& i : row_kernels()) {
-    const auto a = gpu::gpu_rows<float>(i.kernel, kShapes[5], m);
-    const auto b = gpu::gpu_rows<float>(i.kernel, kShapes[5], m, gpu::RowRunOptions{true, 3});
+    const auto a = gpu::gpu_rows<float>(i.kernel, kShapes[6], m);
+    const auto b = gpu::gpu_rows<float>(i.kernel, kShapes[6], m, gpu::RowRunOptions{true, 3});
     ASSERT_TRUE(a.ok() && b.ok()) << a.error << b.error;
     EXPECT_EQ(count_mismatches(a.outputs, b.outputs), 0) << i.name;
     EXPECT_GT(b.ms, 0.0);
@@ -148,9 +151,9 @@ TEST(Rows, RotatedCopiesGiveTheSameBits) {
   EXPECT_NE(three.device_data(0), three.device_data(1));
   EXPECT_EQ(three.device_data(0), three.device_data(3));
   for (const auto& i : row_kernels()) {
-    const auto a = gpu::gpu_rows<float>(i.kernel, kShapes[5], one);
+    const auto a = gpu::gpu_rows<float>(i.kernel, kShapes[6], one);
     for (int reps : {1, 4, 5}) {
-      const auto b = gpu::gpu_rows<float>(i.kernel, kShapes[5], three, gpu::RowRunOptions{true, reps});
+      const auto b = gpu::gpu_rows<float>(i.kernel, kShapes[6], three, gpu::RowRunOptions{true, reps});
       ASSERT_TRUE(a.ok() && b.ok()) << a.error << b.error;
       EXPECT_EQ(count_mismatches(a.outputs, b.outputs), 0) << i.name << " reps " << reps;
     }
@@ -375,6 +378,20 @@ TEST(RowStage, WelfordUnrollsWhereEveryThreadHoldsThirtyTwoOrSixteen) {
   }
   for (RowKernel k : {RowKernel::textbook, RowKernel::two_pass, RowKernel::softmax_online, RowKernel::argmax})
     EXPECT_EQ(row_exact_steps(k, b128, 4096, 4), 0) << info(k).name;
+}
+
+// Which staged launches take an instance whose thread count is a compile-time constant: block_per_row
+// at 128 or 256 threads, and only with a stage (the kernels that read memory keep one instance).
+TEST(RowStage, StagedBlocksOf128And256FixTheirThreadCount) {
+  using gpu::rows::row_fixed_threads;
+  const std::size_t stage = 4096 * 2;
+  EXPECT_EQ(row_fixed_threads(RowShape{RowLayout::block_per_row, 128}, stage), 128);
+  EXPECT_EQ(row_fixed_threads(RowShape{RowLayout::block_per_row, 256}, stage), 256);
+  EXPECT_EQ(row_fixed_threads(RowShape{RowLayout::block_per_row, 128}, 0), 0);  // no stage
+  EXPECT_EQ(row_fixed_threads(RowShape{RowLayout::warp_per_row, 128}, stage), 0);
+  EXPECT_EQ(row_fixed_threads(RowShape{RowLayout::warp_per_row, 256}, stage), 0);
+  for (int threads : {32, 64, 96, 129, 255, 512, 1024})
+    EXPECT_EQ(row_fixed_threads(RowShape{RowLayout::block_per_row, threads}, stage), 0) << threads;
 }
 
 TEST(Rows, BadShapesComeBackAsErrors) {
