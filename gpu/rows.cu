@@ -100,7 +100,7 @@ void launch(RowKernel k, const RowShape& s, const In* d_in, std::int64_t rows, s
   Acc* b = o.b.template as<Acc>();
   Acc* out = o.out.template as<Acc>();
   const bool staged = stage > 0, with_out = out != nullptr;
-  const bool exact = row_exact_steps(k, s, cols, sizeof(In)) > 0;
+  const bool exact = row_exact_steps(k, s, cols, sizeof(In), staged) > 0;
   const int threads = row_fixed_threads(s, stage);
   // The moments and softmax kernels share one signature: two per-row results and the output.
   const auto run = [&](auto kernel) { launch_row_kernel(kernel, grid, block, stage, d_in, rows, cols, s.layout, a, b, out); };

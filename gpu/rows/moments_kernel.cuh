@@ -21,9 +21,10 @@ namespace sumlab::gpu::rows {
 // row is copied into the dynamic shared memory the host sized for it and every pass folds from
 // there (row_loads.cuh), an instance of its own so that the kernels without a stage keep theirs.
 // Exact (Welford's float and bfloat16 rows only, where the host found row_exact_steps): every
-// thread holds exactly kRowExactSteps or half as many elements, and its steps are unrolled whole
-// (row_for_each_exact): each count and its reciprocal a constant the compiler folds (no table
-// read, no count add) and every load in flight before the first step, for the same operations on
+// thread holds exactly kRowExactSteps or half as many elements (from a stage also
+// kRowExactStagedSteps or half as many), and its steps are unrolled whole (row_for_each_exact):
+// each count and its reciprocal a constant the compiler folds (no table read, no count add) and,
+// from memory, every load in flight before the first step, for the same operations on
 // the same values, so the same bits. An instance of its own: its registers (the loads in flight)
 // would cost the other launches warps. Threads: the group's thread count where the instance fixes
 // it (row_group in row_tree.cuh), else 0.
@@ -83,7 +84,13 @@ __device__ __forceinline__ void row_moments(const In* __restrict__ d_in, std::in
       if constexpr (Exact) {
         // Step k + 1 of a run from the identity: the count k + 1 and RN(1 / (k + 1)) are constants.
         const auto step = [&](In x, int k) { s = welford_step(s, RowInput<In>::widen(x), count_reciprocal(Acc(k + 1))); };
-        if (cols == std::int64_t(kRowExactSteps) * g.threads)
+        // The steps row_exact_steps found: 32 or 16, and from a stage 128 or 64 too.
+        const auto holds = [&](int steps) { return cols == std::int64_t(steps) * g.threads; };
+        if (Staged && holds(kRowExactStagedSteps))
+          exact(std::integral_constant<int, Staged ? kRowExactStagedSteps : 1>{}, step);
+        else if (Staged && holds(kRowExactStagedSteps / 2))
+          exact(std::integral_constant<int, Staged ? kRowExactStagedSteps / 2 : 1>{}, step);
+        else if (holds(kRowExactSteps))
           exact(std::integral_constant<int, kRowExactSteps>{}, step);
         else
           exact(std::integral_constant<int, kRowExactSteps / 2>{}, step);

@@ -19,8 +19,10 @@ inline constexpr int kRowStageThreadBytes = 256;
 // a thread, every shape the bench times (16 to 512 elements a thread).
 inline constexpr int kRowCountTable = 512;
 // The steps a thread's Welford fold unrolls whole, the counts' reciprocals constants, where every
-// thread holds exactly this many elements or half as many (row_exact_steps below).
+// thread holds exactly this many elements or half as many (row_exact_steps below); from a stage
+// also 64 or 128 (kRowExactStagedSteps), where the loads are shared memory's, not in flight.
 inline constexpr int kRowExactSteps = 32;
+inline constexpr int kRowExactStagedSteps = 128;
 // A row kernel's static shared memory: 32 group states of up to 32 bytes (gpu/rows/row_tree.cuh),
 // a staged kernel's 32 mbarriers (gpu/rows/row_loads.cuh) and a Welford kernel's reciprocals (as
 // doubles at most).
@@ -62,14 +64,17 @@ inline std::size_t row_stage_bytes(row_reduce::RowKernel k, const row_reduce::Ro
 // The elements each thread of kernel k holds where its launch takes the Exact instance of the
 // moments kernels (gpu/rows/moments_kernel.cuh), else 0: Welford's float and bfloat16 rows (a
 // double's 32 loads in flight would take its warps' registers) where every thread of a group holds
-// exactly kRowExactSteps elements or half as many (rows of 4096 at 128 or 256 threads).
-inline int row_exact_steps(row_reduce::RowKernel k, const row_reduce::RowShape& s, std::int64_t cols, std::size_t in_bytes) {
+// exactly kRowExactSteps elements or half as many (rows of 4096 at 128 or 256 threads), or, where
+// the row is staged, 64 or 128 (rows of 16384 at 256 or 128 threads).
+inline int row_exact_steps(row_reduce::RowKernel k, const row_reduce::RowShape& s, std::int64_t cols, std::size_t in_bytes,
+                           bool staged = false) {
   using row_reduce::RowKernel;
   if ((k != RowKernel::welford && k != RowKernel::welford_equal) || in_bytes > 4 || cols <= 0) return 0;
   const std::int64_t threads = s.layout == row_reduce::RowLayout::warp_per_row ? 32 : s.block;
   if (threads <= 0 || cols % threads != 0) return 0;
   const std::int64_t steps = cols / threads;
-  return steps == kRowExactSteps || steps == kRowExactSteps / 2 ? int(steps) : 0;
+  if (steps == kRowExactSteps || steps == kRowExactSteps / 2) return int(steps);
+  return staged && (steps == kRowExactStagedSteps || steps == kRowExactStagedSteps / 2) ? int(steps) : 0;
 }
 
 // The thread count a launch's kernel instance fixes at compile time (row_group in

@@ -84,7 +84,8 @@ template <class In> void check(std::int64_t rows, std::int64_t cols, std::span<c
 // 1000 at 32 threads: 31 whole batches and a tail of 8 less 1 for some lanes, staged; 4096 at 32
 // threads, read again; warp_per_row/256 stages 8 rows of 1000 and reads rows of 4096 again).
 // Welford's float and bfloat16 rows unroll their steps whole where every thread holds 32 or 16
-// (row_exact_steps): 1024 at 32 threads (both layouts) and at 64, 4096 at 256, 16384 at 1024.
+// (row_exact_steps): 1024 at 32 threads (both layouts) and at 64, 4096 at 256, 16384 at 1024;
+// staged rows also 128 or 64: bfloat16 rows of 4096 at 32 and 64 threads, of 16384 at 128 and 256.
 template <class In> void check_all() {
   for (std::int64_t cols : kCols) check<In>(67, cols, kShapes);  // 67: a partly filled last block for warp_per_row/256
   const RowShape wide[] = {{RowLayout::warp_per_row, 256}, {RowLayout::block_per_row, 128}, {RowLayout::block_per_row, 256},
@@ -359,7 +360,8 @@ TEST(RowStage, Bfloat16RowsAndRowsReadMoreThanOnceThatNoSliceHolds) {
 }
 
 // Where Welford's steps are unrolled whole (gpu/rows/moments_kernel.cuh): every thread of the
-// group holds exactly 32 or 16 elements, float and bfloat16 rows, the two Welford kernels only.
+// group holds exactly 32 or 16 elements, or 128 or 64 where the row is staged; float and bfloat16
+// rows, the two Welford kernels only.
 TEST(RowStage, WelfordUnrollsWhereEveryThreadHoldsThirtyTwoOrSixteen) {
   using gpu::rows::row_exact_steps;
   const RowShape b128{RowLayout::block_per_row, 128}, b256{RowLayout::block_per_row, 256},
@@ -373,6 +375,12 @@ TEST(RowStage, WelfordUnrollsWhereEveryThreadHoldsThirtyTwoOrSixteen) {
     EXPECT_EQ(row_exact_steps(k, b128, 4097, 4), 0) << info(k).name;   // a thread with one more
     EXPECT_EQ(row_exact_steps(k, b128, 4095, 4), 0) << info(k).name;
     EXPECT_EQ(row_exact_steps(k, b128, 8192, 4), 0) << info(k).name;   // 64 a thread: the loop
+    EXPECT_EQ(row_exact_steps(k, b128, 8192, 2, true), 64) << info(k).name;  // ... unless staged
+    EXPECT_EQ(row_exact_steps(k, b128, 16384, 2, true), 128) << info(k).name;
+    EXPECT_EQ(row_exact_steps(k, b128, 4096, 2, true), 32) << info(k).name;
+    EXPECT_EQ(row_exact_steps(k, b128, 32768, 2, true), 0) << info(k).name;  // 256 a thread
+    EXPECT_EQ(row_exact_steps(k, b128, 16385, 2, true), 0) << info(k).name;
+    EXPECT_EQ(row_exact_steps(k, b128, 12288, 2, true), 0) << info(k).name;  // 96 a thread
     EXPECT_EQ(row_exact_steps(k, b128, 1024, 4), 0) << info(k).name;   // 8 a thread
     EXPECT_EQ(row_exact_steps(k, b128, 0, 4), 0) << info(k).name;
   }
