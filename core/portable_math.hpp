@@ -77,6 +77,25 @@ SUMLAB_HD inline float float_from_bits(std::uint32_t b) {
 #endif
 }
 
+// a * b rounded once, for a product used negated as well: on the GPU by the rounded-multiply
+// intrinsic, which the compiler keeps as one product, where from a * b with a constant operand it
+// folded each negation into a product of its own (RN(-x) = -RN(x): the same bits, one more
+// instruction).
+SUMLAB_HD inline float mul_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+SUMLAB_HD inline double mul_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+
 SUMLAB_HD inline double portable_sqrt(double x) {
 #if defined(__CUDA_ARCH__)
   return ::sqrt(x);
@@ -247,14 +266,7 @@ SUMLAB_HD inline float portable_expf_nonpositive(float x) {
   const float kf = ks - shift;
   const int k = static_cast<int>(to_bits(ks) - to_bits(shift));  // kf as an integer
   const float hi = fmaf(kf, -ln2_hi, xc);
-  // lo = RN(k ln2_lo), used negated twice (RN(-a) = -RN(a)). On the GPU it is computed by the
-  // rounded-multiply intrinsic, which the compiler leaves as one product: from `kf * ln2_lo` it
-  // folded each negation into a product of its own (two multiplies, the same bits).
-#if defined(__CUDA_ARCH__)
-  const float lo = __fmul_rn(kf, ln2_lo);
-#else
-  const float lo = kf * ln2_lo;
-#endif
+  const float lo = mul_rn(kf, ln2_lo);  // k ln2_lo rounded, used negated twice
   const float r = hi - lo;
   float p = fmaf(P4, r, P3);
   p = fmaf(p, r, P2);

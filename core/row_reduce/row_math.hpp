@@ -32,24 +32,6 @@ SUMLAB_HD inline double acc_abs(double x) { return fabs(x); }
 SUMLAB_HD inline float acc_fma(float a, float b, float c) { return fmaf(a, b, c); }
 SUMLAB_HD inline double acc_fma(double a, double b, double c) { return fma(a, b, c); }
 
-// a * b rounded, for a product used negated as well: on the GPU by the rounded-multiply intrinsic,
-// which the compiler keeps as one product, where from a * b with a constant b it folded the
-// negation into a second product (RN(-x) = -RN(x): the same bits either way).
-SUMLAB_HD inline float acc_mul(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-SUMLAB_HD inline double acc_mul(double a, double b) {
-#if defined(__CUDA_ARCH__)
-  return __dmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-
 SUMLAB_HD inline float acc_sqrt(float x) {
 #if defined(__CUDA_ARCH__)
   return __fsqrt_rn(x);

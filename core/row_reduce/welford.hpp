@@ -73,7 +73,7 @@ template <class Acc> SUMLAB_HD inline Acc count_reciprocal(Acc n) { return Acc(1
 
 // d / n as above, given r = count_reciprocal(n) and n <= kCountReciprocalLimit.
 template <class Acc> SUMLAB_HD inline Acc divide_by_count(Acc d, Acc n, Acc r) {
-  const Acc q0 = acc_mul(d, r);  // used negated too
+  const Acc q0 = mul_rn(d, r);  // used negated too (core/portable_math.hpp)
   return acc_fma(acc_fma(-q0, n, d), r, q0);
 }
 

@@ -28,6 +28,18 @@ namespace sumlab::gpu::rows {
 // the same values, so the same bits. An instance of its own: its registers (the loads in flight)
 // would cost the other launches warps. Threads: the group's thread count where the instance fixes
 // it (row_group in row_tree.cuh), else 0.
+// exact(S, step) for the first S of Steps that the group's threads hold exactly (holds(S)), the
+// last where none earlier does.
+template <int S, int... Rest, class Holds, class Exact, class Step>
+__device__ __forceinline__ void exact_steps(Holds&& holds, Exact&& exact, Step&& step) {
+  if constexpr (sizeof...(Rest) == 0)
+    exact(std::integral_constant<int, S>{}, step);
+  else if (holds(S))
+    exact(std::integral_constant<int, S>{}, step);
+  else
+    exact_steps<Rest...>(holds, exact, step);
+}
+
 template <row_reduce::RowKernel K, class In, bool Out, bool Staged, bool Exact = false, int Threads = 0>
 __device__ __forceinline__ void row_moments(const In* __restrict__ d_in, std::int64_t rows, std::int64_t cols,
                                             row_reduce::RowLayout layout, row_reduce::row_acc_t<In>* d_mean,
@@ -86,14 +98,10 @@ __device__ __forceinline__ void row_moments(const In* __restrict__ d_in, std::in
         const auto step = [&](In x, int k) { s = welford_step(s, RowInput<In>::widen(x), count_reciprocal(Acc(k + 1))); };
         // The steps row_exact_steps found: 32 or 16, and from a stage 128 or 64 too.
         const auto holds = [&](int steps) { return cols == std::int64_t(steps) * g.threads; };
-        if (Staged && holds(kRowExactStagedSteps))
-          exact(std::integral_constant<int, Staged ? kRowExactStagedSteps : 1>{}, step);
-        else if (Staged && holds(kRowExactStagedSteps / 2))
-          exact(std::integral_constant<int, Staged ? kRowExactStagedSteps / 2 : 1>{}, step);
-        else if (holds(kRowExactSteps))
-          exact(std::integral_constant<int, kRowExactSteps>{}, step);
+        if constexpr (Staged)
+          exact_steps<kRowExactStagedSteps, kRowExactStagedSteps / 2, kRowExactSteps, kRowExactSteps / 2>(holds, exact, step);
         else
-          exact(std::integral_constant<int, kRowExactSteps / 2>{}, step);
+          exact_steps<kRowExactSteps, kRowExactSteps / 2>(holds, exact, step);
       } else if (tabled) {
         int k = 0;
         read([&](In x, std::int64_t) { s = welford_step(s, RowInput<In>::widen(x), count_rcp[k++]); });
