@@ -225,7 +225,7 @@ SUMLAB_HD inline double portable_exp(double x) {
 // -|m_a - m_b|), in float + - *, fused multiply-adds and exact bit arithmetic only (no division, no
 // double). An fma is one correctly rounded operation, fmaf on the host and __fmaf_rn on the GPU
 // alike, so it is as reproducible as + - *; what the build must never do is fuse a * b + c on its
-// own (-ffp-contract=off, --fmad=false). 18 arithmetic instructions on sm_90 (cuobjdump), where
+// own (-ffp-contract=off, --fmad=false). 17 arithmetic instructions on sm_90 (cuobjdump), where
 // the float exp of + - * alone it replaces took 32.
 //   domain     x > 0 is taken as 0 (e^0 = 1); NaN -> NaN; x < -104 as -104 (e^-104 < 2^-150
 //              rounds to +0), so -Inf -> +0.
