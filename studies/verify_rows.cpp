@@ -60,7 +60,8 @@ std::vector<RowShape> verify_shapes(bool quick) {
 }
 
 // Rows of 1024 and 4096: Welford's steps unrolled whole where every thread holds 32 or 16 elements
-// (warp_per_row, and block_per_row at 32, 64 and 256 threads: gpu/rows/moments_kernel.cuh).
+// (warp_per_row, and block_per_row at 32, 64, 128 and 256 threads), or from a stage 128 or 64
+// (bfloat16 rows of 4096 at 32 and 64 threads): gpu/rows/moments_kernel.cuh.
 const Matrix kMatrices[] = {{0, 33}, {1, 0},    {3, 0},    {5, 1},     {7, 31},  {7, 32},
                             {7, 33}, {4, 1024}, {2, 4096}, {3, 4097}, {130, 257}, {1, 1000}};
 const char* const kInputs[] = {"normal", "offset", "specials"};

@@ -47,7 +47,7 @@ inline std::size_t row_stage_bytes(row_reduce::RowKernel k, const row_reduce::Ro
                                    std::size_t in_bytes, bool out, std::size_t sm_bytes, std::size_t optin) {
   using row_reduce::RowKernel;
   if (row_reduce::info(k).family == row_reduce::RowFamily::argmax || cols <= 0) return 0;
-  const std::int64_t threads = s.layout == row_reduce::RowLayout::warp_per_row ? 32 : s.block;
+  const std::int64_t threads = s.threads_per_row();
   const auto size = static_cast<std::int64_t>(in_bytes);
   if (in_bytes > 2) {
     const bool online_float = k == RowKernel::softmax_online && in_bytes == 4;
@@ -70,7 +70,7 @@ inline int row_exact_steps(row_reduce::RowKernel k, const row_reduce::RowShape& 
                            bool staged = false) {
   using row_reduce::RowKernel;
   if ((k != RowKernel::welford && k != RowKernel::welford_equal) || in_bytes > 4 || cols <= 0) return 0;
-  const std::int64_t threads = s.layout == row_reduce::RowLayout::warp_per_row ? 32 : s.block;
+  const std::int64_t threads = s.threads_per_row();
   if (threads <= 0 || cols % threads != 0) return 0;
   const std::int64_t steps = cols / threads;
   if (steps == kRowExactSteps || steps == kRowExactSteps / 2) return int(steps);
