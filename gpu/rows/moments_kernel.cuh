@@ -72,7 +72,7 @@ __device__ __forceinline__ void row_moments(const In* __restrict__ d_in, std::in
   // The last reduction's result is needed by thread 0 alone (it writes the statistics) unless the
   // output pass follows (group_reduce's everyone).
   const bool everyone = Out && d_out != nullptr;
-  with_row<cheap ? RowLoop::batched : RowLoop::ahead, Staged, Threads>(row, cols, g, many_passes, layout, [&](auto&& read, auto&& reread,
+  with_row<cheap ? RowLoop::batched : RowLoop::ahead, Staged>(row, cols, g, many_passes, layout, [&](auto&& read, auto&& reread,
                                                                                                     [[maybe_unused]] auto&& exact) {
     MeanVariance<Acc> mv;
     if constexpr (K == RowKernel::textbook) {

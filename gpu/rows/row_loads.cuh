@@ -19,9 +19,8 @@
 // declared __launch_bounds__(1024): a block of 1024 threads must launch, so the compiler keeps each
 // within 64 registers. Where the host gave it a stage (gpu/rows/row_stage.hpp: bfloat16
 // rows, and float and double rows that a kernel of several passes cannot hold in a slice), a kernel
-// copies its row into shared memory by bulk copies, the whole row in flight at once, and folds
-// every pass from there in the same order, the first as the row's parts land (row_to_stage,
-// with_row); other rows are read from memory
+// copies its row into shared memory by one bulk copy, the whole row in flight at once, and folds
+// every pass from there in the same order (row_to_stage, with_row); other rows are read from memory
 // in each pass (from L2 where it stays).
 #include <cstdint>
 #include <cstring>
@@ -286,10 +285,36 @@ template <class In> __device__ __forceinline__ In* row_stage(std::int64_t cols, 
   return reinterpret_cast<In*>(row_stage_smem) + group * cols;
 }
 
+// Copies the group's row into its stage and returns once every element is there for every thread
+// of the group (all of them call). A row of whole 16-byte words on a 16-byte boundary goes by one
+// bulk copy (gpu/thread/bulk_loads.cuh), issued by the group's first thread and awaited on an
+// mbarrier: the whole row in flight at once, no register held, whatever order the fold reads it
+// in. Any other row is copied by the group's threads, each its own elements in batches; a thread
+// reads back only what it wrote, so that copy needs no barrier.
+template <class In>
+__device__ __forceinline__ void row_to_stage(const In* __restrict__ row, std::int64_t cols, const RowGroup& g, In* stage) {
+  __shared__ __align__(8) unsigned long long landed[32];  // one per group: a warp each, or the block's
+  static_assert(smem_state_bytes + sizeof landed <= kRowStaticSmemBytes, "row_stage_bytes counts this");
+  const std::int64_t bytes = cols * std::int64_t(sizeof(In));
+  if (bytes % 16 != 0 || reinterpret_cast<std::uintptr_t>(row) % 16 != 0) {
+    row_for_each_wide<kRowBatch<In>>(row, cols, g, [&](In x, std::int64_t j) { stage[j] = x; });
+    return;
+  }
+  unsigned long long* bar = &landed[g.block_stage ? 0 : threadIdx.x >> 5];
+  if (g.t == 0) {
+    detail::bulk::init(bar);
+    detail::bulk::fence_init();
+    detail::bulk::load(stage, row, static_cast<unsigned>(bytes), bar);
+  }
+  if (g.block_stage) __syncthreads();  // the barrier is initialised before anyone waits on it
+  else __syncwarp();
+  detail::bulk::wait(bar, 0);
+}
+
 // f(value, k) for k = 0 .. S - 1, value the thread's element k, where every thread of the group
 // holds exactly S elements (cols == S * T): the loop unrolled whole, so that every load is issued
 // before the first step and k is a constant in each step (Welford's count and its reciprocal:
-// gpu/rows/moments_kernel.cuh).
+// gpu/rows/moments_kernel.cuh). row: the row in memory or its stage.
 template <int S, class In, class F>
 __device__ __forceinline__ void row_for_each_exact(const In* __restrict__ row, const RowGroup& g, F&& f) {
   const In* p = row + g.t;
@@ -301,122 +326,23 @@ __device__ __forceinline__ void row_for_each_exact(const In* __restrict__ row, c
   for (int u = 0; u < S; ++u) f(v[u], u);
 }
 
-// A staged row of a block_per_row group lands in kRowStageParts parts, each a bulk copy on an
-// mbarrier of its own, where every thread holds the same number of elements in each part (cols a
-// multiple of kRowStageParts * T) and a part is whole 16-byte words: the first pass waits for part
-// p only before the thread's first element in it, so a block folds its row's first parts while
-// the rest is still in flight. Why: at one wave of rows (1024 rows of 4096, a block each) every
-// block's steps came after the last byte of its row, and the last rows to land held the launch
-// for their whole fold. A warp's row, or a row the parts do not divide, lands whole, and so does
-// every row of a kernel instance that reads its thread count from blockDim.x: those are not the
-// staged kernels' fastest shapes (row_fixed_threads in gpu/rows/row_stage.hpp), and with the loop
-// over parts their 32-register instances (textbook's statistics, Welford's with the output) spilled.
-inline constexpr int kRowStageParts = 4;
-
-// The group's stage as it lands: parts mbarriers from bar (none where the row is whole on
-// row_to_stage's return: MaxParts 1, or the threads copied it themselves), part p holding elements
-// [p * part_cols, (p + 1) * part_cols), parts 1 or MaxParts. Every thread of the group waits for
-// every part in its first pass over the row (for_each or exact below), so later passes read the
-// whole stage without waiting.
-template <class In, int MaxParts> struct RowLanding {
-  static_assert(MaxParts > 1, "a row that lands whole is read as any other stage");
-  unsigned long long* bar;  // null: nothing to wait for
-  int parts;      // 1 or MaxParts
-  int part_cols;  // a staged row fits shared memory
-
-  __device__ __forceinline__ void wait(int p) const {
-    if (bar != nullptr && p < parts) detail::bulk::wait(bar + p, 0);
-  }
-
-  // f(value, j) over the thread's elements in order, as row_for_each_plain<8> over the stage (and
-  // unrolled 8 for the same reason: with_row), each part's after it has landed. Counted in 32 bits:
-  // a staged row fits shared memory.
-  template <class F> __device__ __forceinline__ void for_each(const In* stage, const RowGroup& g, F&& f) const {
-    const int T = g.threads, t = g.t;
-    const int n = t < part_cols ? (part_cols - 1 - t) / T + 1 : 0;  // the thread's elements in each part
-    const In* x = stage + t;
-    int j = t;
-    for (int p = 0; p < parts; ++p) {
-      wait(p);
-#pragma unroll 8
-      for (int i = 0; i < n; ++i, x += T, j += T) f(*x, j);
-    }
-  }
-
-  // row_for_each_exact<S> over the stage, each part's S / parts steps after the part has landed
-  // (cols == S * T, so parts divides S).
-  template <int S, class F> __device__ __forceinline__ void exact(const In* stage, const RowGroup& g, F&& f) const {
-    static_assert(S % MaxParts == 0, "a part holds S / MaxParts of a thread's elements");
-    const In* p = stage + g.t;
-    const int T = g.threads;
-#pragma unroll
-    for (int u = 0; u < S; ++u) {
-      if (u % (S / MaxParts) == 0) wait(u / (S / MaxParts));
-      f(p[u * T], u);
-    }
-  }
-};
-
-// Starts copying the group's row into its stage (all of the group's threads call). A row of whole
-// 16-byte words on a 16-byte boundary goes by bulk copies (gpu/thread/bulk_loads.cuh), issued by
-// the group's first thread: the whole row in flight at once, no register held, whatever order
-// the fold reads it in, in MaxParts parts where they divide it as above (MaxParts: kRowStageParts
-// or 1: then it returns once the row is there, and returns nothing). Any other row is copied by the
-// group's threads, each its own elements in batches, and is there on return.
-template <int MaxParts, class In>
-__device__ __forceinline__ auto row_to_stage(const In* __restrict__ row, std::int64_t cols, const RowGroup& g, In* stage) {
-  __shared__ __align__(8) unsigned long long landed[32];  // the block's parts, or one per warp
-  static_assert(smem_state_bytes + sizeof landed <= kRowStaticSmemBytes, "row_stage_bytes counts this");
-  static_assert(MaxParts <= 32, "a barrier each");
-  const std::int64_t bytes = cols * std::int64_t(sizeof(In));
-  if (bytes % 16 != 0 || reinterpret_cast<std::uintptr_t>(row) % 16 != 0) {
-    row_for_each_wide<kRowBatch<In>>(row, cols, g, [&](In x, std::int64_t j) { stage[j] = x; });
-    if constexpr (MaxParts == 1) return;
-    else return RowLanding<In, MaxParts>{nullptr, 1, static_cast<int>(cols)};
-  }
-  // In 32 bits: a staged row fits shared memory.
-  const bool split =
-      MaxParts > 1 && g.block_stage && static_cast<int>(cols) % (MaxParts * g.threads) == 0 && bytes % (16 * MaxParts) == 0;
-  const int parts = split ? MaxParts : 1;
-  const int part_cols = static_cast<int>(split ? cols / MaxParts : cols);
-  unsigned long long* bar = &landed[g.block_stage ? 0 : threadIdx.x >> 5];
-  if (g.t == 0) {
-    for (int p = 0; p < parts; ++p) detail::bulk::init(bar + p);
-    detail::bulk::fence_init();
-    for (int p = 0; p < parts; ++p)
-      detail::bulk::load(stage + p * part_cols, row + p * part_cols, static_cast<unsigned>(part_cols * sizeof(In)), bar + p);
-  }
-  if (g.block_stage) __syncthreads();  // the barriers are initialised before anyone waits on them
-  else __syncwarp();
-  if constexpr (MaxParts == 1) detail::bulk::wait(bar, 0);
-  else return RowLanding<In, MaxParts>{bar, parts, part_cols};
-}
-
 // Runs body(read, reread, exact) once. read(f) visits the thread's elements in order, read as Loop
 // says; reread(f) visits them again for a later pass; exact(S, f), S a std::integral_constant, is
 // row_for_each_exact<S> over the same elements, for a group whose threads hold S each. Staged (a
 // kernel instance of its own, launched where the host gave it a stage: gpu/rows/row_stage.hpp):
-// the row is copied into the stage (row_to_stage) and every pass reads it there, in the same
-// order, the first (read or exact) as its parts land where the instance fixes its thread count
-// (Threads, as row_group's).
+// the row is copied into the stage first and every pass reads it there, in the same order.
 // Otherwise: from the register slice where the caller passes more than once and the row fits one
 // (batched), else from memory in every pass.
-template <RowLoop Loop, bool Staged, int Threads, class In, class Body>
+template <RowLoop Loop, bool Staged, class In, class Body>
 __device__ __forceinline__ void with_row(const In* __restrict__ row, std::int64_t cols, const RowGroup& g, bool many_passes,
                                          row_reduce::RowLayout layout, Body&& body) {
   if constexpr (Staged) {
     In* const stage = row_stage<In>(cols, layout);
+    row_to_stage(row, cols, g, stage);
     // A short latency: no batches; unrolled 8, since a staged fold's step can be as short as a
     // load, a widening and an add (bfloat16 two_pass), against the loop's own three instructions.
     const auto each = [&](auto&& f) { row_for_each_plain<8>(stage, cols, g, f); };
-    if constexpr (Threads == 0) {
-      row_to_stage<1>(row, cols, g, stage);
-      body(each, each, [&](auto S, auto&& f) { row_for_each_exact<decltype(S)::value>(stage, g, f); });
-    } else {
-      const auto landing = row_to_stage<kRowStageParts>(row, cols, g, stage);
-      const auto read = [&](auto&& f) { landing.for_each(stage, g, f); };
-      body(read, each, [&](auto S, auto&& f) { landing.template exact<decltype(S)::value>(stage, g, f); });
-    }
+    body(each, each, [&](auto S, auto&& f) { row_for_each_exact<decltype(S)::value>(stage, g, f); });
   } else {
     const auto exact = [&](auto S, auto&& f) { row_for_each_exact<decltype(S)::value>(row, g, f); };
     if constexpr (Loop == RowLoop::batched) {

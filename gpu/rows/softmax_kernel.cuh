@@ -27,7 +27,7 @@ __global__ void __launch_bounds__(1024) row_softmax_kernel(const In* __restrict_
   const RowGroup g = row_group<Threads>(layout);
   if (g.row >= rows) return;
   const In* row = d_in + g.row * cols;
-  with_row<RowLoop::plain, Staged, Threads>(row, cols, g, false, layout, [&](auto&& read, auto&& reread, auto&&) {
+  with_row<RowLoop::plain, Staged>(row, cols, g, false, layout, [&](auto&& read, auto&& reread, auto&&) {
     Acc m, l;
     if constexpr (K == RowKernel::softmax_online) {
       SoftmaxState<Acc> s = softmax_identity<Acc>();

@@ -79,9 +79,7 @@ template <class In> void check(std::int64_t rows, std::int64_t cols, std::span<c
 // 16 (gpu/rows/row_loads.cuh), else from memory in batches of 8 with a guarded last batch; bfloat16
 // rows, and longer rows of a kernel of several passes, are copied into shared memory first where a
 // thread's share is at most 256 bytes and two blocks fit an SM (gpu/rows.cu), by one bulk copy
-// where the row is whole 16-byte words on a 16-byte boundary (in four parts, each on its own
-// barrier, at block_per_row/128 and /256 where 4T divides the row: 1024, 4096 and 16384, rows of
-// 1024 at 256 threads one element a thread a part; whole at 1000), else by the threads. The columns
+// where the row is whole 16-byte words on a 16-byte boundary, else by the threads. The columns
 // below cross these limits for every shape (4096 and 4097 at 256 threads, 16384 and 16385 at 1024;
 // 1000 at 32 threads: 31 whole batches and a tail of 8 less 1 for some lanes, staged; 4096 at 32
 // threads, read again; warp_per_row/256 stages 8 rows of 1000 and reads rows of 4096 again).
