@@ -63,6 +63,7 @@ struct Chain {
   std::int64_t tiles = 0;
   unsigned epoch = 0;
   bool checked = false;  // the kernel's limits against this GPU, at the first launch
+  std::int64_t gate = 0, resident = 0;  // the first wave's stagger (gpu/block/chained_lookback.cuh), at the first launch
 };
 
 template <class Op, int ITEMS>
@@ -87,11 +88,28 @@ void launch_chained_items(const ScanShape& s, const typename Op::Value* d_in, st
     chain.checked = true;
   }
   detail::opt_in_shared(reinterpret_cast<const void*>(kernel), smem);
+  if (chain.resident == 0) {
+    // The first wave (gpu/block/chained_lookback.cuh): the tiles the SMs hold at once, its second
+    // half each waiting for the tile half a wave before it, where the launch has more tiles than a
+    // wave. On an H200 that gave float32 + at 2^24 (b512x23) 57.1 -> 55.8-56.3 us and float64
+    // (b192x23) 91.0 -> 87.7 us, at 2^22 35.2 -> 32.1; a gate of an SM count (132) was slower
+    // (59.9 and 96.5), and a launch of less than a wave (float32 at 2^22) lost 15.2 -> 16.4 us to
+    // half-wave gates (docs/performance-notes.md). After the opt-in, which the occupancy of a tile
+    // past 48 KB needs.
+    int device = 0, per_sm = 0, sms = 0;
+    SUMLAB_CUDA_CHECK(cudaGetDevice(&device));
+    SUMLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, s.block, smem));
+    SUMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    chain.resident = std::max<std::int64_t>(std::int64_t(per_sm) * sms, 1);
+    chain.gate = chain.tiles > chain.resident ? chain.resident / 2 : 0;
+  }
   detail::ChainTiles<V> c;
   c.records = chain.records.template as<unsigned long long>();
   c.counter = chain.counter.template as<unsigned long long>();
   c.epoch = ++chain.epoch;
   c.tiles = chain.tiles;
+  c.gate = chain.gate;
+  c.gated = chain.gate > 0 ? chain.resident : 0;
   kernel<<<unsigned(chain.tiles), unsigned(s.block), smem>>>(d_in, n, inclusive, d_out, c);
   SUMLAB_CUDA_CHECK_LAUNCH("chained scan kernel");
 }

@@ -30,6 +30,16 @@
 // waits on tiles already claimed by running blocks, so the chain cannot deadlock whatever order
 // the hardware schedules blocks in. The epoch in every tag means the records are zeroed once when
 // allocated and every later launch reuses them: a word from an older launch reads as unpublished.
+//
+// The first wave, staggered: the tiles resident at a launch's start (`gated` of them) would all
+// load at once, every load landing only when most of the wave's bytes have, and then wait on the
+// chain together while no slot frees for the next tiles. So tile t of that wave, t >= `gate`,
+// starts its loads once tile t - gate has published (chain_claim): the wave's second half loads
+// behind its first, as tiles do in the steady state. Only when a tile starts changes, never what
+// it adds: the bits are the same. The tile waited on was claimed earlier and publishes without
+// waiting on anything, so the gate cannot deadlock either. (Measured on an H200: a few percent at
+// 2^22-2^24, nothing from 2^26 up; the first wave's look-back, about 8 us a tile, stays: see
+// docs/performance-notes.md, "Chained scans".)
 #include <cstdint>
 #include <cstring>
 
@@ -52,6 +62,7 @@ template <class V> struct ChainTiles {
   unsigned long long* counter = nullptr;  // tiles claimed over every launch so far
   unsigned epoch = 1;                     // this launch's number, from 1
   std::int64_t tiles = 0;
+  std::int64_t gate = 0, gated = 0;       // the first wave's stagger (above); 0: none
 };
 
 // The tag in a record word's upper half: the launch and the kind of value the payload belongs to.
@@ -116,11 +127,19 @@ __device__ __forceinline__ unsigned chain_read(const ChainTiles<V>& c, std::int6
   return has_p ? kChainInclusive : has_a ? kChainAggregate : 0u;
 }
 
-// This block's tile: tiles are handed out in claim order (one thread calls; the caller
-// broadcasts it).
+// This block's tile: tiles are handed out in claim order, a tile of the first wave once the tile
+// `gate` before it has published (its aggregate or its inclusive prefix). One thread calls; the
+// caller broadcasts it.
 template <class V> __device__ __forceinline__ std::int64_t chain_claim(const ChainTiles<V>& c) {
   const unsigned long long k = atomicAdd(c.counter, 1ull);
-  return static_cast<std::int64_t>(k - static_cast<unsigned long long>(c.epoch - 1) * static_cast<unsigned long long>(c.tiles));
+  const auto t = static_cast<std::int64_t>(k - static_cast<unsigned long long>(c.epoch - 1) * static_cast<unsigned long long>(c.tiles));
+  if (t >= c.gate && t < c.gated)
+    for (unsigned ns = 32;; ns = ns < 256 ? 2 * ns : 256) {
+      V v;
+      if (chain_read(c, t - c.gate, v) != 0) break;
+      __nanosleep(ns);
+    }
+  return t;
 }
 
 // Tile k's aggregate, once chain_read has seen it complete.
