@@ -91,17 +91,18 @@ void launch_chained_items(const ScanShape& s, const typename Op::Value* d_in, st
   if (chain.resident == 0) {
     // The first wave (gpu/block/chained_lookback.cuh): the tiles the SMs hold at once, its second
     // half each waiting for the tile half a wave before it, where the launch has more tiles than a
-    // wave. On an H200 that gave float32 + at 2^24 (b512x23) 57.1 -> 55.8-56.3 us and float64
-    // (b192x23) 91.0 -> 87.7 us, at 2^22 35.2 -> 32.1; a gate of an SM count (132) was slower
-    // (59.9 and 96.5), and a launch of less than a wave (float32 at 2^22) lost 15.2 -> 16.4 us to
-    // half-wave gates (docs/performance-notes.md). After the opt-in, which the occupancy of a tile
-    // past 48 KB needs.
+    // wave and the values are of 8 bytes or more, whose look-back warp 0 walks alone. On an H200,
+    // against the ungated kernels in one run: float64 + (b192x23) 34.3 -> 32.5 us at 2^22 and
+    // 89.8 -> 87.7 at 2^24, max (b256x15) 34.1 -> 32.0 and 93.6 -> 91.2, float32 affine 40.6 ->
+    // 38.8 at 2^22, none slower beyond noise from 2^26 up; but float32 max (b512x23) 23.2 -> 25.0
+    // at 2^22 and float32 + within 1% (docs/performance-notes.md). A gate of an SM count (132) was
+    // slower than none. After the opt-in, which the occupancy of a tile past 48 KB needs.
     int device = 0, per_sm = 0, sms = 0;
     SUMLAB_CUDA_CHECK(cudaGetDevice(&device));
     SUMLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, s.block, smem));
     SUMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     chain.resident = std::max<std::int64_t>(std::int64_t(per_sm) * sms, 1);
-    chain.gate = chain.tiles > chain.resident ? chain.resident / 2 : 0;
+    chain.gate = sizeof(V) >= 8 && chain.tiles > chain.resident ? chain.resident / 2 : 0;
   }
   detail::ChainTiles<V> c;
   c.records = chain.records.template as<unsigned long long>();
