@@ -89,14 +89,12 @@ void launch_chained_items(const ScanShape& s, const typename Op::Value* d_in, st
   }
   detail::opt_in_shared(reinterpret_cast<const void*>(kernel), smem);
   if (chain.resident == 0) {
-    // The first wave (gpu/block/chained_lookback.cuh): the tiles the SMs hold at once, its second
-    // half each waiting for the tile half a wave before it, where the launch has more tiles than a
-    // wave and the values are of 8 bytes or more, whose look-back warp 0 walks alone. On an H200,
-    // against the ungated kernels in one run: float64 + (b192x23) 34.3 -> 32.5 us at 2^22 and
-    // 89.8 -> 87.7 at 2^24, max (b256x15) 34.1 -> 32.0 and 93.6 -> 91.2, float32 affine 40.6 ->
-    // 38.8 at 2^22, none slower beyond noise from 2^26 up; but float32 max (b512x23) 23.2 -> 25.0
-    // at 2^22 and float32 + within 1% (docs/performance-notes.md). A gate of an SM count (132) was
-    // slower than none. After the opt-in, which the occupancy of a tile past 48 KB needs.
+    // The first wave's stagger (gpu/block/chained_lookback.cuh): half the tiles the SMs hold at
+    // once, for values of 8 bytes or more (whose look-back warp 0 walks alone) in launches of more
+    // than a wave. Against no gate on an H200: float64 + and max 2-6% faster at 2^22-2^24, but
+    // float32 max up to 7% slower and float32 + unchanged, so 4-byte values start at once; a gate
+    // of an SM count was slower than none (docs/performance-notes.md). After the opt-in, which the
+    // occupancy of a tile past 48 KB needs.
     int device = 0, per_sm = 0, sms = 0;
     SUMLAB_CUDA_CHECK(cudaGetDevice(&device));
     SUMLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, s.block, smem));

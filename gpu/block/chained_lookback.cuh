@@ -37,9 +37,8 @@
 // starts its loads once tile t - gate has published (chain_claim): the wave's second half loads
 // behind its first, as tiles do in the steady state. Only when a tile starts changes, never what
 // it adds: the bits are the same. The tile waited on was claimed earlier and publishes without
-// waiting on anything, so the gate cannot deadlock either. The host sets it for values of 8 bytes
-// or more (gpu/scan.cu, with the figures: 2-6% at 2^22-2^24, nothing from 2^26 up); the first
-// wave's look-back, about 8 us a tile, stays (docs/performance-notes.md, "Chained scans").
+// waiting on anything, so the gate cannot deadlock either. The host chooses it (gpu/scan.cu: for
+// values of 8 bytes or more); the segmented scan has none.
 #include <cstdint>
 #include <cstring>
 

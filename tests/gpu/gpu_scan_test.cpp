@@ -82,18 +82,18 @@ TEST(GpuScan, AffineMatchesModel) {
   check_all_shapes<AffineOp<double>>();
 }
 
-TEST(GpuScan, ChainedIsTheModelOnEveryRunThroughLongLookBacks) {
-  // 2^24 + 5 elements in tiles of 32: half a million tiles, so look-backs cross many windows of 32
-  // while thousands of tiles are in flight; five timed launches reuse the tile states by epoch, and
-  // three separate calls must all give the model's bits.
-  SUMLAB_REQUIRE_GPU();
-  using Op = PlusOp<float>;
-  std::vector<float> x;
+// 2^24 + 5 elements in tiles of 32: half a million tiles, so look-backs cross many windows of 32
+// while thousands of tiles are in flight; five timed launches reuse the tile states by epoch, and
+// three separate calls must all give the model's bits. For doubles every shape's launch has more
+// tiles than the GPU holds at once, so its first wave is staggered (gpu/scan.cu).
+template <class T> void check_long_look_backs() {
+  using Op = PlusOp<T>;
+  std::vector<T> x;
   make(x, (std::size_t(1) << 24) + 5);
-  const gpu::ScanInput<float> in{std::span<const float>(x)};
+  const gpu::ScanInput<T> in{std::span<const T>(x)};
   for (const ScanShape& s : {ScanShape{32, 1}, ScanShape{1024, 1}, ScanShape{256, 15},
-                             default_scan_shape(GpuScan::warp_hs_chained, sizeof(float))}) {
-    const auto m = model_scan<Op>(GpuScan::warp_hs_chained, s, std::span<const float>(x), true);
+                             default_scan_shape(GpuScan::warp_hs_chained, sizeof(T))}) {
+    const auto m = model_scan<Op>(GpuScan::warp_hs_chained, s, std::span<const T>(x), true);
     gpu::ScanRunOptions o;
     o.reps = 5;
     for (int call = 0; call < 3; ++call) {
@@ -104,6 +104,12 @@ TEST(GpuScan, ChainedIsTheModelOnEveryRunThroughLongLookBacks) {
         ASSERT_TRUE(same_bits(g.out[i], m[i])) << to_string(s) << " call " << call << " at " << i;
     }
   }
+}
+
+TEST(GpuScan, ChainedIsTheModelOnEveryRunThroughLongLookBacks) {
+  SUMLAB_REQUIRE_GPU();
+  check_long_look_backs<float>();
+  check_long_look_backs<double>();
 }
 
 // The look-back on chains prepared to order (gpu_chain_look_back): the nearest published P at
