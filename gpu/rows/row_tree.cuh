@@ -13,11 +13,17 @@ namespace sumlab::gpu::rows {
 // Shared memory for 32 states of any row kernel (the largest: RowMoments<double>, 24 bytes).
 inline constexpr int smem_state_bytes = 32 * 32;
 
-// Five steps m = 16, 8, 4, 2, 1: lane i computes combine(own, lane i ^ m's value). All 32 lanes call.
-template <class Op> __device__ __forceinline__ typename Op::State butterfly(typename Op::State v) {
+// Steps m = top, top / 2, .., 1 (top a power of two or 0): lane i computes combine(own, lane i ^ m's
+// value). All 32 lanes call. A constant top unrolls the loop.
+template <class Op> __device__ __forceinline__ typename Op::State butterfly_from(typename Op::State v, int top) {
 #pragma unroll
-  for (int m = 16; m > 0; m >>= 1) v = Op::combine(v, warp::shfl(v, m, warp::Shfl::xor_lane));
+  for (int m = top; m > 0; m >>= 1) v = Op::combine(v, warp::shfl(v, m, warp::Shfl::xor_lane));
   return v;
+}
+
+// The whole warp's butterfly: five steps m = 16, 8, 4, 2, 1.
+template <class Op> __device__ __forceinline__ typename Op::State butterfly(typename Op::State v) {
+  return butterfly_from<Op>(v, 16);
 }
 
 template <class Op> constexpr bool exact_identity() {
@@ -37,8 +43,7 @@ template <class Op> __device__ __forceinline__ typename Op::State butterfly_over
   } else {
     int p = 1;
     while (p < warps) p <<= 1;
-    for (int m = p >> 1; m > 0; m >>= 1) v = Op::combine(v, warp::shfl(v, m, warp::Shfl::xor_lane));
-    return v;
+    return butterfly_from<Op>(v, p >> 1);
   }
 }
 
