@@ -40,8 +40,9 @@ bool out_of_space(const std::error_code& ec) {
          ec == std::errc::file_too_large;
 }
 
-int fail(int code, const char* what, const char* prefix = "") {
+int fail(std::string* error, int code, const char* what, const char* prefix = "") {
   std::fprintf(stderr, "sumlab: %s%s\n", prefix, what);
+  if (error) *error = std::string(prefix) + what;
   return code;
 }
 
@@ -61,7 +62,8 @@ std::string version_text() {
 
 }  // namespace
 
-int run_cli(int argc, const char* const* argv) {
+int run_cli(int argc, const char* const* argv, std::string* error) {
+  if (error) error->clear();
   CLI::App app{"sumlab: how the order of a floating-point sum changes its bits, measured against "
                "an exact MPFR reference"};
   app.require_subcommand(1);
@@ -79,21 +81,23 @@ int run_cli(int argc, const char* const* argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     // --help prints and exits 0; every other parse failure is a usage error.
-    return app.exit(e) == 0 ? exit_ok : exit_bad_input;
+    if (app.exit(e) == 0) return exit_ok;
+    if (error) *error = e.what();
+    return exit_bad_input;
   } catch (const UserError& e) {
-    return fail(exit_bad_input, e.what());
+    return fail(error, exit_bad_input, e.what());
   } catch (const CheckFailed& e) {
-    return fail(exit_check_failed, e.what());
+    return fail(error, exit_check_failed, e.what());
   } catch (const Interrupted& e) {
-    return fail(130, e.what());  // the shell's code for a process stopped by SIGINT
+    return fail(error, 130, e.what());  // the shell's code for a process stopped by SIGINT
   } catch (const ResourceError& e) {
-    return fail(exit_resources, e.what());
+    return fail(error, exit_resources, e.what());
   } catch (const std::bad_alloc&) {
-    return fail(exit_resources, "out of memory (is n larger than this machine's memory?)");
+    return fail(error, exit_resources, "out of memory (is n larger than this machine's memory?)");
   } catch (const std::system_error& e) {  // std::filesystem_error too
-    return fail(out_of_space(e.code()) ? exit_resources : exit_bad_input, e.what());
+    return fail(error, out_of_space(e.code()) ? exit_resources : exit_bad_input, e.what());
   } catch (const std::exception& e) {
-    return fail(exit_internal, e.what(), "internal error: ");
+    return fail(error, exit_internal, e.what(), "internal error: ");
   }
   return exit_ok;
 }

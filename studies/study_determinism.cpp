@@ -91,6 +91,8 @@ const std::vector<std::string> kClassesColumns = {
     "witness", "shapes_max", "distinct_within_shape_max", "distinct_across_shapes_max", "spread_ulps_max",
     "max_abs_ulps", "model_mismatches", "source", "note"};
 const std::vector<std::string> kCellKey = {"dtype", "dist", "n", "seed"};
+// The measured class and the agreement of a record some of whose calls failed.
+constexpr std::string_view kFailed = "failed";
 
 struct DeterminismOptions {
   RunOptions run;
@@ -602,17 +604,21 @@ template <class T> class RowWriter {
         lead_{"determinism", std::string(to_string(w.p.backend)), "", "", std::string(FloatTraits<T>::dtype), w.dist,
               std::to_string(w.p.seed), std::to_string(w.n)} {}
 
+  // A record whose calls failed (a user's subject) gets a row too, measured "failed": the class of
+  // the calls that returned would claim more than was measured, and none returning is no class.
   void add(const KernelRecord<T>& rec, CellOutput<T>& out) {
     std::vector<ShapeOutcome<T>> outcomes;
     long mismatches = 0;
+    int failed_calls = 0;
     max_rel_ = 0;
     for (const auto& sr : rec.shapes) {
       if (!sr.values.empty()) outcomes.push_back({sr.label, sr.values});
       mismatches += shape_rows(rec, sr, out) ? 1 : 0;
+      for (const auto& f : sr.failures) failed_calls += f.second;
     }
     out.model_mismatches += mismatches;
     const auto c = classify<T>(std::span<const ShapeOutcome<T>>(outcomes), reference_);
-    if (c) out.inputs_rows.push_back(class_row(rec, *c, mismatches));
+    if (c || failed_calls > 0) out.inputs_rows.push_back(class_row(rec, c.value_or(Classification{}), mismatches, failed_calls > 0));
   }
 
  private:
@@ -690,7 +696,8 @@ template <class T> class RowWriter {
     for (const auto& m : sr.model_samples) value_row(rec, sr, m, "model_sampled", sr.model_sample_count, "", "", "", out);
     return mismatch;
   }
-  std::vector<std::string> class_row(const KernelRecord<T>& rec, const Classification& c, long mismatches) const {
+  std::vector<std::string> class_row(const KernelRecord<T>& rec, const Classification& c, long mismatches,
+                                     bool failed) const {
     const bool has_model_col = w_.cuda && rec.kind == "gpu" && info(*find_gpu_kernel(rec.name)).modelled &&
                                rec.declared != Determinism::not_deterministic;
     auto ulps = [&](auto v) { return c.has_ulps ? std::to_string(v) : std::string("nan"); };
@@ -698,8 +705,8 @@ template <class T> class RowWriter {
     row[2] = rec.kind;
     row[3] = rec.name;
     for (std::string f :
-         {std::string(to_string(rec.declared)), std::string(to_string(c.measured)),
-          std::string(to_string(compare(rec.declared, c.measured, c.shapes))),
+         {std::string(to_string(rec.declared)), failed ? std::string(kFailed) : std::string(to_string(c.measured)),
+          failed ? std::string(kFailed) : std::string(to_string(compare(rec.declared, c.measured, c.shapes))),
           rec.shapes.empty() ? std::string() : rec.shapes.front().source, std::to_string(c.shapes),
           std::to_string(w_.p.runs), std::to_string(c.runs), std::to_string(c.distinct_within_shape_max),
           std::to_string(c.shapes_with_variation), std::to_string(c.distinct_across_shapes),
@@ -763,8 +770,9 @@ std::string kernel_note(const std::string& kind, const std::string& name, Backen
 struct ClassRow {
   std::string kind, kernel;
   Determinism declared;
-  std::vector<Classification> per_input;
+  std::vector<Classification> per_input;  // the inputs where every call returned
   std::vector<std::string> inputs;
+  std::vector<std::string> failed_inputs;  // where some call failed
   int shapes_max = 0;
   long model_mismatches = -1;  // -1: not applicable
   std::string source;
@@ -789,6 +797,11 @@ std::vector<ClassRow> class_rows(const CsvTable& t) {
       rows.push_back(c);
       it = rows.end() - 1;
     }
+    const std::string input = fmt::format("{} {} n={}", col(r, "dtype"), col(r, "dist"), size_text(std::stoll(col(r, "n"))));
+    if (col(r, "measured") == kFailed) {
+      it->failed_inputs.push_back(input);
+      continue;
+    }
     Classification c;
     c.measured = parse_determinism(col(r, "measured")).value_or(Determinism::not_deterministic);
     c.shapes = std::stoi(col(r, "shapes"));
@@ -798,7 +811,7 @@ std::vector<ClassRow> class_rows(const CsvTable& t) {
     c.spread_ulps = static_cast<std::uint64_t>(to_i64(col(r, "spread_ulps")));
     c.max_abs_ulps = static_cast<std::uint64_t>(to_i64(col(r, "max_abs_ulps")));
     it->per_input.push_back(c);
-    it->inputs.push_back(fmt::format("{} {} n={}", col(r, "dtype"), col(r, "dist"), size_text(std::stoll(col(r, "n")))));
+    it->inputs.push_back(input);
     it->shapes_max = std::max(it->shapes_max, c.shapes);
     const std::string mm = col(r, "model_mismatches");
     if (!mm.empty()) it->model_mismatches = std::max<long>(0, it->model_mismatches) + std::stol(mm);
@@ -868,27 +881,38 @@ struct Classes {
   std::string table;
   long model_mismatches = 0;
   long violated = 0;
+  long failed = 0;
 };
 
 Classes classes_of(const std::vector<ClassRow>& rows, const Plan& p) {
   Classes c;
   for (const auto& r : rows) {
     const ClassSummary s = summarize(std::span<const Classification>(r.per_input));
+    const bool failed = !r.failed_inputs.empty();
     const Agreement a = compare(r.declared, s.measured, r.shapes_max);
-    const std::string witness = s.witness >= 0 ? r.inputs[static_cast<std::size_t>(s.witness)] : "";
+    const std::string measured(failed ? kFailed : to_string(s.measured));
+    const std::string agreement(failed ? kFailed : to_string(a));
+    const std::string witness = failed ? r.failed_inputs.front()
+                                : s.witness >= 0 ? r.inputs[static_cast<std::size_t>(s.witness)] : "";
     if (r.model_mismatches > 0) c.model_mismatches += r.model_mismatches;
-    c.violated += a == Agreement::violated;
+    c.violated += !failed && a == Agreement::violated;
+    c.failed += failed;
+    std::string note = kernel_note(r.kind, r.kernel, p.backend);
+    if (failed)
+      note = fmt::format("calls failed on {} of {} inputs (determinism_runs.csv: the rows of source failed have the "
+                         "messages); no class is claimed", r.failed_inputs.size(), r.failed_inputs.size() + r.per_input.size());
     c.rows.push_back({"determinism", std::string(to_string(p.backend)), r.kind, r.kernel,
-                      std::string(to_string(r.declared)), std::string(to_string(s.measured)), std::string(to_string(a)),
-                      std::to_string(s.inputs), std::to_string(s.inputs_at_measured), witness,
+                      std::string(to_string(r.declared)), measured, agreement,
+                      std::to_string(s.inputs + static_cast<int>(r.failed_inputs.size())),
+                      std::to_string(failed ? static_cast<int>(r.failed_inputs.size()) : s.inputs_at_measured), witness,
                       std::to_string(r.shapes_max), std::to_string(s.distinct_within_shape_max),
                       std::to_string(s.distinct_across_shapes_max), std::to_string(s.spread_ulps_max),
                       std::to_string(s.max_abs_ulps), r.model_mismatches < 0 ? "" : std::to_string(r.model_mismatches),
-                      r.source, kernel_note(r.kind, r.kernel, p.backend)});
+                      r.source, note});
     c.summary.push_back({{"kernel", r.kernel}, {"kind", r.kind}, {"declared", to_string(r.declared)},
-                         {"measured", to_string(s.measured)}, {"agreement", to_string(a)}, {"witness", witness}});
+                         {"measured", measured}, {"agreement", agreement}, {"witness", witness}});
     c.table += fmt::format("  {:<18} {:<8} {:<17} {:<17} {:<9} {:>6} {:>7} {:>8}  {}\n", r.kernel, r.kind,
-                           to_string(r.declared), to_string(s.measured), to_string(a), s.distinct_within_shape_max,
+                           to_string(r.declared), measured, agreement, s.distinct_within_shape_max,
                            s.distinct_across_shapes_max, s.spread_ulps_max, witness);
   }
   return c;
@@ -969,6 +993,9 @@ void finish_run(Study& study, const Plan& p, const DeterminismOptions& o, double
                                      e["expected"].get<std::string>(), e["measured"].get<std::string>()));
   headline.push_back(c.violated ? fmt::format("ALARM: {} declared classes violated by the measurements", c.violated)
                                 : "every declared class holds (measured at least as deterministic as declared)");
+  if (c.failed)
+    headline.push_back(fmt::format("FAILED: {} subject(s) had calls fail (determinism_runs.csv has the messages); "
+                                   "no class is claimed for them", c.failed));
   if (p.backend == BackendKind::cuda)
     headline.push_back(fmt::format("GPU vs model: {} shape(s) disagreed", c.model_mismatches));
   if (exact_mpfr_mismatches) headline.push_back(fmt::format("core exact sum != MPFR on {} input(s)", exact_mpfr_mismatches));

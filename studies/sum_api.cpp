@@ -130,7 +130,12 @@ template <class T> SumSelection<T> select_sum(const SumRequest& req, std::int64_
   sel.subjects = externals(req.externals);
   if (!kernels.empty() || !req.backend.empty()) sel.backend = make_backend(req.backend);
   for (GpuKernel k : kernels) {
-    if (info(k).float_input_only && sizeof(T) != 4) continue;  // gpu_double_acc: float32 input only
+    if (info(k).float_input_only && sizeof(T) != 4) {  // gpu_double_acc: 'gpu' selects it for float32 only
+      const std::string name(info(k).name);
+      if (std::find(req.algorithms.begin(), req.algorithms.end(), name) != req.algorithms.end())
+        throw UserError(name + " takes float32 input only (this input is " + std::string(FloatTraits<T>::dtype) + ")");
+      continue;
+    }
     sel.shapes.emplace_back(k, resolve_shape(req.shape, k, sel.backend->sm_count(), FloatTraits<T>::dtype, n));
   }
   return sel;
@@ -207,6 +212,7 @@ template <class T> T sum_value(const SumRequest& req, std::span<const T> x, Kern
   const std::string& name = req.algorithms[0];
   if (name.rfind("gpu_", 0) != 0) {
     if (req.fixed_scale && name != "fixed_point") throw UserError("fixed_scale applies to fixed_point and gpu_fixed_point");
+    if (!req.backend.empty()) (void)make_backend(req.backend);  // a backend asked for must exist, as for a report
     return cpu_result<T>(*select_algorithms<T>({name}).front(), req, device ? device->host() : x).value;
   }
   const GpuKernel k = select_gpu_kernels({name}).front();

@@ -5,6 +5,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -379,11 +380,14 @@ class PyExternalArray final : public PySubject<ExternalArray> {
   ArrayKind kind_;
 };
 
-int run_cli_py(const std::vector<std::string>& args) {
+// (the exit code, the failure's one line): a notebook does not show the lab's stderr.
+std::pair<int, std::string> run_cli_py(const std::vector<std::string>& args) {
   std::vector<const char*> argv{"sumlab"};
   for (const auto& a : args) argv.push_back(a.c_str());
+  std::string error;
   nb::gil_scoped_release release;
-  return run_cli(static_cast<int>(argv.size()), argv.data());
+  const int code = run_cli(static_cast<int>(argv.size()), argv.data(), &error);
+  return {code, error};
 }
 
 void register_array_py(const std::string& name, const nb::ndarray<nb::ro>& a, const std::string& tag) {

@@ -41,6 +41,16 @@ class LaunchShape:
     block_stage: Optional[str] = None   # smem_tree | warp_of_warps
     cross_block: Optional[str] = None   # second_kernel | atomic | last_block
 
+    def __post_init__(self) -> None:
+        for k in ("grid", "block", "vector"):
+            v = getattr(self, k)
+            if v is not None and (not isinstance(v, int) or isinstance(v, bool) or not 0 < v < 2**31):
+                raise SumlabError(f"LaunchShape.{k} must be a positive int below 2^31, not {v!r}")
+        for k in ("mapping", "warp_stage", "block_stage", "cross_block"):
+            v = getattr(self, k)
+            if v is not None and not isinstance(v, str):
+                raise SumlabError(f"LaunchShape.{k} must be a str, not {v!r}")
+
     def as_dict(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if v is not None}
 
@@ -108,6 +118,8 @@ def _prepare(x: Any, order: Optional[str]) -> tuple[Any, str, str]:
         import numpy as np
         x = np.asarray(x)
         ndim = x.ndim
+    if type(x).__module__.startswith("numpy"):
+        x = _numpy_in(x)
     if ndim == 0:
         raise SumlabError("sumlab sums a sequence; got a scalar")
     if ndim > 1:
@@ -122,6 +134,23 @@ def _prepare(x: Any, order: Optional[str]) -> tuple[Any, str, str]:
         import numpy as np
         return x.view(np.uint16), "bfloat16", "bfloat16"
     return x, "", name
+
+
+def _numpy_in(x: Any) -> Any:
+    """A NumPy array as the extension reads it: a masked array refused (its masked values would be
+    summed), another byte order converted to the machine's (the same values), a dtype that is not
+    float16, bfloat16, float32 or float64 refused with the lab's message."""
+    import numpy as np
+    if isinstance(x, np.ma.MaskedArray):
+        raise SumlabError("a masked array: sumlab sums every element; pass x.compressed() or x.filled(0)")
+    dtype = x.dtype
+    if _dtype_name(dtype) == "bfloat16":  # ml_dtypes' (kind "V"): read as its bits
+        return x
+    if dtype.kind == "f" and dtype.itemsize in (2, 4, 8) and not dtype.isnative:
+        return x.astype(dtype.newbyteorder("="))
+    if dtype.kind in "OSUVMmc" or (dtype.kind == "f" and dtype.itemsize not in (2, 4, 8)):
+        raise SumlabError(f"sumlab sums float16, bfloat16, float32 and float64 arrays; got {dtype}")
+    return x
 
 
 def _flatten(x: Any, order: str) -> Any:
@@ -151,6 +180,13 @@ def _results(text: str, input_dtype: str) -> list[Result]:
     return out
 
 
+def _options(fixed_scale: Any, pairwise_base: Any) -> None:
+    """The CLI's ranges for --fixed-scale and --pairwise-base."""
+    for name, v, lo, hi in (("fixed_scale", fixed_scale, -100000, 100000), ("pairwise_base", pairwise_base, 1, 2**40)):
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi):
+            raise SumlabError(f"{name} must be an int from {lo} to {hi}, not {v!r}")
+
+
 def _backend(backend: Optional[str], names: Sequence[str]) -> str:
     """The C++ side's backend name: "" for the default (cuda when a GPU is present, else model)."""
     if backend == "cpu":
@@ -175,11 +211,12 @@ def sum(x: Any, algorithm: Union[str, Sequence[str]] = "exact", *, backend: Opti
     names = [algorithm] if isinstance(algorithm, str) else list(algorithm)
     single = isinstance(algorithm, str) and algorithm not in ("all", "gpu")
     backend = _backend(backend, names)
+    _options(fixed_scale, pairwise_base)
     arr, tag, input_dtype = _prepare(x, order)
     try:
         text = _sumlab.sum_json(arr, tag, names, backend, (shape or LaunchShape()).as_dict(), pairwise_base,
                                 fixed_scale)
-    except ValueError as e:
+    except (ValueError, TypeError) as e:
         raise SumlabError(str(e)) from None
     results = _results(text, input_dtype)
     return results[0] if single else results
@@ -202,6 +239,7 @@ def value(x: Any, algorithm: str = "exact", *, backend: Optional[str] = None, sh
     if not isinstance(algorithm, str) or algorithm in ("all", "gpu"):
         raise SumlabError("value() takes one algorithm or kernel by name")
     backend = _backend(backend, [algorithm])
+    _options(fixed_scale, pairwise_base)
     if out is not None:
         if algorithm != "gpu_exact" or backend == "model" or fixed_scale is not None or order is not None:
             raise SumlabError("out= is for value(x, 'gpu_exact') on a 1-D CUDA array (the sum stays on the device)")
@@ -214,7 +252,7 @@ def value(x: Any, algorithm: str = "exact", *, backend: Optional[str] = None, sh
     try:
         return _sumlab.value(arr, tag, algorithm, backend, shape.as_dict() if shape else {}, pairwise_base,
                              fixed_scale)
-    except ValueError as e:
+    except (ValueError, TypeError) as e:
         raise SumlabError(str(e)) from None
 
 
@@ -224,7 +262,7 @@ def reference(x: Any, *, order: Optional[str] = None) -> float:
     arr, tag, _ = _prepare(x, order)
     try:
         return _sumlab.reference(arr, tag)
-    except ValueError as e:
+    except (ValueError, TypeError) as e:
         raise SumlabError(str(e)) from None
 
 

@@ -3,15 +3,17 @@ renders them), on generated inputs or on your data (``data=``), with sumlab's su
 (``subjects=``: a ``sumlab.Subject``, a callable, or a list). Each returns the study's main table
 as tidy records (a list of dicts, numbers as numbers).
 
-The work runs in C++ with the GIL released (your subjects take it back for their calls). Ctrl-C
-stops a study after the cell in flight; the folder keeps every finished cell and ``resume=True``
-continues it.
+The work runs in C++ with the GIL released (your subjects take it back for their calls). Studies
+started from several threads of one process run one after another. Ctrl-C stops a study after the
+cell in flight; the folder keeps every finished cell and ``resume=True`` continues it. A study
+that cannot run raises SumlabError with the lab's one-line reason.
 """
 from __future__ import annotations
 
 import csv
 import itertools
 import os
+import threading
 from typing import Any, Optional, Sequence
 
 from . import _sumlab
@@ -19,6 +21,8 @@ from .core import CheckFailed, SumlabError, _prepare
 from .subjects import as_subjects
 
 _ids = itertools.count()
+# One study at a time in a process: the subjects a study registers are the lab's, process-wide.
+_one_study = threading.Lock()
 _TEXT = {"hex", "reference_hex", "model_hex", "value_hex", "shape", "verdict", "note", "algorithm", "kernel",
          "backend", "dtype", "dist", "study", "kind", "source", "declared", "measured", "agreement", "witness",
          "requested_condition", "method", "layout", "case", "input", "diagnostics", "figure", "expected",
@@ -57,36 +61,45 @@ def _run(args: list[str], data: Any = None, subjects: Any = None, kinds: Sequenc
         chosen = as_subjects(subjects, kinds, args[1])
     except ValueError as e:
         raise SumlabError(str(e)) from None
-    registered_array = None
-    names: list[str] = []
-    taken: set = set()
-    try:
-        if data is not None:
-            arr, tag, _ = _prepare(data, None)
-            registered_array = f"py{os.getpid()}_{next(_ids)}"
-            _sumlab.register_array(registered_array, arr, tag)
-            args += ["--input", "mem:" + registered_array]
-        for s in chosen:
-            names.append(s.register(_sumlab, taken))
-        if names:
-            args += ["--external", ",".join(names)]
-        code = _sumlab.run_cli(args)
-    finally:
-        for n in names:
-            _sumlab.unregister_external(n)
-        if registered_array:
-            _sumlab.unregister_array(registered_array)
+    with _one_study:
+        registered_array = None
+        names: list[str] = []
+        taken: set = set()
+        try:
+            if data is not None:
+                arr, tag, _ = _prepare(data, None)
+                registered_array = f"py{os.getpid()}_{next(_ids)}"
+                try:
+                    _sumlab.register_array(registered_array, arr, tag)
+                except (ValueError, TypeError) as e:
+                    raise SumlabError(f"data: {e}") from None
+                args += ["--input", "mem:" + registered_array]
+            for s in chosen:
+                names.append(s.register(_sumlab, taken))
+            if names:
+                args += ["--external", ",".join(names)]
+            code, message = _sumlab.run_cli(args)
+        finally:
+            for n in names:
+                _sumlab.unregister_external(n)
+            if registered_array:
+                _sumlab.unregister_array(registered_array)
+            for s in chosen:
+                s.release()
+    what = "sumlab " + " ".join(args[:2])
     if code == 130:
         raise KeyboardInterrupt("the study stopped after the cell in flight; resume=True continues it")
     if code == 1:
-        raise CheckFailed("sumlab " + " ".join(args[:2]) + ": a check failed (see the messages above)")
+        raise CheckFailed(f"{what}: {message or 'a check failed'}")
     if code == 3:
-        raise MemoryError("sumlab " + " ".join(args[:2]) + ": not enough memory, disk or device (see above)")
+        raise MemoryError(f"{what}: {message or 'not enough memory, disk or device'}")
     if code != 0:
-        raise SumlabError("sumlab " + " ".join(args[:2]) + f": failed with exit code {code} (see the message above)")
+        raise SumlabError(f"{what}: {message or f'failed with exit code {code}'}")
 
 
 def _common(out: str, quick: bool, force: bool, resume: bool, strict: bool, backend: Optional[str]) -> list[str]:
+    if out is None or not os.fspath(out):
+        raise SumlabError("out: the run folder's path is empty")
     args = ["--out", os.fspath(out)]
     if quick:
         args.append("--quick")

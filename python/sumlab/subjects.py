@@ -10,16 +10,21 @@ layer_norm, index_add_, a Triton or CUDA kernel.
 
 The lab calls ``fn(prepare(x), **config)`` for each of ``configs`` (keyword sets: your "launch
 shapes"), ``runs`` times each, on each input; ``prepare`` turns the lab's NumPy array into your
-framework's (once per input). A call that raises, returns something that is not of the declared
-kind (one number, or an array of the kind's shape) with values of the input's dtype, returns NaN
-for finite input, or takes longer than ``timeout`` seconds becomes an error row with its message,
-and the study goes on. The other kinds (``Subject`` lists them) return arrays: NumPy, PyTorch,
+framework's, once per input (a fresh copy of the lab's data each time; without ``prepare`` every
+call gets its own copy, so a reduction that works in place cannot change what its next call sees;
+with it, ``fn`` must leave its input as it found it, which the lab cannot check on a device). A
+call that raises, returns something that is not of the declared kind (one number, or an array of
+the kind's shape) with values of the input's dtype, returns NaN for finite input, or takes longer
+than ``timeout`` seconds (``prepare`` included) becomes an error row with its message, and the
+study goes on. Python cannot stop a call that overruns: it runs on in its thread, and until it
+returns the subject's later calls fail at once rather than start beside it. The other kinds (``Subject`` lists them) return arrays: NumPy, PyTorch,
 CuPy, JAX; brought to the host.
 """
 from __future__ import annotations
 
 import itertools
 import threading
+import time
 from typing import Any, Callable, Optional, Sequence
 
 _ids = itertools.count()
@@ -28,6 +33,10 @@ _ids = itertools.count()
 def _label(config: dict) -> str:
     if not config:
         return ""
+    for k, v in config.items():
+        if any(c in f"{k}{v}" for c in ",=[]"):
+            raise ValueError(f"configuration {config!r}: keys and values must not contain ',', '=', '[' or ']' "
+                             "(they make the configuration's label, name[key=value,...])")
     return ",".join(f"{k}={v}" for k, v in sorted(config.items()))
 
 
@@ -39,6 +48,8 @@ def _scalar(value: Any) -> float:
     if size is not None and size != 1:
         shape = tuple(getattr(value, "shape", ()))
         raise TypeError(f"returned an array of shape {shape}, not one number")
+    if isinstance(value, (str, bytes)):
+        raise TypeError(f"returned {type(value).__name__}, not a number")
     try:
         return float(value.item() if hasattr(value, "item") else value)
     except (TypeError, ValueError) as e:
@@ -46,6 +57,7 @@ def _scalar(value: Any) -> float:
 
 
 KINDS = ("sum", "scan", "variance", "layer_norm", "softmax", "segment_sums")
+DECLARED = ("not_deterministic", "run_to_run", "shape_invariant")
 
 
 def _array(value: Any, n: int, shapes: Sequence[tuple]) -> Any:
@@ -83,9 +95,22 @@ def bfloat16_round(x: Any) -> Any:
     """x rounded to the nearest bfloat16 (ties to even; beyond bfloat16's largest finite value, to
     infinity; NaN stays NaN) and returned as float32, which holds every bfloat16 value exactly: data
     whose sums a bfloat16 reduction (``torch.sum(t.bfloat16())``) adds without rounding its inputs,
-    so that the lab's exact reference is the exact sum of what that reduction adds."""
+    so that the lab's exact reference is the exact sum of what that reduction adds. Rounded once:
+    float64 (and integer) values go to float32 rounded to odd first, which has more than two bits
+    beyond bfloat16's 8 (Boldo and Melquiond, "Emulation of FMA and correctly rounded sums: proved
+    algorithms using rounding to odd", 2008), so the second rounding gives the first's answer."""
     import numpy as np
-    f = np.ascontiguousarray(x, dtype=np.float32)
+    a = np.asarray(x)
+    if a.dtype in (np.float16, np.float32):
+        f = np.ascontiguousarray(a, dtype=np.float32)
+    else:
+        d = np.ascontiguousarray(a, dtype=np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            f = d.astype(np.float32)
+            inexact = np.isfinite(d) & (f.astype(np.float64) != d)
+            away = inexact & (np.abs(f.astype(np.float64)) > np.abs(d))  # rounded away from zero (or to Inf)
+        b = f.view(np.uint32) - away.astype(np.uint32)  # toward zero: one step down in magnitude
+        f = (b | inexact.astype(np.uint32)).view(np.float32)  # an inexact result gets an odd last bit
     bits = f.view(np.uint32).astype(np.uint64)
     rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
     out = rounded.view(np.float32)
@@ -126,11 +151,18 @@ class Subject:
                  prepare: Optional[Callable[[Any], Any]] = None, timeout: float = 120.0, kind: str = "sum"):
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {', '.join(KINDS)}")
+        if declared not in DECLARED:
+            raise ValueError(f"declared must be one of {', '.join(DECLARED)}")
+        if not timeout > 0:
+            raise ValueError("timeout must be a positive number of seconds")
         self.kind = kind
         self.fn = fn
         self.name = name or getattr(fn, "__name__", "subject")
         if self.name == "<lambda>":
             self.name = "subject"
+        if not self.name.strip() or any(c in self.name for c in ",[]\n"):
+            raise ValueError(f"subject name {self.name!r}: not empty, and no ',', '[', ']' or line break "
+                             "(the name heads its rows, name[configuration])")
         self.configs = [dict(c) for c in (configs or [{}])]
         self.labels = [_label(c) for c in self.configs]
         if len(set(self.labels)) != len(self.labels):
@@ -138,52 +170,80 @@ class Subject:
         self.declared = declared
         self.prepare = prepare
         self.timeout = timeout
-        self._cache_key: Optional[tuple] = None
-        self._cache_value: Any = None
+        self._cache: Optional[tuple] = None  # (the lab's data it was made from, prepare's result)
+        self._overrunning: Optional[threading.Thread] = None
 
-    def _prepared(self, view: Any, offsets: Any) -> Any:
-        # One preparation per input: keyed by the lab's buffer and a sample of its contents.
-        flat = view.reshape(-1)
-        key = (view.__array_interface__["data"][0], view.shape, view.dtype.str,
-               flat[:64].tobytes(), flat[-64:].tobytes(),
-               None if offsets is None else (len(offsets), offsets[-64:].tobytes()))
-        if key != self._cache_key:
-            data = view.copy()  # the lab's arrays are valid during this call only
-            if offsets is not None:
-                data = (data, offsets.copy())
-            self._cache_value = self.prepare(data) if self.prepare else data
-            self._cache_key = key
-        return self._cache_value
+    def _input(self, view: Any, offsets: Any) -> tuple[Any, Optional[tuple]]:
+        """What fn gets, or a function that makes it (run under the timeout), for the lab's arrays
+        (valid during this call only, so copied here, in the lab's thread). prepare runs once per
+        input: its result is kept while the lab's bytes are the ones it was made from."""
+        import numpy as np
+
+        def copy() -> Any:
+            return view.copy() if offsets is None else (view.copy(), offsets.copy())
+
+        if self.prepare is None:
+            return copy(), None
+        if self._cache is not None:
+            (a, o), value = self._cache
+            if (a.shape == view.shape and a.dtype == view.dtype and (o is None) == (offsets is None)
+                    and (o is None or (o.shape == offsets.shape and np.array_equal(o, offsets)))
+                    and np.array_equal(a.view(np.uint8), view.view(np.uint8))):
+                return value, None
+        self._cache = None
+        kept = (view.copy(), None if offsets is None else offsets.copy())
+        return None, (kept, copy())
 
     def __call__(self, config: int, view: Any, offsets: Any = None) -> Any:
         """The lab's entry point: one call of configuration `config` on the lab's array (a float, or
         for the array kinds the values as a 1-D float64 array)."""
-        x = self._prepared(view, offsets)
+        if self._overrunning is not None:
+            if self._overrunning.is_alive():
+                raise TimeoutError(f"an earlier call is still running past the {self.timeout:g} s timeout "
+                                   "(not called again until it returns)")
+            self._overrunning = None
+        x, to_prepare = self._input(view, offsets)
+        shapes = None if self.kind == "sum" else _result_shapes(self.kind, view, offsets)
         kwargs = self.configs[config]
         box: dict = {}
 
         def call() -> None:
             try:
-                result = self.fn(x, **kwargs)
+                arg = x
+                if to_prepare is not None:
+                    kept, data = to_prepare
+                    arg = self.prepare(data)
+                    self._cache = (kept, arg)
+                result = self.fn(arg, **kwargs)
                 if self.kind == "sum":
                     box["value"] = _scalar(result)
                 else:
-                    box["value"] = _array(result, *_result_shapes(self.kind, view, offsets))
+                    box["value"] = _array(result, *shapes)
             except BaseException as e:  # reported as the subject's failure, never raised into the lab
                 box["error"] = e
 
+        start = time.perf_counter()
         worker = threading.Thread(target=call, daemon=True)
         worker.start()
         worker.join(self.timeout)
         if worker.is_alive():
+            self._overrunning = worker
             raise TimeoutError(f"no result within {self.timeout:g} s")
+        elapsed = time.perf_counter() - start
         if "error" in box:
             e = box["error"]
             raise RuntimeError(f"{type(e).__name__}: {e}")
+        if elapsed > self.timeout:  # a call holding the GIL could not be waited out
+            raise TimeoutError(f"took {elapsed:.3g} s, past the {self.timeout:g} s timeout")
         return box["value"]
 
+    def release(self) -> None:
+        """Drops the prepared input kept for the next call (host or device memory)."""
+        self._cache = None
+
     def register(self, lab: Any, taken: set) -> str:
-        """Registers with the lab under a name no other subject of the study has (returned)."""
+        """Registers with the lab under a name no other subject of the study has (returned); taken
+        holds the names in use, the study's own algorithms' among them."""
         name = self.name if self.name not in taken else f"{self.name}_{next(_ids)}"
         if self.kind == "sum":
             lab.register_external(name, self, self.labels, self.declared)

@@ -129,6 +129,27 @@ def test_empty_and_bad_input():
         sumlab.sum(np.ones(3), "gpu_two_pass", backend="cpu")
     with pytest.raises(sumlab.SumlabError, match="scalar"):
         sumlab.sum(np.float64(1.0), "exact")
+    for bad in (np.ones(3, np.longdouble), np.array([1.0], dtype=object)):
+        with pytest.raises(sumlab.SumlabError, match="float16, bfloat16, float32 and float64"):
+            sumlab.sum(bad, "exact")
+    with pytest.raises(sumlab.SumlabError, match="masked array"):
+        sumlab.value(np.ma.array([1.0, 2.0, 1e6], mask=[0, 0, 1]), "serial")
+    with pytest.raises(sumlab.SumlabError, match="takes float32 input only"):
+        sumlab.sum(np.ones(3), ["gpu_double_acc"], backend="model")
+    for bad in (dict(grid="2"), dict(block=2 ** 40), dict(vector=True), dict(mapping=1)):
+        with pytest.raises(sumlab.SumlabError, match="LaunchShape"):
+            sumlab.LaunchShape(**bad)
+    with pytest.raises(sumlab.SumlabError, match="fixed_scale must be an int"):
+        sumlab.sum(np.ones(3), "fixed_point", fixed_scale=2 ** 31)
+    with pytest.raises(sumlab.SumlabError, match="pairwise_base must be an int"):
+        sumlab.sum(np.ones(3), "pairwise", pairwise_base=-1)
+
+
+def test_another_byte_order_is_read_as_its_values():
+    x = np.array([0.1, 1e300, -2.5, 3.0], dtype=">f8")
+    native = x.astype("=f8")
+    assert sumlab.reference(x) == sumlab.reference(native)
+    assert sumlab.sum(x, "serial").hex == sumlab.sum(native, "serial").hex
 
 
 def test_a_shape_field_a_kernel_does_not_read_is_reported():

@@ -106,3 +106,10 @@ def test_determinism_takes_the_launch_shapes_to_sweep(tmp_path):
     shapes = {r["shape"] for r in sumlab.study.read_table(str(out / "determinism_runs.csv"))}
     assert shapes == {"132x64 v1 contiguous shfl_down warp_of_warps second_kernel",
                       "3x64 v1 contiguous shfl_down warp_of_warps second_kernel"}
+
+
+def test_a_refused_study_says_why(tmp_path):
+    with pytest.raises(sumlab.SumlabError, match="--runs must be"):
+        sumlab.study.determinism(np.sum, str(tmp_path / "d"), runs=1, sizes=["100"], backend="model")
+    with pytest.raises(sumlab.SumlabError, match="path is empty"):
+        sumlab.study.error_vs_n("", quick=True)

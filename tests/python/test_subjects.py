@@ -2,6 +2,7 @@
 misbehaving one never stops a study."""
 import csv
 import random
+import re
 import threading
 import time
 
@@ -315,3 +316,94 @@ def test_misbehaving_row_subjects_give_error_rows(tmp_path):
     soft = {r["method"]: r for r in sumlab.study.read_table(str(tmp_path / "bad_rows" / "row_softmax.csv"))}
     assert "no result within 0.3 s" in soft["hangs"]["note"] and soft["hangs"]["max_rel_error"] == ""
     assert soft["softmax_online"]["note"] == ""  # the lab's kernels still measured
+
+
+def test_bfloat16_round_of_a_double_rounds_once():
+    """1 + 2^-8 + 2^-30 lies just above the tie between 1 and 1 + 2^-7: its nearest bfloat16 is
+    1 + 2^-7, while rounding to float32 first (1 + 2^-8, the tie) and then to bfloat16 gives 1."""
+    x = np.array([1 + 2 ** -8 + 2 ** -30, -(1 + 2 ** -8 + 2 ** -30), 1 + 2 ** -8, 2.0 ** -134 * 1.5, 1e300], np.float64)
+    want = np.array([1 + 2 ** -7, -(1 + 2 ** -7), 1.0, 2.0 ** -133, np.inf], np.float32)
+    np.testing.assert_array_equal(sumlab.bfloat16_round(x).view(np.uint32), want.view(np.uint32))
+
+
+def test_a_subject_gets_the_input_of_the_call_not_a_cached_one(tmp_path):
+    """Inputs that agree at both ends and share a buffer are still different inputs: each call is
+    measured on the data the lab holds at that moment, prepared or not."""
+    data = np.ones(100_000, np.float32)
+    data[50_000] = 7
+    for prepare in (None, np.array):
+        rows = sumlab.study.error_vs_n(str(tmp_path / f"p{prepare is None}"), data=data, backend="cpu",
+                                       subjects=sumlab.Subject(np.sum, name="np_sum", prepare=prepare),
+                                       algorithms=["exact"], seeds=3, log2_min=16, log2_max=16)
+        by = {(r["seed"], r["algorithm"]): r for r in rows}
+        for seed in (1, 2, 3):
+            assert by[(seed, "np_sum")]["hex"] == by[(seed, "exact")]["hex"]
+
+
+def test_a_subject_that_works_in_place_does_not_change_its_next_input(tmp_path):
+    def scale_then_sum(x):
+        x *= 2
+        return np.float32(np.sum(x, dtype=np.float64) / 2)
+
+    rows = sumlab.study.determinism(sumlab.Subject(scale_then_sum), str(tmp_path / "d"), runs=3, dtypes=["float32"],
+                                    dists=["uniform"], sizes=["1000"], backend="model")
+    assert classes(rows)["scale_then_sum"]["measured"] == "run_to_run"
+
+
+def test_failing_calls_are_a_class_row_and_no_class_is_claimed(tmp_path):
+    calls = iter(range(1000))
+
+    def flaky(x):
+        if next(calls) % 2:
+            raise RuntimeError("flaky")
+        return np.sum(x)
+
+    rows = sumlab.study.determinism([sumlab.Subject(flaky), sumlab.Subject(bad_raises)], str(tmp_path / "d"), runs=4,
+                                    dtypes=["float32"], dists=["uniform"], sizes=["1000"], backend="model")
+    c = classes(rows)
+    for name in ("flaky", "bad_raises"):
+        assert c[name]["measured"] == "failed" and c[name]["agreement"] == "failed"
+        assert "calls failed on 1 of 1 inputs" in c[name]["note"]
+
+
+def test_an_overrunning_call_fails_even_when_it_held_the_gil(tmp_path):
+    def hog(x):  # one C call that holds the GIL: the watcher cannot time it out, only find it late
+        t = time.perf_counter()
+        while time.perf_counter() - t < 0.3:
+            re.match(r"(a+)+$", "a" * 22 + "b")
+        return np.sum(x)
+
+    out = tmp_path / "d"
+    sumlab.study.determinism(sumlab.Subject(hog, timeout=0.05), str(out), runs=2, dtypes=["float32"],
+                             dists=["uniform"], sizes=["1000"], backend="model")
+    rows = sumlab.study.read_table(str(out / "determinism_runs.csv"))
+    assert rows and all(r["source"] == "failed" for r in rows)
+    assert any("past the 0.05 s timeout" in r["note"] or "no result within" in r["note"] for r in rows)
+
+
+def test_a_subject_named_or_configured_ambiguously_is_refused():
+    for bad in ("a,b", "x[1]", ""):
+        with pytest.raises(ValueError):
+            sumlab.Subject(np.sum, name=bad or " ")
+    with pytest.raises(ValueError):
+        sumlab.Subject(np.sum, configs=[{"a": "1,b=2"}])
+    with pytest.raises(ValueError):
+        sumlab.Subject(np.sum, declared="bogus")
+
+
+def test_studies_from_several_threads_keep_their_own_subjects(tmp_path):
+    results = {}
+
+    def run(i):
+        value = np.float32(i + 1)
+        rows = sumlab.study.determinism(sumlab.Subject(lambda x: value, name="s"), str(tmp_path / f"d{i}"), runs=2,
+                                        dtypes=["float32"], dists=["uniform"], sizes=["100"], backend="model")
+        runs = sumlab.study.read_table(str(tmp_path / f"d{i}" / "determinism_runs.csv"))
+        results[i] = ({r["value"] for r in runs}, rows)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert {i: r[0] for i, r in results.items()} == {i: {i + 1} for i in range(4)}
