@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from sumlab_report.document import Document, Heading, Paragraph, slug, write_html, write_markdown  # noqa: E402
 from sumlab_report.figures import Palette  # noqa: E402
-from sumlab_report.run_folder import Run, RunError, load_run, read_csv  # noqa: E402
+from sumlab_report.run_folder import Run, RunError, load_run  # noqa: E402
 from sumlab_report.studies import RENDERERS, Context, provenance_blocks, render_table  # noqa: E402
 
 FIGURES = "figures"
@@ -51,7 +51,7 @@ def build(runs: list[Run], out_dir: Path) -> Document:
         known = sorted((p for p in run.csv_paths if p.name in RENDERERS), key=lambda p: order.index(p.name))
         plain = sorted((p for p in run.csv_paths if p.name not in RENDERERS), key=lambda p: p.name)
         for p in known + plain:
-            data = read_csv(p)
+            data = run.read(p)
             rendered += 1
             if data.torn:
                 doc.add(Paragraph(f"`{p.name}`: {data.torn} torn row(s) (wrong field count) left out.", "alarm"))

@@ -13,11 +13,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <system_error>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "studies/bound_alarm.hpp"
 #include "studies/commands.hpp"
@@ -77,6 +82,11 @@ std::string find_python() {
       "install python3-matplotlib or set SUMLAB_PYTHON to an interpreter that has it");
 }
 
+std::string read_text_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
 // A run folder is what `sumlab study` writes: provenance.json and at least one CSV. Which CSVs
 // it can draw is render.py's business (it lists the ones it skips).
 void check_run_folder(const fs::path& dir) {
@@ -121,6 +131,12 @@ void run_report(const ReportOptions& o) {
   std::error_code ec;
   if (fs::exists(out, ec) && !fs::is_directory(out, ec))
     throw UserError(fmt::format("output '{}' exists and is not a folder", out.string()));
+  // A report never goes into a run folder (whose manifest lists the run's files, not a report's):
+  // replacing "the previous report" there would remove the run.
+  if (fs::exists(out / "provenance.json", ec))
+    throw UserError(fmt::format("'{}' holds a run (provenance.json): a report goes in a folder of its own "
+                                "(the default is RUN_DIR/report)",
+                                out.string()));
   const bool has_report =
       fs::exists(out / "manifest.json", ec) || fs::exists(out / "report.html", ec) || fs::exists(out / "report.md", ec);
   if (has_report && !o.force)
@@ -138,9 +154,11 @@ void run_report(const ReportOptions& o) {
   if (ec) throw UserError(fmt::format("cannot create output folder '{}': {}", out.string(), ec.message()));
   {
     const FolderLock lock(out);
-    // Rendered into a folder of its own first: a failure or a kill leaves the old report whole.
+    // Rendered into a folder of its own first: a failure or a kill leaves the old report whole. A
+    // .render-PID folder found here is what a killed report left (the lock says none is running).
+    for (const auto& e : fs::directory_iterator(out, ec))
+      if (e.is_directory() && e.path().filename().string().rfind(".render-", 0) == 0) fs::remove_all(e.path(), ec);
     const fs::path tmp = out / fmt::format(".render-{}", ::getpid());
-    fs::remove_all(tmp, ec);
     fs::create_directories(tmp);
     std::vector<std::string> args{python, script.string()};
     args.insert(args.end(), o.runs.begin(), o.runs.end());
@@ -164,17 +182,35 @@ void run_report(const ReportOptions& o) {
     fs::remove_all(tmp, ec);
   }
   fmt::print("{}\n", (out / "report.html").string());
-  // The same bound tally the studies printed, read back from the rows the report drew.
+  // The same bound tally the studies printed, read back from the rows the report drew (up to the
+  // last finished cell), and held against the count the study wrote into summary.json: rows lost
+  // or torn since are a broken folder, not a clean bill.
   bool alarm = false;
-  for (const auto& r : o.runs)
+  std::vector<std::string> damaged;
+  for (const auto& r : o.runs) {
+    const auto sizes = finished_sizes(r);
+    std::size_t checked = 0;
     for (const auto& e : fs::directory_iterator(r, ec)) {
       if (!e.is_regular_file() || e.path().extension() != ".csv") continue;
+      const auto limit = sizes.find(e.path().filename().string());
+      const CsvTable t = read_csv(e.path(), limit == sizes.end() ? std::nullopt : std::optional(limit->second));
+      if (t.torn) damaged.push_back(fmt::format("{}: {} torn row(s) left out", e.path().string(), t.torn));
       BoundAlarm tally;
-      tally.add_rows(read_csv(e.path()));
+      tally.add_rows(t);
       if (tally.total() == 0) continue;
+      if (limit != sizes.end()) checked += tally.total();  // summary.json counts the appendable tables
       fmt::print("{}", tally.text(e.path().filename().string() + ": "));
       alarm = alarm || tally.alarm();
     }
+    const auto summary = nlohmann::json::parse(read_text_file(fs::path(r) / "summary.json"), nullptr, false);
+    if (!sizes.empty() && summary.is_object() && summary.contains("bounds") && summary["bounds"].is_object() &&
+        summary["bounds"].contains("checked") && summary["bounds"]["checked"].is_number_unsigned() &&
+        summary["bounds"]["checked"].get<std::size_t>() != checked)
+      damaged.push_back(fmt::format("{}: its tables hold {} results with a verdict where its summary.json counted {}",
+                                    r, checked, summary["bounds"]["checked"].get<std::size_t>()));
+  }
+  for (const auto& d : damaged) fmt::print("DAMAGED: {}\n", d);
+  if (!damaged.empty() && o.strict) throw CheckFailed("a run folder changed after its study wrote it (--strict)");
   if (alarm && o.strict) throw CheckFailed("results broke their error bound (--strict)");
 }
 

@@ -109,14 +109,18 @@ void fsync_dir(const fs::path& dir) {
   }
 }
 
-// Appends `data` with one write() and fsyncs; returns the file's size afterwards.
+// Appends `data` with one write() and fsyncs; returns the file's size afterwards. A failed append
+// (a full disk) is cut back off: the file ends where it ended, never in half a row.
 std::uint64_t append_durably(const fs::path& path, const std::string& data) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
   if (fd < 0) write_failed(path, errno);
+  struct stat before {};
+  ::fstat(fd, &before);
   try {
     write_all(fd, data, path);
     if (::fsync(fd) != 0) write_failed(path, errno);
   } catch (...) {
+    if (::ftruncate(fd, before.st_size) == 0) ::fsync(fd);
     ::close(fd);
     throw;
   }
@@ -137,6 +141,20 @@ std::string plan_hash(const nlohmann::ordered_json& plan) {
 }
 
 // "dtypes: [float32] -> [float32,float64]; seeds: 2 -> 3" for the keys whose values differ.
+// What tells the build that started a run from this one (the source's commit, sumlab's version, the
+// compiler and its flags), as "key: first -> now"; empty when they agree. A commit of "unknown"
+// compares with nothing. A tree with uncommitted changes is the same build as far as this can tell.
+std::string build_difference(const nlohmann::json& first, const nlohmann::ordered_json& now) {
+  std::string out;
+  for (const char* key : {"git_commit", "sumlab_version", "compiler", "cxx_flags"}) {
+    if (!first.contains(key) || !first[key].is_string() || !now.contains(key) || !now[key].is_string()) continue;
+    const std::string a = first[key], b = now[key];
+    if (a == b || a == "unknown" || b == "unknown") continue;
+    out += fmt::format("{}{}: {} -> {}", out.empty() ? "" : "; ", key, a, b);
+  }
+  return out;
+}
+
 std::string plan_difference(const nlohmann::json& old_plan, const nlohmann::ordered_json& plan) {
   std::vector<std::string> diffs;
   std::set<std::string> keys;
@@ -154,7 +172,20 @@ std::string plan_difference(const nlohmann::json& old_plan, const nlohmann::orde
 
 }  // namespace
 
+void check_plain_file(const fs::path& path) {
+  std::error_code ec;
+  const fs::file_type type = fs::symlink_status(path, ec).type();
+  if (ec || type == fs::file_type::not_found || type == fs::file_type::regular) return;
+  const char* what = type == fs::file_type::directory ? "a folder"
+                     : type == fs::file_type::symlink ? "a symbolic link"
+                                                      : "a device, FIFO or socket";
+  throw UserError(fmt::format("'{}' is {}, not a regular file: sumlab writes only regular files (nothing was "
+                              "written); choose a file path",
+                              path.string(), what));
+}
+
 void atomic_write(const fs::path& path, const std::string& content) {
+  check_plain_file(path);
   const fs::path tmp = path.parent_path() / (path.filename().string() + ".tmp." + std::to_string(::getpid()));
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) write_failed(tmp, errno);
@@ -182,9 +213,12 @@ int CsvTable::column(const std::string& name) const {
   return -1;
 }
 
-CsvTable read_csv(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) throw UserError("cannot read '" + path.string() + "'");
+CsvTable read_csv(const fs::path& path, std::optional<std::uint64_t> limit) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw UserError("cannot read '" + path.string() + "'");
+  std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  if (limit && *limit < text.size()) text.resize(*limit);
+  std::istringstream in(text);
   CsvTable t;
   std::string line;
   if (std::getline(in, line)) t.header = split_csv_line(line);
@@ -192,8 +226,26 @@ CsvTable read_csv(const fs::path& path) {
     if (line.empty()) continue;
     auto fields = split_csv_line(line);
     if (fields.size() == t.header.size()) t.rows.push_back(std::move(fields));
+    else ++t.torn;
   }
   return t;
+}
+
+std::map<std::string, std::uint64_t> finished_sizes(const fs::path& dir) {
+  std::map<std::string, std::uint64_t> sizes;
+  const std::string text = read_text(dir / journal_name);
+  for (std::size_t pos = 0; pos < text.size();) {
+    const auto nl = text.find('\n', pos);
+    if (nl == std::string::npos) break;
+    const auto j = nlohmann::json::parse(text.substr(pos, nl - pos), nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("sizes") || !j["sizes"].is_object()) break;
+    std::map<std::string, std::uint64_t> line;
+    for (auto it = j["sizes"].begin(); it != j["sizes"].end(); ++it)
+      if (it.value().is_number_unsigned()) line[it.key()] = it.value().get<std::uint64_t>();
+    sizes = line;
+    pos = nl + 1;
+  }
+  return sizes;
 }
 
 std::set<std::string> read_manifest(const fs::path& dir) {
@@ -201,9 +253,15 @@ std::set<std::string> read_manifest(const fs::path& dir) {
   const fs::path p = dir / manifest_name;
   if (!fs::exists(p)) return files;
   const auto j = nlohmann::json::parse(read_text(p), nullptr, false);
-  if (j.is_discarded() || !j.contains("files") || !j["files"].is_array())
-    throw UserError(fmt::format("'{}' is not a sumlab manifest", p.string()));
+  // Only a manifest sumlab wrote names files that sumlab may remove: another program's
+  // manifest.json is a foreign file like any other.
+  if (j.is_discarded() || !j.is_object() || !j.contains("written_by") || j["written_by"] != "sumlab" ||
+      !j.contains("files") || !j["files"].is_array())
+    throw UserError(fmt::format("'{}' is not a sumlab manifest (nothing was removed): move it away or choose "
+                                "another folder",
+                                p.string()));
   for (const auto& f : j["files"]) {
+    if (!f.is_string()) throw UserError(fmt::format("'{}' is damaged: a file name that is not a string", p.string()));
     const std::string name = f.get<std::string>();
     // Only plain relative paths inside the folder: a tampered manifest must not reach outside it.
     const fs::path rel(name);
@@ -237,6 +295,7 @@ void append_csv(const fs::path& path, const std::vector<std::string>& columns,
       write_manifest(dir, files);
     }
   }
+  check_plain_file(path);
   const std::string header = csv_line(columns) + "\n";
   if (fs::exists(path)) {
     std::ifstream in(path);
@@ -271,7 +330,12 @@ std::size_t remove_recorded_files(const fs::path& dir) {
 FolderLock::FolderLock(const fs::path& dir) {
   const fs::path lock = dir / lock_name;
   fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw UserError(fmt::format("folder '{}' is not writable: {}", dir.string(), std::strerror(errno)));
+  if (fd_ < 0) {
+    const int err = errno;
+    const std::string what = fmt::format("folder '{}' is not writable: {}", dir.string(), std::strerror(err));
+    if (err == ENOSPC || err == EDQUOT) throw ResourceError(what);
+    throw UserError(what);
+  }
   if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     std::string holder = read_text(lock);
     while (!holder.empty() && holder.back() == '\n') holder.pop_back();
@@ -289,9 +353,34 @@ FolderLock::~FolderLock() {
   if (fd_ >= 0) ::close(fd_);  // closing drops the flock
 }
 
-RunFolder::RunFolder(const fs::path& dir, const std::string& study, RunMode mode,
-                     const nlohmann::ordered_json& plan, const std::string& backend)
+namespace {
+
+// A temporary file of atomic_write's (NAME.tmp.PID) for a NAME sumlab wrote here: what a kill
+// between the write and the rename leaves. The folder's lock holder removes it.
+bool is_debris(const std::string& file, const std::set<std::string>& manifest) {
+  const auto at = file.rfind(".tmp.");
+  if (at == std::string::npos || at + 5 == file.size()) return false;
+  if (file.find_first_not_of("0123456789", at + 5) != std::string::npos) return false;
+  const std::string base = file.substr(0, at);
+  return base == manifest_name || manifest.count(base) > 0;
+}
+
+}  // namespace
+
+RunFolder::RunFolder(const fs::path& dir, const std::string& study, RunMode mode, const nlohmann::ordered_json& plan,
+                     const std::string& backend, const std::vector<std::string>& files)
     : dir_(dir) {
+  try {
+    open(study, mode, plan, backend, files);
+  } catch (const nlohmann::json::exception& e) {
+    throw UserError(fmt::format("'{}' is damaged ({}): use --force to start over, or another folder", dir.string(),
+                                e.what()));
+  }
+}
+
+void RunFolder::open(const std::string& study, RunMode mode, const nlohmann::ordered_json& plan,
+                     const std::string& backend, const std::vector<std::string>& files) {
+  const fs::path& dir = dir_;
   std::error_code ec;
   if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
     throw UserError(fmt::format("'{}' exists and is not a folder", dir.string()));
@@ -309,10 +398,24 @@ RunFolder::RunFolder(const fs::path& dir, const std::string& study, RunMode mode
   lock_.emplace(dir);
 
   manifest_ = read_manifest(dir);
-  const bool has_run = fs::exists(dir / "provenance.json", ec);
-  bool empty = true;
-  for (const auto& e : fs::directory_iterator(dir, ec))
-    if (e.path().filename() != lock_name) empty = false;
+  bool has_run = fs::exists(dir / "provenance.json", ec);
+  bool empty = true, only_ours = true;  // only_ours: nothing but the manifest and files it lists
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name == lock_name) continue;
+    if (e.is_regular_file() && is_debris(name, manifest_)) {
+      fs::remove(e.path(), ec);
+      continue;
+    }
+    empty = false;
+    only_ours = only_ours && (name == manifest_name || manifest_.count(name));
+  }
+  // A run killed before its provenance.json was written holds no run: it starts over.
+  if (mode == RunMode::fresh && !empty && !has_run && only_ours) {
+    remove_recorded_files(dir);
+    manifest_.clear();
+    empty = true;
+  }
 
   switch (mode) {
     case RunMode::fresh:
@@ -321,11 +424,22 @@ RunFolder::RunFolder(const fs::path& dir, const std::string& study, RunMode mode
                                     "sumlab wrote there, or choose another folder",
                                     dir.string(), has_run ? " (it holds a run)" : ""));
       break;
-    case RunMode::force:
+    case RunMode::force: {
+      // Every file this run will write must be sumlab's or absent before anything is removed or
+      // written: a refusal leaves the folder as it was.
+      std::vector<std::string> needed = files;
+      needed.insert(needed.end(), {"provenance.json", journal_name, "summary.json"});
+      for (const auto& f : needed)
+        if (!manifest_.count(f) && fs::exists(dir / f, ec))
+          throw UserError(fmt::format("'{}' exists but sumlab did not write it (it is not in {}): move it away or "
+                                      "choose another folder (nothing was removed)",
+                                      (dir / f).string(), manifest_name));
       remove_recorded_files(dir / "report");
       remove_recorded_files(dir);
       manifest_.clear();
+      has_run = false;
       break;
+    }
     case RunMode::resume:
       if (!has_run) throw UserError(fmt::format("nothing to resume in '{}' (no provenance.json)", dir.string()));
       if (manifest_.empty())
@@ -363,6 +477,13 @@ void RunFolder::open_provenance(const std::string& study, RunMode mode, const nl
       throw UserError(fmt::format("--resume with a different plan would mix two studies in '{}'; differences: {}. "
                                   "Rerun with the first plan's options, or use --force or another folder",
                                   dir_.string(), plan_difference(p.value("plan", nlohmann::json::object()), plan)));
+    if (!p.contains("invocations") || !p["invocations"].is_array() || p["invocations"].empty() ||
+        !p["invocations"][0].is_object())
+      throw UserError(fmt::format("'{}' has a damaged provenance.json (no invocations)", dir_.string()));
+    if (const std::string other = build_difference(p["invocations"][0], inv); !other.empty())
+      throw UserError(fmt::format("--resume by another build would mix two builds' results in '{}': {}. Resume "
+                                  "with the build that started it, or use --force or another folder",
+                                  dir_.string(), other));
     p["invocations"].push_back(inv);
   } else {
     p["study"] = study;
@@ -378,24 +499,50 @@ void RunFolder::open_provenance(const std::string& study, RunMode mode, const nl
 void RunFolder::recover_tables() {
   const fs::path journal = dir_ / journal_name;
   if (!fs::exists(journal)) return;
-  // A cell counts only if its line is whole and every table still holds the rows the line says it
-  // wrote (a table cut short from outside makes that cell and every later one run again).
+  // A cell counts only if its line is whole and every table still holds, byte for byte, the rows
+  // the line says it appended (from, size and their hash): a table cut short or edited from
+  // outside makes that cell and every later one run again, after the table is cut back to the
+  // cell before. A line of an older sumlab, without hashes, is checked by size and line end.
   const std::string text = read_text(journal);
+  std::map<std::string, std::string> tables;  // name -> contents, read once
+  auto contents = [&](const std::string& name) -> const std::string& {
+    auto it = tables.find(name);
+    if (it == tables.end()) it = tables.emplace(name, read_text(dir_ / name)).first;
+    return it->second;
+  };
   std::size_t kept = 0;
   for (std::size_t pos = 0; pos < text.size();) {
     const auto nl = text.find('\n', pos);
     if (nl == std::string::npos) break;
     const auto j = nlohmann::json::parse(text.substr(pos, nl - pos), nullptr, false);
-    if (j.is_discarded() || !j.contains("cell") || !j.contains("sizes")) break;
-    bool present = true;
+    if (j.is_discarded() || !j.is_object() || !j.contains("cell") || !j["cell"].is_string() || !j.contains("sizes") ||
+        !j["sizes"].is_object())
+      break;
+    const bool hashed = j.contains("blocks") && j["blocks"].is_object();
+    bool intact = true;
     std::map<std::string, std::uint64_t> sizes;
-    for (auto it = j["sizes"].begin(); it != j["sizes"].end(); ++it) {
-      sizes[it.key()] = it.value();
-      std::error_code ec;
-      const auto actual = fs::file_size(dir_ / it.key(), ec);
-      present = present && !ec && actual >= sizes[it.key()];
+    for (auto it = j["sizes"].begin(); it != j["sizes"].end() && intact; ++it) {
+      if (!it.value().is_number_unsigned() || fs::path(it.key()).has_parent_path()) {
+        intact = false;
+        break;
+      }
+      const std::uint64_t size = it.value();
+      const std::string& t = contents(it.key());
+      intact = t.size() >= size && size > 0 && t[size - 1] == '\n';
+      if (intact && hashed) {
+        const auto b = j["blocks"].find(it.key());
+        intact = b != j["blocks"].end() && b->is_object() && b->contains("from") && (*b)["from"].is_number_unsigned() &&
+                 b->contains("fnv1a64") && (*b)["fnv1a64"].is_string();
+        if (intact) {
+          const std::uint64_t from = (*b)["from"];
+          const auto before = committed_sizes_.find(it.key());
+          intact = from <= size && (before == committed_sizes_.end() || before->second == from) &&
+                   Fnv1a64().add(t.data() + from, size - from).hex() == (*b)["fnv1a64"].get<std::string>();
+        }
+      }
+      sizes[it.key()] = size;
     }
-    if (!present) break;
+    if (!intact) break;
     done_.insert(j["cell"].get<std::string>());
     committed_sizes_ = sizes;
     kept = nl + 1;
@@ -425,27 +572,43 @@ void RunFolder::table(const std::string& name, const std::vector<std::string>& c
 
 void RunFolder::commit_cell(const std::string& key,
                             const std::map<std::string, std::vector<std::vector<std::string>>>& rows) {
+  std::map<std::string, std::string> blocks;
+  for (const auto& [name, columns] : tables_) blocks[name];
   for (const auto& [name, rs] : rows) {
     const auto t = tables_.find(name);
     if (t == tables_.end()) throw std::logic_error("commit_cell: undeclared table " + name);
-    std::string block;
     for (const auto& r : rs) {
       if (r.size() != t->second.size()) throw std::logic_error("commit_cell: a row of " + name + " has the wrong width");
-      block += csv_line(r) + "\n";
+      blocks[name] += csv_line(r) + "\n";
     }
-    if (!block.empty()) append_durably(dir_ / name, block);
   }
   nlohmann::ordered_json line;
   line["cell"] = key;
-  nlohmann::ordered_json sizes = nlohmann::ordered_json::object();
-  for (const auto& [name, columns] : tables_) sizes[name] = fs::file_size(dir_ / name);
-  line["sizes"] = sizes;
-  const fs::path journal = dir_ / journal_name;
-  if (!fs::exists(journal)) {  // recorded but not yet created when a kill came between the two
-    record(journal_name);
-    atomic_write(journal, "");
+  nlohmann::ordered_json sizes = nlohmann::ordered_json::object(), hashes = nlohmann::ordered_json::object();
+  std::map<std::string, std::uint64_t> from;
+  for (const auto& [name, block] : blocks) from[name] = fs::file_size(dir_ / name);
+  try {
+    for (const auto& [name, block] : blocks) {
+      const std::uint64_t size = block.empty() ? from[name] : append_durably(dir_ / name, block);
+      sizes[name] = size;
+      hashes[name] = {{"from", from[name]}, {"fnv1a64", Fnv1a64().add(block.data(), block.size()).hex()}};
+    }
+    line["sizes"] = sizes;
+    line["blocks"] = hashes;
+    const fs::path journal = dir_ / journal_name;
+    if (!fs::exists(journal)) {  // recorded but not yet created when a kill came between the two
+      record(journal_name);
+      atomic_write(journal, "");
+    }
+    append_durably(journal, line.dump() + "\n");
+  } catch (...) {
+    // The cell's rows go with it: no table keeps rows of a cell its journal does not have.
+    std::error_code ec;
+    for (const auto& [name, size] : from) fs::resize_file(dir_ / name, size, ec);
+    throw;
   }
-  append_durably(journal, line.dump() + "\n");
+  committed_sizes_ = {};
+  for (const auto& [name, size] : sizes.items()) committed_sizes_[name] = size.get<std::uint64_t>();
   done_.insert(key);
 }
 

@@ -33,13 +33,18 @@ namespace sumlab {
 enum class RunMode { fresh, force, resume };
 
 // Reads a CSV written by sumlab: the header and the rows (no embedded newlines). A row whose field
-// count is not the header's (a torn line of a run folder from before the log) is dropped.
+// count is not the header's (a torn line of a run folder from before the log, an edit) is dropped
+// and counted. `limit`: only the first `limit` bytes (finished_sizes: the last finished cell's).
 struct CsvTable {
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> rows;
+  std::size_t torn = 0;
   int column(const std::string& name) const;  // -1 when absent
 };
-CsvTable read_csv(const std::filesystem::path& path);
+CsvTable read_csv(const std::filesystem::path& path, std::optional<std::uint64_t> limit = std::nullopt);
+// The appendable tables' sizes after a run folder's last finished cell (cells.log's last whole
+// line; empty without one): rows past them belong to a cell a kill cut short.
+std::map<std::string, std::uint64_t> finished_sizes(const std::filesystem::path& dir);
 
 // The lock of a folder sumlab writes (.sumlab.lock, flock): held for the object's life; a second
 // process fails at once with a message naming the holder. The kernel drops it when the holder dies.
@@ -63,8 +68,12 @@ class RunFolder {
   //   resume  the folder holds the same study with the same plan (else UserError with the
   //           differences), and its tables are cut back to the last finished cell.
   // Records this invocation in provenance.json. Throws UserError for every refusal.
+  // `files`: the tables the study will write (checked, with sumlab's own files, before --force
+  // removes or writes anything). Leftover temporary files of sumlab's are removed; a folder that a
+  // kill left without its provenance.json holds no run, and a fresh run starts over in it. --resume
+  // by another build (the source's commit, the version, the compiler or its flags) is refused.
   RunFolder(const std::filesystem::path& dir, const std::string& study, RunMode mode,
-            const nlohmann::ordered_json& plan, const std::string& backend);
+            const nlohmann::ordered_json& plan, const std::string& backend, const std::vector<std::string>& files = {});
   RunFolder(const RunFolder&) = delete;
   RunFolder& operator=(const RunFolder&) = delete;
 
@@ -89,6 +98,8 @@ class RunFolder {
   bool exists(const std::string& name) const;
 
  private:
+  void open(const std::string& study, RunMode mode, const nlohmann::ordered_json& plan, const std::string& backend,
+            const std::vector<std::string>& files);
   void record(const std::string& name);  // adds `name` to the manifest (before it is created)
   // `inv`: this invocation's record (invocation()), gathered before the lock was taken.
   void open_provenance(const std::string& study, RunMode mode, const nlohmann::ordered_json& plan,
@@ -115,7 +126,11 @@ void append_csv(const std::filesystem::path& path, const std::vector<std::string
 std::size_t remove_recorded_files(const std::filesystem::path& dir);
 // Writes a whole file complete or not at all: a temporary file in the same folder, fsynced, renamed
 // over `path` (UserError/ResourceError naming the file on failure). Not recorded in any manifest.
+// `path` must be a regular file or absent (check_plain_file).
 void atomic_write(const std::filesystem::path& path, const std::string& content);
+// UserError unless `path` is absent or a regular file: a rename over a device, FIFO or link would
+// replace the node itself (as root, /dev/null), and an append to a FIFO would block.
+void check_plain_file(const std::filesystem::path& path);
 // Writes `dir`/manifest.json listing `files` (paths relative to dir), atomically.
 void write_manifest(const std::filesystem::path& dir, const std::set<std::string>& files);
 std::set<std::string> read_manifest(const std::filesystem::path& dir);

@@ -26,6 +26,12 @@ extern "C" void on_sigint(int) {
   std::signal(SIGINT, SIG_DFL);
 }
 
+std::vector<std::string> table_names(const std::vector<Table>& tables) {
+  std::vector<std::string> names;
+  for (const auto& t : tables) names.push_back(t.name);
+  return names;
+}
+
 RunMode mode_of(const RunOptions& o) {
   if (o.force && o.resume) throw UserError("--force and --resume exclude each other");
   return o.resume ? RunMode::resume : o.force ? RunMode::force : RunMode::fresh;
@@ -45,7 +51,7 @@ Study::Study(std::string name, const RunOptions& o, const nlohmann::ordered_json
              const std::vector<Table>& tables)
     : name_(std::move(name)),
       options_(o),
-      folder_(o.out.empty() ? "runs/" + name_ : o.out, name_, mode_of(o), plan, backend),
+      folder_(o.out.empty() ? "runs/" + name_ : o.out, name_, mode_of(o), plan, backend, table_names(tables)),
       tables_(tables) {
   for (const auto& t : tables_) folder_.table(t.name, t.columns);
 }

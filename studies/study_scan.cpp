@@ -690,6 +690,7 @@ nlohmann::ordered_json plan_json(const Plan& p) {
   j["operators"] = p.ops;
   std::vector<std::string> algs;
   for (GpuScan a : p.gpu_algorithms) algs.emplace_back(to_string(a));
+  j["cpu_algorithms"] = p.cpu_algorithms;  // both lists: --resume with other algorithms would mix two plans
   j["gpu_algorithms"] = algs;
   j["quick"] = p.quick;
   j["seed"] = p.seed;

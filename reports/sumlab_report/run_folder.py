@@ -7,6 +7,7 @@ it only shows (hex bits, exact figures).
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 from dataclasses import dataclass, field
@@ -46,11 +47,14 @@ class CsvData:
         return list(seen)
 
 
-def read_csv(path: Path) -> CsvData:
+def read_csv(path: Path, limit: int | None = None) -> CsvData:
     """The rows whose field count is the header's; a torn row (cut by a kill in a folder written
-    before sumlab's atomic appends, or edited by hand) is counted and left out, never half-read."""
+    before sumlab's atomic appends, or edited by hand) is counted and left out, never half-read.
+    limit: read only the first `limit` bytes (the table's size after its last finished cell)."""
     try:
-        with path.open(newline="", encoding="utf-8") as f:
+        with path.open("rb") as raw:
+            data = raw.read() if limit is None else raw.read(limit)
+        with io.StringIO(data.decode("utf-8"), newline="") as f:
             reader = csv.reader(f)
             header = next(reader, [])
             rows, torn = [], 0
@@ -82,6 +86,12 @@ class Run:
     provenance: dict
     summary: dict | None
     csv_paths: list[Path] = field(default_factory=list)
+    # Appendable tables' sizes after the last finished cell (cells.log's last whole line): rows past
+    # them belong to a cell that a kill cut short, which --resume runs again.
+    finished_sizes: dict[str, int] = field(default_factory=dict)
+
+    def read(self, path: Path) -> CsvData:
+        return read_csv(path, self.finished_sizes.get(path.name))
 
     @property
     def study(self) -> str:
@@ -98,4 +108,21 @@ def load_run(path: Path, label: str) -> Run:
         raise RunError(f"{path / 'provenance.json'} is not a JSON object")
     summary = read_json(path / "summary.json")
     return Run(path, label, prov, summary if isinstance(summary, dict) else None,
-               sorted(p for p in path.glob("*.csv") if p.is_file()))
+               sorted(p for p in path.glob("*.csv") if p.is_file()), finished_sizes(path / "cells.log"))
+
+
+def finished_sizes(journal: Path) -> dict[str, int]:
+    """The table sizes of cells.log's last whole line ({} without a journal)."""
+    sizes: dict[str, int] = {}
+    try:
+        text = journal.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return sizes
+    for line in text.split("\n")[:-1]:  # the part after the last newline is not a whole line
+        try:
+            entry = json.loads(line)
+            got = {str(k): int(v) for k, v in entry["sizes"].items()}
+        except (ValueError, TypeError, KeyError, AttributeError):
+            break
+        sizes = got
+    return sizes

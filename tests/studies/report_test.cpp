@@ -140,6 +140,42 @@ TEST(Report, DefaultOutputAndForce) {
   EXPECT_EQ(r.code, 0) << r.out;
 }
 
+TEST(Report, NeverIntoARunFolder) {
+  // A run's manifest lists the run's files: taken for a report's, --force would remove the run.
+  const fs::path base = temp_dir("into_run");
+  fs::copy(tiny_run(), base / "a", fs::copy_options::recursive);
+  fs::copy(tiny_run(), base / "b", fs::copy_options::recursive);
+  for (const auto& out : {base / "a", base / "b"}) {
+    const Result r = run("report " + (base / "a").string() + " --out " + out.string() + " --force");
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find("holds a run"), std::string::npos) << r.out;
+    EXPECT_TRUE(fs::exists(out / "error_vs_n.csv"));
+    EXPECT_TRUE(fs::exists(out / "provenance.json"));
+  }
+}
+
+TEST(Report, StrictFailsOnAFolderChangedAfterItsRun) {
+  // Rows cut from a finished run: the tally no longer matches summary.json's, and --strict says so
+  // rather than vouching for what is left.
+  const fs::path d = temp_dir("damaged") / "run";
+  fs::copy(tiny_run(), d, fs::copy_options::recursive);
+  std::vector<std::string> lines;
+  {
+    std::ifstream in(d / "error_vs_n.csv");
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+  }
+  ASSERT_GT(lines.size(), 3u);
+  {
+    std::ofstream out(d / "error_vs_n.csv", std::ios::trunc);
+    for (std::size_t i = 0; i + 2 < lines.size(); ++i) out << lines[i] << '\n';
+    out << lines[lines.size() - 2].substr(0, 10);  // and a torn last row
+  }
+  const Result r = run("report " + d.string() + " --strict");
+  SKIP_WITHOUT_MATPLOTLIB(r);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("DAMAGED"), std::string::npos) << r.out;
+}
+
 TEST(Report, SeveralRunFoldersInOneReport) {
   const fs::path base = temp_dir("several");
   fs::copy(tiny_run(), base / "first", fs::copy_options::recursive);

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -273,6 +274,110 @@ TEST(RunFolderFaults, ResumeRefusesAnotherPlanOrNoRun) {
   EXPECT_EQ(both.code, 2);
   fs::remove_all(dir);
   fs::remove_all(empty);
+}
+
+std::string text_of(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST(RunFolderFaults, ForceTrustsOnlyAManifestSumlabWrote) {
+  // Another program's manifest.json names its own files: --force must not take it for sumlab's.
+  const fs::path dir = fresh("foreign_manifest");
+  std::ofstream(dir / "index.html") << "mine";
+  std::ofstream(dir / "manifest.json") << R"({"name": "my web app", "files": ["index.html"]})";
+  const auto r = run("study error-vs-cond --quick --backend model --force --out " + dir.string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("not a sumlab manifest"), std::string::npos) << r.out;
+  EXPECT_EQ(text_of(dir / "index.html"), "mine");
+  EXPECT_TRUE(fs::exists(dir / "manifest.json"));
+  // sumlab's manifest with a name that is not a string: damaged, exit 2, nothing removed.
+  std::ofstream(dir / "manifest.json") << R"({"written_by": "sumlab", "files": [1]})";
+  EXPECT_EQ(run("study error-vs-cond --quick --backend model --force --out " + dir.string()).code, 2);
+  EXPECT_EQ(text_of(dir / "index.html"), "mine");
+  fs::remove_all(dir);
+}
+
+TEST(RunFolderFaults, AnEditedTableIsCutBackAndItsCellsRunAgain) {
+  const fs::path dir = temp("edited");
+  const std::string args = "study error-vs-cond --quick --backend model --out " + dir.string();
+  ASSERT_EQ(run(args).code, 0);
+  const auto ref = lines_of(dir / "error_vs_cond.csv");
+  // A middle row deleted by hand, then a row duplicated: --resume must end with the uninterrupted
+  // rows, none lost, merged or doubled.
+  for (const bool duplicate : {false, true}) {
+    std::vector<std::string> lines;
+    {
+      std::ifstream in(dir / "error_vs_cond.csv");
+      for (std::string l; std::getline(in, l);) lines.push_back(l);
+    }
+    ASSERT_GT(lines.size(), 10u);
+    const std::size_t mid = lines.size() / 2;
+    if (duplicate) lines.insert(lines.begin() + static_cast<long>(mid), lines[mid]);
+    else lines.erase(lines.begin() + static_cast<long>(mid));
+    {
+      std::ofstream out(dir / "error_vs_cond.csv", std::ios::binary | std::ios::trunc);
+      for (const auto& l : lines) out << l << '\n';
+    }
+    const auto r = run(args + " --resume");
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_EQ(lines_of(dir / "error_vs_cond.csv"), ref) << (duplicate ? "duplicated row" : "deleted row");
+  }
+  fs::remove_all(dir);
+}
+
+TEST(RunFolderFaults, ResumeByAnotherBuildIsRefused) {
+  const fs::path dir = temp("build");
+  const std::string args = "study error-vs-cond --quick --backend model --out " + dir.string();
+  // The stamp a copy on a GPU machine carries stands for the build here (popen inherits it).
+  ::setenv("SUMLAB_GIT_COMMIT", std::string(40, 'a').c_str(), 1);
+  const auto first = run(args);
+  ::setenv("SUMLAB_GIT_COMMIT", std::string(40, 'b').c_str(), 1);
+  const auto r = run(args + " --resume");
+  ::unsetenv("SUMLAB_GIT_COMMIT");
+  ASSERT_EQ(first.code, 0) << first.out;
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("another build"), std::string::npos) << r.out;
+  fs::remove_all(dir);
+}
+
+TEST(RunFolderFaults, DebrisOfAKillIsClearedAndAFolderWithoutItsRunStartsOver) {
+  const fs::path dir = temp("debris");
+  const std::string args = "study error-vs-cond --quick --backend model --out " + dir.string();
+  ASSERT_EQ(run(args).code, 0);
+  std::ofstream(dir / "summary.json.tmp.4242") << "half";
+  std::ofstream(dir / "manifest.json.tmp.77") << "half";
+  ASSERT_EQ(run(args + " --resume").code, 0);
+  EXPECT_FALSE(fs::exists(dir / "summary.json.tmp.4242"));
+  EXPECT_FALSE(fs::exists(dir / "manifest.json.tmp.77"));
+  // Killed after the manifest but before provenance.json: no run there, so a fresh start is allowed.
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "manifest.json") << R"({"written_by": "sumlab", "files": ["provenance.json"]})";
+  std::ofstream(dir / "provenance.json.tmp.5") << "half";
+  const auto r = run(args);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(fs::exists(dir / "summary.json"));
+  fs::remove_all(dir);
+}
+
+TEST(RunFolderFaults, OutputsAreNeverWrittenOverADeviceFifoOrLink) {
+  const fs::path dir = fresh("plain");
+  const fs::path fifo = dir / "fifo", link = dir / "link.svg", target = dir / "target.svg";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  std::ofstream(target) << "mine";
+  fs::create_symlink(target, link);
+  for (const auto& p : {fifo, link}) {
+    const auto r = run("explain --algorithm gpu_two_pass --n 16 --grid 2 --block 32 --vector 1 --svg " + p.string());
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find("not a regular file"), std::string::npos) << r.out;
+  }
+  EXPECT_TRUE(fs::is_fifo(fs::symlink_status(fifo)));
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(link)));
+  EXPECT_EQ(text_of(target), "mine");
+  const auto c = run("explain --algorithm gpu_two_pass --n 16 --grid 2 --block 32 --vector 1 --csv " + fifo.string());
+  EXPECT_EQ(c.code, 2) << c.out;  // an append to a FIFO would block
+  fs::remove_all(dir);
 }
 
 }  // namespace
