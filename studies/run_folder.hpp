@@ -7,15 +7,17 @@
 //   manifest.json   every file sumlab wrote here, recorded BEFORE the file is created: --force
 //                   removes exactly these (and the report's, report/manifest.json), never a
 //                   foreign file, and a file sumlab did not write is never appended to.
-//   provenance.json the plan (the study's resolved options, sumlab's version, the backend) and its
-//                   hash, plus one entry per invocation (command line, date, commit, host, GPU).
-//                   --resume with a different plan is refused, printing what differs.
+//   provenance.json the plan (the study's resolved options, the backend) and its hash, plus one
+//                   entry per invocation (command line, date, commit, version, compiler and flags,
+//                   host, GPU). --resume with a different plan, or by a build whose commit, version,
+//                   compiler or flags differ from the first invocation's, is refused, saying what.
 //   <table>.csv     tidy rows, created atomically with their header; a cell's rows are appended to
 //                   each table with one write() and an fsync.
-//   cells.log       one line per finished cell (its key and every table's size after its rows),
-//                   appended with one write() and an fsync: a cell is done when its line is there.
-//                   On resume, every table is cut back to the sizes of the last line, so the rows
-//                   of a cell cut short by a kill vanish and the cell runs again.
+//   cells.log       one line per finished cell (its key, every table's size after its rows, and
+//                   where those rows start with their FNV-1a hash), appended with one write() and
+//                   an fsync: a cell is done when its line is there and its rows are intact. On
+//                   resume, every table is cut back to the last such line, so the rows of a cell
+//                   cut short by a kill (or edited since) vanish and the cell runs again.
 //   other files     (summary.json, whole-file tables) written to a temporary name, fsynced and
 //                   renamed: complete or absent.
 #include <cstdint>
