@@ -3,8 +3,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include <fmt/format.h>
+
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <string>
@@ -46,6 +49,28 @@ int fail(std::string* error, int code, const char* what, const char* prefix = ""
   return code;
 }
 
+// Output that could not be written (`sum --json > /dev/full`) is a failure, not a success: a full
+// disk is exit 3, any other write error exit 2.
+int finish_output(std::string* error, int code) {
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return code;
+  const int err = errno;
+  std::clearerr(stdout);
+  return fail(error, err == ENOSPC || err == EDQUOT ? exit_resources : exit_bad_input,
+              fmt::format("cannot write the output: {}", std::strerror(err)).c_str());
+}
+
+bool known_command(const CLI::App& app, const std::string& name) {
+  for (const CLI::App* sub : app.get_subcommands({}))
+    if (sub->get_name() == name) return true;
+  return false;
+}
+
+std::string command_names(const CLI::App& app) {
+  std::string names;
+  for (const CLI::App* sub : app.get_subcommands({})) names += (names.empty() ? "" : ", ") + sub->get_name();
+  return names;
+}
+
 // The version, the commit it was configured from, and what the GPU side can do here.
 std::string version_text() {
   std::string why;
@@ -77,13 +102,17 @@ int run_cli(int argc, const char* const* argv, std::string* error) {
   register_specials(app);
   register_algorithms(app);
   add_common_rules(app);
+  int code = exit_ok;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // --help prints and exits 0; every other parse failure is a usage error.
-    if (app.exit(e) == 0) return exit_ok;
-    if (error) *error = e.what();
-    return exit_bad_input;
+    // --help and --version print and exit 0; every other parse failure is a usage error, in one
+    // line like every other refusal.
+    if (e.get_exit_code() == 0) return app.exit(e) == 0 ? finish_output(error, exit_ok) : exit_bad_input;
+    std::string what = e.what();
+    if (argc > 1 && argv[1][0] != '-' && !known_command(app, argv[1]))
+      what = fmt::format("unknown command '{}' (commands: {})", argv[1], command_names(app));
+    return fail(error, exit_bad_input, (what + "; see sumlab --help").c_str());
   } catch (const UserError& e) {
     return fail(error, exit_bad_input, e.what());
   } catch (const CheckFailed& e) {
@@ -99,7 +128,7 @@ int run_cli(int argc, const char* const* argv, std::string* error) {
   } catch (const std::exception& e) {
     return fail(error, exit_internal, e.what(), "internal error: ");
   }
-  return exit_ok;
+  return finish_output(error, code);
 }
 
 }  // namespace sumlab

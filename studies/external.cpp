@@ -8,7 +8,10 @@
 #include <map>
 #include <mutex>
 
+#include "core/cpu_algorithms.hpp"
+#include "core/cpu_peers.hpp"
 #include "core/float_traits.hpp"
+#include "core/gpu_kernel.hpp"
 #include "studies/commands.hpp"
 
 namespace sumlab {
@@ -37,8 +40,14 @@ template <class Map> std::string names_in(const Map& m) {
 }  // namespace
 
 void register_external(std::shared_ptr<ExternalSum> s) {
+  // A sum's rows sit beside sumlab's algorithms, kernels and peers, named by name: a subject of one
+  // of their names would merge into theirs (two "serial" rows a cell, one growth fit over both).
+  const std::string name = s->name();
+  if (find_cpu_algorithm<float>(name) || find_gpu_kernel(name) || find_cpu_peer<float>(name))
+    throw UserError("a subject named '" + name + "' would share its rows' name with sumlab's own '" + name +
+                    "': name it otherwise");
   const std::lock_guard<std::mutex> lock(registry_mutex);
-  registry()[s->name()] = std::move(s);
+  registry()[name] = std::move(s);
 }
 
 std::string_view to_string(ArrayKind k) {

@@ -38,7 +38,11 @@ template <class T> std::vector<const CpuAlgorithm<T>*> select_algorithms(const s
     }
     out.push_back(a);
   }
-  return out;
+  // "all,serial" names serial twice: one row each, in the registry's order of first mention.
+  std::vector<const CpuAlgorithm<T>*> unique;
+  for (const auto* a : out)
+    if (std::find(unique.begin(), unique.end(), a) == unique.end()) unique.push_back(a);
+  return unique;
 }
 
 // One CPU algorithm with the request's options: pairwise with serial leaves of pairwise_base,
@@ -96,7 +100,10 @@ std::vector<GpuKernel> select_gpu_kernels(const std::vector<std::string>& names)
     if (!k) throw UserError("unknown GPU kernel '" + name + "' (valid: " + gpu_kernel_names(true) + ")");
     out.push_back(*k);
   }
-  return out;
+  std::vector<GpuKernel> unique;  // "gpu,gpu_two_pass": one row each
+  for (GpuKernel k : out)
+    if (std::find(unique.begin(), unique.end(), k) == unique.end()) unique.push_back(k);
+  return unique;
 }
 
 namespace {

@@ -75,7 +75,10 @@ def _run(args: list[str], data: Any = None, subjects: Any = None, kinds: Sequenc
                     raise SumlabError(f"data: {e}") from None
                 args += ["--input", "mem:" + registered_array]
             for s in chosen:
-                names.append(s.register(_sumlab, taken))
+                try:
+                    names.append(s.register(_sumlab, taken))
+                except ValueError as e:
+                    raise SumlabError(str(e)) from None
             if names:
                 args += ["--external", ",".join(names)]
             code, message = _sumlab.run_cli(args)

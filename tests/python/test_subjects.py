@@ -407,3 +407,10 @@ def test_studies_from_several_threads_keep_their_own_subjects(tmp_path):
     for t in threads:
         t.join()
     assert {i: r[0] for i, r in results.items()} == {i: {i + 1} for i in range(4)}
+
+
+def test_a_subject_named_like_a_lab_algorithm_is_refused(tmp_path):
+    # Its rows would merge with the lab's own: two "serial" rows a cell, one growth fit over both.
+    with pytest.raises(sumlab.SumlabError, match="share its rows' name"):
+        sumlab.study.error_vs_n(str(tmp_path / "e"), subjects=sumlab.Subject(np.sum, name="serial"), quick=True,
+                                dtypes=["float32"], dists=["normal"], seeds=1, log2_max=10, backend="cpu")
