@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
+#include "studies/commands.hpp"
+#include "studies/input_error.hpp"
 #include "studies/run_folder.hpp"
 
 namespace sumlab {
@@ -16,10 +19,16 @@ constexpr Verdict all_verdicts[] = {Verdict::within,         Verdict::exceeds,
                                     Verdict::exact_overflow, Verdict::intermediate_overflow,
                                     Verdict::failed};
 
-Verdict parse_verdict(const std::string& s) {
+std::optional<Verdict> parse_verdict(const std::string& s) {
   for (Verdict v : all_verdicts)
     if (to_string(v) == s) return v;
-  throw std::invalid_argument("unknown bound verdict '" + s + "'");
+  return std::nullopt;
+}
+
+std::string verdict_names() {
+  std::string out;
+  for (Verdict v : all_verdicts) out += (out.empty() ? "" : ", ") + std::string(to_string(v));
+  return out;
 }
 
 double to_double(const std::string& s) {
@@ -43,7 +52,7 @@ void BoundAlarm::add(const std::string& what, Verdict v, double abs_error, doubl
   if (worst_.size() > max_worst) worst_.pop_back();
 }
 
-void BoundAlarm::add_rows(const CsvTable& t) {
+void BoundAlarm::add_rows(const CsvTable& t, const std::string& source) {
   // Runs written before the verdict column have within_bound 1/0 only.
   const int vi = t.column("verdict"), wi = t.column("within_bound"), ei = t.column("abs_error"),
             bi = t.column("bound");
@@ -51,12 +60,21 @@ void BoundAlarm::add_rows(const CsvTable& t) {
   std::vector<int> ids;
   for (const char* c : {"algorithm", "backend", "dtype", "dist", "n", "seed", "requested_condition", "shape"})
     if (t.column(c) >= 0) ids.push_back(t.column(c));
-  for (const auto& r : t.rows) {
+  for (std::size_t k = 0; k < t.rows.size(); ++k) {
+    const auto& r = t.rows[k];
     std::string what;
     for (int i : ids) what += (what.empty() ? "" : " ") + r[static_cast<std::size_t>(i)];
-    const Verdict v = vi >= 0 ? parse_verdict(r[static_cast<std::size_t>(vi)])
-                      : r[static_cast<std::size_t>(wi)] == "0" ? Verdict::exceeds : Verdict::within;
-    add(what, v, to_double(r[static_cast<std::size_t>(ei)]), to_double(r[static_cast<std::size_t>(bi)]));
+    std::optional<Verdict> v =
+        vi >= 0 ? parse_verdict(r[static_cast<std::size_t>(vi)])
+                : std::optional(r[static_cast<std::size_t>(wi)] == "0" ? Verdict::exceeds : Verdict::within);
+    // The rows come from a file, which a user (or a damaged disk) may have changed: bad input,
+    // not a bug.
+    if (!v)
+      throw UserError(fmt::format("{}, data row {} ({}): the verdict {} is none of {}; the table is damaged or "
+                                  "was edited",
+                                  source.empty() ? "a results table" : "'" + source + "'", k + 1, what,
+                                  excerpt(r[static_cast<std::size_t>(vi)]), verdict_names()));
+    add(what, *v, to_double(r[static_cast<std::size_t>(ei)]), to_double(r[static_cast<std::size_t>(bi)]));
   }
 }
 

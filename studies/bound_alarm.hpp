@@ -23,8 +23,9 @@ class BoundAlarm {
   void add(const std::string& what, Verdict v, double abs_error, double bound);
   // Every row of a table with `verdict` (or, in older runs, `within_bound`), `abs_error` and `bound`
   // columns; `what` is built from the identifying columns that exist (algorithm, dtype, n, ...).
-  // A table without them adds nothing.
-  void add_rows(const CsvTable& t);
+  // A table without them adds nothing. A verdict that names no Verdict (an empty cell, a word
+  // the lab never writes) throws UserError naming `source` (the table's file) and the row.
+  void add_rows(const CsvTable& t, const std::string& source = "");
 
   std::size_t count(Verdict v) const;
   std::size_t total() const { return total_; }

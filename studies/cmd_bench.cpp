@@ -35,12 +35,15 @@
 #include "studies/commands.hpp"
 #include "studies/external.hpp"
 #include "studies/input_file.hpp"
+#include "studies/input_options.hpp"
 #include "studies/plugin.hpp"
 #include "studies/run_folder.hpp"
 #include "studies/size_text.hpp"
 #include "studies/study_driver.hpp"
-#if defined(SUMLAB_WITH_CUDA)
+// Declarations only (plain C++): the families' default shapes are the options' defaults in a build
+// without CUDA too, where bench times the CPU algorithms.
 #include "gpu/bench.hpp"
+#if defined(SUMLAB_WITH_CUDA)
 #include "gpu/gpu_sum.hpp"
 #endif
 
@@ -486,7 +489,7 @@ void register_bench(CLI::App& app) {
   cmd->add_option("--samples", o->samples, "Timed samples per measurement (median kept)")->capture_default_str();
   cmd->add_option("--cpu-n", o->cpu_n, "Elements of the CPU timing")->capture_default_str();
   cmd->add_option("--cpu-reps", o->cpu_reps, "CPU repetitions (median kept)")->capture_default_str();
-  cmd->add_option("--seed", o->seed, "Generator seed")->capture_default_str();
+  add_seed_option(*cmd, "--seed", o->seed, "Generator seed");
   cmd->add_option("--scan-shape", o->scan_shape,
                   "Time the modelled scans at this shape, bBLOCKxITEMS (default: each one's own; one a scan refuses is its row's error)");
   cmd->add_option("--segmented-tile", o->segmented_tile,

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -451,7 +452,13 @@ std::vector<segmented::Offset> explain_offsets(const std::vector<std::int64_t>& 
   if (!sizes.empty()) {
     for (const auto size : sizes) {
       if (size < 0) throw UserError("--segment-sizes: a size is negative (" + std::to_string(size) + ")");
-      off.push_back(off.back() + size);
+      // Checked: sizes whose sum wraps int64 (undefined, and in practice back to small numbers)
+      // could otherwise pass for n.
+      std::int64_t next = 0;
+      if (__builtin_add_overflow(off.back(), size, &next))
+        throw UserError(
+            fmt::format("--segment-sizes add up to more than 2^63-1, but the input has n = {} elements", n));
+      off.push_back(next);
     }
     if (off.back() != n)
       throw UserError(fmt::format("--segment-sizes add up to {}, but the input has n = {} elements", off.back(), n));
@@ -533,8 +540,22 @@ UserError not_drawable(const std::string& name) {
                    "warp_per_segment, segmented_scan; got '" + name + "'");
 }
 
+// A tree of more additions than this is no longer read or drawn.
+constexpr std::uint64_t kExplainMax = 4096;
+UserError too_large(std::uint64_t n) {
+  return UserError(fmt::format("explain is for small inputs: n <= {} (got {})", kExplainMax, n));
+}
+
+// --csv and --svg name files: a folder there is refused before anything is traced.
+void check_output_path(const char* option, const std::string& path, const char* example) {
+  std::error_code ec;
+  if (!path.empty() && std::filesystem::is_directory(path, ec))
+    throw UserError(fmt::format("{} '{}' is a folder; give a file path in it (e.g. {})", option, path,
+                                (std::filesystem::path(path) / example).string()));
+}
+
 template <class T> void run_explain(const ExplainOptions& o, std::vector<T>& data) {
-  if (data.size() > 4096) throw UserError("explain is for small inputs: n <= 4096 (got " + std::to_string(data.size()) + ")");
+  if (data.size() > kExplainMax) throw too_large(data.size());
   const std::span<const T> xs(data);
   if (const auto alg = scan::parse_gpu_scan(o.kernel); alg && scan::is_modelled(*alg)) return explain_scan<T>(o, *alg, xs);
   if (const auto st = segmented::find_strategy(o.kernel); st && segmented::info(*st).where == segmented::Where::gpu_modelled)
@@ -578,8 +599,8 @@ void register_explain(CLI::App& app) {
       ->capture_default_str();
   add_input_options(*cmd, o->input);
   add_shape_options(*cmd, o->shape);
-  cmd->add_option("--svg", o->svg, "Also draw the tree to this SVG file");
-  cmd->add_option("--csv", o->csv,
+  add_text_option(*cmd, "--svg", o->svg, "Also draw the tree to this SVG file");
+  add_text_option(*cmd, "--csv", o->csv,
                   "Append the tree (one row per input and per addition) to this CSV, e.g. RUN_DIR/order_trace.csv, "
                   "which `sumlab report` draws");
   cmd->add_flag("--values", o->values, "Print every intermediate value (default when n <= 64)");
@@ -591,6 +612,12 @@ void register_explain(CLI::App& app) {
                   "5,0,3,1,7,40,2,70,... cut at n)")
       ->delimiter(',');
   cmd->callback([o] {
+    check_input_source(o->input);
+    check_output_path("--csv", o->csv, "order_trace.csv");
+    check_output_path("--svg", o->svg, "tree.svg");
+    // A generated input's size is known before any value is made: refused at once, not after
+    // generating (or failing to find memory for) values explain would never draw.
+    if (o->input.input.empty() && o->input.n > kExplainMax) throw too_large(o->input.n);
     Array a = load_input(o->input);
     if (auto* f = std::get_if<std::vector<float>>(&a)) run_explain<float>(*o, *f);
     else run_explain<double>(*o, std::get<std::vector<double>>(a));

@@ -47,11 +47,11 @@ struct StudyOptions {
   bool quick = false;
   std::vector<std::string> algorithms{"all"};
   std::vector<std::string> dists;
-  std::vector<std::string> dtypes{"float32", "float64"};
+  std::vector<std::string> dtypes;  // default float32,float64; with --input, its own type
   int seeds = 0;
   int log2_min = 4, log2_max = 0, log2_step = 0;
   std::string backend;  // "" = cuda when a GPU is present, else model; "cpu" = CPU algorithms only
-  std::vector<std::string> gpu_kernels{"all"};
+  std::vector<std::string> gpu_kernels;  // default all (none with --backend cpu)
   std::vector<std::string> externals;  // subjects the user brings (studies/external.hpp), by name
   std::vector<std::string> plugins;    // LIB:SYMBOL (studies/plugin.hpp): measured without --external
   std::string input, input_format, flatten;  // the user's data instead of the generators
@@ -127,9 +127,17 @@ template <class T> std::vector<const CpuAlgorithm<T>*> pick(const std::vector<st
 // One cell: one input (dtype, dist, n, seed), every selected algorithm, one row each.
 // The GPU kernels a study runs on a backend: every modelled kernel (and, on cuda, the library
 // peers), unless --gpu-kernels names some ("none" for CPU algorithms only).
-std::vector<GpuKernel> pick_kernels(const std::vector<std::string>& names, const Backend* backend) {
+std::vector<GpuKernel> pick_kernels(const std::vector<std::string>& given, const Backend* backend) {
   std::vector<GpuKernel> out;
-  if (!backend) return out;
+  // --backend cpu runs no kernel: naming one there would drop it without a word.
+  if (!backend) {
+    if (!given.empty() && given != std::vector<std::string>{"none"})
+      throw UserError(fmt::format("--gpu-kernels {}: --backend cpu runs the CPU algorithms only; choose --backend "
+                                  "model or cuda for GPU kernels, or leave --gpu-kernels out",
+                                  fmt::join(given, ",")));
+    return out;
+  }
+  const std::vector<std::string> names = given.empty() ? std::vector<std::string>{"all"} : given;
   for (const auto& name : names) {
     if (name == "none") return {};
     if (name == "all") {
@@ -363,6 +371,20 @@ std::shared_ptr<const InputData> study_data(const StudyOptions& o, nlohmann::ord
   return data;
 }
 
+// The dtypes a study of the user's data runs: the data's own. --dtypes naming another is refused,
+// as `sum --input` refuses a --dtype the file does not hold, rather than measuring the data's
+// type alone under the name of the one asked for.
+std::vector<std::string> data_dtypes(const StudyOptions& o, const InputData& data) {
+  const std::string own = data_dtype(data);
+  for (const auto& d : o.dtypes)
+    if (parse_dtype(d) != parse_dtype(own))
+      throw UserError(fmt::format("--input '{}' holds {} but --dtypes {} was given (a study of the user's data "
+                                  "runs in the data's own type; leave --dtypes out)",
+                                  o.input.rfind("mem:", 0) == 0 ? "an array from Python" : o.input, own,
+                                  fmt::join(o.dtypes, ",")));
+  return {own};
+}
+
 // Sizes for the user's data: the generator sizes up to its length, and the whole of it.
 std::vector<std::uint64_t> data_sizes(std::vector<std::uint64_t> sizes, std::uint64_t length) {
   std::erase_if(sizes, [&](std::uint64_t n) { return n >= length; });
@@ -378,6 +400,10 @@ void plan_subjects(nlohmann::ordered_json& plan, const std::vector<std::shared_p
   for (const auto& s : subjects) j.push_back({{"name", s->name()}, {"configs", s->configs()}});
   plan["externals"] = j;
   if (!plugins.empty()) plan["plugins"] = plugin_plan(plugins);
+}
+
+std::vector<std::string> generator_dtypes(const StudyOptions& o) {
+  return o.dtypes.empty() ? std::vector<std::string>{"float32", "float64"} : o.dtypes;
 }
 
 void run_error_vs_n(const StudyOptions& o) {
@@ -397,7 +423,7 @@ void run_error_vs_n(const StudyOptions& o) {
   nlohmann::ordered_json plan;
   const auto data = study_data(o, plan);
   const auto sizes = data ? data_sizes(sizes_for(o, cuda), data->size()) : sizes_for(o, cuda);
-  const std::vector<std::string> dtypes = data ? std::vector<std::string>{data_dtype(*data)} : o.dtypes;
+  const std::vector<std::string> dtypes = data ? data_dtypes(o, *data) : generator_dtypes(o);
   const std::vector<std::string> cell_dists = data ? std::vector<std::string>{"data"} : dists;
   const int seeds = o.seeds > 0 ? o.seeds : (o.quick ? 2 : 3);
   auto backend = o.backend == "cpu" ? nullptr : make_backend(o.backend);
@@ -430,7 +456,7 @@ void run_error_vs_n(const StudyOptions& o) {
   plan_kernels(plan, kernels, o);
   plan["backend"] = backend_name;
   plan_subjects(plan, subjects, plugins);
-  Study study("error-vs-n", o.run, plan, backend_name, {{"error_vs_n.csv", kErrorVsNColumns}});
+  Study study("error-vs-n", o.run, plan, backend_name, {{"error_vs_n.csv", kErrorVsNColumns}}, {"headlines.csv"});
   std::vector<Cell> cells;
   for (const auto& dtype : dtypes)
     for (const auto& dist : cell_dists)
@@ -468,7 +494,7 @@ void run_error_vs_cond_on_data(const StudyOptions& o) {
   const auto algorithms = algorithm_names<float>(o.algorithms);
   nlohmann::ordered_json plan;
   const auto data = study_data(o, plan);
-  const std::string dtype = data_dtype(*data);
+  const std::string dtype = data_dtypes(o, *data)[0];
   const int seeds = o.seeds > 0 ? o.seeds : (o.quick ? 2 : 3);
   const auto sizes = data_sizes(sizes_for(o, false), data->size());
   auto backend = o.backend == "cpu" ? nullptr : make_backend(o.backend);
@@ -499,7 +525,8 @@ void run_error_vs_cond_on_data(const StudyOptions& o) {
 // 10^0 .. 10^40 (float) / 10^60 (double).
 void run_error_vs_cond(const StudyOptions& o, std::uint64_t n, int step) {
   if (!o.input.empty()) return run_error_vs_cond_on_data(o);
-  for (const auto& d : o.dtypes) (void)parse_dtype(d);
+  const std::vector<std::string> dtypes = generator_dtypes(o);
+  for (const auto& d : dtypes) (void)parse_dtype(d);
   const auto algorithms = algorithm_names<float>(o.algorithms);
   if (n < 4) throw UserError("error-vs-cond needs --n >= 4");
   if (step < 1) throw UserError("--decades-step must be >= 1");
@@ -511,11 +538,11 @@ void run_error_vs_cond(const StudyOptions& o, std::uint64_t n, int step) {
   const auto subjects = externals(with_plugins(o.externals, plugins));
   check_fits_in_memory(n, 8 * 2, fmt::format("n = {}", n));
   std::vector<std::pair<std::string, int>> decades;  // (dtype, decade)
-  for (const auto& dtype : o.dtypes)
+  for (const auto& dtype : dtypes)
     for (int k = 0; k <= (parse_dtype(dtype) == Dtype::float32 ? 40 : 60); k += step) decades.emplace_back(dtype, k);
 
   nlohmann::ordered_json plan;
-  plan["dtypes"] = o.dtypes;
+  plan["dtypes"] = dtypes;
   plan["n"] = n;
   plan["decades_step"] = step;
   plan["seeds"] = seeds;
@@ -537,7 +564,7 @@ void run_error_vs_cond(const StudyOptions& o, std::uint64_t n, int step) {
                                "error_vs_cond.csv", fmt::format("{}|{}|{}", dtype, cond, s),
                                fmt::format("{} cond={} seed={}", dtype, cond, s), nullptr));
     }
-  study.run(cells, cell_concurrency(o, backend.get(), subjects, input_bytes(n, o.dtypes)));
+  study.run(cells, cell_concurrency(o, backend.get(), subjects, input_bytes(n, dtypes)));
   nlohmann::ordered_json summary;
   summary["csv"] = "error_vs_cond.csv";
   summary["reference"] = reference_method(backend.get());
@@ -550,13 +577,16 @@ void add_common(CLI::App* cmd, StudyOptions& o) {
   cmd->add_flag("--quick", o.quick, "A small version that runs in seconds");
   cmd->add_option("--algorithms", o.algorithms, "Algorithms (comma list or 'all')")->delimiter(',');
   cmd->add_option("--dists", o.dists, "Distributions (comma list)")->delimiter(',');
-  cmd->add_option("--dtypes", o.dtypes, "float32,float64")->delimiter(',');
+  cmd->add_option("--dtypes", o.dtypes, "float32,float64 (default both; with --input, the data's own)")
+      ->delimiter(',');
   cmd->add_option("--seeds", o.seeds, "Seeds per cell (default 3, quick 2)")->check(CLI::Range(1, 1000));
   cmd->add_option("--backend", o.backend,
                   "Where the GPU kernels run: cuda, model (the CPU executing their exact order), or cpu "
                   "(CPU algorithms only). Default: cuda when a GPU is present, else model")
       ->check(CLI::IsMember({"cuda", "model", "cpu"}));
-  cmd->add_option("--gpu-kernels", o.gpu_kernels, "GPU kernels (comma list, 'all' or 'none')")->delimiter(',');
+  cmd->add_option("--gpu-kernels", o.gpu_kernels,
+                  "GPU kernels (comma list, 'all' or 'none'; default all, none with --backend cpu)")
+      ->delimiter(',');
   cmd->add_option("--cells", o.cells,
                   "Cells run side by side at most (default: the host's cores; their inputs within twice the largest "
                   "input and 80% of the host's and, on cuda, the device's memory; never with --external or --plugin "
@@ -566,10 +596,10 @@ void add_common(CLI::App* cmd, StudyOptions& o) {
                   "Largest n for gpu_serial: one GPU thread adding in CPU serial's order (its bits are serial's), "
                   "which takes tens of seconds at 2^30")
       ->capture_default_str();
-  cmd->add_option("--input", o.input,
+  add_text_option(*cmd, "--input", o.input,
                   "The user's data (.npy, .csv/.txt, raw with --format): error-vs-n over its prefixes (seed 1) "
                   "and seeded subsamples (seeds 2..), error-vs-cond with its own condition numbers");
-  cmd->add_option("--format", o.input_format, "--input's format: npy, csv or raw (default: from the extension)");
+  add_text_option(*cmd, "--format", o.input_format, "--input's format: npy, csv or raw (default: from the extension)");
   cmd->add_option("--flatten", o.flatten, "How a 2-D --input becomes one sequence: C (row by row) or F (column by column)");
   cmd->add_option("--external", o.externals,
                   "Subjects the user brings, by name (registered from Python; a --plugin's subject needs no "
@@ -594,8 +624,8 @@ void register_study(CLI::App& app) {
   for (auto add : kOwnStudies) add(*study);
 
   auto c = std::make_shared<StudyOptions>();
-  auto cn = std::make_shared<std::string>();
-  auto step = std::make_shared<int>(0);
+  auto cn = std::make_shared<std::optional<std::string>>();
+  auto step = std::make_shared<std::optional<int>>();
   auto* evc = study->add_subcommand("error-vs-cond",
                                     "Relative error against the condition number on ill-conditioned sums");
   add_common(evc, *c);
@@ -603,8 +633,8 @@ void register_study(CLI::App& app) {
   evc->add_option("--decades-step", *step, "Condition numbers 10^0, 10^step, ... (default 2, quick 5)");
   evc->callback([c, cn, step] {
     if (!c->dists.empty()) throw UserError("error-vs-cond always uses the ill_conditioned generator");
-    const std::uint64_t n = cn->empty() ? (c->quick ? 1000 : 10000) : static_cast<std::uint64_t>(parse_size(*cn, "--n"));
-    run_error_vs_cond(*c, n, *step ? *step : (c->quick ? 5 : 2));
+    const std::uint64_t n = *cn ? static_cast<std::uint64_t>(parse_size(**cn, "--n")) : (c->quick ? 1000 : 10000);
+    run_error_vs_cond(*c, n, step->value_or(c->quick ? 5 : 2));
   });
 }
 

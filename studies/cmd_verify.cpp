@@ -63,6 +63,7 @@
 #include "core/order_model/smem_race.hpp"
 #include "studies/backend.hpp"
 #include "studies/commands.hpp"
+#include "studies/input_options.hpp"
 #include "studies/parallel_for.hpp"
 #include "studies/size_text.hpp"
 #include "studies/verify_rows.hpp"
@@ -539,6 +540,9 @@ Sweep resolve_sweep(const VerifyOptions& o) {
   Sweep w{o, {}, {}, {}};
   VerifyOptions& opts = w.opts;
   if (o.quick && o.atomic_n == "2^26") opts.atomic_n = "2^20";
+  // Read here, with the sweep's other options: a bad value is refused before anything runs, and
+  // without a GPU too (where the atomic check never runs and would never read it).
+  (void)parse_size(opts.atomic_n, "--atomic-n");
   if (opts.sizes.empty())
     opts.sizes = o.quick ? std::vector<std::string>{"0", "1", "31", "33", "1000", "4099"}
                          : std::vector<std::string>{"0", "1", "31", "33", "1000", "2^20+3", "2^24", "2^28"};
@@ -724,9 +728,9 @@ void register_verify(CLI::App& app) {
                   "Comma list of GPU sum kernels to check (default: all modelled ones, then the atomic check and the "
                   "row, segmented and scan kernels; with a list, the atomic check only if gpu_atomic is in it)")
       ->delimiter(',');
-  cmd->add_option("--csv", o->csv, "Write every case to this CSV (and the atomic table to <name>_atomic.csv)");
+  add_text_option(*cmd, "--csv", o->csv, "Write every case to this CSV (and the atomic table to <name>_atomic.csv)");
   cmd->add_option("--shapes", o->shapes, "Number of launch shapes in the sweep")->capture_default_str()->check(CLI::Range(1, 3072));
-  cmd->add_option("--seed", o->seed, "Generator seed of every input")->capture_default_str();
+  add_seed_option(*cmd, "--seed", o->seed, "Generator seed of every input");
   cmd->add_option("--threads", o->threads, "CPU threads for the model (0 = all)")->capture_default_str();
   cmd->add_option("--serial-max", o->serial_max, "Largest n for gpu_serial (one GPU thread)")->capture_default_str();
   cmd->add_option("--atomic-n", o->atomic_n, "n of the atomic distribution check (0 skips it)")->capture_default_str();

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cerrno>
 #include <cstdint>
@@ -40,7 +41,9 @@ const char* kind_of(mode_t m) {
 }
 
 // A regular file opened for reading, with the size it had when opened. Opening does not block
-// on a FIFO (O_NONBLOCK), so one is refused instead of waiting for a writer.
+// on a FIFO (O_NONBLOCK), so one is refused instead of waiting for a writer. A file that reports
+// size 0 yet holds bytes (those of /proc, some FUSE and network file systems) has no size to
+// check before reading: it is read to its end at once, and its size is what that gave.
 class InputFile {
  public:
   explicit InputFile(const std::string& path) : path_(path) {
@@ -57,6 +60,7 @@ class InputFile {
       input_error(path, std::string("is ") + kind_of(st.st_mode) + ", not a regular file");
     }
     size_ = static_cast<std::uint64_t>(st.st_size);
+    if (size_ == 0) read_to_end();
   }
   InputFile(const InputFile&) = delete;
   InputFile& operator=(const InputFile&) = delete;
@@ -67,6 +71,11 @@ class InputFile {
 
   // Bytes [offset, offset + n) of the file, all of them or a UserError.
   std::string read(std::uint64_t offset, std::uint64_t n) const {
+    if (by_content_) {
+      if (offset > content_.size() || n > content_.size() - offset)
+        input_error(path_, "the file shrank while it was being read");
+      return content_.substr(static_cast<std::size_t>(offset), static_cast<std::size_t>(n));
+    }
     std::string out(static_cast<std::size_t>(n), '\0');
     std::uint64_t done = 0;
     while (done < n) {
@@ -79,11 +88,35 @@ class InputFile {
     }
     return out;
   }
+  // True when the file's bytes were read to its end because its size said nothing (see above):
+  // there is no file of size() bytes to map.
+  bool read_by_content() const { return by_content_; }
 
  private:
+  // Each growth is checked against memory, as a sized file is before it is read: a file that
+  // never ends stops with ResourceError, not std::bad_alloc.
+  void read_to_end() {
+    std::array<char, 1 << 16> buf;
+    for (;;) {
+      const ssize_t r = ::read(fd_, buf.data(), buf.size());
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) input_error(path_, std::string("error while reading: ") + std::strerror(errno));
+      if (r == 0) break;
+      if (content_.size() + static_cast<std::size_t>(r) > content_.capacity())
+        check_fits_in_memory(2 * (content_.size() + static_cast<std::size_t>(r)), 1,
+                             fmt::format("'{}' (its size unknown until read: {} so far)", path_,
+                                         bytes_text(static_cast<double>(content_.size()))));
+      content_.append(buf.data(), static_cast<std::size_t>(r));
+    }
+    by_content_ = !content_.empty();
+    size_ = content_.size();
+  }
+
   std::string path_;
   int fd_ = -1;
   std::uint64_t size_ = 0;
+  bool by_content_ = false;
+  std::string content_;
 };
 
 std::string format_of(const std::string& path, const std::string& format) {
@@ -94,13 +127,25 @@ std::string format_of(const std::string& path, const std::string& format) {
   }
   const auto slash = path.rfind('/');
   const auto dot = path.rfind('.');
-  const std::string ext = dot == std::string::npos || (slash != std::string::npos && dot < slash) ? "" : path.substr(dot + 1);
+  std::string ext = dot == std::string::npos || (slash != std::string::npos && dot < slash) ? "" : path.substr(dot + 1);
+  // An extension in capitals (X.NPY, written on a case-insensitive file system) names the same format.
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](char c) { return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c; });
   if (ext == "npy") return "npy";
   if (ext == "csv" || ext == "txt") return "csv";
   return "raw";
 }
 
 std::span<const char> as_span(const std::string& s) { return {s.data(), s.size()}; }
+
+// An .npy file read as raw or text would sum its header's bytes as values: one that starts with
+// the NumPy magic is read as .npy or not at all.
+void refuse_npy_bytes(const InputFile& f, const std::string& path, const std::string& format) {
+  static constexpr std::string_view magic = "\x93NUMPY";
+  if (f.size() < magic.size() || f.read(0, magic.size()) != magic) return;
+  input_error(path, fmt::format("starts with the NumPy magic \\x93NUMPY but is read as {}; name it .npy or give "
+                                "--format npy",
+                                format));
+}
 
 Array read_npy(const InputFile& f, const std::string& path, const ReadOptions& opts) {
   const std::string preamble = f.read(0, std::min<std::uint64_t>(f.size(), 12));
@@ -187,6 +232,7 @@ MappedArray::~MappedArray() {
 std::unique_ptr<MappedArray> map_npy(const std::string& path, const ReadOptions& opts) {
   if (path.rfind("mem:", 0) == 0 || format_of(path, opts.format) != "npy") return nullptr;
   const InputFile f(path);
+  if (f.read_by_content()) return nullptr;
   const std::string preamble = f.read(0, std::min<std::uint64_t>(f.size(), 12));
   const std::uint64_t offset = npy_data_offset(as_span(preamble), f.size(), path);
   const NpyHeader h = parse_npy_header(as_span(f.read(0, offset)), path);
@@ -228,6 +274,7 @@ Array read_array(const std::string& path, const ReadOptions& opts) {
   const std::string format = format_of(path, opts.format);
   const InputFile f(path);
   if (format == "npy") return read_npy(f, path, opts);
+  refuse_npy_bytes(f, path, format);
   if (format == "raw") {
     check_raw(f.size(), opts, path);
     check_fits_in_memory(f.size(), 2, fmt::format("'{}' ({})", path, bytes_text(static_cast<double>(f.size()))));

@@ -4,7 +4,8 @@
 // checks the file and reads it; the formats are parsed from bytes by those three.
 //
 // The file must be a regular file (a directory, a device such as /dev/zero or a FIFO is refused
-// before anything is read), and every size is checked before it is allocated: an .npy header is
+// before anything is read; one that reports size 0 but has bytes, as /proc's do, is read to its
+// end), and every size is checked before it is allocated: an .npy header is
 // read first and its count * element size must equal the rest of the file exactly; then the
 // memory the values need is checked (ResourceError, exit 3, when the machine lacks it). The bytes
 // are read whole, except where map_npy can sum them where they lie (InputData picks).
@@ -20,7 +21,9 @@
 
 namespace sumlab {
 
-// The format is opts.format, or from the extension: .npy, .csv/.txt, anything else raw.
+// The format is opts.format, or from the extension in any case: .npy, .csv/.txt, anything else raw.
+// A file that starts with the NumPy magic is read as .npy or refused: as raw or text its header's
+// bytes would be summed as values.
 // "mem:NAME" reads an array registered in this process (the Python package's arrays).
 Array read_array(const std::string& path, const ReadOptions& opts);
 

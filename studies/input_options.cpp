@@ -3,6 +3,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <cmath>
+#include <cstdlib>
+#include <limits>
 #include <stdexcept>
 
 #include "core/generators.hpp"
@@ -11,34 +14,110 @@
 
 namespace sumlab {
 
+namespace {
+
+// True for the literals that name an infinity on purpose ("inf", "-Infinity"), which strtold
+// accepts as a float literal of their own.
+bool names_infinity(const std::string& text) {
+  std::size_t i = text.find_first_not_of(" \t");
+  if (i != std::string::npos && (text[i] == '+' || text[i] == '-')) ++i;
+  if (i == std::string::npos || text.size() - i < 3) return false;
+  std::string word = text.substr(i, 3);
+  for (char& c : word) c = static_cast<char>(c | 0x20);
+  return word == "inf";
+}
+
+// A real number as CLI11 reads one (strtold: decimal, hex floats, inf, nan), except that a finite
+// literal beyond float64's range is refused instead of becoming an infinity.
+double parse_real(const std::string& text, const std::string& option) {
+  if (text.empty()) throw UserError(option + ": the value is empty");
+  char* end = nullptr;
+  const long double v = std::strtold(text.c_str(), &end);
+  if (end != text.c_str() + text.size()) throw UserError(option + ": '" + text + "' is not a number");
+  const auto d = static_cast<double>(v);
+  if (std::isinf(d) && !names_infinity(text))
+    throw UserError(fmt::format("{}: '{}' overflows float64 (largest finite {:g}); give inf for an infinity", option,
+                                text, std::numeric_limits<double>::max()));
+  return d;
+}
+
+CLI::Option* add_real_option(CLI::App& cmd, const std::string& name, double& target, const std::string& help) {
+  return cmd
+      .add_option_function<std::string>(
+          name, [&target, name](const std::string& text) { target = parse_real(text, name); }, help)
+      ->default_str(fmt::format("{}", target));
+}
+
+}  // namespace
+
+CLI::Option* add_text_option(CLI::App& cmd, const std::string& name, std::string& target, const std::string& help) {
+  return cmd.add_option_function<std::string>(
+      name,
+      [&target, name](const std::string& text) {
+        if (text.empty()) throw UserError(name + ": the value is empty");
+        target = text;
+      },
+      help);
+}
+
+std::uint64_t parse_seed(const std::string& text, const std::string& option) {
+  constexpr std::uint64_t max = std::numeric_limits<std::uint64_t>::max();
+  if (text.empty()) throw UserError(option + ": the value is empty");
+  if (text[0] == '-') throw UserError(fmt::format("{}: '{}' is negative (a seed is 0..{})", option, text, max));
+  std::uint64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9')
+      throw UserError(fmt::format("{}: '{}' is not a whole number (a seed is 0..{})", option, text, max));
+    const auto digit = static_cast<std::uint64_t>(c - '0');
+    if (v > (max - digit) / 10) throw UserError(fmt::format("{}: '{}' is too large (at most {})", option, text, max));
+    v = v * 10 + digit;
+  }
+  return v;
+}
+
+void add_seed_option(CLI::App& cmd, const std::string& name, std::uint64_t& seed, const std::string& help) {
+  cmd.add_option_function<std::string>(
+         name, [&seed, name](const std::string& text) { seed = parse_seed(text, name); }, help)
+      ->default_str(std::to_string(seed));
+}
+
+void check_input_source(const InputOptions& o) {
+  if (o.input.empty()) return;
+  for (const CLI::Option* opt : o.generator_options)
+    if (opt->count() > 0)
+      throw UserError(fmt::format("{} has no effect with --input (the file's values are summed as they are); "
+                                  "drop it",
+                                  opt->get_name()));
+}
+
 void add_input_options(CLI::App& cmd, InputOptions& o) {
-  cmd.add_option("--dist", o.dist,
-                 "Generator: uniform[lo,hi), normal(mu,sigma), constant(value), cancellation, "
-                 "lognormal(mu,sigma), ill_conditioned(cond) (Ogita-Rump-Oishi)")
-      ->capture_default_str();
+  auto& g = o.generator_options;
+  g.push_back(cmd.add_option("--dist", o.dist,
+                             "Generator: uniform[lo,hi), normal(mu,sigma), constant(value), cancellation, "
+                             "lognormal(mu,sigma), ill_conditioned(cond) (Ogita-Rump-Oishi)")
+                  ->capture_default_str());
   // A string parsed by parse_size, not CLI11's integer conversion, which wraps "-5" to 2^64 - 5
   // and refuses the 2^k forms the studies accept.
-  cmd.add_option_function<std::string>(
-         "-n,--n", [&o](const std::string& text) { o.n = static_cast<std::uint64_t>(parse_size(text, "--n")); },
-         "Number of elements: N, 2^k, 2^k+c, 2^k-c or 1e8")
-      ->default_str(std::to_string(o.n));
-  cmd.add_option("--seed", o.seed, "Generator seed: element i is a pure function of (seed, i)")
-      ->capture_default_str();
-  cmd.add_option("--lo", o.lo, "uniform: lower end")->capture_default_str();
-  cmd.add_option("--hi", o.hi, "uniform: upper end (excluded)")->capture_default_str();
-  cmd.add_option("--mu", o.mu, "normal/lognormal: mean (of the log for lognormal)")->capture_default_str();
-  cmd.add_option("--sigma", o.sigma, "normal/lognormal: standard deviation")->capture_default_str();
-  cmd.add_option("--value", o.value, "constant: the value (rounded to the dtype)")->capture_default_str();
-  cmd.add_option("--cond", o.condition, "ill_conditioned: requested condition number sum|x|/|sum x|")
-      ->capture_default_str();
-  cmd.add_option("--order", o.order,
-                 "Ordering applied after generation: as_generated, ascending, descending, "
-                 "magnitude_ascending, magnitude_descending")
-      ->capture_default_str();
-  cmd.add_option("--input", o.input, "Read the array from a file (.npy, .csv/.txt, or raw binary)");
-  cmd.add_option("--format", o.format, "Input file format: npy, csv or raw (default: from the extension)");
-  cmd.add_option("--dtype", o.dtype,
-                 "float32 or float64 (default float32; an .npy file's own type, float16 read as float32)");
+  g.push_back(cmd.add_option_function<std::string>(
+                     "-n,--n", [&o](const std::string& text) { o.n = static_cast<std::uint64_t>(parse_size(text, "--n")); },
+                     "Number of elements: N, 2^k, 2^k+c, 2^k-c or 1e8")
+                  ->default_str(std::to_string(o.n)));
+  add_seed_option(cmd, "--seed", o.seed, "Generator seed: element i is a pure function of (seed, i)");
+  g.push_back(cmd.get_option("--seed"));
+  g.push_back(add_real_option(cmd, "--lo", o.lo, "uniform: lower end"));
+  g.push_back(add_real_option(cmd, "--hi", o.hi, "uniform: upper end (excluded)"));
+  g.push_back(add_real_option(cmd, "--mu", o.mu, "normal/lognormal: mean (of the log for lognormal)"));
+  g.push_back(add_real_option(cmd, "--sigma", o.sigma, "normal/lognormal: standard deviation"));
+  g.push_back(add_real_option(cmd, "--value", o.value, "constant: the value (rounded to the dtype)"));
+  g.push_back(add_real_option(cmd, "--cond", o.condition, "ill_conditioned: requested condition number sum|x|/|sum x|"));
+  g.push_back(cmd.add_option("--order", o.order,
+                             "Ordering applied after generation: as_generated, ascending, descending, "
+                             "magnitude_ascending, magnitude_descending")
+                  ->capture_default_str());
+  add_text_option(cmd, "--input", o.input, "Read the array from a file (.npy, .csv/.txt, or raw binary)");
+  add_text_option(cmd, "--format", o.format, "Input file format: npy, csv or raw (default: from the extension)");
+  add_text_option(cmd, "--dtype", o.dtype,
+                  "float32 or float64 (default float32; an .npy file's own type, float16 read as float32)");
   cmd.add_option("--flatten", o.flatten,
                  "How a 2-D (or more) input file becomes one sequence: C (row-major, last index fastest) "
                  "or F (column-major, first index fastest); required for such files")
@@ -63,6 +142,13 @@ DistributionSpec distribution_spec(const InputOptions& o) {
     throw UserError("--sigma must be >= 0");
   if (s.kind == Distribution::ill_conditioned && !(o.condition >= 1))
     throw UserError("--cond must be >= 1");
+  // "rounded to the dtype": a finite value at or past float32's largest finite + half an ulp
+  // (0x1.ffffffp127, a tie that rounds to even: up) rounds to an infinity.
+  const bool f32 = o.dtype.empty() || parse_dtype(o.dtype) == Dtype::float32;
+  if (s.kind == Distribution::constant && f32 && std::isfinite(o.value) && std::fabs(o.value) >= 0x1.ffffffp127)
+    throw UserError(fmt::format("--value {} overflows float32 (largest finite {:g}); give --dtype float64, or inf "
+                                "for an infinity",
+                                o.value, std::numeric_limits<float>::max()));
   return s;
 }
 

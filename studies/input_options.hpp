@@ -4,12 +4,16 @@
 // studies.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/generators.hpp"
 #include "studies/input_file.hpp"
 #include "studies/memory_check.hpp"
 
-namespace CLI { class App; }
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
 
 namespace sumlab {
 
@@ -23,9 +27,26 @@ struct InputOptions {
   std::string format;  // npy | csv | raw | "" (from the extension)
   std::string dtype;   // float32 | float64 | "" (float32, or the .npy header's)
   std::string flatten;  // C | F | "": how a 2-D (or more) file becomes one sequence
+  // The generator's options as add_input_options added them: with --input, giving one is refused
+  // (check_input_source), since a file's values are summed as they are.
+  std::vector<const CLI::Option*> generator_options;
 };
 
 void add_input_options(CLI::App& cmd, InputOptions& opts);
+
+// UserError when --input is given together with a generator option (--n, --dist, --seed, ...),
+// which would have no effect on the file's values.
+void check_input_source(const InputOptions& opts);
+
+// A text option (a path, a type name) stored in `target`, whose empty value is refused with a
+// UserError naming it: "" would otherwise read as the option left out (no file, the default type).
+CLI::Option* add_text_option(CLI::App& cmd, const std::string& name, std::string& target, const std::string& help);
+
+// A seed: decimal digits, 0..2^64-1. UserError naming `option` for a sign, another character or a
+// value past 2^64-1 (which CLI11's integer conversion wraps or clamps without a word).
+std::uint64_t parse_seed(const std::string& text, const std::string& option);
+// `name` (a seed option) parsed by parse_seed into `seed`, its default shown in --help.
+void add_seed_option(CLI::App& cmd, const std::string& name, std::uint64_t& seed, const std::string& help);
 
 // What --format, --dtype and --flatten ask of a file (UserError for a bad value).
 ReadOptions read_options(const InputOptions& opts);

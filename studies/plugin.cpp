@@ -1,6 +1,7 @@
 #include "studies/plugin.hpp"
 
 #include <dlfcn.h>
+#include <link.h>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -180,6 +181,26 @@ sumlab_plugin_getter find_getter(const std::string& spec, const fs::path& librar
   if (const char* e = dlerror(); e || !address)
     throw UserError(fmt::format("--plugin '{}': no symbol '{}' in {} ({})", spec, symbol, library.string(),
                                 e ? e : "it resolves to NULL"));
+  // The getter is called, so the symbol must be code: a data symbol (an exported variable, a
+  // descriptor exported in place of its getter) would be jumped into. The dynamic symbol table
+  // entry that covers the address says which; with none, nothing says it is code.
+  Dl_info info{};
+  void* entry_address = nullptr;
+  if (dladdr1(address, &info, &entry_address, RTLD_DL_SYMENT) == 0 || !entry_address)
+    throw UserError(fmt::format("--plugin '{}': '{}' resolves to an address that no symbol table entry covers, so it "
+                                "cannot be called as the getter (plugin/sumlab_plugin.h)",
+                                spec, symbol));
+  const auto* entry = static_cast<const ElfW(Sym)*>(entry_address);
+  if (const auto type = ELF64_ST_TYPE(entry->st_info); type != STT_FUNC && type != STT_GNU_IFUNC) {
+    // dlsym searches the library's dependencies too: say where the symbol was found.
+    const std::string where = info.dli_fname && fs::path(info.dli_fname) != library
+                                  ? fmt::format(" (found in {})", info.dli_fname)
+                                  : "";
+    throw UserError(fmt::format("--plugin '{}': '{}' in {}{} is {}, not a function; name the getter "
+                                "(plugin/sumlab_plugin.h)",
+                                spec, symbol, library.string(), where,
+                                type == STT_OBJECT ? "a data object" : fmt::format("a symbol of ELF type {}", type)));
+  }
   sumlab_plugin_getter getter;
   static_assert(sizeof getter == sizeof address);
   std::memcpy(&getter, &address, sizeof getter);  // POSIX: a symbol's address converts to a function pointer
@@ -213,6 +234,8 @@ LoadedPlugin load_plugin(const std::string& spec) {
   const fs::path path = spec.substr(0, colon);
   const std::string symbol = spec.substr(colon + 1);
   std::error_code ec;
+  if (fs::is_directory(path, ec))
+    throw UserError(fmt::format("--plugin '{}': {} is a folder, not a shared library", spec, path.string()));
   if (!fs::is_regular_file(path, ec))
     throw UserError(fmt::format("--plugin '{}': no such file: {}", spec, path.string()));
   const fs::path library = fs::canonical(path);

@@ -12,6 +12,7 @@
 
 #include "studies/bound_alarm.hpp"
 #include "studies/commands.hpp"
+#include "studies/input_options.hpp"
 #include "studies/progress.hpp"
 
 namespace sumlab {
@@ -26,8 +27,7 @@ extern "C" void on_sigint(int) {
   std::signal(SIGINT, SIG_DFL);
 }
 
-std::vector<std::string> table_names(const std::vector<Table>& tables) {
-  std::vector<std::string> names;
+std::vector<std::string> file_names(const std::vector<Table>& tables, std::vector<std::string> names) {
   for (const auto& t : tables) names.push_back(t.name);
   return names;
 }
@@ -40,7 +40,7 @@ RunMode mode_of(const RunOptions& o) {
 }  // namespace
 
 void add_run_options(CLI::App& cmd, RunOptions& o) {
-  cmd.add_option("--out", o.out, "Run folder to create (default runs/<study>)");
+  add_text_option(cmd, "--out", o.out, "Run folder to create (default runs/<study>)");
   cmd.add_flag("--force", o.force, "Start over in --out: removes the files sumlab wrote there (and only those)");
   cmd.add_flag("--resume", o.resume,
                "Continue the run in --out with the same options, skipping the cells it finished");
@@ -48,10 +48,11 @@ void add_run_options(CLI::App& cmd, RunOptions& o) {
 }
 
 Study::Study(std::string name, const RunOptions& o, const nlohmann::ordered_json& plan, const std::string& backend,
-             const std::vector<Table>& tables)
+             const std::vector<Table>& tables, const std::vector<std::string>& whole_files)
     : name_(std::move(name)),
       options_(o),
-      folder_(o.out.empty() ? "runs/" + name_ : o.out, name_, mode_of(o), plan, backend, table_names(tables)),
+      folder_(o.out.empty() ? "runs/" + name_ : o.out, name_, mode_of(o), plan, backend,
+              file_names(tables, whole_files)),
       tables_(tables) {
   for (const auto& t : tables_) folder_.table(t.name, t.columns);
 }
@@ -110,7 +111,7 @@ void Study::run(const std::vector<Cell>& cells, Concurrency conc) {
 
 void Study::finish(nlohmann::ordered_json summary, const std::vector<std::string>& headline) {
   BoundAlarm tally;
-  for (const auto& t : tables_) tally.add_rows(read_csv(folder_.file(t.name)));
+  for (const auto& t : tables_) tally.add_rows(read_csv(folder_.file(t.name)), folder_.file(t.name).string());
   nlohmann::ordered_json s;
   s["study"] = name_;
   s["cells"] = total_;

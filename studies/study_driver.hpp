@@ -57,8 +57,10 @@ class Study {
  public:
   // Opens the run folder (RunOptions::out, or runs/<name>) in the mode the options ask for.
   // Throws UserError before touching anything when --force and --resume are both given.
+  // whole_files: the files the study writes whole at its end (besides summary.json), which --force
+  // checks with the tables before it removes anything.
   Study(std::string name, const RunOptions& o, const nlohmann::ordered_json& plan, const std::string& backend,
-        const std::vector<Table>& tables);
+        const std::vector<Table>& tables, const std::vector<std::string>& whole_files = {});
 
   RunFolder& folder() { return folder_; }
   // Runs every cell not yet done, committing them in order (throws Interrupted after a Ctrl-C,

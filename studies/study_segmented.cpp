@@ -64,7 +64,7 @@ struct SegmentedOptions {
   std::vector<std::string> scan_tiles;     // "256x4" (default 64x1,256x4,1024x3)
   int seeds = 1, reps = 0, runs = 0;
   std::vector<std::int64_t> offsets;       // a hand-made layout instead of the distributions
-  std::int64_t n = -1;                     // its number of values (default: its last offset)
+  std::optional<std::int64_t> n;           // its number of values (default: its last offset)
   std::vector<std::string> externals;      // the user's segment sums, registered by name (Python)
 };
 
@@ -433,15 +433,22 @@ Plan make_plan(const SegmentedOptions& o) {
   }
   for (const auto& d : o.dtypes)
     if (d != "float32" && d != "float64") throw UserError("unknown dtype '" + d + "' (valid: float32, float64)");
+  if (o.n && *o.n < 0) throw UserError(fmt::format("--n must be >= 0 (got {})", *o.n));
   if (!o.offsets.empty()) {
-    const std::int64_t n = o.n >= 0 ? o.n : o.offsets.back();
+    const std::int64_t n = o.n ? *o.n : std::max<std::int64_t>(o.offsets.back(), 0);
     try {
-      segmented::validate_offsets<Offset>(o.offsets, static_cast<std::size_t>(std::max<std::int64_t>(n, 0)));
+      segmented::validate_offsets<Offset>(o.offsets, static_cast<std::size_t>(n));
     } catch (const std::invalid_argument& e) {
       throw UserError(std::string("--offsets: ") + e.what());
     }
+    // Its cells hold n values and a sum per segment, as a generated layout's do (the check on
+    // the largest cell below): refused here, before the run folder is opened, not when the first
+    // cell allocates.
+    const auto segments = static_cast<std::uint64_t>(o.offsets.size() - 1);
+    check_fits_in_memory(static_cast<std::uint64_t>(n) + segments, 64,
+                         fmt::format("the --offsets layout ({} values in {} segments)", n, segments));
     p.custom = o.offsets;
-  } else if (o.n >= 0) {
+  } else if (o.n) {
     throw UserError("--n gives the number of values of an --offsets layout; it needs --offsets");
   }
   p.segments = o.segments.empty() ? std::vector<std::int64_t>{o.quick ? 512 : 65536} : o.segments;

@@ -25,6 +25,7 @@
 #include <iterator>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -58,8 +59,8 @@ struct VarianceOptions {
   RunOptions run;
   std::string backend;
   bool quick = false;
-  // -1: not given (default 1024 x 4096, quick 64 x 1024; softmax 256, argmax 64 rows, quick 16, 8).
-  std::int64_t rows = -1, cols = -1, softmax_rows = -1, argmax_rows = -1;
+  // Not given: default 1024 x 4096, quick 64 x 1024; softmax 256, argmax 64 rows, quick 16, 8.
+  std::optional<std::int64_t> rows, cols, softmax_rows, argmax_rows;
   std::vector<double> offsets;                     // default 0, 1, 10, .., 1e6
   std::vector<double> scales;                      // default 1, 10, 100, 1e3, 1e4
   std::vector<std::string> dtypes{"float32"};
@@ -508,10 +509,10 @@ Plan make_plan(const VarianceOptions& o) {
   Plan p;
   p.backend = pick_row_backend(o.backend);
   p.backend_name = std::string(to_string(p.backend));
-  p.rows = o.rows != -1 ? o.rows : (o.quick ? 64 : 1024);
-  p.cols = o.cols != -1 ? o.cols : (o.quick ? 1024 : 4096);
-  p.softmax_rows = o.softmax_rows != -1 ? o.softmax_rows : (o.quick ? 16 : 256);
-  p.argmax_rows = o.argmax_rows != -1 ? o.argmax_rows : (o.quick ? 8 : 64);
+  p.rows = o.rows.value_or(o.quick ? 64 : 1024);
+  p.cols = o.cols.value_or(o.quick ? 1024 : 4096);
+  p.softmax_rows = o.softmax_rows.value_or(o.quick ? 16 : 256);
+  p.argmax_rows = o.argmax_rows.value_or(o.quick ? 8 : 64);
   p.offsets = o.offsets.empty() ? std::vector<double>{0, 1, 10, 100, 1e3, 1e4, 1e5, 1e6} : o.offsets;
   p.scales = o.scales.empty() ? std::vector<double>{1, 10, 100, 1e3, 1e4} : o.scales;
   p.reps = o.reps ? o.reps : (o.quick ? 3 : 20);
@@ -738,7 +739,7 @@ void register_study_variance(CLI::App& study) {
   cmd->add_option("--blocks", o->blocks, "block_per_row block sizes (comma list; default 256)")->delimiter(',');
   cmd->add_option("--warp-block", o->warp_block, "warp_per_row block size (block/32 rows per block)")
       ->capture_default_str();
-  cmd->add_option("--seed", o->seed, "Generator seed")->capture_default_str();
+  add_seed_option(*cmd, "--seed", o->seed, "Generator seed");
   cmd->add_option("--reps", o->reps, "Timed launches per kernel on cuda, median kept (default 20, quick 3)");
   cmd->add_option("--verify", o->verify,
                   "GPU bits vs model bits before the study: full, quick or none (default quick on cuda, none on "

@@ -4,14 +4,22 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
+
+#include "studies/bound_alarm.hpp"
+#include "studies/commands.hpp"
+#include "studies/memory_check.hpp"
+#include "studies/run_folder.hpp"
 
 namespace {
 
@@ -393,6 +401,208 @@ TEST(Cli, BigSumsShowProgressOnATerminalOnly) {
   EXPECT_NE(out.find("the exact reference (MPFR)"), std::string::npos) << out;
   EXPECT_NE(out.find("3/3"), std::string::npos) << out;
   EXPECT_NE(out.find("reference  "), std::string::npos) << out;  // the results follow
+}
+
+}  // namespace
+
+namespace {
+
+// A 1-D float32 .npy file of `values`.
+std::filesystem::path write_npy32(const std::filesystem::path& path, const std::vector<float>& values) {
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(values.size()) + ",), }";
+  while ((10 + header.size() + 1) % 64) header += ' ';
+  header += '\n';
+  std::ofstream npy(path, std::ios::binary);
+  npy << "\x93NUMPY" << char(1) << char(0) << char(header.size() & 0xff) << char(header.size() >> 8) << header;
+  npy.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(float)));
+  return path;
+}
+
+void expect_one_line_refusal(const std::string& args, const std::string& needle, int code = 2) {
+  const Result r = run(args);
+  EXPECT_EQ(r.code, code) << args << "\n" << r.out;
+  EXPECT_NE(r.out.find(needle), std::string::npos) << args << "\n" << r.out;
+  EXPECT_EQ(r.out.rfind("sumlab: ", 0), 0u) << args << "\n" << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << args << "\n" << r.out;
+}
+
+// Every study's and command's seed and output folder are read the same way.
+TEST(CliOptions, EveryCommandsSeedAndOutAreChecked) {
+  for (const char* cmd : {"study scan --quick --backend model", "study determinism --quick --backend model",
+                          "bench --no-families --no-gpu"})
+    expect_one_line_refusal(std::string(cmd) + " --seed -1 --out /nonexistent/never", "--seed: '-1' is negative");
+  expect_one_line_refusal("study error-vs-n --quick --out ''", "--out: the value is empty");
+  expect_one_line_refusal("report runs/x --out ''", "--out: the value is empty");
+  expect_one_line_refusal("study determinism --quick --backend model --save-golden '' --out /nonexistent/never",
+                          "--save-golden: the value is empty");
+}
+
+// A parse error is one line like every other refusal; an unknown command is named.
+TEST(CliOptions, ParseErrorsAreOneLine) {
+  expect_one_line_refusal("sum --grid 2147483648", "--grid");
+  expect_one_line_refusal("frobnicate", "unknown command 'frobnicate' (commands: sum, study,");
+  expect_one_line_refusal("sum --no-such-option", "--no-such-option");
+}
+
+// Output that cannot be written is a failure: a full disk is out of resources.
+TEST(CliOptions, UnwritableOutputIsNotASuccess) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full here";
+  for (const char* args : {"sum --n 16 -a serial --json", "algorithms", "explain --n 16"}) {
+    // stderr to the pipe, stdout to the full device (run() would send both to the same place).
+    FILE* p = popen((std::string(SUMLAB_BINARY) + " " + args + " 2>&1 >/dev/full").c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    std::string out;
+    for (int c; (c = std::fgetc(p)) != EOF;) out.push_back(static_cast<char>(c));
+    const int status = pclose(p);
+    EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 3) << args << "\n" << out;
+    EXPECT_NE(out.find("cannot write the output"), std::string::npos) << args << "\n" << out;
+  }
+}
+
+// Values CLI11 would clamp, wrap or turn into a default are refused with one line naming the
+// option; the edge values still accepted are accepted.
+TEST(CliOptions, ValuesAreRefusedNotClampedOrDefaulted) {
+  expect_one_line_refusal("sum --n 10 -a serial --seed -1", "--seed: '-1' is negative");
+  expect_one_line_refusal("sum --n 10 -a serial --seed 99999999999999999999",
+                          "--seed: '99999999999999999999' is too large (at most 18446744073709551615)");
+  expect_one_line_refusal("sum --n 10 -a serial --seed 18446744073709551616", "is too large");
+  expect_one_line_refusal("sum --n 10 -a serial --seed 0x10", "--seed: '0x10' is not a whole number");
+  const Result top = run("sum --n 10 -a serial --json --seed 18446744073709551615");
+  ASSERT_EQ(top.code, 0) << top.out;
+  const Result wrapped = run("sum --n 10 -a serial --json --seed 18446744073709551614");
+  ASSERT_EQ(wrapped.code, 0) << wrapped.out;
+  EXPECT_NE(nlohmann::json::parse(top.out)[0]["hex"], nlohmann::json::parse(wrapped.out)[0]["hex"]);
+
+  // A finite literal past the type's range would silently become an infinity.
+  expect_one_line_refusal("sum --n 10 -a serial --dist constant --value 1e400", "--value: '1e400' overflows float64");
+  expect_one_line_refusal("sum --n 10 -a serial --dist constant --value 1e39", "--value 1e+39 overflows float32");
+  expect_one_line_refusal("sum --n 10 -a serial --dist uniform --hi 1e400", "--hi: '1e400' overflows float64");
+  const Result wide = run("sum --n 10 -a serial --json --dist constant --value 1e39 --dtype float64");
+  ASSERT_EQ(wide.code, 0) << wide.out;
+  EXPECT_EQ(nlohmann::json::parse(wide.out)[0]["reference"].get<double>(), 10 * 1e39);
+  const Result largest = run("sum --n 1 -a serial --json --dist constant --value 3.4028235e38");
+  ASSERT_EQ(largest.code, 0) << largest.out;
+  const Result inf = run("sum --n 10 -a serial --json --dist constant --value inf");
+  ASSERT_EQ(inf.code, 0) << inf.out;
+  EXPECT_EQ(nlohmann::json::parse(inf.out)[0]["value"], "inf");
+
+  // An empty value is not the option left out.
+  expect_one_line_refusal("sum -a serial --input ''", "--input: the value is empty");
+  expect_one_line_refusal("sum --n 10 -a serial --dtype ''", "--dtype: the value is empty");
+  expect_one_line_refusal("sum --n 10 -a serial --format ''", "--format: the value is empty");
+  expect_one_line_refusal("study error-vs-n --quick --input '' --out /nonexistent/never", "--input: the value is empty");
+  expect_one_line_refusal("study error-vs-cond --quick --n '' --out /nonexistent/never", "--n: '' is not a number");
+  expect_one_line_refusal("verify --quick --allow-no-gpu --csv ''", "--csv: the value is empty");
+
+  // 0 is a step like -1, not "use the default".
+  expect_one_line_refusal("study error-vs-cond --quick --decades-step 0 --out /nonexistent/never",
+                          "--decades-step must be >= 1");
+  expect_one_line_refusal("study error-vs-cond --quick --decades-step -1 --out /nonexistent/never",
+                          "--decades-step must be >= 1");
+}
+
+// Options that would have no effect are refused rather than dropped: the generator's with --input,
+// GPU kernels with --backend cpu, a --dtypes the user's data does not hold.
+TEST(CliOptions, OptionsWithoutEffectAreRefused) {
+  const auto d = temp_dir("no_effect");
+  std::vector<float> values(64);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = 1.0f + float(i) / 64.0f;
+  const std::string f32 = write_npy32(d / "f32.npy", values).string();
+  for (const std::string option : {"--n 1000", "--dist normal", "--seed 3", "--value 2", "--order ascending"})
+    expect_one_line_refusal("sum -a serial --input " + f32 + " " + option,
+                            option.substr(0, option.find(' ')) + " has no effect with --input");
+  expect_one_line_refusal("explain --input " + f32 + " --n 16", "--n has no effect with --input");
+  const Result plain = run("sum -a serial --json --input " + f32);
+  ASSERT_EQ(plain.code, 0) << plain.out;
+
+  const auto out = d / "run";
+  expect_one_line_refusal("study error-vs-n --backend cpu --input " + f32 + " --dtypes float64 --out " + out.string(),
+                          "--input '" + f32 + "' holds float32 but --dtypes float64 was given");
+  expect_one_line_refusal("study error-vs-n --backend cpu --input " + f32 + " --dtypes float32,float64 --out " +
+                              out.string(),
+                          "holds float32 but --dtypes float32,float64 was given");
+  expect_one_line_refusal("study error-vs-cond --backend cpu --input " + f32 + " --dtypes float64 --out " + out.string(),
+                          "holds float32 but --dtypes float64 was given");
+  EXPECT_FALSE(std::filesystem::exists(out));
+  const Result same = run("study error-vs-n --backend cpu --log2-max 6 --seeds 1 --input " + f32 +
+                          " --dtypes float32 --out " + out.string());
+  ASSERT_EQ(same.code, 0) << same.out;
+  std::filesystem::remove_all(out);
+
+  expect_one_line_refusal("study error-vs-n --quick --backend cpu --gpu-kernels gpu_two_pass --out " + out.string(),
+                          "--gpu-kernels gpu_two_pass: --backend cpu runs the CPU algorithms only");
+  expect_one_line_refusal("study error-vs-cond --quick --backend cpu --gpu-kernels all --out " + out.string(),
+                          "--gpu-kernels all: --backend cpu runs the CPU algorithms only");
+  EXPECT_FALSE(std::filesystem::exists(out));
+  const Result none = run("study error-vs-n --quick --backend cpu --gpu-kernels none --log2-max 6 --seeds 1 "
+                          "--dists uniform --out " + out.string());
+  ASSERT_EQ(none.code, 0) << none.out;
+}
+
+// verify reads --atomic-n with its other options, before the sweep: a bad one is refused even
+// without a GPU, where the atomic check would never run.
+TEST(CliOptions, VerifyAtomicNIsReadUpFront) {
+  for (const char* n : {"abc", "-5", "2^63"}) {
+    const auto t0 = std::chrono::steady_clock::now();
+    expect_one_line_refusal(std::string("verify --quick --allow-no-gpu --atomic-n ") + n,
+                            std::string("--atomic-n: '") + n + "'");
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0) << n;
+  }
+}
+
+// On the model backend gpu_multi_add holds an accumulator per thread of its grid: a shape that
+// needs more memory than the machine has is refused up front, naming the shape (not "is n larger
+// than this machine's memory?" with n = 16).
+TEST(CliGpu, ModelShapeTooLargeForMemoryNamesTheShape) {
+  const std::uint64_t threads = std::uint64_t{8388608} * 1024;
+  if (sumlab::memory_budget() >= threads * 8) GTEST_SKIP() << "this machine could hold the shape's accumulators";
+  expect_one_line_refusal("sum -a gpu_multi_add --backend model --n 16 --dtype float64 --grid 8388608 --block 1024",
+                          "the model of gpu_multi_add at --grid 8388608 x --block 1024 (8589934592 threads, an "
+                          "accumulator each, for n = 16) needs 64.0 GiB",
+                          3);
+}
+
+// A verdict cell that names no verdict (emptied, or a word sumlab never writes) is a damaged table:
+// bad input naming the row, not an internal error.
+TEST(CliReport, UnknownVerdictIsBadInputNamingTheRow) {
+  sumlab::CsvTable t;
+  t.header = {"algorithm", "dtype", "verdict", "abs_error", "bound"};
+  t.rows = {{"serial", "float32", "within", "0", "1"}, {"kahan", "float64", "", "0", "1"}};
+  for (const std::string source : {"run/error_vs_n.csv", ""}) {
+    sumlab::BoundAlarm tally;
+    try {
+      tally.add_rows(t, source);
+      ADD_FAILURE() << "accepted an empty verdict";
+    } catch (const sumlab::UserError& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("data row 2 (kahan float64): the verdict '' is none of within, exceeds"), std::string::npos)
+          << m;
+      if (!source.empty()) {
+        EXPECT_EQ(m.rfind("'run/error_vs_n.csv', data row 2", 0), 0u) << m;
+      }
+    }
+  }
+  t.rows[1][2] = "maybe";
+  EXPECT_THROW(sumlab::BoundAlarm().add_rows(t), sumlab::UserError);
+
+  // Through `report --strict`: exit 2, one line (a same-length word, so that the file's size is
+  // the one its run recorded).
+  const auto dir = temp_dir("report_verdict") / "run";
+  ASSERT_EQ(run("study error-vs-n --backend cpu --log2-max 6 --seeds 1 --dists uniform --dtypes float32 "
+                "--algorithms serial --out " + dir.string()).code, 0);
+  std::string text;
+  {
+    std::ifstream in(dir / "error_vs_n.csv");
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const auto at = text.find(",within,");
+  ASSERT_NE(at, std::string::npos) << text.substr(0, 400);
+  text.replace(at, 8, ",wxthin,");
+  std::ofstream(dir / "error_vs_n.csv", std::ios::binary | std::ios::trunc) << text;
+  const Result r = run("report " + dir.string() + " --strict --force");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("the verdict 'wxthin' is none of within, exceeds"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("internal error"), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -203,6 +205,52 @@ TEST(Explain, CsvAndSvgAndBadInput) {
   EXPECT_EQ(run("explain --algorithm gpu_fixed_point --n 8").code, 2);
   EXPECT_EQ(run("explain --n 100000").code, 2);
   EXPECT_EQ(run("explain --n 16 --block 100").code, 2);
+}
+
+// One line on stderr, exit 2, the cause named: what every refusal below must be.
+void expect_refused(const std::string& args, const std::string& needle) {
+  const Result r = run(args);
+  EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+  EXPECT_NE(r.out.find(needle), std::string::npos) << args << "\n" << r.out;
+  EXPECT_EQ(r.out.rfind("sumlab: ", 0), 0u) << args << "\n" << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << args << "\n" << r.out;
+}
+
+// Segment sizes whose int64 sum wraps (2 x (2^63 - 1) + 12 wraps to 10) are refused, not taken
+// for n: the sum is checked as it is added.
+TEST(Explain, SegmentSizesThatOverflowAreRefused) {
+  for (const char* a : {"block_per_segment", "segmented_scan"})
+    expect_refused(std::string("explain -a ") + a +
+                       " --n 10 --segment-sizes 9223372036854775807,9223372036854775807,12",
+                   "--segment-sizes add up to more than 2^63-1, but the input has n = 10 elements");
+  expect_refused("explain -a block_per_segment --n 10 --segment-sizes 3,9223372036854775807",
+                 "--segment-sizes add up to more than 2^63-1");
+}
+
+// A generated n past what explain draws is refused before any value is made: as the documented
+// refusal, not a memory error (2^40) or seconds of generating (1e7).
+TEST(Explain, LargeNIsRefusedBeforeGenerating) {
+  for (const char* n : {"2^40", "1e7", "4097"}) {
+    const auto t0 = std::chrono::steady_clock::now();
+    expect_refused(std::string("explain --n ") + n, "explain is for small inputs: n <= 4096");
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0) << n;
+  }
+  const Result edge = run("explain --n 4096 -a serial");
+  EXPECT_EQ(edge.code, 0) << edge.out.substr(0, 400);
+}
+
+// --csv and --svg name files: a folder is refused as a folder, and an empty name is refused
+// rather than read as the option left out.
+TEST(Explain, OutputPathsThatAreFoldersOrEmptyAreRefused) {
+  const auto d = std::filesystem::temp_directory_path() / "sumlab_explain_test_paths";
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  expect_refused("explain --n 16 --csv " + d.string(), "--csv '" + d.string() + "' is a folder");
+  expect_refused("explain --n 16 --svg " + d.string(), "--svg '" + d.string() + "' is a folder");
+  EXPECT_TRUE(std::filesystem::is_empty(d));
+  expect_refused("explain --n 16 --svg ''", "--svg: the value is empty");
+  expect_refused("explain --n 16 --csv ''", "--csv: the value is empty");
+  std::filesystem::remove_all(d);
 }
 
 }  // namespace

@@ -619,6 +619,55 @@ TEST(InputCli, EveryHostileFileExitsTwoWithOneLineNamingIt) {
   expect_clean_failure({sum + fifo, "fifo.csv': is a FIFO, not a regular file", 2});
 }
 
+// The format comes from the extension whatever its case, and the NumPy magic decides the rest: an
+// .npy file read as raw or text would sum its header's bytes as values.
+TEST(InputCli, ExtensionsInAnyCaseAndTheNumpyMagic) {
+  const auto d = test::fresh_dir("input_file_test_case");
+  const std::string f32 = npy(npy_dict("<f4", false, "(4,)"), bytes_of_values<float>({1, 2, 3, 4}));
+  const std::string sum = "sum --algorithm serial --json --input ";
+  for (const std::string& args : std::vector<std::string>{sum + write(d, "GOOD.NPY", f32), sum + write(d, "mixed.Npy", f32),
+                                  sum + write(d, "dtype.NPY", f32) + " --dtype float32",
+                                  sum + write(d, "LIST.CSV", "1\n2\n3\n4\n"), sum + write(d, "list.Txt", "4\n3\n2\n1\n")}) {
+    const Result r = run(args);
+    ASSERT_EQ(r.code, 0) << args << " -> " << r.out;
+    EXPECT_EQ(nlohmann::json::parse(r.out)[0]["value"].get<double>(), 10.0) << args << " -> " << r.out;
+  }
+  const std::string bin = write(d, "array.bin", f32);
+  const std::string txt = write(d, "array.csv", f32);
+  const std::vector<CliCase> cases = {
+      {sum + bin + " --dtype float32", "array.bin': starts with the NumPy magic \\x93NUMPY but is read as raw", 2},
+      {sum + bin + " --format raw --dtype float32", "starts with the NumPy magic", 2},
+      {sum + txt, "array.csv': starts with the NumPy magic \\x93NUMPY but is read as csv", 2},
+      {sum + bin + " --format csv", "starts with the NumPy magic", 2},
+      // And the other way round, as before: an .npy name without the magic.
+      {sum + write(d, "FAKE.NPY", "1,2,3,4"), "FAKE.NPY': not an .npy file (bad magic", 2},
+  };
+  for (const auto& c : cases) expect_clean_failure(c);
+  const Result as_npy = run(sum + bin + " --format npy");
+  ASSERT_EQ(as_npy.code, 0) << as_npy.out;
+  EXPECT_EQ(nlohmann::json::parse(as_npy.out)[0]["value"].get<double>(), 10.0);
+}
+
+// A file that reports size 0 but has content (procfs) is read by its content, not taken for empty.
+TEST(InputCli, FilesWhoseSizeSaysNothingAreReadToTheirEnd) {
+  const std::string proc = "/proc/sys/kernel/pid_max";
+  struct stat st {};
+  std::ifstream in(proc);
+  double value = 0;
+  if (::stat(proc.c_str(), &st) != 0 || st.st_size != 0 || !(in >> value)) GTEST_SKIP() << "no procfs " << proc;
+  const Array a = read_array(proc, [] {
+    ReadOptions o;
+    o.format = "csv";
+    return o;
+  }());
+  ASSERT_EQ(values<float>(a).size(), 1u);
+  EXPECT_EQ(values<float>(a)[0], static_cast<float>(value));
+  const Result r = run("sum --algorithm serial --json --format csv --dtype float64 --input " + proc);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out)[0]["value"].get<double>(), value) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out)[0]["n"].get<double>(), 1) << r.out;
+}
+
 TEST(InputCli, GoodFilesAndSizesSum) {
   const auto d = test::fresh_dir("input_file_test_good");
   struct Case {

@@ -86,6 +86,10 @@ const sumlab_plugin impostor = valid("chunked_sum");
 
 }  // namespace
 
+// The descriptor itself exported where its getter belongs: a data symbol, which the loader must
+// refuse rather than call.
+SUMLAB_PLUGIN_EXPORT const sumlab_plugin sumlab_test_descriptor_not_getter = valid("data_symbol");
+
 SUMLAB_PLUGIN_EXPORT const sumlab_plugin* sumlab_test_faulty() { return &faulty; }
 SUMLAB_PLUGIN_EXPORT const sumlab_plugin* sumlab_test_device_only() { return &device_only; }
 SUMLAB_PLUGIN_EXPORT const sumlab_plugin* sumlab_test_dual() { return &dual; }

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -129,6 +130,32 @@ TEST(SegmentedStudy, BadOffsetsAndOptionsFailCleanlyBeforeTouchingTheFolder) {
     EXPECT_NE(r.out.find(b.message), std::string::npos) << b.args << ": " << r.out;
     EXPECT_EQ(r.out.find("terminate"), std::string::npos) << r.out;
     EXPECT_FALSE(std::filesystem::exists(dir)) << b.args;
+  }
+}
+
+// A layout whose values this machine cannot hold is refused for memory (exit 3) with one line,
+// before the run folder exists: not an internal error from a vector's length (2^61) or a failed
+// allocation after provenance.json and the CSV headers are written (10^12). A negative --n is bad
+// input, not "not given".
+TEST(SegmentedStudy, OffsetsPastMemoryAreRefusedBeforeTheFolder) {
+  const auto dir = sumlab::test::temp_dir("segmented_test_memory");
+  struct Case {
+    std::string args, message;
+    int code;
+  };
+  const Case cases[] = {
+      {"--offsets 0,2305843009213693952", "the --offsets layout (2305843009213693952 values in 1 segments)", 3},
+      {"--offsets 0,1000000000000", "the --offsets layout (1000000000000 values in 1 segments) needs", 3},
+      {"--offsets 0,5,1000000000000", "the --offsets layout (1000000000000 values in 2 segments) needs", 3},
+      {"--offsets 0,4 --n -1", "--n must be >= 0 (got -1)", 2},
+  };
+  for (const auto& c : cases) {
+    const Result r = run("study segmented --quick --backend model --dtypes float32 --out " + dir.string() + " " + c.args);
+    EXPECT_EQ(r.code, c.code) << c.args << ": " << r.out;
+    EXPECT_NE(r.out.find(c.message), std::string::npos) << c.args << ": " << r.out;
+    EXPECT_EQ(r.out.rfind("sumlab: ", 0), 0u) << c.args << ": " << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << c.args << ": " << r.out;
+    EXPECT_FALSE(std::filesystem::exists(dir)) << c.args;
   }
 }
 

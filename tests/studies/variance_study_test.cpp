@@ -126,6 +126,12 @@ TEST(VarianceStudy, BadShapesFailCleanlyBeforeTouchingTheFolder) {
       {"--backend model --cols 0", "--cols must be >= 1"},
       {"--backend model --rows 0", "must be >= 1"},
       {"--backend model --cols 16777217", "2^24"},
+      // -1 is a value like any other, not "not given": refused, never the default.
+      {"--backend model --cols -1", "--cols must be >= 1 (got -1)"},
+      {"--backend model --softmax-rows -1", "must be >= 1 (got 64, -1, 8)"},
+      {"--backend model --rows -1", "must be >= 1 (got -1, 16, 8)"},
+      {"--backend model --argmax-rows -1", "must be >= 1 (got 64, 16, -1)"},
+      {"--backend model --seed -1", "--seed: '-1' is negative"},
       {"--backend model --dtypes float16", "unknown dtype"},
       {"--backend model --scales 0", "--scales"},
       {"--backend model --verify full", "needs --backend cuda"},
