@@ -26,6 +26,7 @@
 
 #include "studies/bound_alarm.hpp"
 #include "studies/commands.hpp"
+#include "studies/input_options.hpp"
 #include "studies/run_folder.hpp"
 
 extern char** environ;
@@ -156,8 +157,12 @@ void run_report(const ReportOptions& o) {
     const FolderLock lock(out);
     // Rendered into a folder of its own first: a failure or a kill leaves the old report whole. A
     // .render-PID folder found here is what a killed report left (the lock says none is running).
-    for (const auto& e : fs::directory_iterator(out, ec))
-      if (e.is_directory() && e.path().filename().string().rfind(".render-", 0) == 0) fs::remove_all(e.path(), ec);
+    for (const auto& e : fs::directory_iterator(out, ec)) {
+      const std::string name = e.path().filename().string();
+      if (e.is_directory() && name.size() > 8 && name.rfind(".render-", 0) == 0 &&
+          name.find_first_not_of("0123456789", 8) == std::string::npos)
+        fs::remove_all(e.path(), ec);
+    }
     const fs::path tmp = out / fmt::format(".render-{}", ::getpid());
     fs::create_directories(tmp);
     std::vector<std::string> args{python, script.string()};
@@ -196,7 +201,7 @@ void run_report(const ReportOptions& o) {
       const CsvTable t = read_csv(e.path(), limit == sizes.end() ? std::nullopt : std::optional(limit->second));
       if (t.torn) damaged.push_back(fmt::format("{}: {} torn row(s) left out", e.path().string(), t.torn));
       BoundAlarm tally;
-      tally.add_rows(t);
+      tally.add_rows(t, e.path().string());
       if (tally.total() == 0) continue;
       if (limit != sizes.end()) checked += tally.total();  // summary.json counts the appendable tables
       fmt::print("{}", tally.text(e.path().filename().string() + ": "));
@@ -223,7 +228,7 @@ void register_report(CLI::App& app) {
       "Render run folders into figures (SVG, PNG) and a self-contained report.html (+ report.md); "
       "prints the HTML path");
   cmd->add_option("run_dirs", o->runs, "Run folders written by `sumlab study`")->required();
-  cmd->add_option("--out", o->out, "Output folder (default RUN_DIR/report; required for several folders)");
+  add_text_option(*cmd, "--out", o->out, "Output folder (default RUN_DIR/report; required for several folders)");
   cmd->add_flag("--force", o->force, "Replace a report already in the output folder");
   cmd->add_flag("--strict", o->strict, "Exit 1 when a run holds a result outside its error bound");
   cmd->callback([o] { run_report(*o); });

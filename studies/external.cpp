@@ -12,7 +12,11 @@
 #include "core/cpu_peers.hpp"
 #include "core/float_traits.hpp"
 #include "core/gpu_kernel.hpp"
+#include "core/row_reduce/row_kernel.hpp"
+#include "core/scan/scan_kernel.hpp"
+#include "core/segmented/strategy.hpp"
 #include "studies/commands.hpp"
+#include "studies/scan_backend.hpp"
 
 namespace sumlab {
 namespace {
@@ -63,8 +67,14 @@ std::optional<ArrayKind> parse_array_kind(std::string_view s) {
 }
 
 void register_external_array(std::shared_ptr<ExternalArray> s) {
+  // The same for the other families' rows: the scans', the row kernels' and the segment strategies'.
+  const std::string name = s->name();
+  const bool cpu_scan = std::find(std::begin(kCpuScans), std::end(kCpuScans), name) != std::end(kCpuScans);
+  if (cpu_scan || scan::parse_gpu_scan(name) || row_reduce::find_row_kernel(name) || segmented::find_strategy(name))
+    throw UserError("a subject named '" + name + "' would share its rows' name with sumlab's own '" + name +
+                    "': name it otherwise");
   const std::lock_guard<std::mutex> lock(registry_mutex);
-  array_registry()[s->name()] = std::move(s);
+  array_registry()[name] = std::move(s);
 }
 
 void unregister_external(const std::string& name) {

@@ -1,5 +1,6 @@
 #include "studies/run_folder.hpp"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/file.h>
@@ -32,10 +33,12 @@ constexpr const char* manifest_name = "manifest.json";
 constexpr const char* journal_name = "cells.log";
 constexpr int format_version = 2;  // 1: before the manifest, cells.log and the plan
 
+// A row is one line (read_csv and cells.log's offsets count lines): a line break inside a field (a
+// subject's multi-line error message) is written as a space.
 std::string csv_field(const std::string& f) {
-  if (f.find_first_of(",\"\n") == std::string::npos) return f;
+  if (f.find_first_of(",\"\n\r") == std::string::npos) return f;
   std::string q = "\"";
-  for (char c : f) q += (c == '"') ? std::string("\"\"") : std::string(1, c);
+  for (char c : f) q += (c == '"') ? std::string("\"\"") : (c == '\n' || c == '\r') ? std::string(" ") : std::string(1, c);
   return q + "\"";
 }
 
@@ -114,8 +117,14 @@ void fsync_dir(const fs::path& dir) {
 std::uint64_t append_durably(const fs::path& path, const std::string& data) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
   if (fd < 0) write_failed(path, errno);
+  // The file's own lock for the append: sumlab processes appending to one CSV (explain --csv, in a
+  // folder that is no run) take turns, so what follows `before` is this write's alone.
   struct stat before {};
-  ::fstat(fd, &before);
+  if (::flock(fd, LOCK_EX) != 0 || ::fstat(fd, &before) != 0) {
+    const int err = errno;
+    ::close(fd);
+    write_failed(path, err);
+  }
   try {
     write_all(fd, data, path);
     if (::fsync(fd) != 0) write_failed(path, errno);
@@ -141,12 +150,33 @@ std::string plan_hash(const nlohmann::ordered_json& plan) {
 }
 
 // "dtypes: [float32] -> [float32,float64]; seeds: 2 -> 3" for the keys whose values differ.
-// What tells the build that started a run from this one (the source's commit, sumlab's version, the
-// compiler and its flags), as "key: first -> now"; empty when they agree. A commit of "unknown"
-// compares with nothing. A tree with uncommitted changes is the same build as far as this can tell.
+// The build this code runs in: the FNV-1a hash of the file it was loaded from (the sumlab binary, or
+// the Python extension), so that two builds of different sources, flags or compilers differ
+// whatever the source tree's git state says. "unknown" where the file cannot be read.
+std::string build_identity() {
+  static const std::string id = [] {
+    Dl_info info{};
+    std::string file = "/proc/self/exe";
+    if (::dladdr(reinterpret_cast<void*>(&build_identity), &info) != 0 && info.dli_fname &&
+        std::string(info.dli_fname).find(".so") != std::string::npos)
+      file = info.dli_fname;
+    std::ifstream in(file, std::ios::binary);
+    if (!in) return std::string("unknown");
+    Fnv1a64 h;
+    std::array<char, 1 << 16> buf{};
+    while (in.read(buf.data(), buf.size()) || in.gcount() > 0) h.add(buf.data(), static_cast<std::size_t>(in.gcount()));
+    return h.hex();
+  }();
+  return id;
+}
+
+// What tells the build that started a run from this one (the hash of its binary, and sumlab's
+// version, the compiler and its flags, which runs of an older sumlab recorded alone), as "key:
+// first -> now"; empty when they agree. "unknown" compares with nothing. The source tree's commit
+// is not compared: it is the tree's at run time, which a build need not be.
 std::string build_difference(const nlohmann::json& first, const nlohmann::ordered_json& now) {
   std::string out;
-  for (const char* key : {"git_commit", "sumlab_version", "compiler", "cxx_flags"}) {
+  for (const char* key : {"build", "sumlab_version", "compiler", "cxx_flags"}) {
     if (!first.contains(key) || !first[key].is_string() || !now.contains(key) || !now[key].is_string()) continue;
     const std::string a = first[key], b = now[key];
     if (a == b || a == "unknown" || b == "unknown") continue;
@@ -399,7 +429,7 @@ void RunFolder::open(const std::string& study, RunMode mode, const nlohmann::ord
 
   manifest_ = read_manifest(dir);
   bool has_run = fs::exists(dir / "provenance.json", ec);
-  bool empty = true, only_ours = true;  // only_ours: nothing but the manifest and files it lists
+  bool empty = true, only_manifest = true;  // only_manifest: nothing here but the manifest
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();
     if (name == lock_name) continue;
@@ -408,10 +438,12 @@ void RunFolder::open(const std::string& study, RunMode mode, const nlohmann::ord
       continue;
     }
     empty = false;
-    only_ours = only_ours && (name == manifest_name || manifest_.count(name));
+    only_manifest = only_manifest && name == manifest_name;
   }
-  // A run killed before its provenance.json was written holds no run: it starts over.
-  if (mode == RunMode::fresh && !empty && !has_run && only_ours) {
+  // A run killed between its manifest and its provenance.json left the manifest alone (the
+  // temporary provenance was debris): no run, nothing else of sumlab's, so it starts over. Any
+  // other file (a report, a run's tables without their provenance) keeps the folder "not empty".
+  if (mode == RunMode::fresh && !empty && !has_run && only_manifest) {
     remove_recorded_files(dir);
     manifest_.clear();
     empty = true;
@@ -535,8 +567,10 @@ void RunFolder::recover_tables() {
                  b->contains("fnv1a64") && (*b)["fnv1a64"].is_string();
         if (intact) {
           const std::uint64_t from = (*b)["from"];
+          // The first cell's rows start after the header (the table's first line).
           const auto before = committed_sizes_.find(it.key());
-          intact = from <= size && (before == committed_sizes_.end() || before->second == from) &&
+          const std::uint64_t start = before != committed_sizes_.end() ? before->second : t.find('\n') + 1;
+          intact = from <= size && from == start &&
                    Fnv1a64().add(t.data() + from, size - from).hex() == (*b)["fnv1a64"].get<std::string>();
         }
       }
@@ -660,6 +694,7 @@ nlohmann::ordered_json invocation(const std::string& command_line, const std::st
   }
   p["compiler"] = SUMLAB_CXX_COMPILER;
   p["cxx_flags"] = SUMLAB_CXX_FLAGS;
+  p["build"] = build_identity();
   p["host"] = run_command("uname -srm");
   p["cpu"] = run_command("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'");
   p["backend"] = backend;

@@ -9,8 +9,9 @@
 //                   foreign file, and a file sumlab did not write is never appended to.
 //   provenance.json the plan (the study's resolved options, the backend) and its hash, plus one
 //                   entry per invocation (command line, date, commit, version, compiler and flags,
-//                   host, GPU). --resume with a different plan, or by a build whose commit, version,
-//                   compiler or flags differ from the first invocation's, is refused, saying what.
+//                   the binary's hash, host, GPU). --resume with a different plan, or by another
+//                   build (another binary: its hash differs from the first invocation's), is
+//                   refused, saying what.
 //   <table>.csv     tidy rows, created atomically with their header; a cell's rows are appended to
 //                   each table with one write() and an fsync.
 //   cells.log       one line per finished cell (its key, every table's size after its rows, and
@@ -72,8 +73,8 @@ class RunFolder {
   // Records this invocation in provenance.json. Throws UserError for every refusal.
   // `files`: the tables the study will write (checked, with sumlab's own files, before --force
   // removes or writes anything). Leftover temporary files of sumlab's are removed; a folder that a
-  // kill left without its provenance.json holds no run, and a fresh run starts over in it. --resume
-  // by another build (the source's commit, the version, the compiler or its flags) is refused.
+  // kill left with its manifest alone holds no run, and a fresh run starts over in it. --resume by
+  // another build (the hash of the binary or extension this code is in) is refused.
   RunFolder(const std::filesystem::path& dir, const std::string& study, RunMode mode,
             const nlohmann::ordered_json& plan, const std::string& backend, const std::vector<std::string>& files = {});
   RunFolder(const RunFolder&) = delete;

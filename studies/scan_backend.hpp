@@ -16,6 +16,9 @@
 
 namespace sumlab {
 
+// The CPU scans the scan study runs beside the GPU's, by the names their rows carry.
+inline constexpr const char* kCpuScans[] = {"cpu_serial", "cpu_hillis_steele", "cpu_blelloch"};
+
 // "NVIDIA H200 (132 SMs, ...)" or "CPU model of the scan kernels' order".
 std::string scan_backend_description(BackendKind kind);
 

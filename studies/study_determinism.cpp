@@ -1053,7 +1053,8 @@ void run_determinism(const DeterminismOptions& o) {
   check_fits_in_memory(largest, 8 * 2, fmt::format("n = {}", largest));
 
   Study study("determinism", o.run, plan_json(p), std::string(to_string(p.backend)),
-              {{"determinism_runs.csv", kRunsColumns}, {"determinism_inputs.csv", kInputsColumns}});
+              {{"determinism_runs.csv", kRunsColumns}, {"determinism_inputs.csv", kInputsColumns}},
+              {"determinism_classes.csv"});
   long exact_mismatches = 0;
   std::vector<Cell> cells;
   for (const auto& dt : p.dtypes)
@@ -1193,7 +1194,7 @@ void register_study_determinism(CLI::App& study) {
   cmd->add_option("--vectors", o->vectors, "Elements per load: 1, 2, 4 (default 1,4)")->delimiter(',');
   cmd->add_option("--mappings", o->mappings, "grid_stride,contiguous (default both)")->delimiter(',');
   cmd->add_option("--threads", o->threads, "CPU peers' thread counts (default 1,2,4,all cores)")->delimiter(',');
-  cmd->add_option("--seed", o->seed, "Generator seed of every input")->capture_default_str();
+  add_seed_option(*cmd, "--seed", o->seed, "Generator seed of every input");
   cmd->add_option("--jobs", o->jobs, "CPU threads for the order model (0 = all cores)")->capture_default_str();
   cmd->add_option("--atomic-samples", o->atomic_samples,
                   "cuda: arrival orders the model draws per gpu_atomic shape (the model backend draws --runs)")
@@ -1207,12 +1208,12 @@ void register_study_determinism(CLI::App& study) {
                   "naming here); their configurations are their shapes")
       ->delimiter(',');
   add_plugin_option(*cmd, o->plugins);
-  cmd->add_option("--input", o->input, "The user's data (.npy, .csv/.txt, raw with --format) as the one input");
-  cmd->add_option("--format", o->input_format, "--input's format: npy, csv or raw (default: from the extension)");
-  cmd->add_option("--flatten", o->flatten, "How a 2-D --input becomes one sequence: C or F");
-  cmd->add_option("--save-golden", o->save_golden,
+  add_text_option(*cmd, "--input", o->input, "The user's data (.npy, .csv/.txt, raw with --format) as the one input");
+  add_text_option(*cmd, "--format", o->input_format, "--input's format: npy, csv or raw (default: from the extension)");
+  add_text_option(*cmd, "--flatten", o->flatten, "How a 2-D --input becomes one sequence: C or F");
+  add_text_option(*cmd, "--save-golden", o->save_golden,
                   "Also write the bits of every deterministic GPU result to this JSON file");
-  cmd->add_option("--check-golden", o->check_golden,
+  add_text_option(*cmd, "--check-golden", o->check_golden,
                   "Only re-run the cases of this golden file and report any bits that changed (exit 1 on drift)");
   cmd->callback([o] {
     if (!o->check_golden.empty()) {

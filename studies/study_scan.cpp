@@ -46,6 +46,7 @@
 #include "reference/linear_recurrence.hpp"
 #include "reference/prefix_sums.hpp"
 #include "studies/commands.hpp"
+#include "studies/input_options.hpp"
 #include "studies/row_backend.hpp"
 #include "studies/run_folder.hpp"
 #include "studies/study_driver.hpp"
@@ -74,7 +75,6 @@ struct ScanStudyOptions {
   std::vector<std::string> externals;  // the user's scans, registered by name (Python)
 };
 
-const char* const kCpuAlgorithms[] = {"cpu_serial", "cpu_hillis_steele", "cpu_blelloch"};
 const char* const kOps[] = {"plus", "segmented", "max"};
 const char* const kACases[] = {"contracting", "unit", "growing"};
 
@@ -648,11 +648,11 @@ Plan make_plan(const ScanStudyOptions& o) {
   if (!p.externals.empty() && std::find(p.ops.begin(), p.ops.end(), "plus") == p.ops.end())
     throw UserError("--external: the user's scans are measured on the + operator; add plus to --ops");
   if (o.algorithms.empty()) {
-    p.cpu_algorithms.assign(std::begin(kCpuAlgorithms), std::end(kCpuAlgorithms));
+    p.cpu_algorithms.assign(std::begin(kCpuScans), std::end(kCpuScans));
     p.gpu_algorithms.assign(std::begin(scan::kAllGpuScans), std::end(scan::kAllGpuScans));
   } else {
     for (const auto& a : o.algorithms) {
-      if (std::find(std::begin(kCpuAlgorithms), std::end(kCpuAlgorithms), a) != std::end(kCpuAlgorithms)) {
+      if (std::find(std::begin(kCpuScans), std::end(kCpuScans), a) != std::end(kCpuScans)) {
         p.cpu_algorithms.push_back(a);
       } else if (const auto g = scan::parse_gpu_scan(a)) {
         p.gpu_algorithms.push_back(*g);
@@ -852,7 +852,7 @@ void register_study_scan(CLI::App& study) {
       ->delimiter(',');
   cmd->add_option("--recurrence-sizes", o->recurrence_sizes, "Sizes of the recurrence cells (default 4096,2^16,2^20)")
       ->delimiter(',');
-  cmd->add_option("--seed", o->seed, "Generator seed")->capture_default_str();
+  add_seed_option(*cmd, "--seed", o->seed, "Generator seed");
   cmd->add_option("--runs", o->runs, "Runs per shape for the determinism count on cuda (default 5, quick 2)");
   cmd->add_option("--det-runs", o->det_runs,
                   "Runs of each algorithm at --time-n for the determinism count on cuda (default 10, quick 3)");

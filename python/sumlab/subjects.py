@@ -98,7 +98,8 @@ def bfloat16_round(x: Any) -> Any:
     so that the lab's exact reference is the exact sum of what that reduction adds. Rounded once:
     float64 (and integer) values go to float32 rounded to odd first, which has more than two bits
     beyond bfloat16's 8 (Boldo and Melquiond, "Emulation of FMA and correctly rounded sums: proved
-    algorithms using rounding to odd", 2008), so the second rounding gives the first's answer."""
+    algorithms using rounding to odd", 2008), so the second rounding gives the first's answer.
+    (Integers above 2^53 and long doubles reach float64 rounded, so they are rounded twice.)"""
     import numpy as np
     a = np.asarray(x)
     if a.dtype in (np.float16, np.float32):
@@ -211,9 +212,7 @@ class Subject:
             try:
                 arg = x
                 if to_prepare is not None:
-                    kept, data = to_prepare
-                    arg = self.prepare(data)
-                    self._cache = (kept, arg)
+                    arg = box["prepared"] = self.prepare(to_prepare[1])
                 result = self.fn(arg, **kwargs)
                 if self.kind == "sum":
                     box["value"] = _scalar(result)
@@ -230,6 +229,8 @@ class Subject:
             self._overrunning = worker
             raise TimeoutError(f"no result within {self.timeout:g} s")
         elapsed = time.perf_counter() - start
+        if "prepared" in box:  # kept by this thread only: a stray worker never fills the cache
+            self._cache = (to_prepare[0], box["prepared"])
         if "error" in box:
             e = box["error"]
             raise RuntimeError(f"{type(e).__name__}: {e}")
@@ -243,7 +244,8 @@ class Subject:
 
     def register(self, lab: Any, taken: set) -> str:
         """Registers with the lab under a name no other subject of the study has (returned); taken
-        holds the names in use, the study's own algorithms' among them."""
+        holds the names of the study's subjects so far. The lab refuses (ValueError) a name of one
+        of its own algorithms, kernels or peers."""
         name = self.name if self.name not in taken else f"{self.name}_{next(_ids)}"
         if self.kind == "sum":
             lab.register_external(name, self, self.labels, self.declared)

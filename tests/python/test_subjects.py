@@ -414,3 +414,9 @@ def test_a_subject_named_like_a_lab_algorithm_is_refused(tmp_path):
     with pytest.raises(sumlab.SumlabError, match="share its rows' name"):
         sumlab.study.error_vs_n(str(tmp_path / "e"), subjects=sumlab.Subject(np.sum, name="serial"), quick=True,
                                 dtypes=["float32"], dists=["normal"], seeds=1, log2_max=10, backend="cpu")
+
+
+def test_a_scan_subject_named_like_a_lab_scan_is_refused(tmp_path):
+    with pytest.raises(sumlab.SumlabError, match="share its rows' name"):
+        sumlab.study.scan(str(tmp_path / "s"), subjects=sumlab.Subject(np.cumsum, name="cpu_serial", kind="scan"),
+                          quick=True, backend="model")

@@ -154,6 +154,19 @@ TEST(Report, NeverIntoARunFolder) {
   }
 }
 
+TEST(Report, KeepsFoldersOfItsOutputThatAreNotItsOwn) {
+  // .render-PID is what a killed report leaves; .render-cache is the user's.
+  const fs::path out = temp_dir("render_debris");
+  fs::create_directories(out / ".render-cache");
+  fs::create_directories(out / ".render-424242");
+  std::ofstream(out / ".render-cache" / "f") << "mine";
+  const Result r = run("report " + tiny_run().string() + " --out " + out.string());
+  SKIP_WITHOUT_MATPLOTLIB(r);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(fs::exists(out / ".render-cache" / "f"));
+  EXPECT_FALSE(fs::exists(out / ".render-424242"));
+}
+
 TEST(Report, StrictFailsOnAFolderChangedAfterItsRun) {
   // Rows cut from a finished run: the tally no longer matches summary.json's, and --strict says so
   // rather than vouching for what is left.

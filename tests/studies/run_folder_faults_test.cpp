@@ -298,6 +298,45 @@ TEST(RunFolderFaults, ForceTrustsOnlyAManifestSumlabWrote) {
   fs::remove_all(dir);
 }
 
+TEST(RunFolderFaults, AFreshRunNeverStartsOverInAFolderThatHoldsSomething) {
+  // Only a manifest left alone by a kill is "no run": a report, or tables whose provenance.json is
+  // gone, keep the folder not empty for a fresh run (only --force replaces sumlab's files).
+  const fs::path dir = temp("fresh_over");
+  const std::string args = "study error-vs-cond --quick --backend model --out " + dir.string();
+  ASSERT_EQ(run(args).code, 0);
+  fs::remove(dir / "provenance.json");
+  const auto r = run(args);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(fs::exists(dir / "error_vs_cond.csv"));
+  fs::remove_all(dir);
+}
+
+TEST(RunFolderFaults, ForceChecksTheFilesWrittenWholeBeforeRemovingAnything) {
+  const fs::path dir = temp("force_whole");
+  const std::string args = "study error-vs-n --quick --backend model --log2-max 8 --seeds 1 --out " + dir.string();
+  ASSERT_EQ(run(args).code, 0);
+  // headlines.csv replaced by the user's own (and so no longer in the manifest).
+  fs::remove(dir / "headlines.csv");
+  auto manifest = json_of(dir / "manifest.json");
+  auto& files = manifest["files"];
+  files.erase(std::remove(files.begin(), files.end(), "headlines.csv"), files.end());
+  std::ofstream(dir / "manifest.json", std::ios::trunc) << manifest.dump();
+  std::ofstream(dir / "headlines.csv") << "mine\n";
+  const auto r = run(args + " --force");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("nothing was removed"), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::exists(dir / "summary.json")) << "the old run must be whole after a refusal";
+  EXPECT_EQ(text_of(dir / "headlines.csv"), "mine\n");
+  fs::remove_all(dir);
+}
+
+TEST(RunFolderFaults, ARowIsOneLineWhateverItsFieldsHold) {
+  const std::string line = csv_line({"a", "two\nlines\r\nhere", "x,y"});
+  EXPECT_EQ(line.find('\n'), std::string::npos) << line;
+  EXPECT_EQ(line.find('\r'), std::string::npos) << line;
+  EXPECT_EQ(line, "a,\"two lines  here\",\"x,y\"");
+}
+
 TEST(RunFolderFaults, AnEditedTableIsCutBackAndItsCellsRunAgain) {
   const fs::path dir = temp("edited");
   const std::string args = "study error-vs-cond --quick --backend model --out " + dir.string();
@@ -327,18 +366,23 @@ TEST(RunFolderFaults, AnEditedTableIsCutBackAndItsCellsRunAgain) {
 }
 
 TEST(RunFolderFaults, ResumeByAnotherBuildIsRefused) {
-  const fs::path dir = temp("build");
+  // Another build: the same binary with one byte more (still runs, hashes differently). A commit
+  // made in the tree meanwhile is no other build.
+  const fs::path dir = temp("build"), other = temp("build_binary");
+  fs::copy_file(SUMLAB_BINARY, other);
+  std::ofstream(other, std::ios::app | std::ios::binary) << '\0';
   const std::string args = "study error-vs-cond --quick --backend model --out " + dir.string();
-  // The stamp a copy on a GPU machine carries stands for the build here (popen inherits it).
-  ::setenv("SUMLAB_GIT_COMMIT", std::string(40, 'a').c_str(), 1);
-  const auto first = run(args);
-  ::setenv("SUMLAB_GIT_COMMIT", std::string(40, 'b').c_str(), 1);
-  const auto r = run(args + " --resume");
-  ::unsetenv("SUMLAB_GIT_COMMIT");
+  const auto first = run("--version >/dev/null; " + other.string() + " " + args);
   ASSERT_EQ(first.code, 0) << first.out;
+  const auto r = run(args + " --resume");
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("another build"), std::string::npos) << r.out;
+  ::setenv("SUMLAB_GIT_COMMIT", std::string(40, 'b').c_str(), 1);
+  const auto same = run("--version >/dev/null; " + other.string() + " " + args + " --resume");
+  ::unsetenv("SUMLAB_GIT_COMMIT");
+  EXPECT_EQ(same.code, 0) << same.out;
   fs::remove_all(dir);
+  fs::remove(other);
 }
 
 TEST(RunFolderFaults, DebrisOfAKillIsClearedAndAFolderWithoutItsRunStartsOver) {
