@@ -407,6 +407,8 @@ std::vector<std::string> generator_dtypes(const StudyOptions& o) {
 }
 
 void run_error_vs_n(const StudyOptions& o) {
+  if (!o.input.empty() && !o.dists.empty())
+    throw UserError("--dists has no effect with --input (the data's prefixes and subsamples are measured); drop it");
   const std::vector<std::string> dists =
       o.dists.empty() ? std::vector<std::string>{"uniform", "normal", "constant", "cancellation", "lognormal"}
                       : o.dists;
@@ -633,6 +635,10 @@ void register_study(CLI::App& app) {
   evc->add_option("--decades-step", *step, "Condition numbers 10^0, 10^step, ... (default 2, quick 5)");
   evc->callback([c, cn, step] {
     if (!c->dists.empty()) throw UserError("error-vs-cond always uses the ill_conditioned generator");
+    if (!c->input.empty() && (*cn || *step))
+      throw UserError(fmt::format("{} has no effect with --input (the data's own condition numbers are measured); "
+                                  "drop it",
+                                  *cn ? "--n" : "--decades-step"));
     const std::uint64_t n = *cn ? static_cast<std::uint64_t>(parse_size(**cn, "--n")) : (c->quick ? 1000 : 10000);
     run_error_vs_cond(*c, n, step->value_or(c->quick ? 5 : 2));
   });

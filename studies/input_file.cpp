@@ -60,7 +60,14 @@ class InputFile {
       input_error(path, std::string("is ") + kind_of(st.st_mode) + ", not a regular file");
     }
     size_ = static_cast<std::uint64_t>(st.st_size);
-    if (size_ == 0) read_to_end();
+    if (size_ == 0) {
+      try {
+        read_to_end();
+      } catch (...) {
+        ::close(fd_);  // the destructor of an object never constructed does not run
+        throw;
+      }
+    }
   }
   InputFile(const InputFile&) = delete;
   InputFile& operator=(const InputFile&) = delete;
@@ -102,6 +109,11 @@ class InputFile {
       if (r < 0 && errno == EINTR) continue;
       if (r < 0) input_error(path_, std::string("error while reading: ") + std::strerror(errno));
       if (r == 0) break;
+      // Such files are /proc's and the like, not data: past 1 GiB (/proc/self/pagemap never ends
+      // before memory does) the file is refused, long before it could fill the machine.
+      if (content_.size() + static_cast<std::size_t>(r) > kUnsizedLimit)
+        input_error(path_, fmt::format("reports no size and holds more than {}: copy the data into a regular file",
+                                       bytes_text(static_cast<double>(kUnsizedLimit))));
       if (content_.size() + static_cast<std::size_t>(r) > content_.capacity())
         check_fits_in_memory(2 * (content_.size() + static_cast<std::size_t>(r)), 1,
                              fmt::format("'{}' (its size unknown until read: {} so far)", path_,
@@ -112,6 +124,7 @@ class InputFile {
     size_ = content_.size();
   }
 
+  static constexpr std::size_t kUnsizedLimit = std::size_t{1} << 30;
   std::string path_;
   int fd_ = -1;
   std::uint64_t size_ = 0;
@@ -137,13 +150,13 @@ std::string format_of(const std::string& path, const std::string& format) {
 
 std::span<const char> as_span(const std::string& s) { return {s.data(), s.size()}; }
 
-// An .npy file read as raw or text would sum its header's bytes as values: one that starts with
-// the NumPy magic is read as .npy or not at all.
+// An .npy file read as raw or text by its extension would sum its header's bytes as values: one
+// that starts with the NumPy magic is read as .npy unless --format says otherwise.
 void refuse_npy_bytes(const InputFile& f, const std::string& path, const std::string& format) {
   static constexpr std::string_view magic = "\x93NUMPY";
   if (f.size() < magic.size() || f.read(0, magic.size()) != magic) return;
-  input_error(path, fmt::format("starts with the NumPy magic \\x93NUMPY but is read as {}; name it .npy or give "
-                                "--format npy",
+  input_error(path, fmt::format("starts with the NumPy magic \\x93NUMPY but is read as {}; name it .npy, or give "
+                                "--format npy (or --format raw for data that happens to start so)",
                                 format));
 }
 
@@ -274,7 +287,7 @@ Array read_array(const std::string& path, const ReadOptions& opts) {
   const std::string format = format_of(path, opts.format);
   const InputFile f(path);
   if (format == "npy") return read_npy(f, path, opts);
-  refuse_npy_bytes(f, path, format);
+  if (opts.format.empty()) refuse_npy_bytes(f, path, format);  // --format given: the caller knows
   if (format == "raw") {
     check_raw(f.size(), opts, path);
     check_fits_in_memory(f.size(), 2, fmt::format("'{}' ({})", path, bytes_text(static_cast<double>(f.size()))));

@@ -10,6 +10,7 @@
 
 #include "core/generators.hpp"
 #include "studies/commands.hpp"
+#include "studies/input_error.hpp"
 #include "studies/size_text.hpp"
 
 namespace sumlab {
@@ -19,7 +20,7 @@ namespace {
 // True for the literals that name an infinity on purpose ("inf", "-Infinity"), which strtold
 // accepts as a float literal of their own.
 bool names_infinity(const std::string& text) {
-  std::size_t i = text.find_first_not_of(" \t");
+  std::size_t i = text.find_first_not_of(" \t\n\v\f\r");  // what strtold skips
   if (i != std::string::npos && (text[i] == '+' || text[i] == '-')) ++i;
   if (i == std::string::npos || text.size() - i < 3) return false;
   std::string word = text.substr(i, 3);
@@ -33,11 +34,11 @@ double parse_real(const std::string& text, const std::string& option) {
   if (text.empty()) throw UserError(option + ": the value is empty");
   char* end = nullptr;
   const long double v = std::strtold(text.c_str(), &end);
-  if (end != text.c_str() + text.size()) throw UserError(option + ": '" + text + "' is not a number");
+  if (end != text.c_str() + text.size()) throw UserError(option + ": " + excerpt(text) + " is not a number");
   const auto d = static_cast<double>(v);
   if (std::isinf(d) && !names_infinity(text))
-    throw UserError(fmt::format("{}: '{}' overflows float64 (largest finite {:g}); give inf for an infinity", option,
-                                text, std::numeric_limits<double>::max()));
+    throw UserError(fmt::format("{}: {} overflows float64 (largest finite {:g}); give inf for an infinity", option,
+                                excerpt(text), std::numeric_limits<double>::max()));
   return d;
 }
 
@@ -63,13 +64,20 @@ CLI::Option* add_text_option(CLI::App& cmd, const std::string& name, std::string
 std::uint64_t parse_seed(const std::string& text, const std::string& option) {
   constexpr std::uint64_t max = std::numeric_limits<std::uint64_t>::max();
   if (text.empty()) throw UserError(option + ": the value is empty");
-  if (text[0] == '-') throw UserError(fmt::format("{}: '{}' is negative (a seed is 0..{})", option, text, max));
+  if (text[0] == '-')
+    throw UserError(fmt::format("{}: {} is negative (a seed is 0..{})", option, excerpt(text), max));
+  // A leading zero read as octal before seeds were read here (010 was 8): refused, never reread.
+  if (text.size() > 1 && text[0] == '0')
+    throw UserError(fmt::format("{}: {} has a leading zero (older sumlab read it as octal); write the seed in "
+                                "decimal without one",
+                                option, excerpt(text)));
   std::uint64_t v = 0;
   for (char c : text) {
     if (c < '0' || c > '9')
-      throw UserError(fmt::format("{}: '{}' is not a whole number (a seed is 0..{})", option, text, max));
+      throw UserError(fmt::format("{}: {} is not a whole number (a seed is 0..{})", option, excerpt(text), max));
     const auto digit = static_cast<std::uint64_t>(c - '0');
-    if (v > (max - digit) / 10) throw UserError(fmt::format("{}: '{}' is too large (at most {})", option, text, max));
+    if (v > (max - digit) / 10)
+      throw UserError(fmt::format("{}: {} is too large (at most {})", option, excerpt(text), max));
     v = v * 10 + digit;
   }
   return v;
@@ -145,10 +153,17 @@ DistributionSpec distribution_spec(const InputOptions& o) {
   // "rounded to the dtype": a finite value at or past float32's largest finite + half an ulp
   // (0x1.ffffffp127, a tie that rounds to even: up) rounds to an infinity.
   const bool f32 = o.dtype.empty() || parse_dtype(o.dtype) == Dtype::float32;
-  if (s.kind == Distribution::constant && f32 && std::isfinite(o.value) && std::fabs(o.value) >= 0x1.ffffffp127)
-    throw UserError(fmt::format("--value {} overflows float32 (largest finite {:g}); give --dtype float64, or inf "
-                                "for an infinity",
-                                o.value, std::numeric_limits<float>::max()));
+  const auto refuse_past_float32 = [&](const char* name, double v) {
+    if (f32 && std::isfinite(v) && std::fabs(v) >= 0x1.ffffffp127)
+      throw UserError(fmt::format("{} {} overflows float32 (largest finite {:g}); give --dtype float64, or inf for "
+                                  "an infinity",
+                                  name, v, std::numeric_limits<float>::max()));
+  };
+  if (s.kind == Distribution::constant) refuse_past_float32("--value", o.value);
+  if (s.kind == Distribution::uniform) {
+    refuse_past_float32("--lo", o.lo);
+    refuse_past_float32("--hi", o.hi);
+  }
   return s;
 }
 

@@ -190,17 +190,21 @@ sumlab_plugin_getter find_getter(const std::string& spec, const fs::path& librar
     throw UserError(fmt::format("--plugin '{}': '{}' resolves to an address that no symbol table entry covers, so it "
                                 "cannot be called as the getter (plugin/sumlab_plugin.h)",
                                 spec, symbol));
-  const auto* entry = static_cast<const ElfW(Sym)*>(entry_address);
-  if (const auto type = ELF64_ST_TYPE(entry->st_info); type != STT_FUNC && type != STT_GNU_IFUNC) {
-    // dlsym searches the library's dependencies too: say where the symbol was found.
-    const std::string where = info.dli_fname && fs::path(info.dli_fname) != library
-                                  ? fmt::format(" (found in {})", info.dli_fname)
-                                  : "";
-    throw UserError(fmt::format("--plugin '{}': '{}' in {}{} is {}, not a function; name the getter "
+  // dlsym searches the library's dependencies too (LIB:getpid finds libc's): the getter must be the
+  // plugin's own, defined in the object the handle names.
+  const link_map* own = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &own) != 0 || !own || !info.dli_fname || !own->l_name ||
+      std::string(info.dli_fname) != own->l_name)
+    throw UserError(fmt::format("--plugin '{}': '{}' is not defined in {}{}; name the getter the plugin exports "
                                 "(plugin/sumlab_plugin.h)",
-                                spec, symbol, library.string(), where,
+                                spec, symbol, library.string(),
+                                info.dli_fname ? fmt::format(" (it was found in {})", info.dli_fname) : ""));
+  const auto* entry = static_cast<const ElfW(Sym)*>(entry_address);
+  if (const auto type = ELF64_ST_TYPE(entry->st_info); type != STT_FUNC && type != STT_GNU_IFUNC)
+    throw UserError(fmt::format("--plugin '{}': '{}' in {} is {}, not a function; name the getter "
+                                "(plugin/sumlab_plugin.h)",
+                                spec, symbol, library.string(),
                                 type == STT_OBJECT ? "a data object" : fmt::format("a symbol of ELF type {}", type)));
-  }
   sumlab_plugin_getter getter;
   static_assert(sizeof getter == sizeof address);
   std::memcpy(&getter, &address, sizeof getter);  // POSIX: a symbol's address converts to a function pointer

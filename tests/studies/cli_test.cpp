@@ -466,7 +466,11 @@ TEST(CliOptions, ValuesAreRefusedNotClampedOrDefaulted) {
   expect_one_line_refusal("sum --n 10 -a serial --seed 99999999999999999999",
                           "--seed: '99999999999999999999' is too large (at most 18446744073709551615)");
   expect_one_line_refusal("sum --n 10 -a serial --seed 18446744073709551616", "is too large");
-  expect_one_line_refusal("sum --n 10 -a serial --seed 0x10", "--seed: '0x10' is not a whole number");
+  expect_one_line_refusal("sum --n 10 -a serial --seed 0x10", "--seed: '0x10' has a leading zero");
+  expect_one_line_refusal("sum --n 10 -a serial --seed 010", "--seed: '010' has a leading zero");
+  expect_one_line_refusal("sum --n 10 -a serial --seed '1\n2'", "is not a whole number");  // a line break in the value
+  expect_one_line_refusal("sum --n 10 -a serial --dist constant --value '1\n2'", "is not a number");
+  expect_one_line_refusal("sum --n 10 -a serial --dist uniform --hi 1e39", "--hi 1e+39 overflows float32");
   const Result top = run("sum --n 10 -a serial --json --seed 18446744073709551615");
   ASSERT_EQ(top.code, 0) << top.out;
   const Result wrapped = run("sum --n 10 -a serial --json --seed 18446744073709551614");

@@ -238,6 +238,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadPlugin{"DataSymbol", fixture("sumlab_test_descriptor_not_getter"),
                   "'sumlab_test_descriptor_not_getter' in " + fs::canonical(SUMLAB_TEST_PLUGINS).string() +
                       " is a data object, not a function"},
+        // dlsym also finds the dependencies' symbols: libc's getpid was called as the getter (SIGSEGV).
+        BadPlugin{"DependencysFunction", std::string(SUMLAB_EXAMPLE_PLUGIN) + ":getpid",
+                  "'getpid' is not defined in " + std::string(SUMLAB_EXAMPLE_PLUGIN)},
         BadPlugin{"WrongVersion", fixture("sumlab_test_wrong_version"),
                   "built for plugin ABI version 99; this sumlab reads version 1"},
         BadPlugin{"NullDescriptor", fixture("sumlab_test_null"), "the getter returned NULL"},
