@@ -143,7 +143,8 @@ double ExternalSum::run_device(std::size_t, const double*, std::size_t) {
 namespace {
 
 // One timed call, its result checked: `call` returns the subject's value as a double.
-template <class T, class Call> ExternalOutcome<T> measure_call(Call&& call, bool input_finite) {
+template <class T, class Call>
+ExternalOutcome<T> measure_call(const ExternalSum& s, Call&& call, bool input_finite) {
   ExternalOutcome<T> o;
   const auto t0 = std::chrono::steady_clock::now();
   double v = 0;
@@ -156,7 +157,7 @@ template <class T, class Call> ExternalOutcome<T> measure_call(Call&& call, bool
     o.error = "the subject threw something that is not an exception";
     return o;
   }
-  o.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  o.ms = s.last_call_ms().value_or(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   o.error = result_error<T>(v, input_finite);
   o.ok = o.error.empty();
   if (o.ok) o.value = static_cast<T>(v);
@@ -182,7 +183,7 @@ Outcome<std::vector<T>> run_external_array(ExternalArray& s, std::size_t config,
   const auto t0 = std::chrono::steady_clock::now();
   try {
     const std::vector<double> r = s.run(config, x);
-    o.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    o.ms = s.last_call_ms().value_or(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     if (r.size() != count) throw ExternalError(fmt::format("returned {} values where {} were due", r.size(), count));
     o.value.resize(count);
     for (std::size_t i = 0; i < count; ++i) {
@@ -209,7 +210,7 @@ template Outcome<std::vector<double>> run_external_array<double>(ExternalArray&,
 
 template <class T>
 ExternalOutcome<T> run_external(ExternalSum& s, std::size_t config, std::span<const T> x, bool input_finite) {
-  return measure_call<T>([&] { return s.run(config, x); }, input_finite);
+  return measure_call<T>(s, [&] { return s.run(config, x); }, input_finite);
 }
 
 template <class T>
@@ -217,7 +218,7 @@ ExternalOutcome<T> run_external(ExternalSum& s, std::size_t config, KernelInput<
   const T* d_x = x.device_data();  // nullptr for n = 0, which the ABI allows
   if (x.on_device() && s.has_device_entry(FloatTraits<T>::dtype)) {
     const auto n = static_cast<std::size_t>(x.size());
-    return measure_call<T>([&] { return s.run_device(config, d_x, n); }, input_finite);
+    return measure_call<T>(s, [&] { return s.run_device(config, d_x, n); }, input_finite);
   }
   // The host copy outside the timed call: its download (once per input) is not the subject's cost.
   ExternalOutcome<T> o;

@@ -50,6 +50,10 @@ class ExternalSum {
   virtual bool has_device_entry(std::string_view dtype) const;
   virtual double run_device(std::size_t config, const float* d_x, std::size_t n);
   virtual double run_device(std::size_t config, const double* d_x, std::size_t n);
+  // The last call's own time in ms where the subject times it itself (a Python subject times its
+  // function alone, without the harness's copy, thread and checks); nullopt: the lab's wall time
+  // of the call stands.
+  virtual std::optional<double> last_call_ms() const { return std::nullopt; }
 };
 
 // What a user's array-valued reduction computes, and so which study measures it:
@@ -87,6 +91,8 @@ class ExternalArray {
   virtual std::vector<std::string> configs() const { return {""}; }
   // Throws (anything) on failure.
   virtual std::vector<double> run(std::size_t config, const ExternalData& x) = 0;
+  // As ExternalSum::last_call_ms.
+  virtual std::optional<double> last_call_ms() const { return std::nullopt; }
 };
 
 // The subjects a process knows by name (registered by the Python package, or loaded from a
@@ -145,7 +151,7 @@ Outcome<std::vector<T>> run_external_array(ExternalArray& s, std::size_t config,
 template <class T> struct ExternalOutcome {
   bool ok = false;
   T value{};
-  double ms = 0;      // wall time of the call
+  double ms = 0;      // the call's time: the subject's own (last_call_ms) or the lab's wall time
   std::string error;  // why there is no value
 };
 // input_finite: every x_i is finite, so a NaN result is the subject's failure, not IEEE's answer.

@@ -173,6 +173,9 @@ class Subject:
         self.timeout = timeout
         self._cache: Optional[tuple] = None  # (the lab's data it was made from, prepare's result)
         self._overrunning: Optional[threading.Thread] = None
+        # The last call's time: fn and the reading of its result (which waits for a device's work),
+        # not the lab's copy, prepare or this thread; the study's ms column. None after a failure.
+        self.last_call_ms: Optional[float] = None
 
     def _input(self, view: Any, offsets: Any) -> tuple[Any, Optional[tuple]]:
         """What fn gets, or a function that makes it (run under the timeout), for the lab's arrays
@@ -203,6 +206,7 @@ class Subject:
                 raise TimeoutError(f"an earlier call is still running past the {self.timeout:g} s timeout "
                                    "(not called again until it returns)")
             self._overrunning = None
+        self.last_call_ms = None
         x, to_prepare = self._input(view, offsets)
         shapes = None if self.kind == "sum" else _result_shapes(self.kind, view, offsets)
         kwargs = self.configs[config]
@@ -213,11 +217,10 @@ class Subject:
                 arg = x
                 if to_prepare is not None:
                     arg = box["prepared"] = self.prepare(to_prepare[1])
+                t0 = time.perf_counter()
                 result = self.fn(arg, **kwargs)
-                if self.kind == "sum":
-                    box["value"] = _scalar(result)
-                else:
-                    box["value"] = _array(result, *shapes)
+                box["value"] = _scalar(result) if self.kind == "sum" else _array(result, *shapes)
+                box["ms"] = (time.perf_counter() - t0) * 1e3
             except BaseException as e:  # reported as the subject's failure, never raised into the lab
                 box["error"] = e
 
@@ -236,6 +239,7 @@ class Subject:
             raise RuntimeError(f"{type(e).__name__}: {e}")
         if elapsed > self.timeout:  # a call holding the GIL could not be waited out
             raise TimeoutError(f"took {elapsed:.3g} s, past the {self.timeout:g} s timeout")
+        self.last_call_ms = box["ms"]
         return box["value"]
 
     def release(self) -> None:

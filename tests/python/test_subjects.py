@@ -420,3 +420,22 @@ def test_a_scan_subject_named_like_a_lab_scan_is_refused(tmp_path):
     with pytest.raises(sumlab.SumlabError, match="share its rows' name"):
         sumlab.study.scan(str(tmp_path / "s"), subjects=sumlab.Subject(np.cumsum, name="cpu_serial", kind="scan"),
                           quick=True, backend="model")
+
+
+def test_a_subjects_time_is_its_own_call_not_the_harness(tmp_path):
+    """The ms column times fn and the reading of its result: not prepare (here 0.3 s on the first
+    call of each input), the lab's copy or the watcher thread."""
+    def slow_prepare(a):
+        time.sleep(0.3)
+        return a
+
+    def fn(x):
+        time.sleep(0.02)
+        return np.sum(x)
+
+    out = tmp_path / "d"
+    sumlab.study.determinism(sumlab.Subject(fn, prepare=slow_prepare), str(out), runs=2, dtypes=["float32"],
+                             dists=["uniform"], sizes=["1000"], backend="model")
+    # The median of two calls: with prepare's 0.3 s in the first, it would be over 150 ms.
+    ms = [float(r["ms"]) for r in sumlab.study.read_table(str(out / "determinism_runs.csv")) if r["source"] == "measured"]
+    assert ms and all(19 <= m < 100 for m in ms), ms
