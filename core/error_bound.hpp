@@ -35,7 +35,10 @@ struct FloatFormat {
   int precision;
   int min_subnormal_exp;
   double unit_roundoff() const;
-  double half_min_subnormal() const;  // 2^(min_subnormal_exp - 1): the largest underflow error
+  // 2^(min_subnormal_exp - 1): the largest underflow error. For float64 it is 2^-1075, which a
+  // double cannot hold, and evaluates to 0; the term is 0 indeed, since every sum of doubles is a
+  // multiple of 2^-1074 and so exact in the subnormal range (likewise u|s| below 2^-1021).
+  double half_min_subnormal() const;
 };
 template <class T> constexpr FloatFormat format_of() {
   return {FloatTraits<T>::precision, FloatTraits<T>::min_subnormal_exp};

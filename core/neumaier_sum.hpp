@@ -5,9 +5,11 @@
 // Order: serial, left to right: t = s + x_i; the exact error of that addition (Fast2Sum, with the
 //   larger-magnitude operand first) is added into a separate correction c; s = t. The result is
 //   s + c, one final rounding. s starts at x0, c at +0.
-// Bound (Neumaier 1974): |s_hat - s| <= u |s| + (4 n u^2) * sum|x_i| (conservative explicit
-//   form of u|s| + O(n u^2) sum|x_i|, valid for n u <= 0.1). Unlike Kahan it stays accurate when
-//   an addend is larger than the running sum.
+// Bound (Ogita, Rump and Oishi 2005, Prop. 4.5: this is their Sum2): |s_hat - s| <= u |s| +
+//   gamma(n-1)^2 sum|x_i| for (n-1) u < 1, the bound the registry judges with. The second-order
+//   term grows as n^2 u^2, not n u^2: n floats just below half an ulp of a running sum near 1,
+//   each rounded down, make the correction c itself lose about n^2 u^2. Unlike Kahan it stays
+//   accurate when an addend is larger than the running sum.
 // Order dependence: yes, weakly.
 #include <cmath>
 #include <cstddef>

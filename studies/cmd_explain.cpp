@@ -149,8 +149,17 @@ Root<T> run_shuffle_traced(const LaunchShape& s, std::span<const TracedLeaf<T>> 
   V r = Op::identity();
   if (s.cross != CrossBlock::atomic) {
     r = reduce_partials<Op>(std::span<const V>(partials), s.block, s.warp, s.block_stage);
-  } else {
-    for (int b : launch_order(s.grid)) r = Op::combine(r, partials[static_cast<std::size_t>(b)]);
+  } else {  // atomicAdd: for float, subnormal operands and results flushed, as the model does
+    for (int b : launch_order(s.grid)) {
+      const V& p = partials[static_cast<std::size_t>(b)];
+      if constexpr (requires { r.value; } && std::is_same_v<std::remove_cvref_t<decltype(r.value)>, T>) {
+        const T before = r.value;
+        r = Op::combine(r, p);
+        r.value = order_model::atomic_add_as_the_gpu(before, p.value);
+      } else {
+        r = Op::combine(r, p);
+      }
+    }
   }
   return {Op::finish(r), r.id, std::is_floating_point_v<typename Base::Acc> && sizeof(typename Base::Acc) > sizeof(T)};
 }

@@ -29,11 +29,12 @@
 //
 // Bound (dot_bound): every product passes through one rounding (its own, or its fma's) and then at
 // most d additions, d = gpu_two_pass's tree depth for the shape (serial: n - 1), so
-//   |s_hat - s| <= gamma_{d+1} * sum |x_i y_i| + n * 2^-149
+//   |s_hat - s| <= gamma_{d+1} * sum |x_i y_i| + n * 2^-150 * (1 + gamma_d)
 // (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., Sec. 3.1, eq. (3.5) for any
 // order of the additions; the last term covers products or fmas rounded in the subnormal range,
 // each off by at most 2^-150 absolutely and carried by additions that grow it by at most
-// (1 + gamma_d) < 2, Sec. 2.1's model with underflow).
+// 1 + gamma_d, Sec. 2.1's model with underflow; dot_bound evaluates n 2^-150 (1 + gamma_d), which
+// is below n 2^-149 while d u < 1/2).
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -188,7 +189,12 @@ inline double dot_bound(Subject k, const LaunchShape& s, std::uint64_t n, double
   if (k == Subject::cpu_exact_dot) return bound::correctly_rounded(format_of<float>(), in);
   const std::uint64_t d =
       k == Subject::cpu_serial_dot ? (n > 0 ? n - 1 : 0) : order_model::tree_depth(GpuKernel::two_pass, s, n).roundings();
-  return bound::tree(format_of<float>(), d + 1, in) + static_cast<double>(n) * std::ldexp(1.0, -149);
+  // The subnormal products' term: n 2^-150, grown by at most 1 + gamma_d through the additions.
+  const double b = bound::tree(format_of<float>(), d + 1, in);
+  const double du = static_cast<double>(d) * 0x1p-24;
+  if (!std::isfinite(b) || du >= 1) return std::numeric_limits<double>::infinity();
+  const double underflow = static_cast<double>(n) * 0x1p-150 * (1 + du / (1 - du)) * (1 + 0x1p-40);
+  return std::nextafter(b + underflow, std::numeric_limits<double>::infinity());
 }
 
 }  // namespace sumlab::dot

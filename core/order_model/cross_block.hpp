@@ -8,12 +8,15 @@
 //       same warp and block stages. The last-block kernel runs this code in the last-arriving block,
 //       so both give the same bits for the same shape.
 //   atomic  atomic_fold: out = +0, then out = out + p_b for the blocks in arrival order (atomicAdd
-//       computes old + val). The order is the hardware's; sample_atomic_results draws orders from a
+//       computes old + val; for float, with subnormal operands and results flushed to zero). The order is the hardware's; sample_atomic_results draws orders from a
 //       seed and returns the distribution of results they give.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "core/launch_shape.hpp"
@@ -60,9 +63,22 @@ typename Op::Acc reduce_partials(std::span<const typename Op::Acc> partials, int
 }
 
 // atomicAdd of the partials in the given arrival order, starting from the +0 the launcher stores.
+// A float atomicAdd on global memory flushes subnormal inputs and results to zero of the same sign,
+// whatever -ftz says (PTX ISA, atom/red .add.f32 on global memory; double's, and shared memory's,
+// keep them): the model flushes where the hardware does. A subnormal sum of two floats is exact,
+// so a flushed result is the only change.
+template <class T> T atomic_add_as_the_gpu(T out, T v) {
+  if constexpr (std::is_same_v<T, float>) {
+    const auto flush = [](float a) { return std::fabs(a) < std::numeric_limits<float>::min() ? std::copysign(0.0f, a) : a; };
+    return flush(out + flush(v));
+  } else {
+    return out + v;
+  }
+}
+
 template <class T> T atomic_fold(std::span<const T> partials, std::span<const int> order) {
   T out = T(0);
-  for (int b : order) out = out + partials[static_cast<std::size_t>(b)];
+  for (int b : order) out = atomic_add_as_the_gpu(out, partials[static_cast<std::size_t>(b)]);
   return out;
 }
 

@@ -18,8 +18,10 @@
 //                  merge with nb / n = 1/2 and na nb / n = na / 2, but it associates the M2 sum
 //                  differently, so its bits differ; where the counts differ (or are 0) it falls
 //                  back on the general merge, so it is correct for every cols.
-// Bound (Chan et al.): the merged M2 carries the error of its parts plus O(u) relative terms per
-// level; the merge is associative in exact arithmetic, to rounding in floating point.
+// Bound (Chan, Golub and LeVeque 1983): the merged M2 carries the error of its parts plus, per
+// level, relative terms of O(kappa u), kappa = sqrt(1 + n mean^2 / M2) the data's condition (the
+// difference of the two means carries an error of about u |mean|); no verdict uses it. The merge
+// is associative in exact arithmetic, to rounding in floating point.
 // Neither merge is bitwise commutative (merge(a, b) and merge(b, a) round differently), which is
 // why the row kernels broadcast lane 0's result (row_kernel.hpp).
 // Specials: a NaN or +-Inf input makes m2 (hence the variance) NaN: d = Inf, x - mean = NaN; and the

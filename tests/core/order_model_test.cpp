@@ -575,6 +575,34 @@ TEST(AtomicModel, SampledArrivalOrdersGiveSeveralValues) {
   EXPECT_GE(windowed.size(), 1u);
 }
 
+// A float atomicAdd on global memory flushes subnormal operands and results to zero (double's does
+// not); the model adds as the GPU does, and gpu_atomic's float bound covers what the flushes lose.
+TEST(AtomicModel, FloatAtomicsFlushSubnormalsAndTheBoundCoversIt) {
+  const float tiny = std::ldexp(1.0f, -149), sub = std::ldexp(1.0f, -139), normal = std::ldexp(1.0f, -100);
+  const std::vector<int> two = {0, 1};
+  for (const auto& [partials, want] : std::vector<std::pair<std::vector<float>, float>>{
+           {{tiny, 0.0f}, 0.0f}, {{sub, sub}, 0.0f}, {{normal, sub}, normal}, {{-sub, 0.0f}, 0.0f}}) {
+    const float got = order_model::atomic_fold<float>(std::span<const float>(partials), std::span<const int>(two));
+    EXPECT_EQ(to_bits(got), to_bits(want)) << partials[0] << " + " << partials[1];
+  }
+  const std::vector<double> dsub = {std::ldexp(1.0, -1070), std::ldexp(1.0, -1070)};
+  EXPECT_EQ(order_model::atomic_fold<double>(std::span<const double>(dsub), std::span<const int>(two)),
+            std::ldexp(1.0, -1069));
+  // One subnormal element: the model (as the GPU) gives +0; the bound must hold that error.
+  const std::vector<float> x = {tiny};
+  const LaunchShape s = default_shape(GpuKernel::atomic);
+  const auto m = model_sum<float>(GpuKernel::atomic, s, std::span<const float>(x));
+  ASSERT_TRUE(m.has_value);
+  EXPECT_EQ(to_bits(m.value), to_bits(0.0f));
+  BoundInput in;
+  in.n = 1;
+  in.sum_abs = in.abs_sum = tiny;
+  EXPECT_GE(kernel_bound(GpuKernel::atomic, format_of<float>(), s, in), static_cast<double>(tiny));
+  // float64's atomics keep subnormals: no such term there (one element: no rounding at all).
+  in.sum_abs = in.abs_sum = std::ldexp(1.0, -1070);
+  EXPECT_EQ(kernel_bound(GpuKernel::atomic, format_of<double>(), s, in), 0.0);
+}
+
 TEST(ExactDigits, SplitThenAddLimbsIsTheExactSum) {
   for (Distribution d : {Distribution::uniform, Distribution::cancellation, Distribution::lognormal}) {
     const auto x = input_of<double>(d, 3000);
