@@ -178,9 +178,10 @@ class Subject:
         self.last_call_ms: Optional[float] = None
 
     def _input(self, view: Any, offsets: Any) -> tuple[Any, Optional[tuple]]:
-        """What fn gets, or a function that makes it (run under the timeout), for the lab's arrays
-        (valid during this call only, so copied here, in the lab's thread). prepare runs once per
-        input: its result is kept while the lab's bytes are the ones it was made from."""
+        """(fn's input, None), or (None, (a copy kept to know the input again, the copy prepare
+        gets)) where prepare must run first (under the timeout). The lab's arrays are valid during
+        this call only, so they are copied here, in the lab's thread. prepare runs once per input:
+        its result is kept while the lab's bytes are the ones it was made from."""
         import numpy as np
 
         def copy() -> Any:
