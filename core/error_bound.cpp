@@ -32,6 +32,12 @@ double tree(FloatFormat f, std::uint64_t depth, const BoundInput& in) {
   return upward(gamma(f, static_cast<double>(depth)) * in.sum_abs);
 }
 
+double atomic_tree(FloatFormat f, std::uint64_t depth, std::uint64_t adds, const BoundInput& in) {
+  const double g = gamma(f, static_cast<double>(depth));
+  if (f.precision != format_of<float>().precision) return upward(g * in.sum_abs);
+  return upward(g * in.sum_abs + (1 + g) * static_cast<double>(adds) * 0x1p-125);
+}
+
 double wide_tree(FloatFormat out, FloatFormat acc, std::uint64_t depth, const BoundInput& in) {
   const double u = out.unit_roundoff();
   return upward(u * in.abs_sum + (1 + u) * gamma(acc, static_cast<double>(depth)) * in.sum_abs +

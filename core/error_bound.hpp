@@ -77,6 +77,14 @@ double gamma(FloatFormat f, double k);
 // Condition: depth * u < 1.
 double tree(FloatFormat f, std::uint64_t depth, const BoundInput& in);
 
+// A tree whose last `adds` additions are float atomicAdds on GPU global memory (gpu_atomic), which
+// flush subnormal operands and results to zero whatever -ftz says (PTX's atom/red .add.f32 on
+// global memory; double's atomics keep them). Each such add moves the sum by less than 2^-126
+// twice, an additive error that at most `depth` later roundings scale by at most 1 + gamma_depth:
+// |s_hat - s| <= gamma_depth S + (1 + gamma_depth) adds 2^-125 for float (Higham 2002, Lemma 3.1,
+// with these terms added), the tree's bound otherwise.
+double atomic_tree(FloatFormat f, std::uint64_t depth, std::uint64_t adds, const BoundInput& in);
+
 // A tree of `depth` roundings in a wider accumulator `acc`, rounded once to `out`:
 // |s_hat - s| <= u_out |s| + (1 + u_out) gamma^acc_depth S + 2^(emin_sub,out - 1).
 // Proof: the tree bound in acc, then one rounding of a value within gamma S of s.

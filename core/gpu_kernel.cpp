@@ -1,10 +1,8 @@
 #include "core/gpu_kernel.hpp"
 
 #include <array>
-#include <cmath>
 #include <limits>
 
-#include "core/float_traits.hpp"
 #include "core/order_model/rounding_depth.hpp"
 
 namespace sumlab {
@@ -108,7 +106,7 @@ constexpr std::array<GpuKernelInfo, 20> kernels{{
      "the blocks happen to arrive (float: subnormal operands and results flushed to zero, as the "
      "hardware's global atomicAdd does)",
      Determinism::not_deterministic, true, shuffle_fields, false, false, false,
-     BoundKind::tree, atomic_bound,
+     BoundKind::atomic_tree, atomic_bound,
      KernelFamily::shuffle, nullptr, ""},
     {GpuKernel::last_block, "gpu_last_block",
      "single pass; the last block to finish (acq_rel device counter) reduces the partials",
@@ -283,18 +281,8 @@ std::string shape_text(GpuKernel k, const LaunchShape& s) {
 double kernel_bound(GpuKernel k, FloatFormat f, const LaunchShape& s, const BoundInput& in) {
   const order_model::TreeDepth d = order_model::tree_depth(k, s, in.n);
   switch (info(k).bound_kind) {
-    case BoundKind::tree: {
-      const double b = bound::tree(f, d.roundings(), in);
-      if (k != GpuKernel::atomic || f.precision != FloatTraits<float>::precision || !std::isfinite(b)) return b;
-      // A float atomicAdd on global memory flushes subnormal operands and results to zero
-      // (order_model/cross_block.hpp). Each of the grid's adds then moves the running sum by less
-      // than 2^-126 twice, an additive error that the at most d later roundings scale by at most
-      // 1 + gamma(d): the tree's bound holds for the rest (Higham 2002, Lemma 3.1, with these terms
-      // added), so gamma(d) S + (1 + gamma(d)) grid 2^-125, rounded up.
-      const double du = static_cast<double>(d.roundings()) * f.unit_roundoff();
-      const double flush = (1 + du / (1 - du)) * static_cast<double>(s.grid) * 0x1p-125 * (1 + 0x1p-40);
-      return std::nextafter(b + flush, std::numeric_limits<double>::infinity());
-    }
+    case BoundKind::tree: return bound::tree(f, d.roundings(), in);
+    case BoundKind::atomic_tree: return bound::atomic_tree(f, d.roundings(), static_cast<std::uint64_t>(s.grid), in);
     case BoundKind::wide_tree: {
       const auto acc = info(k).accumulator;
       return bound::wide_tree(f, acc ? acc(f) : f, d.roundings(), in);

@@ -52,6 +52,7 @@ enum ShapeField : unsigned {
 // Which theorem of core/error_bound.hpp bounds a kernel's error.
 enum class BoundKind {
   tree,               // gamma_d S, d = the longest path of the kernel's tree for the shape
+  atomic_tree,        // a tree ending in float atomicAdds, which flush subnormals (gpu_atomic)
   wide_tree,          // a tree in double, rounded once to float
   kahan_tree,         // Kahan chains and compensated combines
   fixed_point,        // quantisation plus one rounding

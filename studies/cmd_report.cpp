@@ -14,7 +14,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <memory>
 #include <optional>
 #include <set>
@@ -81,11 +80,6 @@ std::string find_python() {
   throw UserError(
       "no Python with matplotlib found (tried $SUMLAB_PYTHON, /usr/bin/python3, python3 on PATH); "
       "install python3-matplotlib or set SUMLAB_PYTHON to an interpreter that has it");
-}
-
-std::string read_text_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 // A run folder is what `sumlab study` writes: provenance.json and at least one CSV. Which CSVs
@@ -207,7 +201,7 @@ void run_report(const ReportOptions& o) {
       fmt::print("{}", tally.text(e.path().filename().string() + ": "));
       alarm = alarm || tally.alarm();
     }
-    const auto summary = nlohmann::json::parse(read_text_file(fs::path(r) / "summary.json"), nullptr, false);
+    const auto summary = nlohmann::json::parse(std::ifstream(fs::path(r) / "summary.json"), nullptr, false);
     if (!sizes.empty() && summary.is_object() && summary.contains("bounds") && summary["bounds"].is_object() &&
         summary["bounds"].contains("checked") && summary["bounds"]["checked"].is_number_unsigned() &&
         summary["bounds"]["checked"].get<std::size_t>() != checked)

@@ -174,27 +174,6 @@ std::optional<SumReport<T>> sum_generated_on_device(const InputOptions& in, cons
   return sum_report<T>(req, *input);
 }
 
-// The model backend runs gpu_multi_add (Harris's kernel 7) with an accumulator for every thread
-// of its grid (core/order_model/classic_trees.hpp), so a --grid and --block can ask it for far
-// more memory than n values take. Refused here, naming the shape, before anything is generated or
-// run; on a GPU the threads are the device's.
-void check_model_threads(const SumRequest& req, Dtype dtype, std::int64_t n) {
-  if (!req.shape.grid && !req.shape.block) return;
-  if (req.backend == "cuda" || (req.backend.empty() && cuda_backend_available())) return;
-  std::vector<std::string> names;
-  for (const auto& name : req.algorithms)
-    if (name != "all") names.push_back(name);
-  for (GpuKernel k : select_gpu_kernels(names)) {
-    if (info(k).family != KernelFamily::multi_add) continue;
-    const LaunchShape s = resolve_shape(req.shape, k, make_backend("model")->sm_count(), to_string(dtype), n).shape;
-    const std::uint64_t threads = std::uint64_t(s.grid) * std::uint64_t(s.block);
-    check_fits_in_memory(threads, dtype == Dtype::float32 ? 4 : 8,
-                         fmt::format("the model of {} at --grid {} x --block {} ({} threads, an accumulator each, "
-                                     "for n = {})",
-                                     info(k).name, s.grid, s.block, threads, n));
-  }
-}
-
 std::string algorithm_help() {
   std::string s = "Algorithm name, 'all' (CPU), 'gpu' (every GPU kernel), or a comma list. CPU algorithms:\n";
   for (const auto& a : cpu_algorithms<double>())
@@ -247,8 +226,6 @@ void register_sum(CLI::App& app) {
     bool alarm = false;
     if (!opts->input.input.empty()) {
       const InputData data(opts->input.input, read_options(opts->input));
-      check_model_threads(req, data.is_float32() ? Dtype::float32 : Dtype::float64,
-                          static_cast<std::int64_t>(data.size()));
       mapped = data.mapped();
       alarm = std::visit(run, data.spans());
     } else {
@@ -258,7 +235,6 @@ void register_sum(CLI::App& app) {
       const bool f64 = !opts->input.dtype.empty() && parse_dtype(opts->input.dtype) == Dtype::float64;
       if (f64) check_sum_request<double>(req, n);
       else check_sum_request<float>(req, n);
-      check_model_threads(req, f64 ? Dtype::float64 : Dtype::float32, n);
       if (const auto done = f64 ? on_device(0.0) : on_device(0.0f)) {
         alarm = *done;
       } else {

@@ -14,6 +14,7 @@
 #include "studies/commands.hpp"
 #include "studies/external.hpp"
 #include "studies/json_number.hpp"
+#include "studies/memory_check.hpp"
 #include "studies/progress.hpp"
 #include "studies/runner.hpp"
 
@@ -144,6 +145,17 @@ template <class T> SumSelection<T> select_sum(const SumRequest& req, std::int64_
       continue;
     }
     sel.shapes.emplace_back(k, resolve_shape(req.shape, k, sel.backend->sm_count(), FloatTraits<T>::dtype, n));
+    // The model runs gpu_multi_add (Harris's kernel 7) with an accumulator for every thread of
+    // its grid (core/order_model/classic_trees.hpp), so a shape can ask it for far more memory
+    // than n values take: refused here, naming the shape, before anything is generated or run.
+    if (info(k).family == KernelFamily::multi_add && sel.backend->kind() == BackendKind::model) {
+      const LaunchShape& s = sel.shapes.back().second.shape;
+      const std::uint64_t threads = std::uint64_t(s.grid) * std::uint64_t(s.block);
+      check_fits_in_memory(threads, sizeof(T),
+                           fmt::format("the model of {} at --grid {} x --block {} ({} threads, an accumulator "
+                                       "each, for n = {})",
+                                       info(k).name, s.grid, s.block, threads, n));
+    }
   }
   return sel;
 }

@@ -191,10 +191,9 @@ inline double dot_bound(Subject k, const LaunchShape& s, std::uint64_t n, double
       k == Subject::cpu_serial_dot ? (n > 0 ? n - 1 : 0) : order_model::tree_depth(GpuKernel::two_pass, s, n).roundings();
   // The subnormal products' term: n 2^-150, grown by at most 1 + gamma_d through the additions.
   const double b = bound::tree(format_of<float>(), d + 1, in);
-  const double du = static_cast<double>(d) * 0x1p-24;
-  if (!std::isfinite(b) || du >= 1) return std::numeric_limits<double>::infinity();
-  const double underflow = static_cast<double>(n) * 0x1p-150 * (1 + du / (1 - du)) * (1 + 0x1p-40);
-  return std::nextafter(b + underflow, std::numeric_limits<double>::infinity());
+  const double g = bound::gamma(format_of<float>(), static_cast<double>(d));
+  if (!std::isfinite(b) || !std::isfinite(g)) return std::numeric_limits<double>::infinity();
+  return (b + static_cast<double>(n) * 0x1p-150 * (1 + g)) * (1 + 0x1p-40);  // up past its own rounding
 }
 
 }  // namespace sumlab::dot
