@@ -18,9 +18,11 @@
 //
 // "No bound" is +infinity: where a theorem's condition fails (k u >= 1 for gamma_k, n u >= 1 for
 // Sum2, ...), the functions return +inf and the lab reports "none", never a number that is not a
-// bound. Every value is evaluated in double and then multiplied by (1 + 2^-40), which covers the
-// rounding of S and |s| to double and of the few operations below (each at most 2^-53 relative),
-// so the number printed is an upper bound of the theorem's real-valued bound.
+// bound. Every operation of a bound's evaluation is rounded outward (up, or down for what is
+// subtracted or divided by), so the double is at least the theorem's expression at the doubles S
+// and |s|; each bound grows with S and |s|, and the final factor (1 + 2^-40) covers their rounding
+// to double (2^-53 relative each). So the number printed is an upper bound of the theorem's
+// real-valued bound (tests/core/bound_arithmetic_test.cpp checks it against MPFR).
 #include <cstdint>
 #include <string_view>
 
