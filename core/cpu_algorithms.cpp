@@ -143,6 +143,8 @@ template <class T> const CpuAlgorithm<T>* find_cpu_algorithm(std::string_view na
   return nullptr;
 }
 
+template <class T> bool is_correctly_rounded(const CpuAlgorithm<T>& a) { return a.bound == &bound_exact<T>; }
+
 template <class T> SumResult<T> pairwise_with_base(std::span<const T> x, std::size_t base) {
   return {pairwise_sum<T>(x, base), 0, base == 1 ? "" : "base case " + std::to_string(base)};
 }
@@ -154,6 +156,8 @@ template std::span<const CpuAlgorithm<float>> cpu_algorithms<float>();
 template std::span<const CpuAlgorithm<double>> cpu_algorithms<double>();
 template const CpuAlgorithm<float>* find_cpu_algorithm<float>(std::string_view);
 template const CpuAlgorithm<double>* find_cpu_algorithm<double>(std::string_view);
+template bool is_correctly_rounded<float>(const CpuAlgorithm<float>&);
+template bool is_correctly_rounded<double>(const CpuAlgorithm<double>&);
 template SumResult<float> pairwise_with_base<float>(std::span<const float>, std::size_t);
 template SumResult<double> pairwise_with_base<double>(std::span<const double>, std::size_t);
 template double pairwise_bound<float>(std::size_t, const BoundInput&);

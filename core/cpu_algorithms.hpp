@@ -36,6 +36,9 @@ template <class T> struct CpuAlgorithm {
 template <class T> std::span<const CpuAlgorithm<T>> cpu_algorithms();
 // nullptr when no algorithm has that name.
 template <class T> const CpuAlgorithm<T>* find_cpu_algorithm(std::string_view name);
+// Whether a's bound is a correctly rounded result's (bound::correctly_rounded): its error is one
+// final rounding at every n, so it has no growth with n to measure.
+template <class T> bool is_correctly_rounded(const CpuAlgorithm<T>& a);
 
 // Pairwise summation with a caller-chosen base case (the registry's "pairwise" uses base 1).
 template <class T> SumResult<T> pairwise_with_base(std::span<const T> x, std::size_t base);

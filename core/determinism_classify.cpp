@@ -24,6 +24,11 @@ template <class T> std::vector<ValueCount<T>> tally(std::span<const T> runs) {
   return out;
 }
 
+Determinism measured_class(int shapes, int distinct_within_shape_max, int distinct_across_shapes) {
+  if (distinct_within_shape_max > 1) return Determinism::not_deterministic;
+  return distinct_across_shapes > 1 || shapes < 2 ? Determinism::run_to_run : Determinism::shape_invariant;
+}
+
 template <class T>
 std::optional<Classification> classify(std::span<const ShapeOutcome<T>> shapes, T reference) {
   using Bits = typename FloatTraits<T>::Bits;
@@ -40,6 +45,7 @@ std::optional<Classification> classify(std::span<const ShapeOutcome<T>> shapes, 
     if (runs == 0) continue;
     ++c.shapes;
     c.runs += runs;
+    c.runs_min = c.shapes == 1 ? runs : std::min(c.runs_min, runs);
     const int distinct = static_cast<int>(here.size());
     c.distinct_within_shape_max = std::max(c.distinct_within_shape_max, distinct);
     if (distinct > 1) ++c.shapes_with_variation;
@@ -47,9 +53,7 @@ std::optional<Classification> classify(std::span<const ShapeOutcome<T>> shapes, 
   }
   if (c.shapes == 0) return std::nullopt;
   c.distinct_across_shapes = static_cast<int>(all.size());
-  c.measured = c.distinct_within_shape_max > 1 ? Determinism::not_deterministic
-               : c.distinct_across_shapes > 1 || c.shapes < 2 ? Determinism::run_to_run
-                                                              : Determinism::shape_invariant;
+  c.measured = measured_class(c.shapes, c.distinct_within_shape_max, c.distinct_across_shapes);
   for (const Bits b : all) {
     const T v = from_bits<T>(b);
     if (std::isnan(v)) {
@@ -119,8 +123,13 @@ ClassSummary summarize(std::span<const Classification> per_input) {
       s.inputs_at_measured = 0;
     }
     if (c.measured == s.measured) ++s.inputs_at_measured;
+    s.shapes_max = std::max(s.shapes_max, c.shapes);
+    s.runs_min = i == 0 ? c.runs_min : std::min(s.runs_min, c.runs_min);
     s.distinct_within_shape_max = std::max(s.distinct_within_shape_max, c.distinct_within_shape_max);
     s.distinct_across_shapes_max = std::max(s.distinct_across_shapes_max, c.distinct_across_shapes);
+    s.nan_patterns_max = std::max(s.nan_patterns_max, c.nan_patterns);
+    if (!c.has_ulps) continue;  // every pattern NaN (or a NaN reference): no ulps, not 0 ulps
+    s.has_ulps = true;
     s.spread_ulps_max = std::max(s.spread_ulps_max, c.spread_ulps);
     s.max_abs_ulps = std::max(s.max_abs_ulps, c.max_abs_ulps);
   }

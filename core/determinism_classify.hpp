@@ -14,6 +14,11 @@
 // patterns, and so are two NaNs with different payloads. NaNs are left out of the ulp figures
 // (nan_patterns counts them).
 //
+// The class follows from three counts alone (measured_class), so results that are not one float (a
+// vector of segment sums, a scan's prefixes, compared by a hash of their bits) are classified by
+// the same rule. One run per shape (an order model evaluated once) shows nothing run to run: its
+// run_to_run is the model's fixed order, not a measurement, and callers say so.
+//
 // A measured class is evidence, not proof: R runs that agree do not exclude an R+1-th that
 // differs, and one shape says nothing about the others. compare() therefore distinguishes a
 // measurement weaker than the declaration (a broken promise) from one stronger (variation the
@@ -50,6 +55,7 @@ struct Classification {
   Determinism measured = Determinism::shape_invariant;
   int shapes = 0;                   // shapes with at least one run
   int runs = 0;                     // runs over every shape
+  int runs_min = 0;                 // fewest runs of one shape (0: no shape)
   int distinct_within_shape_max = 0;  // most patterns one shape gave
   int shapes_with_variation = 0;    // shapes that gave more than one pattern
   int distinct_across_shapes = 0;   // patterns over the union of every shape's runs
@@ -61,6 +67,11 @@ struct Classification {
   std::uint64_t spread_ulps = 0;    // ulps between the smallest and largest value (max - min)
   std::uint64_t max_abs_ulps = 0;   // the value farthest from the reference
 };
+
+// The rule: not_deterministic when some shape gave more than one pattern; else shape_invariant when
+// at least two shapes ran and gave one pattern between them; else run_to_run (one shape cannot
+// show invariance).
+Determinism measured_class(int shapes, int distinct_within_shape_max, int distinct_across_shapes);
 
 // nullopt when there is nothing to classify (no shape with a run). `reference` is the correctly
 // rounded sum of the input.
@@ -85,14 +96,19 @@ Agreement compare(Determinism declared, Determinism measured, int shapes = 2);
 std::optional<Determinism> parse_determinism(std::string_view s);
 
 // One kernel's classification over several inputs: the least deterministic input decides the
-// class (one input that shows shape dependence is enough), the counts are the largest seen.
+// class (one input that shows shape dependence is enough), the counts are the largest seen (runs:
+// the fewest), the ulp figures the largest over the inputs that have them (has_ulps).
 struct ClassSummary {
   Determinism measured = Determinism::shape_invariant;
   int inputs = 0;                     // inputs classified
   int inputs_at_measured = 0;         // inputs whose own class equals `measured`
   int witness = -1;                   // index of the first input at `measured` (-1: no input)
+  int shapes_max = 0;
+  int runs_min = 0;                   // fewest runs of one shape over every input (0: no input)
   int distinct_within_shape_max = 0;
   int distinct_across_shapes_max = 0;
+  int nan_patterns_max = 0;
+  bool has_ulps = false;              // some input had ulp figures (not every pattern NaN)
   std::uint64_t spread_ulps_max = 0;
   std::uint64_t max_abs_ulps = 0;
 };

@@ -1,7 +1,9 @@
 #include "core/growth_fit.hpp"
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace sumlab {
 
@@ -28,7 +30,10 @@ GrowthFit fit_growth(const std::vector<double>& n, const std::vector<double>& er
   }
   GrowthFit f;
   f.points = static_cast<int>(xs.size());
-  if (xs.size() < 3) return f;
+  std::vector<double> distinct = xs;
+  std::sort(distinct.begin(), distinct.end());
+  f.distinct_n = static_cast<int>(std::unique(distinct.begin(), distinct.end()) - distinct.begin());
+  if (xs.size() < 3 || f.distinct_n < 3) return f;
   const Eigen::Index m = static_cast<Eigen::Index>(xs.size());
   Eigen::MatrixXd A(m, 2);
   Eigen::VectorXd y(m);
@@ -55,6 +60,53 @@ GrowthFit fit_growth(const std::vector<double>& n, const std::vector<double>& er
   f.ci_high = beta(1) + t * se;
   f.r_squared = sst > 0 ? 1 - sse / sst : 1.0;
   return f;
+}
+
+std::string_view to_string(NoGrowthFit r) {
+  switch (r) {
+    case NoGrowthFit::fitted: return "fitted";
+    case NoGrowthFit::no_finite_error: return "no_finite_error";
+    case NoGrowthFit::all_zero: return "all_zero";
+    case NoGrowthFit::fewer_than_3_n: return "fewer_than_3_n";
+  }
+  return "?";
+}
+
+GrowthOfMedians fit_growth_of_medians(const std::vector<double>& n, const std::vector<double>& error) {
+  GrowthOfMedians g;
+  std::map<double, std::vector<double>> at;  // n -> its finite errors
+  for (std::size_t i = 0; i < n.size() && i < error.size(); ++i) {
+    ++g.measurements;
+    if (!std::isfinite(error[i]) || !(n[i] > 0)) {
+      ++g.nonfinite_errors;
+      continue;
+    }
+    g.zero_errors += error[i] == 0;
+    at[n[i]].push_back(std::fabs(error[i]));
+  }
+  std::vector<double> xs, medians;
+  for (auto& [size, e] : at) {
+    std::sort(e.begin(), e.end());
+    const std::size_t k = e.size() / 2;
+    const double median = e.size() % 2 ? e[k] : e[k - 1] / 2 + e[k] / 2;  // halves first: no overflow
+    if (!(median > 0)) continue;
+    xs.push_back(size);
+    medians.push_back(median);
+  }
+  g.distinct_n = static_cast<int>(xs.size());
+  if (!xs.empty()) {
+    g.n_min = xs.front();  // std::map: ascending
+    g.n_max = xs.back();
+  }
+  if (at.empty()) {
+    g.none_because = NoGrowthFit::no_finite_error;
+  } else if (g.zero_errors == g.measurements - g.nonfinite_errors) {
+    g.none_because = NoGrowthFit::all_zero;
+  } else {
+    g.fit = fit_growth(xs, medians);
+    g.none_because = g.fit.ok ? NoGrowthFit::fitted : NoGrowthFit::fewer_than_3_n;
+  }
+  return g;
 }
 
 }  // namespace sumlab

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from sumlab_report.document import Document, Heading, Paragraph, slug, write_html, write_markdown  # noqa: E402
 from sumlab_report.figures import Palette  # noqa: E402
 from sumlab_report.run_folder import Run, RunError, load_run  # noqa: E402
-from sumlab_report.studies import RENDERERS, Context, provenance_blocks, render_table  # noqa: E402
+from sumlab_report.studies import RENDERERS, Context, provenance_blocks, render_table, tally_phrases  # noqa: E402
 
 FIGURES = "figures"
 
@@ -42,6 +42,7 @@ def build(runs: list[Run], out_dir: Path) -> Document:
     doc.add(intro)
     rendered = 0
     ctx_checks = []
+    tallies: list[tuple[str, str, dict[str, int]]] = []
     alarms: list[str] = []
     for run in runs:
         ctx = Context(out_dir, f"{FIGURES}/{slug(run.label)}-" if len(runs) > 1 else f"{FIGURES}/", palette)
@@ -60,6 +61,7 @@ def build(runs: list[Run], out_dir: Path) -> Document:
                 continue
             doc.add(*RENDERERS.get(p.name, render_table)(run, data, ctx))
         ctx_checks += ctx.bound_checks
+        tallies += ctx.bound_tallies
         alarms += ctx.alarms
     if rendered == 0:
         raise RunError("nothing to render: no folder holds a CSV")
@@ -74,10 +76,21 @@ def build(runs: list[Run], out_dir: Path) -> Document:
         for lbl, name, n, total in bad:
             checks.append(Paragraph(f"{n} of {total} measurements in {lbl}/{name} exceed their algorithm's "
                                     "documented error bound. See the red rows below.", "alarm"))
-    elif ctx_checks:
-        total = sum(t for *_, t in ctx_checks)
-        checks.append(Paragraph(f"Bound check: all {total} measurements lie within their algorithm's "
-                                "documented error bound.", "ok"))
+    elif tallies:
+        # ✓ only when every measurement was judged and is within; otherwise the counts by cause
+        # (a row with no bound, a failed call or a special input is not "within" anything).
+        total: dict[str, int] = {}
+        for *_, counts in tallies:
+            for k, v in counts.items():
+                total[k] = total.get(k, 0) + v
+        rows = sum(total.values())
+        if total.get("within", 0) == rows:
+            checks.append(Paragraph(f"Bound check: all {rows} measurements lie within their algorithm's "
+                                    "documented error bound.", "ok"))
+        else:
+            checks.append(Paragraph(f"Bound check: none of the {rows} measurements exceeds its algorithm's "
+                                    "documented error bound, but not every one was judged against a bound: "
+                                    + "; ".join(tally_phrases(total)) + "."))
     doc.blocks[checks_at:checks_at] = checks
     return doc
 

@@ -247,28 +247,93 @@ std::vector<std::uint64_t> sizes_for(const StudyOptions& o, bool cuda) {
   return n;
 }
 
-// Per (dtype, dist, algorithm): the fitted growth exponent of the relative error.
+// Whether the registry bounds this row's subject (runner kind and name, as error_vs_n.csv holds
+// them) by a correctly rounded result's bound (the CPU `exact`, gpu_exact): its error is one final
+// rounding at every n, so a slope fitted to it would be noise. A user's subject claims no bound.
+bool correctly_rounded_subject(const std::string& kind, const std::string& name) {
+  if (kind == "cpu") {
+    const auto* a = find_cpu_algorithm<double>(name);
+    return a && is_correctly_rounded(*a);
+  }
+  if (kind == "cuda" || kind == "model") {
+    const auto k = find_gpu_kernel(name);
+    return k && info(*k).bound_kind == BoundKind::correctly_rounded;
+  }
+  return false;
+}
+
+// What summary.json's growth fits are fitted to (their "basis").
+constexpr const char* kGrowthBasis =
+    "median over seeds of rel_error at each n (finite errors, zeros included, n whose median is 0 left out)";
+
+// Per (dtype, dist, algorithm): the growth exponent of the relative error's median over the seeds
+// at each n (fit_growth_of_medians), and what it rests on. Keys of each entry:
+//   basis          what was fitted (kGrowthBasis)
+//   rows           the series' rows; failed_rows of them had no result (verdict failed),
+//                  nonfinite_rows a NaN/Inf error, zero_rows an error of exactly 0
+//   sizes          distinct n measured
+//   distinct_n     distinct n whose median error is positive (the fit's points; also "points"),
+//                  n_min and n_max their range (null when there are none)
+//   none_because   null when exponent, ci95 and r_squared hold a fit; otherwise why not:
+//                  correctly_rounded (the registry's bound is one rounding: no growth to measure),
+//                  failed (every call failed), no_finite_error, all_zero (exact at every n and
+//                  seed), fewer_than_3_n (fewer than 3 n with a positive median)
 nlohmann::ordered_json summarize(const CsvTable& t) {
-  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> series;
-  const int ci = t.column("dtype"), di = t.column("dist"), ai = t.column("algorithm"),
-            ni = t.column("n"), ei = t.column("rel_error");
+  struct Series {
+    std::string kind;
+    int rows = 0, failed = 0;
+    std::vector<double> n, error;
+    std::vector<double> sizes;
+  };
+  std::map<std::string, Series> series;
+  const int ci = t.column("dtype"), di = t.column("dist"), ai = t.column("algorithm"), bi = t.column("backend"),
+            ni = t.column("n"), ei = t.column("rel_error"), vi = t.column("verdict");
   for (const auto& r : t.rows) {
     auto& s = series[r[ci] + "|" + r[di] + "|" + r[ai]];
-    s.first.push_back(std::stod(r[ni]));
-    s.second.push_back(std::stod(r[ei]));
+    if (bi >= 0) s.kind = r[bi];
+    ++s.rows;
+    const double n = std::stod(r[ni]);
+    s.sizes.push_back(n);
+    if (vi >= 0 && r[vi] == to_string(Verdict::failed)) {
+      ++s.failed;
+      continue;
+    }
+    s.n.push_back(n);
+    s.error.push_back(std::stod(r[ei]));
   }
+  const auto number = [](const std::optional<double>& v) {
+    return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json();
+  };
   nlohmann::ordered_json fits = nlohmann::ordered_json::array();
-  for (const auto& [key, s] : series) {
+  for (auto& [key, s] : series) {
     const auto p1 = key.find('|'), p2 = key.find('|', p1 + 1);
-    const GrowthFit f = fit_growth(s.first, s.second);
+    const std::string algorithm = key.substr(p2 + 1);
+    const GrowthOfMedians g = fit_growth_of_medians(s.n, s.error);
+    std::sort(s.sizes.begin(), s.sizes.end());
+    const auto sizes = std::unique(s.sizes.begin(), s.sizes.end()) - s.sizes.begin();
+    std::string none_because;
+    if (correctly_rounded_subject(s.kind, algorithm)) none_because = "correctly_rounded";
+    else if (s.failed == s.rows) none_because = "failed";
+    else if (g.none_because != NoGrowthFit::fitted) none_because = std::string(to_string(g.none_because));
+    const bool ok = none_because.empty();
     nlohmann::ordered_json j;
     j["dtype"] = key.substr(0, p1);
     j["dist"] = key.substr(p1 + 1, p2 - p1 - 1);
-    j["algorithm"] = key.substr(p2 + 1);
-    j["points"] = f.points;
-    j["exponent"] = f.ok ? nlohmann::ordered_json(f.exponent) : nlohmann::ordered_json();
-    j["ci95"] = f.ok ? nlohmann::ordered_json::array({f.ci_low, f.ci_high}) : nlohmann::ordered_json();
-    j["r_squared"] = f.ok ? nlohmann::ordered_json(f.r_squared) : nlohmann::ordered_json();
+    j["algorithm"] = algorithm;
+    j["basis"] = kGrowthBasis;
+    j["rows"] = s.rows;
+    j["failed_rows"] = s.failed;
+    j["nonfinite_rows"] = g.nonfinite_errors;
+    j["zero_rows"] = g.zero_errors;
+    j["sizes"] = sizes;
+    j["distinct_n"] = g.distinct_n;
+    j["n_min"] = number(g.n_min);
+    j["n_max"] = number(g.n_max);
+    j["none_because"] = ok ? nlohmann::ordered_json() : nlohmann::ordered_json(none_because);
+    j["points"] = g.distinct_n;
+    j["exponent"] = ok ? nlohmann::ordered_json(g.fit.exponent) : nlohmann::ordered_json();
+    j["ci95"] = ok ? nlohmann::ordered_json::array({g.fit.ci_low, g.fit.ci_high}) : nlohmann::ordered_json();
+    j["r_squared"] = ok ? nlohmann::ordered_json(g.fit.r_squared) : nlohmann::ordered_json();
     fits.push_back(j);
   }
   return fits;

@@ -9,13 +9,15 @@
 //                  model predicts each deterministic (kernel, shape) and the row says whether the
 //                  GPU agreed; for gpu_atomic the model's sampled arrival orders are written beside
 //                  the measured values (source model_sampled).
-//   model backend  a deterministic kernel's runs are identical by construction: the model is
-//                  evaluated once per shape and stands for all R runs (source model). gpu_atomic's
-//                  R runs are R arrival orders drawn by the model (source model_sampled). Library
+//   model backend  a deterministic kernel's order is evaluated once per shape: one evaluation,
+//                  written as one run (source model), so its class is the model's (shapes compared;
+//                  run to run it is the model's fixed order, not a measurement). gpu_atomic's R
+//                  runs are R arrival orders drawn by the model (source model_sampled). Library
 //                  peers (CUB, Thrust) have no model and are left out.
 //   CPU peers      measured on either backend (source measured).
 // A shape runs R times, or fewer (at least 2) once --max-shape-seconds of it are spent: the row's
-// `runs` says how many. Per (kernel, input) the measurements are classified by
+// `runs` says how many, determinism_inputs.csv's runs_per_shape the fewest of any shape (what ran,
+// not the R asked for). Per (kernel, input) the measurements are classified by
 // core/determinism_classify.hpp; per kernel the least deterministic input decides.
 //
 // Files (columns in data/README.md): determinism_runs.csv (one row per distinct value of each
@@ -88,8 +90,8 @@ const std::vector<std::string> kInputsColumns = {
     "max_rel_error", "reference_hex", "model_mismatches"};
 const std::vector<std::string> kClassesColumns = {
     "study", "backend", "kind", "kernel", "declared", "measured", "agreement", "inputs", "inputs_at_measured",
-    "witness", "shapes_max", "distinct_within_shape_max", "distinct_across_shapes_max", "spread_ulps_max",
-    "max_abs_ulps", "model_mismatches", "source", "note"};
+    "witness", "shapes_max", "runs_per_shape_min", "distinct_within_shape_max", "distinct_across_shapes_max",
+    "nan_patterns_max", "spread_ulps_max", "max_abs_ulps", "model_mismatches", "source", "note"};
 const std::vector<std::string> kCellKey = {"dtype", "dist", "n", "seed"};
 // The measured class and the agreement of a record some of whose calls failed.
 constexpr std::string_view kFailed = "failed";
@@ -577,7 +579,7 @@ template <class T> void run_model_jobs(Backend& backend, CellWork<T>& w, const s
       sr.has_model = true;
       sr.model = values[a];
     } else {
-      sr.values = {{values[a], p.runs}};
+      sr.values = {{values[a], 1}};  // one evaluation: not R runs
     }
   }
   // Model-backend shapes with no value (none expected: library peers are not planned there).
@@ -606,11 +608,12 @@ template <class T> class RowWriter {
 
   // A record whose calls failed (a user's subject) gets a row too, measured "failed": the class of
   // the calls that returned would claim more than was measured, and none returning is no class.
+  // Its shapes and runs count the calls that returned; its figures stay empty.
   void add(const KernelRecord<T>& rec, CellOutput<T>& out) {
     std::vector<ShapeOutcome<T>> outcomes;
     long mismatches = 0;
     int failed_calls = 0;
-    max_rel_ = 0;
+    max_rel_ = std::numeric_limits<double>::quiet_NaN();
     for (const auto& sr : rec.shapes) {
       if (!sr.values.empty()) outcomes.push_back({sr.label, sr.values});
       mismatches += shape_rows(rec, sr, out) ? 1 : 0;
@@ -658,7 +661,7 @@ template <class T> class RowWriter {
                  const std::string& source, int total, const std::string& model_hex, const std::string& agrees,
                  const std::string& ms, CellOutput<T>& out) {
     const auto [abs_err, rel] = error_of(v.value);
-    if (std::isfinite(rel)) max_rel_ = std::max(max_rel_, rel);
+    if (!std::isnan(rel)) max_rel_ = std::isnan(max_rel_) ? rel : std::max(max_rel_, rel);  // NaN: no error figure
     std::vector<std::string> row = row_start(rec, sr);
     for (std::string f : {source, std::to_string(total), std::to_string(v.count), fmt_value(v.value),
                           hex_bits(v.value), ulps_text(v.value), fmt::format("{}", abs_err), fmt::format("{}", rel),
@@ -700,7 +703,8 @@ template <class T> class RowWriter {
                                      bool failed) const {
     const bool has_model_col = w_.cuda && rec.kind == "gpu" && info(*find_gpu_kernel(rec.name)).modelled &&
                                rec.declared != Determinism::not_deterministic;
-    auto ulps = [&](auto v) { return c.has_ulps ? std::to_string(v) : std::string("nan"); };
+    auto ulps = [&](auto v) { return failed ? std::string() : c.has_ulps ? std::to_string(v) : std::string("nan"); };
+    auto figure = [&](auto v) { return failed ? std::string() : std::to_string(v); };
     std::vector<std::string> row = lead_;
     row[2] = rec.kind;
     row[3] = rec.name;
@@ -708,10 +712,10 @@ template <class T> class RowWriter {
          {std::string(to_string(rec.declared)), failed ? std::string(kFailed) : std::string(to_string(c.measured)),
           failed ? std::string(kFailed) : std::string(to_string(compare(rec.declared, c.measured, c.shapes))),
           rec.shapes.empty() ? std::string() : rec.shapes.front().source, std::to_string(c.shapes),
-          std::to_string(w_.p.runs), std::to_string(c.runs), std::to_string(c.distinct_within_shape_max),
-          std::to_string(c.shapes_with_variation), std::to_string(c.distinct_across_shapes),
-          std::to_string(c.nan_patterns), ulps(c.min_ulps), ulps(c.max_ulps), ulps(c.spread_ulps),
-          ulps(c.max_abs_ulps), fmt::format("{}", max_rel_), ref_hex_,
+          std::to_string(c.runs_min), std::to_string(c.runs), figure(c.distinct_within_shape_max),
+          figure(c.shapes_with_variation), figure(c.distinct_across_shapes), figure(c.nan_patterns),
+          ulps(c.min_ulps), ulps(c.max_ulps), ulps(c.spread_ulps), ulps(c.max_abs_ulps),
+          failed ? std::string() : fmt::format("{}", max_rel_), ref_hex_,
           has_model_col ? std::to_string(mismatches) : std::string()})
       row.push_back(std::move(f));
     return row;
@@ -723,7 +727,7 @@ template <class T> class RowWriter {
   std::string ref_hex_;
   std::vector<std::string> lead_;  // study, backend, kind, kernel, dtype, dist, seed, n
   std::map<typename FloatTraits<T>::Bits, std::pair<double, double>> errors_;
-  double max_rel_ = 0;  // of the record being added
+  double max_rel_ = 0;  // of the record being added; NaN when no pattern has a relative error
 };
 
 template <class T>
@@ -759,12 +763,20 @@ std::string kernel_note(const std::string& kind, const std::string& name, Backen
   if (!k) return "";
   if (*k == GpuKernel::atomic)
     return backend == BackendKind::model
-               ? "runs are the model's sampled arrival orders (uniformly random block permutations)"
+               ? "modelled: runs are the model's sampled arrival orders (uniformly random block permutations)"
                : "runs measured; model_sampled rows: the model's arrival orders beside them";
-  if (shape_free(*k)) return "takes no launch shape: one shape, invariance by construction";
-  if (backend == BackendKind::model) return "model: one evaluation per shape stands for every run";
-  if (!info(*k).modelled) return "library peer: measured, not modelled";
-  return "";
+  std::string note;
+  if (shape_free(*k))  // only a one-thread kernel has one order whatever launches it
+    note = info(*k).family == KernelFamily::serial
+               ? "takes no launch shape: one thread, one fixed order, the same for every launch by construction"
+               : "the library chooses its own launch (the lab passes no shape): one configuration, shape "
+                 "invariance not measured";
+  if (backend == BackendKind::model)
+    note += std::string(note.empty() ? "" : "; ") +
+            "modelled: the order model evaluated once per shape (runs = evaluations), not run on a GPU";
+  else if (!info(*k).modelled)
+    note += std::string(note.empty() ? "" : "; ") + "library peer: measured, not modelled";
+  return note;
 }
 
 struct ClassRow {
@@ -773,7 +785,6 @@ struct ClassRow {
   std::vector<Classification> per_input;  // the inputs where every call returned
   std::vector<std::string> inputs;
   std::vector<std::string> failed_inputs;  // where some call failed
-  int shapes_max = 0;
   long model_mismatches = -1;  // -1: not applicable
   std::string source;
 };
@@ -784,7 +795,8 @@ std::vector<ClassRow> class_rows(const CsvTable& t) {
     const int i = t.column(c);
     return i >= 0 ? r[static_cast<std::size_t>(i)] : std::string();
   };
-  auto to_i64 = [](const std::string& s) -> std::int64_t { return s == "nan" || s.empty() ? 0 : std::stoll(s); };
+  // An ulp figure: "nan" (every pattern NaN, or a NaN reference) or empty is no figure, not 0.
+  auto has_figure = [](const std::string& s) { return !s.empty() && s != "nan"; };
   for (const auto& r : t.rows) {
     const std::string kernel = col(r, "kernel");
     auto it = std::find_if(rows.begin(), rows.end(), [&](const ClassRow& c) { return c.kernel == kernel; });
@@ -805,14 +817,17 @@ std::vector<ClassRow> class_rows(const CsvTable& t) {
     Classification c;
     c.measured = parse_determinism(col(r, "measured")).value_or(Determinism::not_deterministic);
     c.shapes = std::stoi(col(r, "shapes"));
+    c.runs_min = std::stoi(col(r, "runs_per_shape"));
     c.distinct_within_shape_max = std::stoi(col(r, "distinct_within_shape_max"));
     c.distinct_across_shapes = std::stoi(col(r, "distinct_across_shapes"));
-    c.has_ulps = col(r, "spread_ulps") != "nan";
-    c.spread_ulps = static_cast<std::uint64_t>(to_i64(col(r, "spread_ulps")));
-    c.max_abs_ulps = static_cast<std::uint64_t>(to_i64(col(r, "max_abs_ulps")));
+    c.nan_patterns = std::stoi(col(r, "nan_patterns"));
+    c.has_ulps = has_figure(col(r, "spread_ulps")) && has_figure(col(r, "max_abs_ulps"));
+    if (c.has_ulps) {
+      c.spread_ulps = std::stoull(col(r, "spread_ulps"));
+      c.max_abs_ulps = std::stoull(col(r, "max_abs_ulps"));
+    }
     it->per_input.push_back(c);
     it->inputs.push_back(input);
-    it->shapes_max = std::max(it->shapes_max, c.shapes);
     const std::string mm = col(r, "model_mismatches");
     if (!mm.empty()) it->model_mismatches = std::max<long>(0, it->model_mismatches) + std::stol(mm);
     if (it->source != col(r, "source")) it->source = "mixed";
@@ -880,40 +895,52 @@ struct Classes {
   nlohmann::ordered_json summary = nlohmann::ordered_json::array();
   std::string table;
   long model_mismatches = 0;
-  long violated = 0;
-  long failed = 0;
+  // Rows per agreement (failed: no class), and the rows whose class is the order model's.
+  long matches = 0, stronger = 0, one_shape = 0, violated = 0, failed = 0, modelled = 0;
 };
+
+// A class from the order model (model backend): one evaluation per shape, or sampled orders.
+bool modelled_source(const std::string& source) { return source.rfind("model", 0) == 0; }
 
 Classes classes_of(const std::vector<ClassRow>& rows, const Plan& p) {
   Classes c;
   for (const auto& r : rows) {
     const ClassSummary s = summarize(std::span<const Classification>(r.per_input));
     const bool failed = !r.failed_inputs.empty();
-    const Agreement a = compare(r.declared, s.measured, r.shapes_max);
+    const Agreement a = compare(r.declared, s.measured, s.shapes_max);
     const std::string measured(failed ? kFailed : to_string(s.measured));
     const std::string agreement(failed ? kFailed : to_string(a));
     const std::string witness = failed ? r.failed_inputs.front()
                                 : s.witness >= 0 ? r.inputs[static_cast<std::size_t>(s.witness)] : "";
     if (r.model_mismatches > 0) c.model_mismatches += r.model_mismatches;
-    c.violated += !failed && a == Agreement::violated;
-    c.failed += failed;
+    if (failed) ++c.failed;
+    else if (a == Agreement::violated) ++c.violated;
+    else if (a == Agreement::one_shape) ++c.one_shape;
+    else if (a == Agreement::stronger) ++c.stronger;
+    else ++c.matches;
+    c.modelled += !failed && modelled_source(r.source);
     std::string note = kernel_note(r.kind, r.kernel, p.backend);
     if (failed)
       note = fmt::format("calls failed on {} of {} inputs (determinism_runs.csv: the rows of source failed have the "
                          "messages); no class is claimed", r.failed_inputs.size(), r.failed_inputs.size() + r.per_input.size());
+    // A failed row claims nothing: its figures stay empty. An input whose every pattern is NaN has
+    // no ulps: "nan", not 0.
+    auto figure = [&](auto v) { return failed ? std::string() : std::to_string(v); };
+    auto ulps = [&](auto v) { return failed ? std::string() : s.has_ulps ? std::to_string(v) : std::string("nan"); };
     c.rows.push_back({"determinism", std::string(to_string(p.backend)), r.kind, r.kernel,
                       std::string(to_string(r.declared)), measured, agreement,
                       std::to_string(s.inputs + static_cast<int>(r.failed_inputs.size())),
                       std::to_string(failed ? static_cast<int>(r.failed_inputs.size()) : s.inputs_at_measured), witness,
-                      std::to_string(r.shapes_max), std::to_string(s.distinct_within_shape_max),
-                      std::to_string(s.distinct_across_shapes_max), std::to_string(s.spread_ulps_max),
-                      std::to_string(s.max_abs_ulps), r.model_mismatches < 0 ? "" : std::to_string(r.model_mismatches),
+                      figure(s.shapes_max), figure(s.runs_min), figure(s.distinct_within_shape_max),
+                      figure(s.distinct_across_shapes_max), figure(s.nan_patterns_max), ulps(s.spread_ulps_max),
+                      ulps(s.max_abs_ulps), r.model_mismatches < 0 ? "" : std::to_string(r.model_mismatches),
                       r.source, note});
     c.summary.push_back({{"kernel", r.kernel}, {"kind", r.kind}, {"declared", to_string(r.declared)},
                          {"measured", measured}, {"agreement", agreement}, {"witness", witness}});
-    c.table += fmt::format("  {:<18} {:<8} {:<17} {:<17} {:<9} {:>6} {:>7} {:>8}  {}\n", r.kernel, r.kind,
-                           to_string(r.declared), measured, agreement, s.distinct_within_shape_max,
-                           s.distinct_across_shapes_max, s.spread_ulps_max, witness);
+    c.table += fmt::format("  {:<18} {:<8} {:<17} {:<17} {:<9} {:>6} {:>5} {:>6} {:>7} {:>8}  {}\n", r.kernel, r.kind,
+                           to_string(r.declared), measured + (!failed && modelled_source(r.source) ? "*" : ""),
+                           agreement, figure(s.shapes_max), figure(s.runs_min), figure(s.distinct_within_shape_max),
+                           figure(s.distinct_across_shapes_max), ulps(s.spread_ulps_max), witness);
   }
   return c;
 }
@@ -972,6 +999,15 @@ nlohmann::ordered_json run_summary(const Plan& p, const DeterminismOptions& o, d
   return summary;
 }
 
+// What the run shows of the declared classes, counted by what was measured: a declaration holds
+// where the measured class is at least as deterministic, one_shape leaves invariance unmeasured,
+// and a failed subject has no class.
+std::string declared_tally(const Classes& c) {
+  return fmt::format("declared classes: {} hold ({} as declared, {} measured stronger), {} one_shape (one shape run: "
+                     "invariance not measured), {} failed (no class), {} violated",
+                     c.matches + c.stronger, c.matches, c.stronger, c.one_shape, c.failed, c.violated);
+}
+
 void finish_run(Study& study, const Plan& p, const DeterminismOptions& o, double seconds, long exact_mpfr_mismatches) {
   RunFolder& folder = study.folder();
   const std::vector<ClassRow> rows = class_rows(read_csv(folder.file("determinism_inputs.csv")));
@@ -980,10 +1016,12 @@ void finish_run(Study& study, const Plan& p, const DeterminismOptions& o, double
   folder.write_csv("determinism_classes.csv", kClassesColumns, c.rows);
 
   // The terminal table: what the columns mean first.
-  fmt::print("  within: most distinct results over the runs of one shape; across: over the shapes; spread: ulps "
-             "between the extremes\n");
-  fmt::print("  {:<18} {:<8} {:<17} {:<17} {:<9} {:>6} {:>7} {:>8}  {}\n", "kernel", "kind", "declared", "measured",
-             "agreement", "within", "across", "spread", "witness (least deterministic input)");
+  fmt::print("  shapes: most shapes of one input; runs: fewest runs of one shape; within: most distinct results over "
+             "the runs of one shape; across: over the shapes; spread: ulps between the extremes; *: modelled (the "
+             "order model, not a GPU)\n");
+  fmt::print("  {:<18} {:<8} {:<17} {:<17} {:<9} {:>6} {:>5} {:>6} {:>7} {:>8}  {}\n", "kernel", "kind", "declared",
+             "measured", "agreement", "shapes", "runs", "within", "across", "spread",
+             "witness (least deterministic input)");
   fmt::print("{}", c.table);
   std::vector<std::string> headline{fmt::format("{} kernels and peers classified on {} ({}); {:.1f} s", rows.size(),
                                                 to_string(p.backend), p.device, seconds)};
@@ -991,8 +1029,12 @@ void finish_run(Study& study, const Plan& p, const DeterminismOptions& o, double
     if (!e["ok"].get<bool>())
       headline.push_back(fmt::format("EXPECTED {} to be {}, measured {}", e["kernel"].get<std::string>(),
                                      e["expected"].get<std::string>(), e["measured"].get<std::string>()));
-  headline.push_back(c.violated ? fmt::format("ALARM: {} declared classes violated by the measurements", c.violated)
-                                : "every declared class holds (measured at least as deterministic as declared)");
+  headline.push_back(declared_tally(c));
+  if (c.violated) headline.push_back(fmt::format("ALARM: {} declared classes violated by the measurements", c.violated));
+  if (c.modelled)
+    headline.push_back(fmt::format("{} of the classes are modelled, not measured: the order model evaluated once per "
+                                   "shape (gpu_atomic: sampled arrival orders); run-to-run behaviour on a GPU is not "
+                                   "measured by this backend", c.modelled));
   if (c.failed)
     headline.push_back(fmt::format("FAILED: {} subject(s) had calls fail (determinism_runs.csv has the messages); "
                                    "no class is claimed for them", c.failed));

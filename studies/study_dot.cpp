@@ -4,7 +4,11 @@
 //   dot_errors.csv       the value and the exact dot (hex), |error|, the bound and its verdict, ulps,
 //                        on cuda the GPU bits against the model's and the distinct values over runs;
 //   dot_determinism.csv  per subject, distinct values across runs and across shapes, the measured
-//                        class against the declared one.
+//                        class against the declared one (core/determinism_classify.hpp's rule: one
+//                        shape shows no invariance). `runs` is the calls each configuration got:
+//                        a GPU subject --runs on cuda and one evaluation of the model on the model
+//                        backend (its class is then the model's: shapes compared, runs not); a
+//                        CPU subject max(--runs, 2) calls on either backend.
 // Exits 1 when GPU bits differ from the model's or a measured class is weaker than declared;
 // everything is written first.
 #include <CLI/CLI.hpp>
@@ -21,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "core/determinism_classify.hpp"
 #include "core/dot/dot_family.hpp"
 #include "core/float_traits.hpp"
 #include "core/generators.hpp"
@@ -170,6 +175,7 @@ Plan make_plan(const DotOptions& o) {
       if (const std::string why = validate_shape(GpuKernel::two_pass, s, "float32", n); !why.empty())
         throw UserError("gpu_dot shape " + to_string(s) + ": " + why);
   p.runs = o.runs ? o.runs : (p.backend == BackendKind::cuda ? 3 : 1);
+  if (p.runs < 1) throw UserError(fmt::format("--runs must be >= 1 (got {})", p.runs));
   // x, y, the pairs and the superaccumulators' chunks of the largest cell.
   check_fits_in_memory(static_cast<std::uint64_t>(*std::max_element(p.sizes.begin(), p.sizes.end())), 16,
                        "the largest dot cell");
@@ -199,11 +205,15 @@ DotCell run_cell(const Plan& p, const std::string& dist, std::int64_t n, std::ui
     DotSubjectRunner model(inf.subject, BackendKind::model, p.shapes, 1);
     std::set<std::uint32_t> across_shapes;
     std::size_t distinct_runs = 1;
+    // Calls per configuration: the model is evaluated once (a second evaluation of its fixed order
+    // would repeat its bits); code that runs here or on the GPU is called and counted.
+    const int calls = runner.kind() == RunnerKind::model ? 1
+                      : runner.kind() == RunnerKind::cpu ? std::max(p.runs, 2)
+                                                          : p.runs;
     for (std::size_t c = 0; c < runner.configs(); ++c) {
       const Outcome<float> o = runner.run(c, input);
       std::set<std::uint32_t> runs{std::bit_cast<std::uint32_t>(o.value)};
-      for (int r = 1; r < p.runs && runner.kind() == RunnerKind::cuda; ++r)
-        runs.insert(std::bit_cast<std::uint32_t>(runner.run(c, input).value));
+      for (int r = 1; r < calls; ++r) runs.insert(std::bit_cast<std::uint32_t>(runner.run(c, input).value));
       distinct_runs = std::max(distinct_runs, runs.size());
       across_shapes.insert(std::bit_cast<std::uint32_t>(o.value));
       std::string equals_model;
@@ -226,15 +236,15 @@ DotCell run_cell(const Plan& p, const std::string& dist, std::int64_t n, std::ui
       cell.errors.push_back(std::move(row));
     }
     const std::size_t shapes = runner.configs();
-    // A CPU subject has no shape to vary: one configuration, its order fixed by the algorithm.
-    const bool no_shapes = !inf.gpu && inf.determinism == Determinism::shape_invariant;
-    const Determinism measured = distinct_runs > 1 ? Determinism::not_deterministic
-                                 : (shapes > 1 && across_shapes.size() == 1) || no_shapes ? Determinism::shape_invariant
-                                                                                          : Determinism::run_to_run;
+    // The lab's rule: a CPU subject has one configuration, and one shape shows no invariance
+    // (run_to_run at best, a declared shape_invariant then one_shape, not violated).
+    const Determinism measured = measured_class(static_cast<int>(shapes), static_cast<int>(distinct_runs),
+                                                static_cast<int>(across_shapes.size()));
+    const Agreement a = compare(inf.determinism, measured, static_cast<int>(shapes));
     Rows::value_type row = key;
-    row.insert(row.end(), {runner.name(), std::to_string(shapes), std::to_string(p.runs), std::to_string(distinct_runs),
+    row.insert(row.end(), {runner.name(), std::to_string(shapes), std::to_string(calls), std::to_string(distinct_runs),
                            std::to_string(across_shapes.size()), std::string(to_string(inf.determinism)),
-                           std::string(to_string(measured)), measured >= inf.determinism ? "1" : "0"});
+                           std::string(to_string(measured)), a == Agreement::violated ? "0" : "1"});
     cell.determinism.push_back(std::move(row));
   }
   return cell;
@@ -297,7 +307,9 @@ void register_study_dot(CLI::App& study) {
   cmd->add_option("--dists", o->dists, "Distributions of x and y (core/generators.hpp; default normal,uniform)")
       ->delimiter(',');
   cmd->add_option("--seeds", o->seeds, "Seeds 1..N per cell")->capture_default_str();
-  cmd->add_option("--runs", o->runs, "Runs of each GPU configuration (default 3 on cuda)");
+  cmd->add_option("--runs", o->runs,
+                  "Calls of each GPU configuration on cuda (default 3; the model is evaluated once) and of each CPU "
+                  "subject (at least 2)");
   cmd->callback([o] { run_dot_study(*o); });
 }
 

@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "core/counter_rng.hpp"
+#include "core/determinism_classify.hpp"
 #include "core/float_traits.hpp"
 #include "core/generators.hpp"
 #include "core/scan/scan_kernel.hpp"
@@ -267,12 +268,15 @@ template <class T> struct CellRowsWriter {
     r[r.size() - 1] = std::to_string(distinct);
   }
   // One subject's class over its configurations: distinct outputs across runs of one configuration
-  // (the most over them) and across configurations. One configuration cannot show invariance.
+  // (the most over them) and across configurations, by core/determinism_classify.hpp's rule (one
+  // configuration cannot show invariance). On the model backend a GPU scan's shapes are evaluated
+  // once each (runs 1): the class is the model's, across shapes only.
   void classify(const std::string& alg, int shapes, int runs, std::size_t distinct_runs, std::size_t distinct_shapes,
                 const std::string& declared, bool any_failed) {
-    const char* measured = any_failed ? "failed"
-                           : distinct_runs > 1 ? "not_deterministic"
-                           : (shapes > 1 && distinct_shapes == 1 ? "shape_invariant" : "run_to_run");
+    const std::string measured =
+        any_failed ? std::string("failed")
+                   : std::string(to_string(measured_class(shapes, static_cast<int>(distinct_runs),
+                                                          static_cast<int>(distinct_shapes))));
     det.push_back({alg, op, dtype, dname, std::to_string(n), std::to_string(shapes), std::to_string(runs),
                    std::to_string(distinct_runs), std::to_string(distinct_shapes), declared, measured});
   }
@@ -548,7 +552,7 @@ void throughput_rows(const Plan& p, double copy_bps, const std::string& dtype, c
     const std::string declared(to_string(runner->declared()));
     det_rows.push_back({runner->name(), Op::name, dtype, "uniform", std::to_string(dx.size()), "1",
                         std::to_string(p.det_runs), std::to_string(seen.size()), "1", declared,
-                        seen.size() > 1 ? "not_deterministic" : "run_to_run"});
+                        std::string(to_string(measured_class(1, static_cast<int>(seen.size()), 1)))});
   }
   det->insert(det->end(), det_rows.begin(), det_rows.end());
 }

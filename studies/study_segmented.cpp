@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/determinism_classify.hpp"
 #include "core/float_traits.hpp"
 #include "core/generators.hpp"
 #include "core/metrics.hpp"
@@ -108,10 +109,6 @@ std::vector<SegShape> shapes_of(const Plan& p, Strategy st) {
   if (st == Strategy::block_per_segment) return p.block_shapes;
   if (st == Strategy::warp_per_segment) return p.warp_shapes;
   return p.scan_shapes;
-}
-
-int rank(Determinism d) {
-  return d == Determinism::not_deterministic ? 0 : d == Determinism::run_to_run ? 1 : 2;
 }
 
 double quantile(const std::vector<double>& sorted, double q) {
@@ -316,7 +313,8 @@ void error_rows(const std::vector<std::string>& key, const std::vector<std::stri
 }
 
 // Per subject: distinct bit patterns across its configurations and across repeated runs, and the
-// class they measure against the declared one (none when a call failed).
+// class they measure against the declared one (none when a call failed), by
+// core/determinism_classify.hpp's rule: one configuration shows no shape invariance.
 template <class T>
 void determinism_rows(const std::vector<std::string>& key, const std::vector<SegSubject<T>>& subjects,
                       const std::vector<SegJob<T>>& jobs, SegmentedCell& out) {
@@ -334,10 +332,10 @@ void determinism_rows(const std::vector<std::string>& key, const std::vector<Seg
       runs = std::max(runs, j.run_hashes.size());
       distinct_runs = std::max(distinct_runs, r.size());
     }
-    const Determinism measured = distinct_runs > 1          ? Determinism::not_deterministic
-                                 : across_shapes.size() > 1 ? Determinism::run_to_run
-                                                            : Determinism::shape_invariant;
-    const bool consistent = failed || rank(measured) >= rank(sub.declared);
+    const Determinism measured = measured_class(static_cast<int>(configs), static_cast<int>(distinct_runs),
+                                                static_cast<int>(across_shapes.size()));
+    const bool consistent =
+        failed || compare(sub.declared, measured, static_cast<int>(configs)) != Agreement::violated;
     if (!consistent)
       out.notes.push_back(fmt::format("{} {} {}: measured {} but declared {}", key[1], key[3], sub.name,
                                       to_string(measured), to_string(sub.declared)));

@@ -167,7 +167,8 @@ def determinism(subjects: Any = None, out: str = "runs/determinism", *, data: An
                 mappings: Optional[Sequence[str]] = None) -> list[dict]:
     """Which sums give the same bits run to run and across configurations
     (``sumlab study determinism``). subjects: your reductions, each configuration a "shape", run
-    `runs` times; kernels: sumlab's ('all', 'gpu', 'cpu', 'none' or names; default 'none' when
+    `runs` times (fewer, at least 2, once a shape has taken the CLI's --max-shape-seconds; the
+    classes table's runs_per_shape_min says how many ran); kernels: sumlab's ('all', 'gpu', 'cpu', 'none' or names; default 'none' when
     subjects are given), over the launch shapes that grids ('SM', '4SM' or integers), blocks,
     vectors and mappings span (the CLI's defaults when not given). Returns
     determinism_classes.csv's rows (one per subject and kernel)."""

@@ -9,10 +9,10 @@ from collections import defaultdict
 
 from . import figures
 from .document import Figure, Heading, Paragraph, Table, slug
+from .determinism_class import RANK as _RANK, agreement, shown_class
 from .figures import plt
 from .run_folder import CsvData, Run, num
 
-_RANK = {"not_deterministic": 0, "run_to_run": 1, "shape_invariant": 2}
 
 
 def _fmt(v: float) -> str:
@@ -187,21 +187,42 @@ def render_scan_position(run: Run, data: CsvData, ctx) -> list:
 def render_scan_determinism(run: Run, data: CsvData, ctx) -> list:
     cols = [c for c in ["algorithm", "operator", "dtype", "distribution", "n", "shapes", "runs_per_shape",
                         "distinct_across_runs", "distinct_across_shapes", "declared", "measured"] if c in data.columns]
+    model = run.provenance.get("backend") == "model"
     rows, bad = [], set()
+    modelled = single = 0
     for i, r in enumerate(data.rows):
-        rows.append([r.get(c, "") for c in cols])
-        if _RANK.get(r.get("measured", ""), 0) < _RANK.get(r.get("declared", ""), 0):
+        measured = shown_class(r.get("measured", ""), r.get("shapes"))
+        agree = agreement(r.get("declared", ""), measured, r.get("shapes"))
+        shown = measured
+        if measured in _RANK and r.get("runs_per_shape") == "1":
+            # One run per shape shows nothing run to run: on the model it is the order model's one
+            # evaluation (its fixed order), on a GPU a single launch.
+            shown += " (modelled)" if model else " (one run)"
+            modelled += model
+            single += not model
+        rows.append([shown if c == "measured" else r.get(c, "") for c in cols] + [agree])
+        if agree == "violated":
             bad.add(i)
     cub_nd = [r for r in data.rows if r.get("algorithm") == "cub" and num(r.get("distinct_across_runs")) > 1]
+    text = ("What this shows: the distinct output bit patterns (all n prefixes hashed) over repeated runs "
+            "of one shape and over the shapes swept, and the class they imply by the lab's rule (one shape shows "
+            "no invariance). The modelled scans are declared run_to_run (max: shape_invariant); CUB's decoupled "
+            "look-back is declared not_deterministic and measured: "
+            + (f"{len(cub_nd)} CUB cell(s) gave more than one result across runs."
+               if any(r.get("algorithm") == "cub" for r in data.rows)
+               else "no CUB rows here (model backend)."))
+    if modelled:
+        text += (f" Model backend: {modelled} row(s) are the order model evaluated once per shape (runs_per_shape "
+                 "1): their class compares the shapes only and is marked modelled; the scans' run-to-run "
+                 "behaviour on a GPU is not measured here.")
+    if single:
+        text += f" {single} row(s) ran one run per shape: run-to-run behaviour not measured (marked one run)."
     blocks: list = [
         Heading("Scans: determinism declared vs measured", 3, anchor=slug(run.label + "-scan-determinism")),
-        Paragraph("What this shows: the distinct output bit patterns (all n prefixes hashed) over repeated runs "
-                  "of one shape and over the shapes swept. The modelled scans are declared run_to_run (max: "
-                  "shape_invariant); CUB's decoupled look-back is declared not_deterministic and measured: "
-                  + (f"{len(cub_nd)} CUB cell(s) gave more than one result across runs."
-                     if any(r.get("algorithm") == "cub" for r in data.rows)
-                     else "no CUB rows here (model backend).")),
-        Table(cols, rows, "Red: measured less deterministic than declared.", alarm_rows=bad),
+        Paragraph(text),
+        Table(cols + ["agreement"], rows, "agreement: matches, stronger (the variation the declaration allows was "
+              "not seen), one_shape (shape invariance declared, one shape ran) or violated (red: measured less "
+              "deterministic than declared).", alarm_rows=bad),
     ]
     if bad:
         ctx.alarms.append(f"{run.label}/{data.name}: {len(bad)} scan cell(s) less deterministic than declared.")

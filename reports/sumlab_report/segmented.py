@@ -11,6 +11,7 @@ from collections import defaultdict
 from . import figures
 from .document import Figure, Heading, Paragraph, Table, slug
 from .figures import plt
+from .determinism_class import agreement, recorded_one_shape_invariant, shown_class
 from .run_folder import CsvData, Run, num
 
 
@@ -160,22 +161,40 @@ def render_segmented_determinism(run: Run, data: CsvData, ctx) -> list:
     cols = [c for c in ["dtype", "distribution", "segments", "mean_size", "strategy", "shapes",
                         "distinct_across_shapes", "runs", "distinct_across_runs", "declared", "measured",
                         "consistent"] if c in data.columns]
+    shown_cols = cols + (["agreement"] if "measured" in cols and "declared" in cols else [])
     rows, bad = [], set()
     for i, r in enumerate(data.rows):
-        rows.append([r.get(c, "") for c in cols])
-        if r.get("consistent") == "0":
+        # The class by the lab's rule from the row's own counts: one shape is never shape_invariant.
+        measured = shown_class(r.get("measured", ""), r.get("shapes")) if r.get("measured") else ""
+        agree = agreement(r.get("declared", ""), measured, r.get("shapes")) if measured else "failed"
+        row = [measured if c == "measured" else r.get(c, "") for c in cols]
+        if len(shown_cols) > len(cols):
+            row.append(agree)
+        rows.append(row)
+        if r.get("consistent") == "0" or agree == "violated":
             bad.add(i)
+    model = "model" in data.ordered_unique("backend")
     blocks: list = [
         Heading("Segmented sums: determinism measured vs declared", 3,
                 anchor=slug(run.label + "-segmented-determinism")),
         Paragraph("What this shows: how many distinct bit patterns (all segments together) each strategy gave "
-                  "across its launch shapes and across repeated runs of one shape, the class that implies "
-                  "(not_deterministic if runs differ, run_to_run if only shapes do, shape_invariant otherwise) "
-                  "and the class the strategy declares. A measured class weaker than the declared one is a bug "
-                  "(red); a stronger one only means the difference was not observed. Your subjects' "
-                  "configurations each run that many times; an empty class means a call failed."),
-        Table(cols, rows, "One row per (cell, strategy).", alarm_rows=bad),
+                  "across its launch shapes and across repeated runs of its first shape (runs), the class that "
+                  "implies by the lab's rule (not_deterministic if runs differ; shape_invariant only if two or "
+                  "more shapes ran and agreed; run_to_run otherwise: one shape shows no invariance) and the class "
+                  "the strategy declares. agreement: matches, stronger (the variation the declaration allows was "
+                  "not seen), one_shape (shape invariance declared, one shape ran: not measured) or violated "
+                  "(red: a bug in the lab's strategies, a finding in your subjects). Your subjects' configurations "
+                  "each run that many times; an empty class means a call failed."
+                  + (" Model backend: the modelled GPU strategies' runs are evaluations of the order model (one "
+                     "fixed order: the same bits by construction), so their classes are modelled, not measured on "
+                     "a GPU." if model else "")),
+        Table(shown_cols, rows, "One row per (cell, strategy).", alarm_rows=bad),
     ]
+    old = recorded_one_shape_invariant(data.rows)
+    if old:
+        blocks.append(Paragraph(f"{old} row(s) of this run recorded shape_invariant for one shape (the study "
+                                "before the rule applied to it); shown here as run_to_run, the most one shape "
+                                "measures.", "note"))
     if bad:
         ctx.alarms.append(f"{run.label}/{data.name}: {len(bad)} strategy cell(s) less deterministic than declared.")
     return blocks

@@ -29,6 +29,9 @@ class Context:
     palette: Palette
     # (run label, csv name, rows outside their bound, rows): the report's top line of checks.
     bound_checks: list[tuple[str, str, int, int]] = field(default_factory=list)
+    # (run label, csv name, rows per cause): the same rows by verdict cause (bound_tally), so the
+    # top line says how many are within, and why the others are not judged.
+    bound_tallies: list[tuple[str, str, dict[str, int]]] = field(default_factory=list)
     # Failures any renderer wants at the top of the report, in red.
     alarms: list[str] = field(default_factory=list)
 
@@ -62,25 +65,62 @@ def _verdict(row: dict[str, str]) -> str:
     v = row.get("verdict", "").strip()
     if v:
         return v
-    return "within" if row.get("within_bound", "").strip() in ("1", "true") else "exceeds"
+    flag = row.get("within_bound", "").strip()
+    if flag in ("1", "true"):
+        return "within"
+    return "no_bound" if flag == "" else "exceeds"  # empty: no bound applied to the row
+
+
+# The causes a row of a bound check falls under, in the order the report lists them, each with the
+# words that follow its count. no_bound is split where the CSV says which subject a row measured
+# (its `backend` or `kind` column holds the runner kind): a user's subject (kind external) claims no
+# bound at all, every other subject has a theorem whose condition fails at that n (the registry's
+# bounds are +inf only there, core/error_bound.hpp). Without such a column the two read alike.
+BOUND_CAUSES = (
+    ("within", "within their bound"),
+    ("exceeds", "OUTSIDE their bound"),
+    ("no_bound_condition", "with no bound at their n (the theorem's condition fails there)"),
+    ("no_bound_claimed", "with no bound claimed (a user's subject: the lab proves nothing about it)"),
+    ("no_bound", "with no bound (a theorem's condition fails, or none is claimed for this subject)"),
+    ("special_input", "with a NaN or Inf input (not judged: errors undefined)"),
+    ("exact_overflow", "whose exact sum overflows (not judged)"),
+    ("intermediate_overflow", "that overflowed although their exact sum is finite (not judged)"),
+    ("failed", "failed calls (no result to judge; the note column says why)"),
+)
+
+
+def bound_tally(data: CsvData) -> dict[str, int]:
+    """Rows per cause (BOUND_CAUSES' keys; a verdict the report does not know is counted under its
+    own name)."""
+    tells_subject = "backend" in data.columns or "kind" in data.columns
+    counts: dict[str, int] = defaultdict(int)
+    for r in data.rows:
+        v = _verdict(r)
+        if v == "no_bound" and tells_subject:
+            external = "external" in (r.get("backend", "").strip(), r.get("kind", "").strip())
+            v = "no_bound_claimed" if external else "no_bound_condition"
+        counts[v] += 1
+    return dict(counts)
+
+
+def tally_phrases(counts: dict[str, int]) -> list[str]:
+    """Phrases such as "264 within their bound" for the causes present, in BOUND_CAUSES' order."""
+    words = dict(BOUND_CAUSES)
+    order = [k for k, _ in BOUND_CAUSES] + sorted(k for k in counts if k not in words)
+    return [f"{counts[k]} {words.get(k, f'with verdict {k!r}')}" for k in order if counts.get(k)]
 
 
 def bound_violation_blocks(run: Run, data: CsvData, ctx: Context) -> list:
     """Rows whose error exceeds their bound: a result outside a theorem's bound is a bug in the
-    algorithm, the bound or the measurement, and the report says so loudly. Rows with no bound
-    (the theorem's condition fails for that n) or a special input are counted, not judged."""
+    algorithm, the bound or the measurement, and the report says so loudly. The other rows are
+    counted by cause (bound_tally): within, no bound (the theorem's condition fails for that n, or
+    none is claimed), special inputs, overflows, failed calls; ✓ only when every row is within."""
     if "within_bound" not in data.columns and "verdict" not in data.columns:
         return []
-    verdicts = defaultdict(int)
-    for r in data.rows:
-        verdicts[_verdict(r)] += 1
+    counts = bound_tally(data)
     bad = [r for r in data.rows if _verdict(r) == "exceeds"]
     ctx.bound_checks.append((run.label, data.name, len(bad), len(data.rows)))
-    others = [f"{verdicts[v]} {text}" for v, text in (
-        ("no_bound", "with no bound for their n (the theorem's condition fails)"),
-        ("special_input", "with NaN or Inf input"),
-        ("exact_overflow", "whose exact sum overflows"),
-        ("intermediate_overflow", "that overflowed although their exact sum is finite")) if verdicts[v]]
+    ctx.bound_tallies.append((run.label, data.name, counts))
     if not bad:
         ratios = [(num(r.get("abs_error")) / num(r.get("bound")), r) for r in data.rows
                   if _verdict(r) == "within" and num(r.get("bound")) > 0]
@@ -89,9 +129,13 @@ def bound_violation_blocks(run: Run, data: CsvData, ctx: Context) -> list:
             ratio, row = max(ratios, key=lambda t: t[0])
             where = ", ".join(f"{c} {row[c]}" for c in ("dtype", "dist", "n") if row.get(c))
             tight = (f" The closest to its bound: {row.get('algorithm')} ({where}) at {_fmt(ratio)} of it.")
-        return [Paragraph(f"{verdicts['within']} of {len(data.rows)} rows of `{data.name}` are within their "
-                          "error bound, none outside" + (f"; {', '.join(others)}" if others else "") + "."
-                          + tight, "ok")]
+        within = counts.get("within", 0)
+        if within == len(data.rows):
+            return [Paragraph(f"All {within} rows of `{data.name}` are within their error bound." + tight, "ok")]
+        others = tally_phrases({k: v for k, v in counts.items() if k != "within"})
+        return [Paragraph(f"{within} of {len(data.rows)} rows of `{data.name}` are within their error bound and "
+                          f"none is outside it; the other {len(data.rows) - within}: " + "; ".join(others) + "."
+                          + tight)]
     wanted = ["dtype", "dist", "requested_condition", "n", "seed", "algorithm", "value", "reference",
               "abs_error", "bound", "rel_error"]
     cols = [c for c in wanted if c in data.columns]
@@ -99,7 +143,8 @@ def bound_violation_blocks(run: Run, data: CsvData, ctx: Context) -> list:
     more = f" (first 200 of {len(bad)} shown)" if len(bad) > 200 else ""
     return [
         Paragraph(f"{len(bad)} of {len(data.rows)} rows of `{data.name}` are OUTSIDE their algorithm's "
-                  "error bound: the algorithm, its bound or the measurement is wrong.", "alarm"),
+                  "error bound: the algorithm, its bound or the measurement is wrong. All its rows: "
+                  + "; ".join(tally_phrases(counts)) + ".", "alarm"),
         Table(cols, rows,
               f"Rows whose error exceeds their bound{more}.", alarm_rows=set(range(len(rows)))),
     ]
@@ -114,37 +159,143 @@ def render_table(run: Run, data: CsvData, ctx: Context) -> list:
                   f"`{data.name}` as written by the study{more}; no figure is drawn for it yet.")]
 
 
-def _growth_findings(run: Run, dtypes: list[str]) -> list:
-    """What the fitted exponents of this run say, per dtype: the algorithms grouped by how fast
-    their relative error grew (median exponent over the distributions)."""
+# summary.json's growth fits. A fit from before the per-n median (no "basis" key) was fitted to every
+# seed's row pooled; its counts are taken from the CSV here, and the lab's present rules (3 distinct
+# n at least) applied to it.
+_POOLED_BASIS = "all seeds' rows pooled, each row with a positive finite error one point (a run made before the per-n median)"
+_NO_FIT = {  # none_because -> (table cell, sentence)
+    "correctly_rounded": ("correctly rounded", "its bound is a correctly rounded result's: the error is one final "
+                          "rounding at every n, so a slope would fit noise"),
+    "failed": ("every call failed", "every call failed"),
+    "no_finite_error": ("no finite error", "no finite error (NaN/Inf inputs or an exact sum of 0)"),
+    "all_zero": ("exact at every n", "exact at every n and seed"),
+    "fewer_than_3_n": ("fewer than 3 n", "fewer than 3 sizes with a nonzero error on the fit's basis"),
+}
+
+
+def _fit_entries(run: Run, data: CsvData) -> list[dict]:
+    """summary.json's growth fits with what each rests on: basis, the range and number of n with a
+    nonzero error, the counts of rows, and none_because when there is no exponent."""
     fits = (run.summary or {}).get("growth_fits")
-    if not isinstance(fits, list) or not fits:
+    if not isinstance(fits, list):
+        return []
+    rows_of: dict[tuple, list] = defaultdict(list)
+    for r in data.rows:
+        rows_of[(r.get("dtype"), r.get("dist"), r.get("algorithm"))].append(r)
+    out = []
+    for f in fits:
+        e = dict(f)
+        if "basis" not in f:
+            rows = rows_of.get((f.get("dtype"), f.get("dist"), f.get("algorithm")), [])
+            failed = [r for r in rows if _verdict(r) == "failed"]
+            errs = [(num(r.get("n")), num(r.get("rel_error"))) for r in rows if _verdict(r) != "failed"]
+            finite = [(n, x) for n, x in errs if math.isfinite(x)]
+            ns = sorted({n for n, x in finite if x > 0})
+            e.update(basis=_POOLED_BASIS, rows=len(rows), failed_rows=len(failed),
+                     nonfinite_rows=len(errs) - len(finite), zero_rows=sum(1 for _, x in finite if x == 0),
+                     sizes=len({num(r.get("n")) for r in rows}), distinct_n=len(ns),
+                     n_min=ns[0] if ns else None, n_max=ns[-1] if ns else None, none_because=None)
+            if f.get("exponent") is None or len(ns) < 3:
+                e.update(exponent=None, ci95=None, r_squared=None)
+                e["none_because"] = ("failed" if rows and len(failed) == len(rows) else
+                                     "no_finite_error" if not finite else
+                                     "all_zero" if not ns else "fewer_than_3_n")
+        out.append(e)
+    return out
+
+
+def _n_label(n) -> str:
+    if not isinstance(n, (int, float)) or not math.isfinite(n):
+        return "?"
+    k = round(math.log2(n)) if n > 0 else 0
+    return f"2^{k}" if n > 0 and 2.0 ** k == n else f"{n:.0f}" if n < 1e6 else f"{n:.3g}"
+
+
+def _n_range(e: dict) -> str:
+    """Such as "11 n in 2^4–2^20": the n with a nonzero error, which the fit rests on."""
+    k = e.get("distinct_n", 0)
+    if not k:
+        return "no n with a nonzero error"
+    if k == 1:
+        return f"only n = {_n_label(e.get('n_min'))}"
+    return f"{k} n in {_n_label(e.get('n_min'))}–{_n_label(e.get('n_max'))}"
+
+
+def _no_fit_reason(e: dict, sentence: bool = False) -> str:
+    why = e.get("none_because") or ""
+    cell, text = _NO_FIT.get(why, (why or "no fit", why or "no fit"))
+    return text if sentence else cell
+
+
+# The summary's growth groups: (words, lowest b, highest b) as half-open intervals [lo, hi).
+_GROWTH_GROUPS = (("grew like n^0.5 or faster", 0.5, math.inf),
+                  ("grew more slowly (0.1 ≤ b < 0.5)", 0.1, 0.5),
+                  ("stayed flat or fell (b < 0.1)", -math.inf, 0.1))
+
+
+def _growth_group(ci) -> str | None:
+    """The group whose interval holds the whole 95% confidence interval, or None."""
+    if not isinstance(ci, (list, tuple)) or len(ci) != 2:
+        return None
+    lo, hi = ci
+    for words, g_lo, g_hi in _GROWTH_GROUPS:
+        if g_lo <= lo and hi < g_hi:
+            return words
+    return None
+
+
+def _b_span(es: list[dict]) -> str:
+    bs = sorted(e["exponent"] for e in es)
+    return f"b {bs[0]:.2f}" if len(bs) == 1 else f"b {bs[0]:.2f} to {bs[-1]:.2f}"
+
+
+def _growth_findings(run: Run, data: CsvData, dtypes: list[str]) -> list:
+    """What the fits of this run say, per dtype: an algorithm is placed in a growth group only when
+    the whole 95% confidence interval of every distribution's fit lies inside that group (shown
+    with the median exponent over the distributions); otherwise the report says it cannot tell."""
+    fits = _fit_entries(run, data)
+    if not fits:
         return []
     lines = []
     for dtype in dtypes:
-        by_alg: dict[str, list[float]] = defaultdict(list)
-        exact: list[str] = []
-        for f in fits:
-            if f.get("dtype") != dtype:
-                continue
-            if f.get("exponent") is None:
-                exact.append(f.get("algorithm", ""))
+        fitted: dict[str, list[dict]] = defaultdict(list)
+        unfitted: dict[str, list[dict]] = defaultdict(list)
+        for e in fits:
+            if e.get("dtype") == dtype:
+                (fitted if e.get("exponent") is not None else unfitted)[e.get("algorithm", "")].append(e)
+        placed: dict[str, list[tuple[float, str]]] = defaultdict(list)
+        wide, split = [], []
+        for a, es in fitted.items():
+            groups = {_growth_group(e.get("ci95")) for e in es}
+            if None in groups:
+                wide.append(a)
+            elif len(groups) > 1:
+                split.append(a)
             else:
-                by_alg[f.get("algorithm", "")].append(f["exponent"])
-        med = sorted(((statistics.median(v), a) for a, v in by_alg.items()), reverse=True)
-        groups = [("grew like n^0.5 or faster", [m for m in med if m[0] >= 0.5]),
-                  ("grew more slowly", [m for m in med if 0.1 <= m[0] < 0.5]),
-                  ("stayed flat or fell (b < 0.1)", [m for m in med if m[0] < 0.1])]
-        parts = [f"{label}: " + ", ".join(f"{a} {b:.2f}" for b, a in ms) for label, ms in groups if ms]
-        only_exact = sorted(set(exact) - set(by_alg))
-        if only_exact:
-            parts.append("no nonzero error to fit (exact at every n): " + ", ".join(only_exact))
+                placed[groups.pop()].append((statistics.median(e["exponent"] for e in es), a))
+        parts = []
+        for words, *_ in _GROWTH_GROUPS:
+            if placed[words]:
+                parts.append(f"{words}: " + ", ".join(f"{a} {b:.2f}" for b, a in sorted(placed[words], reverse=True)))
+        if wide:
+            parts.append("95% CI too wide to tell which group: " + ", ".join(f"{a} ({_b_span(fitted[a])})" for a in wide))
+        if split:
+            parts.append("in different groups for different distributions: "
+                         + ", ".join(f"{a} ({_b_span(fitted[a])})" for a in split))
+        only_unfitted = [a for a in unfitted if a not in fitted]
+        if only_unfitted:
+            reasons = [f"{a} ({'; '.join(dict.fromkeys(_no_fit_reason(e) for e in unfitted[a]))})"
+                       for a in only_unfitted]
+            parts.append("no fit: " + ", ".join(reasons))
         if parts:
             lines.append(f"{dtype} — " + "; ".join(parts) + ".")
     if not lines:
         return []
-    return [Paragraph("Measured in this run (median over the distributions of the fitted exponent b, relative "
-                      "error ∝ n^b; the table below has each fit): " + " ".join(lines))]
+    bases = list(dict.fromkeys(e.get("basis", "") for e in fits))
+    return [Paragraph("Measured in this run (exponent b of relative error ∝ n^b; basis: "
+                      + " / ".join(bases) + "; an algorithm is placed in a group only when the whole 95% confidence "
+                      "interval of each distribution's fit lies inside that group, and shown with the median b over "
+                      "the distributions; the table below has each fit): " + " ".join(lines))]
 
 
 def _shared_legend(fig, palette: Palette, algorithms: list[str], extras: list) -> None:
@@ -190,9 +341,13 @@ def render_error_vs_n(run: Run, data: CsvData, ctx: Context) -> list:
                   "number of terms grows. A dashed line in the algorithm's colour is its error bound for "
                   "the same input (core/error_bound.hpp: a theorem, or no line where the theorem's "
                   "condition fails for that n), so a solid line above its dashed line is a bug."),
-    ] + _growth_findings(run, dtypes)
+    ] + _growth_findings(run, data, dtypes)
     for dtype in dtypes:
-        blocks.append(_error_vs_n_figure(run, dtype, dists, algorithms, errors, bounds, seeds, backend, ctx))
+        if any(k[0] == dtype for k in errors):
+            blocks.append(_error_vs_n_figure(run, dtype, dists, algorithms, errors, bounds, seeds, backend, ctx))
+        else:
+            blocks.append(Paragraph(f"{dtype}: no row has a finite error (every call failed, or every input or "
+                                    "exact sum was special): no figure.", "note"))
     notes = []
     if special:
         notes.append(f"{special} rows with a NaN or Inf input or result (errors undefined) are not drawn.")
@@ -200,7 +355,7 @@ def render_error_vs_n(run: Run, data: CsvData, ctx: Context) -> list:
         notes.append(f"{zero_sum} rows whose exact sum is 0 (relative error infinite) are not drawn.")
     if notes:
         blocks.append(Paragraph(" ".join(notes), "note"))
-    blocks += _growth_fit_blocks(run, algorithms, dtypes, dists)
+    blocks += _growth_fit_blocks(run, data, algorithms, dtypes, dists)
     blocks += bound_violation_blocks(run, data, ctx)
     return blocks
 
@@ -296,9 +451,28 @@ def _draw_error_series(ax, s, style, strip, a, seeds, smallest) -> None:
         ax.plot([p[0] for p in bpos], [p[1] for p in bpos], color=colour, lw=1.0, linestyle="--")
 
 
-def _growth_fit_blocks(run: Run, algorithms: list[str], csv_dtypes: list[str], csv_dists: list[str]) -> list:
-    fits = (run.summary or {}).get("growth_fits")
-    if not isinstance(fits, list) or not fits:
+def _growth_fit_cell(f: dict) -> str:
+    extra = []
+    if f.get("zero_rows"):
+        extra.append(f"{f['zero_rows']} of {f.get('rows', '?')} rows exact")
+    if f.get("failed_rows"):
+        extra.append(f"{f['failed_rows']} failed")
+    if f.get("nonfinite_rows"):
+        extra.append(f"{f['nonfinite_rows']} NaN/Inf")
+    tail = "".join(f", {x}" for x in extra)
+    if f.get("exponent") is None:
+        why = _no_fit_reason(f)
+        return f"— {why}" + (f" ({_n_range(f)}{tail})" if f.get("none_because") == "fewer_than_3_n" else "")
+    ci = f.get("ci95") or [math.nan, math.nan]
+    r2 = f.get("r_squared")
+    return (f"{f['exponent']:.2f} [{ci[0]:.2f}, {ci[1]:.2f}]" + (f" R²={r2:.2f}" if isinstance(r2, (int, float)) else "")
+            + f"; {_n_range(f)}{tail}")
+
+
+def _growth_fit_blocks(run: Run, data: CsvData, algorithms: list[str], csv_dtypes: list[str],
+                       csv_dists: list[str]) -> list:
+    fits = _fit_entries(run, data)
+    if not fits:
         return [Paragraph("No growth fits in summary.json (the study did not finish, or an older run).", "note")]
     blocks: list = [Heading("Fitted growth exponents", 4)]
     # Rows and columns in the CSV's order (the figures' order), then anything only the summary has.
@@ -315,20 +489,18 @@ def _growth_fit_blocks(run: Run, algorithms: list[str], csv_dtypes: list[str], c
             row = [a]
             for d in dists:
                 f = by_key.get((dtype, d, a))
-                if f is None:
-                    row.append("")
-                elif f.get("exponent") is None:
-                    row.append(f"— ({f.get('points', 0)} pts)")
-                else:
-                    ci = f.get("ci95") or [math.nan, math.nan]
-                    r2 = f.get("r_squared")
-                    row.append(f"{f['exponent']:.2f} [{ci[0]:.2f}, {ci[1]:.2f}]"
-                               + (f" R²={r2:.2f}" if isinstance(r2, (int, float)) else ""))
+                row.append("" if f is None else _growth_fit_cell(f))
             rows.append(row)
+        mine = [f for f in fits if f.get("dtype") == dtype]
+        bases = " / ".join(dict.fromkeys(f.get("basis", "") for f in mine))
+        why = [f"“{cell}”: {text}" for key, (cell, text) in _NO_FIT.items()
+               if any(f.get("none_because") == key for f in mine)]
         blocks.append(Table(["algorithm"] + dists, rows,
-                            f"{dtype}: exponent b of relative error ~ n^b, least squares on log–log axes over "
-                            "all seeds, with its 95% confidence interval and R². b ≈ 1: grows like n; b ≈ 0: "
-                            "flat (log n shows as a small b). — : too few nonzero errors to fit (exact results).",
+                            f"{dtype}: exponent b of relative error ~ n^b, least squares on log–log axes (basis: "
+                            f"{bases}), with its 95% confidence interval, R², and the n it rests on (those "
+                            "with a nonzero error on that basis; rows with an error of exactly 0, failed calls and "
+                            "NaN/Inf errors counted where there are any). b ≈ 1: grows like n; b ≈ 0: flat (log n "
+                            "shows as a small b)." + (" — : no fit; " + "; ".join(why) + "." if why else ""),
                             numeric=False))
     return blocks
 
@@ -534,42 +706,144 @@ def _size_label(n: str) -> str:
     return n
 
 
+def _determinism_runs_made(run: Run) -> dict[str, int]:
+    """Per kernel, the fewest runs one shape got, from determinism_runs.csv's `runs` (what ran):
+    for a classes table written before it had runs_per_shape_min. Source model rows are one
+    evaluation each (older studies wrote R); gpu_atomic's sampled orders count where nothing was
+    measured beside them."""
+    path = run.path / "determinism_runs.csv"
+    if not path.is_file():
+        return {}
+    rows = run.read(path).rows
+    measured = {r.get("kernel") for r in rows if r.get("source") == "measured"}
+    fewest: dict[str, int] = {}
+    for r in rows:
+        source, kernel = r.get("source", ""), r.get("kernel", "")
+        if source == "failed" or (source == "model_sampled" and kernel in measured):
+            continue
+        runs = 1.0 if source == "model" else num(r.get("runs"))
+        if math.isfinite(runs):
+            fewest[kernel] = min(fewest.get(kernel, int(runs)), int(runs))
+    return fewest
+
+
+def _determinism_nan_figures(run: Run) -> dict[str, tuple[int, bool]]:
+    """Per kernel, (most NaN patterns of one input, whether any input has ulp figures), from
+    determinism_inputs.csv: for a classes table written before it carried them (it showed 0 ulps
+    where every pattern was NaN)."""
+    path = run.path / "determinism_inputs.csv"
+    if not path.is_file():
+        return {}
+    out: dict[str, tuple[int, bool]] = {}
+    for r in run.read(path).rows:
+        if r.get("measured") == "failed":
+            continue
+        nans = num(r.get("nan_patterns"))
+        most, has = out.get(r.get("kernel", ""), (0, False))
+        out[r.get("kernel", "")] = (max(most, int(nans) if math.isfinite(nans) else 0),
+                                    has or math.isfinite(num(r.get("spread_ulps"))))
+    return out
+
+
+# Notes older studies wrote, and what they measured: a kernel without a launch shape (a library
+# included) ran one configuration, so invariance was not measured (only a one-thread kernel has its
+# order by construction); a modelled kernel's shape was one evaluation, not R runs.
+_OLD_NOTES = {
+    "takes no launch shape: one shape, invariance by construction":
+        "takes no launch shape: one configuration ran; invariance across shapes not measured",
+    "model: one evaluation per shape stands for every run":
+        "modelled: the order model evaluated once per shape (one evaluation, not runs on a GPU)",
+}
+
+
 def render_determinism_classes(run: Run, data: CsvData, ctx: Context) -> list:
     backend = ", ".join(data.ordered_unique("backend"))
-    cols = ["kernel", "kind", "declared", "measured", "agreement", "inputs", "witness",
-            "distinct_within_shape_max", "distinct_across_shapes_max", "spread_ulps_max", "max_abs_ulps",
-            "model_mismatches", "note"]
-    cols = [c for c in cols if c in data.columns]
+    summary = run.summary or {}
+    new_format = "runs_per_shape_min" in data.columns
+    made = {} if new_format else _determinism_runs_made(run)
+    nan_figures = {} if "nan_patterns_max" in data.columns else _determinism_nan_figures(run)
+    header = ["kernel", "kind", "declared", "measured", "agreement", "inputs at class", "shapes", "runs / shape",
+              "witness", "within", "across", "NaN patterns", "spread", "max_abs", "model_mismatches", "note"]
     rows, bad = [], set()
+    tally: dict[str, int] = defaultdict(int)
+    modelled = 0
     for i, r in enumerate(data.rows):
-        rows.append([r.get(c, "") for c in cols])
-        if r.get("agreement") == "violated" or num(r.get("model_mismatches")) > 0:
+        kernel = r.get("kernel", "")
+        failed = r.get("measured") == "failed"
+        is_model = r.get("source", "").startswith("model")
+        measured = r.get("measured", "")
+        agreement = r.get("agreement", "")
+        tally[agreement] += 1
+        if is_model and not failed:
+            measured += " (modelled)"
+            modelled += 1
+        runs = r.get("runs_per_shape_min", "") if new_format else str(made.get(kernel, ""))
+        nan_max, has_ulps = nan_figures.get(kernel, (None, True))
+        nans = r.get("nan_patterns_max", "") if nan_max is None else str(nan_max)
+        spread, max_abs = r.get("spread_ulps_max", ""), r.get("max_abs_ulps", "")
+        if not has_ulps:
+            spread = max_abs = "nan"
+        note = _OLD_NOTES.get(r.get("note", ""), r.get("note", ""))
+        figures_ = [r.get("shapes_max", ""), runs, r.get("witness", ""), r.get("distinct_within_shape_max", ""),
+                    r.get("distinct_across_shapes_max", ""), nans, spread, max_abs]
+        if failed:  # no class is claimed: no figures either (older studies wrote 0s)
+            figures_ = ["", "", r.get("witness", ""), "", "", "", "", ""]
+        rows.append([kernel, r.get("kind", ""), r.get("declared", ""), measured, agreement,
+                     f"{r.get('inputs_at_measured', '')} of {r.get('inputs', '')}", *figures_,
+                     r.get("model_mismatches", ""), note])
+        if agreement == "violated" or num(r.get("model_mismatches")) > 0:
             bad.add(i)
+    if not any(row[11] not in ("", "0") for row in rows):  # no NaN anywhere: the column says nothing
+        header.pop(11)
+        rows = [row[:11] + row[12:] for row in rows]
+    held = tally["matches"] + tally["stronger"]
+    counted = (f"Of {len(data.rows)} declared classes: {held} hold as far as measured ({tally['matches']} as "
+               f"declared, {tally['stronger']} measured stronger), {tally['one_shape']} one_shape (one shape ran: "
+               f"invariance not measured), {tally['failed']} failed (calls failed: no class), {tally['violated']} "
+               "violated.")
+    if modelled:
+        counted += (f" {modelled} of the classes are modelled (model backend: the order model evaluated once per "
+                    "shape, gpu_atomic's runs its sampled arrival orders): run-to-run behaviour on a GPU is not "
+                    "measured by them.")
+    if new_format:
+        runs_text = ("runs / shape: the fewest runs one shape got over every input (R asked: "
+                     f"{summary.get('runs_per_shape', '?')}; fewer, at least 2, where --max-shape-seconds "
+                     "stopped a shape; 1 for a modelled kernel: one evaluation).")
+    else:
+        runs_text = ("runs / shape: the fewest runs one shape got, counted from determinism_runs.csv (this run's "
+                     "tables predate that column and record the R asked for, "
+                     f"{summary.get('runs_per_shape', '?')}, as runs_per_shape; --max-shape-seconds "
+                     f"{summary.get('max_shape_seconds', '?')} stopped slower shapes after at least 2 runs; a "
+                     "modelled kernel's shape is one evaluation).")
     blocks: list = [
         Heading("Determinism: measured against declared", 3, anchor=slug(run.label + "-determinism")),
         Paragraph("What this shows: for each GPU kernel and CPU peer, the determinism class its measurements "
-                  "support, next to the class it declares. not_deterministic: some launch shape (or thread "
-                  "count) gave more than one bit pattern over its runs; run_to_run: one pattern per shape, but "
-                  "different shapes gave different bits (or only one shape ran); shape_invariant: one pattern for "
-                  "every run of two or more shapes. "
+                  "support, next to the class it declares, and the shapes and runs behind it. not_deterministic: "
+                  "some launch shape (or thread count) gave more than one bit pattern over its runs; run_to_run: "
+                  "one pattern per shape, but different shapes gave different bits (or only one shape ran); "
+                  "shape_invariant: one pattern for every run of two or more shapes. "
                   "The least deterministic input decides (witness). 'stronger' means the variation the "
                   "declaration allows did not show up in these runs; 'violated' means the declaration is wrong; "
                   "'one_shape' means shape invariance is declared and the runs agree, but only one shape "
-                  "(or configuration) was run, so invariance across shapes was not measured."),
-        Table(cols, rows, f"One row per kernel over every input of this run (backend {backend}). within / across: "
-              "most distinct bit patterns in one shape / over all shapes; spread and max_abs in ulps of the "
-              "correctly rounded sum. Red: a violated declaration or a GPU result the order model did not predict.",
+                  "(or configuration) was run, so invariance across shapes was not measured; 'failed' means "
+                  "calls failed and no class is claimed. " + runs_text),
+        Paragraph(counted, "alarm" if tally["violated"] or tally["failed"] else "text"),
+        Table(header, rows, f"One row per kernel over every input of this run (backend {backend}). inputs at "
+              "class: inputs whose own class is the one shown, of those classified; shapes: most shapes of one "
+              "input; within / across: most distinct bit patterns in one shape / over all shapes; spread and "
+              "max_abs in ulps of the correctly rounded sum (nan: every pattern NaN, no ulps). Red: a violated "
+              "declaration or a GPU result the order model did not predict.",
               alarm_rows=bad, numeric=True),
     ]
-    summary = run.summary or {}
     failed = [e for e in summary.get("expectations", []) if not e.get("ok")]
     if failed:
         text = "; ".join(f"{e.get('kernel')} expected {e.get('expected')}, measured {e.get('measured')}" for e in failed)
         ctx.alarms.append(f"Determinism classes in {run.label} differ from the issue's expectations: {text}.")
         blocks.append(Paragraph("Expectations not met: " + text + ".", "alarm"))
     elif summary.get("expectations"):
-        blocks.append(Paragraph("As expected: " + ", ".join(f"{e.get('kernel')} {e.get('measured')}"
-                                                              for e in summary["expectations"]) + ".", "ok"))
+        how = "Modelled as expected" if backend == "model" else "As expected"
+        blocks.append(Paragraph(how + ": " + ", ".join(f"{e.get('kernel')} {e.get('measured')}"
+                                                       for e in summary["expectations"]) + ".", "ok"))
     if bad:
         ctx.alarms.append(f"{len(bad)} kernel(s) in {run.label}/{data.name} violate their declared determinism "
                           "class or disagree with the order model (red rows).")
@@ -592,11 +866,20 @@ def render_determinism_inputs(run: Run, data: CsvData, ctx: Context) -> list:
         if key not in inputs:
             inputs.append(key)
     cell = {}
+    modelled = False
     for r in data.rows:
-        letter = _CLASS_LETTER.get(r.get("measured", ""), "?")
-        text = f"{letter} {r.get('distinct_across_shapes', '')}"
-        if letter == "N":
-            text = f"N {r.get('distinct_within_shape_max', '')}/{r.get('distinct_across_shapes', '')}"
+        if r.get("measured") == "failed":  # no class, no counts: calls failed on this input
+            text = "failed"
+        else:
+            letter = _CLASS_LETTER.get(r.get("measured", ""), "?")
+            text = f"{letter} {r.get('distinct_across_shapes', '')}"
+            if letter == "N":
+                text = f"N {r.get('distinct_within_shape_max', '')}/{r.get('distinct_across_shapes', '')}"
+            if num(r.get("nan_patterns")) > 0:
+                text += f" ({r.get('nan_patterns')} NaN)"
+            if r.get("source", "").startswith("model"):
+                text += " m"
+                modelled = True
         if r.get("agreement") == "violated":
             text += " !"
         cell[(r["kernel"], (r.get("dtype", ""), r.get("dist", ""), r.get("n", "")))] = text
@@ -606,7 +889,9 @@ def render_determinism_inputs(run: Run, data: CsvData, ctx: Context) -> list:
         Heading("Determinism class per input", 4),
         Table(header, rows, "Measured class per kernel and input: I = shape_invariant, R = run_to_run, "
               "N = not_deterministic, followed by the number of distinct bit patterns over every shape (for N: "
-              "most in one shape / over all shapes); '!' marks a violated declaration.", numeric=False),
+              "most in one shape / over all shapes) and the NaN patterns among them; "
+              + ("'m': modelled (the order model, one evaluation per shape); " if modelled else "")
+              + "'failed': calls failed, no class; '!' marks a violated declaration.", numeric=False),
     ]
 
 
@@ -834,17 +1119,26 @@ def _row_subject_findings(data: CsvData) -> list:
     theirs = [r for r in data.rows if r.get("layout") == "external"]
     if not theirs:
         return []
+    # A claim about repeated calls holds only over the cells whose calls all returned (no note, a
+    # count of distinct outputs); a failed cell's calls stopped at the failure.
     failed = [r for r in theirs if r.get("note", "")]
-    varying = [r for r in theirs if num(r.get("distinct_outputs")) > 1]
-    parts = [f"{len(theirs)} cell(s) of your subjects, each configuration called "
-             f"{', '.join(sorted({r.get('runs', '') for r in theirs}))} times"]
-    if varying:
-        parts.append("different outputs from the same input in " +
-                     ", ".join(sorted({f"{r.get('method')} ({r.get('dtype')})" for r in varying})))
+    done = [r for r in theirs if not r.get("note", "") and r.get("distinct_outputs", "") != ""]
+    varying = [r for r in done if num(r.get("distinct_outputs")) > 1]
+    parts = [f"{len(theirs)} cell(s) of your subjects"]
+    if done:
+        parts.append(f"in the {len(done)} whose calls all returned, each configuration was called "
+                     f"{', '.join(sorted({r.get('runs', '') for r in done}, key=lambda t: (len(t), t)))} times")
+        if varying:
+            parts.append("different outputs from the same input in " +
+                         ", ".join(sorted({f"{r.get('method')} ({r.get('dtype')})" for r in varying})))
+        else:
+            parts.append("every one of them gave the same bits in every call")
     else:
-        parts.append("every configuration gave the same bits in every call")
+        parts.append("none completed its calls: nothing is claimed about repeated calls")
     if failed:
-        parts.append(f"{len(failed)} failed, e.g. {failed[0].get('method')}: {failed[0].get('note')}")
+        who = sorted({f"{r.get('method')} ({r.get('dtype')})" for r in failed})
+        parts.append(f"{len(failed)} failed ({', '.join(who)}), e.g. {failed[0].get('method')}: "
+                     f"{failed[0].get('note')}")
     return [Paragraph("Your subjects: " + "; ".join(parts) + ".", "alarm" if failed else "text")]
 
 
@@ -1144,6 +1438,11 @@ RENDERERS.update(SEGMENTED_RENDERERS)
 from . import scan as _scan  # noqa: E402
 
 RENDERERS.update(_scan.RENDERERS)
+
+# --- the dot study's determinism table (dot.py; dot_errors.csv is shown as its table) ------------
+from .dot import DOT_RENDERERS  # noqa: E402
+
+RENDERERS.update(DOT_RENDERERS)
 
 # --- sumlab bench (bench_*.csv): its renderers live in bench.py ---------------------------------
 from .bench import BENCH_RENDERERS  # noqa: E402

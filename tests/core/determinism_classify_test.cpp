@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -151,9 +152,11 @@ TEST(DeterminismClassify, SummaryTakesTheLeastDeterministicInput) {
   inv.distinct_across_shapes = 1;
   r2r.measured = Determinism::run_to_run;
   r2r.distinct_across_shapes = 7;
+  r2r.has_ulps = true;
   r2r.spread_ulps = 9;
   nd.measured = Determinism::not_deterministic;
   nd.distinct_within_shape_max = 3;
+  nd.has_ulps = true;
   nd.max_abs_ulps = 4;
   const std::vector<Classification> v{inv, r2r, r2r, nd, r2r};
   const ClassSummary s = summarize(std::span<const Classification>(v));
@@ -171,6 +174,64 @@ TEST(DeterminismClassify, SummaryTakesTheLeastDeterministicInput) {
   EXPECT_EQ(t.witness, 1);
   EXPECT_EQ(t.inputs_at_measured, 2);
   EXPECT_EQ(summarize(std::span<const Classification>()).witness, -1);
+}
+
+// The rule on counts alone (vectors of results hashed: segmented sums, scans, dots use it): one
+// shape is never shape_invariant, whatever the runs showed.
+TEST(DeterminismClassify, TheRuleOnCountsNeverCallsOneShapeInvariant) {
+  using D = Determinism;
+  EXPECT_EQ(measured_class(1, 1, 1), D::run_to_run);
+  EXPECT_EQ(measured_class(2, 1, 1), D::shape_invariant);
+  EXPECT_EQ(measured_class(5, 1, 3), D::run_to_run);
+  EXPECT_EQ(measured_class(1, 2, 2), D::not_deterministic);
+  EXPECT_EQ(measured_class(0, 0, 0), D::run_to_run);
+  // classify agrees with it.
+  const auto one = run({shape("a", {1.0f, 1.0f, 1.0f})}, 1.0f);
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->measured, measured_class(one->shapes, one->distinct_within_shape_max, one->distinct_across_shapes));
+}
+
+// What ran, not what was asked: the fewest runs of one shape, per input and over the inputs.
+TEST(DeterminismClassify, RunsMinIsTheFewestRunsOfOneShape) {
+  const auto c = run({shape("a", {1.0f, 1.0f, 1.0f, 1.0f, 1.0f}), shape("b", {1.0f, 1.0f}), shape("c", {1.0f, 1.0f, 1.0f})},
+                     1.0f);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->runs, 10);
+  EXPECT_EQ(c->runs_min, 2);
+  Classification a = *c, b = *c;
+  b.runs_min = 7;
+  b.shapes = 9;
+  const std::vector<Classification> v{b, a};
+  const ClassSummary s = summarize(std::span<const Classification>(v));
+  EXPECT_EQ(s.runs_min, 2);
+  EXPECT_EQ(s.shapes_max, 9);
+}
+
+// An input whose every pattern is NaN has no ulp figures: the summary says so (has_ulps false)
+// instead of showing 0 ulps, and keeps the NaN patterns.
+TEST(DeterminismClassify, SummaryCarriesNanInsteadOfZeroUlps) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float other_nan = std::bit_cast<float>(0x7fc00001u);
+  const auto c = run({shape("a", {nan, nan}), shape("b", {other_nan})}, nan);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->nan_patterns, 2);
+  EXPECT_FALSE(c->has_ulps);
+  const std::vector<Classification> only_nan{*c};
+  const ClassSummary s = summarize(std::span<const Classification>(only_nan));
+  EXPECT_FALSE(s.has_ulps);
+  EXPECT_EQ(s.nan_patterns_max, 2);
+  // Beside an input with figures: those figures, and the NaN patterns still counted.
+  Classification finite;
+  finite.measured = Determinism::run_to_run;
+  finite.has_ulps = true;
+  finite.spread_ulps = 3;
+  finite.max_abs_ulps = 5;
+  const std::vector<Classification> mixed{*c, finite};
+  const ClassSummary m = summarize(std::span<const Classification>(mixed));
+  EXPECT_TRUE(m.has_ulps);
+  EXPECT_EQ(m.spread_ulps_max, 3u);
+  EXPECT_EQ(m.max_abs_ulps, 5u);
+  EXPECT_EQ(m.nan_patterns_max, 2);
 }
 
 }  // namespace

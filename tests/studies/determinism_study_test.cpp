@@ -215,6 +215,62 @@ TEST_F(DeterminismStudy, RefusesToOverwriteAndResumesOnlyTheSamePlan) {
   EXPECT_EQ(prov["invocations"].size(), 3u);
 }
 
+// On the model backend a deterministic kernel's order is evaluated once per shape: one evaluation
+// is written as one run (not R), its class is called modelled, and the headline counts what the
+// run shows instead of calling every declaration held.
+TEST_F(DeterminismStudy, ModelEvaluationsAreCountedAsOneRunAndCalledModelled) {
+  ASSERT_EQ(code_, 0) << out_;
+  int model_rows = 0;
+  for (const auto& r : read_csv(dir_ / "d" / "determinism_inputs.csv").rows) {
+    if (r.at("source") == "model") {
+      EXPECT_EQ(r.at("runs_per_shape"), "1") << r.at("kernel");
+      EXPECT_EQ(r.at("runs"), r.at("shapes")) << r.at("kernel");
+      ++model_rows;
+    } else if (r.at("source") == "model_sampled") {
+      EXPECT_EQ(r.at("runs_per_shape"), "5") << r.at("kernel");  // --quick: 5 sampled orders a shape
+    } else {
+      EXPECT_EQ(r.at("runs_per_shape"), "5") << r.at("kernel");  // the CPU peers ran R = 5 times
+    }
+  }
+  EXPECT_GT(model_rows, 0);
+  std::map<std::string, std::map<std::string, std::string>> by;
+  for (const auto& r : read_csv(dir_ / "d" / "determinism_classes.csv").rows) by[r.at("kernel")] = r;
+  EXPECT_EQ(by["gpu_two_pass"]["runs_per_shape_min"], "1");
+  EXPECT_EQ(by["std_accumulate"]["runs_per_shape_min"], "5");
+  EXPECT_NE(by["gpu_two_pass"]["note"].find("modelled"), std::string::npos) << by["gpu_two_pass"]["note"];
+  // Only a one-thread kernel has its order by construction.
+  EXPECT_NE(by["gpu_serial"]["note"].find("one fixed order"), std::string::npos) << by["gpu_serial"]["note"];
+  EXPECT_EQ(out_.find("every declared class holds"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("declared classes: "), std::string::npos) << out_;
+  EXPECT_NE(out_.find("one_shape (one shape run: invariance not measured)"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("modelled, not measured"), std::string::npos) << out_;
+}
+
+// An input holding a NaN: every sum is NaN, so there are no ulp figures. The classes say nan (not 0
+// ulps) and keep the NaN patterns.
+TEST(DeterminismStudyInput, NanResultsAreNotZeroUlps) {
+  const auto d = temp_dir("nan");
+  {
+    std::ofstream in(d / "x.csv");
+    for (int i = 0; i < 1000; ++i) in << (i == 5 ? std::string("nan") : std::to_string(0.001 * (i % 97))) << "\n";
+  }
+  const Result r = run("study determinism --backend model --kernels std_accumulate,omp_reduction --runs 3 --threads 1,2 "
+                       "--input " + (d / "x.csv").string() + " --out " + (d / "out").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  const Csv classes = read_csv(d / "out" / "determinism_classes.csv");
+  ASSERT_EQ(classes.rows.size(), 2u);
+  for (const auto& row : classes.rows) {
+    EXPECT_EQ(row.at("spread_ulps_max"), "nan") << row.at("kernel");
+    EXPECT_EQ(row.at("max_abs_ulps"), "nan") << row.at("kernel");
+    EXPECT_EQ(row.at("nan_patterns_max"), "1") << row.at("kernel");
+  }
+  for (const auto& row : read_csv(d / "out" / "determinism_inputs.csv").rows) {
+    EXPECT_EQ(row.at("spread_ulps"), "nan");
+    EXPECT_EQ(row.at("max_rel_error"), "nan") << "no pattern has a relative error";
+  }
+  fs::remove_all(d);
+}
+
 TEST(DeterminismStudyInput, BadShapeListsAndRunCountsFailCleanly) {
   const auto d = temp_dir("bad");
   const std::pair<const char*, const char*> cases[] = {

@@ -150,7 +150,22 @@ TEST(DotStudy, QuickModelRunJudgesEveryRow) {
     }
   }
   const auto det = sumlab::test::read_csv(dir / "dot_determinism.csv");
-  for (const auto& row : det.rows) EXPECT_EQ(row.at("consistent"), "1") << row.at("algorithm");
+  for (const auto& row : det.rows) {
+    EXPECT_EQ(row.at("consistent"), "1") << row.at("algorithm");
+    // runs is the calls each configuration got: one evaluation of the model for a GPU subject,
+    // at least 2 calls of a CPU subject; one configuration never shows shape invariance.
+    if (row.at("algorithm").rfind("cpu_", 0) == 0) {
+      EXPECT_EQ(row.at("shapes"), "1");
+      EXPECT_EQ(row.at("runs"), "2") << row.at("algorithm");
+      EXPECT_EQ(row.at("measured"), "run_to_run") << row.at("algorithm") << ": one shape is not shape_invariant";
+    } else {
+      EXPECT_EQ(row.at("runs"), "1") << row.at("algorithm");
+    }
+  }
+  for (const auto& row : err.rows)
+    if (row.at("kind") == "cpu") {
+      EXPECT_EQ(row.at("distinct_runs"), "1") << row.at("algorithm");
+    }
   // Resumed: nothing is measured twice.
   const auto again = sumlab::test::run("study dot --quick --backend model --resume --out " + dir.string());
   ASSERT_EQ(again.code, 0) << again.out;

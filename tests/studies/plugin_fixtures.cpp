@@ -1,9 +1,12 @@
 // Plugins for tests/studies/plugin_test.cpp and tests/gpu/plugin_device_test.cpp, written in C++
-// against the C header (the example plugins are the C and CUDA ones): a subject whose calls fail,
+// against the C header (the example plugins are the C and CUDA ones): a subject whose calls fail, a
+// slow one (so that --max-shape-seconds cuts its runs short),
 // subjects with device entries that refuse every call with a message saying they ran (so a row
 // shows which entry the lab called, with no CUDA here), and descriptors the loader must refuse,
 // one fault each.
+#include <chrono>
 #include <cstdio>
+#include <thread>
 
 #include "plugin/sumlab_plugin.h"
 
@@ -31,6 +34,17 @@ int faulty_float32(void*, std::size_t config, const float* x, std::size_t n, flo
 
 const sumlab_plugin faulty = {SUMLAB_PLUGIN_ABI_VERSION, "faulty_sum", SUMLAB_RUN_TO_RUN, 2, faulty_labels,
                               faulty_float32, nullptr, nullptr, nullptr, nullptr, nullptr};
+
+// 40 ms a call, the serial sum in both configurations (the same order: the same bits), declared
+// shape_invariant: a run with --max-shape-seconds 0.15 gets 2 to 4 of its runs per configuration.
+const char* const slow_labels[] = {"copy=1", "copy=2"};
+int slow_float32(void*, std::size_t, const float* x, std::size_t n, float* result, char*, std::size_t) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(40));
+  *result = n == 0 ? 0.0f : serial(x, 0, n);
+  return 0;
+}
+const sumlab_plugin slow = {SUMLAB_PLUGIN_ABI_VERSION, "slow_sum", SUMLAB_SHAPE_INVARIANT, 2, slow_labels,
+                            slow_float32, nullptr, nullptr, nullptr, nullptr, nullptr};
 
 // Device entries that enqueue nothing and refuse the call, saying so: on the model backend they are
 // never called (the rows say the plugin needs a GPU, or come from the host entry); on a GPU the
@@ -91,6 +105,7 @@ const sumlab_plugin impostor = valid("chunked_sum");
 SUMLAB_PLUGIN_EXPORT const sumlab_plugin sumlab_test_descriptor_not_getter = valid("data_symbol");
 
 SUMLAB_PLUGIN_EXPORT const sumlab_plugin* sumlab_test_faulty() { return &faulty; }
+SUMLAB_PLUGIN_EXPORT const sumlab_plugin* sumlab_test_slow() { return &slow; }
 SUMLAB_PLUGIN_EXPORT const sumlab_plugin* sumlab_test_device_only() { return &device_only; }
 SUMLAB_PLUGIN_EXPORT const sumlab_plugin* sumlab_test_dual() { return &dual; }
 SUMLAB_PLUGIN_EXPORT const sumlab_plugin* sumlab_test_scratch_without_device() { return &scratch_without_device; }

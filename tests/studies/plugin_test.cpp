@@ -314,6 +314,51 @@ TEST(PluginCli, DeterminismClassifiesTheExampleAsItDeclares) {
   fs::remove_all(out);
 }
 
+// What a class rests on is what ran: a slow subject cut short by --max-shape-seconds shows the
+// runs it made (not the 20 asked for), a subject whose calls failed shows no figures (not 0s),
+// and the headline counts each kind of outcome instead of calling every declaration held.
+TEST(PluginCli, DeterminismCountsTheRunsMadeAndClaimsNothingForFailures) {
+  const fs::path out = dir("determinism_counts");
+  const auto r = run("study determinism --backend model --kernels none --dists uniform --dtypes float32 --sizes 1000 "
+                     "--runs 20 --max-shape-seconds 0.15 --plugin " + fixture("sumlab_test_slow") + "," + faulty +
+                     " --out " + out.string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::map<std::string, std::map<std::string, std::string>> inputs, classes;
+  for (const auto& row : read_csv(out / "determinism_inputs.csv").rows) inputs[row.at("kernel")] = row;
+  for (const auto& row : read_csv(out / "determinism_classes.csv").rows) classes[row.at("kernel")] = row;
+  ASSERT_TRUE(inputs.count("slow_sum") && classes.count("slow_sum")) << r.out;
+  // 40 ms a call, 0.15 s a shape: 2 to 4 runs, never the 20 asked for.
+  const int made = std::stoi(inputs["slow_sum"].at("runs_per_shape"));
+  EXPECT_GE(made, 2);
+  EXPECT_LT(made, 20) << "runs_per_shape must be what ran, not --runs";
+  EXPECT_EQ(classes["slow_sum"].at("runs_per_shape_min"), std::to_string(made));
+  EXPECT_EQ(classes["slow_sum"].at("measured"), "shape_invariant");
+  EXPECT_EQ(classes["slow_sum"].at("shapes_max"), "2");
+  int runs_rows = 0;
+  for (const auto& row : read_csv(out / "determinism_runs.csv").rows)
+    if (row.at("kernel") == "slow_sum") {
+      EXPECT_GE(std::stoi(row.at("runs")), made);
+      EXPECT_LT(std::stoi(row.at("runs")), 20);
+      ++runs_rows;
+    }
+  EXPECT_EQ(runs_rows, 2);
+  // The failed subject: no class, and its figures empty rather than 0.
+  ASSERT_TRUE(classes.count("faulty_sum")) << r.out;
+  EXPECT_EQ(classes["faulty_sum"].at("measured"), "failed");
+  for (const char* c : {"shapes_max", "runs_per_shape_min", "distinct_within_shape_max", "distinct_across_shapes_max",
+                        "nan_patterns_max", "spread_ulps_max", "max_abs_ulps"})
+    EXPECT_EQ(classes["faulty_sum"].at(c), "") << c;
+  for (const char* c : {"distinct_within_shape_max", "distinct_across_shapes", "spread_ulps", "max_abs_ulps"})
+    EXPECT_EQ(inputs["faulty_sum"].at(c), "") << c;
+  // The headline counts what was measured.
+  EXPECT_EQ(r.out.find("every declared class holds"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("declared classes: 1 hold (1 as declared, 0 measured stronger), 0 one_shape (one shape run: "
+                       "invariance not measured), 1 failed (no class), 0 violated"),
+            std::string::npos)
+      << r.out;
+  fs::remove_all(out);
+}
+
 TEST(PluginCli, ErrorVsNRowsAndFailureRows) {
   const fs::path out = dir("error_vs_n");
   // --external names the example too: it is measured once all the same.

@@ -22,15 +22,9 @@ namespace fs = std::filesystem;
 
 using sumlab::test::Result;
 using sumlab::test::run;
+using sumlab::test::slurp;
 
 fs::path temp_dir(const std::string& name) { return sumlab::test::fresh_dir("report_test_" + name); }
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // A tiny error-vs-n run, made once per process (ctest runs each test in its own process, maybe in
 // parallel: the folder name carries the pid so no process removes another's run).
@@ -69,10 +63,6 @@ std::set<std::string> algorithms_in(const fs::path& csv) {
   }
   return names;
 }
-
-#define SKIP_WITHOUT_MATPLOTLIB(r)                                                     \
-  if ((r).out.find("no Python with matplotlib") != std::string::npos)                  \
-  GTEST_SKIP() << "no Python with matplotlib here (CI installs python3-matplotlib): " << (r).out
 
 TEST(Report, RendersFiguresHtmlAndMarkdown) {
   const fs::path& d = tiny_run();

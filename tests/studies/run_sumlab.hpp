@@ -1,7 +1,7 @@
 #pragma once
 // Test helpers of the CLI tests: run the built `sumlab` binary (SUMLAB_BINARY) with arguments and
 // collect its exit code and its stdout and stderr together; a fresh temporary folder; a run
-// folder's CSV read back as rows of named fields.
+// folder's CSV read back as rows of named fields; a whole file; the report tests' skip.
 #include <sys/wait.h>
 
 #include <array>
@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,19 @@ inline std::filesystem::path fresh_dir(const std::string& name) {
   std::filesystem::create_directories(d);
   return d;
 }
+
+// A whole file as a string ("" when it cannot be read).
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Report tests: `sumlab report` needs a Python with matplotlib; without one the test skips, saying so.
+#define SKIP_WITHOUT_MATPLOTLIB(r)                                    \
+  if ((r).out.find("no Python with matplotlib") != std::string::npos) \
+  GTEST_SKIP() << "no Python with matplotlib here (CI installs python3-matplotlib): " << (r).out
 
 struct Csv {
   std::vector<std::string> header;
