@@ -23,15 +23,21 @@ inline double median(std::vector<double> v) {
   return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
 }
 
-// Correct bits of a result with relative error `rel_error` in a format of `precision` bits:
-// min(p, -log2(rel_error)), clamped below at 0 (a result off by 100% or more has no correct bits).
-// rel_error == 0 -> p (exact); NaN -> NaN.
+// Correct bits of a result with relative error `rel_error` in a format of `precision` bits.
+// p means exact and nothing else: rel_error == 0 -> p. An inexact result gets -log2(rel_error),
+// capped at the largest double below p (std::nextafter(p, 0)) and clamped below at 0 (a result off
+// by 100% or more has no correct bits); NaN -> NaN. WHY the cap is below p: every inexact
+// correctly rounded result has rel_error <= 2^-p, and a result 1 ulp from it can too (1 + 2^-24
+// + 2^-60 summed serially in float32 is 1, 1 ulp below the reference 1 + 2^-23, with rel_error
+// just under 2^-24), so min(p, -log2) would report p for results that are not exact. The cap
+// changes only values that would reach p: every -log2(rel_error) below p is reported as it is.
 inline double correct_bits(double rel_error, int precision) {
   if (std::isnan(rel_error)) return rel_error;
   const double p = precision;
   if (rel_error <= 0) return p;
   const double bits = -std::log2(rel_error);
-  return bits < 0 ? 0.0 : (bits > p ? p : bits);
+  const double below_p = std::nextafter(p, 0.0);
+  return bits < 0 ? 0.0 : (bits > below_p ? below_p : bits);
 }
 
 // The monotone integer image of an IEEE value: -x maps to -(image of x), +0 and -0 both map to 0,

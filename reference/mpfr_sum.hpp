@@ -55,7 +55,8 @@ struct ErrorMetrics {
   double abs_error = 0;    // |computed - exact|
   double rel_error = 0;    // abs_error / |exact|; 0 if both are 0; +inf if only exact is 0
   double ulps = 0;         // abs_error / ulp_T(rounded): error in ulps of the correctly rounded sum
-  double correct_bits = 0; // min(p, -log2(rel_error)) clamped at 0 (core/metrics.hpp); p when exact
+  double correct_bits = 0; // p exactly when exact; else -log2(rel_error) clamped to
+                           // [0, nextafter(p, 0)] (core/metrics.hpp correct_bits)
   double sum_abs = 0;      // sum |x_i| (rounded to double)
   double condition = 0;    // sum |x_i| / |sum x_i|; +inf for an exact zero sum of nonzero terms
                            // (1 when every term is 0; core/metrics.hpp condition_number)

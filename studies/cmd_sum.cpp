@@ -68,13 +68,16 @@ void write_sum_run(const SumOptions& opts, const SumReport<T>& report, std::size
   for (const auto& r : report.rows) {
     // A library peer on the model backend measured nothing; a failed external call is a row.
     if (!r.has_value && r.verdict != Verdict::failed) continue;
-    const auto m = r.metrics;
+    // Absent measures (row_measures: no value, no bound that applies, ulps of an exact zero sum)
+    // are empty fields, as within_bound is where no bound applies.
+    const RowMeasures m = row_measures(report, r);
+    const auto field = [](const std::optional<double>& v) { return v ? csv_number(*v) : std::string(); };
     rows.push_back({"sum", r.backend, dtype, input, std::to_string(n), r.algorithm, r.shape ? to_string(*r.shape) : "",
-                    csv_number(r.result.value), hex_bits(r.result.value), csv_number(report.reference),
-                    hex_bits(report.reference), csv_number(m.abs_error), csv_number(m.rel_error), csv_number(m.ulps),
-                    csv_number(m.correct_bits), csv_number(r.bound),
+                    r.has_value ? csv_number(r.result.value) : "", r.has_value ? hex_bits(r.result.value) : "",
+                    csv_number(report.reference), hex_bits(report.reference), field(m.abs_error), field(m.rel_error),
+                    field(m.ulps), field(m.correct_bits), field(m.bound),
                     r.verdict == Verdict::within ? "1" : r.verdict == Verdict::exceeds ? "0" : "",
-                    csv_number(m.sum_abs), csv_number(m.condition), std::string(to_string(r.verdict)),
+                    csv_number(r.metrics.sum_abs), csv_number(r.metrics.condition), std::string(to_string(r.verdict)),
                     r.result.diagnostics});
   }
   study.run({{"sum", "sum", [&]() -> CellRows { return {{"sum.csv", rows}}; }}});
@@ -113,10 +116,14 @@ void print_sum_table(const SumOptions& opts, const SumReport<T>& report, std::si
     }
     if (r.verdict == Verdict::exceeds) notes += " EXCEEDS BOUND";
     if (r.verdict == Verdict::intermediate_overflow) notes += " OVERFLOWED (the exact sum is finite)";
-    const std::string bound = std::isfinite(r.bound) ? fmt::format("{:.3e}", r.bound) : "none";
-    std::cout << fmt::format("{:<{}} {:>26} {:>20} {:>11.3e} {:>11.3e} {:>11.4g} {:>11}  {}\n", r.algorithm, width,
-                             fmt::format("{}", r.result.value), hex_bits(r.result.value), r.metrics.abs_error,
-                             r.metrics.rel_error, r.metrics.ulps, bound, notes);
+    // row_measures: no bound applies to a special or overflowing result; ulps of an error
+    // against an exact zero sum are n/a (ulp(0) is the smallest subnormal).
+    const RowMeasures rm = row_measures(report, r);
+    const std::string bound = rm.bound && std::isfinite(*rm.bound) ? fmt::format("{:.3e}", *rm.bound) : "none";
+    const std::string ulps = rm.ulps ? fmt::format("{:.4g}", *rm.ulps) : "n/a";
+    std::cout << fmt::format("{:<{}} {:>26} {:>20} {:>11.3e} {:>11.3e} {:>11} {:>11}  {}\n", r.algorithm, width,
+                             fmt::format("{}", r.result.value), hex_bits(r.result.value), *rm.abs_error,
+                             *rm.rel_error, ulps, bound, notes);
   }
 }
 

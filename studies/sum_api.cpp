@@ -263,6 +263,25 @@ nlohmann::ordered_json shape_json(GpuKernel k, const LaunchShape& s) {
   return j;
 }
 
+template <class T> RowMeasures row_measures(const SumReport<T>& report, const SumRow<T>& r) {
+  RowMeasures m;
+  if (!r.has_value) return m;
+  const auto& e = r.metrics;
+  m.abs_error = e.abs_error;
+  m.rel_error = e.rel_error;
+  m.correct_bits = e.correct_bits;
+  m.special = e.special;
+  // The exact sum is 0 exactly when its correctly rounded value is: a nonzero exact sum of values
+  // of T is a multiple of T's smallest subnormal, so it never rounds to 0.
+  if (!(report.reference == 0 && e.abs_error != 0)) m.ulps = e.ulps;
+  if (!std::isnan(r.result.value) && !std::isnan(report.reference))
+    m.ulps_from_rounded = signed_ulp_distance(r.result.value, report.reference);
+  if (r.verdict != Verdict::special_input && r.verdict != Verdict::exact_overflow &&
+      r.verdict != Verdict::intermediate_overflow)
+    m.bound = r.bound;
+  return m;
+}
+
 template <class T>
 nlohmann::ordered_json row_json(const SumReport<T>& report, const SumRow<T>& r, std::size_t n) {
   nlohmann::ordered_json j;
@@ -273,25 +292,28 @@ nlohmann::ordered_json row_json(const SumReport<T>& report, const SumRow<T>& r, 
   j["dtype"] = std::string(FloatTraits<T>::dtype);
   j["n"] = n;
   j["has_value"] = r.has_value;
-  j["value"] = json_number(r.result.value);
-  j["value_decimal"] = fmt::format("{}", r.result.value);
-  j["hex"] = hex_bits(r.result.value);
+  const RowMeasures m = row_measures(report, r);
+  const auto number = [](const std::optional<double>& v) { return v ? json_number(*v) : nlohmann::ordered_json(); };
+  const auto value = [&](auto v) { return r.has_value ? nlohmann::ordered_json(v) : nlohmann::ordered_json(); };
+  j["value"] = r.has_value ? json_number(r.result.value) : nlohmann::ordered_json();
+  j["value_decimal"] = value(fmt::format("{}", r.result.value));
+  j["hex"] = value(hex_bits(r.result.value));
   j["reference"] = json_number(report.reference);
   j["reference_hex"] = hex_bits(report.reference);
   j["reference_method"] = report.reference_method;
-  j["abs_error"] = json_number(r.metrics.abs_error);
-  j["rel_error"] = json_number(r.metrics.rel_error);
-  j["ulps"] = json_number(r.metrics.ulps);
-  j["ulps_from_rounded"] = signed_ulp_distance(report.reference, r.result.value);
-  j["correct_bits"] = json_number(r.metrics.correct_bits);
-  j["bound"] = json_number(r.bound);
+  j["abs_error"] = number(m.abs_error);
+  j["rel_error"] = number(m.rel_error);
+  j["ulps"] = number(m.ulps);
+  j["ulps_from_rounded"] = m.ulps_from_rounded ? nlohmann::ordered_json(*m.ulps_from_rounded) : nlohmann::ordered_json();
+  j["correct_bits"] = number(m.correct_bits);
+  j["bound"] = number(m.bound);
   j["verdict"] = std::string(to_string(r.verdict));
   j["within_bound"] = r.verdict == Verdict::within    ? nlohmann::ordered_json(true)
                       : r.verdict == Verdict::exceeds ? nlohmann::ordered_json(false)
                                                       : nlohmann::ordered_json();
   j["sum_abs"] = json_number(r.metrics.sum_abs);
   j["condition"] = json_number(r.metrics.condition);
-  j["special"] = r.metrics.special;
+  j["special"] = m.special ? nlohmann::ordered_json(*m.special) : nlohmann::ordered_json();
   j["diagnostics"] = r.result.diagnostics;
   return j;
 }
@@ -304,6 +326,8 @@ template void check_sum_request<float>(const SumRequest&, std::int64_t);
 template void check_sum_request<double>(const SumRequest&, std::int64_t);
 template float sum_value<float>(const SumRequest&, std::span<const float>, KernelInput<float>*);
 template double sum_value<double>(const SumRequest&, std::span<const double>, KernelInput<double>*);
+template RowMeasures row_measures<float>(const SumReport<float>&, const SumRow<float>&);
+template RowMeasures row_measures<double>(const SumReport<double>&, const SumRow<double>&);
 template nlohmann::ordered_json row_json<float>(const SumReport<float>&, const SumRow<float>&, std::size_t);
 template nlohmann::ordered_json row_json<double>(const SumReport<double>&, const SumRow<double>&, std::size_t);
 

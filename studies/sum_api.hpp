@@ -87,6 +87,27 @@ template <class T> SumReport<T> sum_report(const SumRequest& req, KernelInput<T>
 // library peer that has no value on the model backend.
 template <class T> T sum_value(const SumRequest& req, std::span<const T> x, KernelInput<T>* device = nullptr);
 
+// A row's measurements as `sum` reports them (text, CSV, JSON and Python alike), each absent
+// (nullopt: "none"/"n/a" in text, empty in CSV, null in JSON, None in Python) where no number
+// would be a measurement or a theorem:
+// - every one when the row has no value (a library peer on the model backend, a failed call);
+// - bound when the verdict is special_input, exact_overflow or intermediate_overflow: every bound
+//   assumes finite inputs and no overflow (core/error_bound.hpp), so none applies. Where a
+//   theorem's condition fails for this n (no_bound) the bound stays +inf, as documented;
+// - ulps when the exact sum is 0 and the error is not: ulp(0) is the smallest subnormal, so the
+//   count would measure the error against the format's range, not the sum (serial on 1, 1e8,
+//   -1e8, -1 in float32 would read 7.1e44 ulps). An exact 0 result keeps 0 ulps;
+// - ulps_from_rounded when the value or the reference is NaN (signed_ulp_distance would say 0).
+// ulps_from_rounded = signed_ulp_distance(value, reference): positive when the value lies above
+// the correctly rounded sum, as in the determinism study's CSV (data/README.md). Errors of a
+// special result stay NaN ("nan"), as ErrorMetrics defines them.
+struct RowMeasures {
+  std::optional<double> abs_error, rel_error, ulps, correct_bits, bound;
+  std::optional<std::int64_t> ulps_from_rounded;
+  std::optional<bool> special;
+};
+template <class T> RowMeasures row_measures(const SumReport<T>& report, const SumRow<T>& row);
+
 // The JSON object of one row, as `sum --json` prints it and the Python package returns it.
 template <class T> nlohmann::ordered_json row_json(const SumReport<T>& report, const SumRow<T>& row, std::size_t n);
 

@@ -55,6 +55,12 @@ class LaunchShape:
         return {k: v for k, v in self.__dict__.items() if v is not None}
 
 
+# The float fields, which JSON carries as a number or as "nan"/"inf"/"-inf" (null where absent);
+# string fields (value_decimal "nan", say) stay strings.
+_FLOAT_FIELDS = frozenset(("value", "reference", "abs_error", "rel_error", "ulps", "correct_bits", "bound",
+                           "sum_abs", "condition"))
+
+
 def _number(v: Any) -> Any:
     if isinstance(v, str) and v in ("nan", "inf", "-inf"):
         return float(v)
@@ -64,7 +70,15 @@ def _number(v: Any) -> Any:
 @dataclass(frozen=True)
 class Result:
     """One algorithm's sum of the array, measured against the exact sum (the fields of
-    ``sumlab sum --json``, plus ``input_dtype``)."""
+    ``sumlab sum --json``, plus ``input_dtype``).
+
+    None marks a field that would not be a measurement (studies/sum_api.hpp, row_measures): every
+    measurement (value, value_decimal, hex, abs_error, rel_error, ulps, ulps_from_rounded,
+    correct_bits, bound, special) when ``has_value`` is False; ``bound`` when the verdict is
+    special_input, exact_overflow or intermediate_overflow (every bound assumes finite inputs and
+    no overflow); ``ulps`` when the exact sum is 0 and the error is not (ulp(0) is the smallest
+    subnormal: the count would measure the format's range, not the error); ``ulps_from_rounded``
+    when the value or the reference is NaN. A special result's errors are NaN."""
     algorithm: str
     backend: str                     # cpu, cuda or model
     shape: Optional[dict]            # the launch shape a GPU kernel ran ("text": the fields it reads)
@@ -73,23 +87,26 @@ class Result:
     input_dtype: str                 # the array's own dtype
     n: int
     has_value: bool                  # False: a library peer on the model backend (not modelled)
-    value: float
-    value_decimal: str
-    hex: str                         # the result's IEEE bits
+    value: Optional[float]
+    value_decimal: Optional[str]     # shortest round-trip decimal ("nan", "inf" for specials)
+    hex: Optional[str]               # the result's IEEE bits
     reference: float                 # the exact sum correctly rounded to dtype
     reference_hex: str
     reference_method: str            # "MPFR", or "gpu_exact's limbs on the device[, equal to MPFR's]"
-    abs_error: float                 # |value - exact sum|
-    rel_error: float
-    ulps: float                      # abs_error in ulps of the reference
-    ulps_from_rounded: int
-    correct_bits: float
-    bound: float                     # the algorithm's bound for this input (inf: none holds)
+    abs_error: Optional[float]       # |value - exact sum|
+    rel_error: Optional[float]
+    ulps: Optional[float]            # abs_error in ulps of the reference (None: the exact sum is 0)
+    # Representable values from the reference to value: positive when value lies above the
+    # correctly rounded sum, negative below (signed_ulp_distance(value, reference), as the
+    # determinism study's ulps_from_rounded column); None for a NaN value or reference.
+    ulps_from_rounded: Optional[int]
+    correct_bits: Optional[float]    # p only when exact; an inexact result stays below p
+    bound: Optional[float]           # the algorithm's bound for this input (inf: its condition fails)
     verdict: str                     # within, exceeds, no_bound, special_input, ...
     within_bound: Optional[bool]     # None where no bound applies
     sum_abs: float
     condition: float
-    special: bool
+    special: Optional[bool]
     diagnostics: str
     extra: dict = field(default_factory=dict, repr=False)
 
@@ -173,7 +190,7 @@ def _results(text: str, input_dtype: str) -> list[Result]:
     out = []
     names = set(Result.__dataclass_fields__)
     for row in json.loads(text):
-        fields = {k: _number(v) for k, v in row.items() if k in names}
+        fields = {k: _number(v) if k in _FLOAT_FIELDS else v for k, v in row.items() if k in names}
         fields["input_dtype"] = input_dtype
         fields["extra"] = {k: v for k, v in row.items() if k not in names}
         out.append(Result(**fields))

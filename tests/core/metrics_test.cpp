@@ -20,7 +20,13 @@ using sumlab::ulp_distance;
 TEST(CorrectBits, KnownValues) {
   EXPECT_EQ(correct_bits(0.0, 24), 24.0);
   EXPECT_EQ(correct_bits(std::ldexp(1.0, -10), 24), 10.0);
-  EXPECT_EQ(correct_bits(std::ldexp(1.0, -30), 24), 24.0);  // capped at p
+  // p means exact: an inexact result is capped just below p (it was min(p, -log2), which gave a
+  // result 1 ulp from the correctly rounded sum the exact result's p).
+  EXPECT_EQ(correct_bits(std::ldexp(1.0, -30), 24), std::nextafter(24.0, 0.0));
+  EXPECT_LT(correct_bits(std::ldexp(1.0, -24), 24), 24.0);
+  EXPECT_LT(correct_bits(std::ldexp(1.0, -24) * (1 - std::ldexp(1.0, -24)), 24), 24.0);
+  EXPECT_LT(correct_bits(std::numeric_limits<double>::denorm_min(), 53), 53.0);
+  EXPECT_EQ(correct_bits(std::ldexp(1.0, -23), 24), 23.0);  // below p: -log2 as it is
   EXPECT_EQ(correct_bits(std::ldexp(1.0, -30), 53), 30.0);
   EXPECT_EQ(correct_bits(1.0, 53), 0.0);
   EXPECT_EQ(correct_bits(1e10, 53), 0.0);  // clamped at 0

@@ -63,7 +63,8 @@ def test_every_algorithm_and_kernel_equals_the_cli(tmp_path, sumlab_binary):
     for p, c in zip(py, cli):
         assert p.hex == c["hex"], p.algorithm
         assert p.verdict == c["verdict"], p.algorithm
-        assert (p.bound == float(c["bound"])) or (p.bound == float("inf") and c["bound"] == "inf")
+        # A row without a value (a library peer on the model backend) has no bound: None and null.
+        assert (p.bound is None and c["bound"] is None) or p.bound == float(c["bound"]), p.algorithm
 
 
 @pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16, np.float32, np.float64])
@@ -266,3 +267,51 @@ def test_the_cpp_timer_times_the_same_work():
         assert len(seconds) == 3 and all(0 < s < 10 for s in seconds)
     with pytest.raises(ValueError, match="'sum' or 'value'"):
         _sumlab.time_in_cpp(x, "", "other", ["exact"], "", {}, 1)
+
+
+# Every field of a Result is a measurement or a theorem, or None (studies/sum_api.hpp, row_measures).
+
+def test_ulps_from_rounded_is_negative_below_the_reference():
+    # 1 + 2^-24 + 2^-60: serial gives 1, one float32 below the correctly rounded 1 + 2^-23.
+    r = sumlab.sum(np.float32([1, 2**-24, 2**-60]), "serial")
+    assert r.hex == "0x3f800000" and r.reference_hex == "0x3f800001"
+    assert r.ulps_from_rounded == -1  # the determinism study's sign: value above the reference is positive
+    for a in sumlab.sum(np.random.default_rng(7).random(1000).astype(np.float32), "all"):
+        assert (a.ulps_from_rounded > 0) == (a.value > a.reference), a.algorithm
+        assert (a.ulps_from_rounded < 0) == (a.value < a.reference), a.algorithm
+
+
+def test_nan_result_has_no_ulps_from_rounded_and_a_str_decimal():
+    r = sumlab.sum(np.float32([1, np.nan, 2]), "serial")
+    assert r.ulps_from_rounded is None  # not 0, which would read as exact
+    assert r.value_decimal == "nan" and isinstance(r.value_decimal, str)
+    assert r.verdict == "special_input" and r.bound is None
+
+
+def test_row_without_value_has_no_measurements():
+    r = sumlab.sum(np.arange(100, dtype=np.float32), "gpu_cub", backend="model")
+    assert not r.has_value and r.verdict == "no_bound"
+    for k in ("value", "value_decimal", "hex", "abs_error", "rel_error", "ulps", "ulps_from_rounded",
+              "correct_bits", "bound", "special", "within_bound"):
+        assert getattr(r, k) is None, k
+
+
+def test_no_bound_for_overflow():
+    assert sumlab.sum(np.float32([3e38, 3e38]), "serial").verdict == "exact_overflow"
+    assert sumlab.sum(np.float32([3e38, 3e38]), "serial").bound is None
+    r = sumlab.sum(np.float32([3e38, 3e38, -3e38]), "serial")
+    assert r.verdict == "intermediate_overflow" and r.bound is None
+
+
+def test_correct_bits_are_p_only_when_exact():
+    r = sumlab.sum(np.float32([1, 2**-24, 2**-60]), "serial")
+    assert 23.99 < r.correct_bits < 24  # 1 ulp from the reference: not p
+    assert sumlab.sum(np.float32([1, 2**-24, 2**-60]), "exact").correct_bits < 24  # correctly rounded, inexact
+    assert sumlab.sum(np.float32([1, 2]), "serial").correct_bits == 24  # exact
+
+
+def test_ulps_of_an_exact_zero_sum_are_none():
+    x = np.float32([1, 1e8, -1e8, -1])
+    r = sumlab.sum(x, "serial")
+    assert r.value == -1 and r.abs_error == 1 and r.ulps is None
+    assert sumlab.sum(x, "exact").ulps == 0
