@@ -108,8 +108,8 @@ std::string BoundAlarm::text(const std::string& prefix) const {
     out += fmt::format("{}bounds: {} results, {} within their error bound", prefix, total_, count(Verdict::within));
     std::vector<std::string> others;
     if (count(Verdict::no_bound))
-      others.push_back(fmt::format("{} with no proven bound (a subject the lab cannot analyse, or an n past where "
-                                   "its bound holds)",
+      others.push_back(fmt::format("{} with no proven bound (a subject the lab cannot analyse, an n past where "
+                                   "its bound holds, or the bound's inputs overflow)",
                                    count(Verdict::no_bound)));
     if (count(Verdict::special_input)) others.push_back(fmt::format("{} with NaN/Inf input", count(Verdict::special_input)));
     if (count(Verdict::exact_overflow)) others.push_back(fmt::format("{} whose exact sum overflows", count(Verdict::exact_overflow)));

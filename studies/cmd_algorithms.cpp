@@ -30,7 +30,17 @@ void register_algorithms(CLI::App& app) {
     };
     for (const auto& a : cpu_algorithms<double>()) row(a.info.name, a.info.summary, a.info.bound, a.info.determinism);
     for (const auto& k : gpu_kernels()) row(k.name, k.summary, k.bound, k.determinism);
-    std::cout << "\nS = sum |x_i|, s = sum x_i (exact), u = 2^-p of the input type, gamma(k) = k u / (1 - k u); "
+    // One definition per symbol the formulas use (core/error_bound.hpp states each theorem).
+    std::cout << "\nS = sum |x_i|, s = sum x_i (exact), u = 2^-p of the input type (p: its significand bits), "
+                 "gamma(k) = k u / (1 - k u); gamma_X(k), u_X: the same in format X (wide: one step wider than the "
+                 "input, float -> double -> long double; bf16; double; dw: double-word); "
+                 "d: the most roundings on any term's path (the tree's depth); "
+                 "2^(emin-1): half the smallest subnormal of the result's type (emin: its exponent); "
+                 "serial_bf16: r, a = the relative and absolute error of one addend's rounding to bfloat16; "
+                 "kahan: N = n - 1, lambda = u (2 + 7u + 6u^2), C = a bound on every |correction| "
+                 "(core/error_bound.hpp); gpu_kahan: alpha = the compensated tree's error factor after its "
+                 "chains and combine levels (core/error_bound.cpp); fixed point: k = the scale (grid 2^-k), "
+                 "m = the inputs not on that grid, Q = m 2^(-k-1) their quantisation; "
                  "\"none\": the theorem's condition fails and no bound is claimed.\n";
   });
 }

@@ -191,7 +191,8 @@ std::vector<GpuKernel> bench_kernels(const BenchOptions& o) {
 
 #if defined(SUMLAB_WITH_CUDA)
 // The shapes a kernel is timed with: its default, and with --sweep (for kernels that take a grid
-// and block) 1, 2, 4, 8 blocks per SM x 256, 512, 1024 threads with 4-wide loads, each also with
+// and block) 1, 2, 4, 8 blocks per SM x 256, 512, 1024 threads, at most 2048 threads per SM (9
+// shapes; the --sweep help says this rule), with 4-wide loads, each also with
 // the last-block cross stage for kernels that take one (one launch instead of two: the same bits).
 std::vector<std::pair<LaunchShape, std::string>> bench_shapes(GpuKernel k, int sms, bool sweep) {
   std::vector<std::pair<LaunchShape, std::string>> v{{default_shape(k, sms), "default"}};
@@ -468,7 +469,7 @@ void register_bench(CLI::App& app) {
   auto* cmd = app.add_subcommand("bench", "Time every sum on the GPU (against CUB and a read roof) and the CPU");
   add_run_options(*cmd, o->run);
   cmd->add_flag("--quick", o->quick, "A small version: n = 2^20 and 2^24, 5 samples, CPU n = 10^6");
-  cmd->add_flag("--sweep", o->sweep, "Also time 12 grid x block shapes per kernel at every n, each also with the last-block stage where a kernel takes one (the best is reported)");
+  cmd->add_flag("--sweep", o->sweep, "Also time, per kernel at every n, the grid x block shapes of 1, 2, 4, 8 blocks per SM x 256, 512, 1024 threads with at most 2048 threads per SM, each also with the last-block stage where a kernel takes one (the best is reported)");
   cmd->add_flag("--no-gpu", o->no_gpu, "Time the CPU algorithms only");
   cmd->add_flag("--no-cpu", o->no_cpu, "Time the GPU kernels only");
   cmd->add_flag("--no-families", o->no_families,

@@ -527,13 +527,14 @@ template <class T> void explain_segmented(const ExplainOptions& o, segmented::St
 // The outputs every tree shares: the text, the check against the real result, the CSV and SVG.
 template <class T>
 void report(const ExplainOptions& o, std::optional<KernelFamily> f, const std::string& shape, const Explained<T>& x,
-            std::span<const T> xs, T real, const std::string& real_name) {
+            std::span<const T> xs, T real, const std::string& real_name, const std::string& qualifier = "") {
   const auto barrier = [f](TraceStage st) -> std::string {
     return f ? barrier_before(*f, st) : "one CPU thread: the additions in the order the algorithm makes them";
   };
   print_text<T>(o, barrier, f.has_value(), x, xs);
   const bool same = to_bits(real) == to_bits(x.result.value);
-  fmt::print("{}: {} -> {}\n", real_name, hex_bits(real), same ? "same bits" : "DIFFERENT BITS (a bug in the trace)");
+  fmt::print("{}: {} -> {}{}\n", real_name, hex_bits(real), same ? "same bits" : "DIFFERENT BITS (a bug in the trace)",
+             qualifier.empty() ? "" : " " + qualifier);
   write_files<T>(o, shape, x, xs);
   if (!same) throw UserError("the trace disagrees with " + real_name);
 }
@@ -589,8 +590,14 @@ template <class T> void run_explain(const ExplainOptions& o, std::vector<T>& dat
   // The model's own value for the same kernel and shape: the trace must reproduce its bits.
   const auto model = model_sum<T>(*k, shape, xs);
   if (!model.has_value) throw UserError(o.kernel + ": " + model.note);
+  // gpu_atomic over several blocks: the trace and the model fold the partials in launch order, one
+  // arrival order; the model's note is there when other orders can give other bits.
+  std::string qualifier;
+  if (shape.cross == CrossBlock::atomic && shape.grid > 1)
+    qualifier = model.note.empty() ? "(launch order; here every arrival order gives these bits)"
+                                   : "(launch order; other arrival orders can differ)";
   report<T>(o, *f, to_string(shape), explain<T>(*f, *k, shape, xs), xs, model.value,
-            "model_sum for the same kernel and shape");
+            "model_sum for the same kernel and shape", qualifier);
 }
 
 }  // namespace

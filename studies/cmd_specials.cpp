@@ -70,6 +70,9 @@ void register_specials(CLI::App& app) {
   cmd->callback([] {
     std::cout << "Cases (max is the largest finite value of the type):\n\n";
     for (const auto& c : special_cases) std::cout << fmt::format("- `{}`: {}\n", c.label, c.description);
+    // The GPU rows come from the order model, not from a GPU: say so where the tables are.
+    std::cout << "\nThe gpu_ rows are the CPU order model (core/order_model) of each kernel at its default launch "
+                 "shape, not a GPU run; gpu_atomic's is one arrival order of its block partials, launch order.\n";
     std::cout << "\n### float32\n\n" << table<float>() << "\n### float64\n\n" << table<double>();
   });
 }

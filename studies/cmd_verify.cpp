@@ -335,8 +335,12 @@ class Verifier {
     }
     os << fmt::format("{:<18} {:<18} {:>7} {:>8} {:>11} {:>7}\n", "total", "", shapes_.size(), cases,
                       gpu_ ? std::to_string(mism) : "-", errs);
-    os << "gpu_atomic is bit-checked on grid-1 shapes only (one arrival order); the library peers (gpu_cub, gpu_thrust, gpu_cub_gpu_to_gpu) are "
-          "launched and timed, not modelled (mismatches '-' means no model to compare with)\n";
+    if (gpu_)
+      os << "gpu_atomic is bit-checked on grid-1 shapes only (one arrival order); the library peers (gpu_cub, gpu_thrust, "
+            "gpu_cub_gpu_to_gpu) are launched and timed, not modelled (mismatches '-' means no model to compare with)\n";
+    else
+      os << "no GPU ran: only the model side was evaluated (mismatches '-' means no GPU bits to compare with); "
+            "shape_invariant kernels whose model gives more than one value across shapes are reported as ERROR\n";
     for (const auto& e : mismatch_examples_) os << "MISMATCH " << e << "\n";
     for (const auto& e : error_examples_) os << "ERROR    " << e << "\n";
   }
@@ -716,7 +720,7 @@ void register_verify(CLI::App& app) {
                 "launch shapes, distributions, sizes and dtypes; show the atomic kernel's run-to-run "
                 "distribution next to the model's. Exits non-zero on any mismatch, and without a GPU "
                 "(unless --allow-no-gpu)");
-  cmd->add_flag("--quick", o->quick, "Small sweep: 12 shapes, sizes 0,1,31,33,1000,4099 (for sanitizers and CI)");
+  cmd->add_flag("--quick", o->quick, "Small sweep: 12 drawn launch shapes plus the grid-1 shapes gpu_atomic is bit-checked on (the run prints the total), sizes 0,1,31,33,1000,4099 (for sanitizers and CI)");
   cmd->add_option("--sizes", o->sizes, "Comma list of sizes: numbers, 2^k or 2^k+c (default 0,1,31,33,1000,2^20+3,2^24,2^28)")
       ->delimiter(',');
   cmd->add_option("--dists", o->dists,
@@ -729,7 +733,7 @@ void register_verify(CLI::App& app) {
                   "row, segmented and scan kernels; with a list, the atomic check only if gpu_atomic is in it)")
       ->delimiter(',');
   add_text_option(*cmd, "--csv", o->csv, "Write every case to this CSV (and the atomic table to <name>_atomic.csv)");
-  cmd->add_option("--shapes", o->shapes, "Number of launch shapes in the sweep")->capture_default_str()->check(CLI::Range(1, 3072));
+  cmd->add_option("--shapes", o->shapes, "Number of launch shapes drawn for the sweep (up to 3 grid-1 shapes are added for gpu_atomic)")->capture_default_str()->check(CLI::Range(1, 3072));
   add_seed_option(*cmd, "--seed", o->seed, "Generator seed of every input");
   cmd->add_option("--threads", o->threads, "CPU threads for the model (0 = all)")->capture_default_str();
   cmd->add_option("--serial-max", o->serial_max, "Largest n for gpu_serial (one GPU thread)")->capture_default_str();

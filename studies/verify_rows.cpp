@@ -35,7 +35,7 @@ long RowVerifySummary::errors() const { return verify_total(lines, &Line::errors
 
 std::string RowVerifySummary::table() const {
   std::vector<VerifyTableRow> rows;
-  for (const auto& l : lines) rows.push_back({{l.kernel, l.dtype}, l.cases, l.mismatches, l.errors, l.first_failure});
+  for (const auto& l : lines) rows.push_back({{l.kernel, l.dtype}, l.cases, l.mismatches, l.errors, l.compared, l.first_failure});
   return verify_table("row kernels", gpu, device, {"kernel", "dtype"}, rows, seconds);
 }
 
@@ -120,6 +120,7 @@ struct CaseRow {
   std::string kernel, dtype, shape, input, detail;
   std::int64_t rows, cols, mismatches;
   bool error;
+  bool compared;  // whether the bits were compared with anything (the GPU, or the first shape's model)
 };
 
 class Sweep {
@@ -161,7 +162,7 @@ class Sweep {
           for (std::size_t si = 0; si < shapes.size(); ++si) {
             const RowShape& s = shapes[si];
             CaseRow c{std::string(row_reduce::info(k).name), dtype, row_reduce::to_string(s), input, "",
-                      m.rows, m.cols, 0, false};
+                      m.rows, m.cols, 0, false, false};
             ++line.cases;
             try {
               const auto model = model_runner->run(si, on_model).value;
@@ -169,14 +170,17 @@ class Sweep {
                 if (!gpu) throw UserError(gpu_error);
                 const auto g = gpu_runner->run(si, *gpu).value;
                 c.mismatches = row_reduce::count_mismatches(g, model, &c.detail);
+                c.compared = true;
               } else if (row_reduce::info(k).determinism == Determinism::shape_invariant) {
                 if (si == 0) first_model = model;
                 c.mismatches = row_reduce::count_mismatches(model, first_model, &c.detail);
+                c.compared = si > 0;  // the first shape is the reference
               }
             } catch (const std::exception& e) {
               c.error = true;
               c.detail = e.what();
             }
+            if (c.compared) ++line.compared;
             if (c.mismatches) ++line.mismatches;
             if (c.error) ++line.errors;
             if ((c.mismatches || c.error) && line.first_failure.empty())
@@ -214,7 +218,7 @@ RowVerifySummary verify_rows(const RowVerifyOptions& opts) {
   std::string why;
   out.gpu = !opts.model_only && cuda_backend_available(&why);
   out.device = out.gpu ? row_backend_description(BackendKind::cuda)
-                       : (opts.model_only ? std::string("--model-only") : why);
+                       : (opts.model_only ? std::string("no GPU ran: model only") : "no GPU: model only (" + why + ")");
   Sweep sweep(opts, out.gpu);
   sweep.run_dtype<float>();
   sweep.run_dtype<row_reduce::bfloat16_bits>();
@@ -224,7 +228,8 @@ RowVerifySummary verify_rows(const RowVerifyOptions& opts) {
     std::vector<std::vector<std::string>> rows;
     for (const auto& c : sweep.cases())
       rows.push_back({c.kernel, c.dtype, c.shape, std::to_string(c.rows), std::to_string(c.cols), c.input,
-                      out.gpu ? "gpu" : "model_first_shape", std::to_string(c.mismatches), c.error ? "1" : "0",
+                      !c.compared ? "none" : out.gpu ? "gpu" : "model_first_shape",
+                      c.compared ? std::to_string(c.mismatches) : "", c.error ? "1" : "0",
                       c.detail});
     append_csv(opts.csv, {"kernel", "dtype", "shape", "rows", "cols", "input", "compared_with", "mismatches", "error",
                           "detail"},

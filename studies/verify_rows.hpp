@@ -39,6 +39,7 @@ struct RowVerifyLine {
   long mismatches = 0;  // cases whose GPU and model bits differ (model only: shape-invariance breaks)
   long errors = 0;      // cases that could not run (a GPU error, or the model refused a valid shape)
   std::string first_failure;
+  long compared = 0;  // cases whose bits were compared (without a GPU: shape_invariant kernels only)
 };
 
 struct RowVerifySummary {

@@ -30,7 +30,7 @@ long ScanVerifySummary::errors() const { return verify_total(lines, &Line::error
 
 std::string ScanVerifySummary::table() const {
   std::vector<VerifyTableRow> rows;
-  for (const auto& l : lines) rows.push_back({{l.algorithm, l.op, l.dtype}, l.cases, l.mismatches, l.errors, l.first_failure});
+  for (const auto& l : lines) rows.push_back({{l.algorithm, l.op, l.dtype}, l.cases, l.mismatches, l.errors, l.compared, l.first_failure});
   return verify_table("scans", gpu, device, {"algorithm", "operator", "dtype"}, rows, seconds);
 }
 
@@ -70,6 +70,7 @@ struct CaseRow {
   std::int64_t n;
   long mismatches;
   bool error;
+  bool compared;  // whether the bits were compared with anything (the GPU, or the first shape's model)
 };
 
 class Sweep {
@@ -106,21 +107,24 @@ class Sweep {
           for (std::size_t si = 0; si < shapes.size(); ++si) {
             const ScanShape& s = shapes[si];
             CaseRow c{line.algorithm, Op::name, dtype, to_string(s), inclusive ? "inclusive" : "exclusive", "", n, 0,
-                      false};
+                      false, false};
             ++line.cases;
             try {
               const std::vector<V> model = model_runner->run(si, on_model).value;
               if (gpu_) {
                 if (!gpu) throw UserError(gpu_error);
                 c.mismatches = count_mismatches(gpu_runner->run(si, *gpu).value, model, &c.detail);
+                c.compared = true;
               } else if (scan::declared_determinism(alg, Op::name) == Determinism::shape_invariant) {
                 if (si == 0) first_model = model;
                 c.mismatches = count_mismatches(model, first_model, &c.detail);
+                c.compared = si > 0;  // the first shape is the reference
               }
             } catch (const std::exception& e) {
               c.error = true;
               c.detail = e.what();
             }
+            if (c.compared) ++line.compared;
             if (c.mismatches) ++line.mismatches;
             if (c.error) ++line.errors;
             if ((c.mismatches || c.error) && line.first_failure.empty())
@@ -156,7 +160,7 @@ ScanVerifySummary verify_scan(const ScanVerifyOptions& opts) {
   ScanVerifySummary out;
   std::string why;
   out.gpu = !opts.model_only && cuda_backend_available(&why);
-  out.device = out.gpu ? scan_backend_description(BackendKind::cuda) : (opts.model_only ? std::string("--model-only") : why);
+  out.device = out.gpu ? scan_backend_description(BackendKind::cuda) : (opts.model_only ? std::string("no GPU ran: model only") : "no GPU: model only (" + why + ")");
   Sweep sweep(opts, out.gpu);
   sweep.run<scan::PlusOp<float>>("float32");
   sweep.run<scan::MaxOp<float>>("float32");
@@ -171,7 +175,8 @@ ScanVerifySummary verify_scan(const ScanVerifyOptions& opts) {
     std::vector<std::vector<std::string>> rows;
     for (const auto& c : sweep.cases())
       rows.push_back({c.algorithm, c.op, c.dtype, c.shape, std::to_string(c.n), c.kind,
-                      out.gpu ? "gpu" : "model_first_shape", std::to_string(c.mismatches), c.error ? "1" : "0",
+                      !c.compared ? "none" : out.gpu ? "gpu" : "model_first_shape",
+                      c.compared ? std::to_string(c.mismatches) : "", c.error ? "1" : "0",
                       c.detail});
     append_csv(opts.csv, {"algorithm", "operator", "dtype", "shape", "n", "kind", "compared_with", "mismatches", "error", "detail"}, rows);
   }

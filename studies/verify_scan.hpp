@@ -31,6 +31,7 @@ struct ScanVerifyLine {
   long mismatches = 0;  // cases whose GPU and model bits differ (model only: max's shape-invariance breaks)
   long errors = 0;      // cases that could not run
   std::string first_failure;
+  long compared = 0;  // cases whose bits were compared (without a GPU: shape_invariant kernels only)
 };
 
 struct ScanVerifySummary {

@@ -35,7 +35,7 @@ long SegVerifySummary::errors() const { return verify_total(lines, &Line::errors
 
 std::string SegVerifySummary::table() const {
   std::vector<VerifyTableRow> rows;
-  for (const auto& l : lines) rows.push_back({{l.strategy, l.dtype}, l.cases, l.mismatches, l.errors, l.first_failure});
+  for (const auto& l : lines) rows.push_back({{l.strategy, l.dtype}, l.cases, l.mismatches, l.errors, l.compared, l.first_failure});
   return verify_table("segmented strategies", gpu, device, {"strategy", "dtype"}, rows, seconds);
 }
 
@@ -66,6 +66,7 @@ struct CaseRow {
   std::string strategy, dtype, shape, layout, values, detail;
   std::int64_t n, segments, mismatches;
   bool error;
+  bool compared;  // whether the bits were compared with anything (the GPU, or the first shape's model)
 };
 
 template <class T> long count_mismatches(const std::vector<T>& a, const std::vector<T>& b, std::string* detail) {
@@ -124,7 +125,7 @@ class Sweep {
           for (std::size_t si = 0; si < shapes.size(); ++si) {
             const SegShape& s = shapes[si];
             CaseRow c{std::string(inf.name), dtype, segmented::to_string(s, inf.strategy), lay.name, values, "",
-                      lay.offsets.back(), static_cast<std::int64_t>(lay.offsets.size()) - 1, 0, false};
+                      lay.offsets.back(), static_cast<std::int64_t>(lay.offsets.size()) - 1, 0, false, false};
             ++line.cases;
             try {
               const std::vector<T> model = model_runner->run(si, on_model).value;
@@ -136,15 +137,18 @@ class Sweep {
                 const bool last = si + 1 == shapes.size();
                 const auto g = last ? one_block->run(0, *gpu) : gpu_runner->run(si, *gpu);
                 c.mismatches = count_mismatches(g.value, model, &c.detail);
+                c.compared = true;
                 if (last) c.shape += " grid1";
               } else if (inf.determinism == Determinism::shape_invariant) {
                 if (si == 0) first_model = model;
                 c.mismatches = count_mismatches(model, first_model, &c.detail);
+                c.compared = si > 0;  // the first shape is the reference
               }
             } catch (const std::exception& e) {
               c.error = true;
               c.detail = e.what();
             }
+            if (c.compared) ++line.compared;
             if (c.mismatches) ++line.mismatches;
             if (c.error) ++line.errors;
             if ((c.mismatches || c.error) && line.first_failure.empty())
@@ -180,7 +184,7 @@ SegVerifySummary verify_segmented(const SegVerifyOptions& opts) {
   std::string why;
   out.gpu = !opts.model_only && cuda_backend_available(&why);
   out.device = out.gpu ? row_backend_description(BackendKind::cuda)
-                       : (opts.model_only ? std::string("--model-only") : why);
+                       : (opts.model_only ? std::string("no GPU ran: model only") : "no GPU: model only (" + why + ")");
   Sweep sweep(opts, out.gpu);
   sweep.run_dtype<float>();
   sweep.run_dtype<double>();
@@ -189,7 +193,8 @@ SegVerifySummary verify_segmented(const SegVerifyOptions& opts) {
     std::vector<std::vector<std::string>> rows;
     for (const auto& c : sweep.cases())
       rows.push_back({c.strategy, c.dtype, c.shape, c.layout, std::to_string(c.n), std::to_string(c.segments), c.values,
-                      out.gpu ? "gpu" : "model_first_shape", std::to_string(c.mismatches), c.error ? "1" : "0",
+                      !c.compared ? "none" : out.gpu ? "gpu" : "model_first_shape",
+                      c.compared ? std::to_string(c.mismatches) : "", c.error ? "1" : "0",
                       c.detail});
     append_csv(opts.csv, {"strategy", "dtype", "shape", "layout", "n", "segments", "values", "compared_with", "mismatches", "error", "detail"}, rows);
   }

@@ -32,6 +32,7 @@ struct SegVerifyLine {
   std::string strategy, dtype;
   long cases = 0, mismatches = 0, errors = 0;
   std::string first_failure;
+  long compared = 0;  // cases whose bits were compared (without a GPU: shape_invariant kernels only)
 };
 
 struct SegVerifySummary {

@@ -82,6 +82,28 @@ template <class T> T atomic_fold(std::span<const T> partials, std::span<const in
   return out;
 }
 
+// Whether every arrival order provably gives atomic_fold the same bits. A partial that the fold
+// sees as zero (+-0, or a float subnormal, flushed) leaves out unchanged, except that +0 turns an
+// out of -0 into +0; out starts at +0 and stays +0 until the first nonzero partial a, then is a
+// (zeros after it change nothing), and after the second, b, is a + b = b + a (addition commutes;
+// one NaN operand gives that NaN either way). So with at most one nonzero partial the result is
+// fixed, and with exactly two it is fixed unless a + b is -0 (a float sum flushed from a negative
+// subnormal: a later +0 partial then gives +0, an earlier one -0) or both are NaN (the payload
+// kept can depend on the order). With three or more the rounding of (a + b) + c depends on the
+// order: false, the bits may differ.
+template <class T> bool atomic_fold_order_free(std::span<const T> partials) {
+  std::vector<T> nonzero;
+  for (const T v : partials)
+    if (atomic_add_as_the_gpu(T(0), v) != T(0) || std::isnan(v)) {
+      nonzero.push_back(v);
+      if (nonzero.size() > 2) return false;
+    }
+  if (nonzero.size() < 2) return true;
+  if (std::isnan(nonzero[0]) && std::isnan(nonzero[1])) return false;
+  const T s = atomic_add_as_the_gpu(atomic_add_as_the_gpu(T(0), nonzero[0]), nonzero[1]);
+  return !(s == T(0) && std::signbit(s));
+}
+
 // The launch order 0, 1, .., grid-1: one of the possible arrival orders.
 inline std::vector<int> launch_order(int grid) {
   std::vector<int> o(static_cast<std::size_t>(grid));

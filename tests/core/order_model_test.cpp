@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -1004,6 +1005,81 @@ TEST(FixedPointModel, QuantiseMatchesTheCpuStepForStep) {
     ASSERT_EQ(a.bits_lost, b.bits_lost);
     ASSERT_EQ(a.saturated, b.saturated);
   }
+}
+
+// atomic_fold_order_free is a theorem: wherever it says every arrival order gives the same bits,
+// every permutation of the partials does (checked exhaustively over awkward partials: signed zeros,
+// subnormals the float atomics flush, two normals whose sum flushes to -0, infinities, NaNs of
+// two payloads, the largest value); and model_sum's "other orders" note follows it.
+template <class T> void expect_order_free_is_sound(const std::vector<T>& values) {
+  long free_cases = 0, not_free = 0;
+  const std::size_t v = values.size();
+  for (std::size_t len = 0; len <= 4; ++len) {
+    std::vector<std::size_t> pick(len, 0);
+    while (true) {
+      std::vector<T> p;
+      for (std::size_t i : pick) p.push_back(values[i]);
+      std::vector<int> order(len);
+      for (std::size_t i = 0; i < len; ++i) order[i] = static_cast<int>(i);
+      std::set<typename FloatTraits<T>::Bits> results;
+      do {
+        results.insert(to_bits(order_model::atomic_fold<T>(std::span<const T>(p), std::span<const int>(order))));
+      } while (std::next_permutation(order.begin(), order.end()));
+      if (order_model::atomic_fold_order_free<T>(std::span<const T>(p))) {
+        ++free_cases;
+        EXPECT_EQ(results.size(), 1u) << "order_free but " << results.size() << " results; partials: "
+                                      << ::testing::PrintToString(p);
+      } else {
+        ++not_free;
+      }
+      std::size_t k = 0;
+      while (k < len && ++pick[k] == v) pick[k++] = 0;
+      if (k == len) break;
+    }
+  }
+  EXPECT_GT(free_cases, 0);
+  EXPECT_GT(not_free, 0);
+}
+
+TEST(AtomicModel, OrderFreeOnlyWhereEveryArrivalOrderGivesTheSameBits) {
+  const float fmin = std::numeric_limits<float>::min();
+  const std::vector<float> f = {0.0f, -0.0f, std::ldexp(1.0f, -140), -std::ldexp(1.0f, -140), -1.25f * fmin, fmin,
+                                1.0f, -1.0f, 0x1p-24f, std::numeric_limits<float>::infinity(),
+                                -std::numeric_limits<float>::infinity(), std::bit_cast<float>(0x7fc00001u),
+                                std::bit_cast<float>(0x7fc00002u), std::numeric_limits<float>::max()};
+  expect_order_free_is_sound<float>(f);
+  const double dmin = std::numeric_limits<double>::min();
+  const std::vector<double> d = {0.0, -0.0, std::ldexp(1.0, -1070), -1.25 * dmin, dmin, 1.0, -1.0, 0x1p-53,
+                                 std::numeric_limits<double>::infinity(), std::bit_cast<double>(0x7ff8000000000001ull),
+                                 std::bit_cast<double>(0x7ff8000000000002ull), std::numeric_limits<double>::max()};
+  expect_order_free_is_sound<double>(d);
+
+  // Two nonzero partials whose float sum flushes to -0, and a +0: the order decides the sign.
+  const std::vector<float> neg_zero = {-1.25f * fmin, fmin, 0.0f};
+  EXPECT_FALSE(order_model::atomic_fold_order_free<float>(std::span<const float>(neg_zero)));
+  // Two nonzero partials among zeros: addition commutes, one result.
+  const std::vector<float> two = {0.0f, 1.0f, -0.0f, 0x1p-24f, 0.0f};
+  EXPECT_TRUE(order_model::atomic_fold_order_free<float>(std::span<const float>(two)));
+  const std::vector<float> three = {1.0f, 0x1p-24f, 0x1p-24f};
+  EXPECT_FALSE(order_model::atomic_fold_order_free<float>(std::span<const float>(three)));
+}
+
+TEST(AtomicModel, TheOtherOrdersNoteOnlyWhereTheBitsCanDiffer) {
+  LaunchShape s = default_shape(GpuKernel::atomic);
+  s.grid = 8;
+  s.block = 32;
+  s.vector = 1;
+  s.mapping = Mapping::grid_stride;
+  // 40 elements: blocks 0 and 1 hold them, 6 partials are +0: every order gives the same bits.
+  const std::vector<float> forty(40, 0.1f);
+  const auto m2 = model_sum<float>(GpuKernel::atomic, s, std::span<const float>(forty));
+  ASSERT_TRUE(m2.has_value);
+  EXPECT_EQ(m2.note, "");
+  // 100 elements: four nonzero partials.
+  const std::vector<float> hundred(100, 0.1f);
+  const auto m4 = model_sum<float>(GpuKernel::atomic, s, std::span<const float>(hundred));
+  ASSERT_TRUE(m4.has_value);
+  EXPECT_NE(m4.note.find("other orders can give other bits"), std::string::npos) << m4.note;
 }
 
 }  // namespace

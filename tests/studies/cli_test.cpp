@@ -63,6 +63,22 @@ TEST(Cli, ExactIsZeroUlpsInJson) {
   EXPECT_EQ(j[0]["hex"], j[0]["reference_hex"]);
 }
 
+// A bound's inputs can overflow (S = sum |x| past the double range; a fixed-point scale that
+// saturates): the no-bound reason the summary gives must cover them.
+TEST(Cli, NoBoundReasonCoversOverflowingBoundInputs) {
+  const auto d = temp_dir("no_bound_overflow");
+  {
+    std::ofstream csv(d / "x.csv");
+    csv << "1.7e308\n-1.7e308\n1.7e308\n-1.6e308\n";
+  }
+  for (const std::string& args : {"sum --input " + (d / "x.csv").string() + " --dtype float64 -a serial",
+                                 std::string("sum -n 1000 -a fixed_point --fixed-scale 70")}) {
+    const Result r = run(args);
+    EXPECT_NE(r.out.find("with no proven bound"), std::string::npos) << args << "\n" << r.out;
+    EXPECT_NE(r.out.find("or the bound's inputs overflow"), std::string::npos) << args << "\n" << r.out;
+  }
+}
+
 TEST(Cli, ReadsNpyCsvAndRaw) {
   const auto d = temp_dir("files");
   {

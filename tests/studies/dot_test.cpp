@@ -12,8 +12,11 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/counter_rng.hpp"
 #include "core/dot/dot_family.hpp"
@@ -166,6 +169,12 @@ TEST(DotStudy, QuickModelRunJudgesEveryRow) {
     if (row.at("kind") == "cpu") {
       EXPECT_EQ(row.at("distinct_runs"), "1") << row.at("algorithm");
     }
+  // No GPU ran on the model backend: nothing was compared, so no count is claimed.
+  std::ifstream sj(dir / "summary.json");
+  const auto j = nlohmann::json::parse(sj);
+  EXPECT_TRUE(j["gpu_model_mismatches"].is_null()) << j["gpu_model_mismatches"];
+  EXPECT_NE(r.out.find("GPU-vs-model: not checked (no GPU ran)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("GPU-vs-model mismatches"), std::string::npos) << r.out;
   // Resumed: nothing is measured twice.
   const auto again = sumlab::test::run("study dot --quick --backend model --resume --out " + dir.string());
   ASSERT_EQ(again.code, 0) << again.out;

@@ -30,6 +30,21 @@ TEST(Explain, TraceMatchesModelForEveryShuffleKernelAndShape) {
       }
 }
 
+// gpu_atomic over several blocks is explained in launch order: the result line says so, and says
+// whether other arrival orders can give other bits (3 or more nonzero block partials) or not.
+TEST(Explain, AtomicSaysItIsTheLaunchOrder) {
+  const Result many = run("explain --algorithm gpu_atomic --n 300 --grid 4 --block 32 --vector 1 --dist normal");
+  ASSERT_EQ(many.code, 0) << many.out;
+  EXPECT_NE(many.out.find("same bits (launch order; other arrival orders can differ)"), std::string::npos) << many.out;
+  const Result two = run("explain --algorithm gpu_atomic --n 300 --grid 2 --block 32 --vector 1 --dist normal");
+  ASSERT_EQ(two.code, 0) << two.out;
+  EXPECT_NE(two.out.find("same bits (launch order; here every arrival order gives these bits)"), std::string::npos)
+      << two.out;
+  const Result one = run("explain --algorithm gpu_atomic --n 300 --grid 1 --block 32 --dist normal");
+  ASSERT_EQ(one.code, 0) << one.out;
+  EXPECT_EQ(one.out.find("launch order;"), std::string::npos) << one.out;
+}
+
 TEST(Explain, TraceMatchesModelForEveryHarrisKernelAndGpuSerial) {
   for (const char* k : {"gpu_serial", "gpu_interleaved", "gpu_strided", "gpu_sequential", "gpu_first_add",
                         "gpu_warp_unrolled", "gpu_unrolled", "gpu_multi_add"})

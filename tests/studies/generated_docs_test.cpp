@@ -40,5 +40,29 @@ void expect_generated(const std::string& doc, const std::string& command) {
 TEST(GeneratedDocs, ReadmeAlgorithmTable) { expect_generated("README.md", "algorithms"); }
 TEST(GeneratedDocs, SpecialValuesTable) { expect_generated("docs/special-values.md", "specials"); }
 
+// Every symbol a bound formula uses is defined in the legend under the table.
+TEST(GeneratedDocs, AlgorithmLegendDefinesEverySymbol) {
+  const auto r = test::run("algorithms");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string legend = r.out.substr(r.out.rfind("\nS = sum"));
+  for (const char* definition :
+       {"S = sum |x_i|", "s = sum x_i", "u = 2^-p", "gamma(k) = ", "gamma_X(k), u_X", "d: ", "(emin: ",
+        "r, a = ", "N = n - 1", "lambda = ", "C = ", "alpha = ", "k = ", "m = ", "Q = "})
+    EXPECT_NE(legend.find(definition), std::string::npos) << definition << " is not defined in:" << legend;
+}
+
+// The GPU rows of `sumlab specials` say what they are: the order model at the default shape,
+// gpu_atomic in launch order; the hand-written preamble does not repeat it.
+TEST(GeneratedDocs, SpecialsSaysTheGpuRowsAreTheModel) {
+  const auto r = test::run("specials");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("The gpu_ rows are the CPU order model (core/order_model) of each kernel at its default "
+                       "launch shape, not a GPU run; gpu_atomic's is one arrival order of its block partials, "
+                       "launch order."),
+            std::string::npos)
+      << r.out;
+  EXPECT_LT(r.out.find("gpu_ rows are"), r.out.find("### float32"));
+}
+
 }  // namespace
 }  // namespace sumlab

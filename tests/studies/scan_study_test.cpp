@@ -55,6 +55,8 @@ TEST(ScanStudy, QuickModelRunWritesEveryTable) {
     }
   }
   EXPECT_TRUE(serial_rounds) << "a float running sum of 4097 uniforms must round somewhere";
+  // No GPU ran on the model backend: nothing compared is not 0 mismatches.
+  EXPECT_NE(sumlab::test::slurp(dir / "summary.json").find("\"gpu_model_mismatches\": null"), std::string::npos);
   for (const char* a :
        {"cpu_serial", "cpu_hillis_steele", "cpu_blelloch", "warp_hillis_steele", "block_blelloch", "warp_hs_chained"})
     EXPECT_GT(algs[a], 0) << a;

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,10 @@ TEST(SegmentedStudy, QuickModelRunWritesTheThreeTables) {
   const auto j = nlohmann::json::parse(sj);
   EXPECT_EQ(j["backend"], "model");
   EXPECT_EQ(j["wrong_empty_segments_ours"], 0);
+  // No GPU ran on the model backend: nothing was compared, so no count is claimed.
+  EXPECT_TRUE(j["gpu_model_mismatches"].is_null()) << j["gpu_model_mismatches"];
+  EXPECT_NE(r.out.find("GPU-vs-model: not checked (no GPU ran)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("GPU-vs-model mismatches"), std::string::npos) << r.out;
   // No overwrite without --force.
   EXPECT_NE(run(kTiny + " --out " + dir.string()).code, 0);
   std::filesystem::remove_all(dir);
@@ -173,6 +178,43 @@ TEST(VerifySegmented, ModelOnlySweepCoversEveryModelledStrategy) {
   ASSERT_EQ(s.lines.size(), 3u * 2u);
   // 18 layouts x 2 value kinds x 3 shapes.
   for (const auto& l : s.lines) EXPECT_EQ(l.cases, 18 * 2 * 3) << l.strategy << " " << l.dtype;
+}
+
+// Without a GPU only the shape_invariant strategy (warp_per_segment) is compared, model against
+// model across shapes; the others compared nothing and print '-', never a count of 0.
+TEST(VerifySegmented, ModelOnlyTablePrintsDashWhereNothingWasCompared) {
+  sumlab::SegVerifyOptions o;
+  o.quick = true;
+  o.model_only = true;
+  const sumlab::SegVerifySummary s = sumlab::verify_segmented(o);
+  for (const auto& l : s.lines) {
+    if (l.strategy == "warp_per_segment") {
+      EXPECT_GT(l.compared, 0) << l.dtype;
+    } else {
+      EXPECT_EQ(l.compared, 0) << l.strategy << " " << l.dtype;
+    }
+  }
+  const std::string t = s.table();
+  EXPECT_EQ(t.find("--model-only"), std::string::npos) << t;
+  EXPECT_NE(t.find("no GPU ran: model only"), std::string::npos) << t;
+  EXPECT_NE(t.find("shape-invariance breaks"), std::string::npos) << t;
+  std::istringstream lines(t);
+  std::string line;
+  int checked = 0;
+  while (std::getline(lines, line)) {
+    std::istringstream fields(line);
+    std::vector<std::string> f;
+    for (std::string w; fields >> w;) f.push_back(w);
+    if (f.size() != 5) continue;
+    if (f[0] == "block_per_segment" || f[0] == "segmented_scan") {
+      EXPECT_EQ(f[3], "-") << line;
+      ++checked;
+    } else if (f[0] == "warp_per_segment") {
+      EXPECT_EQ(f[3], "0") << line;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 6) << t;
 }
 
 }  // namespace

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -41,6 +43,65 @@ TEST(VerifyCli, ModelSideAloneWithAllowNoGpu) {
   EXPECT_NE(r.out.find("gpu_two_pass"), std::string::npos);
   EXPECT_NE(r.out.find("gpu_exact"), std::string::npos);
   EXPECT_NE(r.out.find("only the model side ran"), std::string::npos);
+}
+
+// Without a GPU the family tables count what the model compared with itself (shape_invariant
+// kernels across shapes) and print '-' where nothing was compared, never 0; no option that verify
+// does not have is named; the footnote gives the reason that applies.
+TEST(VerifyCli, WithoutAGpuNothingUncomparedIsCountedAsZero) {
+  if (have_gpu()) GTEST_SKIP() << "a GPU is present: the full check runs instead (scripts/device-check.sh)";
+  const Result r = run("verify --allow-no-gpu --quick --dists uniform --threads 2");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("--model-only"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("no model to compare with"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no GPU bits to compare with"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("row kernels: no GPU ran: model only"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("shape-invariance breaks"), std::string::npos) << r.out;
+  // kernel, dtype (scans: algorithm, operator, dtype), cases, count, errors.
+  std::map<std::string, std::string> count;  // "name dtype" -> the count column
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream fields(line);
+    std::vector<std::string> f;
+    for (std::string w; fields >> w;) f.push_back(w);
+    if (f.size() == 5 && (f[1] == "float32" || f[1] == "float64" || f[1] == "bfloat16")) count[f[0] + " " + f[1]] = f[3];
+    if (f.size() == 6 && (f[2] == "float32" || f[2] == "float64")) count[f[0] + " " + f[1] + " " + f[2]] = f[4];
+  }
+  // run_to_run: compared with nothing; shape_invariant: compared across shapes.
+  EXPECT_EQ(count["textbook float32"], "-") << r.out;
+  EXPECT_EQ(count["welford bfloat16"], "-") << r.out;
+  EXPECT_EQ(count["argmax float64"], "0") << r.out;
+  EXPECT_EQ(count["block_per_segment float32"], "-") << r.out;
+  EXPECT_EQ(count["warp_per_segment float64"], "0") << r.out;
+  EXPECT_EQ(count["warp_hillis_steele plus float32"], "-") << r.out;
+  EXPECT_EQ(count["block_blelloch max float64"], "0") << r.out;
+}
+
+// The help says what the run does: --quick draws 12 shapes and adds the grid-1 ones that the run
+// counts in its "sweep N launch shapes" line.
+TEST(VerifyCli, QuickHelpMatchesTheShapesThatRun) {
+  const Result help = run("verify --help");
+  ASSERT_EQ(help.code, 0) << help.out;
+  EXPECT_EQ(help.out.find("12 shapes,"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("12 drawn launch shapes plus the grid-1 shapes"), std::string::npos) << help.out;
+  if (have_gpu()) return;
+  const Result r = run("verify --allow-no-gpu --quick --kernels gpu_exact --dists uniform --threads 2");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto at = r.out.find("sweep ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const int shapes = std::stoi(r.out.substr(r.out.find_first_not_of(' ', at + 6)));
+  EXPECT_GE(shapes, 12);
+  EXPECT_LE(shapes, 12 + 3);
+}
+
+// `bench --sweep`'s help states the rule bench_shapes applies (9 shapes), not a count it never ran.
+TEST(BenchHelp, SweepStatesTheRule) {
+  const Result help = run("bench --help");
+  ASSERT_EQ(help.code, 0) << help.out;
+  EXPECT_EQ(help.out.find("12 grid x block"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("1, 2, 4, 8 blocks per SM x 256, 512, 1024 threads with at most 2048 threads per SM"),
+            std::string::npos)
+      << help.out;
 }
 
 // A list of kernels checks those sum kernels only: the row, segmented and scan kernels run with
