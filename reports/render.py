@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Render sumlab run folders into figures (SVG + PNG) and a report (report.html, report.md).
+"""Render sumlab run folders into figures (SVG) and a report (report.html, report.md).
 
     render.py RUN_DIR... --out DIR [--force] [--quiet]
 

@@ -1,5 +1,5 @@
 """Matplotlib conventions shared by every figure: the Agg backend, one colour and marker per
-algorithm for the whole report, SVG+PNG output that is byte-stable for the same data, and the
+algorithm for the whole report, SVG output that is byte-stable for the same data, and the
 "zero strip" that puts exact (zero-error) results where a log axis can show them.
 """
 from __future__ import annotations
