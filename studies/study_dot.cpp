@@ -283,15 +283,11 @@ void run_dot_study(const DotOptions& o) {
   long inconsistent = 0;
   for (const auto& r : det.rows) inconsistent += r[static_cast<std::size_t>(det.column("consistent"))] == "0";
   nlohmann::ordered_json summary = plan;
-  // Off cuda no GPU ran: nothing was compared, so the count is null and the headline says so.
-  const bool gpu_ran = p.backend == BackendKind::cuda;
-  summary["gpu_model_mismatches"] = gpu_ran ? nlohmann::ordered_json(mismatches) : nlohmann::ordered_json();
+  const GpuModelCheck gpu = gpu_model_check(p.backend == BackendKind::cuda, mismatches);
+  summary["gpu_model_mismatches"] = gpu.count;
   summary["determinism_inconsistent"] = inconsistent;
   summary["csv"] = {"dot_errors.csv", "dot_determinism.csv"};
-  study.finish(summary, {fmt::format("{}, {} determinism classes weaker than declared",
-                                     gpu_ran ? fmt::format("{} GPU-vs-model mismatches", mismatches)
-                                             : std::string("GPU-vs-model: not checked (no GPU ran)"),
-                                     inconsistent)});
+  study.finish(summary, {fmt::format("{}, {} determinism classes weaker than declared", gpu.words, inconsistent)});
   if (mismatches || inconsistent)
     throw CheckFailed(fmt::format("dot: {} GPU-vs-model mismatches, {} determinism classes weaker than declared (see {})",
                                   mismatches, inconsistent, study.folder().dir().string()));

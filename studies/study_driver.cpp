@@ -39,6 +39,11 @@ RunMode mode_of(const RunOptions& o) {
 
 }  // namespace
 
+GpuModelCheck gpu_model_check(bool gpu_ran, long mismatches) {
+  if (!gpu_ran) return {nlohmann::ordered_json(), "GPU-vs-model: not checked (no GPU ran)"};
+  return {mismatches, fmt::format("{} GPU-vs-model mismatches", mismatches)};
+}
+
 void add_run_options(CLI::App& cmd, RunOptions& o) {
   add_text_option(cmd, "--out", o.out, "Run folder to create (default runs/<study>)");
   cmd.add_flag("--force", o.force, "Start over in --out: removes the files sumlab wrote there (and only those)");

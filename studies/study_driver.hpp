@@ -29,6 +29,14 @@ struct RunOptions {
 };
 void add_run_options(CLI::App& cmd, RunOptions& o);
 
+// A study's GPU-vs-model comparison as summary.json and its headline state it: the count where a
+// GPU ran; null and "not checked" where none did (nothing compared is not 0 mismatches).
+struct GpuModelCheck {
+  nlohmann::ordered_json count;
+  std::string words;
+};
+GpuModelCheck gpu_model_check(bool gpu_ran, long mismatches);
+
 using Rows = std::vector<std::vector<std::string>>;
 using CellRows = std::map<std::string, Rows>;  // table name -> the cell's rows
 

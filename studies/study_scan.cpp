@@ -805,8 +805,7 @@ void finish_scan(Study& study, const Plan& p, const std::string& description, co
   summary["recurrence_reference_bits"] = reference::kRecurrenceBits;
   summary["verify"] = verify_json;
   summary["verify_failures"] = verify_failures;
-  // Off cuda no GPU ran: nothing was compared, which is not 0 mismatches.
-  summary["gpu_model_mismatches"] = cuda ? nlohmann::ordered_json(model_mismatch) : nlohmann::ordered_json();
+  summary["gpu_model_mismatches"] = gpu_model_check(cuda, model_mismatch).count;
   summary["csv"] = {"scan_error.csv", "scan_position.csv", "scan_determinism.csv", "scan_throughput.csv",
                     "scan_recurrence.csv", "scan_work.csv"};
   std::vector<std::string> headline;

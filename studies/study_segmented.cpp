@@ -595,18 +595,15 @@ void finish_segmented(Study& study, nlohmann::ordered_json summary, std::optiona
   for (const auto& n : notes) fmt::print("  {}\n", n);
 
   summary["copy_bandwidth_gbps"] = bandwidth ? nlohmann::ordered_json(*bandwidth / 1e9) : nlohmann::ordered_json();
-  // Off cuda no GPU ran: nothing was compared, so the count is null and the headline says so.
-  const bool gpu_ran = summary.value("backend", std::string()) == "cuda";
-  summary["gpu_model_mismatches"] = gpu_ran ? nlohmann::ordered_json(mismatches) : nlohmann::ordered_json();
+  const GpuModelCheck gpu = gpu_model_check(summary.value("backend", std::string()) == "cuda", mismatches);
+  summary["gpu_model_mismatches"] = gpu.count;
   summary["wrong_empty_segments_ours"] = wrong_ours;
   summary["wrong_empty_segments_peers"] = wrong_peers;
   summary["determinism_inconsistent"] = inconsistent;
   summary["csv"] = {"segmented_errors.csv", "segmented_determinism.csv", "segmented_ulp_histogram.csv"};
-  std::vector<std::string> headline{fmt::format("{}, {} wrong empty segments (ours), {} "
-                                                "determinism classes weaker than declared",
-                                                gpu_ran ? fmt::format("{} GPU-vs-model mismatches", mismatches)
-                                                        : std::string("GPU-vs-model: not checked (no GPU ran)"),
-                                                wrong_ours, inconsistent)};
+  std::vector<std::string> headline{fmt::format("{}, {} wrong empty segments (ours), {} determinism classes weaker "
+                                                "than declared",
+                                                gpu.words, wrong_ours, inconsistent)};
   if (wrong_peers) headline.push_back(fmt::format("WARNING: a CUB peer or a user's subject returned something other "
                                                   "than +0 for {} empty segment(s)", wrong_peers));
   if (theirs_inconsistent)
