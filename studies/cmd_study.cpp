@@ -363,6 +363,17 @@ void plan_kernels(nlohmann::ordered_json& plan, const std::vector<GpuKernel>& ke
     plan["gpu_serial_max"] = serial_max(o);
 }
 
+// The kernels in the plan that claim no error bound at any n (a library peer the lab has no proof
+// for; gpu_kernel.hpp's BoundKind::none). A row's no_bound verdict has two causes, and the report
+// tells them apart by this list: no theorem at all, or a theorem whose condition fails at that n.
+// External subjects (kind `external`) claim none either; their rows say so by their kind.
+nlohmann::ordered_json no_bound_claimed(const std::vector<GpuKernel>& kernels) {
+  auto names = nlohmann::ordered_json::array();
+  for (GpuKernel k : kernels)
+    if (info(k).bound_kind == BoundKind::none) names.push_back(std::string(info(k).name));
+  return names;
+}
+
 // One accuracy cell of either study: `prefix` holds its identifying columns.
 Cell accuracy(const StudyOptions& o, const std::vector<GpuKernel>& kernels, Backend* backend,
               const std::vector<std::shared_ptr<ExternalSum>>& subjects, const std::string& dtype,
@@ -546,6 +557,7 @@ void run_error_vs_n(const StudyOptions& o) {
   summary["csv"] = "error_vs_n.csv";
   summary["reference"] = reference_method(backend.get());
   summary["growth_fits"] = summarize(read_csv(study.folder().file("error_vs_n.csv")));
+  summary["no_bound_claimed"] = no_bound_claimed(kernels);
   study.finish(summary);
 }
 
@@ -585,7 +597,9 @@ void run_error_vs_cond_on_data(const StudyOptions& o) {
                                "error_vs_cond.csv", fmt::format("{}|{}|{}", dtype, n, s),
                                fmt::format("data n={} seed={}", n, s), data));
   study.run(cells, cell_concurrency(o, backend.get(), subjects, input_bytes(sizes.back(), {dtype})));
-  study.finish({{"csv", "error_vs_cond.csv"}, {"reference", reference_method(backend.get())}});
+  study.finish({{"csv", "error_vs_cond.csv"},
+                {"reference", reference_method(backend.get())},
+                {"no_bound_claimed", no_bound_claimed(kernels)}});
 }
 
 // Relative error against the condition number sum|x|/|sum x| on Ogita-Rump-Oishi inputs:
@@ -636,6 +650,7 @@ void run_error_vs_cond(const StudyOptions& o, std::uint64_t n, int step) {
   summary["csv"] = "error_vs_cond.csv";
   summary["reference"] = reference_method(backend.get());
   summary["n"] = n;
+  summary["no_bound_claimed"] = no_bound_claimed(kernels);
   study.finish(summary);
 }
 

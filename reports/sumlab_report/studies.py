@@ -72,15 +72,16 @@ def _verdict(row: dict[str, str]) -> str:
 
 
 # The causes a row of a bound check falls under, in the order the report lists them, each with the
-# words that follow its count. no_bound is split where the CSV says which subject a row measured
-# (its `backend` or `kind` column holds the runner kind): a user's subject (kind external) claims no
-# bound at all, every other subject has a theorem whose condition fails at that n (the registry's
-# bounds are +inf only there, core/error_bound.hpp). Without such a column the two read alike.
+# words that follow its count. no_bound has two causes: no theorem for the subject at all (a user's
+# subject, kind `external`, or a kernel the study lists in summary.json's `no_bound_claimed`), or a
+# theorem whose condition fails at that n (the registry's bounds are +inf only there,
+# core/error_bound.hpp). A run whose summary has no such list (made before it) reads as either.
 BOUND_CAUSES = (
     ("within", "within their bound"),
     ("exceeds", "OUTSIDE their bound"),
     ("no_bound_condition", "with no bound at their n (the theorem's condition fails there)"),
-    ("no_bound_claimed", "with no bound claimed (a user's subject: the lab proves nothing about it)"),
+    ("no_bound_claimed", "with no bound claimed (a library peer without a proof here, or a user's subject: "
+                         "the lab proves nothing about it)"),
     ("no_bound", "with no bound (a theorem's condition fails, or none is claimed for this subject)"),
     ("special_input", "with a NaN or Inf input (not judged: errors undefined)"),
     ("exact_overflow", "whose exact sum overflows (not judged)"),
@@ -89,18 +90,37 @@ BOUND_CAUSES = (
 )
 
 
-def bound_tally(data: CsvData) -> dict[str, int]:
+def no_bound_claimed(run: Run) -> set[str] | None:
+    """The subjects the run's study lists as claiming no bound at any n; None for a run made before
+    the studies wrote the list."""
+    names = (run.summary or {}).get("no_bound_claimed")
+    return set(names) if isinstance(names, list) else None
+
+
+def bound_tally(data: CsvData, claimed: set[str] | None = None) -> dict[str, int]:
     """Rows per cause (BOUND_CAUSES' keys; a verdict the report does not know is counted under its
-    own name)."""
+    own name). `claimed`: no_bound_claimed(run)."""
     tells_subject = "backend" in data.columns or "kind" in data.columns
     counts: dict[str, int] = defaultdict(int)
     for r in data.rows:
         v = _verdict(r)
         if v == "no_bound" and tells_subject:
             external = "external" in (r.get("backend", "").strip(), r.get("kind", "").strip())
-            v = "no_bound_claimed" if external else "no_bound_condition"
+            if external or (claimed is not None and r.get("algorithm", "").split("[")[0] in claimed):
+                v = "no_bound_claimed"
+            elif claimed is not None:
+                v = "no_bound_condition"
         counts[v] += 1
     return dict(counts)
+
+
+def farther_than_sum_abs(data: CsvData) -> list[dict[str, str]]:
+    """Rows with no bound whose error is larger than sum|x| itself: a result with no correct digit at
+    the inputs' own scale. No theorem of the lab covers these rows, so the report does not call them
+    wrong; it shows the measurement at the top, where a reader deciding which sum to trust looks."""
+    if "abs_error" not in data.columns or "sum_abs" not in data.columns:
+        return []
+    return [r for r in data.rows if _verdict(r) == "no_bound" and num(r.get("abs_error")) > num(r.get("sum_abs"))]
 
 
 def tally_phrases(counts: dict[str, int]) -> list[str]:
@@ -117,8 +137,20 @@ def bound_violation_blocks(run: Run, data: CsvData, ctx: Context) -> list:
     none is claimed), special inputs, overflows, failed calls; ✓ only when every row is within."""
     if "within_bound" not in data.columns and "verdict" not in data.columns:
         return []
-    counts = bound_tally(data)
+    counts = bound_tally(data, no_bound_claimed(run))
     bad = [r for r in data.rows if _verdict(r) == "exceeds"]
+    far = farther_than_sum_abs(data)
+    far_blocks = []
+    if far:
+        def cell(r: dict[str, str]) -> str:
+            where = ", ".join(f"{c} {r[c]}" for c in ("dtype", "dist", "requested_condition", "n") if r.get(c))
+            return f"{r.get('algorithm')} ({where}) relative error {_fmt(num(r.get('rel_error')))}"
+        worst = sorted(far, key=lambda r: -num(r.get("rel_error")))[:5]
+        text = (f"{run.label}/{data.name}: {len(far)} measurement(s) with no proven bound lie farther from the "
+                "exact sum than sum|x| (no correct digit at the inputs' scale); the worst: "
+                + "; ".join(map(cell, worst)) + ".")
+        ctx.alarms.append(text)
+        far_blocks = [Paragraph(text, "alarm")]
     ctx.bound_checks.append((run.label, data.name, len(bad), len(data.rows)))
     ctx.bound_tallies.append((run.label, data.name, counts))
     if not bad:
@@ -133,15 +165,15 @@ def bound_violation_blocks(run: Run, data: CsvData, ctx: Context) -> list:
         if within == len(data.rows):
             return [Paragraph(f"All {within} rows of `{data.name}` are within their error bound." + tight, "ok")]
         others = tally_phrases({k: v for k, v in counts.items() if k != "within"})
-        return [Paragraph(f"{within} of {len(data.rows)} rows of `{data.name}` are within their error bound and "
-                          f"none is outside it; the other {len(data.rows) - within}: " + "; ".join(others) + "."
-                          + tight)]
+        return far_blocks + [Paragraph(
+            f"{within} of {len(data.rows)} rows of `{data.name}` are within their error bound and none is "
+            f"outside it; the other {len(data.rows) - within}: " + "; ".join(others) + "." + tight)]
     wanted = ["dtype", "dist", "requested_condition", "n", "seed", "algorithm", "value", "reference",
               "abs_error", "bound", "rel_error"]
     cols = [c for c in wanted if c in data.columns]
     rows = [[r.get(c, "") for c in cols] for r in bad[:200]]
     more = f" (first 200 of {len(bad)} shown)" if len(bad) > 200 else ""
-    return [
+    return far_blocks + [
         Paragraph(f"{len(bad)} of {len(data.rows)} rows of `{data.name}` are OUTSIDE their algorithm's "
                   "error bound: the algorithm, its bound or the measurement is wrong. All its rows: "
                   + "; ".join(tally_phrases(counts)) + ".", "alarm"),

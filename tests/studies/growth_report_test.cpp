@@ -47,13 +47,14 @@ struct Scratch {
 
 // A run folder of error-vs-n holding `csv_rows` and a summary.json with `fits` (none when null).
 fs::path make_run(const Scratch& scratch, const std::string& name, const std::string& csv_rows,
-                  const nlohmann::json& fits) {
+                  const nlohmann::json& fits, const nlohmann::json& no_bound_claimed = nullptr) {
   const fs::path d = scratch.base / name / "run";
   fs::create_directories(d);
   std::ofstream(d / "provenance.json") << R"({"study": "error-vs-n", "backend": "cpu"})";
   std::ofstream(d / "error_vs_n.csv") << kHeader << csv_rows;
   nlohmann::json summary = {{"study", "error-vs-n"}, {"csv", "error_vs_n.csv"}};
   if (!fits.is_null()) summary["growth_fits"] = fits;
+  if (!no_bound_claimed.is_null()) summary["no_bound_claimed"] = no_bound_claimed;
   std::ofstream(d / "summary.json") << summary.dump(2);
   return d;
 }
@@ -80,14 +81,14 @@ TEST(GrowthReport, BoundCheckIsATickOnlyWhenEveryRowIsWithin) {
   rows += row("external", "mine", 512, 1, "1e-7", "inf", "no_bound");
   rows += row("external", "broken", 512, 1, "nan", "inf", "failed");
   Result r;
-  const std::string md = render(make_run(scratch, "mixed", rows, nullptr), r);
+  const std::string md = render(make_run(scratch, "mixed", rows, nullptr, nlohmann::json::array()), r);
   SKIP_WITHOUT_MATPLOTLIB(r);
   ASSERT_EQ(r.code, 0) << r.out;
   const std::string top = line_with(md, "Bound check:");
   EXPECT_EQ(top.find("all 5"), std::string::npos) << top;
   EXPECT_EQ(top.find("✓"), std::string::npos) << top;
   for (const char* part : {"2 within their bound", "1 with no bound at their n (the theorem's condition fails there)",
-                           "1 with no bound claimed (a user's subject", "1 failed calls"})
+                           "1 with no bound claimed (", "1 failed calls"})
     EXPECT_NE(top.find(part), std::string::npos) << part << " in: " << top;
   const std::string section = line_with(md, "rows of `error_vs_n.csv`");
   EXPECT_NE(section.find("2 of 5 rows"), std::string::npos) << section;
@@ -108,6 +109,57 @@ TEST(GrowthReport, BoundCheckIsATickOnlyWhenEveryRowIsWithin) {
   const std::string ok = render(make_run(scratch, "ok", rows, nullptr), r);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(ok.find("> ✓ Bound check: all 2 measurements lie within"), std::string::npos) << ok;
+}
+
+// A row with no bound has two causes, a theorem whose condition fails at its n or no theorem at
+// all, and the report names the cause only where the study said which subjects claim none. A
+// result farther from the exact sum than sum|x| is shown at the top, bound or not.
+TEST(GrowthReport, NoBoundRowsSayTheirCauseAndResultsFartherThanSumAbsAreShownAtTheTop) {
+  const Scratch scratch;
+  std::string rows;
+  rows += row("cpu", "pairwise", 512, 1, "1e-8", "1e-6", "within");
+  rows += row("cuda", "gpu_cub", 512, 1, "1e-7", "inf", "no_bound");
+  rows += row("cuda", "gpu_cub_gpu_to_gpu", 512, 1, "3e28", "inf", "no_bound");  // abs_error 3e28 > sum|x| = 1
+  rows += row("cuda", "gpu_cub_gpu_to_gpu", 256, 1, "0.5", "inf", "no_bound");
+  Result r;
+  const std::string listed = render(make_run(scratch, "listed", rows, nullptr, {"gpu_cub_gpu_to_gpu"}), r);
+  SKIP_WITHOUT_MATPLOTLIB(r);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string top = line_with(listed, "Bound check:");
+  for (const char* part : {"1 within their bound", "1 with no bound at their n (the theorem's condition fails there)",
+                           "2 with no bound claimed (a library peer"})
+    EXPECT_NE(top.find(part), std::string::npos) << part << " in: " << top;
+  const std::string alarm = line_with(listed, "farther from the exact sum than sum|x|");
+  EXPECT_NE(alarm.find("⚠"), std::string::npos) << alarm;
+  EXPECT_NE(alarm.find(": 1 measurement(s)"), std::string::npos) << alarm;
+  EXPECT_NE(alarm.find("gpu_cub_gpu_to_gpu (dtype float32, dist uniform, n 512) relative error 3e+28"),
+            std::string::npos) << alarm;
+  EXPECT_LT(listed.find(alarm), listed.find(top)) << "the alarm comes first";
+
+  // A run made before the studies listed them: either cause, not a guess.
+  const std::string old = render(make_run(scratch, "old", rows, nullptr), r);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string old_top = line_with(old, "Bound check:");
+  EXPECT_NE(old_top.find("3 with no bound (a theorem's condition fails, or none is claimed"), std::string::npos)
+      << old_top;
+  EXPECT_EQ(old_top.find("condition fails there"), std::string::npos) << old_top;
+
+  // Nothing farther than sum|x|: no alarm.
+  rows = row("cuda", "gpu_cub_gpu_to_gpu", 512, 1, "0.9", "inf", "no_bound") +
+         row("cpu", "pairwise", 512, 1, "1e-8", "1e-6", "within");
+  const std::string calm = render(make_run(scratch, "calm", rows, nullptr, {"gpu_cub_gpu_to_gpu"}), r);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(calm.find("farther from the exact sum"), std::string::npos) << calm;
+}
+
+TEST(GrowthReport, TheStudyListsTheKernelsThatClaimNoBound) {
+  const Scratch scratch;
+  const fs::path d = scratch.base / "claimed";
+  const Result r = run("study error-vs-n --backend model --quick --log2-max 10 --seeds 1 --dists uniform --dtypes float32 "
+                       "--algorithms none --gpu-kernels gpu_two_pass,gpu_cub,gpu_cub_gpu_to_gpu --out " + d.string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto summary = nlohmann::json::parse(std::ifstream(d / "summary.json"));
+  EXPECT_EQ(summary.at("no_bound_claimed"), nlohmann::json::array({"gpu_cub_gpu_to_gpu"})) << summary.dump();
 }
 
 nlohmann::json fit(const std::string& alg, const std::string& dist, nlohmann::json exponent, nlohmann::json ci,
