@@ -631,7 +631,7 @@ std::vector<std::string> verify_families(const VerifyOptions& opts, bool gpu) {
   ro.model_only = !gpu;
   ro.csv = family_csv(opts.csv, "_rows.csv");
   const RowVerifySummary rows = verify_rows(ro);
-  std::cout << "\nrow kernels\n" << rows.table();
+  std::cout << "\n" << rows.table();
   const SegVerifySummary segs = verify_segmented(
       {.quick = opts.quick, .seed = opts.seed, .csv = family_csv(opts.csv, "_segmented.csv"), .model_only = !gpu});
   std::cout << "\n" << segs.table();
