@@ -44,6 +44,20 @@ GpuModelCheck gpu_model_check(bool gpu_ran, long mismatches) {
   return {mismatches, fmt::format("{} GPU-vs-model mismatches", mismatches)};
 }
 
+nlohmann::ordered_json verify_entry(const nlohmann::ordered_json& made, const std::string& sweep,
+                                    const CsvTable& verify_csv) {
+  if (!made.is_null()) return made;
+  long cases = 0, mismatches = 0, errors = 0;
+  const int cc = verify_csv.column("cases"), cm = verify_csv.column("mismatches"), ce = verify_csv.column("errors");
+  for (const auto& r : verify_csv.rows) {
+    cases += std::stol(r[static_cast<std::size_t>(cc)]);
+    mismatches += std::stol(r[static_cast<std::size_t>(cm)]);
+    errors += std::stol(r[static_cast<std::size_t>(ce)]);
+  }
+  return {{"sweep", sweep}, {"gpu", true},          {"cases", cases},    {"mismatches", mismatches},
+          {"errors", errors}, {"seconds", nullptr}, {"resumed", true}};
+}
+
 void add_run_options(CLI::App& cmd, RunOptions& o) {
   add_text_option(cmd, "--out", o.out, "Run folder to create (default runs/<study>)");
   cmd.add_flag("--force", o.force, "Start over in --out: removes the files sumlab wrote there (and only those)");

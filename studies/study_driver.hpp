@@ -37,6 +37,13 @@ struct GpuModelCheck {
 };
 GpuModelCheck gpu_model_check(bool gpu_ran, long mismatches);
 
+// A family study's summary.json `verify` entry: `made`, the one its verify cell built in this
+// invocation, or, where --resume found that cell done, the same counts read back from its CSV
+// (columns cases, mismatches, errors), with `seconds` null (the earlier invocation's time is not
+// kept) and `resumed` true. A verify cell runs only with a GPU (--verify needs --backend cuda).
+nlohmann::ordered_json verify_entry(const nlohmann::ordered_json& made, const std::string& sweep,
+                                    const CsvTable& verify_csv);
+
 using Rows = std::vector<std::vector<std::string>>;
 using CellRows = std::map<std::string, Rows>;  // table name -> the cell's rows
 

@@ -791,10 +791,10 @@ void finish_scan(Study& study, const Plan& p, const std::string& description, co
   const long model_mismatch = zeros_in(err, "gpu_equals_model") +
                               zeros_in(read_csv(study.folder().file("scan_recurrence.csv")), "gpu_equals_model");
   long verify_failures = 0;
+  nlohmann::ordered_json verify = verify_json;
   if (p.verify != "none") {
-    const CsvTable v = read_csv(study.folder().file("scan_verify.csv"));
-    for (const auto& r : v.rows)
-      verify_failures += std::stol(r[std::size_t(v.column("mismatches"))]) + std::stol(r[std::size_t(v.column("errors"))]);
+    verify = verify_entry(verify_json, p.verify, read_csv(study.folder().file("scan_verify.csv")));
+    verify_failures = verify["mismatches"].get<long>() + verify["errors"].get<long>();
   }
   const bool cuda = p.backend == BackendKind::cuda;
   nlohmann::ordered_json summary = plan_json(p);
@@ -803,7 +803,7 @@ void finish_scan(Study& study, const Plan& p, const std::string& description, co
   summary["det_runs_at_throughput_n"] = cuda ? p.det_runs : 0;
   summary["throughput_n"] = cuda ? nlohmann::ordered_json(p.time_n) : nlohmann::ordered_json();
   summary["recurrence_reference_bits"] = reference::kRecurrenceBits;
-  summary["verify"] = verify_json;
+  summary["verify"] = verify;
   summary["verify_failures"] = verify_failures;
   summary["gpu_model_mismatches"] = gpu_model_check(cuda, model_mismatch).count;
   summary["csv"] = {"scan_error.csv", "scan_position.csv", "scan_determinism.csv", "scan_throughput.csv",

@@ -16,6 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "studies/run_folder.hpp"
+#include "studies/study_driver.hpp"
 #include "studies/verify_rows.hpp"
 
 namespace {
@@ -163,3 +165,20 @@ TEST(VerifyRows, ModelOnlySweepCoversEveryKernelAndDtype) {
 }
 
 }  // namespace
+
+// A resumed verify cell leaves nothing in memory: summary.json's verify entry is then read back from
+// its CSV, marked resumed and without a time, and never null (it was before).
+TEST(VerifyEntry, AResumedVerifyCellIsReadBackFromItsCsv) {
+  sumlab::CsvTable csv;
+  csv.header = {"kernel", "dtype", "cases", "mismatches", "errors", "first_failure"};
+  csv.rows = {{"welford", "float32", "288", "0", "0", ""}, {"two_pass", "bfloat16", "144", "2", "1", "n=33"}};
+  const auto resumed = sumlab::verify_entry(nullptr, "full", csv);
+  EXPECT_EQ(resumed.at("sweep"), "full");
+  EXPECT_EQ(resumed.at("cases"), 432);
+  EXPECT_EQ(resumed.at("mismatches"), 2);
+  EXPECT_EQ(resumed.at("errors"), 1);
+  EXPECT_TRUE(resumed.at("seconds").is_null());
+  EXPECT_EQ(resumed.at("resumed"), true);
+  const nlohmann::ordered_json made = {{"sweep", "quick"}, {"cases", 7}, {"seconds", 1.5}};
+  EXPECT_EQ(sumlab::verify_entry(made, "quick", csv), made);  // made in this invocation: as it was
+}
