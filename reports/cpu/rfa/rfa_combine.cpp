@@ -53,6 +53,19 @@ template <class T> Acc<T> thread_loop(const std::vector<T>& x, int ipt) {
   return a;
 }
 
+// Whether adding b's primaries to a's, as binned_add does at equal bin indices, reaches the next
+// binade of a primary's bin (the bin is 1.5 2^e: 2^(e+1) is 4/3 of it).
+template <class T> bool reaches_next_binade(const Acc<T>& a, const Acc<T>& b) {
+  if (a.binned_index() != b.binned_index()) return false;
+  constexpr int len = Acc<T>::max_index + Acc<T>::max_fold;
+  const T* bins = get_shared_bin_array<T, len>();
+  for (int i = 0; i < 3; ++i) {
+    const T bin = bins[i + a.binned_index()];
+    if (std::fabs(a.data[i] + (b.data[i] - bin)) >= std::fabs(bin) * T(4) / T(3)) return true;
+  }
+  return false;
+}
+
 template <class T> double scaled_error(const Acc<T>& a, __float128 exact, __float128 sum_abs) {
   return static_cast<double>(fabsq(static_cast<__float128>(a.conv_to_fp()) - exact) / sum_abs);
 }
@@ -65,6 +78,7 @@ template <class T> void run(const char* dtype, bool normal) {
   // Far above the accumulator's own error (3 folds) on these sums, far below a wrong one's.
   const double tol = std::is_same_v<T, float> ? 1e-6 : 1e-14;
   const int trials = 200;
+  int reached_wrong = 0, reached_right = 0, stayed_wrong = 0, stayed_right = 0;
   for (int k : {100, 256, 511, 513, 600, 800, 1000, 1500, 2047, 2049, 2600, 3000, 4000, 5000, 8000}) {
     int one = 0, two = 0, renormalised = 0;
     double worst = 0;
@@ -90,12 +104,18 @@ template <class T> void run(const char* dtype, bool normal) {
       two += scaled_error(c, ex + ey, ax + ay) > tol;
       renormalised += scaled_error(ra, ex + ey, ax + ay) > tol;
       worst = std::max(worst, scaled_error(c, ex + ey, ax + ay));
+      const bool wrong = scaled_error(c, ex + ey, ax + ay) > tol;
+      (reaches_next_binade(a, b) ? (wrong ? reached_wrong : reached_right) : (wrong ? stayed_wrong : stayed_right))++;
     }
     std::printf("%s %-7s K=%5d (%4d deposits since the last renorm): wrong %3d/%d one thread, %3d/%d combined "
                 "(worst |error|/sum|x| %.2g), %3d/%d combined after renorm()\n",
                 dtype, normal ? "normal" : "uniform", k, k % Acc<T>{}.endurance(), one, trials, two, trials, worst,
                 renormalised, trials);
   }
+  std::printf("%s %-7s every length: %d combines whose primary sum reached the next binade, %d of them wrong; %d "
+              "that did not, %d of them wrong\n",
+              dtype, normal ? "normal" : "uniform", reached_wrong + reached_right, reached_wrong,
+              stayed_wrong + stayed_right, stayed_wrong);
 }
 
 int main() {

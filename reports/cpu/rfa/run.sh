@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds and runs rfa_combine.cpp against the pinned CCCL headers (scripts/cccl.sh installs them into
 # build/venv), with rfa.cuh's one __shared__ array made a static one so that the host compiler takes
-# it; writes rfa_combine.log beside this script. Needs g++ with libquadmath.
+# it and its private members public so that the program can read the primaries; writes
+# rfa_combine.log beside this script. Needs g++ with libquadmath.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../../.."
@@ -10,7 +11,7 @@ include=$(ls -d build/venv/lib/python3*/site-packages/nvidia/cu13/include/cccl |
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/cub/detail"
-sed 's/static __shared__ FType bin_computed_array/static FType bin_computed_array/' \
+sed -e 's/static __shared__ FType bin_computed_array/static FType bin_computed_array/' -e 's/^private:/public:/' \
   "$include/cub/detail/rfa.cuh" > "$tmp/cub/detail/rfa.cuh"
 g++ -std=c++20 -O2 -ffp-contract=off -I"$tmp" -I"$include" "$here/rfa_combine.cpp" -o "$tmp/rfa_combine" -lquadmath
 {
