@@ -173,6 +173,7 @@ TEST(DotStudy, QuickModelRunJudgesEveryRow) {
   std::ifstream sj(dir / "summary.json");
   const auto j = nlohmann::json::parse(sj);
   EXPECT_TRUE(j["gpu_model_mismatches"].is_null()) << j["gpu_model_mismatches"];
+  EXPECT_EQ(j["no_bound_claimed"], nlohmann::json::array()) << "every dot subject has a theorem";
   EXPECT_NE(r.out.find("GPU-vs-model: not checked (no GPU ran)"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("GPU-vs-model mismatches"), std::string::npos) << r.out;
   // Resumed: nothing is measured twice.
