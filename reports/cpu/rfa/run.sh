@@ -7,7 +7,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../../.."
 scripts/cccl.sh
-include=$(ls -d build/venv/lib/python3*/site-packages/nvidia/cu13/include/cccl | head -1)
+include=$(ls -d build/venv/lib/python3*/site-packages/nvidia/cu13/include/cccl 2> /dev/null | head -1)
+[ -n "$include" ] || { echo "run.sh: no CCCL headers in build/venv (scripts/cccl.sh needs nvcc and PyPI)" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/cub/detail"
