@@ -99,7 +99,8 @@ def bfloat16_round(x: Any) -> Any:
     float64 (and integer) values go to float32 rounded to odd first, which has more than two bits
     beyond bfloat16's 8 (Boldo and Melquiond, "Emulation of FMA and correctly rounded sums: proved
     algorithms using rounding to odd", 2008), so the second rounding gives the first's answer.
-    (Integers above 2^53 and long doubles reach float64 rounded, so they are rounded twice.)"""
+    Integers beyond 2^53 and long doubles that float64 does not hold are rounded from their exact
+    value (``_bfloat16_of_ratio``), not from float64's rounding of it."""
     import numpy as np
     a = np.asarray(x)
     if a.dtype in (np.float16, np.float32):
@@ -115,7 +116,40 @@ def bfloat16_round(x: Any) -> Any:
     bits = f.view(np.uint32).astype(np.uint64)
     rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
     out = rounded.view(np.float32)
-    return np.where(np.isnan(f), f, out).astype(np.float32)
+    out = np.where(np.isnan(f), f, out).astype(np.float32)
+    if a.dtype.kind in "iu" and a.size:
+        beyond = (a > 2 ** 53) | (a < -(2 ** 53))  # float64 holds every integer up to 2^53
+    elif a.dtype.kind == "f" and a.dtype.itemsize > 8 and a.size:
+        with np.errstate(invalid="ignore"):
+            beyond = np.isfinite(a) & (a != a.astype(np.float64).astype(a.dtype))
+    else:
+        beyond = None
+    if beyond is not None and beyond.any():
+        flat, src = out.reshape(-1), np.ascontiguousarray(a).reshape(-1)
+        for i in np.flatnonzero(beyond.reshape(-1)):
+            v = src[i]
+            num, den = (int(v), 1) if a.dtype.kind in "iu" else v.as_integer_ratio()
+            flat[i] = _bfloat16_of_ratio(num, den)
+    return out
+
+
+def _bfloat16_of_ratio(num: int, den: int) -> float:
+    """num/den (den > 0, num != 0) rounded to the nearest bfloat16, ties to even, in integers: 8
+    significant bits, the quantum no finer than bfloat16's smallest subnormal 2^-133, infinity past
+    its largest finite value (2 - 2^-7) 2^127."""
+    import math
+    sign, num = (-1.0 if num < 0 else 1.0), abs(num)
+    e = num.bit_length() - den.bit_length()  # 2^e <= num/den < 2^(e+1), after the correction
+    if (num << max(-e, 0)) < (den << max(e, 0)):
+        e -= 1
+    q = max(e - 7, -133)  # the quantum's exponent
+    scaled_num, scaled_den = (num, den << q) if q >= 0 else (num << -q, den)
+    m, r = divmod(scaled_num, scaled_den)
+    if 2 * r > scaled_den or (2 * r == scaled_den and m & 1):
+        m += 1
+    if m * 2.0 ** (q - 127) > 2 - 2 ** -7:  # past bfloat16's largest finite value
+        return sign * math.inf
+    return sign * math.ldexp(m, q)
 
 
 def bfloat16_to_float32(a: Any) -> Any:

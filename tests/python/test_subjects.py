@@ -441,3 +441,28 @@ def test_a_subjects_time_is_its_own_call_not_the_harness(tmp_path):
     # The median of two calls: with prepare's 0.3 s in the first, it would be over 150 ms.
     ms = [float(r["ms"]) for r in sumlab.study.read_table(str(out / "determinism_runs.csv")) if r["source"] == "measured"]
     assert ms and all(19 <= m < 100 for m in ms), ms
+
+
+def test_bfloat16_round_of_integers_and_long_doubles_rounds_their_exact_value():
+    """2^60 + 2^52 + 1 lies just above the tie between 128 and 129 times 2^53: its nearest bfloat16 is
+    129·2^53, while float64 first rounds it to the tie (2^60 + 2^52) and bfloat16 then to 2^60. The
+    same for a long double that float64 does not hold (where long double is wider than double)."""
+    v = np.array([2 ** 60 + 2 ** 52 + 1, -(2 ** 60 + 2 ** 52 + 1), 2 ** 60 + 2 ** 52, 2 ** 63 - 1, 7], np.int64)
+    want = np.array([129 * 2.0 ** 53, -129 * 2.0 ** 53, 2.0 ** 60, 2.0 ** 63, 7.0], np.float32)
+    np.testing.assert_array_equal(sumlab.bfloat16_round(v).view(np.uint32), want.view(np.uint32))
+    u = np.array([2 ** 64 - 1, 2 ** 60 + 2 ** 52 + 1], np.uint64)
+    np.testing.assert_array_equal(sumlab.bfloat16_round(u), np.array([2.0 ** 64, 129 * 2.0 ** 53], np.float32))
+    if np.finfo(np.longdouble).nmant > 52:
+        ld = np.array([1, -1], np.longdouble) * (np.longdouble(1) + np.longdouble(2.0 ** -8) + np.longdouble(2.0 ** -60))
+        np.testing.assert_array_equal(sumlab.bfloat16_round(ld), np.array([1 + 2 ** -7, -(1 + 2 ** -7)], np.float32))
+
+
+def test_bfloat16_rounding_in_integers_agrees_with_the_round_to_odd_path():
+    """The exact path (integers) and the fast one (float32 rounded to odd, then to bfloat16) give the
+    same bits on doubles across the whole range: subnormal bfloat16s, ties, overflow to infinity."""
+    from sumlab.subjects import _bfloat16_of_ratio
+    rng = np.random.default_rng(1)
+    d = rng.standard_normal(20000) * 10.0 ** rng.integers(-45, 39, 20000)
+    d[:4] = [2.0 ** -133, 2.0 ** -134, 3 * 2.0 ** -135, (2 - 2 ** -8) * 2.0 ** 127]  # ties at both ends
+    slow = np.array([_bfloat16_of_ratio(*float(t).as_integer_ratio()) for t in d], np.float32)
+    np.testing.assert_array_equal(sumlab.bfloat16_round(d).view(np.uint32), slow.view(np.uint32))
