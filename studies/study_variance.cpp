@@ -672,12 +672,16 @@ void finish_variance(Study& study, const Plan& p, nlohmann::ordered_json summary
   print_variance_table(read_csv(folder.file("row_variance.csv")));
   const CsvTable arg = read_csv(folder.file("row_argmax.csv"));
   const long argmax_bad = column_total(arg, {"index_mismatches", "value_mismatches"});
-  const CsvTable verify = p.verify == "none" ? CsvTable{} : read_csv(folder.file("row_verify.csv"));
-  const long verify_failures = column_total(verify, {"mismatches", "errors"});
+  nlohmann::ordered_json verify = verify_json;
+  long verify_failures = 0;
+  if (p.verify != "none") {
+    verify = verify_entry(verify_json, p.verify, read_csv(folder.file("row_verify.csv")));
+    verify_failures = verify["mismatches"].get<long>() + verify["errors"].get<long>();
+  }
   summary["device"] = description;
   summary["copy_bandwidth_gbps"] = bandwidth ? nlohmann::ordered_json(*bandwidth / 1e9) : nlohmann::ordered_json();
   summary["layer_norm_eps"] = row_reduce::layer_norm_eps;
-  summary["verify"] = p.verify == "none" ? verify_json : verify_entry(verify_json, p.verify, verify);
+  summary["verify"] = verify;
   summary["verify_failures"] = verify_failures;
   summary["argmax_mismatching_rows"] = argmax_bad;
   summary["csv"] = {"row_variance.csv", "row_softmax.csv", "row_argmax.csv"};
