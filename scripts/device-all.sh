@@ -49,11 +49,11 @@ say "determinism exit $?"
 
 say "4. accuracy studies on the cuda backend"
 mkdir -p "$OUT/accuracy"
-# To n = 2^32 (16 GiB of float32 per input), every GPU kernel and the exact sum, two distributions:
-# 2 min 32 s on the H200 host (all five distributions with serial, pairwise and Kahan beside them
-# take over 8 minutes: more than one call leaves).
+# To n = 2^32 (16 GiB of float32 per input), every GPU kernel and the exact sum, two distributions,
+# ten seeds at every power of two (280 cells in 2 min on an H100; one seed at every second power
+# left each growth fit on 7 noisy values: the report could place one subject in a growth group):
 timeout --signal=INT --kill-after=10 "${SUMLAB_EVN_SECONDS:-300}" build/cuda/sumlab study error-vs-n --backend cuda \
-  --log2-min 20 --log2-max 32 --log2-step 2 --seeds 1 --dtypes float32 --dists uniform,normal --algorithms exact \
+  --log2-min 20 --log2-max 32 --log2-step 1 --seeds 10 --dtypes float32 --dists uniform,normal --algorithms exact \
   --out "$OUT/accuracy/error-vs-n" > "$OUT/accuracy/error-vs-n.log" 2>&1
 say "error-vs-n exit $? (124/130: time limit; the rows finished so far are kept)"
 [ -z "${SUMLAB_SKIP_COND:-}" ] && timeout --signal=INT --kill-after=10 "${SUMLAB_EVC_SECONDS:-30}" build/cuda/sumlab study error-vs-cond --backend cuda \

@@ -143,7 +143,7 @@ def bound_violation_blocks(run: Run, data: CsvData, ctx: Context) -> list:
     far_blocks = []
     if far:
         def cell(r: dict[str, str]) -> str:
-            where = ", ".join(f"{c} {r[c]}" for c in ("dtype", "dist", "requested_condition", "n") if r.get(c))
+            where = ", ".join(f"{c} {r[c]}" for c in ("dtype", "dist", "requested_condition", "n", "seed") if r.get(c))
             return f"{r.get('algorithm')} ({where}) relative error {_fmt(num(r.get('rel_error')))}"
         worst = sorted(far, key=lambda r: -num(r.get("rel_error")))[:5]
         text = (f"{run.label}/{data.name}: {len(far)} measurement(s) with no proven bound lie farther from the "
@@ -159,7 +159,7 @@ def bound_violation_blocks(run: Run, data: CsvData, ctx: Context) -> list:
         tight = ""
         if ratios:
             ratio, row = max(ratios, key=lambda t: t[0])
-            where = ", ".join(f"{c} {row[c]}" for c in ("dtype", "dist", "n") if row.get(c))
+            where = ", ".join(f"{c} {row[c]}" for c in ("dtype", "dist", "n", "seed") if row.get(c))
             tight = (f" The closest to its bound: {row.get('algorithm')} ({where}) at {_fmt(ratio)} of it.")
         within = counts.get("within", 0)
         if within == len(data.rows):

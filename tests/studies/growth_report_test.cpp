@@ -132,7 +132,8 @@ TEST(GrowthReport, NoBoundRowsSayTheirCauseAndResultsFartherThanSumAbsAreShownAt
   const std::string alarm = line_with(listed, "farther from the exact sum than sum|x|");
   EXPECT_NE(alarm.find("⚠"), std::string::npos) << alarm;
   EXPECT_NE(alarm.find(": 1 measurement(s)"), std::string::npos) << alarm;
-  EXPECT_NE(alarm.find("gpu_cub_gpu_to_gpu (dtype float32, dist uniform, n 512) relative error 3e+28"),
+  // The seed too: with several seeds the worst rows are often one cell's, told apart only by it.
+  EXPECT_NE(alarm.find("gpu_cub_gpu_to_gpu (dtype float32, dist uniform, n 512, seed 1) relative error 3e+28"),
             std::string::npos) << alarm;
   EXPECT_LT(listed.find(alarm), listed.find(top)) << "the alarm comes first";
 
