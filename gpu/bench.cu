@@ -69,11 +69,9 @@ template <class T, class Run> Timing sample(Run&& run, const TimingOptions& o, i
   const detail::LaunchOutcome<T> warm = run(1);
   t.value = static_cast<double>(warm.value);
   t.value_hex = hex_bits(warm.value);
-  // The launch count from a second single sum: the first can pay one-off costs (a module's load,
-  // a first cudaFuncSetAttribute), which on an H200 gave some cells 4 launches where their
-  // neighbours had over 100.
-  const double one = std::max<double>(run(1).ms, 1e-4);
-  t.launches = static_cast<int>(std::clamp<double>(std::ceil(o.target_sample_ms / one), 1, o.max_launches));
+  // The launch count from a second single sum (a first one's one-off costs gave some cells 4
+  // launches where their neighbours had over 100).
+  t.launches = detail::operations_per_sample(run(1).ms, o.target_sample_ms, o.max_launches);
   std::vector<double> ms;
   for (int i = 0; i < std::max(1, o.samples); ++i) ms.push_back(run(t.launches).ms);
   if (check_launches > 0) {

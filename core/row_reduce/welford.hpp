@@ -79,23 +79,25 @@ template <class Acc> SUMLAB_HD inline Acc divide_by_count(Acc d, Acc n, Acc r) {
   return acc_fma(acc_fma(-q0, n, d), r, q0);
 }
 
-// The step, given r = count_reciprocal(s.n + 1) for a count s.n + 1 <= kCountReciprocalLimit.
-template <class Acc> SUMLAB_HD inline RowMoments<Acc> welford_step(RowMoments<Acc> s, Acc x, Acc r) {
+// The step with d / n computed by divide(d, n): one definition for both forms below.
+template <class Acc, class Divide> SUMLAB_HD inline RowMoments<Acc> welford_update(RowMoments<Acc> s, Acc x, Divide divide) {
   s.n = s.n + Acc(1);
   const Acc d = x - s.mean;
-  s.mean = s.mean + divide_by_count(d, s.n, r);
+  s.mean = s.mean + divide(d, s.n);
   s.m2 = s.m2 + d * (x - s.mean);
   return s;
 }
 
+// The step, given r = count_reciprocal(s.n + 1) for a count s.n + 1 <= kCountReciprocalLimit.
+template <class Acc> SUMLAB_HD inline RowMoments<Acc> welford_step(RowMoments<Acc> s, Acc x, Acc r) {
+  return welford_update(s, x, [r](Acc d, Acc n) { return divide_by_count(d, n, r); });
+}
+
+// Counts above the limit divide directly.
 template <class Acc> SUMLAB_HD inline RowMoments<Acc> welford_step(RowMoments<Acc> s, Acc x) {
-  const Acc n = s.n + Acc(1);
-  if (n <= kCountReciprocalLimit<Acc>) return welford_step(s, x, count_reciprocal(n));
-  s.n = n;
-  const Acc d = x - s.mean;
-  s.mean = s.mean + d / s.n;
-  s.m2 = s.m2 + d * (x - s.mean);
-  return s;
+  return welford_update(s, x, [](Acc d, Acc n) {
+    return n <= kCountReciprocalLimit<Acc> ? divide_by_count(d, n, count_reciprocal(n)) : d / n;
+  });
 }
 
 // The largest equal count k whose merge needs no division (chan_merge below): 2^floor(p/2), so

@@ -178,6 +178,13 @@ class EventTimer {
 // sequences (about 0.5 ms each, at most 256 operations), then `samples` sequences. Returns each
 // sample's time per operation, in ms. samples <= 1: one operation, timed alone (a caller after its
 // outputs, not a time). The last operation enqueued is the last of the last sample.
+// Operations a timed sample holds so that it lasts about target_ms, from one operation's time
+// (at least 1, at most `most`). Both timers size their samples by it, from a second operation:
+// the first can pay one-off costs (a module's load, a first cudaFuncSetAttribute).
+inline int operations_per_sample(double one_ms, double target_ms, int most) {
+  return static_cast<int>(std::clamp(std::ceil(target_ms / std::max(one_ms, 1e-4)), 1.0, double(most)));
+}
+
 template <class F> std::vector<double> time_back_to_back(F&& enqueue, int samples) {
   EventTimer ev;
   if (samples <= 1) {
@@ -188,8 +195,7 @@ template <class F> std::vector<double> time_back_to_back(F&& enqueue, int sample
   enqueue();
   ev.start();
   enqueue();
-  const double one = std::max(double(ev.stop()), 1e-4);
-  const int launches = static_cast<int>(std::clamp(std::ceil(0.5 / one), 1.0, 256.0));
+  const int launches = operations_per_sample(ev.stop(), 0.5, 256);
   std::vector<double> ms;
   for (int i = 0; i < samples; ++i) {
     ev.start();
