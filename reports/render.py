@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Render sumlab run folders into figures (SVG) and a report (report.html, report.md).
 
-    render.py RUN_DIR... --out DIR [--force] [--quiet]
+    render.py RUN_DIR... --out DIR [--force] [--quiet] [--linked-figures]
 
 Reads only the run folders (provenance.json, summary.json, the study CSVs); never runs the lab.
 Each CSV with a renderer in sumlab_report.studies.RENDERERS is drawn; any other CSV (a new family's
@@ -101,6 +101,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--out", type=Path, required=True, help="output folder (created)")
     ap.add_argument("--force", action="store_true", help="replace an existing report in --out")
     ap.add_argument("--quiet", action="store_true", help="do not print the HTML path")
+    ap.add_argument("--linked-figures", action="store_true",
+                    help="report.html shows the figures from figures/ (not inline): the page needs the folder")
     a = ap.parse_args(argv)
     try:
         runs = [load_run(p, lbl) for p, lbl in zip(a.runs, run_labels(a.runs))]
@@ -109,7 +111,7 @@ def main(argv: list[str]) -> int:
             raise RunError(f"'{out}' already holds a report; pass --force to replace it")
         out.mkdir(parents=True, exist_ok=True)
         doc = build(runs, out)
-        html = write_html(doc, out)
+        html = write_html(doc, out, a.linked_figures)
         write_markdown(doc, out)
     except RunError as e:
         print(f"render.py: {e}", file=sys.stderr)

@@ -40,6 +40,7 @@ struct ReportOptions {
   std::string out;
   bool force = false;
   bool strict = false;  // exit 1 when a run holds a result outside its bound
+  bool linked_figures = false;  // report.html links figures/*.svg instead of holding them
 };
 
 // Runs argv[0] (looked up on PATH when it has no '/') with argv and waits. Its stdout and stderr
@@ -162,6 +163,7 @@ void run_report(const ReportOptions& o) {
     std::vector<std::string> args{python, script.string()};
     args.insert(args.end(), o.runs.begin(), o.runs.end());
     args.insert(args.end(), {"--out", tmp.string(), "--quiet"});
+    if (o.linked_figures) args.emplace_back("--linked-figures");
     const int rc = spawn_and_wait(args, false);
     try {
       if (rc != 0)
@@ -219,12 +221,15 @@ void register_report(CLI::App& app) {
   auto o = std::make_shared<ReportOptions>();
   auto* cmd = app.add_subcommand(
       "report",
-      "Render run folders into figures (SVG, PNG) and a self-contained report.html (+ report.md); "
+      "Render run folders into figures (SVG) and a self-contained report.html (+ report.md); "
       "prints the HTML path");
   cmd->add_option("run_dirs", o->runs, "Run folders written by `sumlab study`")->required();
   add_text_option(*cmd, "--out", o->out, "Output folder (default RUN_DIR/report; required for several folders)");
   cmd->add_flag("--force", o->force, "Replace a report already in the output folder");
   cmd->add_flag("--strict", o->strict, "Exit 1 when a run holds a result outside its error bound");
+  cmd->add_flag("--linked-figures", o->linked_figures,
+                "report.html shows the figures from figures/ instead of inline: the page needs its folder "
+                "(half the bytes; the committed reports use it)");
   cmd->callback([o] { run_report(*o); });
 }
 

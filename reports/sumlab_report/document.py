@@ -72,7 +72,7 @@ table.dense th, table.dense td { padding: .2em .3em; }
 tr.alarm td { background: #ffd6d6; color: #900; font-weight: bold; }
 caption { caption-side: top; text-align: left; color: #555; padding-bottom: .3em; }
 figure { margin: 1em 0 2em; }
-figure svg { max-width: 100%; height: auto; border: 1px solid #ddd; }
+figure svg, figure img { max-width: 100%; height: auto; border: 1px solid #ddd; }
 figcaption { color: #444; font-size: .92em; margin-top: .4em; }
 p.note { color: #555; font-style: italic; }
 p.ok { background: #e3f6e3; border-left: 4px solid #2a2; padding: .4em .8em; }
@@ -131,7 +131,11 @@ def _inline_svg(svg: str, title: str) -> str:
     return svg.replace("<svg", f'<svg role="img" aria-label="{html.escape(title)}"', 1)
 
 
-def write_html(doc: Document, out_dir: Path) -> Path:
+def write_html(doc: Document, out_dir: Path, linked_figures: bool = False) -> Path:
+    """report.html: self-contained (each figure's SVG inline), or with linked_figures each figure an
+    <img> of its file under figures/, which the page then needs beside it: half the bytes of a
+    folder that keeps both (the Markdown links the files either way), for reports kept in a
+    repository."""
     body = []
     toc = [b for b in doc.blocks if isinstance(b, Heading) and b.level in (2, 3) and b.anchor]
     for b in doc.blocks:
@@ -147,7 +151,10 @@ def write_html(doc: Document, out_dir: Path) -> Path:
         elif isinstance(b, Table):
             body.append(_table_html(b))
         elif isinstance(b, Figure):
-            svg = _inline_svg((out_dir / (b.stem + ".svg")).read_text(encoding="utf-8"), b.title)
+            if linked_figures:
+                svg = f'<img src="{html.escape(b.stem)}.svg" alt="{html.escape(b.title)}">'
+            else:
+                svg = _inline_svg((out_dir / (b.stem + ".svg")).read_text(encoding="utf-8"), b.title)
             body.append(f"<figure>{svg}"
                         f"<figcaption><b>{_inline_html(b.title)}.</b> {_inline_html(b.caption)}</figcaption></figure>")
     page = ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"

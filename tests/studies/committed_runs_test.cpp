@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <regex>
 #include <string>
 
@@ -93,6 +94,22 @@ TEST(CommittedRuns, EveryAccuracyRowIsWithinTodaysBound) {
     for (const auto& b : judge_run(e.path())) ADD_FAILURE() << b;
   }
   EXPECT_GT(runs, 0) << "no accuracy run under data/: nothing was checked";
+}
+
+// The committed reports show their figures from figures/ (scripts/render-committed.sh renders them
+// with --linked-figures): a self-contained page holds a second copy of every figure, and the
+// committed reports' bytes count against the 64 MiB a device call may carry.
+TEST(CommittedRuns, EveryCommittedReportLinksItsFigures) {
+  int pages = 0;
+  for (const auto& e : fs::recursive_directory_iterator(fs::path(SUMLAB_SOURCE_DIR) / "reports")) {
+    if (e.path().filename() != "report.html") continue;
+    ++pages;
+    std::ifstream in(e.path());
+    const std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(page.find("<svg"), std::string::npos)
+        << e.path() << " holds its figures: render it with scripts/render-committed.sh";
+  }
+  EXPECT_GT(pages, 0) << "no committed report under reports/: nothing was checked";
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -110,6 +111,38 @@ TEST(Report, RendersFiguresHtmlAndMarkdown) {
     ++links;
   }
   EXPECT_GE(links, 1);
+}
+
+// --linked-figures: the page shows each figure from its file under figures/ (which exists), holds
+// no SVG of its own, and so weighs less than the self-contained page by at least the figures' bytes.
+TEST(Report, LinkedFiguresPointAtTheirFilesInsteadOfHoldingThem) {
+  const fs::path& d = tiny_run();
+  const fs::path base = temp_dir("linked");
+  Result r = run("report " + d.string() + " --out " + (base / "inline").string());
+  SKIP_WITHOUT_MATPLOTLIB(r);
+  ASSERT_EQ(r.code, 0) << r.out;
+  r = run("report " + d.string() + " --linked-figures --out " + (base / "linked").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string page = slurp(base / "linked" / "report.html");
+  EXPECT_EQ(page.find("<svg"), std::string::npos);
+  int images = 0;
+  std::uintmax_t figure_bytes = 0;
+  for (std::size_t at = page.find("<img src=\""); at != std::string::npos; at = page.find("<img src=\"", at + 1)) {
+    const std::size_t v = at + 10, end = page.find('"', v);
+    ASSERT_NE(end, std::string::npos);
+    const std::string target = page.substr(v, end - v);
+    EXPECT_TRUE(target.starts_with("figures/") && target.ends_with(".svg")) << target;
+    ASSERT_TRUE(fs::exists(base / "linked" / target)) << target;
+    figure_bytes += fs::file_size(base / "linked" / target);
+    ++images;
+  }
+  EXPECT_EQ(images, static_cast<int>(std::count_if(fs::directory_iterator(base / "linked" / "figures"),
+                                                    fs::directory_iterator(), [](const auto&) { return true; })));
+  EXPECT_GE(images, 1);
+  EXPECT_LE(fs::file_size(base / "linked" / "report.html") + figure_bytes / 2,
+            fs::file_size(base / "inline" / "report.html"));
+  // The Markdown is the same either way.
+  EXPECT_EQ(slurp(base / "linked" / "report.md"), slurp(base / "inline" / "report.md"));
 }
 
 TEST(Report, DefaultOutputAndForce) {
