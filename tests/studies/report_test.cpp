@@ -114,7 +114,8 @@ TEST(Report, RendersFiguresHtmlAndMarkdown) {
 }
 
 // --linked-figures: the page shows each figure from its file under figures/ (which exists), holds
-// no SVG of its own, and so weighs less than the self-contained page by at least the figures' bytes.
+// no SVG of its own, and so weighs less than the self-contained page by at least half the figures' bytes
+// (inline, an SVG loses its XML header and metadata).
 TEST(Report, LinkedFiguresPointAtTheirFilesInsteadOfHoldingThem) {
   const fs::path& d = tiny_run();
   const fs::path base = temp_dir("linked");
