@@ -466,3 +466,27 @@ def test_bfloat16_rounding_in_integers_agrees_with_the_round_to_odd_path():
     d[:4] = [2.0 ** -133, 2.0 ** -134, 3 * 2.0 ** -135, (2 - 2 ** -8) * 2.0 ** 127]  # ties at both ends
     slow = np.array([_bfloat16_of_ratio(*float(t).as_integer_ratio()) for t in d], np.float32)
     np.testing.assert_array_equal(sumlab.bfloat16_round(d).view(np.uint32), slow.view(np.uint32))
+
+
+def test_a_prepared_input_is_known_again_without_a_temporary_of_its_size():
+    """prepare runs once per input: the lab's next call on the same bytes reuses its result. Telling
+    the bytes are the same costs no temporary as large as the input (a whole-array comparison made
+    one on every call: gigabytes at a GPU's sizes); different bytes are prepared again."""
+    import tracemalloc
+
+    prepared = []
+    subject = sumlab.Subject(lambda x: float(x[-1]), prepare=lambda a: prepared.append(1) or a)
+    x = np.arange(1 << 24, dtype=np.float32)  # 64 MiB
+    assert subject(0, x) == float(x[-1])
+    tracemalloc.start()
+    try:
+        assert subject(0, x) == float(x[-1])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert prepared == [1]
+    assert peak < x.nbytes // 2, f"{peak} bytes allocated to know a {x.nbytes}-byte input again"
+    y = x.copy()
+    y[-1] = np.float32(-1)  # one element differs, at the very end
+    assert subject(0, y) == -1.0
+    assert prepared == [1, 1]
