@@ -75,7 +75,13 @@ static int block_sum(size_t config, const T* d_x, size_t n, T* d_result, void* d
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   const unsigned block = block_sizes[config];
   const size_t grid = grid_for(config, n), shared = block * sizeof(T);
-  if (n == 0 || !two_pass[config]) cudaMemsetAsync(d_result, 0, sizeof(T), s); /* +0: the sum of nothing */
+  if (n == 0 || !two_pass[config]) { /* +0: the sum of nothing, and the atomic sum's start */
+    const cudaError_t e = cudaMemsetAsync(d_result, 0, sizeof(T), s);
+    if (e != cudaSuccess) {
+      snprintf(error, error_size, "clearing the result failed: %s", cudaGetErrorString(e));
+      return 1;
+    }
+  }
   if (n == 0) return 0;
   if (!two_pass[config]) {
     block_sum_atomic<T><<<unsigned(grid), block, shared, s>>>(d_x, n, d_result);
