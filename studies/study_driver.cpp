@@ -44,18 +44,23 @@ GpuModelCheck gpu_model_check(bool gpu_ran, long mismatches) {
   return {mismatches, fmt::format("{} GPU-vs-model mismatches", mismatches)};
 }
 
+long column_total(const CsvTable& t, std::initializer_list<const char*> columns) {
+  long total = 0;
+  for (const auto& r : t.rows)
+    for (const char* c : columns) total += std::stol(r[static_cast<std::size_t>(t.column(c))]);
+  return total;
+}
+
 nlohmann::ordered_json verify_entry(const nlohmann::ordered_json& made, const std::string& sweep,
                                     const CsvTable& verify_csv) {
   if (!made.is_null()) return made;
-  long cases = 0, mismatches = 0, errors = 0;
-  const int cc = verify_csv.column("cases"), cm = verify_csv.column("mismatches"), ce = verify_csv.column("errors");
-  for (const auto& r : verify_csv.rows) {
-    cases += std::stol(r[static_cast<std::size_t>(cc)]);
-    mismatches += std::stol(r[static_cast<std::size_t>(cm)]);
-    errors += std::stol(r[static_cast<std::size_t>(ce)]);
-  }
-  return {{"sweep", sweep}, {"gpu", true},          {"cases", cases},    {"mismatches", mismatches},
-          {"errors", errors}, {"seconds", nullptr}, {"resumed", true}};
+  return {{"sweep", sweep},
+          {"gpu", true},
+          {"cases", column_total(verify_csv, {"cases"})},
+          {"mismatches", column_total(verify_csv, {"mismatches"})},
+          {"errors", column_total(verify_csv, {"errors"})},
+          {"seconds", nullptr},
+          {"resumed", true}};
 }
 
 void add_run_options(CLI::App& cmd, RunOptions& o) {

@@ -9,6 +9,7 @@
 // resumable, because a cell counts only once its rows are committed).
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <stdexcept>
 #include <map>
 #include <string>
@@ -36,6 +37,9 @@ struct GpuModelCheck {
   std::string words;
 };
 GpuModelCheck gpu_model_check(bool gpu_ran, long mismatches);
+
+// The sum of integer counts in `columns` over a table's rows.
+long column_total(const CsvTable& t, std::initializer_list<const char*> columns);
 
 // A family study's summary.json `verify` entry: `made`, the one its verify cell built in this
 // invocation, or, where --resume found that cell done, the same counts read back from its CSV

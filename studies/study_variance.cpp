@@ -656,14 +656,6 @@ std::vector<Cell> variance_cells(const Plan& p, const VarianceOptions& o, std::o
   return cells;
 }
 
-// Sums a column of integer counts over a table's rows.
-long column_total(const CsvTable& t, std::initializer_list<const char*> columns) {
-  long total = 0;
-  for (const auto& r : t.rows)
-    for (const char* c : columns) total += std::stol(r[static_cast<std::size_t>(t.column(c))]);
-  return total;
-}
-
 // The end of the study, over every cell (resumed ones too: read back from the folder): the
 // variance table, the summary and the alarms (argmax mismatches, GPU-vs-model failures).
 void finish_variance(Study& study, const Plan& p, nlohmann::ordered_json summary, const std::string& description,

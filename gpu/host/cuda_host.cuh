@@ -170,6 +170,13 @@ class EventTimer {
   cudaEvent_t stop_{};
 };
 
+// Operations a timed sample holds so that it lasts about target_ms, from one operation's time
+// (at least 1, at most `most`). Both timers size their samples by it, from a second operation:
+// the first can pay one-off costs (a module's load, a first cudaFuncSetAttribute).
+inline int operations_per_sample(double one_ms, double target_ms, int most) {
+  return static_cast<int>(std::clamp(std::ceil(target_ms / std::max(one_ms, 1e-4)), 1.0, double(most)));
+}
+
 // The device time of one operation in a stream of them, as the sums' bench times its kernels and
 // the read roof (gpu/bench.cu): `enqueue` puts one whole operation (every launch of it) on the
 // default stream. One operation timed alone also counts the host's enqueueing, which over
@@ -178,13 +185,6 @@ class EventTimer {
 // sequences (about 0.5 ms each, at most 256 operations), then `samples` sequences. Returns each
 // sample's time per operation, in ms. samples <= 1: one operation, timed alone (a caller after its
 // outputs, not a time). The last operation enqueued is the last of the last sample.
-// Operations a timed sample holds so that it lasts about target_ms, from one operation's time
-// (at least 1, at most `most`). Both timers size their samples by it, from a second operation:
-// the first can pay one-off costs (a module's load, a first cudaFuncSetAttribute).
-inline int operations_per_sample(double one_ms, double target_ms, int most) {
-  return static_cast<int>(std::clamp(std::ceil(target_ms / std::max(one_ms, 1e-4)), 1.0, double(most)));
-}
-
 template <class F> std::vector<double> time_back_to_back(F&& enqueue, int samples) {
   EventTimer ev;
   if (samples <= 1) {

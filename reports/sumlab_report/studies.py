@@ -114,6 +114,11 @@ def bound_tally(data: CsvData, claimed: set[str] | None = None) -> dict[str, int
     return dict(counts)
 
 
+def _where(row: dict[str, str]) -> str:
+    """The cell a row measured, as "dtype float32, dist normal, n 1024, seed 3" (the columns it has)."""
+    return ", ".join(f"{c} {row[c]}" for c in ("dtype", "dist", "requested_condition", "n", "seed") if row.get(c))
+
+
 def farther_than_sum_abs(data: CsvData) -> list[dict[str, str]]:
     """Rows with no bound whose error is larger than sum|x| itself: a result with no correct digit at
     the inputs' own scale. No theorem of the lab covers these rows, so the report does not call them
@@ -143,8 +148,7 @@ def bound_violation_blocks(run: Run, data: CsvData, ctx: Context) -> list:
     far_blocks = []
     if far:
         def cell(r: dict[str, str]) -> str:
-            where = ", ".join(f"{c} {r[c]}" for c in ("dtype", "dist", "requested_condition", "n", "seed") if r.get(c))
-            return f"{r.get('algorithm')} ({where}) relative error {_fmt(num(r.get('rel_error')))}"
+            return f"{r.get('algorithm')} ({_where(r)}) relative error {_fmt(num(r.get('rel_error')))}"
         worst = sorted(far, key=lambda r: -num(r.get("rel_error")))[:5]
         text = (f"{run.label}/{data.name}: {len(far)} measurement(s) with no proven bound lie farther from the "
                 "exact sum than sum|x| (no correct digit at the inputs' scale); the worst: "
@@ -159,8 +163,7 @@ def bound_violation_blocks(run: Run, data: CsvData, ctx: Context) -> list:
         tight = ""
         if ratios:
             ratio, row = max(ratios, key=lambda t: t[0])
-            where = ", ".join(f"{c} {row[c]}" for c in ("dtype", "dist", "n", "seed") if row.get(c))
-            tight = (f" The closest to its bound: {row.get('algorithm')} ({where}) at {_fmt(ratio)} of it.")
+            tight = f" The closest to its bound: {row.get('algorithm')} ({_where(row)}) at {_fmt(ratio)} of it."
         within = counts.get("within", 0)
         if within == len(data.rows):
             return [Paragraph(f"All {within} rows of `{data.name}` are within their error bound." + tight, "ok")]
