@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstdlib>
@@ -27,6 +28,11 @@
 namespace sumlab {
 
 std::string_view to_string(BackendKind b) { return b == BackendKind::cuda ? "cuda" : "model"; }
+
+InputIdentity::InputIdentity() {
+  static std::atomic<std::uint64_t> next{1};  // 0 stays "unknown" (ExternalData::input)
+  id_ = next.fetch_add(1, std::memory_order_relaxed);
+}
 
 bool cuda_backend_available(std::string* why) {
 #if defined(SUMLAB_WITH_CUDA)

@@ -42,8 +42,22 @@ template <class T> struct ExactTotals {
   Superaccumulator<T> sum, sum_abs;
 };
 
+// Which input an object of a family holds (KernelInput, ScanKernelInput, RowKernelInput,
+// SegKernelInput), unique in the process and never reused: an input's data does not change while
+// the input is used, so two calls given the same id read the same bytes. A user's subject may then
+// keep what it made from an input (sumlab.Subject's prepared device copy) under its id, without
+// keeping a copy of the data to know it again or reading all of it on every call.
+class InputIdentity {
+ public:
+  InputIdentity();
+  std::uint64_t input_id() const { return id_; }
+
+ private:
+  std::uint64_t id_;
+};
+
 // One input, held where the backend's kernels read it.
-template <class T> class KernelInput {
+template <class T> class KernelInput : public InputIdentity {
  public:
   virtual ~KernelInput() = default;
   // The input on the host, for the CPU algorithms and the reference (downloaded once, on first
@@ -76,7 +90,8 @@ class Backend {
   // the kernels read host memory (the model).
   virtual std::uint64_t device_memory_budget() const { return 0; }
 
-  // The caller's data (kept alive by the caller while the input is used): uploaded once on cuda.
+  // The caller's data (kept alive and unchanged by the caller while the input is used): uploaded
+  // once on cuda.
   virtual std::unique_ptr<KernelInput<float>> load(std::span<const float> x) = 0;
   virtual std::unique_ptr<KernelInput<double>> load(std::span<const double> x) = 0;
   // Generated where the kernels read it: on cuda by the device generator (element i the same pure

@@ -209,8 +209,9 @@ template Outcome<std::vector<double>> run_external_array<double>(ExternalArray&,
                                                                  std::size_t, bool);
 
 template <class T>
-ExternalOutcome<T> run_external(ExternalSum& s, std::size_t config, std::span<const T> x, bool input_finite) {
-  return measure_call<T>(s, [&] { return s.run(config, x); }, input_finite);
+ExternalOutcome<T> run_external(ExternalSum& s, std::size_t config, std::span<const T> x, bool input_finite,
+                                std::uint64_t input) {
+  return measure_call<T>(s, [&] { return s.run(config, x, input); }, input_finite);
 }
 
 template <class T>
@@ -229,7 +230,7 @@ ExternalOutcome<T> run_external(ExternalSum& s, std::size_t config, KernelInput<
     o.error = e.what();
     return o;
   }
-  return run_external<T>(s, config, h, input_finite);
+  return run_external<T>(s, config, h, input_finite, x.input_id());
 }
 
 template <class T> bool reads_device(const std::vector<std::shared_ptr<ExternalSum>>& subjects) {
@@ -237,8 +238,10 @@ template <class T> bool reads_device(const std::vector<std::shared_ptr<ExternalS
                      [](const auto& s) { return s->has_device_entry(FloatTraits<T>::dtype); });
 }
 
-template ExternalOutcome<float> run_external<float>(ExternalSum&, std::size_t, std::span<const float>, bool);
-template ExternalOutcome<double> run_external<double>(ExternalSum&, std::size_t, std::span<const double>, bool);
+template ExternalOutcome<float> run_external<float>(ExternalSum&, std::size_t, std::span<const float>, bool,
+                                                   std::uint64_t);
+template ExternalOutcome<double> run_external<double>(ExternalSum&, std::size_t, std::span<const double>, bool,
+                                                     std::uint64_t);
 template ExternalOutcome<float> run_external<float>(ExternalSum&, std::size_t, KernelInput<float>&, bool);
 template ExternalOutcome<double> run_external<double>(ExternalSum&, std::size_t, KernelInput<double>&, bool);
 template bool reads_device<float>(const std::vector<std::shared_ptr<ExternalSum>>&);

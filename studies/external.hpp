@@ -40,10 +40,11 @@ class ExternalSum {
   virtual Determinism declared() const { return Determinism::not_deterministic; }
   // The configurations' labels; {""}: one, unnamed.
   virtual std::vector<std::string> configs() const { return {""}; }
-  // The sum of x under configuration c, as a double holding a value of x's dtype. Throws
-  // ExternalError (or anything) on failure.
-  virtual double run(std::size_t config, std::span<const float> x) = 0;
-  virtual double run(std::size_t config, std::span<const double> x) = 0;
+  // The sum of x under configuration c, as a double holding a value of x's dtype. input: which
+  // input x is (InputIdentity: calls with the same nonzero id read the same bytes; 0 when the
+  // caller cannot say). Throws ExternalError (or anything) on failure.
+  virtual double run(std::size_t config, std::span<const float> x, std::uint64_t input) = 0;
+  virtual double run(std::size_t config, std::span<const double> x, std::uint64_t input) = 0;
   // Subjects that also sum data where it lies on a GPU, in place (a plugin's device entries;
   // Python subjects have none): whether there is such an entry for dtype ("float32", "float64"),
   // and the call on the n elements at d_x, device memory the lab owns. Throws as run().
@@ -71,12 +72,13 @@ std::optional<ArrayKind> parse_array_kind(std::string_view s);
 
 // The data of one call, row-major: `dtype` is "float32", "float64" or "bfloat16" (the raw 16-bit
 // patterns); `shape` is {n} or {rows, cols}; `offsets` (segment sums only) the segments'
-// boundaries, segments + 1 values from 0 to n.
+// boundaries, segments + 1 values from 0 to n; `input` which input this is, as ExternalSum::run's.
 struct ExternalData {
   std::string_view dtype;
   const void* data = nullptr;
   std::vector<std::int64_t> shape;
   std::span<const std::int64_t> offsets;
+  std::uint64_t input = 0;
 };
 
 // A reduction the user brings whose result is an array (its length follows from the kind and the
@@ -155,8 +157,10 @@ template <class T> struct ExternalOutcome {
   std::string error;  // why there is no value
 };
 // input_finite: every x_i is finite, so a NaN result is the subject's failure, not IEEE's answer.
+// input: x's InputIdentity, or 0 when unknown.
 template <class T>
-ExternalOutcome<T> run_external(ExternalSum& s, std::size_t config, std::span<const T> x, bool input_finite);
+ExternalOutcome<T> run_external(ExternalSum& s, std::size_t config, std::span<const T> x, bool input_finite,
+                                std::uint64_t input = 0);
 // The same on an input loaded where the kernels read it: a subject with a device entry for T reads
 // the device copy in place when there is one (the cuda backend), with no host round trip; any other
 // call is run() on the host copy (downloaded once when the data came from the device).

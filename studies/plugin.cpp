@@ -46,8 +46,13 @@ class PluginSubject final : public ExternalSum {
   std::string name() const override { return name_; }
   Determinism declared() const override { return static_cast<Determinism>(d_.declared); }
   std::vector<std::string> configs() const override { return configs_; }
-  double run(std::size_t c, std::span<const float> x) override { return call(d_.sum_float32, "float32", c, x); }
-  double run(std::size_t c, std::span<const double> x) override { return call(d_.sum_float64, "float64", c, x); }
+  // The input's id stays here: a plugin reads the lab's buffer where it lies and keeps nothing of it.
+  double run(std::size_t c, std::span<const float> x, std::uint64_t) override {
+    return call(d_.sum_float32, "float32", c, x);
+  }
+  double run(std::size_t c, std::span<const double> x, std::uint64_t) override {
+    return call(d_.sum_float64, "float64", c, x);
+  }
   bool has_device_entry(std::string_view dtype) const override {
     return dtype == "float32" ? d_.device_sum_float32 != nullptr : d_.device_sum_float64 != nullptr;
   }

@@ -144,7 +144,7 @@ template <class In> class ExternalRowRunner final : public ExternalRunnerBase<Ro
   using ExternalRunnerBase<RowRunner<In>, ExternalArray>::ExternalRunnerBase;
   Outcome<row_reduce::RowOutputs<Acc>> run(std::size_t c, RowKernelInput<In>& x) override {
     const bool per_row = this->s_->kind() == ArrayKind::variance;
-    const ExternalData d{row_reduce::RowInput<In>::dtype, x.host().data(), {x.rows(), x.cols()}, {}};
+    const ExternalData d{row_reduce::RowInput<In>::dtype, x.host().data(), {x.rows(), x.cols()}, {}, x.input_id()};
     const auto count = static_cast<std::size_t>(per_row ? x.rows() : x.rows() * x.cols());
     auto r = run_external_array<Acc>(*this->s_, c, d, count, this->finite_);
     Outcome<row_reduce::RowOutputs<Acc>> o;

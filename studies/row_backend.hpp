@@ -27,10 +27,10 @@ std::string row_backend_description(BackendKind kind);
 
 // The row family's input: the matrix on a backend, uploaded once for cuda and read by every kernel
 // and shape.
-template <class In> class RowKernelInput {
+template <class In> class RowKernelInput : public InputIdentity {
  public:
   using Acc = row_reduce::row_acc_t<In>;
-  // x must stay alive while the input is used. Throws UserError on a GPU failure.
+  // x must stay alive and unchanged while the input is used. Throws UserError on a GPU failure.
   RowKernelInput(BackendKind kind, std::span<const In> x, std::int64_t rows, std::int64_t cols);
   ~RowKernelInput();
   RowKernelInput(const RowKernelInput&) = delete;

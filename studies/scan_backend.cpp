@@ -112,7 +112,7 @@ template <class T> class ExternalScanRunner final : public ExternalRunnerBase<Sc
   using ExternalRunnerBase<ScanRunner<scan::PlusOp<T>>, ExternalArray>::ExternalRunnerBase;
   Outcome<std::vector<T>> run(std::size_t c, ScanKernelInput<scan::PlusOp<T>>& x) override {
     const std::span<const T> in = x.host();
-    const ExternalData d{FloatTraits<T>::dtype, in.data(), {static_cast<std::int64_t>(in.size())}, {}};
+    const ExternalData d{FloatTraits<T>::dtype, in.data(), {static_cast<std::int64_t>(in.size())}, {}, x.input_id()};
     return run_external_array<T>(*this->s_, c, d, in.size(), this->finite_);
   }
 };

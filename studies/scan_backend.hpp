@@ -24,10 +24,10 @@ std::string scan_backend_description(BackendKind kind);
 
 // The scan family's input: the values on a backend, uploaded once for cuda and read by every
 // algorithm and shape.
-template <class Op> class ScanKernelInput {
+template <class Op> class ScanKernelInput : public InputIdentity {
  public:
   using V = typename Op::Value;
-  // x must stay alive while the input is used. Throws UserError on a GPU failure.
+  // x must stay alive and unchanged while the input is used. Throws UserError on a GPU failure.
   ScanKernelInput(BackendKind kind, std::span<const V> x);
   ~ScanKernelInput();
   ScanKernelInput(const ScanKernelInput&) = delete;

@@ -125,7 +125,7 @@ template <class T> class ExternalSegRunner final : public ExternalRunnerBase<Seg
   using ExternalRunnerBase<SegRunner<T>, ExternalArray>::ExternalRunnerBase;
   Outcome<std::vector<T>> run(std::size_t c, SegKernelInput<T>& x) override {
     const ExternalData d{FloatTraits<T>::dtype, x.values().data(), {static_cast<std::int64_t>(x.values().size())},
-                         x.offsets()};
+                         x.offsets(), x.input_id()};
     return run_external_array<T>(*this->s_, c, d, x.offsets().size() - 1, this->finite_);
   }
 };

@@ -19,9 +19,9 @@ namespace sumlab {
 
 // The segmented family's input: values and offsets on a backend, uploaded once for cuda and read by
 // every strategy and shape.
-template <class T> class SegKernelInput {
+template <class T> class SegKernelInput : public InputIdentity {
  public:
-  // values and offsets must outlive the input. Throws UserError for invalid offsets or a GPU
+  // values and offsets must outlive the input, unchanged. Throws UserError for invalid offsets or a GPU
   // failure.
   SegKernelInput(BackendKind kind, std::span<const T> values, std::span<const segmented::Offset> offsets);
   ~SegKernelInput();

@@ -316,14 +316,15 @@ template <class Base> class PySubject : public Base {
 
  protected:
   const nb::object& fn() const { return fn_; }
-  // fn(c, a read-only NumPy view of the lab's copy, valid for the call only) as R; the exception's
-  // own message (sumlab.Subject puts the type in front), not the traceback through the lab's frames.
-  template <class R, class T> R call(std::size_t c, std::span<const T> x, const char* not_r) {
+  // fn(c, a read-only NumPy view of the lab's copy, valid for the call only, input_id=its
+  // InputIdentity) as R; the exception's own message (sumlab.Subject puts the type in front), not
+  // the traceback through the lab's frames.
+  template <class R, class T> R call(std::size_t c, std::span<const T> x, std::uint64_t input, const char* not_r) {
     nb::gil_scoped_acquire gil;
     try {
       const std::size_t shape[1] = {x.size()};
       nb::ndarray<nb::numpy, const T, nb::ndim<1>> view(x.data(), 1, shape, nb::handle());
-      return nb::cast<R>(fn_(c, view));
+      return nb::cast<R>(fn_(c, view, "input_id"_a = input));
     } catch (const nb::python_error& e) {
       throw ExternalError(nb::str(e.value()).c_str());
     } catch (const nb::cast_error&) {
@@ -338,21 +339,22 @@ template <class Base> class PySubject : public Base {
   Determinism declared_;
 };
 
-// A sum: fn(config_index, array) -> the sum as a float.
+// A sum: fn(config_index, array, input_id=...) -> the sum as a float.
 class PyExternal final : public PySubject<ExternalSum> {
  public:
   using PySubject::PySubject;
-  double run(std::size_t c, std::span<const float> x) override { return sum(c, x); }
-  double run(std::size_t c, std::span<const double> x) override { return sum(c, x); }
+  double run(std::size_t c, std::span<const float> x, std::uint64_t input) override { return sum(c, x, input); }
+  double run(std::size_t c, std::span<const double> x, std::uint64_t input) override { return sum(c, x, input); }
 
  private:
-  template <class T> double sum(std::size_t c, std::span<const T> x) {
-    return call<double>(c, x, "the subject's result is not a number");
+  template <class T> double sum(std::size_t c, std::span<const T> x, std::uint64_t input) {
+    return call<double>(c, x, input, "the subject's result is not a number");
   }
 };
 
 // An array-valued subject (a scan, row statistics, segment sums): fn(config_index, array) or, for
-// segment sums, fn(config_index, values, offsets) -> its values as a 1-D float64 NumPy array
+// segment sums, fn(config_index, values, offsets), with input_id=... as a sum's -> its values as a
+// 1-D float64 NumPy array
 // (sumlab.Subject converts whatever the user's function returns). bfloat16 data is passed as its
 // uint16 bit patterns (NumPy has no bfloat16).
 class PyExternalArray final : public PySubject<ExternalArray> {
@@ -371,8 +373,9 @@ class PyExternalArray final : public PySubject<ExternalArray> {
       const std::size_t n[1] = {x.offsets.size()};
       const nb::object r =
           kind_ == ArrayKind::segment_sums
-              ? fn()(c, view, nb::ndarray<nb::numpy, const std::int64_t, nb::ndim<1>>(x.offsets.data(), 1, n, nb::handle()))
-              : fn()(c, view);
+              ? fn()(c, view, nb::ndarray<nb::numpy, const std::int64_t, nb::ndim<1>>(x.offsets.data(), 1, n, nb::handle()),
+                     "input_id"_a = x.input)
+              : fn()(c, view, "input_id"_a = x.input);
       const auto out = nb::cast<nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>>(r);
       return std::vector<double>(out.data(), out.data() + out.shape(0));
     } catch (const nb::python_error& e) {

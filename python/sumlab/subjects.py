@@ -10,7 +10,8 @@ layer_norm, index_add_, a Triton or CUDA kernel.
 
 The lab calls ``fn(prepare(x), **config)`` for each of ``configs`` (keyword sets: your "launch
 shapes"), ``runs`` times each, on each input; ``prepare`` turns the lab's NumPy array into your
-framework's, once per input (a fresh copy of the lab's data each time; without ``prepare`` every
+framework's, once per input (the lab names its inputs, so the subject keeps prepare's result and
+nothing of the data; ``prepare`` gets a fresh copy of the lab's data each time; without it every
 call gets its own copy, so a reduction that works in place cannot change what its next call sees;
 with it, ``fn`` must leave its input as it found it, which the lab cannot check on a device). A
 call that raises, returns something that is not of the declared kind (one number, or an array of
@@ -28,16 +29,6 @@ import time
 from typing import Any, Callable, Optional, Sequence
 
 _ids = itertools.count()
-
-
-def _same_bytes(a: Any, b: Any, chunk: int = 1 << 24) -> bool:
-    """Whether two C-contiguous arrays of one shape and dtype hold the same bytes (a NaN equals
-    itself), compared a chunk at a time: comparing them whole makes a temporary as large as the
-    input on every call, which at the GPU's sizes is gigabytes."""
-    import numpy as np
-
-    x, y = a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8)
-    return x.size == y.size and all(np.array_equal(x[i:i + chunk], y[i:i + chunk]) for i in range(0, x.size, chunk))
 
 
 def _label(config: dict) -> str:
@@ -215,44 +206,35 @@ class Subject:
         self.declared = declared
         self.prepare = prepare
         self.timeout = timeout
-        self._cache: Optional[tuple] = None  # (the lab's data it was made from, prepare's result)
+        self._prepared: Optional[tuple] = None  # (the lab's id of the input it was made from, prepare's result)
         self._overrunning: Optional[threading.Thread] = None
         # The last call's time: fn and the reading of its result (which waits for a device's work),
         # not the lab's copy, prepare or this thread; the study's ms column. None after a failure.
         self.last_call_ms: Optional[float] = None
 
-    def _input(self, view: Any, offsets: Any) -> tuple[Any, Optional[tuple]]:
-        """(fn's input, None), or (None, (a copy kept to know the input again, the copy prepare
-        gets)) where prepare must run first (under the timeout). The lab's arrays are valid during
-        this call only, so they are copied here, in the lab's thread. prepare runs once per input:
-        its result is kept while the lab's bytes are the ones it was made from."""
-        import numpy as np
+    def _input(self, view: Any, offsets: Any, input_id: int) -> tuple[Any, Any]:
+        """(fn's input, None), or (None, the copy prepare gets) where prepare must run first (under
+        the timeout). The lab's arrays are valid during this call only, so they are copied here, in
+        the lab's thread. prepare runs once per input: the lab names each input by an id that no
+        other input of the process gets (0 when it cannot say), so its result is kept while the
+        calls name the same id, with no copy of the data kept or compared to know it again."""
+        if self.prepare is not None and input_id and self._prepared is not None and self._prepared[0] == input_id:
+            return self._prepared[1], None
+        self._prepared = None
+        copy = view.copy() if offsets is None else (view.copy(), offsets.copy())
+        return (copy, None) if self.prepare is None else (None, copy)
 
-        def copy() -> Any:
-            return view.copy() if offsets is None else (view.copy(), offsets.copy())
-
-        if self.prepare is None:
-            return copy(), None
-        if self._cache is not None:
-            (a, o), value = self._cache
-            if (a.shape == view.shape and a.dtype == view.dtype and (o is None) == (offsets is None)
-                    and (o is None or (o.shape == offsets.shape and _same_bytes(o, offsets)))
-                    and _same_bytes(a, view)):
-                return value, None
-        self._cache = None
-        kept = (view.copy(), None if offsets is None else offsets.copy())
-        return None, (kept, copy())
-
-    def __call__(self, config: int, view: Any, offsets: Any = None) -> Any:
+    def __call__(self, config: int, view: Any, offsets: Any = None, *, input_id: int = 0) -> Any:
         """The lab's entry point: one call of configuration `config` on the lab's array (a float, or
-        for the array kinds the values as a 1-D float64 array)."""
+        for the array kinds the values as a 1-D float64 array); input_id: which input it is (0:
+        unknown, prepared afresh)."""
         if self._overrunning is not None:
             if self._overrunning.is_alive():
                 raise TimeoutError(f"an earlier call is still running past the {self.timeout:g} s timeout "
                                    "(not called again until it returns)")
             self._overrunning = None
         self.last_call_ms = None
-        x, to_prepare = self._input(view, offsets)
+        x, to_prepare = self._input(view, offsets, input_id)
         shapes = None if self.kind == "sum" else _result_shapes(self.kind, view, offsets)
         kwargs = self.configs[config]
         box: dict = {}
@@ -261,7 +243,7 @@ class Subject:
             try:
                 arg = x
                 if to_prepare is not None:
-                    arg = box["prepared"] = self.prepare(to_prepare[1])
+                    arg = box["prepared"] = self.prepare(to_prepare)
                 t0 = time.perf_counter()
                 result = self.fn(arg, **kwargs)
                 box["value"] = _scalar(result) if self.kind == "sum" else _array(result, *shapes)
@@ -277,8 +259,8 @@ class Subject:
             self._overrunning = worker
             raise TimeoutError(f"no result within {self.timeout:g} s")
         elapsed = time.perf_counter() - start
-        if "prepared" in box:  # kept by this thread only: a stray worker never fills the cache
-            self._cache = (to_prepare[0], box["prepared"])
+        if "prepared" in box and input_id:  # kept by this thread only: a stray worker never fills it
+            self._prepared = (input_id, box["prepared"])
         if "error" in box:
             e = box["error"]
             raise RuntimeError(f"{type(e).__name__}: {e}")
@@ -289,7 +271,7 @@ class Subject:
 
     def release(self) -> None:
         """Drops the prepared input kept for the next call (host or device memory)."""
-        self._cache = None
+        self._prepared = None
 
     def register(self, lab: Any, taken: set) -> str:
         """Registers with the lab under a name no other subject of the study has (returned); taken

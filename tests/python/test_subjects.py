@@ -1,6 +1,8 @@
 """The user's reductions as study subjects (sumlab.Subject): classified like sumlab's own, and a
 misbehaving one never stops a study."""
+import collections
 import csv
+import itertools
 import random
 import re
 import threading
@@ -468,25 +470,81 @@ def test_bfloat16_rounding_in_integers_agrees_with_the_round_to_odd_path():
     np.testing.assert_array_equal(sumlab.bfloat16_round(d).view(np.uint32), slow.view(np.uint32))
 
 
-def test_a_prepared_input_is_known_again_without_a_temporary_of_its_size():
-    """prepare runs once per input: the lab's next call on the same bytes reuses its result. Telling
-    the bytes are the same costs no temporary as large as the input (a whole-array comparison made
-    one on every call: gigabytes at a GPU's sizes); different bytes are prepared again."""
+def test_a_prepared_input_is_known_by_the_labs_id_without_a_copy_of_it():
+    """prepare runs once per input: the lab names each input by an id no other input of the process
+    gets, and a call with the id of the input last prepared reuses prepare's result. The subject
+    keeps nothing of the data to know it again (a kept copy is as large as the input: gigabytes at a
+    GPU's sizes) and reads none of it to tell; another id, or none (0), is prepared again, whatever
+    its bytes."""
+    import gc
     import tracemalloc
 
     prepared = []
-    subject = sumlab.Subject(lambda x: float(x[-1]), prepare=lambda a: prepared.append(1) or a)
+
+    def prepare(a):
+        prepared.append(1)
+        return a[-4:].copy()  # small beside the data, as a device copy is to the host's memory
+
+    subject = sumlab.Subject(lambda x: float(x[-1]), prepare=prepare)
     x = np.arange(1 << 24, dtype=np.float32)  # 64 MiB
-    assert subject(0, x) == float(x[-1])
     tracemalloc.start()
     try:
-        assert subject(0, x) == float(x[-1])
+        assert subject(0, x, input_id=7) == float(x[-1])
+        gc.collect()
+        held, _ = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        assert subject(0, x, input_id=7) == float(x[-1])
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     assert prepared == [1]
-    assert peak < x.nbytes // 2, f"{peak} bytes allocated to know a {x.nbytes}-byte input again"
-    y = x.copy()
-    y[-1] = np.float32(-1)  # one element differs, at the very end
-    assert subject(0, y) == -1.0
+    assert held < 1 << 20, f"{held} bytes kept after preparing a {x.nbytes}-byte input"
+    assert peak < 1 << 20, f"{peak} bytes allocated to know a {x.nbytes}-byte input again"
+    assert subject(0, x, input_id=8) == float(x[-1])
     assert prepared == [1, 1]
+    y = x.copy()
+    y[-1] = np.float32(-1)
+    assert subject(0, y) == -1.0 and subject(0, y) == -1.0
+    assert prepared == [1, 1, 1, 1]
+
+
+def _segment_sums(data):
+    x, off = data
+    return np.array([np.sum(x[a:b], dtype=x.dtype) for a, b in zip(off[:-1], off[1:])], dtype=x.dtype)
+
+
+@pytest.mark.parametrize("kind", ["sum", "scan", "variance", "segment_sums"])
+def test_every_study_prepares_each_input_once(tmp_path, kind):
+    """The lab passes each input's id to the subject from every family's runner: every input is
+    prepared once, and that one result serves all of its calls (configurations x runs)."""
+    serial = itertools.count()
+    prepared, uses = [], collections.Counter()
+
+    def prepare(data):
+        prepared.append(1)
+        return next(serial), data
+
+    fns = {"sum": lambda x: np.sum(x), "scan": lambda x: np.cumsum(x, dtype=x.dtype),
+           "variance": lambda x: x.var(axis=1, dtype=np.float64).astype(x.dtype),
+           "segment_sums": _segment_sums}
+
+    def fn(p, **_):
+        uses[p[0]] += 1
+        return fns[kind](p[1])
+
+    subject = sumlab.Subject(fn, name="prepared", prepare=prepare, kind=kind, configs=[{"a": 1}, {"a": 2}])
+    out = str(tmp_path / kind)
+    if kind == "sum":
+        sumlab.study.determinism(subject, out, runs=3, dtypes=["float32"], dists=["uniform"], sizes=["1000", "4099"],
+                                 backend="model")
+    elif kind == "scan":
+        sumlab.study.scan(out, subjects=subject, quick=True, dtypes=["float32"], dists=["uniform"], ops=["plus"],
+                          algorithms=["cpu_serial"], runs=3, backend="model")
+    elif kind == "variance":
+        sumlab.study.variance(out, subjects=subject, quick=True, dtypes=["float32"], offsets=[0, 100], scales=[1],
+                              runs=3, backend="model")
+    else:
+        sumlab.study.segmented(out, subjects=subject, quick=True, dtypes=["float32"], distributions=["uniform"],
+                               runs=3, backend="model")
+    assert len(prepared) == len(uses) >= 1
+    assert min(uses.values()) >= 2 * 3, uses

@@ -49,13 +49,13 @@ template <class T> std::vector<T> lost_ones(T big) { return {big, 0, 1, 1, -big,
 
 template <class T> void expect_example_sums(sumlab::ExternalSum& s, T big) {
   const auto x = lost_ones<T>(big);
-  EXPECT_EQ(bits(static_cast<T>(s.run(0, std::span<const T>(x)))), bits(T(0)));  // chunks=1: serial
-  EXPECT_EQ(bits(static_cast<T>(s.run(1, std::span<const T>(x)))), bits(T(2)));  // chunks=4
+  EXPECT_EQ(bits(static_cast<T>(s.run(0, std::span<const T>(x), 0))), bits(T(0)));  // chunks=1: serial
+  EXPECT_EQ(bits(static_cast<T>(s.run(1, std::span<const T>(x), 0))), bits(T(2)));  // chunks=4
   // Empty chunks (n < 4) are skipped, not added as +0: a sum of -0s stays -0, as IEEE gives.
   const std::vector<T> negative_zero{T(-0.0)};
   for (std::size_t c : {0, 1})
-    EXPECT_EQ(bits(static_cast<T>(s.run(c, std::span<const T>(negative_zero)))), bits(T(-0.0))) << c;
-  EXPECT_EQ(bits(static_cast<T>(s.run(1, std::span<const T>()))), bits(T(0)));
+    EXPECT_EQ(bits(static_cast<T>(s.run(c, std::span<const T>(negative_zero), 0))), bits(T(-0.0))) << c;
+  EXPECT_EQ(bits(static_cast<T>(s.run(1, std::span<const T>(), 0))), bits(T(0)));
 }
 
 TEST(PluginLoader, RunsTheExampleWithTheBitsOfItsOrder) {
