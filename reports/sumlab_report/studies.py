@@ -75,7 +75,8 @@ def _verdict(row: dict[str, str]) -> str:
 # words that follow its count. no_bound has two causes: no theorem for the subject at all (a user's
 # subject, kind `external`, or a kernel the study lists in summary.json's `no_bound_claimed`), or a
 # theorem whose condition fails at that n (the registry's bounds are +inf only there,
-# core/error_bound.hpp). A run whose summary has no such list (made before it) reads as either.
+# core/error_bound.hpp). A run whose summary has no such list (made before it) reads as either,
+# except for a subject with a finite bound on another row: it has a theorem, so its condition failed.
 BOUND_CAUSES = (
     ("within", "within their bound"),
     ("exceeds", "OUTSIDE their bound"),
@@ -99,16 +100,21 @@ def no_bound_claimed(run: Run) -> set[str] | None:
 
 def bound_tally(data: CsvData, claimed: set[str] | None = None) -> dict[str, int]:
     """Rows per cause (BOUND_CAUSES' keys; a verdict the report does not know is counted under its
-    own name). `claimed`: no_bound_claimed(run)."""
+    own name). `claimed`: no_bound_claimed(run); without it, a no-bound row of a subject that has a
+    finite bound on another row is its theorem's condition failing, and the others either cause."""
     tells_subject = "backend" in data.columns or "kind" in data.columns
+    def subject(r: dict[str, str]) -> str:
+        return r.get("algorithm", "").split("[")[0]  # a user's configuration: name[label]
+
+    with_theorem = {subject(r) for r in data.rows if _verdict(r) in ("within", "exceeds")}
     counts: dict[str, int] = defaultdict(int)
     for r in data.rows:
         v = _verdict(r)
         if v == "no_bound" and tells_subject:
             external = "external" in (r.get("backend", "").strip(), r.get("kind", "").strip())
-            if external or (claimed is not None and r.get("algorithm", "").split("[")[0] in claimed):
+            if external or (claimed is not None and subject(r) in claimed):
                 v = "no_bound_claimed"
-            elif claimed is not None:
+            elif claimed is not None or subject(r) in with_theorem:
                 v = "no_bound_condition"
         counts[v] += 1
     return dict(counts)

@@ -112,7 +112,8 @@ TEST(GrowthReport, BoundCheckIsATickOnlyWhenEveryRowIsWithin) {
 }
 
 // A row with no bound has two causes, a theorem whose condition fails at its n or no theorem at
-// all, and the report names the cause only where the study said which subjects claim none. A
+// all, and the report names the cause where the study said which subjects claim none, or where the
+// subject has a bound on another row. A
 // result farther from the exact sum than sum|x| is shown at the top, bound or not.
 TEST(GrowthReport, NoBoundRowsSayTheirCauseAndResultsFartherThanSumAbsAreShownAtTheTop) {
   const Scratch scratch;
@@ -144,6 +145,15 @@ TEST(GrowthReport, NoBoundRowsSayTheirCauseAndResultsFartherThanSumAbsAreShownAt
   EXPECT_NE(old_top.find("3 with no bound (a theorem's condition fails, or none is claimed"), std::string::npos)
       << old_top;
   EXPECT_EQ(old_top.find("condition fails there"), std::string::npos) << old_top;
+  // ... except for a subject with a finite bound on another row: it has a theorem, whose condition
+  // failed at this row's n.
+  const std::string deduced =
+      render(make_run(scratch, "old_bounded", rows + row("cuda", "gpu_cub", 256, 1, "1e-8", "1e-6", "within"), nullptr), r);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string deduced_top = line_with(deduced, "Bound check:");
+  for (const char* part : {"2 within their bound", "1 with no bound at their n (the theorem's condition fails there)",
+                           "2 with no bound (a theorem's condition fails, or none is claimed"})
+    EXPECT_NE(deduced_top.find(part), std::string::npos) << part << " in: " << deduced_top;
 
   // Nothing farther than sum|x|: no alarm.
   rows = row("cuda", "gpu_cub_gpu_to_gpu", 512, 1, "0.9", "inf", "no_bound") +
