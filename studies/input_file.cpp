@@ -175,15 +175,24 @@ Array read_npy(const InputFile& f, const std::string& path, const ReadOptions& o
 
 namespace {
 std::mutex arrays_mutex;
-std::map<std::string, Array>& arrays() {
-  static std::map<std::string, Array> a;
+// Shared, not copied out: an InputData read from one holds it while the study runs.
+std::map<std::string, std::shared_ptr<const Array>>& arrays() {
+  static std::map<std::string, std::shared_ptr<const Array>> a;
   return a;
+}
+
+std::shared_ptr<const Array> registered(const std::string& path) {
+  const std::lock_guard<std::mutex> lock(arrays_mutex);
+  const auto it = arrays().find(path.substr(4));
+  if (it == arrays().end()) throw UserError(fmt::format("no array '{}' in this process", path.substr(4)));
+  return it->second;
 }
 }  // namespace
 
 void register_array(const std::string& name, Array values) {
+  auto held = std::make_shared<const Array>(std::move(values));
   const std::lock_guard<std::mutex> lock(arrays_mutex);
-  arrays()[name] = std::move(values);
+  arrays()[name] = std::move(held);
 }
 
 void unregister_array(const std::string& name) {
@@ -272,18 +281,13 @@ InputData::InputData(const std::string& path, const ReadOptions& opts) : mapped_
     values_ = mapped_->values();
     return;
   }
-  read_ = read_array(path, opts);
-  if (const auto* f = std::get_if<std::vector<float>>(&read_)) values_ = std::span<const float>(*f);
-  else values_ = std::span<const double>(std::get<std::vector<double>>(read_));
+  read_ = path.rfind("mem:", 0) == 0 ? registered(path) : std::make_shared<const Array>(read_array(path, opts));
+  if (const auto* f = std::get_if<std::vector<float>>(read_.get())) values_ = std::span<const float>(*f);
+  else values_ = std::span<const double>(std::get<std::vector<double>>(*read_));
 }
 
 Array read_array(const std::string& path, const ReadOptions& opts) {
-  if (path.rfind("mem:", 0) == 0) {
-    const std::lock_guard<std::mutex> lock(arrays_mutex);
-    const auto it = arrays().find(path.substr(4));
-    if (it == arrays().end()) throw UserError(fmt::format("no array '{}' in this process", path.substr(4)));
-    return it->second;
-  }
+  if (path.rfind("mem:", 0) == 0) return *registered(path);
   const std::string format = format_of(path, opts.format);
   const InputFile f(path);
   if (format == "npy") return read_npy(f, path, opts);

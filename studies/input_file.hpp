@@ -71,11 +71,12 @@ class InputData {
 
  private:
   std::unique_ptr<MappedArray> mapped_;
-  Array read_;
+  std::shared_ptr<const Array> read_;  // read whole, or a registered "mem:" array (shared, not copied)
   std::variant<std::span<const float>, std::span<const double>> values_;
 };
 
-// Arrays a process holds in memory under a name, for "mem:NAME" inputs.
+// Arrays a process holds in memory under a name, for "mem:NAME" inputs. An InputData reads one in
+// place and keeps it alive after unregister_array; read_array copies it.
 void register_array(const std::string& name, Array values);
 void unregister_array(const std::string& name);
 

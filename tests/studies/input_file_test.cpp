@@ -305,6 +305,24 @@ TEST(Npy, MappedWhereTheBytesAreTheValues) {
   EXPECT_CONTAINS(wrong_dtype, "--dtype float32");
 }
 
+// A registered array (the Python package's data) is read in place by every InputData, not copied
+// once more per reader: at a study's sizes each copy is another input's worth of host memory. It
+// stays valid while a reader holds it, after it is unregistered; read_array still gives a copy.
+TEST(MemoryArrays, InputDataReadsTheRegisteredArrayInPlace) {
+  const std::vector<double> d = {1.5, -2.25, 1e300, 5e-324, -0.0, 3.0};
+  register_array("input_file_test", Array(d));
+  auto a = std::make_unique<InputData>("mem:input_file_test", options());
+  const InputData b("mem:input_file_test", options());
+  EXPECT_EQ(a->values<double>().data(), b.values<double>().data());
+  EXPECT_NE(std::get<std::vector<double>>(read_array("mem:input_file_test", options())).data(), b.values<double>().data());
+  unregister_array("input_file_test");
+  EXPECT_EQ(bits(std::vector<double>(b.values<double>().begin(), b.values<double>().end())), bits(d));
+  a.reset();
+  EXPECT_EQ(bits(std::vector<double>(b.values<double>().begin(), b.values<double>().end())), bits(d));
+  EXPECT_CONTAINS(refusal([] { InputData("mem:input_file_test", options()); }, "input_file_test"),
+                  "no array 'input_file_test' in this process");
+}
+
 // `sum` maps such a file and says so; its results are the bits of the same values read whole.
 TEST(Npy, SumOfAMappedFileIsTheSumOfTheFileRead) {
   std::vector<double> d(3001);
