@@ -26,7 +26,6 @@
 #include "studies/bound_alarm.hpp"
 #include "studies/checked_math.hpp"
 #include "studies/external.hpp"
-#include "studies/fnv1a.hpp"
 #include "studies/commands.hpp"
 #include "studies/input_file.hpp"
 #include "studies/input_options.hpp"
@@ -437,15 +436,15 @@ std::shared_ptr<const InputData> study_data(const StudyOptions& o, nlohmann::ord
   r.format = o.input_format;
   r.flatten = parse_flatten(o.flatten);
   auto data = std::make_shared<const InputData>(o.input, r);
-  Fnv1a64 h;
-  std::visit([&](auto v) { h.add(v.data(), v.size() * sizeof(v[0])); }, data->spans());
   const std::size_t n = data->size();
   if (n < 4) throw UserError(fmt::format("--input '{}' holds {} values: a study needs at least 4", o.input, n));
   // A Python array's registered name changes from call to call: its hash is its identity.
   const std::string source = o.input.rfind("mem:", 0) == 0 ? "an array from Python" : o.input;
-  plan["input"] = {{"source", source}, {"dtype", data_dtype(*data)}, {"n", n}, {"fnv1a64", h.hex()}};
+  plan["input"] = {{"source", source}, {"dtype", data_dtype(*data)}, {"n", n}, {"fnv1a64", data->hash()}};
   return data;
 }
+
+
 
 // The dtypes a study of the user's data runs: the data's own. --dtypes naming another is refused,
 // as `sum --input` refuses a --dtype the file does not hold, rather than measuring the data's
@@ -500,6 +499,7 @@ void run_error_vs_n(const StudyOptions& o) {
   const bool cuda = o.backend == "cuda" || (o.backend.empty() && cuda_backend_available());
   nlohmann::ordered_json plan;
   const auto data = study_data(o, plan);
+  const std::uint64_t fingerprint = data ? data->fingerprint() : 0;  // data read in place: checked at the end
   const auto sizes = data ? data_sizes(sizes_for(o, cuda), data->size()) : sizes_for(o, cuda);
   const std::vector<std::string> dtypes = data ? data_dtypes(o, *data) : generator_dtypes(o);
   const std::vector<std::string> cell_dists = data ? std::vector<std::string>{"data"} : dists;
@@ -550,6 +550,7 @@ void run_error_vs_n(const StudyOptions& o) {
                                    fmt::format("{} {} n={} seed={}", dtype, dist, n, s), data));
         }
   study.run(cells, cell_concurrency(o, backend.get(), subjects, input_bytes(sizes.back(), dtypes)));
+  if (data) data->check_unchanged(fingerprint, plan["input"]["source"].get<std::string>());
   // The seeds' figures: a phase of its own, written whole (recomputed if an interruption left it out).
   if (!study.folder().exists("headlines.csv")) study.folder().write_csv("headlines.csv", kHeadlineColumns, headline_rows());
 
@@ -573,6 +574,7 @@ void run_error_vs_cond_on_data(const StudyOptions& o) {
   const auto algorithms = algorithm_names<float>(o.algorithms);
   nlohmann::ordered_json plan;
   const auto data = study_data(o, plan);
+  const std::uint64_t fingerprint = data->fingerprint();  // data read in place: checked at the end
   const std::string dtype = data_dtypes(o, *data)[0];
   const int seeds = o.seeds > 0 ? o.seeds : (o.quick ? 2 : 3);
   const auto sizes = data_sizes(sizes_for(o, false), data->size());
@@ -597,6 +599,7 @@ void run_error_vs_cond_on_data(const StudyOptions& o) {
                                "error_vs_cond.csv", fmt::format("{}|{}|{}", dtype, n, s),
                                fmt::format("data n={} seed={}", n, s), data));
   study.run(cells, cell_concurrency(o, backend.get(), subjects, input_bytes(sizes.back(), {dtype})));
+  data->check_unchanged(fingerprint, plan["input"]["source"].get<std::string>());
   study.finish({{"csv", "error_vs_cond.csv"},
                 {"reference", reference_method(backend.get())},
                 {"no_bound_claimed", no_bound_claimed(kernels)}});

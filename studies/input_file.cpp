@@ -22,6 +22,7 @@
 #include <span>
 
 #include "studies/commands.hpp"
+#include "studies/fnv1a.hpp"
 #include "studies/csv_format.hpp"
 #include "studies/input_error.hpp"
 #include "studies/memory_check.hpp"
@@ -174,30 +175,60 @@ Array read_npy(const InputFile& f, const std::string& path, const ReadOptions& o
 }  // namespace
 
 namespace {
+// A registered array: its values and what keeps them alive (shared, not copied out: an InputData
+// read from one holds it while the study runs).
+struct Registered {
+  ArraySpans values;
+  std::shared_ptr<const void> owner;
+  bool view = false;  // the caller's memory, which could change
+};
 std::mutex arrays_mutex;
-// Shared, not copied out: an InputData read from one holds it while the study runs.
-std::map<std::string, std::shared_ptr<const Array>>& arrays() {
-  static std::map<std::string, std::shared_ptr<const Array>> a;
+std::map<std::string, Registered>& arrays() {
+  static std::map<std::string, Registered> a;
   return a;
 }
 
-std::shared_ptr<const Array> registered(const std::string& path) {
+Registered registered(const std::string& path) {
   const std::lock_guard<std::mutex> lock(arrays_mutex);
   const auto it = arrays().find(path.substr(4));
   if (it == arrays().end()) throw UserError(fmt::format("no array '{}' in this process", path.substr(4)));
   return it->second;
 }
+
+ArraySpans spans_of(const Array& a) {
+  if (const auto* f = std::get_if<std::vector<float>>(&a)) return std::span<const float>(*f);
+  return std::span<const double>(std::get<std::vector<double>>(a));
+}
+
+void hold(const std::string& name, Registered r) {
+  {
+    const std::lock_guard<std::mutex> lock(arrays_mutex);
+    std::swap(arrays()[name], r);
+  }
+  // r, the entry replaced, goes here, outside the lock: its owner may need the caller's runtime
+  // (a Python array's reference is given back under the GIL).
+}
 }  // namespace
 
 void register_array(const std::string& name, Array values) {
   auto held = std::make_shared<const Array>(std::move(values));
-  const std::lock_guard<std::mutex> lock(arrays_mutex);
-  arrays()[name] = std::move(held);
+  const ArraySpans spans = spans_of(*held);
+  hold(name, {spans, std::move(held), false});
+}
+
+void register_array_view(const std::string& name, ArraySpans values, std::shared_ptr<const void> owner) {
+  hold(name, {values, std::move(owner), true});
 }
 
 void unregister_array(const std::string& name) {
-  const std::lock_guard<std::mutex> lock(arrays_mutex);
-  arrays().erase(name);
+  Registered gone;
+  {
+    const std::lock_guard<std::mutex> lock(arrays_mutex);
+    const auto it = arrays().find(name);
+    if (it == arrays().end()) return;
+    gone = std::move(it->second);
+    arrays().erase(it);
+  }
 }
 
 template <class T>
@@ -279,15 +310,64 @@ std::unique_ptr<MappedArray> map_npy(const std::string& path, const ReadOptions&
 InputData::InputData(const std::string& path, const ReadOptions& opts) : mapped_(map_npy(path, opts)) {
   if (mapped_) {
     values_ = mapped_->values();
+    borrowed_ = true;
     return;
   }
-  read_ = path.rfind("mem:", 0) == 0 ? registered(path) : std::make_shared<const Array>(read_array(path, opts));
-  if (const auto* f = std::get_if<std::vector<float>>(read_.get())) values_ = std::span<const float>(*f);
-  else values_ = std::span<const double>(std::get<std::vector<double>>(*read_));
+  if (path.rfind("mem:", 0) == 0) {
+    Registered r = registered(path);
+    values_ = r.values;
+    owner_ = std::move(r.owner);
+    borrowed_ = r.view;
+    return;
+  }
+  auto read = std::make_shared<const Array>(read_array(path, opts));
+  values_ = spans_of(*read);
+  owner_ = std::move(read);
+}
+
+std::string InputData::hash() const {
+  Fnv1a64 h;
+  std::visit([&](auto v) { h.add(v.data(), v.size_bytes()); }, values_);
+  return h.hex();
+}
+
+// Four lanes of 64-bit words, each step h = (h ^ w) * an odd constant: a bijection of h and of w, so
+// one changed word always changes its lane, and the lanes' combination, whatever the others hold;
+// several changed words go unseen with a chance near 2^-64. The lanes keep four multiplies in flight.
+std::uint64_t InputData::fingerprint() const {
+  if (!borrowed_) return 0;
+  constexpr std::uint64_t k = 0x9e3779b97f4a7c15ull;
+  std::uint64_t lane[4] = {1, 2, 3, 4};
+  std::visit([&](auto v) {
+    const auto* p = reinterpret_cast<const unsigned char*>(v.data());
+    const std::size_t bytes = v.size_bytes();
+    std::size_t i = 0;
+    for (; i + 32 <= bytes; i += 32)
+      for (int j = 0; j < 4; ++j) {
+        std::uint64_t w;
+        std::memcpy(&w, p + i + 8 * j, 8);
+        lane[j] = (lane[j] ^ w) * k;
+      }
+    for (; i < bytes; i += 8) {
+      std::uint64_t w = 0;
+      std::memcpy(&w, p + i, std::min<std::size_t>(8, bytes - i));
+      lane[0] = (lane[0] ^ w) * k;
+    }
+  }, values_);
+  return lane[0] ^ std::rotl(lane[1], 16) ^ std::rotl(lane[2], 32) ^ std::rotl(lane[3], 48);
+}
+
+void InputData::check_unchanged(std::uint64_t before, const std::string& source) const {
+  if (borrowed_ && fingerprint() != before)
+    throw UserError(fmt::format("the data ({}) changed while the study read it: the rows written mix two inputs; "
+                                "run the study again, with --force, on data nothing changes meanwhile", source));
 }
 
 Array read_array(const std::string& path, const ReadOptions& opts) {
-  if (path.rfind("mem:", 0) == 0) return *registered(path);
+  if (path.rfind("mem:", 0) == 0) {
+    const Registered r = registered(path);
+    return std::visit([](auto v) { return Array(std::vector(v.begin(), v.end())); }, r.values);
+  }
   const std::string format = format_of(path, opts.format);
   const InputFile f(path);
   if (format == "npy") return read_npy(f, path, opts);

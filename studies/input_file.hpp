@@ -53,31 +53,47 @@ class MappedArray {
 // for a file read_array would refuse.
 std::unique_ptr<MappedArray> map_npy(const std::string& path, const ReadOptions& opts);
 
+using ArraySpans = std::variant<std::span<const float>, std::span<const double>>;
+
 // An input file's values where they are read from: mapped (map_npy) when the file allows, else
-// read whole (read_array). `sum` and the studies hold their --input this way, so a mappable file
-// is never copied whole.
+// read whole (read_array); a "mem:" array where it is registered. `sum` and the studies hold their
+// --input this way, so a mappable file or a registered array is never copied whole.
 class InputData {
  public:
   // Throws as read_array.
   InputData(const std::string& path, const ReadOptions& opts);
   bool mapped() const { return mapped_ != nullptr; }
+  // FNV-1a of the values' bytes (studies/fnv1a.hpp): the data's identity in a run's plan.
+  std::string hash() const;
+  // Values read where someone else holds them (a mapped file, an array registered as a view) could
+  // change while a study reads them, and its rows would then mix two inputs. fingerprint(): a word
+  // hash of such values' bytes (0 for values held here, which nothing else can change), several
+  // times faster than hash(); check_unchanged throws UserError, naming `source`, when the
+  // fingerprint is no longer `before`.
+  std::uint64_t fingerprint() const;
+  void check_unchanged(std::uint64_t before, const std::string& source) const;
   bool is_float32() const { return std::holds_alternative<std::span<const float>>(values_); }
   std::size_t size() const {
     return std::visit([](auto v) { return v.size(); }, values_);
   }
   // The values as T, which must be their dtype (std::bad_variant_access otherwise).
   template <class T> std::span<const T> values() const { return std::get<std::span<const T>>(values_); }
-  const std::variant<std::span<const float>, std::span<const double>>& spans() const { return values_; }
+  const ArraySpans& spans() const { return values_; }
 
  private:
   std::unique_ptr<MappedArray> mapped_;
-  std::shared_ptr<const Array> read_;  // read whole, or a registered "mem:" array (shared, not copied)
-  std::variant<std::span<const float>, std::span<const double>> values_;
+  std::shared_ptr<const void> owner_;  // what holds the values when not mapped: read whole, or registered
+  bool borrowed_ = false;              // mapped, or a registered view
+  ArraySpans values_;
 };
 
 // Arrays a process holds in memory under a name, for "mem:NAME" inputs. An InputData reads one in
 // place and keeps it alive after unregister_array; read_array copies it.
 void register_array(const std::string& name, Array values);
+// The caller's values where they lie, kept alive by `owner` until unregistered and no InputData
+// reads them (the Python package's arrays: no copy of the user's data). They must not change
+// meanwhile; a study on them checks that they did not (InputData::check_unchanged).
+void register_array_view(const std::string& name, ArraySpans values, std::shared_ptr<const void> owner);
 void unregister_array(const std::string& name);
 
 // A study's input of n elements drawn from the user's data: seed 1 is the first n elements (the

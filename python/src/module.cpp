@@ -402,11 +402,19 @@ std::pair<int, std::string> run_cli_py(const std::vector<std::string>& args) {
   return {code, error};
 }
 
+// A study's data: a contiguous float32 or float64 array is read where it lies (a view kept alive by
+// a reference to it, given back under the GIL; the study checks at its end that the bytes did not
+// change); others were widened or gathered by prepare into a copy of their own, registered as is.
 void register_array_py(const std::string& name, const nb::ndarray<nb::ro>& a, const std::string& tag) {
   Prepared p = prepare(a, tag);
   if (p.device) throw UserError("a study's data must be on the host: pass x.cpu() or cupy.asnumpy(x)");
-  if (p.wide()) register_array(name, std::vector<double>(p.host64.begin(), p.host64.end()));
-  else register_array(name, std::vector<float>(p.host32.begin(), p.host32.end()));
+  if (!p.f32.empty()) return register_array(name, std::move(p.f32));
+  if (!p.f64.empty()) return register_array(name, std::move(p.f64));
+  std::shared_ptr<const void> owner(new nb::ndarray<nb::ro>(a), [](const void* held) {
+    nb::gil_scoped_acquire gil;
+    delete static_cast<const nb::ndarray<nb::ro>*>(held);
+  });
+  register_array_view(name, p.wide() ? ArraySpans(p.host64) : ArraySpans(p.host32), std::move(owner));
 }
 
 void register_external_py(const std::string& name, nb::object fn, const std::vector<std::string>& configs,

@@ -3,6 +3,11 @@ renders them), on generated inputs or on your data (``data=``), with sumlab's su
 (``subjects=``: a ``sumlab.Subject``, a callable, or a list). Each returns the study's main table
 as tidy records (a list of dicts, numbers as numbers).
 
+``data=`` is read where it lies when it is a contiguous float32 or float64 host array (no copy of
+it is made): it must not change until the study returns, and a study whose data changed meanwhile
+raises SumlabError at its end rather than write a summary over rows of two inputs. Other arrays
+(float16, bfloat16, strided) are converted into a copy of the lab's own.
+
 The work runs in C++ with the GIL released (your subjects take it back for their calls). Studies
 started from several threads of one process run one after another. Ctrl-C stops a study after the
 cell in flight; the folder keeps every finished cell and ``resume=True`` continues it. A study

@@ -5,6 +5,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -68,6 +69,54 @@ def test_studies_on_the_users_data(tmp_path):
     det = sumlab.study.determinism(None, str(tmp_path / "det"), data=data, kernels=["gpu_two_pass", "gpu_exact"],
                                    quick=True, backend="model")
     assert {r["kernel"]: r["measured"] for r in det}["gpu_exact"] == "shape_invariant"
+
+
+@pytest.mark.parametrize("study", ["error_vs_n", "error_vs_cond", "determinism"])
+def test_the_users_data_is_read_in_place_and_a_change_meanwhile_is_refused(tmp_path, study):
+    """A study reads the caller's array where it lies (no copy of it), so a change while it runs
+    would mix two inputs in its rows: here a subject writes into the data through its closure, and
+    the study ends with the lab's reason instead of a summary."""
+    data = np.random.default_rng(3).standard_normal(5000)
+    seen = []
+
+    def meddling_sum(x):
+        seen.append(1)
+        if len(seen) == 2:
+            data[7] += 1.0  # the caller's array, which the lab is reading
+        return np.sum(x)
+
+    run = getattr(sumlab.study, study)
+    kwargs = dict(data=data, backend="cpu" if study != "determinism" else "model")
+    if study == "determinism":
+        kwargs.update(kernels=["gpu_two_pass"], quick=True)
+    else:
+        kwargs.update(seeds=2)
+    with pytest.raises(sumlab.SumlabError, match=r"the data \(an array from Python\) changed while the study read it"):
+        run(meddling_sum, str(tmp_path / study), **kwargs) if study == "determinism" else \
+            run(str(tmp_path / study), subjects=meddling_sum, **kwargs)
+    assert len(seen) >= 2 and not (tmp_path / study / "summary.json").exists()
+    # Unchanged data passes the same check.
+    if study == "determinism":
+        run(lambda x: np.sum(x), str(tmp_path / "again"), **kwargs)
+    else:
+        run(str(tmp_path / "again"), subjects=lambda x: np.sum(x), **kwargs)
+    assert (tmp_path / "again" / "summary.json").exists()
+
+
+def test_the_users_data_is_not_copied_to_be_studied():
+    """Registering a study's data takes no copy of a contiguous float32 or float64 array: the peak
+    resident memory of a process that registers 256 MiB grows by far less than that (a copy grew it
+    by the whole array). In a process of its own, whose peak is the array's."""
+    code = ("import resource, numpy as np\n"
+            "from sumlab import _sumlab\n"
+            "x = np.ones(1 << 26, np.float32)\n"
+            "peak = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024\n"
+            "before = peak()\n"
+            "_sumlab.register_array('t', x, '')\n"
+            "print(peak() - before)\n"
+            "_sumlab.unregister_array('t')\n")
+    grew = int(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout)
+    assert grew < (1 << 26), f"registering 256 MiB grew the peak by {grew} bytes"
 
 
 def test_resume_with_other_data_is_refused(tmp_path):

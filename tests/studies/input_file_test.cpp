@@ -323,6 +323,69 @@ TEST(MemoryArrays, InputDataReadsTheRegisteredArrayInPlace) {
                   "no array 'input_file_test' in this process");
 }
 
+// The Python package's arrays are registered as views of the caller's memory: read in place (no
+// copy of the user's data), kept alive by the owner until the registry and every reader let go,
+// and checked at a study's end: a changed byte is named, not mixed silently into the rows.
+TEST(MemoryArrays, AViewIsReadWhereItLiesAndAChangeIsCaught) {
+  std::vector<float> x(13);  // 52 bytes: a block of the fingerprint's four lanes and a tail
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) * 1.25f;
+  auto released = std::make_shared<bool>(false);
+  std::shared_ptr<const void> owner(new int(0), [released](const void* p) {
+    *released = true;
+    delete static_cast<const int*>(p);
+  });
+  register_array_view("view_test", std::span<const float>(x), std::move(owner));
+  {
+    const InputData d("mem:view_test", options());
+    EXPECT_EQ(d.values<float>().data(), x.data());
+    const std::uint64_t before = d.fingerprint();
+    EXPECT_NO_THROW(d.check_unchanged(before, "an array from Python"));
+    unregister_array("view_test");
+    EXPECT_FALSE(*released) << "released while a reader holds it";
+    // Any one bit flipped, in the lanes' block or the tail, changes the fingerprint.
+    auto* bytes = reinterpret_cast<unsigned char*>(x.data());
+    for (std::size_t bit = 0; bit < x.size() * 32; ++bit) {
+      bytes[bit / 8] ^= static_cast<unsigned char>(1u << (bit % 8));
+      EXPECT_NE(d.fingerprint(), before) << "bit " << bit;
+      bytes[bit / 8] ^= static_cast<unsigned char>(1u << (bit % 8));
+    }
+    EXPECT_EQ(d.fingerprint(), before);
+    x[12] = -0.0f;
+    try {
+      d.check_unchanged(before, "an array from Python");
+      ADD_FAILURE() << "a changed view passed the check";
+    } catch (const UserError& e) {
+      EXPECT_CONTAINS(std::string(e.what()), "the data (an array from Python) changed while the study read it");
+    }
+  }
+  EXPECT_TRUE(*released);
+  // An array registered by value is the registry's own: nothing else can change it.
+  register_array("owned_test", Array(std::vector<float>{1.0f, 2.0f}));
+  const InputData owned("mem:owned_test", options());
+  unregister_array("owned_test");
+  EXPECT_EQ(owned.fingerprint(), 0u);
+  EXPECT_NO_THROW(owned.check_unchanged(0, "owned"));
+}
+
+// A mapped file is read where it lies too: rewritten in place while a study reads it, the study's
+// check names the change; a file read whole is the study's own copy.
+TEST(Npy, AMappedFileRewrittenMeanwhileIsCaught) {
+  const std::vector<double> d(100, 0.5);
+  const std::string path = temp_file("rewritten.npy", npy(npy_dict("<f8", false, "(100,)"), bytes_of_values(d)));
+  const InputData mapped(path, options());
+  ASSERT_TRUE(mapped.mapped());
+  const std::uint64_t before = mapped.fingerprint();
+  EXPECT_NO_THROW(mapped.check_unchanged(before, path));
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-8, std::ios::end);
+    const double other = 0.75;
+    f.write(reinterpret_cast<const char*>(&other), sizeof other);
+  }
+  EXPECT_EQ(mapped.values<double>().back(), 0.75);
+  EXPECT_THROW(mapped.check_unchanged(before, path), UserError);
+}
+
 // `sum` maps such a file and says so; its results are the bits of the same values read whole.
 TEST(Npy, SumOfAMappedFileIsTheSumOfTheFileRead) {
   std::vector<double> d(3001);
