@@ -36,6 +36,7 @@
 #include "studies/runner.hpp"
 #include "studies/size_text.hpp"
 #include "studies/memory_check.hpp"
+#include "studies/study_data.hpp"
 #include "studies/study_driver.hpp"
 
 namespace sumlab {
@@ -426,47 +427,6 @@ Concurrency cell_concurrency(const StudyOptions& o, const Backend* backend,
   return {o.cells > 0 ? o.cells : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())), memory};
 }
 
-// The user's data (--input), and what the plan records of it: where it came from, its dtype,
-// length and a hash of its bytes (so --resume with other data is refused).
-std::string data_dtype(const InputData& d) { return d.is_float32() ? "float32" : "float64"; }
-
-std::shared_ptr<const InputData> study_data(const StudyOptions& o, nlohmann::ordered_json& plan) {
-  if (o.input.empty()) return nullptr;
-  ReadOptions r;
-  r.format = o.input_format;
-  r.flatten = parse_flatten(o.flatten);
-  auto data = std::make_shared<const InputData>(o.input, r);
-  const std::size_t n = data->size();
-  if (n < 4) throw UserError(fmt::format("--input '{}' holds {} values: a study needs at least 4", o.input, n));
-  // A Python array's registered name changes from call to call: its hash is its identity.
-  const std::string source = o.input.rfind("mem:", 0) == 0 ? "an array from Python" : o.input;
-  plan["input"] = {{"source", source}, {"dtype", data_dtype(*data)}, {"n", n}, {"fnv1a64", data->hash()}};
-  return data;
-}
-
-
-
-// The dtypes a study of the user's data runs: the data's own. --dtypes naming another is refused,
-// as `sum --input` refuses a --dtype the file does not hold, rather than measuring the data's
-// type alone under the name of the one asked for.
-std::vector<std::string> data_dtypes(const StudyOptions& o, const InputData& data) {
-  const std::string own = data_dtype(data);
-  for (const auto& d : o.dtypes)
-    if (parse_dtype(d) != parse_dtype(own))
-      throw UserError(fmt::format("--input '{}' holds {} but --dtypes {} was given (a study of the user's data "
-                                  "runs in the data's own type; leave --dtypes out)",
-                                  o.input.rfind("mem:", 0) == 0 ? "an array from Python" : o.input, own,
-                                  fmt::join(o.dtypes, ",")));
-  return {own};
-}
-
-// Sizes for the user's data: the generator sizes up to its length, and the whole of it.
-std::vector<std::uint64_t> data_sizes(std::vector<std::uint64_t> sizes, std::uint64_t length) {
-  std::erase_if(sizes, [&](std::uint64_t n) { return n >= length; });
-  sizes.push_back(length);
-  return sizes;
-}
-
 // The plan's record of the user's subjects: names and configurations, and the plugins' libraries.
 void plan_subjects(nlohmann::ordered_json& plan, const std::vector<std::shared_ptr<ExternalSum>>& subjects,
                    const std::vector<LoadedPlugin>& plugins) {
@@ -498,10 +458,10 @@ void run_error_vs_n(const StudyOptions& o) {
   const auto algorithms = algorithm_names<float>(o.algorithms);  // unknown names fail before any folder is touched
   const bool cuda = o.backend == "cuda" || (o.backend.empty() && cuda_backend_available());
   nlohmann::ordered_json plan;
-  const auto data = study_data(o, plan);
-  const std::uint64_t fingerprint = data ? data->fingerprint() : 0;  // data read in place: checked at the end
-  const auto sizes = data ? data_sizes(sizes_for(o, cuda), data->size()) : sizes_for(o, cuda);
-  const std::vector<std::string> dtypes = data ? data_dtypes(o, *data) : generator_dtypes(o);
+  const auto data = open_study_data(o.input, o.input_format, o.flatten, 4);
+  if (data) plan["input"] = data->plan();
+  const auto sizes = data ? data_sizes<std::uint64_t>(sizes_for(o, cuda), data->size()) : sizes_for(o, cuda);
+  const std::vector<std::string> dtypes = data ? data->dtypes(o.dtypes) : generator_dtypes(o);
   const std::vector<std::string> cell_dists = data ? std::vector<std::string>{"data"} : dists;
   const int seeds = o.seeds > 0 ? o.seeds : (o.quick ? 2 : 3);
   auto backend = o.backend == "cpu" ? nullptr : make_backend(o.backend);
@@ -547,10 +507,10 @@ void run_error_vs_n(const StudyOptions& o) {
                                    checks_reference(sizes, n, seed),
                                    {"error-vs-n", o.backend, dtype, dist, std::to_string(n), std::to_string(seed)},
                                    "error_vs_n.csv", fmt::format("{}|{}|{}|{}", dtype, dist, n, s),
-                                   fmt::format("{} {} n={} seed={}", dtype, dist, n, s), data));
+                                   fmt::format("{} {} n={} seed={}", dtype, dist, n, s), data ? data->values : nullptr));
         }
   study.run(cells, cell_concurrency(o, backend.get(), subjects, input_bytes(sizes.back(), dtypes)));
-  if (data) data->check_unchanged(fingerprint, plan["input"]["source"].get<std::string>());
+  if (data) data->check_unchanged();
   // The seeds' figures: a phase of its own, written whole (recomputed if an interruption left it out).
   if (!study.folder().exists("headlines.csv")) study.folder().write_csv("headlines.csv", kHeadlineColumns, headline_rows());
 
@@ -573,11 +533,11 @@ const std::vector<std::string> kErrorVsCondColumns = {
 void run_error_vs_cond_on_data(const StudyOptions& o) {
   const auto algorithms = algorithm_names<float>(o.algorithms);
   nlohmann::ordered_json plan;
-  const auto data = study_data(o, plan);
-  const std::uint64_t fingerprint = data->fingerprint();  // data read in place: checked at the end
-  const std::string dtype = data_dtypes(o, *data)[0];
+  const auto data = open_study_data(o.input, o.input_format, o.flatten, 4);
+  plan["input"] = data->plan();
+  const std::string dtype = data->dtypes(o.dtypes)[0];
   const int seeds = o.seeds > 0 ? o.seeds : (o.quick ? 2 : 3);
-  const auto sizes = data_sizes(sizes_for(o, false), data->size());
+  const auto sizes = data_sizes<std::uint64_t>(sizes_for(o, false), data->size());
   auto backend = o.backend == "cpu" ? nullptr : make_backend(o.backend);
   const auto kernels = pick_kernels(o.gpu_kernels, backend.get());
   const std::string backend_name = backend ? std::string(backend->name()) : "cpu";
@@ -597,9 +557,9 @@ void run_error_vs_cond_on_data(const StudyOptions& o) {
                                checks_reference(sizes, n, static_cast<std::uint64_t>(s)),
                                {"error-vs-cond", o.backend, dtype, std::to_string(n), std::to_string(s), "data"},
                                "error_vs_cond.csv", fmt::format("{}|{}|{}", dtype, n, s),
-                               fmt::format("data n={} seed={}", n, s), data));
+                               fmt::format("data n={} seed={}", n, s), data->values));
   study.run(cells, cell_concurrency(o, backend.get(), subjects, input_bytes(sizes.back(), {dtype})));
-  data->check_unchanged(fingerprint, plan["input"]["source"].get<std::string>());
+  data->check_unchanged();
   study.finish({{"csv", "error_vs_cond.csv"},
                 {"reference", reference_method(backend.get())},
                 {"no_bound_claimed", no_bound_claimed(kernels)}});

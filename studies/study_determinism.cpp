@@ -63,7 +63,7 @@
 #include "studies/size_text.hpp"
 #include "studies/input_options.hpp"
 #include "studies/external.hpp"
-#include "studies/input_file.hpp"
+#include "studies/study_data.hpp"
 #include "studies/plugin.hpp"
 #include "studies/study_driver.hpp"
 #include "studies/run_folder.hpp"
@@ -220,10 +220,7 @@ struct Plan {
   std::vector<std::string> peers;
   std::vector<std::shared_ptr<ExternalSum>> externals;  // the user's subjects (studies/external.hpp)
   std::vector<LoadedPlugin> plugins;                      // where the plugins among them came from
-  std::shared_ptr<const InputData> data;                  // --input: one cell over the user's data
-  std::string data_source;
-  std::string data_hash;         // the data's FNV-1a (the plan's identity of it)
-  std::uint64_t data_fingerprint = 0;  // InputData::fingerprint at the start, checked at the end
+  std::optional<StudyData> data;  // --input: one cell over the user's data
   std::vector<std::string> skipped;  // "gpu_cub: ..." (not measurable here)
   std::vector<std::int64_t> sizes;
   std::vector<std::string> dists, dtypes;
@@ -341,14 +338,8 @@ Plan make_plan(const DeterminismOptions& o, const Backend& b) {
   p.serial_max = parse_size(o.serial_max);
   p.seed = o.seed;
   if (!o.input.empty()) {  // one cell: the user's data in its own dtype
-    ReadOptions r;
-    r.format = o.input_format;
-    r.flatten = parse_flatten(o.flatten);
-    p.data = std::make_shared<const InputData>(o.input, r);
-    p.data_source = o.input.rfind("mem:", 0) == 0 ? "an array from Python" : o.input;
-    p.data_hash = p.data->hash();
-    p.data_fingerprint = p.data->fingerprint();
-    p.dtypes = {p.data->is_float32() ? "float32" : "float64"};
+    p.data = open_study_data(o.input, o.input_format, o.flatten);
+    p.dtypes = {p.data->dtype()};
     p.dists = {"data"};
     p.sizes = {static_cast<std::int64_t>(p.data->size())};
   }
@@ -450,7 +441,7 @@ struct ModelJob {
 
 template <class T> std::unique_ptr<KernelInput<T>> cell_input(Backend& backend, const Plan& p, const std::string& dist,
                                                               std::int64_t n) {
-  if (p.data) return backend.load(p.data->values<T>());
+  if (p.data) return backend.load(p.data->values->values<T>());
   DistributionSpec spec;
   spec.kind = parse_distribution(dist);
   return backend.generate<T>(spec, p.seed, n);
@@ -1012,7 +1003,7 @@ std::string declared_tally(const Classes& c) {
 }
 
 void finish_run(Study& study, const Plan& p, const DeterminismOptions& o, double seconds, long exact_mpfr_mismatches) {
-  if (p.data) p.data->check_unchanged(p.data_fingerprint, p.data_source);
+  if (p.data) p.data->check_unchanged();
   RunFolder& folder = study.folder();
   const std::vector<ClassRow> rows = class_rows(read_csv(folder.file("determinism_inputs.csv")));
   const Classes c = classes_of(rows, p);
@@ -1075,7 +1066,7 @@ nlohmann::ordered_json plan_json(const Plan& p) {
   j["atomic_samples"] = p.atomic_samples;
   j["max_shape_seconds"] = p.max_shape_seconds;
   j["serial_max"] = p.serial_max;
-  if (p.data) j["input"] = {{"source", p.data_source}, {"fnv1a64", p.data_hash}};
+  if (p.data) j["input"] = {{"source", p.data->source}, {"fnv1a64", p.data->hash}};
   if (!p.externals.empty()) {
     nlohmann::ordered_json e = nlohmann::ordered_json::array();
     for (const auto& x : p.externals) e.push_back({{"name", x->name()}, {"configs", x->configs()}});

@@ -53,6 +53,7 @@
 #include "studies/study_driver.hpp"
 #include "studies/scan_backend.hpp"
 #include "studies/size_text.hpp"
+#include "studies/study_data.hpp"
 #include "studies/verify_scan.hpp"
 
 namespace sumlab {
@@ -66,6 +67,7 @@ struct ScanStudyOptions {
   std::string backend;
   bool quick = false;
   std::vector<std::string> sizes, dtypes, dists, ops, algorithms, recurrence_sizes;
+  std::string input, input_format, flatten;  // the user's data (--input) in place of the distributions
   std::uint64_t seed = 1;
   int runs = 0;           // determinism: runs per shape on cuda (default 5, quick 2)
   int det_runs = 0;       // determinism at --time-n on cuda (default 10, quick 3)
@@ -77,6 +79,8 @@ struct ScanStudyOptions {
 };
 
 const char* const kOps[] = {"plus", "segmented", "max"};
+// The largest accuracy cell: its exact prefixes, scales and every algorithm's output are held at once.
+constexpr std::int64_t kMaxScanSize = std::int64_t(1) << 28;
 const char* const kACases[] = {"contracting", "unit", "growing"};
 
 struct Plan {
@@ -92,7 +96,28 @@ struct Plan {
   std::string verify;
   std::uint64_t seed;
   std::vector<std::shared_ptr<ExternalArray>> externals;
+  std::optional<StudyData> data;  // --input: the accuracy cells over the data's prefixes, not dists
 };
+
+// The accuracy cells' distribution column: the generators', or "data".
+std::vector<std::string> distribution_names(const Plan& p) {
+  if (p.data) return {"data"};
+  std::vector<std::string> names;
+  for (Distribution d : p.dists) names.emplace_back(to_string(d));
+  return names;
+}
+
+// An accuracy cell's input: n values of the named distribution at the plan's seed, or the data's
+// first n.
+template <class T> std::vector<T> cell_input(const Plan& p, const std::string& dist, std::int64_t n) {
+  if (p.data) {
+    const std::span<const T> x = p.data->values->values<T>().first(static_cast<std::size_t>(n));
+    return std::vector<T>(x.begin(), x.end());
+  }
+  DistributionSpec spec;
+  spec.kind = parse_distribution(dist);
+  return generate<T>(spec, p.seed, static_cast<std::size_t>(n));
+}
 
 const std::vector<std::string> kErrorColumns = {
     "study", "backend", "algorithm", "shape", "operator", "kind", "dtype", "distribution", "n", "seed",
@@ -367,12 +392,12 @@ void external_scan_rows(const Plan& p, std::span<const T> xs, CellRowsWriter<T>&
 
 // One (dtype, distribution, n, operator) cell of the accuracy and determinism tables.
 template <class Op>
-void error_cell(const Plan& p, Distribution dist, std::int64_t n, const std::vector<typename Op::Value>& x,
+void error_cell(const Plan& p, const std::string& dname, std::int64_t n, const std::vector<typename Op::Value>& x,
                 const std::vector<typename Op::Scalar>& ref, const std::vector<double>& scale, const std::string& dtype,
                 Tables& t, long& model_mismatch) {
   using V = typename Op::Value;
   using T = typename Op::Scalar;
-  CellRowsWriter<T> w{p, Op::name, dtype, std::string(to_string(dist)), n, ref, scale, {}, {}, {}};
+  CellRowsWriter<T> w{p, Op::name, dtype, dname, n, ref, scale, {}, {}, {}};
   const std::span<const V> xs(x);
   for (const auto& alg : p.cpu_algorithms) {
     std::vector<V> out;
@@ -388,12 +413,11 @@ void error_cell(const Plan& p, Distribution dist, std::int64_t n, const std::vec
   t.determinism.insert(t.determinism.end(), w.det.begin(), w.det.end());
 }
 
+// x: a generated input, or a prefix of the user's data; dname its distribution column ("data").
 template <class T>
-void accuracy_cells(const Plan& p, Distribution dist, std::int64_t n, const std::string& dtype, Tables& t,
-                    long& model_mismatch) {
-  DistributionSpec spec;
-  spec.kind = dist;
-  const std::vector<T> x = generate<T>(spec, p.seed, std::size_t(n));
+void accuracy_cells(const Plan& p, const std::vector<T>& x, const std::string& dname, const std::string& dtype,
+                    Tables& t, long& model_mismatch) {
+  const auto n = static_cast<std::int64_t>(x.size());
   std::vector<std::uint8_t> heads(x.size());
   for (std::size_t i = 0; i < x.size(); ++i) heads[i] = i == 0 || random_bits(p.seed, i, 700) % 64 == 0;  // ~64 long
   auto running_abs = [&](bool segmented) {
@@ -405,16 +429,16 @@ void accuracy_cells(const Plan& p, Distribution dist, std::int64_t n, const std:
   for (const auto& op : p.ops) {
     if (op == "plus") {
       const auto ref = reference::exact_prefix_sums<T>(std::span<const T>(x));
-      error_cell<scan::PlusOp<T>>(p, dist, n, x, ref, running_abs(false), dtype, t, model_mismatch);
+      error_cell<scan::PlusOp<T>>(p, dname, n, x, ref, running_abs(false), dtype, t, model_mismatch);
     } else if (op == "max") {
       const auto ref = scan::serial_scan<scan::MaxOp<T>>(std::span<const T>(x), true);  // max is exact
-      error_cell<scan::MaxOp<T>>(p, dist, n, x, ref, running_abs(false), dtype, t, model_mismatch);
+      error_cell<scan::MaxOp<T>>(p, dname, n, x, ref, running_abs(false), dtype, t, model_mismatch);
     } else {
       std::vector<scan::Flagged<T>> f(x.size());
       for (std::size_t i = 0; i < x.size(); ++i) f[i] = {heads[i] != 0, x[i]};
       const auto ref = reference::exact_segmented_prefix_sums<T>(std::span<const T>(x),
                                                                  std::span<const std::uint8_t>(heads));
-      error_cell<scan::SegmentedOp<T>>(p, dist, n, f, ref, running_abs(true), dtype, t, model_mismatch);
+      error_cell<scan::SegmentedOp<T>>(p, dname, n, f, ref, running_abs(true), dtype, t, model_mismatch);
     }
   }
 }
@@ -615,7 +639,7 @@ Plan make_plan(const ScanStudyOptions& o) {
     for (const auto& s : v) {
       const std::int64_t n = parse_size(s, opt);
       if (n < 1) throw UserError(fmt::format("{} must be >= 1 (got {})", opt, s));
-      if (n > (std::int64_t(1) << 28)) throw UserError(fmt::format("{} must be <= 2^28 (got {})", opt, s));
+      if (n > kMaxScanSize) throw UserError(fmt::format("{} must be <= 2^28 (got {})", opt, s));
       out.push_back(n);
     }
     return out;
@@ -634,14 +658,24 @@ Plan make_plan(const ScanStudyOptions& o) {
                               : o.dtypes;
   for (const auto& d : p.dtypes)
     if (d != "float32" && d != "float64") throw UserError("unknown dtype '" + d + "' (valid: float32, float64)");
-  const std::vector<std::string> dn = o.dists.empty() ? (o.quick ? std::vector<std::string>{"uniform"}
-                                                                 : std::vector<std::string>{"uniform", "normal"})
-                                                      : o.dists;
-  for (const auto& d : dn) {
-    try {
-      p.dists.push_back(parse_distribution(d));
-    } catch (const std::invalid_argument& e) {
-      throw UserError(e.what());
+  if (!o.input.empty()) {
+    if (!o.dists.empty()) throw UserError("--dists has no effect with --input (the data's prefixes are measured); drop it");
+    p.data = open_study_data(o.input, o.input_format, o.flatten);
+    if (p.data->size() > kMaxScanSize)
+      throw UserError(fmt::format("--input '{}' holds {} values: the scan study measures at most 2^28 (pass a prefix)",
+                                  p.data->source, p.data->size()));
+    p.dtypes = p.data->dtypes(o.dtypes);
+    p.sizes = data_sizes<std::int64_t>(p.sizes, static_cast<std::int64_t>(p.data->size()));
+  } else {
+    const std::vector<std::string> dn = o.dists.empty() ? (o.quick ? std::vector<std::string>{"uniform"}
+                                                                   : std::vector<std::string>{"uniform", "normal"})
+                                                        : o.dists;
+    for (const auto& d : dn) {
+      try {
+        p.dists.push_back(parse_distribution(d));
+      } catch (const std::invalid_argument& e) {
+        throw UserError(e.what());
+      }
     }
   }
   p.ops = o.ops.empty() ? std::vector<std::string>(std::begin(kOps), std::end(kOps)) : o.ops;
@@ -688,9 +722,8 @@ nlohmann::ordered_json plan_json(const Plan& p) {
   j["sizes"] = p.sizes;
   j["recurrence_sizes"] = p.recurrence_sizes;
   j["dtypes"] = p.dtypes;
-  std::vector<std::string> dn;
-  for (Distribution d : p.dists) dn.emplace_back(to_string(d));
-  j["distributions"] = dn;
+  j["distributions"] = distribution_names(p);
+  if (p.data) j["input"] = p.data->plan();
   j["operators"] = p.ops;
   std::vector<std::string> algs;
   for (GpuScan a : p.gpu_algorithms) algs.emplace_back(to_string(a));
@@ -742,14 +775,14 @@ std::vector<Cell> scan_cells(const Plan& p, const ScanStudyOptions& o, nlohmann:
                        return {{"scan_verify.csv", rows}};
                      }});
   for (const auto& dtype : p.dtypes) {
-    for (Distribution d : p.dists)
+    for (const std::string& d : distribution_names(p))
       for (std::int64_t n : p.sizes)
-        cells.push_back({fmt::format("accuracy|{}|{}|{}", dtype, to_string(d), n),
-                         fmt::format("{} {} n={}", dtype, to_string(d), size_text(n)), [&p, dtype, d, n] {
+        cells.push_back({fmt::format("accuracy|{}|{}|{}", dtype, d, n), fmt::format("{} {} n={}", dtype, d, size_text(n)),
+                         [&p, dtype, d, n] {
                            Tables t;
                            long unused = 0;
-                           if (dtype == "float32") accuracy_cells<float>(p, d, n, dtype, t, unused);
-                           else accuracy_cells<double>(p, d, n, dtype, t, unused);
+                           if (dtype == "float32") accuracy_cells<float>(p, cell_input<float>(p, d, n), d, dtype, t, unused);
+                           else accuracy_cells<double>(p, cell_input<double>(p, d, n), d, dtype, t, unused);
                            return std::move(t).cell();
                          }});
     for (const char* c : kACases)
@@ -776,6 +809,7 @@ std::vector<Cell> scan_cells(const Plan& p, const ScanStudyOptions& o, nlohmann:
 // The end of the study, over every cell (resumed ones too: read back from the folder): the worst
 // prefix error per algorithm and operator, the summary and the alarms.
 void finish_scan(Study& study, const Plan& p, const std::string& description, const nlohmann::ordered_json& verify_json) {
+  if (p.data) p.data->check_unchanged();
   const CsvTable err = read_csv(study.folder().file("scan_error.csv"));
   std::map<std::string, double> worst;
   const int ca = err.column("algorithm"), co = err.column("operator"), cd = err.column("dtype"), cm = err.column("max_ulps");
@@ -850,6 +884,11 @@ void register_study_scan(CLI::App& study) {
       ->delimiter(',');
   cmd->add_option("--dtypes", o->dtypes, "float32, float64 (comma list; default both)")->delimiter(',');
   cmd->add_option("--dists", o->dists, "Distributions (comma list; default uniform,normal)")->delimiter(',');
+  add_text_option(*cmd, "--input", o->input,
+                  "The user's data (.npy, .csv/.txt, raw with --format) in place of --dists: the accuracy cells over "
+                  "its prefixes of --sizes below its length and the whole of it, in its own dtype");
+  add_text_option(*cmd, "--format", o->input_format, "--input's format: npy, csv or raw (default: from the extension)");
+  add_text_option(*cmd, "--flatten", o->flatten, "How a 2-D --input becomes one sequence: C or F");
   cmd->add_option("--ops", o->ops, "Operators: plus, segmented, max (comma list; default all)")->delimiter(',');
   cmd->add_option("--algorithms", o->algorithms,
                   "cpu_serial, cpu_hillis_steele, cpu_blelloch, warp_hillis_steele, block_blelloch, warp_hs_chained, cub (default all)")

@@ -191,21 +191,23 @@ def determinism(subjects: Any = None, out: str = "runs/determinism", *, data: An
     return read_table(os.path.join(out, "determinism_classes.csv"))
 
 
-def scan(out: str = "runs/scan", *, subjects: Any = None, quick: bool = False, sizes: Optional[Sequence[Any]] = None,
+def scan(out: str = "runs/scan", *, data: Any = None, subjects: Any = None, quick: bool = False,
+         sizes: Optional[Sequence[Any]] = None,
          dtypes: Optional[Sequence[str]] = None, dists: Optional[Sequence[str]] = None,
          ops: Optional[Sequence[str]] = None, algorithms: Optional[Sequence[str]] = None,
          runs: Optional[int] = None, backend: Optional[str] = None, force: bool = False,
          resume: bool = False) -> list[dict]:
     """Prefix sums against the exact ones (``sumlab study scan``): the lab's CPU and GPU scans and
     your scans (subjects: ``sumlab.Subject(fn, kind="scan")``, measured on the + operator, each
-    configuration run max(runs, 2) times). Returns scan_error.csv's rows; scan_determinism.csv in
-    the folder has every subject's measured class."""
+    configuration run max(runs, 2) times). With data=: over its prefixes at the sizes below its
+    length and the whole of it (at most 2^28 values), in its own dtype, in place of dists. Returns
+    scan_error.csv's rows; scan_determinism.csv in the folder has every subject's measured class."""
     args = ["study", "scan"] + _common(out, quick, force, resume, False, backend)
     args += _list("--sizes", sizes) + _list("--dtypes", dtypes) + _list("--dists", dists) + _list("--ops", ops)
     args += _list("--algorithms", algorithms)
     if runs is not None:
         args += ["--runs", str(runs)]
-    _run(args, None, subjects, ("scan",))
+    _run(args, data, subjects, ("scan",))
     return read_table(os.path.join(out, "scan_error.csv"))
 
 

@@ -71,35 +71,36 @@ def test_studies_on_the_users_data(tmp_path):
     assert {r["kernel"]: r["measured"] for r in det}["gpu_exact"] == "shape_invariant"
 
 
-@pytest.mark.parametrize("study", ["error_vs_n", "error_vs_cond", "determinism"])
+def _study_on_data(study, out, data, fn):
+    """One small run of `study` on data, with fn (a sum, or a scan for the scan study) as subject."""
+    if study == "determinism":
+        return sumlab.study.determinism(fn, out, data=data, kernels=["gpu_two_pass"], quick=True, backend="model")
+    if study == "scan":
+        return sumlab.study.scan(out, data=data, subjects=sumlab.Subject(fn, kind="scan"), sizes=[1000],
+                                 ops=["plus"], algorithms=["cpu_serial"], backend="model")
+    return getattr(sumlab.study, study)(out, data=data, subjects=fn, seeds=2, backend="cpu")
+
+
+@pytest.mark.parametrize("study", ["error_vs_n", "error_vs_cond", "determinism", "scan"])
 def test_the_users_data_is_read_in_place_and_a_change_meanwhile_is_refused(tmp_path, study):
     """A study reads the caller's array where it lies (no copy of it), so a change while it runs
     would mix two inputs in its rows: here a subject writes into the data through its closure, and
     the study ends with the lab's reason instead of a summary."""
     data = np.random.default_rng(3).standard_normal(5000)
     seen = []
+    reduce = np.cumsum if study == "scan" else np.sum
 
-    def meddling_sum(x):
+    def meddling(x):
         seen.append(1)
         if len(seen) == 2:
             data[7] += 1.0  # the caller's array, which the lab is reading
-        return np.sum(x)
+        return reduce(x)
 
-    run = getattr(sumlab.study, study)
-    kwargs = dict(data=data, backend="cpu" if study != "determinism" else "model")
-    if study == "determinism":
-        kwargs.update(kernels=["gpu_two_pass"], quick=True)
-    else:
-        kwargs.update(seeds=2)
     with pytest.raises(sumlab.SumlabError, match=r"the data \(an array from Python\) changed while the study read it"):
-        run(meddling_sum, str(tmp_path / study), **kwargs) if study == "determinism" else \
-            run(str(tmp_path / study), subjects=meddling_sum, **kwargs)
+        _study_on_data(study, str(tmp_path / study), data, meddling)
     assert len(seen) >= 2 and not (tmp_path / study / "summary.json").exists()
     # Unchanged data passes the same check.
-    if study == "determinism":
-        run(lambda x: np.sum(x), str(tmp_path / "again"), **kwargs)
-    else:
-        run(str(tmp_path / "again"), subjects=lambda x: np.sum(x), **kwargs)
+    _study_on_data(study, str(tmp_path / "again"), data, lambda x: reduce(x))
     assert (tmp_path / "again" / "summary.json").exists()
 
 
@@ -117,6 +118,24 @@ def test_the_users_data_is_not_copied_to_be_studied():
             "_sumlab.unregister_array('t')\n")
     grew = int(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout)
     assert grew < (1 << 26), f"registering 256 MiB grew the peak by {grew} bytes"
+
+
+def test_a_scan_study_on_the_users_data(tmp_path):
+    """data= in place of the scan study's distributions: the vector's prefixes at the sizes below its
+    length and the whole of it. numpy's float32 cumsum adds left to right, so it is the serial scan
+    bit for bit, and the serial scan's last prefix lies as many ulps from the exact prefix sum as
+    counting them here says."""
+    x = (np.random.default_rng(5).standard_normal(3000) * 1e3).astype(np.float32)
+    cumsum = sumlab.Subject(lambda a: np.cumsum(a, dtype=a.dtype), name="np_cumsum", kind="scan")
+    rows = sumlab.study.scan(str(tmp_path / "s"), data=x, subjects=cumsum, sizes=[1000, 5000], ops=["plus"],
+                             algorithms=["cpu_serial"], backend="model")
+    assert {r["distribution"] for r in rows} == {"data"} and sorted({r["n"] for r in rows}) == [1000, 3000]
+    by = {(r["algorithm"], r["n"]): r for r in rows}
+    for n in (1000, 3000):
+        assert by[("np_cumsum", n)]["max_ulps"] == by[("cpu_serial", n)]["max_ulps"]
+        last, exact = np.cumsum(x[:n], dtype=np.float32)[-1], np.float32(sumlab.reference(x[:n]))
+        ulps = abs(int(last.view(np.int32)) - int(exact.view(np.int32)))  # same sign here: ordinal distance
+        assert np.sign(last) == np.sign(exact) and by[("cpu_serial", n)]["last_ulps"] == ulps
 
 
 def test_resume_with_other_data_is_refused(tmp_path):

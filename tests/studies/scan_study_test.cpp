@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "core/generators.hpp"
+
 namespace {
 
 using sumlab::test::Csv;
@@ -105,6 +107,61 @@ TEST(ScanStudy, QuickModelRunWritesEveryTable) {
   // The folder holds a run now: a second run without --force is refused.
   const auto again = run("study scan --quick --backend model --out " + dir.string());
   EXPECT_NE(again.code, 0);
+  std::filesystem::remove_all(dir);
+}
+
+// A float32 vector as a .npy file (version 1.0, little-endian, header padded to 64 bytes).
+void write_npy(const std::filesystem::path& path, const std::vector<float>& x) {
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(x.size()) + ",), }";
+  header.append(64 - (10 + header.size() + 1) % 64, ' ').push_back('\n');
+  std::ofstream f(path, std::ios::binary);
+  f.write("\x93NUMPY\x01\x00", 8);
+  const char len[2] = {static_cast<char>(header.size() & 0xff), static_cast<char>(header.size() >> 8)};
+  f.write(len, 2);
+  f << header;
+  f.write(reinterpret_cast<const char*>(x.data()), static_cast<std::streamsize>(x.size() * sizeof(float)));
+}
+
+// The user's data in place of the distributions: its prefixes at the --sizes below its length and
+// the whole of it, in its own dtype. On the generator's own values (uniform, seed 1) every row is
+// the generated run's, the distribution column aside: the data path measures what it is given.
+TEST(ScanStudy, TheUsersDataGivesTheRowsOfTheSameValuesGenerated) {
+  const auto dir = sumlab::test::fresh_dir("scan_test_data");
+  sumlab::DistributionSpec uniform;
+  uniform.kind = sumlab::parse_distribution("uniform");
+  write_npy(dir / "x.npy", sumlab::generate<float>(uniform, 1, 4097));
+  const std::string common = " --backend model --algorithms cpu_serial,cpu_blelloch,block_blelloch "
+                             "--recurrence-sizes 100 --work-log2-max 2 --out ";
+  const auto gen = run("study scan --sizes 1000,4097 --dtypes float32 --dists uniform" + common + (dir / "gen").string());
+  ASSERT_EQ(gen.code, 0) << gen.out;
+  const auto dat = run("study scan --sizes 1000,65537 --input " + (dir / "x.npy").string() + common + (dir / "dat").string());
+  ASSERT_EQ(dat.code, 0) << dat.out;
+  for (const char* table : {"scan_error.csv", "scan_determinism.csv", "scan_position.csv"}) {
+    const Csv g = read_csv(dir / "gen" / table), d = read_csv(dir / "dat" / table);
+    ASSERT_EQ(g.rows.size(), d.rows.size()) << table;
+    ASSERT_FALSE(g.rows.empty()) << table;
+    for (std::size_t i = 0; i < g.rows.size(); ++i)
+      for (const auto& [column, value] : g.rows[i]) {
+        if (column == "distribution" && value == "uniform") {  // the recurrence's rows keep their a case
+          EXPECT_EQ(d.rows[i].at(column), "data");
+        } else if (column != "ms") {
+          EXPECT_EQ(d.rows[i].at(column), value) << table << " row " << i << " " << column;
+        }
+      }
+  }
+  const std::string plan = sumlab::test::slurp(dir / "dat" / "provenance.json");
+  EXPECT_NE(plan.find("\"distributions\": [\n      \"data\""), std::string::npos) << plan;
+  EXPECT_NE(plan.find("\"n\": 4097"), std::string::npos) << plan;
+  // Options that would measure something else than the data are refused before anything is written.
+  for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
+           {" --dists normal", "--dists has no effect with --input"},
+           {" --dtypes float64", "holds float32 but --dtypes float64 was given"}}) {
+    const auto r = run("study scan --backend model --input " + (dir / "x.npy").string() + args + " --out " +
+                       (dir / "refused").string());
+    EXPECT_EQ(r.code, 2) << args;
+    EXPECT_NE(r.out.find(message), std::string::npos) << args << ": " << r.out;
+    EXPECT_FALSE(std::filesystem::exists(dir / "refused" / "scan_error.csv")) << args;
+  }
   std::filesystem::remove_all(dir);
 }
 

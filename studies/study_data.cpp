@@ -1,0 +1,42 @@
+#include "studies/study_data.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "studies/commands.hpp"
+
+namespace sumlab {
+
+nlohmann::ordered_json StudyData::plan() const {
+  return {{"source", source}, {"dtype", dtype()}, {"n", size()}, {"fnv1a64", hash}};
+}
+
+std::vector<std::string> StudyData::dtypes(const std::vector<std::string>& asked) const {
+  const std::string own = dtype();
+  for (const auto& d : asked)
+    if (parse_dtype(d) != parse_dtype(own))
+      throw UserError(fmt::format("--input '{}' holds {} but --dtypes {} was given (a study of the user's data "
+                                  "runs in the data's own type; leave --dtypes out)",
+                                  source, own, fmt::join(asked, ",")));
+  return {own};
+}
+
+void StudyData::check_unchanged() const { values->check_unchanged(fingerprint, source); }
+
+std::optional<StudyData> open_study_data(const std::string& input, const std::string& format, const std::string& flatten,
+                                         std::size_t min_values) {
+  if (input.empty()) return std::nullopt;
+  ReadOptions r;
+  r.format = format;
+  r.flatten = parse_flatten(flatten);
+  StudyData d;
+  d.values = std::make_shared<const InputData>(input, r);
+  d.source = input.rfind("mem:", 0) == 0 ? "an array from Python" : input;
+  if (d.size() < min_values)
+    throw UserError(fmt::format("--input '{}' holds {} values: this study needs at least {}", d.source, d.size(), min_values));
+  d.hash = d.values->hash();
+  d.fingerprint = d.values->fingerprint();
+  return d;
+}
+
+}  // namespace sumlab
