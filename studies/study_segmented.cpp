@@ -42,6 +42,7 @@
 #include "studies/run_folder.hpp"
 #include "studies/study_driver.hpp"
 #include "studies/segmented_backend.hpp"
+#include "studies/study_data.hpp"
 
 namespace sumlab {
 namespace {
@@ -54,9 +55,10 @@ using segmented::Where;
 
 struct SegmentedOptions {
   RunOptions run;
-  std::string backend, values = "uniform";
+  std::string backend, values;             // default uniform
   bool quick = false;
-  std::vector<std::string> dtypes{"float32", "float64"};
+  std::vector<std::string> dtypes;         // default both
+  std::string input, input_format, flatten;  // the user's values (--input) for the --offsets layout
   std::vector<std::string> distributions;  // default: all four
   std::vector<std::string> strategies{"all"};
   std::vector<std::int64_t> segments;      // default 65536 (quick 512)
@@ -81,7 +83,12 @@ struct Plan {
   int reps, runs;
   std::optional<std::vector<Offset>> custom;  // --offsets: one layout, distribution "custom"
   std::vector<std::shared_ptr<ExternalArray>> externals;  // the user's segment sums
+  std::vector<std::string> dtypes;
+  std::optional<StudyData> data;  // --input: the values of the --offsets layout, values "data"
 };
+
+// The values column: the generator's distribution, or "data".
+std::string values_name(const Plan& p) { return p.data ? "data" : std::string(to_string(p.values.kind)); }
 
 const std::vector<std::string> kErrorColumns = {
     "study", "backend", "dtype", "values", "distribution", "segments", "mean_size", "n", "seed", "empty_segments",
@@ -127,7 +134,7 @@ template <class T> std::uint64_t bits_hash(const std::vector<T>& v) {
 }
 
 // Exact sums, segments split over threads (each chunk's offsets rebased to its first value).
-template <class T> std::vector<T> exact_sums(const std::vector<T>& x, const std::vector<Offset>& off) {
+template <class T> std::vector<T> exact_sums(std::span<const T> x, const std::vector<Offset>& off) {
   const std::size_t segs = off.size() - 1;
   std::vector<T> out(segs);
   const std::size_t chunk = 4096, chunks = (segs + chunk - 1) / chunk;
@@ -354,7 +361,9 @@ SegmentedCell run_cell(const Plan& p, const std::string& dist, const std::vector
   const std::string dtype = sizeof(T) == 4 ? "float32" : "float64";
   const auto segments = static_cast<std::int64_t>(off.size()) - 1;
   const std::int64_t n = off.back();
-  const std::vector<T> x = generate<T>(p.values, seed, static_cast<std::size_t>(n));
+  std::vector<T> generated;  // the user's values are read where they lie
+  const std::span<const T> x =
+      p.data ? p.data->values->values<T>() : (generated = generate<T>(p.values, seed, static_cast<std::size_t>(n)));
   const std::vector<T> exact = exact_sums(x, off);
   std::int64_t empty = 0, largest = 0;
   for (std::size_t j = 0; j + 1 < off.size(); ++j) {
@@ -371,7 +380,7 @@ SegmentedCell run_cell(const Plan& p, const std::string& dist, const std::vector
     for (std::size_t c = 0; c < subjects[si].timed->configs(); ++c) jobs.push_back({si, c, {}, {}, {}, {}, {}});
   run_jobs<T>(p, subjects, jobs, input, on_model.get());
 
-  const std::vector<std::string> key = {p.backend_name, dtype, std::string(to_string(p.values.kind)),
+  const std::vector<std::string> key = {p.backend_name, dtype, values_name(p),
                                         dist, std::to_string(segments), csv_number(mean),
                                         std::to_string(n), std::to_string(seed)};
   std::vector<std::string> layout = key;
@@ -403,7 +412,7 @@ Plan make_plan(const SegmentedOptions& o) {
   p.backend = pick_row_backend(o.backend);
   p.backend_name = std::string(to_string(p.backend));
   try {
-    p.values.kind = parse_distribution(o.values);
+    p.values.kind = parse_distribution(o.values.empty() ? "uniform" : o.values);
   } catch (const std::invalid_argument& e) {
     throw UserError(std::string("--values: ") + e.what());
   }
@@ -431,9 +440,22 @@ Plan make_plan(const SegmentedOptions& o) {
   }
   for (const auto& d : o.dtypes)
     if (d != "float32" && d != "float64") throw UserError("unknown dtype '" + d + "' (valid: float32, float64)");
+  p.dtypes = o.dtypes.empty() ? std::vector<std::string>{"float32", "float64"} : o.dtypes;
   if (o.n && *o.n < 0) throw UserError(fmt::format("--n must be >= 0 (got {})", *o.n));
+  if (!o.input.empty()) {
+    if (o.offsets.empty())
+      throw UserError("--input gives the values of an --offsets layout (the segments' boundaries 0 .. n); it needs --offsets");
+    if (!o.values.empty()) throw UserError("--values has no effect with --input (the data are the values); drop it");
+    if (o.seeds != 1) throw UserError("--seeds has no effect with --input (the data are the values); drop it");
+    p.data = open_study_data(o.input, o.input_format, o.flatten);
+    p.dtypes = p.data->dtypes(o.dtypes);
+    if (o.n && static_cast<std::uint64_t>(*o.n) != p.data->size())
+      throw UserError(fmt::format("--n {} but --input '{}' holds {} values; leave --n out", *o.n, p.data->source,
+                                  p.data->size()));
+  }
   if (!o.offsets.empty()) {
-    const std::int64_t n = o.n ? *o.n : std::max<std::int64_t>(o.offsets.back(), 0);
+    const std::int64_t n = p.data ? static_cast<std::int64_t>(p.data->size())
+                                  : o.n ? *o.n : std::max<std::int64_t>(o.offsets.back(), 0);
     try {
       segmented::validate_offsets<Offset>(o.offsets, static_cast<std::size_t>(n));
     } catch (const std::invalid_argument& e) {
@@ -489,8 +511,9 @@ Plan make_plan(const SegmentedOptions& o) {
 nlohmann::ordered_json plan_json(const Plan& p, const SegmentedOptions& o) {
   nlohmann::ordered_json plan;
   plan["backend"] = p.backend_name;
-  plan["values"] = std::string(to_string(p.values.kind));
-  plan["dtypes"] = o.dtypes;
+  plan["values"] = values_name(p);
+  if (p.data) plan["input"] = p.data->plan();
+  plan["dtypes"] = p.dtypes;
   nlohmann::ordered_json dists = nlohmann::ordered_json::array();
   for (auto d : p.dists) dists.push_back(std::string(segmented::to_string(d)));
   plan["distributions"] = dists;
@@ -542,7 +565,7 @@ std::vector<Layout> layouts_of(const Plan& p) {
 std::vector<Cell> segmented_cells(const Plan& p, const SegmentedOptions& o, std::optional<double> bandwidth,
                                   std::vector<std::string>& notes) {
   std::vector<Cell> cells;
-  for (const auto& dtype : o.dtypes)
+  for (const auto& dtype : p.dtypes)
     for (const Layout& l : layouts_of(p))
       for (int seed = 1; seed <= o.seeds; ++seed)
         cells.push_back({fmt::format("{}|{}|{}|{}|{}", dtype, l.dist, l.segments, csv_number(l.mean), seed),
@@ -636,6 +659,7 @@ void run_segmented_study(const SegmentedOptions& o) {
 
   std::vector<std::string> notes;
   study.run(segmented_cells(p, o, bandwidth, notes));
+  if (p.data) p.data->check_unchanged();
   std::set<std::string> theirs;
   for (const auto& e : p.externals) theirs.insert(e->name());
   finish_segmented(study, plan, bandwidth, notes, theirs);
@@ -652,7 +676,8 @@ void register_study_segmented(CLI::App& study) {
   add_run_options(*cmd, o->run);
   cmd->add_flag("--quick", o->quick, "A small version: 512 segments of mean 16, two shapes each, 3 timed runs");
   cmd->add_option("--backend", o->backend, "cuda or model (default: cuda when a GPU is present, else model)");
-  cmd->add_option("--dtypes", o->dtypes, "float32, float64 (comma list; default both)")->delimiter(',');
+  cmd->add_option("--dtypes", o->dtypes, "float32, float64 (comma list; default both; with --input, the data's own)")
+      ->delimiter(',');
   cmd->add_option("--distributions", o->distributions,
                   "Segment sizes: uniform, power_law, many_empty, one_giant (comma list; default all)")
       ->delimiter(',');
@@ -674,6 +699,11 @@ void register_study_segmented(CLI::App& study) {
                   "A hand-made layout instead of the distributions: CSR offsets 0,...,n (comma list; validated)")
       ->delimiter(',');
   cmd->add_option("--n", o->n, "The number of values of the --offsets layout (default: its last offset)");
+  add_text_option(*cmd, "--input", o->input,
+                  "The user's values for the --offsets layout (.npy, .csv/.txt, raw with --format), in place of "
+                  "--values: their segments summed as index_add_ or segment_sum would, in the data's own dtype");
+  add_text_option(*cmd, "--format", o->input_format, "--input's format: npy, csv or raw (default: from the extension)");
+  add_text_option(*cmd, "--flatten", o->flatten, "How a 2-D --input becomes one sequence: C or F");
   cmd->add_option("--reps", o->reps, "Timed runs per shape on cuda, median kept (default 20, quick 3)");
   cmd->add_option("--runs", o->runs, "Repeated runs of the first shape for run-to-run determinism (default 5, quick 2)");
   cmd->add_option("--external", o->externals,

@@ -211,7 +211,7 @@ def scan(out: str = "runs/scan", *, data: Any = None, subjects: Any = None, quic
     return read_table(os.path.join(out, "scan_error.csv"))
 
 
-def segmented(out: str = "runs/segmented", *, subjects: Any = None, quick: bool = False,
+def segmented(out: str = "runs/segmented", *, data: Any = None, subjects: Any = None, quick: bool = False,
               dtypes: Optional[Sequence[str]] = None, distributions: Optional[Sequence[str]] = None,
               segments: Optional[Sequence[int]] = None, mean_sizes: Optional[Sequence[float]] = None,
               strategies: Optional[Sequence[str]] = None, offsets: Optional[Sequence[int]] = None,
@@ -219,15 +219,16 @@ def segmented(out: str = "runs/segmented", *, subjects: Any = None, quick: bool 
               resume: bool = False) -> list[dict]:
     """Segmented sums (``sumlab study segmented``) against the exact per-segment sums: the lab's
     strategies and your segment sums (subjects: ``sumlab.Subject(fn, kind="segment_sums")``, given
-    (values, offsets); each configuration called max(runs, 2) times), per segment-size distribution.
-    Returns segmented_errors.csv's rows; segmented_determinism.csv in the folder has every
-    subject's measured class."""
+    (values, offsets); each configuration called max(runs, 2) times), per segment-size distribution,
+    or on one hand-made layout (offsets: the segments' boundaries 0 .. n). With data= (which needs
+    offsets): your values on that layout, in their own dtype. Returns segmented_errors.csv's rows;
+    segmented_determinism.csv in the folder has every subject's measured class."""
     args = ["study", "segmented"] + _common(out, quick, force, resume, False, backend)
     args += _list("--dtypes", dtypes) + _list("--distributions", distributions) + _list("--segments", segments)
     args += _list("--mean-sizes", mean_sizes) + _list("--strategies", strategies) + _list("--offsets", offsets)
     if runs is not None:
         args += ["--runs", str(runs)]
-    _run(args, None, subjects, ("segment_sums",))
+    _run(args, data, subjects, ("segment_sums",))
     return read_table(os.path.join(out, "segmented_errors.csv"))
 
 

@@ -78,17 +78,25 @@ def _study_on_data(study, out, data, fn):
     if study == "scan":
         return sumlab.study.scan(out, data=data, subjects=sumlab.Subject(fn, kind="scan"), sizes=[1000],
                                  ops=["plus"], algorithms=["cpu_serial"], backend="model")
+    if study == "segmented":
+        return sumlab.study.segmented(out, data=data, offsets=[0, 100, len(data)], quick=True, backend="model",
+                                      subjects=sumlab.Subject(fn, kind="segment_sums"))
     return getattr(sumlab.study, study)(out, data=data, subjects=fn, seeds=2, backend="cpu")
 
 
-@pytest.mark.parametrize("study", ["error_vs_n", "error_vs_cond", "determinism", "scan"])
+def _segment_sums(d):
+    x, off = d
+    return np.array([np.sum(x[a:b]) for a, b in zip(off[:-1], off[1:])])
+
+
+@pytest.mark.parametrize("study", ["error_vs_n", "error_vs_cond", "determinism", "scan", "segmented"])
 def test_the_users_data_is_read_in_place_and_a_change_meanwhile_is_refused(tmp_path, study):
     """A study reads the caller's array where it lies (no copy of it), so a change while it runs
     would mix two inputs in its rows: here a subject writes into the data through its closure, and
     the study ends with the lab's reason instead of a summary."""
     data = np.random.default_rng(3).standard_normal(5000)
     seen = []
-    reduce = np.cumsum if study == "scan" else np.sum
+    reduce = {"scan": np.cumsum, "segmented": _segment_sums}.get(study, np.sum)
 
     def meddling(x):
         seen.append(1)
@@ -136,6 +144,26 @@ def test_a_scan_study_on_the_users_data(tmp_path):
         last, exact = np.cumsum(x[:n], dtype=np.float32)[-1], np.float32(sumlab.reference(x[:n]))
         ulps = abs(int(last.view(np.int32)) - int(exact.view(np.int32)))  # same sign here: ordinal distance
         assert np.sign(last) == np.sign(exact) and by[("cpu_serial", n)]["last_ulps"] == ulps
+
+
+def test_a_segmented_study_on_the_users_values_and_layout(tmp_path):
+    """data= with offsets=: your values summed over your segments (an index_add_ on your data), empty
+    segments included, against the exact per-segment sums: math.fsum rounded once is exact."""
+    import math
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal(2000) * 10.0 ** rng.integers(-8, 9, 2000)  # sums that round
+    offsets = np.array([0, 0, 5, 5, 1500, 1999, 2000], dtype=np.int64)
+
+    def exact_segments(d):
+        v, off = d
+        return np.array([math.fsum(v[a:b]) for a, b in zip(off[:-1], off[1:])])
+
+    rows = sumlab.study.segmented(str(tmp_path / "g"), data=x, offsets=offsets, quick=True, backend="model",
+                                  subjects=sumlab.Subject(exact_segments, kind="segment_sums"))
+    assert {r["values"] for r in rows} == {"data"} and {r["dtype"] for r in rows} == {"float64"}
+    by = {r["strategy"]: r for r in rows}
+    assert by["exact_segments"]["max_ulps"] == 0 and by["exact_segments"]["wrong_empty"] == 0
+    assert by["exact_segments"]["segments"] == 6 and by["exact_segments"]["empty_segments"] == 2
 
 
 def test_resume_with_other_data_is_refused(tmp_path):

@@ -1,7 +1,7 @@
 #pragma once
 // Test helpers of the CLI tests: run the built `sumlab` binary (SUMLAB_BINARY) with arguments and
 // collect its exit code and its stdout and stderr together; a fresh temporary folder; a run
-// folder's CSV read back as rows of named fields; a whole file; the report tests' skip.
+// folder's CSV read back as rows of named fields; a whole file; an .npy of floats; the report tests' skip.
 #include <sys/wait.h>
 
 #include <array>
@@ -51,6 +51,19 @@ inline std::string slurp(const std::filesystem::path& p) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// A float32 vector as a .npy file (version 1.0, little-endian, header padded to 64 bytes): the
+// user's data of a study's --input.
+inline void write_npy(const std::filesystem::path& path, const std::vector<float>& x) {
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(x.size()) + ",), }";
+  header.append(64 - (10 + header.size() + 1) % 64, ' ').push_back('\n');
+  std::ofstream f(path, std::ios::binary);
+  f.write("\x93NUMPY\x01\x00", 8);
+  const char len[2] = {static_cast<char>(header.size() & 0xff), static_cast<char>(header.size() >> 8)};
+  f.write(len, 2);
+  f << header;
+  f.write(reinterpret_cast<const char*>(x.data()), static_cast<std::streamsize>(x.size() * sizeof(float)));
 }
 
 // Report tests: `sumlab report` needs a Python with matplotlib; without one the test skips, saying so.

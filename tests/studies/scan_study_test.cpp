@@ -110,18 +110,6 @@ TEST(ScanStudy, QuickModelRunWritesEveryTable) {
   std::filesystem::remove_all(dir);
 }
 
-// A float32 vector as a .npy file (version 1.0, little-endian, header padded to 64 bytes).
-void write_npy(const std::filesystem::path& path, const std::vector<float>& x) {
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(x.size()) + ",), }";
-  header.append(64 - (10 + header.size() + 1) % 64, ' ').push_back('\n');
-  std::ofstream f(path, std::ios::binary);
-  f.write("\x93NUMPY\x01\x00", 8);
-  const char len[2] = {static_cast<char>(header.size() & 0xff), static_cast<char>(header.size() >> 8)};
-  f.write(len, 2);
-  f << header;
-  f.write(reinterpret_cast<const char*>(x.data()), static_cast<std::streamsize>(x.size() * sizeof(float)));
-}
-
 // The user's data in place of the distributions: its prefixes at the --sizes below its length and
 // the whole of it, in its own dtype. On the generator's own values (uniform, seed 1) every row is
 // the generated run's, the distribution column aside: the data path measures what it is given.
@@ -129,7 +117,7 @@ TEST(ScanStudy, TheUsersDataGivesTheRowsOfTheSameValuesGenerated) {
   const auto dir = sumlab::test::fresh_dir("scan_test_data");
   sumlab::DistributionSpec uniform;
   uniform.kind = sumlab::parse_distribution("uniform");
-  write_npy(dir / "x.npy", sumlab::generate<float>(uniform, 1, 4097));
+  sumlab::test::write_npy(dir / "x.npy", sumlab::generate<float>(uniform, 1, 4097));
   const std::string common = " --backend model --algorithms cpu_serial,cpu_blelloch,block_blelloch "
                              "--recurrence-sizes 100 --work-log2-max 2 --out ";
   const auto gen = run("study scan --sizes 1000,4097 --dtypes float32 --dists uniform" + common + (dir / "gen").string());

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/generators.hpp"
 #include "studies/verify_segmented.hpp"
 
 namespace {
@@ -108,6 +109,49 @@ TEST(SegmentedStudy, HandMadeOffsetsWithEmptyEnds) {
     EXPECT_EQ(row.at("empty_segments"), "3");
     // reduceat: the empty first segment gets x[0], the middle one x[3], the last one NaN.
     EXPECT_EQ(row.at("wrong_empty"), row.at("strategy") == "reduceat" ? "3" : "0") << row.at("strategy");
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// The user's values for a hand-made layout (what index_add_ sums on their data): on the generator's
+// own values (uniform, seed 1) every row is the generated run's, the values column aside; options
+// that would measure other values are refused before the folder is touched.
+TEST(SegmentedStudy, TheUsersValuesGiveTheRowsOfTheSameValuesGenerated) {
+  const auto dir = sumlab::test::fresh_dir("segmented_test_data");
+  sumlab::DistributionSpec uniform;
+  uniform.kind = sumlab::parse_distribution("uniform");
+  sumlab::test::write_npy(dir / "x.npy", sumlab::generate<float>(uniform, 1, 1000));
+  const std::string layout = " --backend model --quick --offsets 0,0,3,3,700,701,1000 --out ";
+  const Result gen = run("study segmented --dtypes float32" + layout + (dir / "gen").string());
+  ASSERT_EQ(gen.code, 0) << gen.out;
+  const Result dat = run("study segmented --input " + (dir / "x.npy").string() + layout + (dir / "dat").string());
+  ASSERT_EQ(dat.code, 0) << dat.out;
+  for (const char* table : {"segmented_errors.csv", "segmented_determinism.csv", "segmented_ulp_histogram.csv"}) {
+    const Csv g = read_csv(dir / "gen" / table), d = read_csv(dir / "dat" / table);
+    ASSERT_EQ(g.rows.size(), d.rows.size()) << table;
+    ASSERT_FALSE(g.rows.empty()) << table;
+    for (std::size_t i = 0; i < g.rows.size(); ++i)
+      for (const auto& [column, value] : g.rows[i]) {
+        if (column == "values") {
+          EXPECT_EQ(value, "uniform");
+          EXPECT_EQ(d.rows[i].at(column), "data");
+        } else if (column != "ms" && column != "fraction_of_roof") {
+          EXPECT_EQ(d.rows[i].at(column), value) << table << " row " << i << " " << column;
+        }
+      }
+  }
+  for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
+           {" --n 999 --offsets 0,999", "--n 999 but --input"},
+           {" --offsets 0,999", "--offsets"},
+           {" --offsets 0,1000 --values normal", "--values has no effect with --input"},
+           {" --offsets 0,1000 --seeds 2", "--seeds has no effect with --input"},
+           {" --offsets 0,1000 --dtypes float64", "holds float32 but --dtypes float64 was given"},
+           {"", "it needs --offsets"}}) {
+    const Result r = run("study segmented --backend model --input " + (dir / "x.npy").string() + args + " --out " +
+                         (dir / "refused").string());
+    EXPECT_EQ(r.code, 2) << args;
+    EXPECT_NE(r.out.find(message), std::string::npos) << args << ": " << r.out;
+    EXPECT_FALSE(std::filesystem::exists(dir / "refused" / "segmented_errors.csv")) << args;
   }
   std::filesystem::remove_all(dir);
 }
