@@ -338,8 +338,10 @@ Plan make_plan(const DeterminismOptions& o, const Backend& b) {
   p.serial_max = parse_size(o.serial_max);
   p.seed = o.seed;
   if (!o.input.empty()) {  // one cell: the user's data in its own dtype
+    for (const auto& [given, option] : {std::pair{!o.dists.empty(), "--dists"}, std::pair{!o.sizes.empty(), "--sizes"}})
+      if (given) throw UserError(fmt::format("{} has no effect with --input (the data is the one input); drop it", option));
     p.data = open_study_data(o.input, o.input_format, o.flatten);
-    p.dtypes = {p.data->dtype()};
+    p.dtypes = p.data->dtypes(o.dtypes);
     p.dists = {"data"};
     p.sizes = {static_cast<std::int64_t>(p.data->size())};
   }

@@ -543,6 +543,12 @@ TEST(CliOptions, OptionsWithoutEffectAreRefused) {
                           "holds float32 but --dtypes float32,float64 was given");
   expect_one_line_refusal("study error-vs-cond --backend cpu --input " + f32 + " --dtypes float64 --out " + out.string(),
                           "holds float32 but --dtypes float64 was given");
+  // The determinism study's one cell on the data: no distributions, sizes or other dtype to run.
+  for (const std::string option : {"--dists uniform", "--sizes 1000"})
+    expect_one_line_refusal("study determinism --backend model --input " + f32 + " " + option + " --out " + out.string(),
+                            option.substr(0, option.find(' ')) + " has no effect with --input");
+  expect_one_line_refusal("study determinism --backend model --input " + f32 + " --dtypes float64 --out " + out.string(),
+                          "holds float32 but --dtypes float64 was given");
   EXPECT_FALSE(std::filesystem::exists(out));
   const Result same = run("study error-vs-n --backend cpu --log2-max 6 --seeds 1 --input " + f32 +
                           " --dtypes float32 --out " + out.string());
