@@ -14,6 +14,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -72,6 +73,8 @@ class InputData {
   // fingerprint is no longer `before`.
   std::uint64_t fingerprint() const;
   void check_unchanged(std::uint64_t before, const std::string& source) const;
+  // hash() and fingerprint() in one pass over the bytes (a mapped file read once).
+  std::pair<std::string, std::uint64_t> identity() const;
   bool is_float32() const { return std::holds_alternative<std::span<const float>>(values_); }
   std::size_t size() const {
     return std::visit([](auto v) { return v.size(); }, values_);

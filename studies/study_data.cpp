@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <tuple>
+
 #include "studies/commands.hpp"
 
 namespace sumlab {
@@ -34,8 +36,7 @@ std::optional<StudyData> open_study_data(const std::string& input, const std::st
   d.source = input.rfind("mem:", 0) == 0 ? "an array from Python" : input;
   if (d.size() < min_values)
     throw UserError(fmt::format("--input '{}' holds {} values: this study needs at least {}", d.source, d.size(), min_values));
-  d.hash = d.values->hash();
-  d.fingerprint = d.values->fingerprint();
+  std::tie(d.hash, d.fingerprint) = d.values->identity();
   return d;
 }
 

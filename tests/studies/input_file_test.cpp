@@ -24,6 +24,7 @@
 #include "studies/commands.hpp"
 #include "studies/csv_format.hpp"
 #include "studies/float16.hpp"
+#include "studies/fnv1a.hpp"
 #include "studies/input_file.hpp"
 #include "studies/memory_check.hpp"
 #include "studies/npy_format.hpp"
@@ -340,6 +341,9 @@ TEST(MemoryArrays, AViewIsReadWhereItLiesAndAChangeIsCaught) {
     EXPECT_EQ(d.values<float>().data(), x.data());
     const std::uint64_t before = d.fingerprint();
     EXPECT_NO_THROW(d.check_unchanged(before, "an array from Python"));
+    Fnv1a64 fnv;  // the plan's hash, over the same bytes
+    fnv.add(x.data(), x.size() * sizeof(float));
+    EXPECT_EQ(d.identity(), std::make_pair(fnv.hex(), before));
     unregister_array("view_test");
     EXPECT_FALSE(*released) << "released while a reader holds it";
     // Any one bit flipped, in the lanes' block or the tail, changes the fingerprint.
