@@ -507,7 +507,7 @@ void run_error_vs_n(const StudyOptions& o) {
                                    checks_reference(sizes, n, seed),
                                    {"error-vs-n", o.backend, dtype, dist, std::to_string(n), std::to_string(seed)},
                                    "error_vs_n.csv", fmt::format("{}|{}|{}|{}", dtype, dist, n, s),
-                                   fmt::format("{} {} n={} seed={}", dtype, dist, n, s), data ? data->values : nullptr));
+                                   fmt::format("{} {} n={} seed={}", dtype, dist, n, s), data ? data->input : nullptr));
         }
   study.run(cells, cell_concurrency(o, backend.get(), subjects, input_bytes(sizes.back(), dtypes)));
   if (data) data->check_unchanged();
@@ -557,7 +557,7 @@ void run_error_vs_cond_on_data(const StudyOptions& o) {
                                checks_reference(sizes, n, static_cast<std::uint64_t>(s)),
                                {"error-vs-cond", o.backend, dtype, std::to_string(n), std::to_string(s), "data"},
                                "error_vs_cond.csv", fmt::format("{}|{}|{}", dtype, n, s),
-                               fmt::format("data n={} seed={}", n, s), data->values));
+                               fmt::format("data n={} seed={}", n, s), data->input));
   study.run(cells, cell_concurrency(o, backend.get(), subjects, input_bytes(sizes.back(), {dtype})));
   data->check_unchanged();
   study.finish({{"csv", "error_vs_cond.csv"},

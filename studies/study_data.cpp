@@ -23,7 +23,7 @@ std::vector<std::string> StudyData::dtypes(const std::vector<std::string>& asked
   return {own};
 }
 
-void StudyData::check_unchanged() const { values->check_unchanged(fingerprint, source); }
+void StudyData::check_unchanged() const { input->check_unchanged(fingerprint, source); }
 
 std::optional<StudyData> open_study_data(const std::string& input, const std::string& format, const std::string& flatten,
                                          std::size_t min_values) {
@@ -32,11 +32,11 @@ std::optional<StudyData> open_study_data(const std::string& input, const std::st
   r.format = format;
   r.flatten = parse_flatten(flatten);
   StudyData d;
-  d.values = std::make_shared<const InputData>(input, r);
+  d.input = std::make_shared<const InputData>(input, r);
   d.source = input.rfind("mem:", 0) == 0 ? "an array from Python" : input;
   if (d.size() < min_values)
     throw UserError(fmt::format("--input '{}' holds {} values: this study needs at least {}", d.source, d.size(), min_values));
-  std::tie(d.hash, d.fingerprint) = d.values->identity();
+  std::tie(d.hash, d.fingerprint) = d.input->identity();
   return d;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -16,13 +17,15 @@
 namespace sumlab {
 
 struct StudyData {
-  std::shared_ptr<const InputData> values;
+  std::shared_ptr<const InputData> input;
   std::string source;  // the path, or "an array from Python" (its registered name changes from call to call)
   std::string hash;               // InputData::hash when opened (the plan's identity of the data)
   std::uint64_t fingerprint = 0;  // InputData::fingerprint when opened
 
-  std::string dtype() const { return values->is_float32() ? "float32" : "float64"; }
-  std::size_t size() const { return values->size(); }
+  std::string dtype() const { return input->is_float32() ? "float32" : "float64"; }
+  std::size_t size() const { return input->size(); }
+  // The values as T, which must be their dtype.
+  template <class T> std::span<const T> values() const { return input->values<T>(); }
   // The plan's "input": {source, dtype, n, fnv1a64}.
   nlohmann::ordered_json plan() const;
   // The dtypes a study of the data runs: its own. One of `asked` naming another is refused, as

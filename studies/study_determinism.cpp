@@ -443,7 +443,7 @@ struct ModelJob {
 
 template <class T> std::unique_ptr<KernelInput<T>> cell_input(Backend& backend, const Plan& p, const std::string& dist,
                                                               std::int64_t n) {
-  if (p.data) return backend.load(p.data->values->values<T>());
+  if (p.data) return backend.load(p.data->values<T>());
   DistributionSpec spec;
   spec.kind = parse_distribution(dist);
   return backend.generate<T>(spec, p.seed, n);

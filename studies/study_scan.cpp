@@ -111,7 +111,7 @@ std::vector<std::string> distribution_names(const Plan& p) {
 // first n.
 template <class T> std::vector<T> cell_input(const Plan& p, const std::string& dist, std::int64_t n) {
   if (p.data) {
-    const std::span<const T> x = p.data->values->values<T>().first(static_cast<std::size_t>(n));
+    const std::span<const T> x = p.data->values<T>().first(static_cast<std::size_t>(n));
     return std::vector<T>(x.begin(), x.end());
   }
   DistributionSpec spec;

@@ -363,7 +363,7 @@ SegmentedCell run_cell(const Plan& p, const std::string& dist, const std::vector
   const std::int64_t n = off.back();
   std::vector<T> generated;  // the user's values are read where they lie
   const std::span<const T> x =
-      p.data ? p.data->values->values<T>() : (generated = generate<T>(p.values, seed, static_cast<std::size_t>(n)));
+      p.data ? p.data->values<T>() : (generated = generate<T>(p.values, seed, static_cast<std::size_t>(n)));
   const std::vector<T> exact = exact_sums(x, off);
   std::int64_t empty = 0, largest = 0;
   for (std::size_t j = 0; j + 1 < off.size(); ++j) {

@@ -354,9 +354,8 @@ class PyExternal final : public PySubject<ExternalSum> {
 
 // An array-valued subject (a scan, row statistics, segment sums): fn(config_index, array) or, for
 // segment sums, fn(config_index, values, offsets), with input_id=... as a sum's -> its values as a
-// 1-D float64 NumPy array
-// (sumlab.Subject converts whatever the user's function returns). bfloat16 data is passed as its
-// uint16 bit patterns (NumPy has no bfloat16).
+// 1-D float64 NumPy array (sumlab.Subject converts whatever the user's function returns). bfloat16
+// data is passed as its uint16 bit patterns (NumPy has no bfloat16).
 class PyExternalArray final : public PySubject<ExternalArray> {
  public:
   PyExternalArray(std::string name, nb::object fn, std::vector<std::string> configs, Determinism declared,
