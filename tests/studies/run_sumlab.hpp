@@ -1,7 +1,9 @@
 #pragma once
 // Test helpers of the CLI tests: run the built `sumlab` binary (SUMLAB_BINARY) with arguments and
 // collect its exit code and its stdout and stderr together; a fresh temporary folder; a run
-// folder's CSV read back as rows of named fields; a whole file; an .npy of floats; the report tests' skip.
+// folder's CSV read back as rows of named fields, and two runs' compared; a whole file; an .npy of
+// floats; the report tests' skip.
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <array>
@@ -108,6 +110,25 @@ inline Csv read_csv(const std::filesystem::path& p) {
     c.rows.push_back(row);
   }
   return c;
+}
+
+// A study's table from a run on generated values and from a run on the same values given as data:
+// row for row the same, but `column` reads `data` where the generated run names the generator
+// (`generated`), and the times (`ms`, `fraction_of_roof`) are the runs' own.
+inline void expect_rows_of_the_same_values(const std::filesystem::path& generated_table,
+                                           const std::filesystem::path& data_table, const std::string& column,
+                                           const std::string& generated) {
+  const Csv g = read_csv(generated_table), d = read_csv(data_table);
+  ASSERT_EQ(g.rows.size(), d.rows.size()) << data_table;
+  ASSERT_FALSE(g.rows.empty()) << data_table;
+  for (std::size_t i = 0; i < g.rows.size(); ++i)
+    for (const auto& [name, value] : g.rows[i]) {
+      if (name == column && value == generated) {
+        EXPECT_EQ(d.rows[i].at(name), "data") << data_table << " row " << i;
+      } else if (name != "ms" && name != "fraction_of_roof") {
+        EXPECT_EQ(d.rows[i].at(name), value) << data_table << " row " << i << " " << name;
+      }
+    }
 }
 
 }  // namespace sumlab::test

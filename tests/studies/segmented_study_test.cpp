@@ -126,20 +126,8 @@ TEST(SegmentedStudy, TheUsersValuesGiveTheRowsOfTheSameValuesGenerated) {
   ASSERT_EQ(gen.code, 0) << gen.out;
   const Result dat = run("study segmented --input " + (dir / "x.npy").string() + layout + (dir / "dat").string());
   ASSERT_EQ(dat.code, 0) << dat.out;
-  for (const char* table : {"segmented_errors.csv", "segmented_determinism.csv", "segmented_ulp_histogram.csv"}) {
-    const Csv g = read_csv(dir / "gen" / table), d = read_csv(dir / "dat" / table);
-    ASSERT_EQ(g.rows.size(), d.rows.size()) << table;
-    ASSERT_FALSE(g.rows.empty()) << table;
-    for (std::size_t i = 0; i < g.rows.size(); ++i)
-      for (const auto& [column, value] : g.rows[i]) {
-        if (column == "values") {
-          EXPECT_EQ(value, "uniform");
-          EXPECT_EQ(d.rows[i].at(column), "data");
-        } else if (column != "ms" && column != "fraction_of_roof") {
-          EXPECT_EQ(d.rows[i].at(column), value) << table << " row " << i << " " << column;
-        }
-      }
-  }
+  for (const char* table : {"segmented_errors.csv", "segmented_determinism.csv", "segmented_ulp_histogram.csv"})
+    sumlab::test::expect_rows_of_the_same_values(dir / "gen" / table, dir / "dat" / table, "values", "uniform");
   for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
            {" --n 999 --offsets 0,999", "--n 999 but --input"},
            {" --offsets 0,999", "--offsets"},
