@@ -23,6 +23,7 @@
 
 namespace {
 
+using sumlab::test::expect_one_line_refusal;
 using sumlab::test::Result;
 using sumlab::test::run;
 
@@ -434,13 +435,6 @@ std::filesystem::path write_npy32(const std::filesystem::path& path, const std::
   return path;
 }
 
-void expect_one_line_refusal(const std::string& args, const std::string& needle, int code = 2) {
-  const Result r = run(args);
-  EXPECT_EQ(r.code, code) << args << "\n" << r.out;
-  EXPECT_NE(r.out.find(needle), std::string::npos) << args << "\n" << r.out;
-  EXPECT_EQ(r.out.rfind("sumlab: ", 0), 0u) << args << "\n" << r.out;
-  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << args << "\n" << r.out;
-}
 
 // Every study's and command's seed and output folder are read the same way.
 TEST(CliOptions, EveryCommandsSeedAndOutAreChecked) {

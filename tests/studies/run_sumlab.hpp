@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -129,6 +130,15 @@ inline void expect_rows_of_the_same_values(const std::filesystem::path& generate
         EXPECT_EQ(d.rows[i].at(name), value) << data_table << " row " << i << " " << name;
       }
     }
+}
+
+// A command refused as bad input: exit `code`, one line "sumlab: ..." holding `needle`.
+inline void expect_one_line_refusal(const std::string& args, const std::string& needle, int code = 2) {
+  const Result r = run(args);
+  EXPECT_EQ(r.code, code) << args << "\n" << r.out;
+  EXPECT_NE(r.out.find(needle), std::string::npos) << args << "\n" << r.out;
+  EXPECT_EQ(r.out.rfind("sumlab: ", 0), 0u) << args << "\n" << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << args << "\n" << r.out;
 }
 
 }  // namespace sumlab::test
