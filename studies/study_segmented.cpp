@@ -36,6 +36,7 @@
 #include "core/segmented/strategy.hpp"
 #include "reference/segment_sums.hpp"
 #include "studies/commands.hpp"
+#include "studies/fnv1a.hpp"
 #include "studies/input_options.hpp"
 #include "studies/parallel_for.hpp"
 #include "studies/row_backend.hpp"  // pick_row_backend, copy_bandwidth: the same backends and roof
@@ -89,6 +90,9 @@ struct Plan {
 
 // The values column: the generator's distribution, or "data".
 std::string values_name(const Plan& p) { return p.data ? "data" : std::string(to_string(p.values.kind)); }
+
+// The most --offsets boundaries a plan lists one by one.
+constexpr std::size_t kOffsetsVerbatim = 1025;
 
 const std::vector<std::string> kErrorColumns = {
     "study", "backend", "dtype", "values", "distribution", "segments", "mean_size", "n", "seed", "empty_segments",
@@ -531,7 +535,16 @@ nlohmann::ordered_json plan_json(const Plan& p, const SegmentedOptions& o) {
                                  std::pair{Strategy::segmented_scan, &p.scan_shapes}})
     for (const SegShape& sh : *list) shapes.push_back(segmented::to_string(sh, st));
   plan["shapes"] = shapes;
-  if (p.custom) plan["offsets"] = *p.custom;
+  // A hand-made layout verbatim while a reader can take it in; a longer one (a Python caller's
+  // segments: millions of boundaries, tens of MB of JSON in the plan and again in the summary) by
+  // its length, last boundary and hash, which --resume compares as surely.
+  if (p.custom && p.custom->size() <= kOffsetsVerbatim) {
+    plan["offsets"] = *p.custom;
+  } else if (p.custom) {
+    Fnv1a64 h;
+    h.add(p.custom->data(), p.custom->size() * sizeof(Offset));
+    plan["offsets"] = {{"count", p.custom->size()}, {"last", p.custom->back()}, {"fnv1a64", h.hex()}};
+  }
   if (!p.externals.empty()) {  // absent otherwise, so earlier runs' plans (and --resume) still match
     nlohmann::ordered_json ext;
     for (const auto& e : p.externals) ext[e->name()] = e->configs();

@@ -142,6 +142,31 @@ TEST(SegmentedStudy, TheUsersValuesGiveTheRowsOfTheSameValuesGenerated) {
   std::filesystem::remove_all(dir);
 }
 
+// A long hand-made layout (a Python caller's segments) is recorded in the plan by its length, last
+// boundary and hash, not boundary by boundary; --resume still refuses another layout.
+TEST(SegmentedStudy, ALongLayoutIsRecordedByItsHash) {
+  const auto dir = sumlab::test::temp_dir("segmented_test_long");
+  auto layout = [](int step) {
+    std::string offsets = "0";
+    for (int i = 1; i <= 2000; ++i) offsets.append(",").append(std::to_string(i * step));
+    return offsets;
+  };
+  const std::string cmd = "study segmented --backend model --quick --dtypes float32 --strategies serial_per_segment "
+                          "--out " + dir.string() + " --offsets ";
+  const Result first = run(cmd + layout(2));
+  ASSERT_EQ(first.code, 0) << first.out;
+  const auto plan = nlohmann::json::parse(sumlab::test::slurp(dir / "provenance.json"))["plan"]["offsets"];
+  EXPECT_EQ(plan["count"], 2001);
+  EXPECT_EQ(plan["last"], 4000);
+  EXPECT_EQ(plan["fnv1a64"].get<std::string>().size(), 16u);
+  EXPECT_LT(std::filesystem::file_size(dir / "summary.json"), 8000u);
+  const Result other = run(cmd + layout(3) + " --resume");
+  EXPECT_NE(other.code, 0) << other.out;
+  const Result same = run(cmd + layout(2) + " --resume");
+  EXPECT_EQ(same.code, 0) << same.out;
+  std::filesystem::remove_all(dir);
+}
+
 TEST(SegmentedStudy, BadOffsetsAndOptionsFailCleanlyBeforeTouchingTheFolder) {
   const auto dir = sumlab::test::temp_dir("segmented_test_bad");
   struct Bad {
