@@ -364,8 +364,6 @@ template <class F> void for_chunks(const ArraySpans& values, F&& f) {
 }
 }  // namespace
 
-std::string InputData::hash() const { return identity().first; }
-
 std::uint64_t InputData::fingerprint() const {
   if (!borrowed_) return 0;
   Fingerprint f;

@@ -64,16 +64,15 @@ class InputData {
   // Throws as read_array.
   InputData(const std::string& path, const ReadOptions& opts);
   bool mapped() const { return mapped_ != nullptr; }
-  // FNV-1a of the values' bytes (studies/fnv1a.hpp): the data's identity in a run's plan.
-  std::string hash() const;
   // Values read where someone else holds them (a mapped file, an array registered as a view) could
   // change while a study reads them, and its rows would then mix two inputs. fingerprint(): a word
   // hash of such values' bytes (0 for values held here, which nothing else can change), several
-  // times faster than hash(); check_unchanged throws UserError, naming `source`, when the
+  // times faster than FNV-1a; check_unchanged throws UserError, naming `source`, when the
   // fingerprint is no longer `before`.
   std::uint64_t fingerprint() const;
   void check_unchanged(std::uint64_t before, const std::string& source) const;
-  // hash() and fingerprint() in one pass over the bytes (a mapped file read once).
+  // FNV-1a of the values' bytes (studies/fnv1a.hpp: the data's identity in a run's plan) and the
+  // fingerprint, in one pass over the bytes (a mapped file read once).
   std::pair<std::string, std::uint64_t> identity() const;
   bool is_float32() const { return std::holds_alternative<std::span<const float>>(values_); }
   std::size_t size() const {

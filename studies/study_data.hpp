@@ -19,7 +19,7 @@ namespace sumlab {
 struct StudyData {
   std::shared_ptr<const InputData> input;
   std::string source;  // the path, or "an array from Python" (its registered name changes from call to call)
-  std::string hash;               // InputData::hash when opened (the plan's identity of the data)
+  std::string hash;               // InputData::identity's FNV-1a when opened (the plan's identity of the data)
   std::uint64_t fingerprint = 0;  // InputData::fingerprint when opened
 
   std::string dtype() const { return input->is_float32() ? "float32" : "float64"; }
