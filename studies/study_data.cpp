@@ -15,8 +15,15 @@ nlohmann::ordered_json StudyData::plan() const {
 
 std::vector<std::string> StudyData::dtypes(const std::vector<std::string>& asked) const {
   const std::string own = dtype();
+  const auto names_own = [&](const std::string& d) {  // (a dtype no file holds, as bfloat16, is another)
+    try {
+      return parse_dtype(d) == parse_dtype(own);
+    } catch (const UserError&) {
+      return false;
+    }
+  };
   for (const auto& d : asked)
-    if (parse_dtype(d) != parse_dtype(own))
+    if (!names_own(d))
       throw UserError(fmt::format("--input '{}' holds {} but --dtypes {} was given (a study of the user's data "
                                   "runs in the data's own type; leave --dtypes out)",
                                   source, own, fmt::join(asked, ",")));

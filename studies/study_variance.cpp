@@ -12,6 +12,9 @@
 //                     serial torch.argmax scan: rows whose index or value differs;
 //   row_verify.csv    cuda backend (unless --verify none): GPU bits == model bits for every row
 //                     kernel (studies/verify_rows.hpp), one line per (kernel, dtype).
+// With --input (sumlab.study.variance(data=...)) the user's rows, read as rows of --cols values,
+// take the generated ones' place in all three tables: the offset, scale and case columns say
+// "data".
 // The study is thin: options -> config -> library calls (row_backend.hpp) -> CSV rows. Each
 // (dtype, offset) / (dtype, scale) / (dtype, argmax case) is a cell: appended and flushed when it
 // finishes; --resume skips the cells already in the folder.
@@ -44,6 +47,7 @@
 #include "studies/parallel_for.hpp"
 #include "studies/row_backend.hpp"
 #include "studies/run_folder.hpp"
+#include "studies/study_data.hpp"
 #include "studies/study_driver.hpp"
 #include "studies/verify_rows.hpp"
 
@@ -63,7 +67,8 @@ struct VarianceOptions {
   std::optional<std::int64_t> rows, cols, softmax_rows, argmax_rows;
   std::vector<double> offsets;                     // default 0, 1, 10, .., 1e6
   std::vector<double> scales;                      // default 1, 10, 100, 1e3, 1e4
-  std::vector<std::string> dtypes{"float32"};
+  std::vector<std::string> dtypes;                 // default float32 (with --input: the data's)
+  std::string input, input_format, flatten;        // the user's rows (--input) in place of the generated ones
   std::vector<int> blocks{256};                    // block_per_row block sizes
   int warp_block = 256;                            // warp_per_row: block/32 rows per block
   std::uint64_t seed = 1;
@@ -78,6 +83,8 @@ struct Plan {
   std::string backend_name;
   std::int64_t rows, cols, softmax_rows, argmax_rows;
   std::vector<double> offsets, scales;
+  std::vector<std::string> dtypes;
+  std::optional<StudyData> data;  // --input: its rows are every table's only cell
   std::vector<RowShape> shapes;
   int reps, runs;
   std::string verify;
@@ -125,7 +132,7 @@ template <class In> std::vector<In> normal_rows(std::int64_t rows, std::int64_t 
   return x;
 }
 
-template <class In> std::vector<row_reduce::row_acc_t<In>> widened(const std::vector<In>& x) {
+template <class In> std::vector<row_reduce::row_acc_t<In>> widened(std::span<const In> x) {
   std::vector<row_reduce::row_acc_t<In>> w(x.size());
   for (std::size_t i = 0; i < x.size(); ++i) w[i] = row_reduce::RowInput<In>::widen(x[i]);
   return w;
@@ -261,17 +268,25 @@ std::vector<std::string> timing_fields(const std::optional<double>& ms, double b
 
 // --- the cells ---------------------------------------------------------------------------------
 
+// A cell's matrix of rows x p.cols values: generated (rows offset + scale * N(0, 1), or an argmax
+// case) or the user's. label fills the offset, scale or case column, seed the seed column (empty
+// for the user's rows).
+template <class In> struct CellMatrix {
+  std::span<const In> x;
+  std::int64_t rows;
+  std::string label, seed;
+};
+
 // The lab's moment kernels at every shape and the user's variance and layer_norm subjects at each of
-// their configurations, on rows offset + N(0, 1).
+// their configurations, on rows offset + N(0, 1) or the user's.
 template <class In>
-std::vector<std::vector<std::string>> variance_cell(const Plan& p, const VarianceOptions& o, double offset,
+std::vector<std::vector<std::string>> variance_cell(const Plan& p, const CellMatrix<In>& m,
                                                     const std::optional<double>& bandwidth) {
   using Acc = row_reduce::row_acc_t<In>;
   const std::string dtype(row_reduce::RowInput<In>::dtype);
-  const std::vector<In> x = normal_rows<In>(p.rows, p.cols, offset, 1.0, o.seed);
-  const std::vector<Acc> w = widened(x);
-  const ExactRows exact = exact_rows(w, p.rows, p.cols);
-  RowKernelInput<In> input(p.backend, x, p.rows, p.cols);
+  const std::vector<Acc> w = widened(m.x);
+  const ExactRows exact = exact_rows(w, m.rows, p.cols);
+  RowKernelInput<In> input(p.backend, m.x, m.rows, p.cols);
   std::vector<std::unique_ptr<RowRunner<In>>> runners;
   for (RowKernel k : kMomentKernels) runners.push_back(row_runner<In>(k, p.backend, p.shapes, true, p.reps));
   const bool finite = std::all_of(w.begin(), w.end(), [](Acc v) { return std::isfinite(v); });
@@ -299,22 +314,21 @@ std::vector<std::vector<std::string>> variance_cell(const Plan& p, const Varianc
       negative += v < 0;
       nan_var += std::isnan(v);
     }
-    for (std::size_t row = 0; !out.out.empty() && row < static_cast<std::size_t>(p.rows); ++row) {
+    for (std::size_t row = 0; !out.out.empty() && row < static_cast<std::size_t>(m.rows); ++row) {
       const Acc* y = out.out.data() + row * static_cast<std::size_t>(p.cols);
       nan_out += std::any_of(y, y + p.cols, [](Acc a) { return std::isnan(a); });
     }
     const bool has_var = !out.variance.empty(), has_out = !out.out.empty();
     const double max_err = err.empty() ? std::nan("") : *std::max_element(err.begin(), err.end());
-    j.row = {"variance", p.backend_name, dtype, std::to_string(p.rows), std::to_string(p.cols), csv_number(offset),
-             std::to_string(o.seed)};
+    j.row = {"variance", p.backend_name, dtype, std::to_string(m.rows), std::to_string(p.cols), m.label, m.seed};
     for (auto& f : config_columns(p, runner, j.c)) j.row.push_back(std::move(f));
     for (auto& f : {has_var ? csv_number(median_of(err)) : "", has_var ? csv_number(max_err) : "",
                     has_var ? std::to_string(negative) : "", has_var ? std::to_string(nan_var) : "",
                     has_out ? std::to_string(nan_out) : ""})
       j.row.push_back(f);
-    for (auto& f : timing_fields(device_ms(runner, r.first), kernel_bytes<In>(p.rows, p.cols, true), p.rows, bandwidth))
+    for (auto& f : timing_fields(device_ms(runner, r.first), kernel_bytes<In>(m.rows, p.cols, true), m.rows, bandwidth))
       j.row.push_back(std::move(f));
-    j.row.push_back(has_out ? csv_number(max_layer_norm_error(w, out.out, exact, p.rows, p.cols)) : "");
+    j.row.push_back(has_out ? csv_number(max_layer_norm_error(w, out.out, exact, m.rows, p.cols)) : "");
     for (auto& f : repeat_columns(r)) j.row.push_back(std::move(f));
   };
   // The model's CPU work runs in parallel; GPU launches one after another (they are timed), and so
@@ -333,13 +347,12 @@ std::vector<std::vector<std::string>> variance_cell(const Plan& p, const Varianc
 }
 
 template <class In>
-std::vector<std::vector<std::string>> softmax_cell(const Plan& p, const VarianceOptions& o, double scale,
+std::vector<std::vector<std::string>> softmax_cell(const Plan& p, const CellMatrix<In>& matrix,
                                                    const std::optional<double>& bandwidth) {
   using Acc = row_reduce::row_acc_t<In>;
   const std::string dtype(row_reduce::RowInput<In>::dtype);
-  const std::int64_t rows = p.softmax_rows, cols = p.cols;
-  const std::vector<In> x = normal_rows<In>(rows, cols, 0.0, scale, o.seed);
-  const std::vector<Acc> w = widened(x);
+  const std::int64_t rows = matrix.rows, cols = p.cols;
+  const std::vector<Acc> w = widened(matrix.x);
   // Reference in long double (64-bit significand): the max, exp(x - max) (x - max exact: both are
   // Acc values, and long double holds their difference), the sum, the quotient. Its relative
   // error is ~ a few 2^-64, far below float32's 2^-24 and float64's 2^-53.
@@ -352,7 +365,7 @@ std::vector<std::vector<std::string>> softmax_cell(const Plan& p, const Variance
     for (std::int64_t j = 0; j < cols; ++j)
       ref[static_cast<std::size_t>(r * cols + j)] = std::exp(static_cast<long double>(xr[j]) - m) / s;
   }
-  RowKernelInput<In> input(p.backend, x, rows, cols);
+  RowKernelInput<In> input(p.backend, matrix.x, rows, cols);
   std::vector<std::unique_ptr<RowRunner<In>>> runners;
   for (RowKernel k : kSoftmaxKernels) runners.push_back(row_runner<In>(k, p.backend, p.shapes, true, p.reps));
   const bool finite = std::all_of(w.begin(), w.end(), [](Acc v) { return std::isfinite(v); });
@@ -384,7 +397,7 @@ std::vector<std::vector<std::string>> softmax_cell(const Plan& p, const Variance
       max_sum = std::max(max_sum, static_cast<double>(std::fabs(sum - 1.0L)));
     }
     std::vector<std::string> row = {"softmax", p.backend_name, dtype, std::to_string(rows), std::to_string(cols),
-                                    csv_number(scale), std::to_string(o.seed)};
+                                    matrix.label, matrix.seed};
     for (auto& f : config_columns(p, *runner, c)) row.push_back(std::move(f));
     if (r.first.failed) {
       row.insert(row.end(), {"", "", "", "", ""});
@@ -460,10 +473,7 @@ template <class Acc> std::int64_t serial_argmax(const Acc* x, std::int64_t cols)
   return best;
 }
 
-template <class In>
-std::vector<std::vector<std::string>> argmax_cell(const Plan& p, const VarianceOptions& o, const ArgmaxCase& c) {
-  using Acc = row_reduce::row_acc_t<In>;
-  const std::string dtype(row_reduce::RowInput<In>::dtype);
+template <class In> std::vector<In> argmax_case_rows(const Plan& p, const VarianceOptions& o, const ArgmaxCase& c) {
   const std::int64_t rows = p.argmax_rows, cols = p.cols;
   std::vector<In> x(static_cast<std::size_t>(rows * cols));
   for (std::int64_t r = 0; r < rows; ++r)
@@ -476,10 +486,19 @@ std::vector<std::vector<std::string>> argmax_cell(const Plan& p, const VarianceO
         e = static_cast<In>(v);
       }
     }
-  const std::vector<Acc> w = widened(x);
+  return x;
+}
+
+// The argmax kernel at every shape against the serial scan; description fills its column.
+template <class In>
+std::vector<std::vector<std::string>> argmax_cell(const Plan& p, const CellMatrix<In>& m, const std::string& description) {
+  using Acc = row_reduce::row_acc_t<In>;
+  const std::string dtype(row_reduce::RowInput<In>::dtype);
+  const std::int64_t rows = m.rows, cols = p.cols;
+  const std::vector<Acc> w = widened(m.x);
   std::vector<std::int64_t> expected(static_cast<std::size_t>(rows));
   for (std::int64_t r = 0; r < rows; ++r) expected[static_cast<std::size_t>(r)] = serial_argmax(w.data() + r * cols, cols);
-  RowKernelInput<In> input(p.backend, x, rows, cols);
+  RowKernelInput<In> input(p.backend, m.x, rows, cols);
   const auto runner = row_runner<In>(RowKernel::argmax, p.backend, p.shapes, false);
   std::vector<std::vector<std::string>> out;
   for (std::size_t si = 0; si < p.shapes.size(); ++si) {
@@ -494,11 +513,10 @@ std::vector<std::vector<std::string>> argmax_cell(const Plan& p, const VarianceO
       const Acc v = r.value.max_value[ri];
       bad_value += !(std::isnan(want) ? std::isnan(v) : (v == want && std::signbit(v) == std::signbit(want)));
     }
-    out.push_back({"argmax", p.backend_name, dtype, std::to_string(rows), std::to_string(cols), c.name,
-                   std::to_string(o.seed), "argmax", std::string(row_reduce::to_string(s.layout)),
-                   std::to_string(s.block), std::to_string(bad_index), std::to_string(bad_value),
-                   std::to_string(expected.empty() ? -1 : expected[0]),
-                   std::to_string(r.value.max_index.empty() ? -1 : r.value.max_index[0]), c.description});
+    out.push_back({"argmax", p.backend_name, dtype, std::to_string(rows), std::to_string(cols), m.label, m.seed,
+                   "argmax", std::string(row_reduce::to_string(s.layout)), std::to_string(s.block),
+                   std::to_string(bad_index), std::to_string(bad_value), std::to_string(expected.empty() ? -1 : expected[0]),
+                   std::to_string(r.value.max_index.empty() ? -1 : r.value.max_index[0]), description});
   }
   return out;
 }
@@ -515,6 +533,26 @@ Plan make_plan(const VarianceOptions& o) {
   p.argmax_rows = o.argmax_rows.value_or(o.quick ? 8 : 64);
   p.offsets = o.offsets.empty() ? std::vector<double>{0, 1, 10, 100, 1e3, 1e4, 1e5, 1e6} : o.offsets;
   p.scales = o.scales.empty() ? std::vector<double>{1, 10, 100, 1e3, 1e4} : o.scales;
+  p.dtypes = o.dtypes.empty() ? std::vector<std::string>{"float32"} : o.dtypes;
+  if (!o.input.empty()) {  // the user's rows in place of every generated matrix
+    if (!o.offsets.empty() || !o.scales.empty())
+      throw UserError("--offsets and --scales have no effect with --input (the data's rows are measured); drop them");
+    if (o.rows || o.softmax_rows || o.argmax_rows)
+      throw UserError("--rows, --softmax-rows and --argmax-rows have no effect with --input (its rows are the data's "
+                      "values in rows of --cols); drop them");
+    if (!o.cols)
+      throw UserError("--input needs --cols, the length of a row: the data is read as rows of --cols values in its "
+                      "stored order (a 2-D .npy row by row unless --flatten F)");
+    p.data = open_study_data(o.input, o.input_format, o.flatten.empty() ? "C" : o.flatten);
+    p.dtypes = p.data->dtypes(o.dtypes);
+    const auto n = static_cast<std::int64_t>(p.data->size());
+    if (p.cols < 1 || n % p.cols != 0)
+      throw UserError(fmt::format("--input '{}' holds {} values: not a whole number of rows of --cols {}", p.data->source,
+                                  n, p.cols));
+    p.rows = p.softmax_rows = p.argmax_rows = n / p.cols;
+    p.offsets.clear();
+    p.scales.clear();
+  }
   p.reps = o.reps ? o.reps : (o.quick ? 3 : 20);
   p.verify = o.verify.empty() ? (p.backend == BackendKind::cuda ? "quick" : "none") : o.verify;
   if (p.rows < 1 || p.softmax_rows < 1 || p.argmax_rows < 1)
@@ -533,7 +571,7 @@ Plan make_plan(const VarianceOptions& o) {
   p.shapes.push_back(RowShape{RowLayout::warp_per_row, o.warp_block});
   for (int b : o.blocks) p.shapes.push_back(RowShape{RowLayout::block_per_row, b});
   // Every shape, dtype and size is checked before the run folder is touched.
-  for (const auto& d : o.dtypes) {
+  for (const auto& d : p.dtypes) {
     if (d != "float32" && d != "bfloat16" && d != "float64")
       throw UserError("unknown dtype '" + d + "' (valid: float32, bfloat16, float64)");
     for (const auto& s : p.shapes)
@@ -586,7 +624,8 @@ nlohmann::ordered_json plan_json(const Plan& p, const VarianceOptions& o) {
   plan["argmax_rows"] = p.argmax_rows;
   plan["offsets"] = p.offsets;
   plan["scales"] = p.scales;
-  plan["dtypes"] = o.dtypes;
+  plan["dtypes"] = p.dtypes;
+  if (p.data) plan["input"] = p.data->plan();
   nlohmann::ordered_json shapes = nlohmann::ordered_json::array();
   for (const auto& s : p.shapes) shapes.push_back(row_reduce::to_string(s));
   plan["shapes"] = shapes;
@@ -624,32 +663,65 @@ std::vector<Cell> variance_cells(const Plan& p, const VarianceOptions& o, std::o
                                       {"mismatches", v.mismatches()}, {"errors", v.errors()}, {"seconds", v.seconds}};
                        return {{"row_verify.csv", rows}};
                      }});
-  for (const auto& dtype : o.dtypes) {
+  for (const auto& dtype : p.dtypes) {
+    if (p.data) {  // the user's rows, in every table
+      const std::string key = fmt::format("{}|data", dtype);
+      auto on_data = [&p, dtype](auto cell) {
+        return [&p, dtype, cell]() -> CellRows {
+          CellRows rows;
+          for_dtype(dtype, [&](auto* tag) {
+            using In = std::remove_pointer_t<decltype(tag)>;
+            if constexpr (!std::is_same_v<In, bfloat16_bits>)  // (the data is float32 or float64)
+              rows = cell(CellMatrix<In>{p.data->values<In>(), p.rows, "data", ""});
+          });
+          return rows;
+        };
+      };
+      cells.push_back({"variance|" + key, dtype + " variance of your rows", on_data([&p, bandwidth](const auto& m) {
+                         return CellRows{{"row_variance.csv", variance_cell(p, m, bandwidth)}};
+                       })});
+      cells.push_back({"softmax|" + key, dtype + " softmax of your rows", on_data([&p, bandwidth](const auto& m) {
+                         return CellRows{{"row_softmax.csv", softmax_cell(p, m, bandwidth)}};
+                       })});
+      cells.push_back({"argmax|" + key, dtype + " argmax of your rows", on_data([&p](const auto& m) {
+                         return CellRows{{"row_argmax.csv", argmax_cell(p, m, "your rows")}};
+                       })});
+      continue;
+    }
+    const std::string seed = std::to_string(o.seed);
     for (double offset : p.offsets)
       cells.push_back({fmt::format("variance|{}|{}", dtype, csv_number(offset)),
                        fmt::format("{} offset {}", dtype, csv_number(offset)),
-                       [&p, &o, bandwidth, dtype, offset]() -> CellRows {
+                       [&p, &o, bandwidth, dtype, offset, seed]() -> CellRows {
                          Rows rows;
                          for_dtype(dtype, [&](auto* tag) {
-                           rows = variance_cell<std::remove_pointer_t<decltype(tag)>>(p, o, offset, bandwidth);
+                           using In = std::remove_pointer_t<decltype(tag)>;
+                           const std::vector<In> x = normal_rows<In>(p.rows, p.cols, offset, 1.0, o.seed);
+                           rows = variance_cell(p, CellMatrix<In>{x, p.rows, csv_number(offset), seed}, bandwidth);
                          });
                          return {{"row_variance.csv", rows}};
                        }});
     for (double scale : p.scales)
       cells.push_back({fmt::format("softmax|{}|{}", dtype, csv_number(scale)),
                        fmt::format("{} softmax scale {}", dtype, csv_number(scale)),
-                       [&p, &o, bandwidth, dtype, scale]() -> CellRows {
+                       [&p, &o, bandwidth, dtype, scale, seed]() -> CellRows {
                          Rows rows;
                          for_dtype(dtype, [&](auto* tag) {
-                           rows = softmax_cell<std::remove_pointer_t<decltype(tag)>>(p, o, scale, bandwidth);
+                           using In = std::remove_pointer_t<decltype(tag)>;
+                           const std::vector<In> x = normal_rows<In>(p.softmax_rows, p.cols, 0.0, scale, o.seed);
+                           rows = softmax_cell(p, CellMatrix<In>{x, p.softmax_rows, csv_number(scale), seed}, bandwidth);
                          });
                          return {{"row_softmax.csv", rows}};
                        }});
     for (const ArgmaxCase& c : kArgmaxCases)
       cells.push_back({fmt::format("argmax|{}|{}", dtype, c.name), fmt::format("{} argmax {}", dtype, c.name),
-                       [&p, &o, dtype, c]() -> CellRows {
+                       [&p, &o, dtype, c, seed]() -> CellRows {
                          Rows rows;
-                         for_dtype(dtype, [&](auto* tag) { rows = argmax_cell<std::remove_pointer_t<decltype(tag)>>(p, o, c); });
+                         for_dtype(dtype, [&](auto* tag) {
+                           using In = std::remove_pointer_t<decltype(tag)>;
+                           const std::vector<In> x = argmax_case_rows<In>(p, o, c);
+                           rows = argmax_cell(p, CellMatrix<In>{x, p.argmax_rows, c.name, seed}, c.description);
+                         });
                          return {{"row_argmax.csv", rows}};
                        }});
   }
@@ -709,6 +781,7 @@ void run_variance_study(const VarianceOptions& o) {
 
   nlohmann::ordered_json verify_json;
   study.run(variance_cells(p, o, bandwidth, verify_json));
+  if (p.data) p.data->check_unchanged();
   finish_variance(study, p, plan, description, bandwidth, verify_json);
 }
 
@@ -732,6 +805,11 @@ void register_study_variance(CLI::App& study) {
   cmd->add_option("--scales", o->scales, "Softmax logit scales, rows = scale * N(0,1) (default 1,10,...,1e4)")
       ->delimiter(',');
   cmd->add_option("--dtypes", o->dtypes, "float32, bfloat16, float64 (comma list; default float32)")->delimiter(',');
+  add_text_option(*cmd, "--input", o->input,
+                  "The user's rows (.npy, .csv/.txt, raw with --format), read as rows of --cols values, in place of "
+                  "the generated matrices in every table (offset, scale and case 'data')");
+  add_text_option(*cmd, "--format", o->input_format, "--input's format: npy, csv or raw (default: from the extension)");
+  add_text_option(*cmd, "--flatten", o->flatten, "How a 2-D --input is read into rows: C (row by row, default) or F");
   cmd->add_option("--blocks", o->blocks, "block_per_row block sizes (comma list; default 256)")->delimiter(',');
   cmd->add_option("--warp-block", o->warp_block, "warp_per_row block size (block/32 rows per block)")
       ->capture_default_str();

@@ -22,7 +22,7 @@ import threading
 from typing import Any, Optional, Sequence
 
 from . import _sumlab
-from .core import CheckFailed, SumlabError, _prepare
+from .core import CheckFailed, SumlabError, _dtype_name, _prepare
 from .subjects import as_subjects
 
 _ids = itertools.count()
@@ -60,8 +60,10 @@ def _list(option: str, values: Optional[Sequence[Any]]) -> list[str]:
     return [option, ",".join(str(v) for v in values)]
 
 
-def _run(args: list[str], data: Any = None, subjects: Any = None, kinds: Sequence[str] = ("sum",)) -> None:
-    """Runs a sumlab command in this process with the study's data and subjects (of `kinds`) registered."""
+def _run(args: list[str], data: Any = None, subjects: Any = None, kinds: Sequence[str] = ("sum",),
+         order: Optional[str] = None) -> None:
+    """Runs a sumlab command in this process with the study's data (an array of more than one
+    dimension flattened in `order`) and subjects (of `kinds`) registered."""
     try:
         chosen = as_subjects(subjects, kinds, args[1])
     except ValueError as e:
@@ -72,7 +74,7 @@ def _run(args: list[str], data: Any = None, subjects: Any = None, kinds: Sequenc
         taken: set = set()
         try:
             if data is not None:
-                arr, tag, _ = _prepare(data, None)
+                arr, tag, _ = _prepare(data, order)
                 registered_array = f"py{os.getpid()}_{next(_ids)}"
                 try:
                     _sumlab.register_array(registered_array, arr, tag)
@@ -232,7 +234,7 @@ def segmented(out: str = "runs/segmented", *, data: Any = None, subjects: Any = 
     return read_table(os.path.join(out, "segmented_errors.csv"))
 
 
-def variance(out: str = "runs/variance", *, subjects: Any = None, quick: bool = False,
+def variance(out: str = "runs/variance", *, data: Any = None, subjects: Any = None, quick: bool = False,
              dtypes: Optional[Sequence[str]] = None, rows: Optional[int] = None, cols: Optional[int] = None,
              softmax_rows: Optional[int] = None, offsets: Optional[Sequence[float]] = None,
              scales: Optional[Sequence[float]] = None, runs: Optional[int] = None, backend: Optional[str] = None,
@@ -241,14 +243,36 @@ def variance(out: str = "runs/variance", *, subjects: Any = None, quick: bool = 
     normalised rows against the exact ones, softmax, argmax; and your row reductions (subjects:
     ``sumlab.Subject(fn, kind=...)`` of kind "variance", "layer_norm" or "softmax", each
     configuration called ``runs`` times (default 2) for its distinct outputs) beside them, on
-    float32, bfloat16 or float64 rows. Returns row_variance.csv's rows; row_softmax.csv holds the
-    softmax subjects."""
+    float32, bfloat16 or float64 rows. With data= (float32 or float64; a 2-D array's rows, or a
+    1-D array in rows of cols values): your rows in every table, in their own dtype, in place of
+    the generated ones (offset, scale and case read "data"). Returns row_variance.csv's rows;
+    row_softmax.csv holds the softmax subjects."""
     args = ["study", "variance"] + _common(out, quick, force, resume, False, backend)
+    order = None
+    if data is not None:
+        ndim = getattr(data, "ndim", None)
+        if ndim is None:
+            import numpy as np
+            data = np.asarray(data)
+            ndim = data.ndim
+        name = _dtype_name(getattr(data, "dtype", ""))
+        if name in ("float16", "bfloat16"):
+            # The lab would register their float32 widening and measure its float32 kernels, not the
+            # row kernels' half-precision loads, under the name float32.
+            raise SumlabError(f"variance: data of dtype {name} is not studied as such; pass it as float32 (the "
+                              "float32 kernels on the same values) or study generated bfloat16 rows (dtypes=['bfloat16'])")
+        if ndim >= 2:
+            if cols is not None and cols != data.shape[-1]:
+                raise SumlabError(f"variance: cols={cols} but the data's rows hold {data.shape[-1]} values")
+            cols = data.shape[-1]
+            order = "C"
+        elif cols is None:
+            raise SumlabError("variance: a 1-D data= needs cols=, the length of a row")
     args += _list("--dtypes", dtypes) + _list("--offsets", offsets) + _list("--scales", scales)
     for option, v in (("--rows", rows), ("--cols", cols), ("--softmax-rows", softmax_rows), ("--runs", runs)):
         if v is not None:
             args += [option, str(v)]
-    _run(args, None, subjects, ("variance", "layer_norm", "softmax"))
+    _run(args, data, subjects, ("variance", "layer_norm", "softmax"), order)
     return read_table(os.path.join(out, "row_variance.csv"))
 
 

@@ -1226,9 +1226,17 @@ def _row_error_figure(run, data, ctx, x_col, x_label, y_col, y_label, stem, titl
     return Figure(ctx.fig_prefix + stem, title, caption)
 
 
+def _on_users_rows(data: CsvData, column: str) -> bool:
+    """Whether the table measured the user's rows (study variance --input): its offset, scale or
+    case column reads "data" in every row, and there is no axis of generated cells to plot."""
+    return bool(data.rows) and all(r.get(column) == "data" for r in data.rows)
+
+
 def _variance_findings(data: CsvData) -> list:
     """From the rows: per dtype and method, the largest offset whose median relative error stayed
-    below 1e-3, and the rows with a negative variance, summed over the run."""
+    below 1e-3 (on the user's rows: the median error), the worst error, and the rows with a negative
+    variance, summed over the run."""
+    on_data = _on_users_rows(data, "offset")
     parts = []
     for dtype in data.ordered_unique("dtype"):
         for method in data.ordered_unique("method"):
@@ -1240,9 +1248,12 @@ def _variance_findings(data: CsvData) -> list:
             negative = sum(int(num(r.get("negative_variance_rows")) or 0) for r in rs
                            if r.get("negative_variance_rows", "") != "")
             worst = max(num(r.get("max_rel_error")) for r in rs)
-            parts.append(f"{method} ({dtype}): median error < 1e-3 up to offset "
-                         f"{_fmt(max(good), 2) if good else 'none tried'}, worst {_fmt(worst, 2)}, "
-                         f"{negative} negative-variance row(s)")
+            if on_data:  # one cell: its median error, from layout to layout
+                lo, hi = (f(num(r.get("median_rel_error")) for r in rs) for f in (min, max))
+                where = f"median error {_fmt(lo, 2)}" + (f" to {_fmt(hi, 2)}" if hi != lo else "")
+            else:
+                where = f"median error < 1e-3 up to offset {_fmt(max(good), 2) if good else 'none tried'}"
+            parts.append(f"{method} ({dtype}): {where}, worst {_fmt(worst, 2)}, {negative} negative-variance row(s)")
     return [Paragraph("Measured in this run: " + "; ".join(parts) + ".")] if parts else []
 
 
@@ -1251,7 +1262,18 @@ def render_row_variance(run: Run, data: CsvData, ctx: Context) -> list:
         ctx.palette.style(m)
     backend = ", ".join(data.ordered_unique("backend"))
     shape = f"{data.rows[0].get('rows', '?')} × {data.rows[0].get('cols', '?')}" if data.rows else "?"
-    blocks: list = [
+    if _on_users_rows(data, "offset"):  # one cell: the table says it all
+        blocks: list = [
+            Heading("Row variance of your rows", 3, anchor=slug(run.label + "-row-variance")),
+            Paragraph(f"What this shows: the population variance of each of your rows ({shape}, backend {backend}), "
+                      "computed by each row kernel (textbook E[x²] − E[x]², two passes, Welford per thread with the "
+                      "general Chan merge or the equal-count lane merge) in the kernel's exact order, against the "
+                      "exact MPFR variance of the same row, and the normalised rows against the exact ones. A "
+                      "negative variance makes the normalised row NaN."),
+            *_variance_findings(data),
+        ]
+        return blocks + _row_variance_table(run, data, ctx)
+    blocks = [
         Heading("Row variance: error vs row offset", 3, anchor=slug(run.label + "-row-variance")),
         Paragraph("What this shows: the population variance of rows offset + N(0, 1), computed by each row kernel "
                   "(textbook E[x²] − E[x]², two passes, Welford per thread with the general Chan merge or the "
@@ -1276,7 +1298,12 @@ def render_row_variance(run: Run, data: CsvData, ctx: Context) -> list:
             "max |out − (x − mean)/sqrt(var + 1e-5)| over the matrix, the reference from the exact mean and "
             "variance in long double (it resolves errors above ~2⁻⁵² · |mean| · rstd: float32 and bfloat16 "
             "outputs, not float64 ones at large offsets).", True))
-    blocks += _row_subject_findings(data)
+    return blocks + _row_variance_table(run, data, ctx)
+
+
+def _row_variance_table(run: Run, data: CsvData, ctx: Context) -> list:
+    """The user's subjects' findings and row_variance.csv's table, with its alarms."""
+    blocks = _row_subject_findings(data)
     cols = ["dtype", "offset", "method", "layout", "block", "negative_variance_rows", "nan_output_rows",
             "median_rel_error", "max_rel_error", "max_out_abs_error", "us_per_row", "time_over_bound",
             "distinct_outputs", "note"]
@@ -1310,7 +1337,8 @@ def _softmax_findings(data: CsvData) -> list:
                   and not math.isnan(num(r.get("max_rel_error")))]
             if rs:
                 w = max(rs, key=lambda r: num(r.get("max_rel_error")))
-                parts.append(f"{method} ({dtype}) worst {_fmt(num(w.get('max_rel_error')), 2)} at scale {w.get('scale')}")
+                where = "" if w.get("scale") == "data" else f" at scale {w.get('scale')}"
+                parts.append(f"{method} ({dtype}) worst {_fmt(num(w.get('max_rel_error')), 2)}{where}")
     return [Paragraph("Measured in this run: " + "; ".join(parts) + ".")] if parts else []
 
 
@@ -1318,20 +1346,24 @@ def render_row_softmax(run: Run, data: CsvData, ctx: Context) -> list:
     for m in data.ordered_unique("method"):
         ctx.palette.style(m)
     backend = ", ".join(data.ordered_unique("backend"))
+    on_data = _on_users_rows(data, "scale")
     blocks: list = [
-        Heading("Row softmax: error vs logit scale", 3, anchor=slug(run.label + "-row-softmax")),
-        Paragraph("What this shows: the largest relative error of the probabilities of rows scale · N(0, 1), "
-                  "online softmax (one pass for (max, sum), rescaled at every merge) against three passes, both "
+        Heading("Row softmax of your rows" if on_data else "Row softmax: error vs logit scale", 3,
+                anchor=slug(run.label + "-row-softmax")),
+        Paragraph("What this shows: the largest relative error of the probabilities of " +
+                  ("each of your rows" if on_data else "rows scale · N(0, 1)") +
+                  ", online softmax (one pass for (max, sum), rescaled at every merge) against three passes, both "
                   "with the same portable exp, against a long-double reference. x − max is rounded before exp, "
                   "so an absolute error u·|x − max| in the exponent becomes a relative error of the same size in "
                   "the probability."),
         *_softmax_findings(data),
-        _row_error_figure(run, data, ctx, "scale", "logit scale (σ of the row)", "max_rel_error",
-                          "max relative error of p", "row-softmax-max-rel",
-                          "Largest relative error of the softmax probabilities",
-                          f"Over every element with p_ref at least the smallest normal (backend {backend}); solid: "
-                          "warp_per_row, dashed: block_per_row.", False),
     ]
+    if not on_data:  # (one cell of the user's rows: no axis to plot; the table holds it)
+        blocks.append(_row_error_figure(run, data, ctx, "scale", "logit scale (σ of the row)", "max_rel_error",
+                                        "max relative error of p", "row-softmax-max-rel",
+                                        "Largest relative error of the softmax probabilities",
+                                        f"Over every element with p_ref at least the smallest normal (backend "
+                                        f"{backend}); solid: warp_per_row, dashed: block_per_row.", False))
     blocks += _row_subject_findings(data)
     cols = [c for c in ["dtype", "scale", "method", "layout", "block", "max_abs_error", "max_rel_error",
                         "max_sum_error", "nan_rows", "us_per_row", "time_over_bound", "distinct_outputs", "note"]

@@ -166,6 +166,34 @@ def test_a_segmented_study_on_the_users_values_and_layout(tmp_path):
     assert by["exact_segments"]["segments"] == 6 and by["exact_segments"]["empty_segments"] == 2
 
 
+def test_a_variance_study_on_the_users_rows(tmp_path):
+    """data= in place of the variance study's generated rows: activations of shape (2, 32, 1024) are
+    64 rows of 1024 (a layer norm's rows), offset by 1e4 as a residual stream can be. A subject
+    that takes each row's variance in float64 and rounds it once is within float32's rounding of the
+    lab's exact reference on every row, the textbook formula goes negative there as the seeds say,
+    and argmax's first row is numpy's."""
+    rng = np.random.default_rng(3)
+    x = (1e4 + rng.standard_normal((2, 32, 1024))).astype(np.float32)
+    exact = sumlab.Subject(lambda r: np.var(r.astype(np.float64), axis=1).astype(np.float32), name="np_var64",
+                           kind="variance")
+    rows = sumlab.study.variance(str(tmp_path / "v"), data=x, subjects=exact, backend="model")
+    assert {r["offset"] for r in rows} == {"data"} and {r["rows"] for r in rows} == {64}
+    by = {(r["method"], r["layout"]): r for r in rows}
+    assert by[("np_var64", "external")]["max_rel_error"] <= 2.0 ** -24
+    assert by[("textbook", "warp_per_row")]["negative_variance_rows"] > 0
+    assert by[("two_pass", "warp_per_row")]["max_rel_error"] < 1e-5
+    argmax = sumlab.study.read_table(str(tmp_path / "v" / "row_argmax.csv"))
+    assert {r["expected_index_row0"] for r in argmax} == {int(np.argmax(x.reshape(64, 1024)[0]))}
+    assert all(r["index_mismatches"] == 0 for r in argmax)
+    # A 1-D array needs its row length; bfloat16 and float16 rows are not studied under float32's name.
+    with pytest.raises(sumlab.SumlabError, match="needs cols="):
+        sumlab.study.variance(str(tmp_path / "w"), data=x.reshape(-1), backend="model")
+    with pytest.raises(sumlab.SumlabError, match="float16"):
+        sumlab.study.variance(str(tmp_path / "w"), data=x.astype(np.float16), backend="model")
+    flat = sumlab.study.variance(str(tmp_path / "f"), data=x.reshape(-1), cols=1024, backend="model")
+    assert [r["median_rel_error"] for r in flat] == [r["median_rel_error"] for r in rows if r["layout"] != "external"]
+
+
 def test_resume_with_other_data_is_refused(tmp_path):
     a = np.arange(1000, dtype=np.float64)
     sumlab.study.error_vs_n(str(tmp_path / "r"), data=a, seeds=1, log2_min=8, backend="cpu")

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/generators.hpp"
 #include "studies/run_folder.hpp"
 #include "studies/study_driver.hpp"
 #include "studies/verify_rows.hpp"
@@ -113,6 +114,68 @@ TEST(VarianceStudy, ConstantRowsHaveZeroErrorWhenTheVarianceIsZero) {
     ++checked;
   }
   EXPECT_EQ(checked, 4);  // two methods x two shapes
+  std::filesystem::remove_all(dir);
+}
+
+// The user's rows (--input) in every table: a file of the generator's own values (rows offset 0 +
+// N(0, 1), softmax scale 1 and argmax's "distinct" case are all N(0, 1) at seed 1, element
+// r * cols + j) gives the generated run's rows, with offset, scale and case "data" and no seed.
+TEST(VarianceStudy, TheUsersRowsGiveTheRowsOfTheSameValuesGenerated) {
+  const auto dir = sumlab::test::fresh_dir("variance_test_data");
+  const std::int64_t rows = 6, cols = 1000;
+  std::vector<float> x(static_cast<std::size_t>(rows * cols));
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(sumlab::standard_normal(1, i));
+  sumlab::test::write_npy(dir / "x.npy", x);
+  const std::string common = " --backend model --cols 1000 --blocks 64 --out ";
+  const Result gen = run("study variance --rows 6 --softmax-rows 6 --argmax-rows 6 --offsets 0 --scales 1" + common +
+                         (dir / "gen").string());
+  ASSERT_EQ(gen.code, 0) << gen.out;
+  const Result dat = run("study variance --input " + (dir / "x.npy").string() + common + (dir / "dat").string());
+  ASSERT_EQ(dat.code, 0) << dat.out;
+  sumlab::test::expect_rows_of_the_same_values(dir / "gen" / "row_variance.csv", dir / "dat" / "row_variance.csv",
+                                               "offset", "0", {"seed"});
+  sumlab::test::expect_rows_of_the_same_values(dir / "gen" / "row_softmax.csv", dir / "dat" / "row_softmax.csv",
+                                               "scale", "1", {"seed"});
+  // argmax: the generated run's "distinct" case against the data's rows, layout by layout.
+  std::vector<std::map<std::string, std::string>> distinct;
+  for (const auto& row : read_csv(dir / "gen" / "row_argmax.csv").rows)
+    if (row.at("case") == "distinct") distinct.push_back(row);
+  const Csv arg = read_csv(dir / "dat" / "row_argmax.csv");
+  ASSERT_EQ(arg.rows.size(), distinct.size());
+  ASSERT_EQ(arg.rows.size(), 2u);  // warp_per_row/256, block_per_row/64
+  for (std::size_t i = 0; i < arg.rows.size(); ++i) {
+    EXPECT_EQ(arg.rows[i].at("case"), "data");
+    EXPECT_EQ(arg.rows[i].at("seed"), "");
+    for (const char* c : {"rows", "cols", "layout", "block", "index_mismatches", "value_mismatches",
+                          "expected_index_row0", "index_row0"})
+      EXPECT_EQ(arg.rows[i].at(c), distinct[i].at(c)) << c;
+  }
+  for (const auto& row : read_csv(dir / "dat" / "row_variance.csv").rows) EXPECT_EQ(row.at("rows"), "6");
+  const std::string plan = sumlab::test::slurp(dir / "dat" / "provenance.json");
+  EXPECT_NE(plan.find("\"n\": 6000"), std::string::npos) << plan;
+  // Other data under the same folder is refused on --resume; the same data resumes.
+  std::vector<float> y(x);
+  y[17] = -y[17];
+  sumlab::test::write_npy(dir / "y.npy", y);
+  const std::string resume = " --backend model --cols 1000 --blocks 64 --resume --out " + (dir / "dat").string();
+  const Result other = run("study variance --input " + (dir / "y.npy").string() + resume);
+  EXPECT_EQ(other.code, 2) << other.out;
+  const Result same = run("study variance --input " + (dir / "x.npy").string() + resume);
+  EXPECT_EQ(same.code, 0) << same.out;
+  // Options that would measure something else than the data's rows are refused before anything is written.
+  const std::string refused = "study variance --backend model --input " + (dir / "x.npy").string() + " --out " +
+                              (dir / "refused").string();
+  sumlab::test::expect_one_line_refusal(refused + " --cols 1000 --offsets 1e4", "--offsets and --scales have no effect");
+  sumlab::test::expect_one_line_refusal(refused + " --cols 1000 --rows 3", "--rows, --softmax-rows and --argmax-rows");
+  sumlab::test::expect_one_line_refusal(refused, "--input needs --cols");
+  sumlab::test::expect_one_line_refusal(refused + " --cols 7", "holds 6000 values: not a whole number of rows of --cols 7");
+  sumlab::test::expect_one_line_refusal(refused + " --cols 1000 --dtypes bfloat16", "holds float32 but --dtypes bfloat16");
+  EXPECT_FALSE(std::filesystem::exists(dir / "refused"));
+  // float64 rows are studied as float64.
+  sumlab::test::write_npy(dir / "x64.npy", std::vector<double>(x.begin(), x.end()));
+  const Result d64 = run("study variance --input " + (dir / "x64.npy").string() + common + (dir / "d64").string());
+  ASSERT_EQ(d64.code, 0) << d64.out;
+  for (const auto& row : read_csv(dir / "d64" / "row_variance.csv").rows) EXPECT_EQ(row.at("dtype"), "float64");
   std::filesystem::remove_all(dir);
 }
 
