@@ -145,7 +145,9 @@ constexpr std::array<GpuKernelInfo, 20> kernels{{
      "off the guessed grid (double); pass 2 derives k from max|x| as core/fixed_point_sum.hpp; if "
      "every x_i is on the grid 2^-k (float) or every guess held (double), pass 1 gave the sum; "
      "else pass 2: q_i = RNE(x_i 2^k) summed as 128-bit integers per thread/warp/block, each "
-     "block's sum added by atomics; the caller's k: pass 2 alone; the host converts as the CPU does",
+     "block's sum added by atomics (both passes in one launch, a barrier over the grid between them, "
+     "where every block is resident at once); the caller's k: pass 2 alone; the host converts as "
+     "the CPU does",
      Determinism::shape_invariant, true, tile_fields, false, false, false,
      BoundKind::fixed_point, fixed_bound,
      KernelFamily::integer, nullptr, ""},

@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -141,6 +142,25 @@ inline void opt_in_shared(const void* kernel, std::size_t bytes) {
   if (bytes <= have) return;
   SUMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
   have = bytes;
+}
+
+// How many blocks of `kernel`, at `threads` a block and `smem` bytes of dynamic shared memory, are
+// resident on this GPU at once: the largest grid a cooperative launch takes (0 where the GPU takes
+// none). The kernel's dynamic shared-memory limit must already cover smem (opt_in_shared). Cached
+// per device, kernel, block and size, so that the queries stay out of timed loops.
+inline long long resident_blocks(const void* kernel, int threads, std::size_t smem) {
+  static std::mutex m;
+  static std::map<std::tuple<int, const void*, int, std::size_t>, long long> known;
+  int device = 0;
+  SUMLAB_CUDA_CHECK(cudaGetDevice(&device));
+  const auto key = std::make_tuple(device, kernel, threads, smem);
+  const std::lock_guard<std::mutex> lock(m);
+  if (const auto it = known.find(key); it != known.end()) return it->second;
+  int cooperative = 0, sms = 0, per_sm = 0;
+  SUMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
+  SUMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  SUMLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+  return known[key] = cooperative != 0 ? static_cast<long long>(per_sm) * sms : 0;
 }
 
 // Device time between start() and stop(), on the default stream (or the stream given to both).

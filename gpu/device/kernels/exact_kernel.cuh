@@ -930,9 +930,10 @@ template <class T> void exact_reset_sets(const ExactBuffers& out) {
 // shared memory.
 // Abs: the kernel adds |x| (the exact sum of magnitudes a study's reference needs beside the sum;
 // its special counts are not used).
-template <class T, bool Range, int MaxThreads, int MinBlocks, bool Abs = false>
-__global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(const T* __restrict__ d_in, std::int64_t num_items,
-                                                                            ExactBuffers out) {
+// exact_limbs_block is exact_limbs_kernel's body, which gpu_fixed_point's one-launch kernel
+// (fixed_point_kernels.cuh) runs as well; every thread of the block calls it (it holds barriers).
+template <class T, bool Range, int MaxThreads, bool Abs = false>
+__device__ __forceinline__ void exact_limbs_block(const T* __restrict__ d_in, std::int64_t num_items, const ExactBuffers& out) {
   using Bits = typename FloatTraits<T>::Bits;
   constexpr int NL = ExactLayout<T>::num_limbs;
   __shared__ unsigned long long s_limbs[NL];
@@ -1027,6 +1028,12 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(cons
   if (blockIdx.x == 0)
     for (int w = static_cast<int>(threadIdx.x); w < exact_set_words<T>; w += static_cast<int>(blockDim.x))
       out.sets[(out.parity ^ 1u) * exact_set_words<T> + w] = exact_reset_word<T>(w);
+}
+
+template <class T, bool Range, int MaxThreads, int MinBlocks, bool Abs = false>
+__global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(const T* __restrict__ d_in, std::int64_t num_items,
+                                                                            ExactBuffers out) {
+  exact_limbs_block<T, Range, MaxThreads, Abs>(d_in, num_items, out);
 }
 
 // Host side: set out.parity's exact sum and its special counts (count = n) as core/exact_sum.hpp's

@@ -186,12 +186,13 @@ __device__ __forceinline__ void fixed_finer_grids(const T (&d)[N], long long (&f
   for (int j = 0; j < Mb; ++j) finer[j] += part[j];
 }
 
-// Every thread of every block of fixed_window_kernel calls it (it holds barriers); the launch
-// provides bulk_smem_bytes(blockDim.x) of dynamic shared memory. records: gridDim.x records of
-// fixed_record_words, each written whole by its block.
-template <class T, int MaxThreads>
-__global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __restrict__ d_in, std::int64_t num_items,
-                                                                  unsigned long long* __restrict__ records) {
+// fixed_window_kernel's body, which the one-launch kernel (below) runs as well. Every thread of
+// the block calls it (it holds barriers); the launch provides bulk_smem_bytes(blockDim.x) of
+// dynamic shared memory. records: gridDim.x records of fixed_record_words, each written whole by
+// its block.
+template <class T>
+__device__ __forceinline__ void fixed_window_block(const T* __restrict__ d_in, std::int64_t num_items,
+                                                   unsigned long long* __restrict__ records) {
   static_assert(sizeof(T) == 8, "the finer grids' parts are doubles' (order_model::fixed_finer_part)");
   using Bits = typename FloatTraits<T>::Bits;
   constexpr int MW = fixed_window_wide, C = fixed_window_candidates, N = bulk_group<T>;
@@ -442,6 +443,12 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
   }
 }
 
+template <class T, int MaxThreads>
+__global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __restrict__ d_in, std::int64_t num_items,
+                                                                  unsigned long long* __restrict__ records) {
+  fixed_window_block<T>(d_in, num_items, records);
+}
+
 // Pass 2's decision after fixed_window_kernel: k from the blocks' largest magnitudes
 // (fixed_point_sum's rule; 0 when no element is finite and nonzero), and whether every block's
 // guess held (E <= L). Every thread of the block calls it (it holds barriers).
@@ -511,41 +518,54 @@ __device__ void fixed_window_add_records(const unsigned long long* records, int 
   }
 }
 
-// MaxThreads: the instantiation's __launch_bounds__ (512: up to 128 registers; 1024: at most 64,
-// for 1024-thread blocks only; with CUDA 13.0 the 512 builds use 92 (double) and 98 (float)
-// registers without spilling, the 1024 builds spill 104-136 bytes).
-// The launch provides bulk_smem_bytes(blockDim.x) of dynamic shared memory. The shape's vector width
-// and mapping do not matter (integer totals: any order gives the same bits).
-template <class T, int MaxThreads>
-__global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __restrict__ d_in, std::int64_t num_items,
-                                                                 FixedBuffers out) {
-  using Bits = typename FloatTraits<T>::Bits;
-  if (blockIdx.x == 0)  // the next launch's set (this launch touches only its own)
+// Block 0: the next launch's set to 0 (a launch touches only its own).
+__device__ __forceinline__ void fixed_reset_next_set(const FixedBuffers& out) {
+  if (blockIdx.x == 0)
     for (int w = static_cast<int>(threadIdx.x); w < fixed_set_words; w += static_cast<int>(blockDim.x))
       out.sets[(out.parity ^ 1u) * fixed_set_words + w] = 0;
-  long long k = out.k;
+}
+
+// Pass 2's decision, once pass 1's results are visible: k from pass 1's range (float,
+// fixed_point_sum's rule) or from the window pass's records (double), and what this block still
+// has to do. Block 0 tells the host in out.scale. Every thread of the block calls it (the records'
+// decision holds barriers).
+struct FixedPlan {
+  long long k = 0;
+  bool quantise = false;     // read the input at k (the range's grid missed an element, or a guess failed)
   bool add_records = false;  // block 0 after a window pass whose guesses all held
-  if (out.range != nullptr) {  // pass 2: the scale from pass 1's range (fixed_point_sum's rule)
-    wait_for_prerequisite_grid();  // launched as pass 1's programmatic dependent: pass 1 must end first
+};
+template <class T> __device__ FixedPlan fixed_decide(const FixedBuffers& out) {
+  using Bits = typename FloatTraits<T>::Bits;
+  FixedPlan p;
+  long long how = fixed_quantised;
+  if (out.range != nullptr) {
     const order_model::FixedOnePass d = order_model::fixed_one_pass<T>(
         static_cast<Bits>(__ldcg(&out.range[0])), static_cast<Bits>(__ldcg(&out.range[1])), decode_grid(__ldcg(&out.range[2])));
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
-      out.scale[0] = d.k;
-      out.scale[1] = d.on_grid ? fixed_on_grid : fixed_quantised;
-    }
-    if (d.on_grid) return;  // pass 1 was the whole sum (every element on the grid)
-    k = d.k;
-  } else if (out.records != nullptr) {  // pass 2 after fixed_window_kernel
-    wait_for_prerequisite_grid();
+    p.k = d.k;
+    p.quantise = !d.on_grid;  // on the grid, pass 1 was the whole sum
+    if (d.on_grid) how = fixed_on_grid;
+  } else {
     const FixedWindowDecision d = fixed_window_decision<T>(out.records, out.record_count);
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
-      out.scale[0] = d.k;
-      out.scale[1] = d.held ? fixed_window_held : fixed_quantised;
-    }
-    if (d.held && blockIdx.x != 0) return;  // block 0 adds the records; nothing left to read
-    k = d.k;
-    add_records = d.held;
+    p.k = d.k;
+    p.add_records = d.held && blockIdx.x == 0;  // block 0 adds the records; nothing left to read
+    p.quantise = !d.held || p.add_records;
+    if (d.held) how = fixed_window_held;
   }
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    out.scale[0] = p.k;
+    out.scale[1] = how;
+  }
+  return p;
+}
+
+// The quantising pass's body at scale 2^-k, which the one-launch kernel (below) runs as well. Every
+// thread of the block calls it (it holds barriers); the launch provides bulk_smem_bytes(blockDim.x)
+// of dynamic shared memory. The shape's vector width and mapping do not matter (integer totals: any
+// order gives the same bits).
+template <class T>
+__device__ __forceinline__ void fixed_quantise_block(const T* __restrict__ d_in, std::int64_t num_items,
+                                                     const FixedBuffers& out, long long k, bool add_records) {
+  using Bits = typename FloatTraits<T>::Bits;
   const T two_k = order_model::fixed_two_k<T>(k);
   const bool fp = two_k != T(0);  // k outside fixed_two_k's range: every group by the integer steps
   __shared__ unsigned long long s_lo[32], s_hi[32], s_stats[fixed_stats];
@@ -646,6 +666,73 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
     if (c == fixed_max_bits_lost) atomicMax(&set[order_model::fixed_digits + c], v);
     else atomicAdd(&set[order_model::fixed_digits + c], v);
   }
+}
+
+// MaxThreads: the instantiation's __launch_bounds__ (512: up to 128 registers; 1024: at most 64,
+// for 1024-thread blocks only; with CUDA 13.0 the 512 builds use 92 (double) and 98 (float)
+// registers without spilling, the 1024 builds spill 104-136 bytes).
+// The launch provides bulk_smem_bytes(blockDim.x) of dynamic shared memory.
+template <class T, int MaxThreads>
+__global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __restrict__ d_in, std::int64_t num_items,
+                                                                 FixedBuffers out) {
+  fixed_reset_next_set(out);
+  if (out.range == nullptr && out.records == nullptr) {  // the caller's k: the whole sum
+    fixed_quantise_block<T>(d_in, num_items, out, out.k, false);
+    return;
+  }
+  wait_for_prerequisite_grid();  // launched as pass 1's programmatic dependent: pass 1 must end first
+  const FixedPlan p = fixed_decide<T>(out);
+  if (p.quantise) fixed_quantise_block<T>(d_in, num_items, out, p.k, p.add_records);
+}
+
+// ---- The scale from the data in one launch ----
+//
+// Where every block of the grid is resident at once (a cooperative launch, which fails rather
+// than start a grid that is not), pass 1 and pass 2 run in one kernel: pass 1's body (gpu_exact's
+// with the range for float, the window pass for double), a barrier over the grid, then pass 2's
+// decision and, only where pass 1 did not settle the sum, its quantising body. It saves the second
+// launch, which on data on the grid only decides and returns, and it changes no bit: the same
+// bodies add the same integers.
+
+// Every thread of every block calls it; every block must be resident (a cooperative launch).
+// *arrived counts the blocks that have arrived (0 before the launch). Each block's writes before
+// the barrier are visible to every block after it: thread 0 fences after the block's barrier and
+// then arrives, and waits for the count with acquire loads, as cooperative groups' grid sync does.
+__device__ __forceinline__ void grid_barrier(unsigned* arrived) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    atomicAdd(arrived, 1u);
+    for (;;) {
+      unsigned seen;
+      asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(seen) : "l"(arrived) : "memory");
+      if (seen >= gridDim.x) break;
+      __nanosleep(32);
+    }
+  }
+  __syncthreads();
+}
+
+// arrivals: two words, arrivals[out.parity] 0 at the launch; block 0 resets the other for the next
+// launch (as the sets: a launch touches only its own). exact: pass 1's sets (float; the range
+// read by fixed_decide is out.range, in them). The launch provides pass 1's dynamic shared memory
+// (float: gpu_exact's, bulk_smem_bytes(blockDim.x) + ExactBins<T>::bytes(MaxThreads, blockDim.x);
+// double: bulk_smem_bytes(blockDim.x)), which holds pass 2's.
+template <class T, int MaxThreads, int MinBlocks>
+__global__ void __launch_bounds__(MaxThreads, MinBlocks)
+    fixed_one_launch_kernel(const T* __restrict__ d_in, std::int64_t num_items, ExactBuffers exact, FixedBuffers out,
+                            unsigned* arrivals) {
+  fixed_reset_next_set(out);
+  if (blockIdx.x == 0 && threadIdx.x == 0) arrivals[out.parity ^ 1u] = 0;
+  if constexpr (sizeof(T) == 4) exact_limbs_block<T, true, MaxThreads>(d_in, num_items, exact);
+  else fixed_window_block<T>(d_in, num_items, const_cast<unsigned long long*>(out.records));
+  grid_barrier(arrivals + out.parity);
+  const FixedPlan p = fixed_decide<T>(out);
+  if (!p.quantise) return;
+  // Pass 1's tiles were read by the threads (the generic proxy); pass 2's are written into the same
+  // shared memory by the bulk-copy engine (the async proxy).
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  fixed_quantise_block<T>(d_in, num_items, out, p.k, p.add_records);
 }
 
 }  // namespace sumlab::gpu::detail
