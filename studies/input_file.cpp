@@ -161,10 +161,15 @@ void refuse_npy_bytes(const InputFile& f, const std::string& path, const std::st
                                 format));
 }
 
-Array read_npy(const InputFile& f, const std::string& path, const ReadOptions& opts) {
+// An .npy file's header and the offset of its data.
+std::pair<NpyHeader, std::uint64_t> npy_header(const InputFile& f, const std::string& path) {
   const std::string preamble = f.read(0, std::min<std::uint64_t>(f.size(), 12));
   const std::uint64_t offset = npy_data_offset(as_span(preamble), f.size(), path);
-  const NpyHeader h = parse_npy_header(as_span(f.read(0, offset)), path);
+  return {parse_npy_header(as_span(f.read(0, offset)), path), offset};
+}
+
+Array read_npy(const InputFile& f, const std::string& path, const ReadOptions& opts) {
+  const auto [h, offset] = npy_header(f, path);
   const Dtype target = check_npy(h, f.size() - offset, opts, path);
   // The data as read and the values decoded from it are alive together.
   check_fits_in_memory(h.count, element_size(h.element) + (target == Dtype::float32 ? 4 : 8),
@@ -181,6 +186,7 @@ struct Registered {
   ArraySpans values;
   std::shared_ptr<const void> owner;
   bool view = false;  // the caller's memory, which could change
+  std::string origin;  // InputData::origin
 };
 std::mutex arrays_mutex;
 std::map<std::string, Registered>& arrays() {
@@ -210,14 +216,14 @@ void hold(const std::string& name, Registered r) {
 }
 }  // namespace
 
-void register_array(const std::string& name, Array values) {
+void register_array(const std::string& name, Array values, const std::string& origin) {
   auto held = std::make_shared<const Array>(std::move(values));
   const ArraySpans spans = spans_of(*held);
-  hold(name, {spans, std::move(held), false});
+  hold(name, {spans, std::move(held), false, origin});
 }
 
 void register_array_view(const std::string& name, ArraySpans values, std::shared_ptr<const void> owner) {
-  hold(name, {values, std::move(owner), true});
+  hold(name, {values, std::move(owner), true, ""});
 }
 
 void unregister_array(const std::string& name) {
@@ -287,9 +293,7 @@ std::unique_ptr<MappedArray> map_npy(const std::string& path, const ReadOptions&
   if (path.rfind("mem:", 0) == 0 || format_of(path, opts.format) != "npy") return nullptr;
   const InputFile f(path);
   if (f.read_by_content()) return nullptr;
-  const std::string preamble = f.read(0, std::min<std::uint64_t>(f.size(), 12));
-  const std::uint64_t offset = npy_data_offset(as_span(preamble), f.size(), path);
-  const NpyHeader h = parse_npy_header(as_span(f.read(0, offset)), path);
+  const auto [h, offset] = npy_header(f, path);
   const Dtype dtype = check_npy(h, f.size() - offset, opts, path);
   const std::uint64_t size = element_size(h.element);
   std::size_t long_dims = 0;
@@ -319,11 +323,15 @@ InputData::InputData(const std::string& path, const ReadOptions& opts) : mapped_
     values_ = r.values;
     owner_ = std::move(r.owner);
     borrowed_ = r.view;
+    origin_ = std::move(r.origin);
     return;
   }
   auto read = std::make_shared<const Array>(read_array(path, opts));
   values_ = spans_of(*read);
   owner_ = std::move(read);
+  // (a mapped file is float32 or float64 as stored; one read whole may have been float16)
+  if (is_float32() && format_of(path, opts.format) == "npy" && npy_header(InputFile(path), path).first.element == NpyElement::float16)
+    origin_ = "float16";
 }
 
 namespace {

@@ -75,6 +75,9 @@ class InputData {
   // fingerprint, in one pass over the bytes (a mapped file read once).
   std::pair<std::string, std::uint64_t> identity() const;
   bool is_float32() const { return std::holds_alternative<std::span<const float>>(values_); }
+  // The narrower type float32 values were widened from (exactly): "float16" for a float16 .npy file
+  // or array, "bfloat16" for a bfloat16 array from Python; "" for values held as stored.
+  const std::string& origin() const { return origin_; }
   std::size_t size() const {
     return std::visit([](auto v) { return v.size(); }, values_);
   }
@@ -87,11 +90,13 @@ class InputData {
   std::shared_ptr<const void> owner_;  // what holds the values when not mapped: read whole, or registered
   bool borrowed_ = false;              // mapped, or a registered view
   ArraySpans values_;
+  std::string origin_;
 };
 
 // Arrays a process holds in memory under a name, for "mem:NAME" inputs. An InputData reads one in
-// place and keeps it alive after unregister_array; read_array copies it.
-void register_array(const std::string& name, Array values);
+// place and keeps it alive after unregister_array; read_array copies it. `origin`: InputData::origin
+// of float32 values widened from float16 or bfloat16.
+void register_array(const std::string& name, Array values, const std::string& origin = "");
 // The caller's values where they lie, kept alive by `owner` until unregistered and no InputData
 // reads them (the Python package's arrays: no copy of the user's data). They must not change
 // meanwhile; a study on them checks that they did not (InputData::check_unchanged).

@@ -10,7 +10,9 @@
 namespace sumlab {
 
 nlohmann::ordered_json StudyData::plan() const {
-  return {{"source", source}, {"dtype", dtype()}, {"n", size()}, {"fnv1a64", hash}};
+  nlohmann::ordered_json j = {{"source", source}, {"dtype", dtype()}, {"n", size()}, {"fnv1a64", hash}};
+  if (!input->origin().empty()) j["widened_from"] = input->origin();
+  return j;
 }
 
 std::vector<std::string> StudyData::dtypes(const std::vector<std::string>& asked) const {
@@ -28,6 +30,26 @@ std::vector<std::string> StudyData::dtypes(const std::vector<std::string>& asked
                                   "runs in the data's own type; leave --dtypes out)",
                                   source, own, fmt::join(asked, ",")));
   return {own};
+}
+
+std::vector<std::string> StudyData::row_dtypes(const std::vector<std::string>& asked) const {
+  const std::string& origin = input->origin();
+  if (asked.empty()) {
+    if (origin == "float16")
+      throw UserError(fmt::format("--input '{}' holds float16 values and the row kernels take float32, bfloat16 or "
+                                  "float64: --dtypes float32 studies the float32 kernels on them (widened exactly)",
+                                  source));
+    return {origin.empty() ? dtype() : origin};
+  }
+  for (const auto& d : asked) {
+    const bool ok = d == dtype() || (input->is_float32() && (d == "float32" || d == "bfloat16"));
+    if (!ok)
+      throw UserError(fmt::format("--input '{}' holds {} but --dtypes {} was given (the row kernels run on the data in "
+                                  "its own type{})",
+                                  source, origin.empty() ? dtype() : origin, fmt::join(asked, ","),
+                                  input->is_float32() ? ", float32 or, where its values are bfloat16 values, bfloat16" : ""));
+  }
+  return asked;
 }
 
 void StudyData::check_unchanged() const { input->check_unchanged(fingerprint, source); }

@@ -26,12 +26,18 @@ struct StudyData {
   std::size_t size() const { return input->size(); }
   // The values as T, which must be their dtype.
   template <class T> std::span<const T> values() const { return input->values<T>(); }
-  // The plan's "input": {source, dtype, n, fnv1a64}.
+  // The plan's "input": {source, dtype, n, fnv1a64}, and "widened_from" (InputData::origin) where
+  // there is one.
   nlohmann::ordered_json plan() const;
   // The dtypes a study of the data runs: its own. One of `asked` naming another is refused, as
   // `sum --input` refuses a --dtype the file does not hold, rather than measuring the data's type
   // under the name of the one asked for.
   std::vector<std::string> dtypes(const std::vector<std::string>& asked) const;
+  // The dtypes the row kernels (study variance) run on the data: by default its own, bfloat16 for
+  // a bfloat16 array (float16 has no row kernels: its rows need --dtypes float32). Asked for:
+  // float32 for data held as float32 (float16 and bfloat16 values widened exactly), and bfloat16
+  // for float32 data (.npy has no bfloat16; the caller checks that every value is a bfloat16 one).
+  std::vector<std::string> row_dtypes(const std::vector<std::string>& asked) const;
   // Throws UserError when data read in place changed since it was opened: the rows written since
   // mix two inputs, and the study ends with that reason instead of a summary.
   void check_unchanged() const;

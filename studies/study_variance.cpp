@@ -14,7 +14,9 @@
 //                     kernel (studies/verify_rows.hpp), one line per (kernel, dtype).
 // With --input (sumlab.study.variance(data=...)) the user's rows, read as rows of --cols values,
 // take the generated ones' place in all three tables: the offset, scale and case columns say
-// "data".
+// "data". They are studied in their own dtype (a bfloat16 array's as bfloat16), or in those of
+// --dtypes that hold them exactly (StudyData::row_dtypes): a float32 file of bfloat16 values with
+// --dtypes bfloat16 is a bfloat16 model's activations, since .npy has no bfloat16.
 // The study is thin: options -> config -> library calls (row_backend.hpp) -> CSV rows. Each
 // (dtype, offset) / (dtype, scale) / (dtype, argmax case) is a cell: appended and flushed when it
 // finishes; --resume skips the cells already in the folder.
@@ -22,6 +24,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -85,6 +88,7 @@ struct Plan {
   std::vector<double> offsets, scales;
   std::vector<std::string> dtypes;
   std::optional<StudyData> data;  // --input: its rows are every table's only cell
+  std::vector<bfloat16_bits> data_bf16;  // the data's float32 values as bfloat16 (exactly), for --dtypes bfloat16
   std::vector<RowShape> shapes;
   int reps, runs;
   std::string verify;
@@ -523,6 +527,22 @@ std::vector<std::vector<std::string>> argmax_cell(const Plan& p, const CellMatri
 
 // --- driver ------------------------------------------------------------------------------------
 
+// The data's float32 values as bfloat16 bits: a bfloat16 value is a float32 whose low 16 bits are
+// zero, so the narrowing is exact or the data is refused, naming a value bfloat16 does not hold.
+std::vector<bfloat16_bits> narrow_to_bfloat16(const StudyData& data) {
+  const auto x = data.values<float>();
+  std::vector<bfloat16_bits> out(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const auto bits = std::bit_cast<std::uint32_t>(x[i]);
+    if ((bits & 0xffffu) != 0)
+      throw UserError(fmt::format("--input '{}': value {} ({}) is not a bfloat16 value, so --dtypes bfloat16 would "
+                                  "study other data; round it first, or leave --dtypes out",
+                                  data.source, i, x[i]));
+    out[i] = static_cast<bfloat16_bits>(bits >> 16);
+  }
+  return out;
+}
+
 Plan make_plan(const VarianceOptions& o) {
   Plan p;
   p.backend = pick_row_backend(o.backend);
@@ -544,7 +564,8 @@ Plan make_plan(const VarianceOptions& o) {
       throw UserError("--input needs --cols, the length of a row: the data is read as rows of --cols values in its "
                       "stored order (a 2-D .npy row by row unless --flatten F)");
     p.data = open_study_data(o.input, o.input_format, o.flatten.empty() ? "C" : o.flatten);
-    p.dtypes = p.data->dtypes(o.dtypes);
+    p.dtypes = p.data->row_dtypes(o.dtypes);
+    if (std::ranges::find(p.dtypes, "bfloat16") != p.dtypes.end()) p.data_bf16 = narrow_to_bfloat16(*p.data);
     const auto n = static_cast<std::int64_t>(p.data->size());
     if (p.cols < 1 || n % p.cols != 0)
       throw UserError(fmt::format("--input '{}' holds {} values: not a whole number of rows of --cols {}", p.data->source,
@@ -671,7 +692,9 @@ std::vector<Cell> variance_cells(const Plan& p, const VarianceOptions& o, std::o
           CellRows rows;
           for_dtype(dtype, [&](auto* tag) {
             using In = std::remove_pointer_t<decltype(tag)>;
-            if constexpr (!std::is_same_v<In, bfloat16_bits>)  // (the data is float32 or float64)
+            if constexpr (std::is_same_v<In, bfloat16_bits>)
+              rows = cell(CellMatrix<In>{std::span<const In>(p.data_bf16), p.rows, "data", ""});
+            else
               rows = cell(CellMatrix<In>{p.data->values<In>(), p.rows, "data", ""});
           });
           return rows;
@@ -804,7 +827,7 @@ void register_study_variance(CLI::App& study) {
       ->delimiter(',');
   cmd->add_option("--scales", o->scales, "Softmax logit scales, rows = scale * N(0,1) (default 1,10,...,1e4)")
       ->delimiter(',');
-  cmd->add_option("--dtypes", o->dtypes, "float32, bfloat16, float64 (comma list; default float32)")->delimiter(',');
+  cmd->add_option("--dtypes", o->dtypes, "float32, bfloat16, float64 (comma list; default float32; with --input, the data's own)")->delimiter(',');
   add_text_option(*cmd, "--input", o->input,
                   "The user's rows (.npy, .csv/.txt, raw with --format), read as rows of --cols values, in place of "
                   "the generated matrices in every table (offset, scale and case 'data')");

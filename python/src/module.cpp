@@ -407,7 +407,7 @@ std::pair<int, std::string> run_cli_py(const std::vector<std::string>& args) {
 void register_array_py(const std::string& name, const nb::ndarray<nb::ro>& a, const std::string& tag) {
   Prepared p = prepare(a, tag);
   if (p.device) throw UserError("a study's data must be on the host: pass x.cpu() or cupy.asnumpy(x)");
-  if (!p.f32.empty()) return register_array(name, std::move(p.f32));
+  if (!p.f32.empty()) return register_array(name, std::move(p.f32), p.dtype == "float32" ? "" : p.dtype);
   if (!p.f64.empty()) return register_array(name, std::move(p.f64));
   std::shared_ptr<const void> owner(new nb::ndarray<nb::ro>(a), [](const void* held) {
     nb::gil_scoped_acquire gil;

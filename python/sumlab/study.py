@@ -22,7 +22,7 @@ import threading
 from typing import Any, Optional, Sequence
 
 from . import _sumlab
-from .core import CheckFailed, SumlabError, _dtype_name, _prepare
+from .core import CheckFailed, SumlabError, _prepare
 from .subjects import as_subjects
 
 _ids = itertools.count()
@@ -243,10 +243,12 @@ def variance(out: str = "runs/variance", *, data: Any = None, subjects: Any = No
     normalised rows against the exact ones, softmax, argmax; and your row reductions (subjects:
     ``sumlab.Subject(fn, kind=...)`` of kind "variance", "layer_norm" or "softmax", each
     configuration called ``runs`` times (default 2) for its distinct outputs) beside them, on
-    float32, bfloat16 or float64 rows. With data= (float32 or float64; a 2-D array's rows, or a
-    1-D array in rows of cols values): your rows in every table, in their own dtype, in place of
-    the generated ones (offset, scale and case read "data"). Returns row_variance.csv's rows;
-    row_softmax.csv holds the softmax subjects."""
+    float32, bfloat16 or float64 rows. With data= (a 2-D array's rows, or a 1-D array in rows of
+    cols values): your rows in every table, in place of the generated ones (offset, scale and case
+    read "data"), in their own dtype (bfloat16 for a bfloat16 array), or in dtypes= that hold them
+    exactly: float32 for bfloat16 or float16 rows (float16 has no row kernels), bfloat16 for
+    float32 rows of bfloat16 values. Returns row_variance.csv's rows; row_softmax.csv holds the
+    softmax subjects."""
     args = ["study", "variance"] + _common(out, quick, force, resume, False, backend)
     order = None
     if data is not None:
@@ -255,12 +257,6 @@ def variance(out: str = "runs/variance", *, data: Any = None, subjects: Any = No
             import numpy as np
             data = np.asarray(data)
             ndim = data.ndim
-        name = _dtype_name(getattr(data, "dtype", ""))
-        if name in ("float16", "bfloat16"):
-            # The lab would register their float32 widening and measure its float32 kernels, not the
-            # row kernels' half-precision loads, under the name float32.
-            raise SumlabError(f"variance: data of dtype {name} is not studied as such; pass it as float32 (the "
-                              "float32 kernels on the same values) or study generated bfloat16 rows (dtypes=['bfloat16'])")
         if ndim >= 2:
             if cols is not None and cols != data.shape[-1]:
                 raise SumlabError(f"variance: cols={cols} but the data's rows hold {data.shape[-1]} values")

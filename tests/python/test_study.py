@@ -185,13 +185,48 @@ def test_a_variance_study_on_the_users_rows(tmp_path):
     argmax = sumlab.study.read_table(str(tmp_path / "v" / "row_argmax.csv"))
     assert {r["expected_index_row0"] for r in argmax} == {int(np.argmax(x.reshape(64, 1024)[0]))}
     assert all(r["index_mismatches"] == 0 for r in argmax)
-    # A 1-D array needs its row length; bfloat16 and float16 rows are not studied under float32's name.
+    # A 1-D array needs its row length; float16 rows (no row kernels) need dtypes=["float32"].
     with pytest.raises(sumlab.SumlabError, match="needs cols="):
         sumlab.study.variance(str(tmp_path / "w"), data=x.reshape(-1), backend="model")
-    with pytest.raises(sumlab.SumlabError, match="float16"):
+    with pytest.raises(sumlab.SumlabError, match="holds float16 values"):
         sumlab.study.variance(str(tmp_path / "w"), data=x.astype(np.float16), backend="model")
+    assert not (tmp_path / "w").exists()
     flat = sumlab.study.variance(str(tmp_path / "f"), data=x.reshape(-1), cols=1024, backend="model")
     assert [r["median_rel_error"] for r in flat] == [r["median_rel_error"] for r in rows if r["layout"] != "external"]
+
+
+def test_bfloat16_activations_are_studied_by_the_bfloat16_row_kernels(tmp_path):
+    """A bfloat16 array's rows are studied as bfloat16 (the row kernels' bfloat16 loads), the same
+    rows as the array's float32 widening with dtypes=["bfloat16"] (how a .npy file brings them), and
+    beside the float32 kernels on the same values when asked. A subject sees the rows as their uint16
+    bit patterns; float32 values that bfloat16 does not hold are refused."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    rng = np.random.default_rng(5)
+    x = (3 + rng.standard_normal((16, 512))).astype(ml_dtypes.bfloat16)
+    seen = []
+
+    def var64(r):
+        seen.append(r.dtype)
+        return np.var(sumlab.bfloat16_to_float32(r).astype(np.float64), axis=1).astype(np.float32)
+
+    rows = sumlab.study.variance(str(tmp_path / "b"), data=x, subjects=sumlab.Subject(var64, kind="variance"),
+                                 backend="model")
+    assert {r["dtype"] for r in rows} == {"bfloat16"} and set(seen) == {np.dtype(np.uint16)}
+    by = {(r["method"], r["layout"]): r for r in rows}
+    assert by[("var64", "external")]["max_rel_error"] <= 2.0 ** -24
+    assert 0 < by[("two_pass", "warp_per_row")]["max_rel_error"] < 1e-5
+    widened = sumlab.study.variance(str(tmp_path / "w"), data=x.astype(np.float32), dtypes=["bfloat16"],
+                                    backend="model")
+    kernels = [r for r in rows if r["layout"] != "external"]
+    assert [(r["method"], r["max_rel_error"]) for r in widened] == [(r["method"], r["max_rel_error"]) for r in kernels]
+    both = sumlab.study.variance(str(tmp_path / "2"), data=x, dtypes=["bfloat16", "float32"], backend="model")
+    assert {r["dtype"] for r in both} == {"bfloat16", "float32"}
+    plan = open(tmp_path / "b" / "provenance.json").read()
+    assert '"widened_from": "bfloat16"' in plan
+    off = x.astype(np.float32)
+    off[3, 7] = np.nextafter(off[3, 7], np.float32(np.inf))
+    with pytest.raises(sumlab.SumlabError, match=f"value {3 * 512 + 7} .* is not a bfloat16 value"):
+        sumlab.study.variance(str(tmp_path / "x"), data=off, dtypes=["bfloat16"], backend="model")
 
 
 def test_resume_with_other_data_is_refused(tmp_path):

@@ -56,11 +56,11 @@ inline std::string slurp(const std::filesystem::path& p) {
   return s.str();
 }
 
-// A float32 or float64 vector as a .npy file (version 1.0, little-endian, header padded to 64
-// bytes): the user's data of a study's --input.
+// A float32 or float64 vector (or float16 bit patterns, as std::uint16_t) as a .npy file (version
+// 1.0, little-endian, header padded to 64 bytes): the user's data of a study's --input.
 template <class T> void write_npy(const std::filesystem::path& path, const std::vector<T>& x) {
-  static_assert(sizeof(T) == 4 || sizeof(T) == 8);
-  std::string header = std::string("{'descr': '<f") + (sizeof(T) == 4 ? "4" : "8") +
+  static_assert(sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8);
+  std::string header = std::string("{'descr': '<f") + std::to_string(sizeof(T)) +
                        "', 'fortran_order': False, 'shape': (" + std::to_string(x.size()) + ",), }";
   header.append(64 - (10 + header.size() + 1) % 64, ' ').push_back('\n');
   std::ofstream f(path, std::ios::binary);

@@ -6,10 +6,12 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -17,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/generators.hpp"
+#include "core/row_reduce/row_input.hpp"
 #include "studies/run_folder.hpp"
 #include "studies/study_driver.hpp"
 #include "studies/verify_rows.hpp"
@@ -169,13 +172,72 @@ TEST(VarianceStudy, TheUsersRowsGiveTheRowsOfTheSameValuesGenerated) {
   sumlab::test::expect_one_line_refusal(refused + " --cols 1000 --rows 3", "--rows, --softmax-rows and --argmax-rows");
   sumlab::test::expect_one_line_refusal(refused, "--input needs --cols");
   sumlab::test::expect_one_line_refusal(refused + " --cols 7", "holds 6000 values: not a whole number of rows of --cols 7");
-  sumlab::test::expect_one_line_refusal(refused + " --cols 1000 --dtypes bfloat16", "holds float32 but --dtypes bfloat16");
+  sumlab::test::expect_one_line_refusal(refused + " --cols 1000 --dtypes float64", "holds float32 but --dtypes float64");
+  sumlab::test::expect_one_line_refusal(refused + " --cols 1000 --dtypes bfloat16", "value 0 (");
   EXPECT_FALSE(std::filesystem::exists(dir / "refused"));
   // float64 rows are studied as float64.
   sumlab::test::write_npy(dir / "x64.npy", std::vector<double>(x.begin(), x.end()));
   const Result d64 = run("study variance --input " + (dir / "x64.npy").string() + common + (dir / "d64").string());
   ASSERT_EQ(d64.code, 0) << d64.out;
   for (const auto& row : read_csv(dir / "d64" / "row_variance.csv").rows) EXPECT_EQ(row.at("dtype"), "float64");
+  std::filesystem::remove_all(dir);
+}
+
+// A bfloat16 model's activations reach the lab as float32 (.npy has no bfloat16): with --dtypes
+// bfloat16 they are studied by the bfloat16 kernels, on exactly the values the generated bfloat16
+// rows hold; float32 data that bfloat16 does not hold is refused, and float16 data, which has no
+// row kernels, needs --dtypes float32 (or bfloat16, where bfloat16 holds its values).
+TEST(VarianceStudy, Bfloat16ValuesInAFloat32FileAreStudiedAsBfloat16Rows) {
+  const auto dir = sumlab::test::fresh_dir("variance_test_bf16");
+  std::vector<float> x(6 * 1000);
+  for (std::size_t i = 0; i < x.size(); ++i)
+    x[i] = sumlab::row_reduce::RowInput<sumlab::row_reduce::bfloat16_bits>::widen(
+        sumlab::row_reduce::to_bfloat16_bits(static_cast<float>(sumlab::standard_normal(1, i))));
+  sumlab::test::write_npy(dir / "x.npy", x);
+  const std::string common = " --backend model --cols 1000 --blocks 64 --out ";
+  const Result gen = run("study variance --dtypes bfloat16 --rows 6 --softmax-rows 6 --argmax-rows 6 --offsets 0 "
+                         "--scales 1" + common + (dir / "gen").string());
+  ASSERT_EQ(gen.code, 0) << gen.out;
+  const std::string input = "study variance --input " + (dir / "x.npy").string();
+  const Result dat = run(input + " --dtypes bfloat16" + common + (dir / "dat").string());
+  ASSERT_EQ(dat.code, 0) << dat.out;
+  sumlab::test::expect_rows_of_the_same_values(dir / "gen" / "row_variance.csv", dir / "dat" / "row_variance.csv",
+                                               "offset", "0", {"seed"});
+  sumlab::test::expect_rows_of_the_same_values(dir / "gen" / "row_softmax.csv", dir / "dat" / "row_softmax.csv",
+                                               "scale", "1", {"seed"});
+  // Both: the float32 kernels on the same values beside them.
+  const Result both = run(input + " --dtypes bfloat16,float32" + common + (dir / "both").string());
+  ASSERT_EQ(both.code, 0) << both.out;
+  std::set<std::string> dtypes;
+  for (const auto& row : read_csv(dir / "both" / "row_variance.csv").rows) dtypes.insert(row.at("dtype"));
+  EXPECT_EQ(dtypes, (std::set<std::string>{"bfloat16", "float32"}));
+  // A value bfloat16 does not hold is named; float16 rows need --dtypes float32.
+  std::vector<float> y(x);
+  y[4321] = std::nextafter(y[4321], 1e9f);
+  sumlab::test::write_npy(dir / "y.npy", y);
+  sumlab::test::expect_one_line_refusal("study variance --input " + (dir / "y.npy").string() +
+                                            " --dtypes bfloat16 --backend model --cols 1000 --out " +
+                                            (dir / "refused").string(),
+                                        "value 4321 (");
+  std::vector<std::uint16_t> ones_and_twos(2000, 0x3c00);  // float16 1.0 ...
+  for (std::size_t i = 1; i < ones_and_twos.size(); i += 2) ones_and_twos[i] = 0x4000;  // ... and 2.0
+  sumlab::test::write_npy(dir / "h.npy", ones_and_twos);
+  const std::string h = "study variance --input " + (dir / "h.npy").string() + " --backend model --cols 1000";
+  sumlab::test::expect_one_line_refusal(h + " --out " + (dir / "refused").string(),
+                                        "holds float16 values and the row kernels take float32, bfloat16 or float64");
+  sumlab::test::expect_one_line_refusal(h + " --dtypes float64 --out " + (dir / "refused").string(),
+                                        "holds float16 but --dtypes float64");
+  EXPECT_FALSE(std::filesystem::exists(dir / "refused"));
+  const Result half = run(h + " --dtypes float32 --blocks 64 --out " + (dir / "half").string());
+  ASSERT_EQ(half.code, 0) << half.out;
+  EXPECT_NE(sumlab::test::slurp(dir / "half" / "provenance.json").find("\"widened_from\": \"float16\""),
+            std::string::npos);
+  for (const auto& row : read_csv(dir / "half" / "row_variance.csv").rows) {
+    EXPECT_EQ(row.at("dtype"), "float32");
+    if (row.at("method") != "textbook") {
+      EXPECT_LT(std::stod(row.at("max_rel_error")), 1e-6);  // variance 1/4
+    }
+  }
   std::filesystem::remove_all(dir);
 }
 
