@@ -199,9 +199,13 @@ class HeaderParser {
   void descr(NpyHeader& h, const std::string& d) {
     const bool ok = d.size() == 3 && (d[0] == '<' || d[0] == '>') && d[1] == 'f' &&
                     (d[2] == '2' || d[2] == '4' || d[2] == '8');
+    // NumPy saves ml_dtypes' bfloat16 as '<V2', which names any 2-byte record: never read as bfloat16.
     if (!ok)
       input_error(name_, "unsupported .npy dtype " + excerpt(d) +
-                             " (float16, float32 or float64 of either byte order: '<f2', '<f4', '<f8', '>f4', ...)");
+                             " (float16, float32 or float64 of either byte order: '<f2', '<f4', '<f8', '>f4', ...)" +
+                             (d == "<V2" || d == "|V2" ? "; a bfloat16 array is saved so: save it as float32 (exact), "
+                                                          "which `study variance --dtypes bfloat16` studies as bfloat16"
+                                                        : ""));
     h.big_endian = d[0] == '>';
     h.element = d[2] == '2' ? NpyElement::float16 : d[2] == '4' ? NpyElement::float32 : NpyElement::float64;
   }

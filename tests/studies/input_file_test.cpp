@@ -179,6 +179,7 @@ TEST(Npy, MalformedDictsAreRefused) {
       {"{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,)}", "structured"},
       {"{'descr': '<i4', 'fortran_order': False, 'shape': (1,)}", "unsupported .npy dtype '<i4'"},
       {"{'descr': '|f4', 'fortran_order': False, 'shape': (1,)}", "unsupported .npy dtype '|f4'"},
+      {"{'descr': '<V2', 'fortran_order': False, 'shape': (1,)}", "save it as float32 (exact)"},  // bfloat16
       {"{'descr': '<f4', 'fortran_order': False, 'shape': (1,)} x", "after the header dict"},
       {"['descr', '<f4']", "does not start with '{'"},
   };
