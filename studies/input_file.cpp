@@ -330,7 +330,8 @@ InputData::InputData(const std::string& path, const ReadOptions& opts) : mapped_
   values_ = spans_of(*read);
   owner_ = std::move(read);
   // (a mapped file is float32 or float64 as stored; one read whole may have been float16)
-  if (is_float32() && format_of(path, opts.format) == "npy" && npy_header(InputFile(path), path).first.element == NpyElement::float16)
+  if (is_float32() && format_of(path, opts.format) == "npy" &&
+      npy_header(InputFile(path), path).first.element == NpyElement::float16)
     origin_ = "float16";
 }
 
