@@ -17,6 +17,7 @@
 #include <array>
 #include <bit>
 #include <cerrno>
+#include <charconv>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -394,6 +395,40 @@ void InputData::check_unchanged(std::uint64_t before, const std::string& source)
   if (borrowed_ && fingerprint() != before)
     throw UserError(fmt::format("the data ({}) changed while the study read it: the rows written mix two inputs; "
                                 "run the study again, with --force, on data nothing changes meanwhile", source));
+}
+
+std::vector<std::int64_t> read_offsets(const std::string& path) {
+  const InputFile f(path);
+  if (format_of(path, "") == "npy") {
+    const auto [h, offset] = npy_header(f, path);
+    check_fits_in_memory(h.count, element_size(h.element) + 8, fmt::format("'{}' ({} offsets)", path, h.count));
+    return decode_npy_integers(h, as_span(f.read(offset, f.size() - offset)), path);
+  }
+  refuse_npy_bytes(f, path, "text");
+  // At most one offset per two bytes ("0\n"), 8 bytes each, beside the text.
+  check_fits_in_memory(f.size(), 5, fmt::format("'{}' ({} of text)", path, bytes_text(static_cast<double>(f.size()))));
+  const std::string text = f.read(0, f.size());
+  std::vector<std::int64_t> out;
+  std::size_t line = 1;
+  for (std::size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (c == '\n') ++line;
+    if (c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      ++i;
+      continue;
+    }
+    std::size_t end = i;
+    while (end < text.size() && !std::strchr(", \t\n\r", text[end])) ++end;
+    std::int64_t v = 0;
+    const auto [ptr, ec] = std::from_chars(text.data() + i, text.data() + end, v);
+    if (ec != std::errc() || ptr != text.data() + end)
+      input_error(path, fmt::format("line {}: {} is not an integer offset (offsets are integers separated by commas, "
+                                    "spaces or newlines: np.savetxt(f, offsets, fmt='%d'))",
+                                    line, excerpt(std::string_view(text).substr(i, end - i))));
+    out.push_back(v);
+    i = end;
+  }
+  return out;
 }
 
 Array read_array(const std::string& path, const ReadOptions& opts) {

@@ -28,6 +28,10 @@ namespace sumlab {
 // "mem:NAME" reads an array registered in this process (the Python package's arrays).
 Array read_array(const std::string& path, const ReadOptions& opts);
 
+// A segmented layout's offsets from a file: a 1-D int32 or int64 .npy, or text (integers separated
+// by commas, spaces or newlines; anything else refused by its line). Not validated as a layout.
+std::vector<std::int64_t> read_offsets(const std::string& path);
+
 // A .npy file whose stored bytes already are the values, in the order they are summed: float32 or
 // float64 in this machine's byte order, at an offset aligned for the type, with one dimension
 // longer than 1 (or --flatten equal to the stored order). It is mapped read-only instead of read:

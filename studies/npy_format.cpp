@@ -14,7 +14,7 @@
 namespace sumlab {
 
 std::uint64_t element_size(NpyElement e) {
-  return e == NpyElement::float16 ? 2 : e == NpyElement::float32 ? 4 : 8;
+  return e == NpyElement::float16 ? 2 : e == NpyElement::float32 || e == NpyElement::int32 ? 4 : 8;
 }
 
 std::string shape_text(const std::vector<std::uint64_t>& shape) {
@@ -35,7 +35,25 @@ constexpr std::uint64_t kMaxHeaderLength = 65536;
 constexpr std::size_t kMaxDimensions = 64;  // numpy 2's limit
 
 const char* element_name(NpyElement e) {
-  return e == NpyElement::float16 ? "float16" : e == NpyElement::float32 ? "float32" : "float64";
+  switch (e) {
+    case NpyElement::float16: return "float16";
+    case NpyElement::float32: return "float32";
+    case NpyElement::float64: return "float64";
+    case NpyElement::int32: return "int32";
+    case NpyElement::int64: return "int64";
+  }
+  return "?";
+}
+
+bool is_integer(NpyElement e) { return e == NpyElement::int32 || e == NpyElement::int64; }
+
+// The data size the header promises, which must be the file's.
+void check_data_size(const NpyHeader& h, std::uint64_t data_bytes, std::string_view name) {
+  const auto needed = checked_mul(h.count, element_size(h.element));
+  if (!needed || *needed != data_bytes)
+    input_error(name, fmt::format("shape {} of {} needs {} data bytes, the file has {}", shape_text(h.shape),
+                                  element_name(h.element), needed ? std::to_string(*needed) : "more than 2^64",
+                                  data_bytes));
 }
 
 // Dimensions longer than 1: with two or more, the order of the elements is a choice.
@@ -197,8 +215,9 @@ class HeaderParser {
     return dims;
   }
   void descr(NpyHeader& h, const std::string& d) {
-    const bool ok = d.size() == 3 && (d[0] == '<' || d[0] == '>') && d[1] == 'f' &&
-                    (d[2] == '2' || d[2] == '4' || d[2] == '8');
+    const bool ok = d.size() == 3 && (d[0] == '<' || d[0] == '>') &&
+                    ((d[1] == 'f' && (d[2] == '2' || d[2] == '4' || d[2] == '8')) ||
+                     (d[1] == 'i' && (d[2] == '4' || d[2] == '8')));
     // NumPy saves ml_dtypes' bfloat16 as '<V2', which names any 2-byte record: never read as bfloat16.
     if (!ok)
       input_error(name_, "unsupported .npy dtype " + excerpt(d) +
@@ -207,7 +226,8 @@ class HeaderParser {
                                                           "which `study variance --dtypes bfloat16` studies as bfloat16"
                                                         : ""));
     h.big_endian = d[0] == '>';
-    h.element = d[2] == '2' ? NpyElement::float16 : d[2] == '4' ? NpyElement::float32 : NpyElement::float64;
+    if (d[1] == 'i') h.element = d[2] == '4' ? NpyElement::int32 : NpyElement::int64;
+    else h.element = d[2] == '2' ? NpyElement::float16 : d[2] == '4' ? NpyElement::float32 : NpyElement::float64;
   }
 
   std::string_view t_;
@@ -309,12 +329,11 @@ NpyHeader parse_npy_header(std::span<const char> header, std::string_view name) 
 }
 
 Dtype check_npy(const NpyHeader& h, std::uint64_t data_bytes, const ReadOptions& opts, std::string_view name) {
-  const std::uint64_t size = element_size(h.element);
-  const auto needed = checked_mul(h.count, size);
-  if (!needed || *needed != data_bytes)
-    input_error(name, fmt::format("shape {} of {} needs {} data bytes, the file has {}", shape_text(h.shape),
-                                  element_name(h.element), needed ? std::to_string(*needed) : "more than 2^64",
-                                  data_bytes));
+  if (is_integer(h.element))
+    input_error(name, fmt::format("holds {} values: sumlab sums float16, float32 and float64 arrays (an integer "
+                                  "array is read only as a segmented study's --offsets-file)",
+                                  element_name(h.element)));
+  check_data_size(h, data_bytes, name);
   const Dtype stored = h.element == NpyElement::float64 ? Dtype::float64 : Dtype::float32;
   if (opts.dtype && *opts.dtype != stored)
     input_error(name, fmt::format("holds {}{} but --dtype {} was given", element_name(h.element),
@@ -329,6 +348,24 @@ Dtype check_npy(const NpyHeader& h, std::uint64_t data_bytes, const ReadOptions&
 Array decode_npy(const NpyHeader& h, std::span<const char> data, const ReadOptions& opts, std::string_view name) {
   if (check_npy(h, data.size(), opts, name) == Dtype::float32) return decode_as<float>(h, data, opts.flatten);
   return decode_as<double>(h, data, opts.flatten);
+}
+
+std::vector<std::int64_t> decode_npy_integers(const NpyHeader& h, std::span<const char> data, std::string_view name) {
+  if (!is_integer(h.element))
+    input_error(name, fmt::format("holds {} values, not the int32 or int64 offsets of a segmented layout",
+                                  element_name(h.element)));
+  check_data_size(h, data.size(), name);
+  if (long_dimensions(h.shape) >= 2)
+    input_error(name, fmt::format("holds a {} array: offsets are one dimension", dims_text(h.shape)));
+  std::vector<std::int64_t> out;
+  out.reserve(static_cast<std::size_t>(h.count));
+  const std::uint64_t size = element_size(h.element);
+  for (std::uint64_t i = 0; i < h.count; ++i) {
+    const char* p = data.data() + i * size;
+    out.push_back(h.element == NpyElement::int32 ? load_element<std::int32_t>(p, h.big_endian)
+                                                 : load_element<std::int64_t>(p, h.big_endian));
+  }
+  return out;
 }
 
 Array parse_npy(std::span<const char> bytes, const ReadOptions& opts, std::string_view name) {

@@ -5,8 +5,10 @@
 // in 1.0, 4 bytes in 2.0 and 3.0), a Python dict literal with exactly the keys 'descr',
 // 'fortran_order' and 'shape', then count * element-size bytes of data, nothing more or less.
 // Element types: float16 ('<f2', '>f2', widened exactly to float32), float32 ('<f4', '>f4') and
-// float64 ('<f8', '>f8'). Every size is overflow-checked: a dimension, the product of the
-// dimensions, and count * element size, which must equal the data's size exactly.
+// float64 ('<f8', '>f8'); int32 and int64 ('<i4', '<i8', ...) only as a segmented layout's offsets
+// (decode_npy_integers; check_npy refuses them as values). Every size is overflow-checked: a
+// dimension, the product of the dimensions, and count * element size, which must equal the data's
+// size exactly.
 //
 // Order: a 1-D array, a scalar '()' or a shape with at most one dimension longer than 1 is read
 // as stored. An array with two or more such dimensions is refused unless ReadOptions::flatten
@@ -27,7 +29,7 @@
 
 namespace sumlab {
 
-enum class NpyElement { float16, float32, float64 };
+enum class NpyElement { float16, float32, float64, int32, int64 };
 
 struct NpyHeader {
   NpyElement element = NpyElement::float32;
@@ -54,6 +56,10 @@ Dtype check_npy(const NpyHeader& h, std::uint64_t data_bytes, const ReadOptions&
 
 // The values in the order check_npy accepted; `data` is everything after the header.
 Array decode_npy(const NpyHeader& h, std::span<const char> data, const ReadOptions& opts, std::string_view name);
+
+// A 1-D (or scalar) int32 or int64 array, checked as check_npy checks values (exact data size), as
+// int64: a segmented study's offsets. Anything else is refused.
+std::vector<std::int64_t> decode_npy_integers(const NpyHeader& h, std::span<const char> data, std::string_view name);
 
 // A whole .npy file in memory.
 Array parse_npy(std::span<const char> bytes, const ReadOptions& opts, std::string_view name);

@@ -68,6 +68,7 @@ struct SegmentedOptions {
   std::vector<std::string> scan_tiles;     // "256x4" (default 64x1,256x4,1024x3)
   int seeds = 1, reps = 0, runs = 0;
   std::vector<std::int64_t> offsets;       // a hand-made layout instead of the distributions
+  std::string offsets_file;                 // or read from a file (read_offsets)
   std::optional<std::int64_t> n;           // its number of values (default: its last offset)
   std::vector<std::string> externals;      // the user's segment sums, registered by name (Python)
 };
@@ -446,8 +447,14 @@ Plan make_plan(const SegmentedOptions& o) {
     if (d != "float32" && d != "float64") throw UserError("unknown dtype '" + d + "' (valid: float32, float64)");
   p.dtypes = o.dtypes.empty() ? std::vector<std::string>{"float32", "float64"} : o.dtypes;
   if (o.n && *o.n < 0) throw UserError(fmt::format("--n must be >= 0 (got {})", *o.n));
+  if (!o.offsets_file.empty() && !o.offsets.empty())
+    throw UserError("--offsets and --offsets-file both give the layout; give one");
+  // (a layout longer than a command line takes comes from a file: Linux passes 128 KiB an argument)
+  const std::vector<std::int64_t> offsets = o.offsets_file.empty() ? o.offsets : read_offsets(o.offsets_file);
+  if (!o.offsets_file.empty() && offsets.empty())
+    throw UserError(fmt::format("--offsets-file '{}' holds no offsets", o.offsets_file));
   if (!o.input.empty()) {
-    if (o.offsets.empty())
+    if (offsets.empty())
       throw UserError("--input gives the values of an --offsets layout (the segments' boundaries 0 .. n); it needs --offsets");
     if (!o.values.empty()) throw UserError("--values has no effect with --input (the data are the values); drop it");
     if (o.seeds != 1) throw UserError("--seeds has no effect with --input (the data are the values); drop it");
@@ -457,21 +464,21 @@ Plan make_plan(const SegmentedOptions& o) {
       throw UserError(fmt::format("--n {} but --input '{}' holds {} values; leave --n out", *o.n, p.data->source,
                                   p.data->size()));
   }
-  if (!o.offsets.empty()) {
+  if (!offsets.empty()) {
     const std::int64_t n = p.data ? static_cast<std::int64_t>(p.data->size())
-                                  : o.n ? *o.n : std::max<std::int64_t>(o.offsets.back(), 0);
+                                  : o.n ? *o.n : std::max<std::int64_t>(offsets.back(), 0);
     try {
-      segmented::validate_offsets<Offset>(o.offsets, static_cast<std::size_t>(n));
+      segmented::validate_offsets<Offset>(offsets, static_cast<std::size_t>(n));
     } catch (const std::invalid_argument& e) {
       throw UserError(std::string("--offsets: ") + e.what());
     }
     // Its cells hold n values and a sum per segment, as a generated layout's do (the check on
     // the largest cell below): refused here, before the run folder is opened, not when the first
     // cell allocates.
-    const auto segments = static_cast<std::uint64_t>(o.offsets.size() - 1);
+    const auto segments = static_cast<std::uint64_t>(offsets.size() - 1);
     check_fits_in_memory(static_cast<std::uint64_t>(n) + segments, 64,
                          fmt::format("the --offsets layout ({} values in {} segments)", n, segments));
-    p.custom = o.offsets;
+    p.custom = offsets;
   } else if (o.n) {
     throw UserError("--n gives the number of values of an --offsets layout; it needs --offsets");
   }
@@ -711,6 +718,8 @@ void register_study_segmented(CLI::App& study) {
   cmd->add_option("--offsets", o->offsets,
                   "A hand-made layout instead of the distributions: CSR offsets 0,...,n (comma list; validated)")
       ->delimiter(',');
+  add_text_option(*cmd, "--offsets-file", o->offsets_file,
+                  "--offsets from a file: a 1-D int32/int64 .npy, or integers separated by commas, spaces or newlines");
   cmd->add_option("--n", o->n, "The number of values of the --offsets layout (default: its last offset)");
   add_text_option(*cmd, "--input", o->input,
                   "The user's values for the --offsets layout (.npy, .csv/.txt, raw with --format), in place of "

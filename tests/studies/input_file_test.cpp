@@ -177,7 +177,8 @@ TEST(Npy, MalformedDictsAreRefused) {
       {"{'descr': '<f4', 'fortran_order': False, 'shape': (01,)}", "leading zeros"},
       {"{'descr': '<f4', 'fortran_order': 0, 'shape': (1,)}", "not True or False"},
       {"{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,)}", "structured"},
-      {"{'descr': '<i4', 'fortran_order': False, 'shape': (1,)}", "unsupported .npy dtype '<i4'"},
+      {"{'descr': '<i4', 'fortran_order': False, 'shape': (1,)}", "holds int32 values: sumlab sums float16"},
+      {"{'descr': '<u4', 'fortran_order': False, 'shape': (1,)}", "unsupported .npy dtype '<u4'"},
       {"{'descr': '|f4', 'fortran_order': False, 'shape': (1,)}", "unsupported .npy dtype '|f4'"},
       {"{'descr': '<V2', 'fortran_order': False, 'shape': (1,)}", "save it as float32 (exact)"},  // bfloat16
       {"{'descr': '<f4', 'fortran_order': False, 'shape': (1,)} x", "after the header dict"},

@@ -14,6 +14,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace sumlab::test {
@@ -56,11 +57,12 @@ inline std::string slurp(const std::filesystem::path& p) {
   return s.str();
 }
 
-// A float32 or float64 vector (or float16 bit patterns, as std::uint16_t) as a .npy file (version
-// 1.0, little-endian, header padded to 64 bytes): the user's data of a study's --input.
+// A float32 or float64 vector (float16 bit patterns as std::uint16_t; int32 or int64 offsets) as a
+// .npy file (version 1.0, little-endian, header padded to 64 bytes): a study's --input.
 template <class T> void write_npy(const std::filesystem::path& path, const std::vector<T>& x) {
   static_assert(sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8);
-  std::string header = std::string("{'descr': '<f") + std::to_string(sizeof(T)) +
+  const char kind = std::is_integral_v<T> && std::is_signed_v<T> ? 'i' : 'f';
+  std::string header = std::string("{'descr': '<") + kind + std::to_string(sizeof(T)) +
                        "', 'fortran_order': False, 'shape': (" + std::to_string(x.size()) + ",), }";
   header.append(64 - (10 + header.size() + 1) % 64, ' ').push_back('\n');
   std::ofstream f(path, std::ios::binary);

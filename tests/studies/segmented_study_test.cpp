@@ -142,6 +142,44 @@ TEST(SegmentedStudy, TheUsersValuesGiveTheRowsOfTheSameValuesGenerated) {
   std::filesystem::remove_all(dir);
 }
 
+// A layout longer than a command line takes (Linux passes 128 KiB an argument) comes from a file:
+// an int64 or int32 .npy, or text; the rows are those of the same layout given as --offsets.
+TEST(SegmentedStudy, OffsetsFromAFileAreTheOffsetsGiven) {
+  const auto dir = sumlab::test::fresh_dir("segmented_test_offsets_file");
+  const std::vector<std::int64_t> offsets = {0, 0, 3, 3, 700, 701, 1000};
+  const std::string cmd = "study segmented --backend model --quick --dtypes float32 --out ";
+  const Result listed = run(cmd + (dir / "listed").string() + " --offsets 0,0,3,3,700,701,1000");
+  ASSERT_EQ(listed.code, 0) << listed.out;
+  sumlab::test::write_npy(dir / "o64.npy", offsets);
+  sumlab::test::write_npy(dir / "o32.npy", std::vector<std::int32_t>(offsets.begin(), offsets.end()));
+  std::ofstream(dir / "o.txt") << "0 0,3\n3\t700\r\n701\n1000\n";
+  for (const char* file : {"o64.npy", "o32.npy", "o.txt"}) {
+    const Result r = run(cmd + (dir / file).string() + ".run --offsets-file " + (dir / file).string());
+    ASSERT_EQ(r.code, 0) << r.out;
+    for (const char* table : {"segmented_errors.csv", "segmented_determinism.csv"})
+      EXPECT_EQ(sumlab::test::slurp(dir / (std::string(file) + ".run") / table), sumlab::test::slurp(dir / "listed" / table))
+          << file << " " << table;
+  }
+  sumlab::test::write_npy(dir / "f.npy", std::vector<double>{0, 4});
+  sumlab::test::write_npy(dir / "x.npy", std::vector<float>(4, 1.0f));
+  std::ofstream(dir / "bad.txt") << "0\n1.5\n4\n";
+  std::ofstream(dir / "empty.txt") << " \n";
+  const std::string refused = "study segmented --backend model --out " + (dir / "refused").string();
+  for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
+           {" --offsets 0,4 --offsets-file " + (dir / "o64.npy").string(), "give one"},
+           {" --offsets-file " + (dir / "f.npy").string(), "holds float64 values, not the int32 or int64 offsets"},
+           {" --offsets-file " + (dir / "bad.txt").string(), "line 2: '1.5' is not an integer offset"},
+           {" --offsets-file " + (dir / "empty.txt").string(), "holds no offsets"},
+           {" --offsets-file " + (dir / "missing.txt").string(), "cannot read"},
+           {" --offsets-file " + (dir / "o64.npy").string() + " --input " + (dir / "o64.npy").string(),
+            "holds int64 values: sumlab sums float16, float32 and float64 arrays"},
+           {" --offsets-file " + (dir / "o64.npy").string() + " --input " + (dir / "x.npy").string(),
+            "--offsets: segment offsets: position 4 (value 700) exceeds the number of values 4"}})
+    sumlab::test::expect_one_line_refusal(refused + args, message);
+  EXPECT_FALSE(std::filesystem::exists(dir / "refused"));
+  std::filesystem::remove_all(dir);
+}
+
 // A long hand-made layout (a Python caller's segments) is recorded in the plan by its length, last
 // boundary and hash, not boundary by boundary; --resume still refuses another layout.
 TEST(SegmentedStudy, ALongLayoutIsRecordedByItsHash) {
