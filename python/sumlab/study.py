@@ -107,6 +107,24 @@ def _run(args: list[str], data: Any = None, subjects: Any = None, kinds: Sequenc
         raise SumlabError(f"{what}: {message or f'failed with exit code {code}'}")
 
 
+def _offsets(offsets: Any) -> list[str]:
+    """A layout's offsets as --offsets: a sequence of ints or a 1-D integer array of any framework
+    (a torch tensor's elements would print as "tensor(3)"; a device array is brought to the host)."""
+    if offsets is None:
+        return []
+    import numpy as np
+    module = type(offsets).__module__.split(".")[0]
+    if module == "torch":
+        offsets = offsets.detach().cpu()
+    elif module == "cupy":
+        offsets = offsets.get()
+    a = np.asarray(offsets)
+    if a.ndim != 1 or (a.size and a.dtype.kind not in "iu"):
+        raise SumlabError(f"offsets: a 1-D sequence of integers (the segments' boundaries 0 .. n); got {a.dtype} of "
+                          f"shape {a.shape}")
+    return ["--offsets", ",".join(map(str, a.tolist()))]
+
+
 def _common(out: str, quick: bool, force: bool, resume: bool, strict: bool, backend: Optional[str]) -> list[str]:
     if out is None or not os.fspath(out):
         raise SumlabError("out: the run folder's path is empty")
@@ -216,18 +234,19 @@ def scan(out: str = "runs/scan", *, data: Any = None, subjects: Any = None, quic
 def segmented(out: str = "runs/segmented", *, data: Any = None, subjects: Any = None, quick: bool = False,
               dtypes: Optional[Sequence[str]] = None, distributions: Optional[Sequence[str]] = None,
               segments: Optional[Sequence[int]] = None, mean_sizes: Optional[Sequence[float]] = None,
-              strategies: Optional[Sequence[str]] = None, offsets: Optional[Sequence[int]] = None,
+              strategies: Optional[Sequence[str]] = None, offsets: Any = None,
               runs: Optional[int] = None, backend: Optional[str] = None, force: bool = False,
               resume: bool = False) -> list[dict]:
     """Segmented sums (``sumlab study segmented``) against the exact per-segment sums: the lab's
     strategies and your segment sums (subjects: ``sumlab.Subject(fn, kind="segment_sums")``, given
     (values, offsets); each configuration called max(runs, 2) times), per segment-size distribution,
-    or on one hand-made layout (offsets: the segments' boundaries 0 .. n). With data= (which needs
+    or on one hand-made layout (offsets: the segments' boundaries 0 .. n, a sequence or a 1-D integer
+    array of NumPy, PyTorch, CuPy or JAX). With data= (which needs
     offsets): your values on that layout, in their own dtype. Returns segmented_errors.csv's rows;
     segmented_determinism.csv in the folder has every subject's measured class."""
     args = ["study", "segmented"] + _common(out, quick, force, resume, False, backend)
     args += _list("--dtypes", dtypes) + _list("--distributions", distributions) + _list("--segments", segments)
-    args += _list("--mean-sizes", mean_sizes) + _list("--strategies", strategies) + _list("--offsets", offsets)
+    args += _list("--mean-sizes", mean_sizes) + _list("--strategies", strategies) + _offsets(offsets)
     if runs is not None:
         args += ["--runs", str(runs)]
     _run(args, data, subjects, ("segment_sums",))

@@ -164,6 +164,13 @@ def test_a_segmented_study_on_the_users_values_and_layout(tmp_path):
     by = {r["strategy"]: r for r in rows}
     assert by["exact_segments"]["max_ulps"] == 0 and by["exact_segments"]["wrong_empty"] == 0
     assert by["exact_segments"]["segments"] == 6 and by["exact_segments"]["empty_segments"] == 2
+    # The layout as a list, or as int32, gives the same rows; floats are refused, not truncated.
+    for layout in (offsets.tolist(), offsets.astype(np.int32)):
+        again = sumlab.study.segmented(str(tmp_path / "l"), data=x, offsets=layout, quick=True, backend="model",
+                                       force=True)
+        assert [r["max_ulps"] for r in again] == [r["max_ulps"] for r in rows if r["strategy"] != "exact_segments"]
+    with pytest.raises(sumlab.SumlabError, match="1-D sequence of integers"):
+        sumlab.study.segmented(str(tmp_path / "f"), data=x, offsets=offsets.astype(np.float64), backend="model")
 
 
 def test_a_variance_study_on_the_users_rows(tmp_path):
