@@ -10,9 +10,10 @@
 // of the largest), so pass 1 is fixed_window_kernel instead, which quantises against a guess of k
 // that pass 2 checks (fixed_point_kernels.cuh): where the guess held, pass 2's block 0 adds the
 // blocks' records and the sum took one read; elsewhere pass 2 quantises.
-// Both passes in one launch where the whole grid can be resident (fixed_one_launch_kernel, a
-// cooperative launch: a barrier over the grid in place of the second launch), else pass 2 as pass
-// 1's programmatic dependent (below). The same bodies add the same integers either way.
+// Float: both passes in one launch where the whole grid can be resident (fixed_one_launch_kernel,
+// a cooperative launch: a barrier over the grid in place of the second launch); otherwise, and for
+// double, pass 2 as pass 1's programmatic dependent (below). The same bodies add the same integers
+// either way.
 // The caller's scale: fixed_point_kernel alone, one read of the input.
 // Either way the host converts the 128-bit total with order_model::fixed_point_from_integer
 // (fixed_point_sum's conversion).
@@ -39,22 +40,24 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   Carver c;
   if (window) c.add(&records, static_cast<std::size_t>(s.grid) * fixed_record_words).add(&fixed.scale, 2);
   else if (from_data) c.add(&exact.sets, 2 * static_cast<std::size_t>(exact_set_words<T>)).add(&fixed.scale, 2);
-  if (from_data) c.add(&arrivals, 2);
+  if (from_data && sizeof(T) == 4) c.add(&arrivals, 2);
   c.add(&fixed.sets, 2 * static_cast<std::size_t>(fixed_set_words));
   c.commit();
-  // The scale from the data in one launch (fixed_one_launch_kernel): for blocks of up to 512
-  // threads, float inputs that gpu_exact's kernel takes in one launch, and a grid that is resident
-  // whole (its blocks wait for each other).
-  auto* const one_launch = !from_data || s.block > 512 ? nullptr
-                           : s.block <= 256           ? fixed_one_launch_kernel<T, 256, 2>
-                                                      : fixed_one_launch_kernel<T, 512, 1>;
-  const std::size_t one_launch_smem =
-      sizeof(T) == 4 ? bulk_smem_bytes(s.block) + ExactBins<T>::bytes(s.block <= 256 ? 256 : 512, s.block) : bulk_smem_bytes(s.block);
-  bool fused = one_launch != nullptr && (sizeof(T) == 8 || n <= exact_launch_elements);
-  if (fused) {
-    opt_in_shared(reinterpret_cast<const void*>(one_launch), one_launch_smem);
-    fused = s.grid <= resident_blocks(reinterpret_cast<const void*>(one_launch), s.block, one_launch_smem);
+  // The scale from the data in one launch (fixed_one_launch_kernel): float inputs that gpu_exact's
+  // kernel takes in one launch, blocks of up to 512 threads, and a grid that is resident whole (its
+  // blocks wait for each other).
+  void (*one_launch)(const T*, std::int64_t, ExactBuffers, FixedBuffers, unsigned*) = nullptr;
+  std::size_t one_launch_smem = 0;
+  if constexpr (sizeof(T) == 4) {
+    if (from_data && s.block <= 512 && n <= exact_launch_elements) {
+      one_launch = s.block <= 256 ? fixed_one_launch_kernel<T, 256, 2> : fixed_one_launch_kernel<T, 512, 1>;
+      one_launch_smem = bulk_smem_bytes(s.block) + ExactBins<T>::bytes(s.block <= 256 ? 256 : 512, s.block);
+      opt_in_shared(reinterpret_cast<const void*>(one_launch), one_launch_smem);
+      if (s.grid > resident_blocks(reinterpret_cast<const void*>(one_launch), s.block, one_launch_smem))
+        one_launch = nullptr;
+    }
   }
+  const bool fused = one_launch != nullptr;
   if (fused) SUMLAB_CUDA_CHECK(cudaMemset(arrivals, 0, 2 * sizeof(unsigned)));
   fixed.k = opt.fixed_scale.value_or(0);
   if (window) {

@@ -186,13 +186,12 @@ __device__ __forceinline__ void fixed_finer_grids(const T (&d)[N], long long (&f
   for (int j = 0; j < Mb; ++j) finer[j] += part[j];
 }
 
-// fixed_window_kernel's body, which the one-launch kernel (below) runs as well. Every thread of
-// the block calls it (it holds barriers); the launch provides bulk_smem_bytes(blockDim.x) of
-// dynamic shared memory. records: gridDim.x records of fixed_record_words, each written whole by
-// its block.
-template <class T>
-__device__ __forceinline__ void fixed_window_block(const T* __restrict__ d_in, std::int64_t num_items,
-                                                   unsigned long long* __restrict__ records) {
+// Every thread of every block of fixed_window_kernel calls it (it holds barriers); the launch
+// provides bulk_smem_bytes(blockDim.x) of dynamic shared memory. records: gridDim.x records of
+// fixed_record_words, each written whole by its block.
+template <class T, int MaxThreads>
+__global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __restrict__ d_in, std::int64_t num_items,
+                                                                  unsigned long long* __restrict__ records) {
   static_assert(sizeof(T) == 8, "the finer grids' parts are doubles' (order_model::fixed_finer_part)");
   using Bits = typename FloatTraits<T>::Bits;
   constexpr int MW = fixed_window_wide, C = fixed_window_candidates, N = bulk_group<T>;
@@ -443,12 +442,6 @@ __device__ __forceinline__ void fixed_window_block(const T* __restrict__ d_in, s
   }
 }
 
-template <class T, int MaxThreads>
-__global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __restrict__ d_in, std::int64_t num_items,
-                                                                  unsigned long long* __restrict__ records) {
-  fixed_window_block<T>(d_in, num_items, records);
-}
-
 // Pass 2's decision after fixed_window_kernel: k from the blocks' largest magnitudes
 // (fixed_point_sum's rule; 0 when no element is finite and nonzero), and whether every block's
 // guess held (E <= L). Every thread of the block calls it (it holds barriers).
@@ -687,12 +680,13 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
 
 // ---- The scale from the data in one launch ----
 //
-// Where every block of the grid is resident at once (a cooperative launch, which fails rather
-// than start a grid that is not), pass 1 and pass 2 run in one kernel: pass 1's body (gpu_exact's
-// with the range for float, the window pass for double), a barrier over the grid, then pass 2's
-// decision and, only where pass 1 did not settle the sum, its quantising body. It saves the second
-// launch, which on data on the grid only decides and returns, and it changes no bit: the same
-// bodies add the same integers.
+// Float only. Where every block of the grid is resident at once (a cooperative launch, which
+// fails rather than start a grid that is not), pass 1 and pass 2 run in one kernel: pass 1's body
+// (gpu_exact's with the range), a barrier over the grid, then pass 2's decision and, only where
+// pass 1 did not settle the sum, its quantising body. It saves the second launch, which on data on
+// the grid only decides and returns, and it changes no bit: the same bodies add the same integers.
+// (For double, whose pass 1 is the window pass, the one launch was slower than two at every n:
+// docs/performance-notes.md.)
 
 // Every thread of every block calls it; every block must be resident (a cooperative launch).
 // *arrived counts the blocks that have arrived (0 before the launch). Each block's writes before
@@ -714,18 +708,18 @@ __device__ __forceinline__ void grid_barrier(unsigned* arrived) {
 }
 
 // arrivals: two words, arrivals[out.parity] 0 at the launch; block 0 resets the other for the next
-// launch (as the sets: a launch touches only its own). exact: pass 1's sets (float; the range
-// read by fixed_decide is out.range, in them). The launch provides pass 1's dynamic shared memory
-// (float: gpu_exact's, bulk_smem_bytes(blockDim.x) + ExactBins<T>::bytes(MaxThreads, blockDim.x);
-// double: bulk_smem_bytes(blockDim.x)), which holds pass 2's.
+// launch (as the sets: a launch touches only its own). exact: pass 1's sets (the range read by
+// fixed_decide is out.range, in them). The launch provides pass 1's dynamic shared memory
+// (gpu_exact's, bulk_smem_bytes(blockDim.x) + ExactBins<T>::bytes(MaxThreads, blockDim.x)), which
+// holds pass 2's.
 template <class T, int MaxThreads, int MinBlocks>
 __global__ void __launch_bounds__(MaxThreads, MinBlocks)
     fixed_one_launch_kernel(const T* __restrict__ d_in, std::int64_t num_items, ExactBuffers exact, FixedBuffers out,
                             unsigned* arrivals) {
+  static_assert(sizeof(T) == 4, "double's pass 1 is the window pass, which runs in two launches");
   fixed_reset_next_set(out);
   if (blockIdx.x == 0 && threadIdx.x == 0) arrivals[out.parity ^ 1u] = 0;
-  if constexpr (sizeof(T) == 4) exact_limbs_block<T, true, MaxThreads>(d_in, num_items, exact);
-  else fixed_window_block<T>(d_in, num_items, const_cast<unsigned long long*>(out.records));
+  exact_limbs_block<T, true, MaxThreads>(d_in, num_items, exact);
   grid_barrier(arrivals + out.parity);
   const FixedPlan p = fixed_decide<T>(out);
   if (!p.quantise) return;
