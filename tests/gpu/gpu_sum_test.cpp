@@ -648,9 +648,9 @@ TYPED_TEST(GpuFixedPointFromData, OneReadWhereTheGuessHoldsAndTheCpuBitsEverywhe
     for (const int offset : {0, 1}) {
       gpu::DeviceBuffer<T> buf(n, offset);
       buf.upload(std::span<const T>(c.x));
-      // Grids resident whole take both passes in one launch (a barrier over the grid); 1024-thread
-      // blocks, and more 512-thread blocks than the SMs hold (4 an SM at most: 2048 threads), take
-      // two launches.
+      // float grids resident whole take both passes in one launch (a barrier over the grid);
+      // double, 1024-thread blocks, and more 512-thread blocks than the SMs hold (4 an SM at most:
+      // 2048 threads) take two launches.
       for (const auto [grid, block] : {std::array<int, 2>{132, 512}, std::array<int, 2>{7, 96}, std::array<int, 2>{3, 1024},
                                        std::array<int, 2>{2, 47}, std::array<int, 2>{4 * sms + 3, 512}}) {
         LaunchShape s = default_shape(GpuKernel::fixed_point);
