@@ -23,8 +23,10 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <cstdlib>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/cpu_algorithms.hpp"
@@ -162,6 +164,88 @@ Rows bench_cpu(const BenchOptions& o) {
 }
 
 // The summary's CPU part, read back from the rows (a resumed run's too).
+// ---- The terminal's tables (every row and column stay in the CSVs) ----------------------------
+
+struct Shown {
+  const char* column;  // in the CSV
+  const char* heading;
+  enum { text, us, ratio, number } as;
+};
+
+// The rows `keep` accepts, in `shown`'s columns: times (ms in the CSV) in µs, ratios to 2 places.
+template <class Keep> void print_table(const CsvTable& t, const std::vector<Shown>& shown, Keep keep) {
+  std::vector<int> at;
+  for (const auto& c : shown) at.push_back(t.column(c.column));
+  std::vector<std::vector<std::string>> cells;
+  for (const auto& row : t.rows) {
+    if (!keep(row)) continue;
+    auto& out = cells.emplace_back();
+    for (std::size_t i = 0; i < shown.size(); ++i) {
+      const std::string v = at[i] < 0 || static_cast<std::size_t>(at[i]) >= row.size() ? "" : row[static_cast<std::size_t>(at[i])];
+      const double x = v.empty() || shown[i].as == Shown::text ? 0.0 : std::strtod(v.c_str(), nullptr);
+      out.push_back(v.empty() || shown[i].as == Shown::text ? v
+                    : shown[i].as == Shown::us            ? fmt::format("{:.2f}", x * 1e3)
+                    : shown[i].as == Shown::ratio         ? fmt::format("{:.2f}", x)
+                                                          : fmt::format("{:.3g}", x));
+    }
+  }
+  if (cells.empty()) return;
+  std::vector<std::size_t> width;
+  for (std::size_t i = 0; i < shown.size(); ++i) {
+    width.push_back(std::string_view(shown[i].heading).size());
+    for (const auto& r : cells) width[i] = std::max(width[i], r[i].size());
+  }
+  auto line = [&](auto&& field) {
+    std::string l;
+    for (std::size_t i = 0; i < shown.size(); ++i) {
+      const std::string f = field(i);
+      // Text left-aligned, numbers right-aligned.
+      l += shown[i].as == Shown::text ? fmt::format("{:<{}}", f, width[i]) : fmt::format("{:>{}}", f, width[i]);
+      l += i + 1 < shown.size() ? "  " : "";
+    }
+    while (!l.empty() && l.back() == ' ') l.pop_back();
+    fmt::print("{}\n", l);
+  };
+  line([&](std::size_t i) { return std::string(shown[i].heading); });
+  for (const auto& r : cells) line([&](std::size_t i) { return r[i]; });
+}
+
+void print_tables(const RunFolder& folder, bool gpu, bool families, bool cpu) {
+  if (gpu) {
+    const CsvTable t = read_csv(folder.file("bench_gpu.csv"));
+    const int role = t.column("role");
+    fmt::print("GPU sums at their default shapes (sweep shapes: bench_gpu.csv); vs CUB, vs read: CUB's or the read "
+               "roof's time over this one's (above 1: faster)\n");
+    print_table(t,
+                {{"dtype", "dtype", Shown::text}, {"distribution", "distribution", Shown::text},
+                 {"n", "n", Shown::text}, {"kernel", "kernel", Shown::text}, {"ms", "us", Shown::us},
+                 {"ratio_cub", "vs CUB", Shown::ratio}, {"ratio_read", "vs read", Shown::ratio},
+                 {"error", "error", Shown::text}},
+                [role](const auto& row) {
+                  return role < 0 || static_cast<std::size_t>(role) >= row.size() ||
+                         row[static_cast<std::size_t>(role)] != "sweep";
+                });
+  }
+  if (families) {
+    fmt::print("Scans, segmented sums and row kernels (bench_families.csv); vs read: of the read roof's bandwidth; "
+               "vs peer: the peer's time over this one's\n");
+    print_table(read_csv(folder.file("bench_families.csv")),
+                {{"dtype", "dtype", Shown::text}, {"n", "n", Shown::text}, {"family", "family", Shown::text},
+                 {"kernel", "kernel", Shown::text}, {"detail", "detail", Shown::text}, {"ms", "us", Shown::us},
+                 {"ratio_read", "vs read", Shown::ratio}, {"peer", "peer", Shown::text},
+                 {"ratio_peer", "vs peer", Shown::ratio}, {"error", "error", Shown::text}},
+                [](const auto&) { return true; });
+  }
+  if (cpu) {
+    fmt::print("CPU algorithms (bench_cpu.csv); time / serial double: this one's time over the ordered double loop's\n");
+    print_table(read_csv(folder.file("bench_cpu.csv")),
+                {{"dtype", "dtype", Shown::text}, {"algorithm", "algorithm", Shown::text},
+                 {"ns_per_element", "ns/element", Shown::number},
+                 {"ratio_serial_double", "time / serial double", Shown::ratio}},
+                [](const auto&) { return true; });
+  }
+}
+
 nlohmann::ordered_json cpu_summary(const BenchOptions& o, const CsvTable& t) {
   nlohmann::ordered_json s = {{"n", o.cpu_n}};
   for (const auto& r : t.rows) {
@@ -455,6 +539,7 @@ void run_bench(const BenchOptions& o) {
   if (!o.no_cpu)
     cells.push_back({"cpu", "CPU algorithms", [&o]() -> CellRows { return {{"bench_cpu.csv", bench_cpu(o)}}; }});
   study.run(cells);
+  print_tables(study.folder(), gpu, gpu && !o.no_families, !o.no_cpu);
   summary["device"] = device;
   if (!o.no_cpu) summary["cpu"] = cpu_summary(o, read_csv(study.folder().file("bench_cpu.csv")));
   summary["csv"] = nlohmann::ordered_json::array();

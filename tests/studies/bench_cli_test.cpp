@@ -2,6 +2,7 @@
 // ratio to the ordered double loop measured in the same run; bad options are one-line errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <set>
@@ -40,6 +41,11 @@ TEST(BenchCli, CpuTimingsCoverEveryAlgorithmWithTheSerialPeer) {
   EXPECT_EQ(csv.rows.size(), expected);
   EXPECT_TRUE(std::filesystem::exists(dir / "provenance.json"));
   EXPECT_TRUE(std::filesystem::exists(dir / "summary.json"));
+  // The terminal's table: a row per algorithm, the peer at 1.00.
+  EXPECT_NE(r.out.find("dtype    algorithm       ns/element  time / serial double\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nfloat64  serial  "), std::string::npos) << r.out;
+  // (the progress line, the title, the heading, the rows, the two closing lines)
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 3 + static_cast<long>(csv.rows.size()) + 2) << r.out;
 }
 
 TEST(BenchCli, BadOptionsAreOneLineErrors) {
