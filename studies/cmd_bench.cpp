@@ -22,8 +22,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <map>
 #include <cstdlib>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -163,7 +163,6 @@ Rows bench_cpu(const BenchOptions& o) {
   return rows;
 }
 
-// The summary's CPU part, read back from the rows (a resumed run's too).
 // ---- The terminal's tables (every row and column stay in the CSVs) ----------------------------
 
 struct Shown {
@@ -181,7 +180,8 @@ template <class Keep> void print_table(const CsvTable& t, const std::vector<Show
     if (!keep(row)) continue;
     auto& out = cells.emplace_back();
     for (std::size_t i = 0; i < shown.size(); ++i) {
-      const std::string v = at[i] < 0 || static_cast<std::size_t>(at[i]) >= row.size() ? "" : row[static_cast<std::size_t>(at[i])];
+      const auto c = static_cast<std::size_t>(at[i]);
+      const std::string v = at[i] < 0 || c >= row.size() ? "" : row[c];
       const double x = v.empty() || shown[i].as == Shown::text ? 0.0 : std::strtod(v.c_str(), nullptr);
       out.push_back(v.empty() || shown[i].as == Shown::text ? v
                     : shown[i].as == Shown::us            ? fmt::format("{:.2f}", x * 1e3)
@@ -246,6 +246,7 @@ void print_tables(const RunFolder& folder, bool gpu, bool families, bool cpu) {
   }
 }
 
+// The summary's CPU part, read back from the rows (a resumed run's too).
 nlohmann::ordered_json cpu_summary(const BenchOptions& o, const CsvTable& t) {
   nlohmann::ordered_json s = {{"n", o.cpu_n}};
   for (const auto& r : t.rows) {

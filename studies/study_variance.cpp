@@ -827,7 +827,9 @@ void register_study_variance(CLI::App& study) {
       ->delimiter(',');
   cmd->add_option("--scales", o->scales, "Softmax logit scales, rows = scale * N(0,1) (default 1,10,...,1e4)")
       ->delimiter(',');
-  cmd->add_option("--dtypes", o->dtypes, "float32, bfloat16, float64 (comma list; default float32; with --input, the data's own)")->delimiter(',');
+  cmd->add_option("--dtypes", o->dtypes,
+                  "float32, bfloat16, float64 (comma list; default float32; with --input, the data's own)")
+      ->delimiter(',');
   add_text_option(*cmd, "--input", o->input,
                   "The user's rows (.npy, .csv/.txt, raw with --format), read as rows of --cols values, in place of "
                   "the generated matrices in every table (offset, scale and case 'data')");
