@@ -110,10 +110,9 @@ Timing time_read(const BenchInput<T>& in, const TimingOptions& o = {}, std::int6
 // refuses is its row's error) with its CUB peer where it has one. A scan's or segmented scan's
 // detail names the shape it ran. Timing is each family's own (gpu/scan.hpp, gpu/segmented.hpp,
 // gpu/rows.hpp), as the sums are timed: the median of `samples` runs of launches back to back,
-// event-timed, over a resident input. The row kernels (rows and variance) read copies of it in
-// turn, together past the L2 as the sums' inputs; a scan's or segmented sum's input smaller than
-// the L2 may be read from the L2 (in_l2 says so). n must be a multiple of
-// family_cols. A failure is the row's error, not an exception.
+// event-timed, over a resident input whose copies the launches read in turn, together past the
+// L2 as the sums' inputs. n must be a multiple of family_cols. A failure is the row's error, not
+// an exception.
 inline constexpr std::int64_t family_segment = 1024;
 inline constexpr std::int64_t family_cols = 4096;
 inline constexpr std::int64_t family_row_cols[] = {4096, 16384};
@@ -125,7 +124,6 @@ struct FamilyTiming {
   std::string peer;              // the kernel of the same family whose time ratio_peer divides ("" for none)
   double bytes_per_element = 0;  // bytes read and written per input element
   double ms = 0;                 // median time of one launch sequence
-  bool in_l2 = false;            // the input (and the scan's output) fit in L2 together, not rotated
   std::string error;             // non-empty: nothing valid was timed
   int input_bytes = 0;           // bytes of one input element where not the cell's T (2: bfloat16 rows)
 };

@@ -1,6 +1,6 @@
 // gpu/bench.hpp's time_families: the scans, segmented sums and row kernels timed by their own APIs
-// on copy 0 of a bench input (downloaded once and uploaded into each family's input; the row
-// kernels' in several copies that their runs of launches read in turn).
+// on copy 0 of a bench input, downloaded once and uploaded into each family's input in as many
+// copies as rotated_copies says, which their runs of launches read in turn.
 #include <algorithm>
 #include <cmath>
 #include <span>
@@ -22,8 +22,8 @@ namespace sumlab::gpu {
 
 namespace {
 
-// How many copies of a row input its runs of launches read in turn, as the sums' bench rotates its
-// inputs (gpu/bench.cu): together at least 4x the L2 (at most 64 copies: 2.5x the L2 for 2^20
+// How many copies of a family's input its runs of launches read in turn, as the sums' bench rotates
+// its inputs (gpu/bench.cu): together at least 4x the L2 (at most 64 copies: 2.5x the L2 for 2^20
 // bfloat16 values), so that a launch finds little of its input there.
 int rotated_copies(double bytes, double l2) {
   return bytes <= 0 ? 1 : static_cast<int>(std::clamp(std::ceil(4 * l2 / bytes), 1.0, 64.0));
@@ -58,12 +58,12 @@ void time_rows(std::vector<FamilyTiming>& out, std::span<const In> x, int sample
               k.family == row_reduce::RowFamily::argmax ? sizeof(Acc) + sizeof(std::int64_t) : 2.0 * sizeof(Acc);
           const auto r = gpu_rows<In>(k.kernel, shape, m, ro);
           FamilyTiming t{"rows", std::string(k.name), where + ", " + row_reduce::to_string(shape), "",
-                         sizeof(In) + outputs / static_cast<double>(cols), 0, false, r.error, int(sizeof(In))};
+                         sizeof(In) + outputs / static_cast<double>(cols), 0, r.error, int(sizeof(In))};
           t.ms = r.ok() ? r.ms : 0;
           out.push_back(std::move(t));
         }
       } catch (const std::exception& e) {
-        out.push_back(FamilyTiming{"rows", "", where + ", block_per_row/" + std::to_string(threads), "", 0, 0, false,
+        out.push_back(FamilyTiming{"rows", "", where + ", block_per_row/" + std::to_string(threads), "", 0, 0,
                                    e.what()});
       }
     }
@@ -91,7 +91,7 @@ std::vector<FamilyTiming> time_families(const BenchInput<T>& in, int samples, co
     std::vector<T> all = in.buffer().download();
     std::copy(all.begin(), all.begin() + n, x.begin());
   } catch (const std::exception& e) {
-    add(FamilyTiming{"all", "", "", "", 0, 0, false, ""}, 0, e.what());
+    add(FamilyTiming{"all", "", "", "", 0, 0, ""}, 0, e.what());
     return rows;
   }
   const double bytes = static_cast<double>(n) * sizeof(T);
@@ -102,7 +102,7 @@ std::vector<FamilyTiming> time_families(const BenchInput<T>& in, int samples, co
     using V = typename Op::Value;
     const std::string problem = std::string(op) + " inclusive";
     try {
-      const ScanInput<V> si{std::span<const V>(values)};
+      const ScanInput<V> si{std::span<const V>(values), rotated_copies(static_cast<double>(n) * sizeof(V), l2)};
       ScanRunOptions so;
       so.want_out = false;
       so.reps = samples;
@@ -111,11 +111,10 @@ std::vector<FamilyTiming> time_families(const BenchInput<T>& in, int samples, co
         const scan::ScanShape shape = shapes.scan.value_or(scan::default_scan_shape(a, sizeof(V), Op::name));
         const auto r = gpu_scan<Op>(a, shape, si, true, so);
         const std::string detail = a == scan::GpuScan::cub ? problem : problem + ", " + scan::to_string(shape);
-        add({"scan", std::string(scan::to_string(a)), detail, "cub", 2.0 * sizeof(V), 0,
-             2 * static_cast<double>(n) * sizeof(V) <= l2, ""}, r.ms, r.error);
+        add({"scan", std::string(scan::to_string(a)), detail, "cub", 2.0 * sizeof(V), 0, ""}, r.ms, r.error);
       }
     } catch (const std::exception& e) {
-      add({"scan", "", problem, "", 0, 0, false, ""}, 0, e.what());
+      add({"scan", "", problem, "", 0, 0, ""}, 0, e.what());
     }
   };
   time_scans.template operator()<scan::PlusOp<T>>(x, "+", true);
@@ -130,7 +129,8 @@ std::vector<FamilyTiming> time_families(const BenchInput<T>& in, int samples, co
   try {
     std::vector<segmented::Offset> offsets(un / family_segment + 1);
     for (std::size_t s = 0; s < offsets.size(); ++s) offsets[s] = static_cast<segmented::Offset>(s) * family_segment;
-    const SegmentedInput<T> sg{std::span<const T>(x), std::span<const segmented::Offset>(offsets)};
+    const SegmentedInput<T> sg{std::span<const T>(x), std::span<const segmented::Offset>(offsets),
+                               rotated_copies(bytes, l2)};
     const double per = sizeof(T) + static_cast<double>(sizeof(segmented::Offset) + sizeof(T)) / family_segment;
     for (const auto& st : segmented::strategies()) {
       if (st.where == segmented::Where::cpu) continue;
@@ -143,10 +143,10 @@ std::vector<FamilyTiming> time_families(const BenchInput<T>& in, int samples, co
       // The segmented scan against CUB's scan-by-key (a segmented scan too), the others against
       // CUB's segmented reduce.
       const char* peer = tiled ? "cub_scan_by_key" : "cub_segmented_reduce";
-      add({"segmented", std::string(st.name), detail, peer, per, 0, bytes <= l2, ""}, r.ms, r.error);
+      add({"segmented", std::string(st.name), detail, peer, per, 0, ""}, r.ms, r.error);
     }
   } catch (const std::exception& e) {
-    add({"segmented", "", "", "", 0, 0, false, ""}, 0, e.what());
+    add({"segmented", "", "", "", 0, 0, ""}, 0, e.what());
   }
   // Variance: the moments row kernels over rows of family_cols, mean and variance out (no output
   // pass); every layout.
@@ -164,12 +164,12 @@ std::vector<FamilyTiming> time_families(const BenchInput<T>& in, int samples, co
         const auto r = gpu_rows<T>(k.kernel, shape, m, ro);
         add({"variance", std::string(k.name),
              "rows of " + std::to_string(family_cols) + ", " + std::string(row_reduce::to_string(layout)), "", per, 0,
-             false, ""},
+             ""},
             r.ms, r.error);
       }
     }
   } catch (const std::exception& e) {
-    add({"variance", "", "", "", 0, 0, false, ""}, 0, e.what());
+    add({"variance", "", "", "", 0, 0, ""}, 0, e.what());
   }
   time_rows<T>(rows, std::span<const T>(x), samples, l2, "", shapes.row_elements);
   if constexpr (std::is_same_v<T, float>) {

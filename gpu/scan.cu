@@ -132,23 +132,34 @@ void launch_chained(const ScanShape& s, const typename Op::Value* d_in, std::int
 }  // namespace
 
 template <class V> struct ScanInput<V>::Impl {
-  DeviceBytes data;
+  DeviceBytes data;  // `copies` copies of the n values, one after another
   std::int64_t n = 0;
+  int copies = 1;
 };
 
-template <class V> ScanInput<V>::ScanInput(std::span<const V> host) : impl_(std::make_unique<Impl>()) {
+template <class V> ScanInput<V>::ScanInput(std::span<const V> host, int copies) : impl_(std::make_unique<Impl>()) {
+  if (copies < 1) throw std::invalid_argument("ScanInput: copies must be >= 1 (got " + std::to_string(copies) + ")");
   impl_->n = static_cast<std::int64_t>(host.size());
+  impl_->copies = copies;
   if (host.empty()) return;
   std::string why;
   if (!gpu_available(&why)) throw GpuError(why);
-  impl_->data = DeviceBytes(host.size() * sizeof(V), "the scan input");
-  SUMLAB_CUDA_CHECK(cudaMemcpy(impl_->data.template as<V>(), host.data(), host.size() * sizeof(V), cudaMemcpyHostToDevice));
+  const std::size_t bytes = host.size() * sizeof(V);
+  impl_->data = DeviceBytes(bytes * std::size_t(copies), copies == 1 ? std::string("the scan input")
+                                                                     : std::to_string(copies) + " copies of the scan input");
+  V* const d = impl_->data.template as<V>();
+  SUMLAB_CUDA_CHECK(cudaMemcpy(d, host.data(), bytes, cudaMemcpyHostToDevice));
+  for (int c = 1; c < copies; ++c)
+    SUMLAB_CUDA_CHECK(cudaMemcpy(d + std::size_t(c) * host.size(), d, bytes, cudaMemcpyDeviceToDevice));
 }
 template <class V> ScanInput<V>::~ScanInput() = default;
 template <class V> ScanInput<V>::ScanInput(ScanInput&&) noexcept = default;
 template <class V> ScanInput<V>& ScanInput<V>::operator=(ScanInput&&) noexcept = default;
 template <class V> std::int64_t ScanInput<V>::size() const { return impl_->n; }
-template <class V> const V* ScanInput<V>::device_data() const { return impl_->data.template as<V>(); }
+template <class V> int ScanInput<V>::copies() const { return impl_->copies; }
+template <class V> const V* ScanInput<V>::device_data(int copy) const {
+  return impl_->data.template as<V>() + std::size_t(copy % impl_->copies) * std::size_t(impl_->n);
+}
 
 template <class Op>
 GpuScanResult<typename Op::Value> gpu_scan(GpuScan alg, const ScanShape& s, const ScanInput<typename Op::Value>& x,
@@ -196,10 +207,12 @@ GpuScanResult<typename Op::Value> gpu_scan(GpuScan alg, const ScanShape& s, cons
         m = levels.back().tiles;
       }
     }
+    int launches = 0;  // the copy each scan reads, in turn
     auto once = [&] {
-      if (alg == GpuScan::cub) detail::cub_scan<Op>(temp.template as<void>(), temp_bytes, x.device_data(), out.template as<V>(), n, inclusive);
-      else if (alg == GpuScan::warp_hs_chained) launch_chained<Op>(s, x.device_data(), n, out.template as<V>(), inclusive, chain);
-      else launch_scan<Op>(alg, s, x.device_data(), n, out.template as<V>(), inclusive, levels, 0);
+      const V* const d_in = x.device_data(launches++);
+      if (alg == GpuScan::cub) detail::cub_scan<Op>(temp.template as<void>(), temp_bytes, d_in, out.template as<V>(), n, inclusive);
+      else if (alg == GpuScan::warp_hs_chained) launch_chained<Op>(s, d_in, n, out.template as<V>(), inclusive, chain);
+      else launch_scan<Op>(alg, s, d_in, n, out.template as<V>(), inclusive, levels, 0);
     };
     r.ms = median(detail::time_back_to_back(once, opts.reps));
     SUMLAB_CUDA_CHECK(cudaDeviceSynchronize());

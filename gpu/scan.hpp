@@ -26,17 +26,22 @@
 namespace sumlab::gpu {
 
 // n scan values resident on the device, uploaded once and reused by every algorithm and shape.
-// Throws GpuError when there is no GPU, it does not fit, or a CUDA call fails.
+// With copies > 1 the device holds that many copies and a timed run of scans reads them in turn,
+// as the sums' bench rotates its inputs, so that an input smaller than the L2 is not read from the
+// L2 by the next scan (every copy holds the same values: every scan gives the same outputs).
+// Throws GpuError when there is no GPU, it does not fit, or a CUDA call fails;
+// std::invalid_argument when copies < 1.
 template <class V> class ScanInput {
  public:
-  explicit ScanInput(std::span<const V> host);
+  explicit ScanInput(std::span<const V> host, int copies = 1);
   ~ScanInput();
   ScanInput(ScanInput&&) noexcept;
   ScanInput& operator=(ScanInput&&) noexcept;
   ScanInput(const ScanInput&) = delete;
   ScanInput& operator=(const ScanInput&) = delete;
   std::int64_t size() const;
-  const V* device_data() const;  // opaque to host code
+  int copies() const;
+  const V* device_data(int copy = 0) const;  // copy `copy` mod copies(); opaque to host code
 
  private:
   struct Impl;

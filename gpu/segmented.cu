@@ -24,23 +24,32 @@ using segmented::SegShape;
 using segmented::Strategy;
 
 template <class T> struct SegmentedInput<T>::Impl {
-  detail::DeviceBytes values, offsets;
+  detail::DeviceBytes values, offsets;  // `copies` copies of the values, one after another
   std::vector<Offset> host_offsets;
   std::int64_t n = 0;
+  int copies = 1;
 };
 
 template <class T>
-SegmentedInput<T>::SegmentedInput(std::span<const T> values, std::span<const Offset> offsets)
+SegmentedInput<T>::SegmentedInput(std::span<const T> values, std::span<const Offset> offsets, int copies)
     : impl_(std::make_unique<Impl>()) {
+  if (copies < 1) throw std::invalid_argument("SegmentedInput: copies must be >= 1 (got " + std::to_string(copies) + ")");
   segmented::validate_offsets(offsets, values.size());
   impl_->n = static_cast<std::int64_t>(values.size());
+  impl_->copies = copies;
   impl_->host_offsets.assign(offsets.begin(), offsets.end());
   std::string why;
   if (!gpu_available(&why)) throw GpuError(why);
-  impl_->values = detail::DeviceBytes(values.size_bytes(), "the segmented values");
+  impl_->values = detail::DeviceBytes(values.size_bytes() * std::size_t(copies),
+                                      copies == 1 ? std::string("the segmented values")
+                                                  : std::to_string(copies) + " copies of the segmented values");
   impl_->offsets = detail::DeviceBytes(offsets.size_bytes(), "the segment offsets");
-  if (!values.empty())
-    SUMLAB_CUDA_CHECK(cudaMemcpy(impl_->values.get(), values.data(), values.size_bytes(), cudaMemcpyHostToDevice));
+  T* const d = impl_->values.template as<T>();
+  if (!values.empty()) {
+    SUMLAB_CUDA_CHECK(cudaMemcpy(d, values.data(), values.size_bytes(), cudaMemcpyHostToDevice));
+    for (int c = 1; c < copies; ++c)
+      SUMLAB_CUDA_CHECK(cudaMemcpy(d + std::size_t(c) * values.size(), d, values.size_bytes(), cudaMemcpyDeviceToDevice));
+  }
   SUMLAB_CUDA_CHECK(cudaMemcpy(impl_->offsets.get(), offsets.data(), offsets.size_bytes(), cudaMemcpyHostToDevice));
 }
 template <class T> SegmentedInput<T>::~SegmentedInput() = default;
@@ -51,7 +60,10 @@ template <class T> std::int64_t SegmentedInput<T>::segments() const {
   return static_cast<std::int64_t>(impl_->host_offsets.size()) - 1;
 }
 template <class T> std::span<const Offset> SegmentedInput<T>::host_offsets() const { return impl_->host_offsets; }
-template <class T> const T* SegmentedInput<T>::device_values() const { return impl_->values.template as<T>(); }
+template <class T> int SegmentedInput<T>::copies() const { return impl_->copies; }
+template <class T> const T* SegmentedInput<T>::device_values(int copy) const {
+  return impl_->values.template as<T>() + std::size_t(copy % impl_->copies) * std::size_t(impl_->n);
+}
 template <class T> const Offset* SegmentedInput<T>::device_offsets() const {
   return impl_->offsets.template as<Offset>();
 }
@@ -71,7 +83,7 @@ template <class T> struct ScanScratch {
 };
 
 template <class T, int ITEMS, int MAX_THREADS>
-void launch_chained_tiles(const SegShape& s, const SegmentedInput<T>& in, ScanScratch<T>& w, T* d_out) {
+void launch_chained_tiles(const SegShape& s, const SegmentedInput<T>& in, const T* d_in, ScanScratch<T>& w, T* d_out) {
   using F = scan::Flagged<T>;
   auto kernel = seg_detail::chained_segmented_kernel<T, ITEMS, MAX_THREADS>;
   const std::size_t smem = seg_detail::seg_scan_smem<T>(s.block, ITEMS);
@@ -82,25 +94,26 @@ void launch_chained_tiles(const SegShape& s, const SegmentedInput<T>& in, ScanSc
   c.counter = w.counter.template as<unsigned long long>();
   c.epoch = ++w.epoch;
   c.tiles = w.tiles;
-  kernel<<<static_cast<unsigned>(w.tiles), s.block, smem>>>(in.device_values(), in.device_offsets(), in.segments(),
+  kernel<<<static_cast<unsigned>(w.tiles), s.block, smem>>>(d_in, in.device_offsets(), in.segments(),
                                                            in.size(), w.first.template as<std::int64_t>(), c, d_out);
   SUMLAB_CUDA_CHECK_LAUNCH("segmented scan tiles");
 }
 
 template <class T, int MAX_THREADS>
-void launch_chained_items(const SegShape& s, const SegmentedInput<T>& in, ScanScratch<T>& w, T* d_out) {
+void launch_chained_items(const SegShape& s, const SegmentedInput<T>& in, const T* d_in, ScanScratch<T>& w, T* d_out) {
   switch (s.items_per_thread) {  // validate_shape refused any other
-    case 1: launch_chained_tiles<T, 1, MAX_THREADS>(s, in, w, d_out); break;
-    case 2: launch_chained_tiles<T, 2, MAX_THREADS>(s, in, w, d_out); break;
-    case 3: launch_chained_tiles<T, 3, MAX_THREADS>(s, in, w, d_out); break;
-    case 4: launch_chained_tiles<T, 4, MAX_THREADS>(s, in, w, d_out); break;
-    case 8: launch_chained_tiles<T, 8, MAX_THREADS>(s, in, w, d_out); break;
-    default: launch_chained_tiles<T, 16, MAX_THREADS>(s, in, w, d_out); break;
+    case 1: launch_chained_tiles<T, 1, MAX_THREADS>(s, in, d_in, w, d_out); break;
+    case 2: launch_chained_tiles<T, 2, MAX_THREADS>(s, in, d_in, w, d_out); break;
+    case 3: launch_chained_tiles<T, 3, MAX_THREADS>(s, in, d_in, w, d_out); break;
+    case 4: launch_chained_tiles<T, 4, MAX_THREADS>(s, in, d_in, w, d_out); break;
+    case 8: launch_chained_tiles<T, 8, MAX_THREADS>(s, in, d_in, w, d_out); break;
+    default: launch_chained_tiles<T, 16, MAX_THREADS>(s, in, d_in, w, d_out); break;
   }
 }
 
 template <class T>
-void launch_scan(const SegShape& s, const SegmentedInput<T>& in, ScanScratch<T>& w, T* d_out, int grid_cap) {
+void launch_scan(const SegShape& s, const SegmentedInput<T>& in, const T* d_in, ScanScratch<T>& w, T* d_out,
+                 int grid_cap) {
   const std::int64_t n = in.size(), segs = in.segments();
   if (n == 0) {  // every segment is empty: +0 (all-zero bits)
     SUMLAB_CUDA_CHECK(cudaMemsetAsync(d_out, 0, static_cast<std::size_t>(segs) * sizeof(T)));
@@ -110,8 +123,8 @@ void launch_scan(const SegShape& s, const SegmentedInput<T>& in, ScanScratch<T>&
   seg_detail::tile_first_kernel<<<capped_grid((segs + 1 + 255) / 256, grid_cap), 256>>>(
       in.device_offsets(), segs, tile, w.tiles, w.first.template as<std::int64_t>());
   SUMLAB_CUDA_CHECK_LAUNCH("segmented scan tile starts");
-  if (s.block > 512) launch_chained_items<T, 1024>(s, in, w, d_out);
-  else launch_chained_items<T, 512>(s, in, w, d_out);
+  if (s.block > 512) launch_chained_items<T, 1024>(s, in, d_in, w, d_out);
+  else launch_chained_items<T, 512>(s, in, d_in, w, d_out);
 }
 
 }  // namespace
@@ -140,7 +153,7 @@ GpuSegmentedResult<T> gpu_segmented(Strategy st, const SegShape& s, const Segmen
     T* d_out = out.as<T>();
     std::vector<double> times;
     if (inf.where == segmented::Where::gpu_peer) {
-      const T* d_in = in.device_values();
+      const seg_detail::Copies<T> d_in{in.device_values(), n, in.copies()};
       const std::int64_t* d_off = in.device_offsets();
       const auto t = st == Strategy::cub_segmented_reduce ? seg_detail::cub_segmented_reduce<T>(d_in, d_off, segs, d_out, reps)
                      : st == Strategy::cub_reduce_by_key  ? seg_detail::cub_reduce_by_key<T>(d_in, d_off, n, segs, d_out, reps)
@@ -159,21 +172,23 @@ GpuSegmentedResult<T> gpu_segmented(Strategy st, const SegShape& s, const Segmen
         SUMLAB_CUDA_CHECK(cudaMemset(w.records.get(), 0, tiles * record));
         SUMLAB_CUDA_CHECK(cudaMemset(w.counter.get(), 0, sizeof(unsigned long long)));
       }
+      int launches = 0;  // the copy each launch reads, in turn
       times = detail::time_back_to_back([&] {
+        const T* const d_in = in.device_values(launches++);
         switch (st) {
           case Strategy::block_per_segment:
             seg_detail::block_per_segment_kernel<T><<<capped_grid(segs, grid_cap), s.block>>>(
-                in.device_values(), in.device_offsets(), segs, d_out);
+                d_in, in.device_offsets(), segs, d_out);
             SUMLAB_CUDA_CHECK_LAUNCH("block_per_segment");
             break;
           case Strategy::warp_per_segment: {
             const int warps = s.block / 32;
             seg_detail::warp_per_segment_kernel<T><<<capped_grid((segs + warps - 1) / warps, grid_cap), s.block>>>(
-                in.device_values(), in.device_offsets(), segs, d_out);
+                d_in, in.device_offsets(), segs, d_out);
             SUMLAB_CUDA_CHECK_LAUNCH("warp_per_segment");
             break;
           }
-          default: launch_scan<T>(s, in, w, d_out, grid_cap); break;
+          default: launch_scan<T>(s, in, d_in, w, d_out, grid_cap); break;
         }
       }, reps);
     }

@@ -26,8 +26,11 @@ namespace sumlab::gpu {
 template <class T> class SegmentedInput {
  public:
   // Validates the offsets (std::invalid_argument) and uploads both arrays (GpuError when they do
-  // not fit or a CUDA call fails).
-  SegmentedInput(std::span<const T> values, std::span<const segmented::Offset> offsets);
+  // not fit or a CUDA call fails). With copies > 1 the device holds that many copies of the values
+  // and a timed run of launches reads them in turn, as the sums' bench rotates its inputs, so that
+  // values smaller than the L2 are not read from the L2 by the next launch (every copy holds the
+  // same values: every launch gives the same sums); copies < 1 is std::invalid_argument.
+  SegmentedInput(std::span<const T> values, std::span<const segmented::Offset> offsets, int copies = 1);
   ~SegmentedInput();
   SegmentedInput(SegmentedInput&&) noexcept;
   SegmentedInput& operator=(SegmentedInput&&) noexcept;
@@ -37,7 +40,8 @@ template <class T> class SegmentedInput {
   std::int64_t segments() const;  // offsets.size() - 1
   // The offsets as uploaded, for peers that need host-side checks.
   std::span<const segmented::Offset> host_offsets() const;
-  const T* device_values() const;                         // opaque to host code
+  int copies() const;
+  const T* device_values(int copy = 0) const;             // copy `copy` mod copies(); opaque to host code
   const segmented::Offset* device_offsets() const;        // opaque to host code
 
  private:

@@ -74,7 +74,7 @@ const std::vector<std::string> kGpuColumns{"dtype", "distribution", "n", "kernel
                                            "cub_ms", "read_ms", "value_hex", "error"};
 const std::vector<std::string> kFamilyColumns{"dtype", "n", "family", "kernel", "detail", "ms", "bytes_per_element",
                                               "gb_per_s", "ratio_read", "ratio_cub_reduce", "peer", "ratio_peer",
-                                              "read_ms", "read_bytes", "cub_ms", "in_l2", "error"};
+                                              "read_ms", "read_bytes", "cub_ms", "error"};
 const std::vector<std::string> kCpuColumns{"dtype", "algorithm", "n", "ns_per_element", "ns_min", "reps",
                                            "ratio_serial_double", "value_hex"};
 
@@ -346,7 +346,7 @@ Rows bench_families_cell(const gpu::BenchInput<T>& input, const gpu::TimingOptio
                     ok && cub.ok() ? csv_number(cub.ms / t.ms) : "", t.peer,
                     ok && peer_ms > 0 ? csv_number(peer_ms / t.ms) : "", roof.ok() ? csv_number(roof.ms) : "",
                     csv_number(roof_bytes * static_cast<double>(n)), cub.ok() ? csv_number(cub.ms) : "",
-                    t.in_l2 ? "1" : "0", t.error});
+                    t.error});
   }
   return rows;
 }

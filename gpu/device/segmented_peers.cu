@@ -68,15 +68,16 @@ detail::DeviceBytes segment_ids(const std::int64_t* d_offsets, std::int64_t n, s
 }  // namespace
 
 template <class T>
-PeerTiming cub_segmented_reduce(const T* d_in, const std::int64_t* d_offsets, std::int64_t num_segments, T* d_out,
+PeerTiming cub_segmented_reduce(Copies<T> in, const std::int64_t* d_offsets, std::int64_t num_segments, T* d_out,
                                 int samples) {
   PeerTiming t;
   std::size_t temp_bytes = 0;
-  SUMLAB_CUDA_CHECK(cub::DeviceSegmentedReduce::Sum(nullptr, temp_bytes, d_in, d_out, num_segments, d_offsets,
+  SUMLAB_CUDA_CHECK(cub::DeviceSegmentedReduce::Sum(nullptr, temp_bytes, in.first, d_out, num_segments, d_offsets,
                                                     d_offsets + 1));
   detail::DeviceBytes temp(temp_bytes, "CUB temporary storage");
+  int calls = 0;
   t.ms = detail::time_back_to_back([&] {
-    SUMLAB_CUDA_CHECK(cub::DeviceSegmentedReduce::Sum(temp.get(), temp_bytes, d_in, d_out, num_segments, d_offsets,
+    SUMLAB_CUDA_CHECK(cub::DeviceSegmentedReduce::Sum(temp.get(), temp_bytes, in.at(calls++), d_out, num_segments, d_offsets,
                                                       d_offsets + 1));
     SUMLAB_CUDA_CHECK_LAUNCH("cub::DeviceSegmentedReduce::Sum");
   }, samples);
@@ -84,7 +85,7 @@ PeerTiming cub_segmented_reduce(const T* d_in, const std::int64_t* d_offsets, st
 }
 
 template <class T>
-PeerTiming cub_reduce_by_key(const T* d_in, const std::int64_t* d_offsets, std::int64_t n, std::int64_t num_segments,
+PeerTiming cub_reduce_by_key(Copies<T> in, const std::int64_t* d_offsets, std::int64_t n, std::int64_t num_segments,
                              T* d_out, int samples) {
   PeerTiming t;
   const std::size_t us = static_cast<std::size_t>(num_segments);
@@ -92,12 +93,13 @@ PeerTiming cub_reduce_by_key(const T* d_in, const std::int64_t* d_offsets, std::
   detail::DeviceBytes unique(us * sizeof(int), "run keys"), agg(us * sizeof(T), "run sums"),
       num_runs(sizeof(int), "the run count");
   std::size_t temp_bytes = 0;
-  SUMLAB_CUDA_CHECK(cub::DeviceReduce::ReduceByKey(nullptr, temp_bytes, keys.as<int>(), unique.as<int>(), d_in,
+  SUMLAB_CUDA_CHECK(cub::DeviceReduce::ReduceByKey(nullptr, temp_bytes, keys.as<int>(), unique.as<int>(), in.first,
                                                    agg.as<T>(), num_runs.as<int>(), ::cuda::std::plus<>{}, n));
   detail::DeviceBytes temp(temp_bytes, "CUB temporary storage");
+  int calls = 0;
   t.ms = detail::time_back_to_back([&] {
     if (num_segments > 0) SUMLAB_CUDA_CHECK(cudaMemsetAsync(d_out, 0, us * sizeof(T)));  // all-zero bits: +0
-    SUMLAB_CUDA_CHECK(cub::DeviceReduce::ReduceByKey(temp.get(), temp_bytes, keys.as<int>(), unique.as<int>(), d_in,
+    SUMLAB_CUDA_CHECK(cub::DeviceReduce::ReduceByKey(temp.get(), temp_bytes, keys.as<int>(), unique.as<int>(), in.at(calls++),
                                                      agg.as<T>(), num_runs.as<int>(), ::cuda::std::plus<>{}, n));
     if (num_segments > 0) {
       scatter_runs_kernel<T><<<grid_for(num_segments, 256), 256>>>(unique.as<int>(), agg.as<T>(), num_runs.as<int>(),
@@ -109,18 +111,19 @@ PeerTiming cub_reduce_by_key(const T* d_in, const std::int64_t* d_offsets, std::
 }
 
 template <class T>
-PeerTiming cub_scan_by_key(const T* d_in, const std::int64_t* d_offsets, std::int64_t n, std::int64_t num_segments,
+PeerTiming cub_scan_by_key(Copies<T> in, const std::int64_t* d_offsets, std::int64_t n, std::int64_t num_segments,
                            T* d_out, int samples) {
   PeerTiming t;
   detail::DeviceBytes keys = segment_ids(d_offsets, n, num_segments, "cub_scan_by_key");
   detail::DeviceBytes scanned(static_cast<std::size_t>(n) * sizeof(T), "the scanned values");
   std::size_t temp_bytes = 0;
-  SUMLAB_CUDA_CHECK(cub::DeviceScan::InclusiveSumByKey(nullptr, temp_bytes, keys.as<int>(), d_in, scanned.as<T>(), n));
+  SUMLAB_CUDA_CHECK(cub::DeviceScan::InclusiveSumByKey(nullptr, temp_bytes, keys.as<int>(), in.first, scanned.as<T>(), n));
   detail::DeviceBytes temp(temp_bytes, "CUB temporary storage");
+  int calls = 0;
   t.ms = detail::time_back_to_back([&] {
     if (n > 0)
-      SUMLAB_CUDA_CHECK(
-          cub::DeviceScan::InclusiveSumByKey(temp.get(), temp_bytes, keys.as<int>(), d_in, scanned.as<T>(), n));
+      SUMLAB_CUDA_CHECK(cub::DeviceScan::InclusiveSumByKey(temp.get(), temp_bytes, keys.as<int>(), in.at(calls++),
+                                                           scanned.as<T>(), n));
     SUMLAB_CUDA_CHECK_LAUNCH("cub::DeviceScan::InclusiveSumByKey");
     if (num_segments > 0) {
       segment_ends_kernel<T><<<grid_for(num_segments, 256), 256>>>(scanned.as<T>(), d_offsets, num_segments, d_out);
@@ -130,13 +133,13 @@ PeerTiming cub_scan_by_key(const T* d_in, const std::int64_t* d_offsets, std::in
   return t;
 }
 
-template PeerTiming cub_segmented_reduce<float>(const float*, const std::int64_t*, std::int64_t, float*, int);
-template PeerTiming cub_segmented_reduce<double>(const double*, const std::int64_t*, std::int64_t, double*, int);
-template PeerTiming cub_reduce_by_key<float>(const float*, const std::int64_t*, std::int64_t, std::int64_t, float*, int);
-template PeerTiming cub_reduce_by_key<double>(const double*, const std::int64_t*, std::int64_t, std::int64_t, double*,
+template PeerTiming cub_segmented_reduce<float>(Copies<float>, const std::int64_t*, std::int64_t, float*, int);
+template PeerTiming cub_segmented_reduce<double>(Copies<double>, const std::int64_t*, std::int64_t, double*, int);
+template PeerTiming cub_reduce_by_key<float>(Copies<float>, const std::int64_t*, std::int64_t, std::int64_t, float*, int);
+template PeerTiming cub_reduce_by_key<double>(Copies<double>, const std::int64_t*, std::int64_t, std::int64_t, double*,
                                               int);
-template PeerTiming cub_scan_by_key<float>(const float*, const std::int64_t*, std::int64_t, std::int64_t, float*, int);
-template PeerTiming cub_scan_by_key<double>(const double*, const std::int64_t*, std::int64_t, std::int64_t, double*,
+template PeerTiming cub_scan_by_key<float>(Copies<float>, const std::int64_t*, std::int64_t, std::int64_t, float*, int);
+template PeerTiming cub_scan_by_key<double>(Copies<double>, const std::int64_t*, std::int64_t, std::int64_t, double*,
                                             int);
 
 }  // namespace sumlab::gpu::seg_detail

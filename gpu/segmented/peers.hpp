@@ -17,14 +17,22 @@ struct PeerTiming {
   std::vector<double> ms;  // one per sample: its time per call
 };
 
+// The values' copies on the device, which a run of calls reads in turn (SegmentedInput's copies).
+template <class T> struct Copies {
+  const T* first = nullptr;
+  std::int64_t stride = 0;  // elements from one copy to the next
+  int count = 1;
+  const T* at(int call) const { return first + std::int64_t(call % count) * stride; }
+};
+
 template <class T>
-PeerTiming cub_segmented_reduce(const T* d_in, const std::int64_t* d_offsets, std::int64_t num_segments, T* d_out,
+PeerTiming cub_segmented_reduce(Copies<T> in, const std::int64_t* d_offsets, std::int64_t num_segments, T* d_out,
                                 int samples);
 template <class T>
-PeerTiming cub_reduce_by_key(const T* d_in, const std::int64_t* d_offsets, std::int64_t n,
+PeerTiming cub_reduce_by_key(Copies<T> in, const std::int64_t* d_offsets, std::int64_t n,
                              std::int64_t num_segments, T* d_out, int samples);
 template <class T>
-PeerTiming cub_scan_by_key(const T* d_in, const std::int64_t* d_offsets, std::int64_t n, std::int64_t num_segments,
+PeerTiming cub_scan_by_key(Copies<T> in, const std::int64_t* d_offsets, std::int64_t n, std::int64_t num_segments,
                            T* d_out, int samples);
 
 }  // namespace sumlab::gpu::seg_detail

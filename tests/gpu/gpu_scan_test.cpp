@@ -10,6 +10,7 @@
 #include <limits>
 #include <type_traits>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -206,6 +207,36 @@ TEST(GpuScan, CubIsExactOnIntegers) {
       ASSERT_TRUE(g.ok()) << g.error;
       const auto s = serial_scan<PlusOp<float>>(std::span<const float>(x), inclusive);
       for (std::size_t i = 0; i < s.size(); ++i) ASSERT_EQ(g.out[i], s[i]) << n << " " << i;
+    }
+  }
+}
+
+// The bench's copies (ScanInput with copies > 1, read in turn by a timed run): every scan's outputs
+// are the model's (CUB's: the exact prefixes of small integers) whichever copy the run ended on,
+// and the copies lie one after another and wrap.
+TEST(GpuScan, CopiesReadInTurnGiveTheSameOutputs) {
+  EXPECT_THROW(gpu::ScanInput<float>(std::span<const float>(), 0), std::invalid_argument);
+  SUMLAB_REQUIRE_GPU();
+  for (std::int64_t n : {std::int64_t(1), std::int64_t(33), std::int64_t(4097), std::int64_t(100003)}) {
+    std::vector<float> x(static_cast<std::size_t>(n));
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = float(int(random_bits(6, i, 0) % 9) - 4);
+    const gpu::ScanInput<float> in{std::span<const float>(x), 3};
+    ASSERT_EQ(in.copies(), 3);
+    EXPECT_EQ(in.device_data(2), in.device_data(0) + 2 * n);
+    EXPECT_EQ(in.device_data(3), in.device_data(0));
+    const auto exact = serial_scan<PlusOp<float>>(std::span<const float>(x), true);
+    const ScanShape chained = default_scan_shape(GpuScan::warp_hs_chained, sizeof(float));
+    const auto model = model_scan<PlusOp<float>>(GpuScan::warp_hs_chained, chained, std::span<const float>(x), true);
+    for (int reps : {1, 2, 3, 4, 5}) {
+      gpu::ScanRunOptions o;
+      o.reps = reps;
+      const auto g = gpu::gpu_scan<PlusOp<float>>(GpuScan::warp_hs_chained, chained, in, true, o);
+      const auto c = gpu::gpu_scan<PlusOp<float>>(GpuScan::cub, ScanShape{}, in, true, o);
+      ASSERT_TRUE(g.ok() && c.ok()) << g.error << c.error;
+      for (std::size_t i = 0; i < model.size(); ++i) {
+        ASSERT_TRUE(same_bits(g.out[i], model[i])) << "n=" << n << " reps " << reps << " at " << i;
+        ASSERT_EQ(c.out[i], exact[i]) << "cub n=" << n << " reps " << reps << " at " << i;
+      }
     }
   }
 }

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -91,6 +92,39 @@ TEST(GpuSegmented, EmptySegmentsArePositiveZeroEverywhere) {
     EXPECT_GE(g.ms, 0.0);
     for (std::size_t j = 0; j < exact.size(); ++j)
       ASSERT_EQ(to_bits(g.sums[j]), to_bits(exact[j])) << i.name << " segment " << j;
+  }
+}
+
+// The bench's copies (SegmentedInput with copies > 1, read in turn by a timed run): every run's
+// sums are the model's for the modelled strategies and the exact sums of small integers for all,
+// the CUB peers included, whichever copy the run ended on; the copies lie one after another.
+TEST(GpuSegmented, CopiesReadInTurnGiveTheSameSums) {
+  const std::vector<Offset> no_segments{0};
+  EXPECT_THROW(gpu::SegmentedInput<float>(std::span<const float>(), std::span<const Offset>(no_segments), 0),
+               std::invalid_argument);
+  SUMLAB_REQUIRE_GPU();
+  const std::vector<Offset> off = make_offsets({SizeDistribution::power_law, 3000, 40}, 4);
+  std::vector<float> x(static_cast<std::size_t>(off.back()));
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = float(int(i % 9) - 4);  // small integers: every order exact
+  const auto exact = reference::exact_segment_sums<float, Offset>(x, off);
+  const gpu::SegmentedInput<float> in{std::span<const float>(x), std::span<const Offset>(off), 3};
+  ASSERT_EQ(in.copies(), 3);
+  EXPECT_EQ(in.device_values(1), in.device_values(0) + off.back());
+  EXPECT_EQ(in.device_values(3), in.device_values(0));
+  for (const auto& i : strategies()) {
+    if (i.where == Where::cpu) continue;
+    const SegShape s{256, 4};
+    for (int reps : {1, 2, 3, 4}) {
+      const auto g = gpu::gpu_segmented<float>(i.strategy, s, in, reps);
+      ASSERT_TRUE(g.ok()) << i.name << ": " << g.error;
+      ASSERT_EQ(g.sums.size(), exact.size());
+      for (std::size_t j = 0; j < exact.size(); ++j)
+        ASSERT_EQ(to_bits(g.sums[j]), to_bits(exact[j])) << i.name << " reps " << reps << " segment " << j;
+      if (i.where != Where::gpu_modelled) continue;
+      const auto model = model_segmented<float>(i.strategy, s, x, off);
+      for (std::size_t j = 0; j < model.size(); ++j)
+        ASSERT_TRUE(same_bits(g.sums[j], model[j])) << i.name << " reps " << reps << " segment " << j;
+    }
   }
 }
 

@@ -268,7 +268,7 @@ fs::path bench_families_run(const std::string& name, const std::string& rows) {
   fs::copy_file(fs::path(SUMLAB_SOURCE_DIR) / "data" / "h200" / "bench" / "provenance.json", run_dir / "provenance.json");
   std::ofstream(run_dir / "bench_families.csv")
       << "dtype,n,family,kernel,detail,ms,bytes_per_element,gb_per_s,ratio_read,ratio_cub_reduce,peer,ratio_peer,"
-         "read_ms,cub_ms,in_l2,error\n"
+         "read_ms,cub_ms,error\n"
       << rows;
   return run_dir;
 }
@@ -280,13 +280,13 @@ TEST(Report, BenchRowKernelsGetAPanelPerProblem) {
   std::string rows;
   for (const char* n : {"67108864", "268435456"}) {
     const std::string at = std::string("float32,") + n + ",";
-    rows += at + "scan,warp_hs_chained,\"+ inclusive, b256x23\",0.2,8,2600,0.58,0.3,cub,0.85,0.06,0.07,0,\n" +
-            at + "scan,cub,+ inclusive,0.17,8,3100,0.69,0.4,cub,1,0.06,0.07,0,\n" +
-            at + "scan,warp_hs_chained,\"max inclusive, b512x23\",0.22,8,2400,0.54,0.3,cub,1.06,0.06,0.07,0,\n" +
-            at + "scan,cub,max inclusive,0.23,8,2300,0.51,0.3,cub,1,0.06,0.07,0,\n" +
-            at + "rows,welford,\"rows of 4096, block_per_row/256\",0.16,4.002,1600,0.37,0.4,,,0.06,0.07,0,\n" +
-            at + "rows,welford,\"bfloat16 rows of 4096, block_per_row/256\",0.15,2.002,900,0.21,0.4,,,0.06,0.07,0,\n" +
-            at + "rows,argmax,\"bfloat16 rows of 4096, block_per_row/256\",0.09,2.003,1500,0.33,0.7,,,0.06,0.07,0,\n";
+    rows += at + "scan,warp_hs_chained,\"+ inclusive, b256x23\",0.2,8,2600,0.58,0.3,cub,0.85,0.06,0.07,\n" +
+            at + "scan,cub,+ inclusive,0.17,8,3100,0.69,0.4,cub,1,0.06,0.07,\n" +
+            at + "scan,warp_hs_chained,\"max inclusive, b512x23\",0.22,8,2400,0.54,0.3,cub,1.06,0.06,0.07,\n" +
+            at + "scan,cub,max inclusive,0.23,8,2300,0.51,0.3,cub,1,0.06,0.07,\n" +
+            at + "rows,welford,\"rows of 4096, block_per_row/256\",0.16,4.002,1600,0.37,0.4,,,0.06,0.07,\n" +
+            at + "rows,welford,\"bfloat16 rows of 4096, block_per_row/256\",0.15,2.002,900,0.21,0.4,,,0.06,0.07,\n" +
+            at + "rows,argmax,\"bfloat16 rows of 4096, block_per_row/256\",0.09,2.003,1500,0.33,0.7,,,0.06,0.07,\n";
   }
   const fs::path run_dir = bench_families_run("bench_rows", rows);
   const fs::path out = run_dir.parent_path() / "out";
@@ -323,10 +323,10 @@ TEST(Report, BenchRowKernelsAtSeveralShapesNameTheFastest) {
   // welford: /64 wins at 2^26, /256 at 2^28.
   const fs::path run_dir = bench_families_run(
       "bench_row_shapes",
-      "float32,67108864,rows,welford,\"rows of 4096, block_per_row/256\",0.16,4.002,1600,0.48,0.4,,,0.06,0.07,0,\n"
-      "float32,67108864,rows,welford,\"rows of 4096, block_per_row/64\",0.11,4.002,2400,0.72,0.6,,,0.06,0.07,0,\n"
-      "float32,268435456,rows,welford,\"rows of 4096, block_per_row/256\",0.5,4.002,2000,0.81,0.4,,,0.2,0.25,0,\n"
-      "float32,268435456,rows,welford,\"rows of 4096, block_per_row/64\",0.6,4.002,1900,0.75,0.6,,,0.2,0.25,0,\n");
+      "float32,67108864,rows,welford,\"rows of 4096, block_per_row/256\",0.16,4.002,1600,0.48,0.4,,,0.06,0.07,\n"
+      "float32,67108864,rows,welford,\"rows of 4096, block_per_row/64\",0.11,4.002,2400,0.72,0.6,,,0.06,0.07,\n"
+      "float32,268435456,rows,welford,\"rows of 4096, block_per_row/256\",0.5,4.002,2000,0.81,0.4,,,0.2,0.25,\n"
+      "float32,268435456,rows,welford,\"rows of 4096, block_per_row/64\",0.6,4.002,1900,0.75,0.6,,,0.2,0.25,\n");
   const fs::path out = run_dir.parent_path() / "out";
   const Result r = run("report " + run_dir.string() + " --out " + out.string());
   SKIP_WITHOUT_MATPLOTLIB(r);
