@@ -95,6 +95,13 @@ def render_bench_gpu(run: Run, data: CsvData, ctx) -> list:
 
 
 def render_bench_families(run: Run, data: CsvData, ctx) -> list:
+    # Runs before the seventeenth session timed the scans and segmented sums over one copy of their
+    # input, which the L2 could hold (their CSVs' in_l2 column says where); every family now reads
+    # copies in turn, past the L2.
+    one_copy = bool(data.rows) and "in_l2" in data.rows[0]
+    method = ("over a resident input; * marks sizes whose input fits in L2, where repeated launches may read from "
+              "L2 and the ratio flatters." if one_copy else
+              "over copies of the input that the launches read in turn, together past the L2.")
     blocks: list = [
         Heading("GPU scans, segmented sums and row kernels: bandwidth against the read roof", 3,
                 anchor=slug(run.label + "-bench-families")),
@@ -103,8 +110,7 @@ def render_bench_families(run: Run, data: CsvData, ctx) -> list:
                   "roof's bandwidth on the same input in the same run (1 = as fast as a plain read; for a bfloat16 row, "
                   "a plain read of as many bytes), and, in the "
                   "last column, its time against its own family's CUB call at the largest n. Median of samples, "
-                  "each a run of launches back to back as the sums are timed, over copies of the input that the "
-                  "launches read in turn, together past the L2."),
+                  "each a run of launches back to back as the sums are timed, " + method),
     ]
     errors = [r for r in data.rows if r.get("error")]
     if errors:
@@ -183,11 +189,12 @@ def render_bench_families(run: Run, data: CsvData, ctx) -> list:
                             row.append("")
                             continue
                         ratio, d, r = max(got, key=lambda g: g[0])
-                        row.append(f"{ratio:.2f} /{d.rsplit('/', 1)[-1]}")
+                        star = "*" if r.get("in_l2") == "1" else ""
+                        row.append(f"{ratio:.2f}{star} /{d.rsplit('/', 1)[-1]}")
                     best_rows.append(row)
                 blocks.append(Table(["kernel"] + [f"n={_n_text(n)}" for n in ns], best_rows,
                                     f"The fastest shape of each row kernel: bandwidth / read-roof bandwidth and the "
-                                    f"threads of its block, {family}, {dtype}; each shape has its own "
+                                    f"threads of its block, {family}, {dtype}{' (* input in L2)' if one_copy else ''}; each shape has its own "
                                     f"bits, all modelled."))
             header = ["kernel", "detail"] + [f"n={_n_text(n)}" for n in ns] + ["/ peer at largest n"]
             rows = []
@@ -195,12 +202,13 @@ def render_bench_families(run: Run, data: CsvData, ctx) -> list:
                 row = [k, d]
                 for n in ns:
                     r = cells.get((dtype, family, k, d, n))
-                    row.append(f"{num(r['ratio_read']):.2f}" if r else "")
+                    row.append(f"{num(r['ratio_read']):.2f}{'*' if r.get('in_l2') == '1' else ''}" if r else "")
                 last = cells.get((dtype, family, k, d, ns[-1]))
                 peer = num(last.get("ratio_peer")) if last else math.nan
                 row.append(f"{peer:.2f} ({last['peer']})" if last and math.isfinite(peer) else "")
                 rows.append(row)
-            blocks.append(Table(header, rows, f"Bandwidth / read-roof bandwidth, {family}, {dtype}."))
+            blocks.append(Table(header, rows, f"Bandwidth / read-roof bandwidth, {family}, {dtype}"
+                                              f"{' (* input in L2)' if one_copy else ''}."))
     return blocks
 
 

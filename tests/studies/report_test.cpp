@@ -313,6 +313,9 @@ TEST(Report, BenchRowKernelsGetAPanelPerProblem) {
   EXPECT_EQ(f32_table.find("argmax"), std::string::npos) << f32_table;
   EXPECT_NE(md.find("| argmax | bfloat16 rows of 4096, block_per_row/256 | 0.33 | 0.33 |", bf16), std::string::npos) << md;
   EXPECT_TRUE(fs::exists(out / "figures" / "bench_rows-bfloat16-rows-of-4096_float32.svg"));
+  // A run without in_l2 read every family's input in copies past the L2: no cell is marked.
+  EXPECT_NE(md.find("over copies of the input that the launches read in turn"), std::string::npos) << md;
+  EXPECT_EQ(md.find("input in L2"), std::string::npos) << md;
   // One shape a kernel: no table of fastest shapes (BenchRowKernelsAtSeveralShapesNameTheFastest).
   EXPECT_EQ(md.find("The fastest shape"), std::string::npos) << md;
 }
