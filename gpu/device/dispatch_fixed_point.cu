@@ -36,17 +36,17 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   ExactBuffers exact;
   FixedBuffers fixed;
   unsigned long long* records = nullptr;
-  unsigned* arrivals = nullptr;
+  unsigned long long* gate = nullptr;
   Carver c;
   if (window) c.add(&records, static_cast<std::size_t>(s.grid) * fixed_record_words).add(&fixed.scale, 2);
   else if (from_data) c.add(&exact.sets, 2 * static_cast<std::size_t>(exact_set_words<T>)).add(&fixed.scale, 2);
-  if (from_data && sizeof(T) == 4) c.add(&arrivals, 2);
+  if (from_data && sizeof(T) == 4) c.add(&gate, fixed_gate_words);
   c.add(&fixed.sets, 2 * static_cast<std::size_t>(fixed_set_words));
   c.commit();
   // The scale from the data in one launch (fixed_one_launch_kernel): float inputs that gpu_exact's
   // kernel takes in one launch, blocks of up to 512 threads, and a grid that is resident whole (its
   // blocks wait for each other).
-  void (*one_launch)(const T*, std::int64_t, ExactBuffers, FixedBuffers, unsigned*) = nullptr;
+  void (*one_launch)(const T*, std::int64_t, ExactBuffers, FixedBuffers, unsigned long long*) = nullptr;
   std::size_t one_launch_smem = 0;
   if constexpr (sizeof(T) == 4) {
     if (from_data && s.block <= 512 && n <= exact_launch_elements) {
@@ -58,7 +58,7 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
     }
   }
   const bool fused = one_launch != nullptr;
-  if (fused) SUMLAB_CUDA_CHECK(cudaMemset(arrivals, 0, 2 * sizeof(unsigned)));
+  if (fused) SUMLAB_CUDA_CHECK(cudaMemset(gate, 0, fixed_gate_words * sizeof(unsigned long long)));
   fixed.k = opt.fixed_scale.value_or(0);
   if (window) {
     fixed.records = records;
@@ -111,7 +111,7 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
     exact.parity = fixed.parity = static_cast<unsigned>(l & 1);
     if (fused) {
       if (sizeof(T) == 4) fixed.range = exact.sets + exact.parity * exact_set_words<T> + exact_range_at<T>;
-      SUMLAB_CUDA_CHECK(cudaLaunchKernelEx(&both, one_launch, d_in, n, exact, fixed, arrivals));
+      SUMLAB_CUDA_CHECK(cudaLaunchKernelEx(&both, one_launch, d_in, n, exact, fixed, gate));
       SUMLAB_CUDA_CHECK_LAUNCH("fixed_one_launch_kernel");
       continue;
     }

@@ -688,40 +688,69 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
 // (For double, whose pass 1 is the window pass, the one launch was slower than two at every n:
 // docs/performance-notes.md.)
 
-// Every thread of every block calls it; every block must be resident (a cooperative launch).
-// *arrived counts the blocks that have arrived (0 before the launch). Each block's writes before
-// the barrier are visible to every block after it: thread 0 fences after the block's barrier and
-// then arrives, and waits for the count with acquire loads, as cooperative groups' grid sync does.
-__device__ __forceinline__ void grid_barrier(unsigned* arrived) {
+// The gate: four words, zero before the first launch. gate[parity] counts the blocks that have
+// finished pass 1; gate[2 + parity] holds pass 2's plan, published by the last of them; block 0
+// clears the other parity's two for the next launch (as the sets: a launch touches only its own).
+inline constexpr int fixed_gate_words = 4;
+inline constexpr unsigned long long fixed_plan_published = 1ull << 63, fixed_plan_quantise = 1ull << 32;
+
+// A barrier over the grid and pass 2's decision in one. Every thread of every block calls it;
+// every block must be resident (a cooperative launch). Thread 0 of each block arrives, after the
+// block's barrier, by an add with release semantics (so the block's range and sums come before it,
+// as cooperative groups' grid sync orders them with a fence). The last to arrive (its add acquires
+// every earlier one) reads the whole range, decides k, tells the host in out.scale and publishes
+// the plan; the others poll for the plan itself. A barrier followed by each block's own decision
+// put two more round trips to the L2 on the chain that ends the launch: the last block's poll for
+// its own arrival, and every block's dependent reads of the range after the barrier.
+template <class T>
+__device__ __forceinline__ FixedPlan fixed_gate(const FixedBuffers& out, unsigned long long* gate) {
+  using Bits = typename FloatTraits<T>::Bits;
+  __shared__ unsigned long long s_plan;
   __syncthreads();
   if (threadIdx.x == 0) {
-    __threadfence();
-    atomicAdd(arrived, 1u);
-    for (;;) {
-      unsigned seen;
-      asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(seen) : "l"(arrived) : "memory");
-      if (seen >= gridDim.x) break;
-      __nanosleep(32);
+    unsigned long long* const count = gate + out.parity;
+    unsigned long long* const plan = gate + 2 + out.parity;
+    unsigned long long before, word;
+    asm volatile("atom.acq_rel.gpu.global.add.u64 %0, [%1], 1;" : "=l"(before) : "l"(count) : "memory");
+    if (before + 1 == gridDim.x) {
+      unsigned long long r[3];  // loaded together: no load waits on another
+      for (int i = 0; i < 3; ++i)
+        asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(r[i]) : "l"(out.range + i) : "memory");
+      const order_model::FixedOnePass d =
+          order_model::fixed_one_pass<T>(static_cast<Bits>(r[0]), static_cast<Bits>(r[1]), decode_grid(r[2]));
+      out.scale[0] = d.k;
+      out.scale[1] = d.on_grid ? fixed_on_grid : fixed_quantised;
+      word = fixed_plan_published | (d.on_grid ? 0ull : fixed_plan_quantise) |
+             static_cast<unsigned>(static_cast<int>(d.k));  // float's k lies in [-66, 210]
+      asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(plan), "l"(word) : "memory");
+    } else {
+      for (;;) {
+        asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(word) : "l"(plan) : "memory");
+        if (word & fixed_plan_published) break;
+        __nanosleep(32);
+      }
     }
+    s_plan = word;
   }
   __syncthreads();
+  FixedPlan p;
+  p.k = static_cast<int>(static_cast<unsigned>(s_plan));
+  p.quantise = (s_plan & fixed_plan_quantise) != 0;
+  return p;
 }
 
-// arrivals: two words, arrivals[out.parity] 0 at the launch; block 0 resets the other for the next
-// launch (as the sets: a launch touches only its own). exact: pass 1's sets (the range read by
-// fixed_decide is out.range, in them). The launch provides pass 1's dynamic shared memory
-// (gpu_exact's, bulk_smem_bytes(blockDim.x) + ExactBins<T>::bytes(MaxThreads, blockDim.x)), which
-// holds pass 2's.
+// gate: fixed_gate's four words. exact: pass 1's sets (the range read by fixed_gate is out.range,
+// in them). The launch provides pass 1's dynamic shared memory (gpu_exact's,
+// bulk_smem_bytes(blockDim.x) + ExactBins<T>::bytes(MaxThreads, blockDim.x)), which holds pass 2's.
 template <class T, int MaxThreads, int MinBlocks>
 __global__ void __launch_bounds__(MaxThreads, MinBlocks)
     fixed_one_launch_kernel(const T* __restrict__ d_in, std::int64_t num_items, ExactBuffers exact, FixedBuffers out,
-                            unsigned* arrivals) {
+                            unsigned long long* gate) {
   static_assert(sizeof(T) == 4, "double's pass 1 is the window pass, which runs in two launches");
   fixed_reset_next_set(out);
-  if (blockIdx.x == 0 && threadIdx.x == 0) arrivals[out.parity ^ 1u] = 0;
+  if (blockIdx.x == 0 && threadIdx.x == 0) gate[out.parity ^ 1u] = gate[2 + (out.parity ^ 1u)] = 0;
   exact_limbs_block<T, true, MaxThreads>(d_in, num_items, exact);
-  grid_barrier(arrivals + out.parity);
-  const FixedPlan p = fixed_decide<T>(out);
+  const FixedPlan p = fixed_gate<T>(out, gate);
   if (!p.quantise) return;
   // Pass 1's tiles were read by the threads (the generic proxy); pass 2's are written into the same
   // shared memory by the bulk-copy engine (the async proxy).
