@@ -181,14 +181,8 @@ RowMatrix<In>::RowMatrix(std::span<const In> host, std::int64_t rows, std::int64
   if (host.empty()) return;
   std::string why;
   if (!gpu_available(&why)) throw GpuError(why);
-  const std::size_t bytes = host.size() * sizeof(In);
-  impl_->data = DeviceBytes(bytes * std::size_t(copies), std::to_string(copies) + " cop" + (copies == 1 ? "y" : "ies") +
-                                                             " of a " + std::to_string(rows) + " x " +
-                                                             std::to_string(cols) + " matrix");
-  In* const d = impl_->data.template as<In>();
-  SUMLAB_CUDA_CHECK(cudaMemcpy(d, host.data(), bytes, cudaMemcpyHostToDevice));
-  for (int c = 1; c < copies; ++c)
-    SUMLAB_CUDA_CHECK(cudaMemcpy(d + std::size_t(c) * host.size(), d, bytes, cudaMemcpyDeviceToDevice));
+  impl_->data = detail::upload_copies(host.data(), host.size_bytes(), copies,
+                                      "a " + std::to_string(rows) + " x " + std::to_string(cols) + " matrix");
 }
 template <class In> RowMatrix<In>::~RowMatrix() = default;
 template <class In> RowMatrix<In>::RowMatrix(RowMatrix&&) noexcept = default;

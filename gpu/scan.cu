@@ -144,13 +144,7 @@ template <class V> ScanInput<V>::ScanInput(std::span<const V> host, int copies) 
   if (host.empty()) return;
   std::string why;
   if (!gpu_available(&why)) throw GpuError(why);
-  const std::size_t bytes = host.size() * sizeof(V);
-  impl_->data = DeviceBytes(bytes * std::size_t(copies), copies == 1 ? std::string("the scan input")
-                                                                     : std::to_string(copies) + " copies of the scan input");
-  V* const d = impl_->data.template as<V>();
-  SUMLAB_CUDA_CHECK(cudaMemcpy(d, host.data(), bytes, cudaMemcpyHostToDevice));
-  for (int c = 1; c < copies; ++c)
-    SUMLAB_CUDA_CHECK(cudaMemcpy(d + std::size_t(c) * host.size(), d, bytes, cudaMemcpyDeviceToDevice));
+  impl_->data = detail::upload_copies(host.data(), host.size_bytes(), copies, "the scan input");
 }
 template <class V> ScanInput<V>::~ScanInput() = default;
 template <class V> ScanInput<V>::ScanInput(ScanInput&&) noexcept = default;

@@ -40,16 +40,8 @@ SegmentedInput<T>::SegmentedInput(std::span<const T> values, std::span<const Off
   impl_->host_offsets.assign(offsets.begin(), offsets.end());
   std::string why;
   if (!gpu_available(&why)) throw GpuError(why);
-  impl_->values = detail::DeviceBytes(values.size_bytes() * std::size_t(copies),
-                                      copies == 1 ? std::string("the segmented values")
-                                                  : std::to_string(copies) + " copies of the segmented values");
+  impl_->values = detail::upload_copies(values.data(), values.size_bytes(), copies, "the segmented values");
   impl_->offsets = detail::DeviceBytes(offsets.size_bytes(), "the segment offsets");
-  T* const d = impl_->values.template as<T>();
-  if (!values.empty()) {
-    SUMLAB_CUDA_CHECK(cudaMemcpy(d, values.data(), values.size_bytes(), cudaMemcpyHostToDevice));
-    for (int c = 1; c < copies; ++c)
-      SUMLAB_CUDA_CHECK(cudaMemcpy(d + std::size_t(c) * values.size(), d, values.size_bytes(), cudaMemcpyDeviceToDevice));
-  }
   SUMLAB_CUDA_CHECK(cudaMemcpy(impl_->offsets.get(), offsets.data(), offsets.size_bytes(), cudaMemcpyHostToDevice));
 }
 template <class T> SegmentedInput<T>::~SegmentedInput() = default;

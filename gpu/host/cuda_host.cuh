@@ -73,6 +73,18 @@ class DeviceBytes {
   void* p_ = nullptr;
 };
 
+// `copies` copies of `bytes` host bytes, one after another on the device: the bench's inputs, which
+// a run of launches reads in turn so that an input smaller than the L2 is not read from the L2 by
+// the next launch. `what` names the data (the out-of-memory message).
+inline DeviceBytes upload_copies(const void* host, std::size_t bytes, int copies, const std::string& what) {
+  DeviceBytes d(bytes * std::size_t(copies), copies == 1 ? what : std::to_string(copies) + " copies of " + what);
+  if (bytes == 0) return d;
+  SUMLAB_CUDA_CHECK(cudaMemcpy(d.get(), host, bytes, cudaMemcpyHostToDevice));
+  for (int c = 1; c < copies; ++c)
+    SUMLAB_CUDA_CHECK(cudaMemcpy(d.as<char>() + std::size_t(c) * bytes, d.get(), bytes, cudaMemcpyDeviceToDevice));
+  return d;
+}
+
 // The most threads per block `kernel` can run on this GPU (its registers per thread bound it).
 // Callers read it once per kernel into a function-local static, keeping the query out of timed
 // loops.
