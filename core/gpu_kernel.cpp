@@ -224,21 +224,27 @@ std::optional<CrossBlock> fixed_cross_block(GpuKernel k) {
 }
 
 LaunchShape default_shape(GpuKernel k, int sm_count) {
+  const int sms = sm_count > 0 ? sm_count : 132;
   LaunchShape s;
-  s.grid = 4 * (sm_count > 0 ? sm_count : 132);
+  s.grid = 4 * sms;
   s.block = 256;
   const unsigned f = info(k).shape_fields;
   s.vector = (f & field_vector) ? 4 : 1;
+  // A kernel that takes its cross-block stage ends in the last block: one launch where
+  // second_kernel takes two, with the same order and bits (order_key), faster at every n of the
+  // H200 sweeps and by a launch at small n (docs/performance-notes.md).
+  if (f & field_cross) s.cross = CrossBlock::last_block;
   if (auto c = fixed_cross_block(k)) s.cross = *c;
   if (!(f & field_grid)) s.grid = 1;
   if (k == GpuKernel::serial) s.block = 1;
   if (k == GpuKernel::exact || k == GpuKernel::fixed_point) {
-    // One block of 512 per SM for both integer kernels: a shape among the fastest of the H200
-    // sweeps at n >= 2^24 for each (docs/performance-notes.md has the per-kernel bests), and a
-    // launch whose block count follows the machine; 4 x 256 spilled registers in gpu_exact and
-    // ran float64 at 2^30 at 0.48 of CUB against 132 x 512's 0.82.
-    s.grid = sm_count > 0 ? sm_count : 132;
-    s.block = 512;
+    // Two blocks of 256 per SM for both integer kernels (their 256-thread build holds 128
+    // registers, as the 512-thread one does at one block an SM, without spilling): level with one
+    // block of 512 from 2^24 up and faster below, where a launch is a few waves of tiles; the
+    // shape changes no bit of theirs. 4 x 256 spilled registers in gpu_exact and ran float64 at
+    // 2^30 at 0.48 of CUB.
+    s.grid = 2 * sms;
+    s.block = 256;
   }
   return s;
 }

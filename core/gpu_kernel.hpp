@@ -111,7 +111,8 @@ std::optional<GpuKernel> find_gpu_kernel(std::string_view name);
 std::string gpu_kernel_names(bool include_diagnostic = false);
 
 // The shape a kernel runs with when the caller gives none: 4 blocks per SM, 256 threads,
-// grid-stride, 4-wide loads where the kernel takes them, and the kernel's own cross-block stage.
+// grid-stride, 4-wide loads where the kernel takes them, and the kernel's own cross-block stage
+// (last_block where it takes one); 2 blocks of 256 per SM for the integer kernels.
 LaunchShape default_shape(GpuKernel k, int sm_count = 132);
 
 // The shape with every field the kernel ignores reset to default_shape's value (and, for kernels
@@ -142,7 +143,7 @@ double kernel_bound(GpuKernel k, FloatFormat f, const LaunchShape& s, const Boun
 std::string order_key(GpuKernel k, const LaunchShape& s, int sm_count = 132);
 
 // The shape as kernel k runs it, naming only the fields it reads: "block 256" (Harris 1-6: their grid
-// follows from n), "grid 132, block 512" (the integer kernels), the whole to_string(s) for the
+// follows from n), "grid 264, block 256" (the integer kernels), the whole to_string(s) for the
 // shuffle kernels; "" for kernels that take no shape.
 std::string shape_text(GpuKernel k, const LaunchShape& s);
 

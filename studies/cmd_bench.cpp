@@ -293,7 +293,7 @@ std::vector<std::pair<LaunchShape, std::string>> bench_shapes(GpuKernel k, int s
       for (const bool last : {false, true}) {
         if (last && !(f & field_cross)) continue;
         LaunchShape c = s;
-        if (last) c.cross = CrossBlock::last_block;
+        c.cross = last ? CrossBlock::last_block : CrossBlock::second_kernel;
         c = canonicalize(k, c, sms);
         bool seen = false;
         for (const auto& [t, role] : v) seen = seen || t == c;

@@ -114,6 +114,22 @@ TEST(GpuKernelRegistry, DefaultShapesAreValid) {
   EXPECT_EQ(default_shape(GpuKernel::two_pass, 132).grid, 528);
   EXPECT_EQ(default_shape(GpuKernel::atomic, 132).cross, CrossBlock::atomic);
   EXPECT_EQ(default_shape(GpuKernel::last_block, 132).cross, CrossBlock::last_block);
+  // A kernel that takes its cross-block stage ends in the last block by default, whose order (and
+  // so bits) is the second kernel's.
+  for (const auto& k : gpu_kernels()) {
+    if (!(k.shape_fields & field_cross)) continue;
+    LaunchShape s = default_shape(k.kernel, 132);
+    EXPECT_EQ(s.cross, CrossBlock::last_block) << k.name;
+    const std::string key = order_key(k.kernel, s, 132);
+    s.cross = CrossBlock::second_kernel;
+    EXPECT_EQ(order_key(k.kernel, s, 132), key) << k.name;
+  }
+  // The integer kernels: two blocks of 256 an SM, following the machine's SM count.
+  for (GpuKernel k : {GpuKernel::exact, GpuKernel::fixed_point}) {
+    EXPECT_EQ(default_shape(k, 132).grid, 264);
+    EXPECT_EQ(default_shape(k, 114).grid, 228);
+    EXPECT_EQ(default_shape(k, 132).block, 256);
+  }
 }
 
 TEST(GpuKernelRegistry, ShapeRulesGiveClearErrors) {
