@@ -231,8 +231,8 @@ LaunchShape default_shape(GpuKernel k, int sm_count) {
   const unsigned f = info(k).shape_fields;
   s.vector = (f & field_vector) ? 4 : 1;
   // A kernel that takes its cross-block stage ends in the last block: one launch where
-  // second_kernel takes two, with the same order and bits (order_key), faster at every n of the
-  // H200 sweeps and by a launch at small n (docs/performance-notes.md).
+  // second_kernel takes two, with the same order and bits (order_key): faster by about a launch
+  // at small n, level from 2^26 up (docs/performance-notes.md, "Default shapes").
   if (f & field_cross) s.cross = CrossBlock::last_block;
   if (auto c = fixed_cross_block(k)) s.cross = *c;
   if (!(f & field_grid)) s.grid = 1;
@@ -240,9 +240,9 @@ LaunchShape default_shape(GpuKernel k, int sm_count) {
   if (k == GpuKernel::exact || k == GpuKernel::fixed_point) {
     // Two blocks of 256 per SM for both integer kernels (their 256-thread build holds 128
     // registers, as the 512-thread one does at one block an SM, without spilling): level with one
-    // block of 512 from 2^24 up and faster below, where a launch is a few waves of tiles; the
-    // shape changes no bit of theirs. 4 x 256 spilled registers in gpu_exact and ran float64 at
-    // 2^30 at 0.48 of CUB.
+    // block of 512 from 2^26 up and faster below, but for float64 fixed point from the data (its
+    // pass 2 adds a record a block); the shape changes no bit of theirs. 4 x 256 spilled registers
+    // in gpu_exact and ran float64 at 2^30 at 0.48 of CUB.
     s.grid = 2 * sms;
     s.block = 256;
   }
