@@ -42,6 +42,7 @@ template <class Op> GpuDotResult run(const LaunchShape& s, const DotInput& in, i
   detail::Carver c;
   c.add(&d_partials, static_cast<std::size_t>(s.grid)).add(&d_total, 1).add(&d_out, 1);
   c.commit();
+  const bool dependent = detail::dependent_launch_supported();
   auto once = [&] {
     switch (s.vector) {
       case 1: first_pass<Op, 1>(s, in.device_data(), in.size(), d_partials); break;
@@ -49,8 +50,7 @@ template <class Op> GpuDotResult run(const LaunchShape& s, const DotInput& in, i
       case 4: first_pass<Op, 4>(s, in.device_data(), in.size(), d_partials); break;
       default: throw GpuError("vector width " + std::to_string(s.vector) + " not supported");
     }
-    detail::reduce_partials_kernel<Op><<<1, s.block>>>(d_partials, s.grid, s.warp, s.block_stage, d_total, d_out);
-    SUMLAB_CUDA_CHECK_LAUNCH("reduce_partials_kernel (dot)");
+    detail::launch_reduce_partials<Op>(s, d_partials, d_total, d_out, dependent);
   };
   once();  // warm-up; every launch writes the same bits
   detail::EventTimer timer;

@@ -34,6 +34,7 @@ LaunchOutcome<typename Op::Out> run(const LaunchShape& s, const LaunchInputs<typ
   SUMLAB_CUDA_CHECK(cudaMemset(d_total, 0, sizeof(Acc)));
   SUMLAB_CUDA_CHECK(cudaMemset(d_counter, 0, sizeof(unsigned int)));
 
+  const bool dependent = s.cross == CrossBlock::second_kernel && dependent_launch_supported();
   EventTimer timer;
   timer.start();
   for (int l = 0; l < in.launches; ++l) {
@@ -45,10 +46,7 @@ LaunchOutcome<typename Op::Out> run(const LaunchShape& s, const LaunchInputs<typ
       case 4: launch_first_pass<Op, 4>(s, in.at(l), n, d_partials, d_total, d_out, d_counter); break;
       default: throw GpuError("vector width " + std::to_string(s.vector) + " not supported");
     }
-    if (s.cross == CrossBlock::second_kernel) {
-      reduce_partials_kernel<Op><<<1, s.block>>>(d_partials, s.grid, s.warp, s.block_stage, d_total, d_out);
-      SUMLAB_CUDA_CHECK_LAUNCH("reduce_partials_kernel");
-    }
+    if (s.cross == CrossBlock::second_kernel) launch_reduce_partials<Op>(s, d_partials, d_total, d_out, dependent);
   }
   LaunchOutcome<Out> r;
   r.ms = timer.stop() / in.launches;

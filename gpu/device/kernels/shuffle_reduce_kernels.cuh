@@ -2,7 +2,8 @@
 // __global__ kernels of the shuffle family: gpu_two_pass, gpu_atomic, gpu_last_block, gpu_kahan,
 // gpu_double_acc. One first-pass kernel (thread chain -> warp stage -> block stage -> cross-block
 // stage) templated on the arithmetic (core/order_model/reduce_ops.hpp) and the vector width, and one
-// single-block kernel that reduces the partials (the second kernel).
+// single-block kernel that reduces the partials (the second kernel), launched as the first pass's
+// programmatic dependent where the device takes one (launch_reduce_partials).
 #include <cuda/atomic>
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include "core/launch_shape.hpp"
 #include "core/order_model/reduce_ops.hpp"
 #include "gpu/block/block_reduce.cuh"
+#include "gpu/device/kernels/dependent_launch.cuh"
 #include "gpu/thread/thread_chain.cuh"
 
 namespace sumlab::gpu::detail {
@@ -67,6 +69,9 @@ __global__ void shuffle_reduce_kernel(const typename Op::In* __restrict__ d_in, 
   using Acc = typename Op::Acc;
   __shared__ Acc s_warp[32];
   __shared__ bool s_is_last;
+  // A second kernel launched as this grid's dependent may start once every block has started: its
+  // launch overlaps this pass, and it waits for this grid's end before it reads a partial.
+  let_dependents_start();
   const std::int64_t threads = std::int64_t(gridDim.x) * blockDim.x;
   const std::int64_t g = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
 
@@ -104,11 +109,31 @@ template <class Op>
 __global__ void reduce_partials_kernel(const typename Op::Acc* d_partials, int count, WarpStage warp,
                                        BlockStage block, typename Op::Acc* d_total, typename Op::Out* d_out) {
   __shared__ typename Op::Acc s_warp[32];
+  wait_for_prerequisite_grid();  // every partial written and visible (a no-op after an ordinary launch)
   const typename Op::Acc total = reduce_partials_block<Op>(d_partials, count, warp, block, s_warp);
   if (threadIdx.x == 0) {
     *d_total = total;
     *d_out = Op::finish(total);
   }
+}
+
+// The second kernel after a first pass of shape s, as that pass's programmatic dependent where
+// `dependent` (dependent_launch_supported, asked once per sum, outside the timed launches): the
+// same kernel and bits, its launch hidden behind the first pass's end.
+template <class Op>
+void launch_reduce_partials(const LaunchShape& s, const typename Op::Acc* d_partials, typename Op::Acc* d_total,
+                            typename Op::Out* d_out, bool dependent) {
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(1);
+  config.blockDim = dim3(static_cast<unsigned>(s.block));
+  config.attrs = &attr;
+  config.numAttrs = dependent ? 1 : 0;
+  SUMLAB_CUDA_CHECK(cudaLaunchKernelEx(&config, reduce_partials_kernel<Op>, d_partials, s.grid, s.warp, s.block_stage,
+                                       d_total, d_out));
+  SUMLAB_CUDA_CHECK_LAUNCH("reduce_partials_kernel");
 }
 
 }  // namespace sumlab::gpu::detail
