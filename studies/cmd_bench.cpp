@@ -40,6 +40,7 @@
 #include "studies/input_options.hpp"
 #include "studies/plugin.hpp"
 #include "studies/run_folder.hpp"
+#include "studies/shape_options.hpp"
 #include "studies/size_text.hpp"
 #include "studies/study_driver.hpp"
 // Declarations only (plain C++): the families' default shapes are the options' defaults in a build
@@ -275,34 +276,6 @@ std::vector<GpuKernel> bench_kernels(const BenchOptions& o) {
 
 
 #if defined(SUMLAB_WITH_CUDA)
-// The shapes a kernel is timed with: its default, and with --sweep (for kernels that take a grid
-// and block) 1, 2, 4, 8 blocks per SM x 256, 512, 1024 threads, at most 2048 threads per SM (9
-// shapes; the --sweep help says this rule), with 4-wide loads, each also with
-// the last-block cross stage for kernels that take one (one launch instead of two: the same bits).
-std::vector<std::pair<LaunchShape, std::string>> bench_shapes(GpuKernel k, int sms, bool sweep) {
-  std::vector<std::pair<LaunchShape, std::string>> v{{default_shape(k, sms), "default"}};
-  const unsigned f = info(k).shape_fields;
-  if (!sweep || !(f & field_grid) || !(f & field_block)) return v;
-  for (int per_sm : {1, 2, 4, 8})
-    for (int block : {256, 512, 1024}) {
-      if (per_sm * block > 2048) continue;
-      LaunchShape s = default_shape(k, sms);
-      s.grid = per_sm * sms;
-      s.block = block;
-      if (f & field_vector) s.vector = 4;
-      for (const bool last : {false, true}) {
-        if (last && !(f & field_cross)) continue;
-        LaunchShape c = s;
-        c.cross = last ? CrossBlock::last_block : CrossBlock::second_kernel;
-        c = canonicalize(k, c, sms);
-        bool seen = false;
-        for (const auto& [t, role] : v) seen = seen || t == c;
-        if (!seen) v.push_back({c, "sweep"});
-      }
-    }
-  return v;
-}
-
 gpu::FamilyShapes family_shapes(const BenchOptions& o) {
   gpu::FamilyShapes f;
   f.scan = parse_family_shape(o.scan_shape, "--scan-shape");

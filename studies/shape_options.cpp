@@ -86,4 +86,28 @@ ResolvedShape resolve_shape(const ShapeOverrides& o, GpuKernel k, int sm_count, 
   return r;
 }
 
+std::vector<std::pair<LaunchShape, std::string>> bench_shapes(GpuKernel k, int sm_count, bool sweep) {
+  std::vector<std::pair<LaunchShape, std::string>> v{{default_shape(k, sm_count), "default"}};
+  const unsigned f = info(k).shape_fields;
+  if (!sweep || !(f & field_grid) || !(f & field_block)) return v;
+  for (int per_sm : {1, 2, 4, 8})
+    for (int block : {256, 512, 1024}) {
+      if (per_sm * block > 2048) continue;
+      LaunchShape s = default_shape(k, sm_count);
+      s.grid = per_sm * sm_count;
+      s.block = block;
+      if (f & field_vector) s.vector = 4;
+      for (const bool last : {false, true}) {
+        if (last && !(f & field_cross)) continue;
+        LaunchShape c = s;
+        c.cross = last ? CrossBlock::last_block : CrossBlock::second_kernel;
+        c = canonicalize(k, c, sm_count);
+        bool seen = false;
+        for (const auto& [t, role] : v) seen = seen || t == c;
+        if (!seen) v.push_back({c, "sweep"});
+      }
+    }
+  return v;
+}
+
 }  // namespace sumlab

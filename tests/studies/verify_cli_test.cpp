@@ -105,6 +105,32 @@ TEST(BenchHelp, SweepStatesTheRule) {
       << help.out;
 }
 
+// The shapes the sweep times: the default once, then the rule's 9 grid x block pairs, each with
+// both cross-block ends where the kernel takes one, whatever end its default has.
+TEST(BenchShapes, TheSweepTimesEveryPairWithBothEnds) {
+  auto count = [](GpuKernel k, int sms) {
+    std::map<std::pair<int, int>, std::vector<CrossBlock>> ends;
+    const auto shapes = bench_shapes(k, sms, true);
+    EXPECT_EQ(shapes.front().second, "default");
+    EXPECT_EQ(shapes.front().first, default_shape(k, sms));
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+      for (std::size_t j = 0; j < i; ++j) EXPECT_FALSE(shapes[i].first == shapes[j].first) << "a shape timed twice";
+      ends[{shapes[i].first.grid, shapes[i].first.block}].push_back(shapes[i].first.cross);
+    }
+    EXPECT_EQ(ends.size(), 9u);
+    return ends;
+  };
+  for (const auto& [pair, e] : count(GpuKernel::kahan, 132)) {
+    EXPECT_EQ(e.size(), 2u) << pair.first << "x" << pair.second;
+    EXPECT_NE(std::count(e.begin(), e.end(), CrossBlock::second_kernel), 0);
+    EXPECT_NE(std::count(e.begin(), e.end(), CrossBlock::last_block), 0);
+  }
+  for (const auto& [pair, e] : count(GpuKernel::two_pass, 114)) EXPECT_EQ(e, std::vector{CrossBlock::second_kernel});
+  EXPECT_EQ(count(GpuKernel::exact, 132).size(), 9u);
+  EXPECT_EQ(bench_shapes(GpuKernel::kahan, 132, false).size(), 1u);
+  EXPECT_EQ(bench_shapes(GpuKernel::serial, 132, true).size(), 1u);  // no grid or block to sweep
+}
+
 // A list of kernels checks those sum kernels only: the row, segmented and scan kernels run with
 // every kernel (the test above) and not with a list.
 TEST(VerifyCli, AKernelListChecksThoseSumKernelsOnly) {
