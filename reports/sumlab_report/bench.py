@@ -91,6 +91,23 @@ def render_bench_gpu(run: Run, data: CsvData, ctx) -> list:
             rows.append(roof + [""])
             blocks.append(Table(header, rows, f"CUB time / kernel time, {dtype}, {dist} (1 = CUB's speed; "
                                               "the read roof row is the ceiling)."))
+            # A swept run: the shape a caller gets without asking, beside the sweep's best above.
+            swept = [k for k in present if any(r.get("role") == "sweep" for n in ns
+                                               for r in cells.get((dtype, dist, k, n), []))]
+            if swept:
+                rows = []
+                for k in swept:
+                    row, shape = [k], ""
+                    for n in ns:
+                        d = next((r for r in cells.get((dtype, dist, k, n), []) if r.get("role") == "default"), None)
+                        ok = d is not None and math.isfinite(num(d.get("ratio_cub")))
+                        row.append(f"{num(d['ratio_cub']):.3f}" if ok else "")
+                        if d is not None:
+                            shape = d.get("shape", "")
+                    rows.append(row + [shape])
+                blocks.append(Table(["kernel"] + [f"n={_n_text(n)}" for n in ns] + ["default shape"], rows,
+                                    f"CUB time / kernel time at each kernel's default shape, {dtype}, {dist} (what "
+                                    "a sum given no shape runs; the table above has the sweep's fastest)."))
     return blocks
 
 

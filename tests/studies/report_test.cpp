@@ -320,6 +320,36 @@ TEST(Report, BenchRowKernelsGetAPanelPerProblem) {
   EXPECT_EQ(md.find("The fastest shape"), std::string::npos) << md;
 }
 
+// A swept bench: the table of the sweep's fastest shapes, then one of each kernel's default shape
+// (what a sum given no shape runs), each ratio from its own row.
+TEST(Report, SweptBenchShowsTheDefaultShapeBesideTheFastest) {
+  const fs::path run_dir = temp_dir("bench_default") / "bench";
+  fs::create_directories(run_dir);
+  fs::copy_file(fs::path(SUMLAB_SOURCE_DIR) / "data" / "h200" / "bench" / "provenance.json", run_dir / "provenance.json");
+  const std::string head = "float32,uniform,";
+  std::ofstream(run_dir / "bench_gpu.csv")
+      << "dtype,distribution,n,kernel,shape,role,ms,ms_min,ms_max,launches,samples,gb_per_s,ratio_cub,ratio_read,cub_ms,"
+         "read_ms,value_hex,error\n"
+      << head << "1048576,gpu_cub,,peer,0.008,0.008,0.008,9,9,500,1,0.5,0.008,0.004,,\n"
+      << head << "1048576,gpu_kahan,528x256 v4 d last_block,default,0.0064,0.0064,0.0064,9,9,650,1.25,0.6,0.008,0.004,0x1,\n"
+      << head << "1048576,gpu_kahan,264x1024 v4 d last_block,sweep,0.0058,0.0058,0.0058,9,9,720,1.379,0.7,0.008,0.004,0x1,\n"
+      << head << "1048576,gpu_kahan,264x1024 v4 d second_kernel,sweep,0.0080,0.0080,0.0080,9,9,520,1.0,0.5,0.008,0.004,0x1,\n";
+  const fs::path out = run_dir.parent_path() / "out";
+  const Result r = run("report " + run_dir.string() + " --out " + out.string());
+  SKIP_WITHOUT_MATPLOTLIB(r);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string md = slurp(out / "report.md");
+  const std::size_t best = md.find("CUB time / kernel time, float32, uniform");
+  const std::size_t dflt = md.find("CUB time / kernel time at each kernel's default shape, float32, uniform");
+  ASSERT_NE(best, std::string::npos) << md;
+  ASSERT_NE(dflt, std::string::npos) << md;
+  EXPECT_LT(best, dflt);
+  EXPECT_NE(md.find("| gpu_kahan | 1.379 | 264x1024 v4 d last_block |", best), std::string::npos) << md;
+  EXPECT_NE(md.find("| gpu_kahan | 1.250 | 528x256 v4 d last_block |", dflt), std::string::npos) << md;
+  // The peer has no default row of its own: it is not in the default table.
+  EXPECT_EQ(md.find("| gpu_cub |", dflt), std::string::npos) << md.substr(dflt);
+}
+
 // A row kernel timed at several shapes: the table of its fastest shape names, at each n, the
 // shape that won there (which may differ between sizes).
 TEST(Report, BenchRowKernelsAtSeveralShapesNameTheFastest) {
