@@ -528,7 +528,7 @@ void register_bench(CLI::App& app) {
   auto* cmd = app.add_subcommand("bench", "Time every sum on the GPU (against CUB and a read roof) and the CPU");
   add_run_options(*cmd, o->run);
   cmd->add_flag("--quick", o->quick, "A small version: n = 2^20 and 2^24, 5 samples, CPU n = 10^6");
-  cmd->add_flag("--sweep", o->sweep, "Also time, per kernel at every n, the grid x block shapes of 1, 2, 4, 8 blocks per SM x 256, 512, 1024 threads with at most 2048 threads per SM, each also with the last-block stage where a kernel takes one (the best is reported)");
+  cmd->add_flag("--sweep", o->sweep, "Also time, per kernel at every n, the grid x block shapes of 1, 2, 4, 8 blocks per SM x 256, 512, 1024 threads with at most 2048 threads per SM, each also with the last-block stage where a kernel takes one (bench_gpu.csv has every shape; the report shows the fastest beside the default)");
   cmd->add_flag("--no-gpu", o->no_gpu, "Time the CPU algorithms only");
   cmd->add_flag("--no-cpu", o->no_cpu, "Time the GPU kernels only");
   cmd->add_flag("--no-families", o->no_families,
