@@ -261,16 +261,20 @@ TEST(Report, FolderWithoutRunFailsClearly) {
   EXPECT_LT(r.code, 128) << r.out;
 }
 
-// A bench run holding the committed H200 bench's provenance and bench_families.csv with `rows`.
-fs::path bench_families_run(const std::string& name, const std::string& rows) {
+// A bench run holding the committed H200 bench's provenance and one table, `file`, of `text`.
+fs::path bench_run(const std::string& name, const std::string& file, const std::string& text) {
   const fs::path run_dir = temp_dir(name) / "bench";
   fs::create_directories(run_dir);
   fs::copy_file(fs::path(SUMLAB_SOURCE_DIR) / "data" / "h200" / "bench" / "provenance.json", run_dir / "provenance.json");
-  std::ofstream(run_dir / "bench_families.csv")
-      << "dtype,n,family,kernel,detail,ms,bytes_per_element,gb_per_s,ratio_read,ratio_cub_reduce,peer,ratio_peer,"
-         "read_ms,cub_ms,error\n"
-      << rows;
+  std::ofstream(run_dir / file) << text;
   return run_dir;
+}
+
+// The same with bench_families.csv holding `rows`.
+fs::path bench_families_run(const std::string& name, const std::string& rows) {
+  return bench_run(name, "bench_families.csv",
+                   "dtype,n,family,kernel,detail,ms,bytes_per_element,gb_per_s,ratio_read,ratio_cub_reduce,peer,"
+                   "ratio_peer,read_ms,cub_ms,error\n" + rows);
 }
 
 // The bench's families: one figure and table per family, for the scans one per operator, and for
@@ -323,17 +327,15 @@ TEST(Report, BenchRowKernelsGetAPanelPerProblem) {
 // A swept bench: the table of the sweep's fastest shapes, then one of each kernel's default shape
 // (what a sum given no shape runs), each ratio from its own row.
 TEST(Report, SweptBenchShowsTheDefaultShapeBesideTheFastest) {
-  const fs::path run_dir = temp_dir("bench_default") / "bench";
-  fs::create_directories(run_dir);
-  fs::copy_file(fs::path(SUMLAB_SOURCE_DIR) / "data" / "h200" / "bench" / "provenance.json", run_dir / "provenance.json");
   const std::string head = "float32,uniform,";
-  std::ofstream(run_dir / "bench_gpu.csv")
-      << "dtype,distribution,n,kernel,shape,role,ms,ms_min,ms_max,launches,samples,gb_per_s,ratio_cub,ratio_read,cub_ms,"
-         "read_ms,value_hex,error\n"
-      << head << "1048576,gpu_cub,,peer,0.008,0.008,0.008,9,9,500,1,0.5,0.008,0.004,,\n"
-      << head << "1048576,gpu_kahan,528x256 v4 d last_block,default,0.0064,0.0064,0.0064,9,9,650,1.25,0.6,0.008,0.004,0x1,\n"
-      << head << "1048576,gpu_kahan,264x1024 v4 d last_block,sweep,0.0058,0.0058,0.0058,9,9,720,1.379,0.7,0.008,0.004,0x1,\n"
-      << head << "1048576,gpu_kahan,264x1024 v4 d second_kernel,sweep,0.0080,0.0080,0.0080,9,9,520,1.0,0.5,0.008,0.004,0x1,\n";
+  const fs::path run_dir = bench_run(
+      "bench_default", "bench_gpu.csv",
+      "dtype,distribution,n,kernel,shape,role,ms,ms_min,ms_max,launches,samples,gb_per_s,ratio_cub,ratio_read,cub_ms,"
+      "read_ms,value_hex,error\n" +
+          head + "1048576,gpu_cub,,peer,0.008,0.008,0.008,9,9,500,1,0.5,0.008,0.004,,\n" +
+          head + "1048576,gpu_kahan,528x256 v4 d last_block,default,0.0064,0.0064,0.0064,9,9,650,1.25,0.6,0.008,0.004,0x1,\n" +
+          head + "1048576,gpu_kahan,264x1024 v4 d last_block,sweep,0.0058,0.0058,0.0058,9,9,720,1.379,0.7,0.008,0.004,0x1,\n" +
+          head + "1048576,gpu_kahan,264x1024 v4 d second_kernel,sweep,0.0080,0.0080,0.0080,9,9,520,1.0,0.5,0.008,0.004,0x1,\n");
   const fs::path out = run_dir.parent_path() / "out";
   const Result r = run("report " + run_dir.string() + " --out " + out.string());
   SKIP_WITHOUT_MATPLOTLIB(r);
