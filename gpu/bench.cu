@@ -26,12 +26,6 @@
 namespace sumlab::gpu {
 namespace {
 
-std::size_t l2_bytes() {
-  cudaDeviceProp p{};
-  SUMLAB_CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
-  return static_cast<std::size_t>(p.l2CacheSize);
-}
-
 // Reads every element with 16-byte loads (the trailing partial vector by scalar loads) and folds
 // the bits into one word, written only if it equals a value no input gives in practice: the
 // loads cannot be removed and nothing is stored.
@@ -98,7 +92,7 @@ BenchInput<T>::BenchInput(std::int64_t n, const DistributionSpec& spec, std::uin
   if (n < 0) throw GpuError("bench input: n must be >= 0");
   std::string why;
   if (!gpu_available(&why)) throw GpuError(why);
-  if (min_total_bytes == 0) min_total_bytes = 4 * l2_bytes();
+  if (min_total_bytes == 0) min_total_bytes = 4 * detail::l2_cache_bytes();
   stride_ = std::max<std::int64_t>(64, (n + 63) / 64 * 64);
   const std::size_t copy_bytes = static_cast<std::size_t>(stride_) * sizeof(T);
   copies_ = static_cast<int>(std::clamp<std::size_t>((min_total_bytes + copy_bytes - 1) / copy_bytes, 1, 4096));

@@ -11,8 +11,10 @@
 // that pass 2 checks (fixed_point_kernels.cuh): where the guess held, pass 2's block 0 adds the
 // blocks' records and the sum took one read; elsewhere pass 2 quantises.
 // Float: both passes in one launch where the whole grid can be resident (fixed_one_launch_kernel,
-// a cooperative launch: a barrier over the grid in place of the second launch); otherwise, and for
-// double, pass 2 as pass 1's programmatic dependent (below). The same bodies add the same integers
+// a cooperative launch: a barrier over the grid in place of the second launch). Double: one launch
+// that finds the largest magnitude, meets at the same barrier and quantises, where the grid can be
+// resident and the L2 holds the input (fixed_largest_launch_kernel: its second read comes from the
+// L2). Otherwise pass 2 runs as pass 1's programmatic dependent (below). The integers are the same
 // either way.
 // The caller's scale: fixed_point_kernel alone, one read of the input.
 // Either way the host converts the 128-bit total with order_model::fixed_point_from_integer
@@ -40,13 +42,16 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   Carver c;
   if (window) c.add(&records, static_cast<std::size_t>(s.grid) * fixed_record_words).add(&fixed.scale, 2);
   else if (from_data) c.add(&exact.sets, 2 * static_cast<std::size_t>(exact_set_words<T>)).add(&fixed.scale, 2);
-  if (from_data && sizeof(T) == 4) c.add(&gate, fixed_gate_words);
+  if (from_data) c.add(&gate, fixed_gate_words + (sizeof(T) == 8 ? fixed_largest_words : 0));
   c.add(&fixed.sets, 2 * static_cast<std::size_t>(fixed_set_words));
   c.commit();
   // The scale from the data in one launch (fixed_one_launch_kernel): float inputs that gpu_exact's
   // kernel takes in one launch, blocks of up to 512 threads, and a grid that is resident whole (its
   // blocks wait for each other).
   void (*one_launch)(const T*, std::int64_t, ExactBuffers, FixedBuffers, unsigned long long*) = nullptr;
+  // Double (fixed_largest_launch_kernel): inputs the L2 holds, blocks of up to 512 threads, a grid
+  // resident whole.
+  void (*largest_launch)(const T*, std::int64_t, FixedBuffers, unsigned long long*) = nullptr;
   std::size_t one_launch_smem = 0;
   if constexpr (sizeof(T) == 4) {
     if (from_data && s.block <= 512 && n <= exact_launch_elements) {
@@ -56,9 +61,18 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
       if (s.grid > resident_blocks(reinterpret_cast<const void*>(one_launch), s.block, one_launch_smem))
         one_launch = nullptr;
     }
+  } else {
+    if (from_data && s.block <= 512 && static_cast<std::size_t>(n) * sizeof(T) <= l2_cache_bytes()) {
+      largest_launch = s.block <= 256 ? fixed_largest_launch_kernel<T, 256, 2> : fixed_largest_launch_kernel<T, 512, 1>;
+      one_launch_smem = bulk_smem_bytes(s.block);
+      opt_in_shared(reinterpret_cast<const void*>(largest_launch), one_launch_smem);
+      if (s.grid > resident_blocks(reinterpret_cast<const void*>(largest_launch), s.block, one_launch_smem))
+        largest_launch = nullptr;
+    }
   }
-  const bool fused = one_launch != nullptr;
-  if (fused) SUMLAB_CUDA_CHECK(cudaMemset(gate, 0, fixed_gate_words * sizeof(unsigned long long)));
+  const bool fused = one_launch != nullptr || largest_launch != nullptr;
+  if (fused)
+    SUMLAB_CUDA_CHECK(cudaMemset(gate, 0, (fixed_gate_words + (sizeof(T) == 8 ? fixed_largest_words : 0)) * sizeof(unsigned long long)));
   fixed.k = opt.fixed_scale.value_or(0);
   if (window) {
     fixed.records = records;
@@ -109,8 +123,13 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   for (int l = 0; l < in.launches; ++l) {
     const T* d_in = in.at(l);
     exact.parity = fixed.parity = static_cast<unsigned>(l & 1);
+    if (largest_launch != nullptr) {
+      SUMLAB_CUDA_CHECK(cudaLaunchKernelEx(&both, largest_launch, d_in, n, fixed, gate));
+      SUMLAB_CUDA_CHECK_LAUNCH("fixed_largest_launch_kernel");
+      continue;
+    }
     if (fused) {
-      if (sizeof(T) == 4) fixed.range = exact.sets + exact.parity * exact_set_words<T> + exact_range_at<T>;
+      fixed.range = exact.sets + exact.parity * exact_set_words<T> + exact_range_at<T>;
       SUMLAB_CUDA_CHECK(cudaLaunchKernelEx(&both, one_launch, d_in, n, exact, fixed, gate));
       SUMLAB_CUDA_CHECK_LAUNCH("fixed_one_launch_kernel");
       continue;

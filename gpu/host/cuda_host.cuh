@@ -156,6 +156,14 @@ inline void opt_in_shared(const void* kernel, std::size_t bytes) {
   have = bytes;
 }
 
+// The current device's L2 size in bytes.
+inline std::size_t l2_cache_bytes() {
+  int device = 0, bytes = 0;
+  SUMLAB_CUDA_CHECK(cudaGetDevice(&device));
+  SUMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, device));
+  return static_cast<std::size_t>(bytes);
+}
+
 // How many blocks of `kernel`, at `threads` a block and `smem` bytes of dynamic shared memory, are
 // resident on this GPU at once: the largest grid a cooperative launch takes (0 where the GPU takes
 // none). The kernel's dynamic shared-memory limit must already cover smem (opt_in_shared). Cached

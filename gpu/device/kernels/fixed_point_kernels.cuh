@@ -685,8 +685,8 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
 // (gpu_exact's with the range), a barrier over the grid, then pass 2's decision and, only where
 // pass 1 did not settle the sum, its quantising body. It saves the second launch, which on data on
 // the grid only decides and returns, and it changes no bit: the same bodies add the same integers.
-// (For double, whose pass 1 is the window pass, the one launch was slower than two at every n:
-// docs/performance-notes.md.)
+// (For double, the window pass and pass 2 in one launch were slower than the two launches at every
+// n: docs/performance-notes.md. Double's one launch is fixed_largest_launch_kernel, below.)
 
 // The gate: four words, zero before the first launch. gate[parity] counts the blocks that have
 // finished pass 1; gate[2 + parity] holds pass 2's plan, published by the last of them; block 0
@@ -702,7 +702,9 @@ inline constexpr unsigned long long fixed_plan_published = 1ull << 63, fixed_pla
 // the plan; the others poll for the plan itself. A barrier followed by each block's own decision
 // put two more round trips to the L2 on the chain that ends the launch: the last block's poll for
 // its own arrival, and every block's dependent reads of the range after the barrier.
-template <class T>
+// LargestOnly (fixed_largest_launch_kernel): the range is the largest finite magnitude alone, in
+// gate[fixed_gate_words + parity], and no exact sum stands behind it: the plan always quantises.
+template <class T, bool LargestOnly = false>
 __device__ __forceinline__ FixedPlan fixed_gate(const FixedBuffers& out, unsigned long long* gate) {
   using Bits = typename FloatTraits<T>::Bits;
   __shared__ unsigned long long s_plan;
@@ -713,15 +715,22 @@ __device__ __forceinline__ FixedPlan fixed_gate(const FixedBuffers& out, unsigne
     unsigned long long before, word;
     asm volatile("atom.acq_rel.gpu.global.add.u64 %0, [%1], 1;" : "=l"(before) : "l"(count) : "memory");
     if (before + 1 == gridDim.x) {
-      unsigned long long r[3];  // loaded together: no load waits on another
-      for (int i = 0; i < 3; ++i)
-        asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(r[i]) : "l"(out.range + i) : "memory");
-      const order_model::FixedOnePass d =
-          order_model::fixed_one_pass<T>(static_cast<Bits>(r[0]), static_cast<Bits>(r[1]), decode_grid(r[2]));
+      order_model::FixedOnePass d;
+      if constexpr (LargestOnly) {
+        unsigned long long largest;
+        asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(largest) : "l"(gate + fixed_gate_words + out.parity) : "memory");
+        d = order_model::fixed_one_pass<T>(static_cast<Bits>(largest), ~Bits(0));
+        d.on_grid = false;
+      } else {
+        unsigned long long r[3];  // loaded together: no load waits on another
+        for (int i = 0; i < 3; ++i)
+          asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(r[i]) : "l"(out.range + i) : "memory");
+        d = order_model::fixed_one_pass<T>(static_cast<Bits>(r[0]), static_cast<Bits>(r[1]), decode_grid(r[2]));
+      }
       out.scale[0] = d.k;
       out.scale[1] = d.on_grid ? fixed_on_grid : fixed_quantised;
-      word = fixed_plan_published | (d.on_grid ? 0ull : fixed_plan_quantise) |
-             static_cast<unsigned>(static_cast<int>(d.k));  // float's k lies in [-66, 210]
+      // k fits the low word: float's lies in [-66, 210], double's in [-962, 1135].
+      word = fixed_plan_published | (d.on_grid ? 0ull : fixed_plan_quantise) | static_cast<unsigned>(static_cast<int>(d.k));
       asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(plan), "l"(word) : "memory");
     } else {
       for (;;) {
@@ -756,6 +765,70 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks)
   // shared memory by the bulk-copy engine (the async proxy).
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
   fixed_quantise_block<T>(d_in, num_items, out, p.k, p.add_records);
+}
+
+// ---- The scale from the data in one launch, double, where the L2 holds the input ----
+//
+// The window pass reads a double input once, but at small n it is a chain of latencies (its
+// anchor's barriers, the records, then pass 2's round trips: docs/performance-notes.md), where
+// the sum's time is mostly such chains anyway. Where the grid is resident whole and the L2 holds
+// the input, fixed_largest_launch_kernel instead finds the largest finite magnitude (a compare an
+// element, the input's one read from memory), meets at the gate, whose last block takes k by
+// fixed_point_sum's rule, and quantises every element at k (fixed_quantise_block), reading the
+// input again, now from the L2. The integers are those the two-launch passes add at the same k, so
+// the bits are too; only the reads differ (two, the second from the L2).
+inline constexpr int fixed_largest_words = 2;  // after the gate's four: the largest magnitude, per parity
+
+// The largest finite magnitude's bits over the grid's share of this block, into *largest by an
+// atomic max (bit patterns of magnitudes order like the magnitudes). Loads of 8 elements at a time
+// a thread, through the L2 only (__ldcg): the quantising pass reads them again from there.
+template <class T>
+__device__ __forceinline__ void fixed_largest_block(const T* __restrict__ d_in, std::int64_t num_items,
+                                                    unsigned long long* largest) {
+  using Bits = typename FloatTraits<T>::Bits;
+  constexpr Bits magnitude = ~(Bits(1) << (sizeof(Bits) * 8 - 1));
+  constexpr Bits inf_bits = ((Bits(1) << FloatTraits<T>::exponent_bits) - 1) << (FloatTraits<T>::precision - 1);
+  Bits top = 0;
+  auto take = [&](T x) {
+    Bits u;
+    memcpy(&u, &x, sizeof(T));
+    const Bits a = u & magnitude;
+    top = a < inf_bits && a > top ? a : top;  // NaN and Inf are not finite
+  };
+  constexpr int ahead = 8;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (; i + (ahead - 1) * stride < num_items; i += ahead * stride) {
+    T x[ahead];
+#pragma unroll
+    for (int j = 0; j < ahead; ++j) x[j] = __ldcg(d_in + i + j * stride);
+#pragma unroll
+    for (int j = 0; j < ahead; ++j) take(x[j]);
+  }
+  for (; i < num_items; i += stride) take(__ldcg(d_in + i));
+  __shared__ Bits s_top[32];
+  const unsigned live = live_mask();
+  const Bits warp_top = warp_max_bits(live, top);
+  if (static_cast<int>(threadIdx.x & 31u) == __ffs(live) - 1) s_top[threadIdx.x / 32] = warp_top;
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  Bits block_top = s_top[0];
+  for (int w = 1; w < static_cast<int>(blockDim.x + 31) / 32; ++w) block_top = s_top[w] > block_top ? s_top[w] : block_top;
+  if (block_top != 0) atomicMax(largest, static_cast<unsigned long long>(block_top));
+}
+
+// gate: fixed_gate_words + fixed_largest_words words, zero before the first launch. The launch
+// provides bulk_smem_bytes(blockDim.x) of dynamic shared memory (the quantising pass's tiles).
+template <class T, int MaxThreads, int MinBlocks>
+__global__ void __launch_bounds__(MaxThreads, MinBlocks)
+    fixed_largest_launch_kernel(const T* __restrict__ d_in, std::int64_t num_items, FixedBuffers out,
+                                unsigned long long* gate) {
+  fixed_reset_next_set(out);
+  const unsigned next = out.parity ^ 1u;
+  if (blockIdx.x == 0 && threadIdx.x == 0) gate[next] = gate[2 + next] = gate[fixed_gate_words + next] = 0;
+  fixed_largest_block<T>(d_in, num_items, gate + fixed_gate_words + out.parity);
+  const FixedPlan p = fixed_gate<T, true>(out, gate);
+  fixed_quantise_block<T>(d_in, num_items, out, p.k, false);
 }
 
 }  // namespace sumlab::gpu::detail
