@@ -59,8 +59,9 @@ template <class T> struct GpuSumResult {
   // gpu_fixed_point: the error its grid made on purpose, m * 2^(-k-1) for the m elements the kernel
   // counted off the grid (+inf on overflow), as the CPU's fixed_point_sum reports it; else 0.
   double quantisation = 0;
-  // How many times the kernel read the input: 2 for gpu_fixed_point with the scale from the data
-  // where its first pass could not decide the sum (data off the grid its guess or range allowed).
+  // How many times the kernel read the input from memory: 2 for gpu_fixed_point with the scale from
+  // the data where its first pass could not decide the sum (data off the grid its guess or range
+  // allowed), unless its blocks still held their tiles for the second (small inputs, double).
   int input_reads = 1;
   std::string error;  // non-empty: nothing ran, or a CUDA call failed (file:line)
   bool ok() const { return error.empty(); }

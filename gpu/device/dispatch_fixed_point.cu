@@ -13,9 +13,9 @@
 // Float: both passes in one launch where the whole grid can be resident (fixed_one_launch_kernel,
 // a cooperative launch: a barrier over the grid in place of the second launch). Double: one launch
 // that finds the largest magnitude, meets at the same barrier and quantises, where the grid can be
-// resident and the L2 holds the input (fixed_largest_launch_kernel: its second read comes from the
-// L2). Otherwise pass 2 runs as pass 1's programmatic dependent (below). The integers are the same
-// either way.
+// resident and the input is small (fixed_largest_launch_kernel: its second read from the tiles its
+// blocks still hold, or from the L2). Otherwise pass 2 runs as pass 1's programmatic dependent
+// (below). The integers are the same either way.
 // The caller's scale: fixed_point_kernel alone, one read of the input.
 // Either way the host converts the 128-bit total with order_model::fixed_point_from_integer
 // (fixed_point_sum's conversion).
@@ -49,9 +49,10 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   // kernel takes in one launch, blocks of up to 512 threads, and a grid that is resident whole (its
   // blocks wait for each other).
   void (*one_launch)(const T*, std::int64_t, ExactBuffers, FixedBuffers, unsigned long long*) = nullptr;
-  // Double (fixed_largest_launch_kernel): inputs the L2 holds, blocks of up to 512 threads, a grid
-  // resident whole.
+  // Double (fixed_largest_launch_kernel): small inputs, blocks of up to 512 threads, a grid resident
+  // whole.
   void (*largest_launch)(const T*, std::int64_t, FixedBuffers, unsigned long long*) = nullptr;
+  bool held = false;  // largest_launch's second pass reads the tiles its blocks hold
   std::size_t one_launch_smem = 0;
   if constexpr (sizeof(T) == 4) {
     if (from_data && s.block <= 512 && n <= exact_launch_elements) {
@@ -62,12 +63,19 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
         one_launch = nullptr;
     }
   } else {
-    if (from_data && s.block <= 512 && static_cast<std::size_t>(n) * sizeof(T) <= l2_cache_bytes()) {
-      largest_launch = s.block <= 256 ? fixed_largest_launch_kernel<T, 256, 2> : fixed_largest_launch_kernel<T, 512, 1>;
+    // Held where each block's tiles fit its stages; else the second read from the L2, which pays
+    // where the input fills at most half of it (on an H100, 2^21 doubles gained and 2^22 lost).
+    const bool fits = bulk_holds_all<T>(n, s.grid, s.block);
+    if (from_data && s.block <= 512 && (fits || static_cast<std::size_t>(n) * sizeof(T) <= l2_cache_bytes() / 2)) {
+      if (fits)
+        largest_launch = s.block <= 256 ? fixed_largest_launch_kernel<T, 256, 2, true> : fixed_largest_launch_kernel<T, 512, 1, true>;
+      else
+        largest_launch = s.block <= 256 ? fixed_largest_launch_kernel<T, 256, 2, false> : fixed_largest_launch_kernel<T, 512, 1, false>;
       one_launch_smem = bulk_smem_bytes(s.block);
       opt_in_shared(reinterpret_cast<const void*>(largest_launch), one_launch_smem);
       if (s.grid > resident_blocks(reinterpret_cast<const void*>(largest_launch), s.block, one_launch_smem))
         largest_launch = nullptr;
+      held = fits && largest_launch != nullptr;
     }
   }
   const bool fused = one_launch != nullptr || largest_launch != nullptr;
@@ -153,8 +161,8 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   if (from_data) SUMLAB_CUDA_CHECK(cudaMemcpy(scale, fixed.scale, sizeof scale, cudaMemcpyDeviceToHost));
   const long long k = scale[0];
   const bool on_grid = scale[1] == fixed_on_grid;
-  // A second read of the input where pass 1 could not decide the sum.
-  r.input_reads = from_data && scale[1] == fixed_quantised ? 2 : 1;
+  // A second read of the input where pass 1 could not decide the sum (but for tiles still held).
+  r.input_reads = from_data && scale[1] == fixed_quantised && !held ? 2 : 1;
   FixedPointReport rep;
   rep.scale_exponent = static_cast<int>(k);
   rep.scale_from_data = from_data;

@@ -188,4 +188,72 @@ __device__ __forceinline__ void for_each_bulk_group(const T* __restrict__ d_in, 
   for (std::int64_t i = body.end + g; i < n; i += threads) f(d_in[i]);
 }
 
+// Held tiles: where every block's tiles fit its stages at once (bulk_holds_all), each block asks
+// for all of them once (bulk_hold_start) and reads them from shared memory as often as it likes
+// (for_each_held_group), for a kernel that reads its input twice in one launch
+// (fixed_largest_launch_kernel): the second read then costs no memory traffic. Nothing is refilled,
+// so no stage is written after the first read. The launch provides bulk_smem_bytes(blockDim.x).
+// A conservative test (the tiles of an aligned input, which a misaligned one's body never exceeds),
+// the same on the host and the device.
+template <class T> __host__ __device__ constexpr bool bulk_holds_all(std::int64_t n, int grid, int block) {
+  return n / (std::int64_t(block) * bulk_group<T>) <= std::int64_t(bulk_stages(block)) * grid;
+}
+__device__ __forceinline__ unsigned long long* bulk_held_barriers() {
+  __shared__ __align__(8) unsigned long long full[bulk_max_stages];
+  return full;
+}
+// Every thread of the block calls it (it holds a barrier): thread 0 initialises a barrier a stage
+// and asks for the block's tiles, tile blockIdx.x + s gridDim.x into stage s.
+template <class T> __device__ __forceinline__ void bulk_hold_start(const T* __restrict__ d_in, std::int64_t n) {
+  unsigned long long* const full = bulk_held_barriers();
+  extern __shared__ __align__(128) unsigned char bulk_stage[];
+  if (threadIdx.x == 0) {
+    const int stages = bulk_stages(static_cast<int>(blockDim.x));
+    const BulkBody body = bulk_body(d_in, n, static_cast<int>(blockDim.x));
+    const std::int64_t per_tile = std::int64_t(blockDim.x) * bulk_group<T>;
+    const std::int64_t tiles = (body.end - body.head) / per_tile;
+    const unsigned tile_bytes = blockDim.x * bulk_group_bytes;
+    for (int s = 0; s < stages; ++s) bulk::init(&full[s]);
+    bulk::fence_init();
+    for (int s = 0; s < stages; ++s) {
+      const std::int64_t j = blockIdx.x + std::int64_t(s) * gridDim.x;
+      if (j < tiles) bulk::load(bulk_stage + s * tile_bytes, d_in + body.head + j * per_tile, tile_bytes, &full[s]);
+    }
+  }
+  __syncthreads();  // the barriers are initialised
+}
+// for_each_bulk_group's calls over the tiles bulk_hold_start asked for. A tile past the stages
+// (only where bulk_holds_all was false) is read from global memory instead: slower, not wrong.
+template <class T, class F, class G>
+__device__ __forceinline__ void for_each_held_group(const T* __restrict__ d_in, std::int64_t n, F&& f, G&& group) {
+  constexpr int per_thread = bulk_group<T>;
+  constexpr int per_chunk = 16 / int(sizeof(T));
+  unsigned long long* const full = bulk_held_barriers();
+  extern __shared__ __align__(128) unsigned char bulk_stage[];
+  const int stages = bulk_stages(static_cast<int>(blockDim.x));
+  const BulkBody body = bulk_body(d_in, n, static_cast<int>(blockDim.x));
+  const std::int64_t per_tile = std::int64_t(blockDim.x) * per_thread;
+  const std::int64_t tiles = (body.end - body.head) / per_tile;
+  const unsigned tile_bytes = blockDim.x * bulk_group_bytes;
+  int s = 0;
+  for (std::int64_t j = blockIdx.x; j < tiles; j += gridDim.x, ++s) {
+    const uint4* chunks = reinterpret_cast<const uint4*>(d_in + body.head + j * per_tile);
+    if (s < stages) {
+      bulk::wait(&full[s], 0);  // at once after the first time: the phase stays complete
+      chunks = reinterpret_cast<const uint4*>(bulk_stage + s * tile_bytes);
+    }
+    T x[per_thread];
+#pragma unroll
+    for (int c = 0; c < per_thread / per_chunk; ++c) {
+      const uint4 v = chunks[c * blockDim.x + threadIdx.x];
+      memcpy(&x[c * per_chunk], &v, 16);
+    }
+    group(x);
+  }
+  const std::int64_t threads = std::int64_t(gridDim.x) * blockDim.x;
+  const std::int64_t g = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (g < body.head) f(d_in[g]);
+  for (std::int64_t i = body.end + g; i < n; i += threads) f(d_in[i]);
+}
+
 }  // namespace sumlab::gpu::detail

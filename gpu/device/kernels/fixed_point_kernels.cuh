@@ -551,13 +551,14 @@ template <class T> __device__ FixedPlan fixed_decide(const FixedBuffers& out) {
   return p;
 }
 
-// The quantising pass's body at scale 2^-k, which the one-launch kernel (below) runs as well. Every
+// The quantising pass's body at scale 2^-k, which the one-launch kernels (below) run as well. Every
 // thread of the block calls it (it holds barriers); the launch provides bulk_smem_bytes(blockDim.x)
 // of dynamic shared memory. The shape's vector width and mapping do not matter (integer totals: any
-// order gives the same bits).
-template <class T>
-__device__ __forceinline__ void fixed_quantise_block(const T* __restrict__ d_in, std::int64_t num_items,
-                                                     const FixedBuffers& out, long long k, bool add_records) {
+// order gives the same bits). each(f, group): for_each_bulk_group's calls over the input, from
+// the tiles it loads (fixed_quantise_block) or from tiles already held (fixed_largest_launch_kernel).
+template <class T, class Each>
+__device__ __forceinline__ void fixed_quantise_each(const T* __restrict__ d_in, std::int64_t num_items,
+                                                    const FixedBuffers& out, long long k, bool add_records, Each&& each) {
   using Bits = typename FloatTraits<T>::Bits;
   const T two_k = order_model::fixed_two_k<T>(k);
   const bool fp = two_k != T(0);  // k outside fixed_two_k's range: every group by the integer steps
@@ -619,7 +620,7 @@ __device__ __forceinline__ void fixed_quantise_block(const T* __restrict__ d_in,
     // Loads: tiles by the bulk-copy engine (gpu/thread/bulk_loads.cuh). Register loads 64 bytes
     // ahead ran at 0.93 - 0.97 of CUB at 2^30, float32, given k; 128 bytes ahead, an L2 prefetch,
     // cp.async staging and pipelined register loads were slower still (docs/performance-notes.md).
-    for_each_bulk_group(d_in, num_items, one_element, group);
+    each(one_element, group);
   }
   inexact += loss.inexact;
   max_lost = max(max_lost, static_cast<unsigned long long>(order_model::fixed_bits_lost(loss.lost)));
@@ -659,6 +660,13 @@ __device__ __forceinline__ void fixed_quantise_block(const T* __restrict__ d_in,
     if (c == fixed_max_bits_lost) atomicMax(&set[order_model::fixed_digits + c], v);
     else atomicAdd(&set[order_model::fixed_digits + c], v);
   }
+}
+
+template <class T>
+__device__ __forceinline__ void fixed_quantise_block(const T* __restrict__ d_in, std::int64_t num_items,
+                                                     const FixedBuffers& out, long long k, bool add_records) {
+  fixed_quantise_each<T>(d_in, num_items, out, k, add_records,
+                         [&](auto& f, auto& group) { for_each_bulk_group(d_in, num_items, f, group); });
 }
 
 // MaxThreads: the instantiation's __launch_bounds__ (512: up to 128 registers; 1024: at most 64,
@@ -767,24 +775,23 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks)
   fixed_quantise_block<T>(d_in, num_items, out, p.k, p.add_records);
 }
 
-// ---- The scale from the data in one launch, double, where the L2 holds the input ----
+// ---- The scale from the data in one launch, double, for inputs the chip holds ----
 //
 // The window pass reads a double input once, but at small n it is a chain of latencies (its
 // anchor's barriers, the records, then pass 2's round trips: docs/performance-notes.md), where
-// the sum's time is mostly such chains anyway. Where the grid is resident whole and the L2 holds
-// the input, fixed_largest_launch_kernel instead finds the largest finite magnitude (a compare an
+// the sum's time is mostly such chains anyway. Where the grid is resident whole and the input is
+// small, fixed_largest_launch_kernel instead finds the largest finite magnitude (a compare an
 // element, the input's one read from memory), meets at the gate, whose last block takes k by
-// fixed_point_sum's rule, and quantises every element at k (fixed_quantise_block), reading the
-// input again, now from the L2. The integers are those the two-launch passes add at the same k, so
-// the bits are too; only the reads differ (two, the second from the L2).
+// fixed_point_sum's rule, and quantises every element at k (fixed_quantise_each). Held: every
+// block's tiles stay in its stages (bulk_holds_all), so the second read is from shared memory;
+// otherwise from the L2, which the dispatch asks to hold the input. The integers are those the
+// two-launch passes add at the same k, so the bits are too.
 inline constexpr int fixed_largest_words = 2;  // after the gate's four: the largest magnitude, per parity
 
-// The largest finite magnitude's bits over the grid's share of this block, into *largest by an
-// atomic max (bit patterns of magnitudes order like the magnitudes). Loads of 8 elements at a time
-// a thread, through the L2 only (__ldcg): the quantising pass reads them again from there.
-template <class T>
-__device__ __forceinline__ void fixed_largest_block(const T* __restrict__ d_in, std::int64_t num_items,
-                                                    unsigned long long* largest) {
+// The largest finite magnitude's bits over this block's calls of each (for_each_bulk_group's
+// contract), into *largest by an atomic max (bit patterns of magnitudes order like the magnitudes).
+// Every thread of the block calls it (it holds a barrier).
+template <class T, class Each> __device__ __forceinline__ void fixed_largest_block(Each&& each, unsigned long long* largest) {
   using Bits = typename FloatTraits<T>::Bits;
   constexpr Bits magnitude = ~(Bits(1) << (sizeof(Bits) * 8 - 1));
   constexpr Bits inf_bits = ((Bits(1) << FloatTraits<T>::exponent_bits) - 1) << (FloatTraits<T>::precision - 1);
@@ -795,17 +802,11 @@ __device__ __forceinline__ void fixed_largest_block(const T* __restrict__ d_in, 
     const Bits a = u & magnitude;
     top = a < inf_bits && a > top ? a : top;  // NaN and Inf are not finite
   };
-  constexpr int ahead = 8;
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  for (; i + (ahead - 1) * stride < num_items; i += ahead * stride) {
-    T x[ahead];
+  auto group = [&](const T(&x)[bulk_group<T>]) {
 #pragma unroll
-    for (int j = 0; j < ahead; ++j) x[j] = __ldcg(d_in + i + j * stride);
-#pragma unroll
-    for (int j = 0; j < ahead; ++j) take(x[j]);
-  }
-  for (; i < num_items; i += stride) take(__ldcg(d_in + i));
+    for (int i = 0; i < bulk_group<T>; ++i) take(x[i]);
+  };
+  each(take, group);
   __shared__ Bits s_top[32];
   const unsigned live = live_mask();
   const Bits warp_top = warp_max_bits(live, top);
@@ -817,18 +818,45 @@ __device__ __forceinline__ void fixed_largest_block(const T* __restrict__ d_in, 
   if (block_top != 0) atomicMax(largest, static_cast<unsigned long long>(block_top));
 }
 
+// The input read from global memory with 8 loads in flight a thread, through the L2 only (__ldcg),
+// element by element (f): the unheld first read.
+template <class T, class F> __device__ __forceinline__ void for_each_loaded(const T* __restrict__ d_in, std::int64_t n, F&& f) {
+  constexpr int ahead = 8;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (; i + (ahead - 1) * stride < n; i += ahead * stride) {
+    T x[ahead];
+#pragma unroll
+    for (int j = 0; j < ahead; ++j) x[j] = __ldcg(d_in + i + j * stride);
+#pragma unroll
+    for (int j = 0; j < ahead; ++j) f(x[j]);
+  }
+  for (; i < n; i += stride) f(__ldcg(d_in + i));
+}
+
 // gate: fixed_gate_words + fixed_largest_words words, zero before the first launch. The launch
-// provides bulk_smem_bytes(blockDim.x) of dynamic shared memory (the quantising pass's tiles).
-template <class T, int MaxThreads, int MinBlocks>
+// provides bulk_smem_bytes(blockDim.x) of dynamic shared memory. Held: bulk_holds_all holds for the
+// launch (otherwise still exact, only slower).
+template <class T, int MaxThreads, int MinBlocks, bool Held>
 __global__ void __launch_bounds__(MaxThreads, MinBlocks)
     fixed_largest_launch_kernel(const T* __restrict__ d_in, std::int64_t num_items, FixedBuffers out,
                                 unsigned long long* gate) {
+  if constexpr (Held) bulk_hold_start(d_in, num_items);  // the tiles are asked for first
   fixed_reset_next_set(out);
   const unsigned next = out.parity ^ 1u;
   if (blockIdx.x == 0 && threadIdx.x == 0) gate[next] = gate[2 + next] = gate[fixed_gate_words + next] = 0;
-  fixed_largest_block<T>(d_in, num_items, gate + fixed_gate_words + out.parity);
+  auto held = [&](auto& f, auto& group) { for_each_held_group(d_in, num_items, f, group); };
+  if constexpr (Held) {
+    fixed_largest_block<T>(held, gate + fixed_gate_words + out.parity);
+  } else {
+    fixed_largest_block<T>([&](auto& f, auto&) { for_each_loaded(d_in, num_items, f); }, gate + fixed_gate_words + out.parity);
+  }
   const FixedPlan p = fixed_gate<T, true>(out, gate);
-  fixed_quantise_block<T>(d_in, num_items, out, p.k, false);
+  if constexpr (Held) {
+    fixed_quantise_each<T>(d_in, num_items, out, p.k, false, held);
+  } else {
+    fixed_quantise_block<T>(d_in, num_items, out, p.k, false);
+  }
 }
 
 }  // namespace sumlab::gpu::detail
