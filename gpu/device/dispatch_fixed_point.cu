@@ -14,7 +14,7 @@
 // a cooperative launch: a barrier over the grid in place of the second launch). Double: one launch
 // that finds the largest magnitude, meets at the same barrier and quantises, where the grid can be
 // resident and the input is small (fixed_largest_launch_kernel: its second read from the tiles its
-// blocks still hold, or from the L2). Otherwise pass 2 runs as pass 1's programmatic dependent
+// blocks still hold, and past those from the L2). Otherwise pass 2 runs as pass 1's programmatic dependent
 // (below). The integers are the same either way.
 // The caller's scale: fixed_point_kernel alone, one read of the input.
 // Either way the host converts the 128-bit total with order_model::fixed_point_from_integer
@@ -52,7 +52,7 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   // Double (fixed_largest_launch_kernel): small inputs, blocks of up to 512 threads, a grid resident
   // whole.
   void (*largest_launch)(const T*, std::int64_t, FixedBuffers, unsigned long long*) = nullptr;
-  bool held = false;  // largest_launch's second pass reads the tiles its blocks hold
+  bool held = false;  // largest_launch's second pass reads every tile from its block's stages
   std::size_t one_launch_smem = 0;
   if constexpr (sizeof(T) == 4) {
     if (from_data && s.block <= 512 && n <= exact_launch_elements) {
@@ -63,14 +63,12 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
         one_launch = nullptr;
     }
   } else {
-    // Held where each block's tiles fit its stages; else the second read from the L2, which pays
-    // where the input fills at most half of it (on an H100, 2^21 doubles gained and 2^22 lost).
+    // Where the blocks' tiles do not all fit their stages, the rest are read again from the L2,
+    // which paid on an H100 up to 2^22 doubles (32 of its 50 MB) and is not tried past two thirds
+    // of it.
     const bool fits = bulk_holds_all<T>(n, s.grid, s.block);
-    if (from_data && s.block <= 512 && (fits || static_cast<std::size_t>(n) * sizeof(T) <= l2_cache_bytes() / 2)) {
-      if (fits)
-        largest_launch = s.block <= 256 ? fixed_largest_launch_kernel<T, 256, 2, true> : fixed_largest_launch_kernel<T, 512, 1, true>;
-      else
-        largest_launch = s.block <= 256 ? fixed_largest_launch_kernel<T, 256, 2, false> : fixed_largest_launch_kernel<T, 512, 1, false>;
+    if (from_data && s.block <= 512 && (fits || static_cast<std::size_t>(n) * sizeof(T) * 3 <= l2_cache_bytes() * 2)) {
+      largest_launch = s.block <= 256 ? fixed_largest_launch_kernel<T, 256, 2> : fixed_largest_launch_kernel<T, 512, 1>;
       one_launch_smem = bulk_smem_bytes(s.block);
       opt_in_shared(reinterpret_cast<const void*>(largest_launch), one_launch_smem);
       if (s.grid > resident_blocks(reinterpret_cast<const void*>(largest_launch), s.block, one_launch_smem))

@@ -188,13 +188,13 @@ __device__ __forceinline__ void for_each_bulk_group(const T* __restrict__ d_in, 
   for (std::int64_t i = body.end + g; i < n; i += threads) f(d_in[i]);
 }
 
-// Held tiles: where every block's tiles fit its stages at once (bulk_holds_all), each block asks
-// for all of them once (bulk_hold_start) and reads them from shared memory as often as it likes
-// (for_each_held_group), for a kernel that reads its input twice in one launch
-// (fixed_largest_launch_kernel): the second read then costs no memory traffic. Nothing is refilled,
-// so no stage is written after the first read. The launch provides bulk_smem_bytes(blockDim.x).
-// A conservative test (the tiles of an aligned input, which a misaligned one's body never exceeds),
-// the same on the host and the device.
+// Held tiles, for a kernel that reads its input twice in one launch (fixed_largest_launch_kernel):
+// each block asks for its first tiles, one a stage, at once (bulk_hold_start) and reads them from
+// shared memory as often as it likes (for_each_held_group), its later tiles from global memory
+// each time. Where every block's tiles fit its stages (bulk_holds_all), a second read costs no
+// memory traffic. Nothing is refilled, so no stage is written after the first read. The launch
+// provides bulk_smem_bytes(blockDim.x). bulk_holds_all: a conservative test (the tiles of an
+// aligned input, which a misaligned one's body never exceeds), the same on the host and the device.
 template <class T> __host__ __device__ constexpr bool bulk_holds_all(std::int64_t n, int grid, int block) {
   return n / (std::int64_t(block) * bulk_group<T>) <= std::int64_t(bulk_stages(block)) * grid;
 }
@@ -222,8 +222,8 @@ template <class T> __device__ __forceinline__ void bulk_hold_start(const T* __re
   }
   __syncthreads();  // the barriers are initialised
 }
-// for_each_bulk_group's calls over the tiles bulk_hold_start asked for. A tile past the stages
-// (only where bulk_holds_all was false) is read from global memory instead: slower, not wrong.
+// for_each_bulk_group's calls, over the tiles bulk_hold_start asked for and, past the stages, tiles
+// read from global memory.
 template <class T, class F, class G>
 __device__ __forceinline__ void for_each_held_group(const T* __restrict__ d_in, std::int64_t n, F&& f, G&& group) {
   constexpr int per_thread = bulk_group<T>;

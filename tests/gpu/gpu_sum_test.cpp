@@ -575,7 +575,8 @@ TYPED_TEST(GpuFixedPointGivenScale, SameBitsAndReportAsTheCpu) {
 // must get right; and a heavy tail (the wide margin, its sum taken 2 binades finer than its guess).
 // A double grid resident whole with blocks of up to 512 threads takes fixed_largest_launch_kernel
 // instead here (a small input): the largest magnitude, the gate, then every element quantised at
-// k, from the tiles its blocks still hold (one read) or from the L2 (two).
+// k, from the tiles its blocks still hold (one read) or, where they do not all fit, the rest again
+// from the L2 (two).
 template <class T> class GpuFixedPointFromData : public ::testing::Test {};
 TYPED_TEST_SUITE(GpuFixedPointFromData, FloatTypes);
 

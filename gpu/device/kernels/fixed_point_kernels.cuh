@@ -775,17 +775,18 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks)
   fixed_quantise_block<T>(d_in, num_items, out, p.k, p.add_records);
 }
 
-// ---- The scale from the data in one launch, double, for inputs the chip holds ----
+// ---- The scale from the data in one launch, double, for small inputs ----
 //
 // The window pass reads a double input once, but at small n it is a chain of latencies (its
 // anchor's barriers, the records, then pass 2's round trips: docs/performance-notes.md), where
 // the sum's time is mostly such chains anyway. Where the grid is resident whole and the input is
-// small, fixed_largest_launch_kernel instead finds the largest finite magnitude (a compare an
-// element, the input's one read from memory), meets at the gate, whose last block takes k by
-// fixed_point_sum's rule, and quantises every element at k (fixed_quantise_each). Held: every
-// block's tiles stay in its stages (bulk_holds_all), so the second read is from shared memory;
-// otherwise from the L2, which the dispatch asks to hold the input. The integers are those the
-// two-launch passes add at the same k, so the bits are too.
+// small, fixed_largest_launch_kernel instead has each block ask for all its tiles at once
+// (bulk_hold_start), find the largest finite magnitude over them (a compare an element), meet at
+// the gate, whose last block takes k by fixed_point_sum's rule, and quantise every element at k
+// (fixed_quantise_each) from the tiles it still holds: one read of memory where every block's
+// tiles fit its stages (bulk_holds_all), and where they do not, the tiles past the stages read
+// twice, the second time from the L2 (the dispatch keeps the input to a part of the L2's size).
+// The integers are those the two-launch passes add at the same k, so the bits are too.
 inline constexpr int fixed_largest_words = 2;  // after the gate's four: the largest magnitude, per parity
 
 // The largest finite magnitude's bits over this block's calls of each (for_each_bulk_group's
@@ -818,45 +819,20 @@ template <class T, class Each> __device__ __forceinline__ void fixed_largest_blo
   if (block_top != 0) atomicMax(largest, static_cast<unsigned long long>(block_top));
 }
 
-// The input read from global memory with 8 loads in flight a thread, through the L2 only (__ldcg),
-// element by element (f): the unheld first read.
-template <class T, class F> __device__ __forceinline__ void for_each_loaded(const T* __restrict__ d_in, std::int64_t n, F&& f) {
-  constexpr int ahead = 8;
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  for (; i + (ahead - 1) * stride < n; i += ahead * stride) {
-    T x[ahead];
-#pragma unroll
-    for (int j = 0; j < ahead; ++j) x[j] = __ldcg(d_in + i + j * stride);
-#pragma unroll
-    for (int j = 0; j < ahead; ++j) f(x[j]);
-  }
-  for (; i < n; i += stride) f(__ldcg(d_in + i));
-}
-
 // gate: fixed_gate_words + fixed_largest_words words, zero before the first launch. The launch
-// provides bulk_smem_bytes(blockDim.x) of dynamic shared memory. Held: bulk_holds_all holds for the
-// launch (otherwise still exact, only slower).
-template <class T, int MaxThreads, int MinBlocks, bool Held>
+// provides bulk_smem_bytes(blockDim.x) of dynamic shared memory.
+template <class T, int MaxThreads, int MinBlocks>
 __global__ void __launch_bounds__(MaxThreads, MinBlocks)
     fixed_largest_launch_kernel(const T* __restrict__ d_in, std::int64_t num_items, FixedBuffers out,
                                 unsigned long long* gate) {
-  if constexpr (Held) bulk_hold_start(d_in, num_items);  // the tiles are asked for first
+  bulk_hold_start(d_in, num_items);  // the tiles are asked for first
   fixed_reset_next_set(out);
   const unsigned next = out.parity ^ 1u;
   if (blockIdx.x == 0 && threadIdx.x == 0) gate[next] = gate[2 + next] = gate[fixed_gate_words + next] = 0;
   auto held = [&](auto& f, auto& group) { for_each_held_group(d_in, num_items, f, group); };
-  if constexpr (Held) {
-    fixed_largest_block<T>(held, gate + fixed_gate_words + out.parity);
-  } else {
-    fixed_largest_block<T>([&](auto& f, auto&) { for_each_loaded(d_in, num_items, f); }, gate + fixed_gate_words + out.parity);
-  }
+  fixed_largest_block<T>(held, gate + fixed_gate_words + out.parity);
   const FixedPlan p = fixed_gate<T, true>(out, gate);
-  if constexpr (Held) {
-    fixed_quantise_each<T>(d_in, num_items, out, p.k, false, held);
-  } else {
-    fixed_quantise_block<T>(d_in, num_items, out, p.k, false);
-  }
+  fixed_quantise_each<T>(d_in, num_items, out, p.k, false, held);
 }
 
 }  // namespace sumlab::gpu::detail
