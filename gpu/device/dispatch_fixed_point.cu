@@ -10,12 +10,12 @@
 // of the largest), so pass 1 is fixed_window_kernel instead, which quantises against a guess of k
 // that pass 2 checks (fixed_point_kernels.cuh): where the guess held, pass 2's block 0 adds the
 // blocks' records and the sum took one read; elsewhere pass 2 quantises.
-// Float: both passes in one launch where the whole grid can be resident (fixed_one_launch_kernel,
-// a cooperative launch: a barrier over the grid in place of the second launch). Double: one launch
-// that finds the largest magnitude, meets at the same barrier and quantises, where the grid can be
-// resident and the input is small (fixed_largest_launch_kernel: its second read from the tiles its
-// blocks still hold, and past those from the L2). Otherwise pass 2 runs as pass 1's programmatic dependent
-// (below). The integers are the same either way.
+// Small inputs, both types: one launch that finds the largest magnitude, meets at a barrier over
+// the grid (a cooperative launch: the whole grid resident) and quantises
+// (fixed_largest_launch_kernel: its second read from the tiles its blocks still hold, and past
+// those from the L2). Float, larger: both passes in one launch where the grid can be resident
+// (fixed_one_launch_kernel: the same barrier in place of the second launch). Otherwise pass 2 runs
+// as pass 1's programmatic dependent (below). The integers are the same either way.
 // The caller's scale: fixed_point_kernel alone, one read of the input.
 // Either way the host converts the 128-bit total with order_model::fixed_point_from_integer
 // (fixed_point_sum's conversion).
@@ -42,43 +42,46 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   Carver c;
   if (window) c.add(&records, static_cast<std::size_t>(s.grid) * fixed_record_words).add(&fixed.scale, 2);
   else if (from_data) c.add(&exact.sets, 2 * static_cast<std::size_t>(exact_set_words<T>)).add(&fixed.scale, 2);
-  if (from_data) c.add(&gate, fixed_gate_words + (sizeof(T) == 8 ? fixed_largest_words : 0));
+  if (from_data) c.add(&gate, fixed_gate_words + fixed_largest_words);
   c.add(&fixed.sets, 2 * static_cast<std::size_t>(fixed_set_words));
   c.commit();
-  // The scale from the data in one launch (fixed_one_launch_kernel): float inputs that gpu_exact's
-  // kernel takes in one launch, blocks of up to 512 threads, and a grid that is resident whole (its
-  // blocks wait for each other).
-  void (*one_launch)(const T*, std::int64_t, ExactBuffers, FixedBuffers, unsigned long long*) = nullptr;
-  // Double (fixed_largest_launch_kernel): small inputs, blocks of up to 512 threads, a grid resident
-  // whole.
+  // Small inputs (fixed_largest_launch_kernel): blocks of up to 512 threads and a grid resident
+  // whole. Its serial order (every tile, the max, the gate, then the quantising) against the
+  // two-launch paths, A/B on an H100 at 264 x 256 (docs/performance-notes.md): double, whose first
+  // pass is the window pass, gained up to 2^22 (32 of the L2's 50 MB, the tiles past the stages
+  // read again from there), so it takes inputs up to two thirds of the L2; float, whose first pass
+  // is gpu_exact's, gained where its blocks' tiles filled half their stages (2^21) and lost where
+  // they filled all (2^22), so it takes inputs of at most half the stages.
   void (*largest_launch)(const T*, std::int64_t, FixedBuffers, unsigned long long*) = nullptr;
   bool held = false;  // largest_launch's second pass reads every tile from its block's stages
   std::size_t one_launch_smem = 0;
+  const bool fits = bulk_holds_all<T>(n, s.grid, s.block);
+  const bool small = sizeof(T) == 4 ? bulk_holds_all<T>(2 * n, s.grid, s.block)
+                                    : fits || static_cast<std::size_t>(n) * sizeof(T) * 3 <= l2_cache_bytes() * 2;
+  if (from_data && s.block <= 512 && small) {
+    largest_launch = s.block <= 256 ? fixed_largest_launch_kernel<T, 256, 2> : fixed_largest_launch_kernel<T, 512, 1>;
+    one_launch_smem = bulk_smem_bytes(s.block);
+    opt_in_shared(reinterpret_cast<const void*>(largest_launch), one_launch_smem);
+    if (s.grid > resident_blocks(reinterpret_cast<const void*>(largest_launch), s.block, one_launch_smem))
+      largest_launch = nullptr;
+    held = fits && largest_launch != nullptr;
+  }
+  // Otherwise float takes both passes in one launch (fixed_one_launch_kernel) where gpu_exact's
+  // kernel takes the input in one launch, blocks of up to 512 threads, and a grid that is resident
+  // whole (its blocks wait for each other).
+  void (*one_launch)(const T*, std::int64_t, ExactBuffers, FixedBuffers, unsigned long long*) = nullptr;
   if constexpr (sizeof(T) == 4) {
-    if (from_data && s.block <= 512 && n <= exact_launch_elements) {
+    if (largest_launch == nullptr && from_data && s.block <= 512 && n <= exact_launch_elements) {
       one_launch = s.block <= 256 ? fixed_one_launch_kernel<T, 256, 2> : fixed_one_launch_kernel<T, 512, 1>;
       one_launch_smem = bulk_smem_bytes(s.block) + ExactBins<T>::bytes(s.block <= 256 ? 256 : 512, s.block);
       opt_in_shared(reinterpret_cast<const void*>(one_launch), one_launch_smem);
       if (s.grid > resident_blocks(reinterpret_cast<const void*>(one_launch), s.block, one_launch_smem))
         one_launch = nullptr;
     }
-  } else {
-    // Where the blocks' tiles do not all fit their stages, the rest are read again from the L2,
-    // which paid on an H100 up to 2^22 doubles (32 of its 50 MB) and is not tried past two thirds
-    // of it.
-    const bool fits = bulk_holds_all<T>(n, s.grid, s.block);
-    if (from_data && s.block <= 512 && (fits || static_cast<std::size_t>(n) * sizeof(T) * 3 <= l2_cache_bytes() * 2)) {
-      largest_launch = s.block <= 256 ? fixed_largest_launch_kernel<T, 256, 2> : fixed_largest_launch_kernel<T, 512, 1>;
-      one_launch_smem = bulk_smem_bytes(s.block);
-      opt_in_shared(reinterpret_cast<const void*>(largest_launch), one_launch_smem);
-      if (s.grid > resident_blocks(reinterpret_cast<const void*>(largest_launch), s.block, one_launch_smem))
-        largest_launch = nullptr;
-      held = fits && largest_launch != nullptr;
-    }
   }
   const bool fused = one_launch != nullptr || largest_launch != nullptr;
   if (fused)
-    SUMLAB_CUDA_CHECK(cudaMemset(gate, 0, (fixed_gate_words + (sizeof(T) == 8 ? fixed_largest_words : 0)) * sizeof(unsigned long long)));
+    SUMLAB_CUDA_CHECK(cudaMemset(gate, 0, (fixed_gate_words + fixed_largest_words) * sizeof(unsigned long long)));
   fixed.k = opt.fixed_scale.value_or(0);
   if (window) {
     fixed.records = records;

@@ -694,7 +694,7 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
 // pass 1 did not settle the sum, its quantising body. It saves the second launch, which on data on
 // the grid only decides and returns, and it changes no bit: the same bodies add the same integers.
 // (For double, the window pass and pass 2 in one launch were slower than the two launches at every
-// n: docs/performance-notes.md. Double's one launch is fixed_largest_launch_kernel, below.)
+// n: docs/performance-notes.md. Small inputs of either type take fixed_largest_launch_kernel, below.)
 
 // The gate: four words, zero before the first launch. gate[parity] counts the blocks that have
 // finished pass 1; gate[2 + parity] holds pass 2's plan, published by the last of them; block 0
@@ -775,12 +775,13 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks)
   fixed_quantise_block<T>(d_in, num_items, out, p.k, p.add_records);
 }
 
-// ---- The scale from the data in one launch, double, for small inputs ----
+// ---- The scale from the data in one launch, for small inputs ----
 //
 // The window pass reads a double input once, but at small n it is a chain of latencies (its
 // anchor's barriers, the records, then pass 2's round trips: docs/performance-notes.md), where
-// the sum's time is mostly such chains anyway. Where the grid is resident whole and the input is
-// small, fixed_largest_launch_kernel instead has each block ask for all its tiles at once
+// the sum's time is mostly such chains anyway; and float's first pass, gpu_exact's kernel with the
+// range, costs more than finding the largest magnitude. Where the grid is resident whole and the
+// input is small (the dispatch says how small), fixed_largest_launch_kernel instead has each block ask for all its tiles at once
 // (bulk_hold_start), find the largest finite magnitude over them (a compare an element), meet at
 // the gate, whose last block takes k by fixed_point_sum's rule, and quantise every element at k
 // (fixed_quantise_each) from the tiles it still holds: one read of memory where every block's
