@@ -61,7 +61,7 @@ template <class T> struct GpuSumResult {
   double quantisation = 0;
   // How many times the kernel read the input from memory: 2 for gpu_fixed_point with the scale from
   // the data where its first pass could not decide the sum (data off the grid its guess or range
-  // allowed), unless its blocks still held their tiles for the second (small inputs, double).
+  // allowed), unless its blocks still held their tiles for the second (small inputs).
   int input_reads = 1;
   std::string error;  // non-empty: nothing ran, or a CUDA call failed (file:line)
   bool ok() const { return error.empty(); }

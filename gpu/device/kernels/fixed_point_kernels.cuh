@@ -781,12 +781,13 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks)
 // anchor's barriers, the records, then pass 2's round trips: docs/performance-notes.md), where
 // the sum's time is mostly such chains anyway; and float's first pass, gpu_exact's kernel with the
 // range, costs more than finding the largest magnitude. Where the grid is resident whole and the
-// input is small (the dispatch says how small), fixed_largest_launch_kernel instead has each block ask for all its tiles at once
-// (bulk_hold_start), find the largest finite magnitude over them (a compare an element), meet at
-// the gate, whose last block takes k by fixed_point_sum's rule, and quantise every element at k
-// (fixed_quantise_each) from the tiles it still holds: one read of memory where every block's
-// tiles fit its stages (bulk_holds_all), and where they do not, the tiles past the stages read
-// twice, the second time from the L2 (the dispatch keeps the input to a part of the L2's size).
+// input is small (the dispatch says how small), fixed_largest_launch_kernel instead has each block
+// ask for all its tiles at once (bulk_hold_start), find the largest finite magnitude over them (a
+// compare an element), meet at the gate, whose last block takes k by fixed_point_sum's rule, and
+// quantise every element at k (fixed_quantise_each) from the tiles it still holds: one read of
+// memory where every block's tiles fit its stages (bulk_holds_all), and where they do not, the
+// tiles past the stages read twice, the second time from the L2 (the dispatch keeps the input to a
+// part of the L2's size).
 // The integers are those the two-launch passes add at the same k, so the bits are too.
 inline constexpr int fixed_largest_words = 2;  // after the gate's four: the largest magnitude, per parity
 
