@@ -573,10 +573,10 @@ TYPED_TEST(GpuFixedPointGivenScale, SameBitsAndReportAsTheCpu) {
 // among subnormals (a block gives up: two reads) and log-uniformly over 2^-30..1; elements that
 // lose only a few bits (0 to 9) or fall below half a step, whose counts and bits lost each grid
 // must get right; and a heavy tail (the wide margin, its sum taken 2 binades finer than its guess).
-// A double grid resident whole with blocks of up to 512 threads takes fixed_largest_launch_kernel
-// instead here (a small input): the largest magnitude, the gate, then every element quantised at
-// k, from the tiles its blocks still hold (one read) or, where they do not all fit, the rest again
-// from the L2 (two).
+// A grid resident whole with blocks of up to 512 threads takes fixed_largest_launch_kernel instead
+// here (a small input; float where its tiles fill at most half the stages): the largest magnitude,
+// the gate, then every element quantised at k, from the tiles its blocks still hold (one read) or,
+// where they do not all fit, the rest again from the L2 (two; double only).
 template <class T> class GpuFixedPointFromData : public ::testing::Test {};
 TYPED_TEST_SUITE(GpuFixedPointFromData, FloatTypes);
 
