@@ -279,8 +279,9 @@ template <class T> void check_exact_wide(std::size_t n, int every_tiny) {
 }
 
 // The wide path (ExactThread::bin_group): groups whose span the levels cannot hold go to per-thread
-// integer bins. Every finite bit pattern (float: every bin; double: windows raised as larger
-// elements come, the elements below a window into the warp's cells), lognormal sigma 12 (spans of
+// integer bins. Every finite bit pattern (float, and double in blocks of up to 256 threads: every
+// bin; double in larger blocks and the |x| kernel: windows raised as larger elements come, the
+// elements below a window into the warp's cells), lognormal sigma 12 (spans of
 // 2^180 and more), the same sorted by magnitude (every thread's magnitudes drift up: re-anchors
 // that keep narrow groups on the levels), and a mix of narrow groups with rare huge elements, each
 // against the CPU's exact sum, for gpu_exact and for the totals a study's reference reads (the
@@ -316,7 +317,12 @@ template <class T> void check_exact_bins() {
     host_totals(x, host_sum, host_abs);
     gpu::DeviceBuffer<T> buf(static_cast<std::int64_t>(x.size()));
     buf.upload(std::span<const T>(x));
-    for (const auto& s : shapes_with_partial_warps()) {
+    std::vector<LaunchShape> all = shapes_with_partial_warps();
+    LaunchShape windowed = all[0];  // double: the window's build (blocks of 257 to 512 threads)
+    windowed.grid = 2;
+    windowed.block = 512;
+    all.push_back(windowed);
+    for (const auto& s : all) {
       const LaunchShape c = canonicalize(GpuKernel::exact, s);
       SCOPED_TRACE(name + " [" + to_string(c) + "]");
       const auto g = gpu::gpu_sum<T>(GpuKernel::exact, c, buf);
@@ -337,31 +343,46 @@ TEST(GpuExact, WideSpansThroughTheBinsStayExact) {
   check_exact_bins<double>();
 }
 
-// Double's cells (exact_kernel.cuh, ExactCells) at their bound: every lane's first group holds
-// +-2^1000 (they cancel), which raises its window far above the rest, 2^22 copies of
-// -(2^53 - 1) 2^-260, whose largest digit, -2^16, lands in the same cell for every element. One
-// warp's lanes each send 2^17 elements there, so the cells are emptied about 128 times; each time
-// a cell holds up to 32 * 1023 such digits, 2^21 from an int32's limit: a larger count between
-// emptyings, or a digit or weight wrong, changes the sum. Twice: as it is, every warp's elements
-// share their cells, so its lanes add them first (cells_together); with one element in 64 from far
-// below, every warp's group mixes two cells, so each element takes its own five atomics.
-TEST(GpuExact, DoubleCellsAtTheirBoundStayExact) {
+// Double's wide path at its bounds: 2^22 copies of one value, but the first 64 groups of 8 hold
+// +-2^1000 (they cancel), so the warps that take them first (every lane of a one-warp block) send
+// their groups to the bins; also in one-block launches whose lanes each take 2^17 (1 x 32) or 2^13
+// (1 x 512) elements.
+// - Blocks of more than 256 threads keep a window of bins far above the value, whose digits go to
+//   the warp's cells (exact_kernel.cuh, ExactCells): -(2^53 - 1) 2^-260, whose largest digit,
+//   -2^16, lands in the same cell for every element, so between two emptyings a cell holds up to
+//   32 * 1023 such digits, 2^21 from an int32's limit. Twice: as it is, every warp's elements
+//   share their cells, so its lanes add them first (cells_together); with one element in 64 from
+//   far below, every warp's group mixes two cells, so each element takes its own five atomics.
+// - Blocks of up to 256 threads hold every bin (no cells): -(2^53 - 1) 2^-52, exponent field 1023,
+//   gives each element's high digit its largest magnitude, about 2^52, so between two normalisings
+//   a bin gathers 1016 of them, 2^62, half an int64's limit.
+// A larger count between emptyings or normalisings, or a digit or weight wrong, changes the sum.
+TEST(GpuExact, DoubleCellsAndBinsAtTheirBoundsStayExact) {
   SUMLAB_REQUIRE_GPU();
   const std::size_t n = std::size_t(1) << 22;
-  for (const bool mixed : {false, true}) {
-    SCOPED_TRACE(mixed ? "one element in 64 in other cells" : "one cell");
-    std::vector<double> x(n, -std::ldexp(0x1p53 - 1, -260));
+  struct Case {
+    const char* name;
+    double value;
+    bool mixed;
+  };
+  for (const Case& k : {Case{"one cell", -std::ldexp(0x1p53 - 1, -260), false},
+                        Case{"one element in 64 in other cells", -std::ldexp(0x1p53 - 1, -260), true},
+                        Case{"the bins' largest high digit", -std::ldexp(0x1p53 - 1, -52), false}}) {
+    SCOPED_TRACE(k.name);
+    std::vector<double> x(n, k.value);
     for (std::size_t i = 0; i < 512; i += 8) x[i] = i < 256 ? 0x1p1000 : -0x1p1000;
-    if (mixed)
+    if (k.mixed)
       for (std::size_t i = 63; i < n; i += 64) x[i] = -std::ldexp(0x1p53 - 1, -600);
     const double ref = exact_sum<double>(std::span<const double>(x));
     gpu::DeviceBuffer<double> buf(static_cast<std::int64_t>(n));
     buf.upload(std::span<const double>(x));
     std::vector<LaunchShape> all = shapes_with_partial_warps();
-    LaunchShape one_warp = all[0];
-    one_warp.grid = 1;
-    one_warp.block = 32;
-    all.push_back(one_warp);
+    for (const int block : {32, 512}) {
+      LaunchShape one = all[0];
+      one.grid = 1;
+      one.block = block;
+      all.push_back(one);
+    }
     for (const auto& s : all) {
       const LaunchShape c = canonicalize(GpuKernel::exact, s);
       SCOPED_TRACE(to_string(c));

@@ -154,16 +154,26 @@ static_assert((ExactCells::count - 1) / 2 + 1 < ExactLayout<double>::num_limbs, 
 // leaves bins 0 .. count-2 in [0, 2^32) and the carry in the top bin; an element adds less than
 // 2^55 (float) or 2^52 + 2^32 + 2^31 (double) to a bin, so the bins stay below 2^63 in between.
 template <class T> struct ExactBins {
-  static constexpr int max_count = sizeof(T) == 4 ? 10 : 16;
+  // Bins over every finite value's exponent field: float 8 + 2 carries; double (E / 32 <= 63 takes
+  // lo, hi goes one bin up) 65 + 1 carry.
+  static constexpr int whole_range = sizeof(T) == 4 ? 10 : 66;
+  // Double blocks of up to this many threads get whole_range bins (528 bytes a thread: 132 KB at
+  // 256, beside the tiles' 64 KB, one block an SM); larger blocks a window of 16 (8 at 1024) and
+  // the cells.
+  static constexpr int whole_range_threads = 256;
   static constexpr int normalise_every = sizeof(T) == 4 ? 240 : 1016;  // whole groups of 16 / 8
   static_assert(sizeof(T) == 4 || 32ll * (normalise_every + 7) * (1ll << 16) < (1ll << 31), "double: a cell stays an int32");
-  static_assert(sizeof(T) == 8 || (253 >> 5) + 2 < max_count, "float: bins 0..7 for elements, 8 and 9 for carries");
-  static_assert(sizeof(T) == 4 || ExactLayout<T>::num_limbs >= 2046 / 32 + 3, "double: the window fits the limbs");
-  __host__ __device__ static constexpr int count(int max_threads) { return sizeof(T) == 4 || max_threads <= 512 ? max_count : 8; }
-  // The bins (at the stride max_threads), then (double) each warp's ExactCells.
+  static_assert(sizeof(T) == 8 || (253 >> 5) + 2 < whole_range, "float: bins 0..7 for elements, 8 and 9 for carries");
+  static_assert(sizeof(T) == 4 || (2046 >> 5) + 2 < whole_range, "double: bins 0..64 for elements, 65 for carries");
+  static_assert(ExactLayout<T>::num_limbs >= whole_range + 1, "the top bin's push (two digits) fits the limbs");
+  __host__ __device__ static constexpr int count(int max_threads) {
+    return sizeof(T) == 4 || max_threads <= whole_range_threads ? whole_range : max_threads <= 512 ? 16 : 8;
+  }
+  __host__ __device__ static constexpr bool covers_all(int bins) { return bins == whole_range; }
+  // The bins (at the stride max_threads), then (a double window) each warp's ExactCells.
   __host__ __device__ static constexpr std::size_t bytes(int max_threads, int block) {
     return static_cast<std::size_t>(count(max_threads)) * sizeof(long long) * static_cast<std::size_t>(max_threads) +
-           (sizeof(T) == 8 ? static_cast<std::size_t>((block + 31) / 32) * ExactCells::count * sizeof(int) : 0);
+           (covers_all(count(max_threads)) ? 0 : static_cast<std::size_t>((block + 31) / 32) * ExactCells::count * sizeof(int));
   }
 };
 
@@ -223,6 +233,9 @@ template <class Bits> __device__ __forceinline__ Bits warp_min_bits(unsigned mas
 template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
   using Layout = ExactLayout<T>;
   using Bits = typename FloatTraits<T>::Bits;
+  // The bins cover every finite value (float; double blocks of up to 256 threads): no window to
+  // place or raise, no cells.
+  static constexpr bool Whole = ExactBins<T>::covers_all(Bins);
   static constexpr Bits sign_bit = Bits(1) << (sizeof(T) * 8 - 1);
   static constexpr Bits inf_bits = ((Bits(1) << FloatTraits<T>::exponent_bits) - 1) << (FloatTraits<T>::precision - 1);
   Bits largest_finite = 0;           // bit patterns order like the magnitudes
@@ -238,7 +251,7 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
   bool not_negative_zero = false;
   order_model::ExactLimbWindow<8> window;  // the slow path's digits, flushed to the block in batches
   long long* bins = nullptr;  // this thread's bin 0 (ExactBins); bin k at bins[k * MaxThreads]
-  int bin_base = sizeof(T) == 4 ? 0 : -1;  // the limb of bin 0; double: -1 until the first wide group
+  int bin_base = Whole ? 0 : -1;  // the limb of bin 0; a double window: -1 until the first wide group
   int bin_adds = 0;  // elements sent to the bins (double: and cells) since bin_group last normalised
   // Finite groups the levels could not hold (even after a re-anchor) since they last held
   // flush_every elements; from misses_to_wide on (first_anchor's decision, or drift) every finite
@@ -610,7 +623,7 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
   __device__ __forceinline__ void push_bins_alone(unsigned long long* s_limbs) {
     normalise_bins();
     const long long r0 = bins_to_limb_units();
-    if constexpr (sizeof(T) == 8) {  // float's window starts at bin 0: r0 is 0
+    if constexpr (!Whole) {  // bins from limb 0 (float, a double's whole range): r0 is 0
       if (r0 != 0) add_bin(s_limbs, 1ll << 31, bin_base - 1);
     }
 #pragma unroll
@@ -654,9 +667,9 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
     normalise_bins();
     const long long r0 = bins_to_limb_units();
     const unsigned mask = __activemask();
-    const unsigned same = sizeof(T) == 4 ? mask : __match_any_sync(mask, bin_base);
+    const unsigned same = Whole ? mask : __match_any_sync(mask, bin_base);
     const bool leader = (threadIdx.x & 31u) == static_cast<unsigned>(__ffs(same) - 1);
-    if constexpr (sizeof(T) == 8) {  // float's window starts at bin 0: r0 is 0
+    if constexpr (!Whole) {  // bins from limb 0 (float, a double's whole range): r0 is 0
       const long long halves = static_cast<long long>(__popc(__ballot_sync(same, r0 != 0)));
       if (leader && halves != 0) add_bin(s_limbs, halves << 31, bin_base - 1);
     }
@@ -700,33 +713,36 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
       // exact products (x 2^(1000 - 32 b) is a normal double for every finite x, subnormals
       // included; y is an integer below 2^84), then y's two 32-bit digits, each exact: hi =
       // trunc(y 2^-32) below 2^52 and lo = y - hi 2^32 below 2^32, both with y's sign.
+      // With every bin (Whole), each element's two adds and nothing else: no window, no cells.
       int top = 0;   // the largest bin an element needs (its high part's)
       int low = 63;  // the smallest bin an element takes (a zero's is 0)
+      if constexpr (!Whole) {
 #pragma unroll
-      for (int i = 0; i < N; ++i) {
-        Bits u;
-        memcpy(&u, &x[i], sizeof(T));
-        const int b = static_cast<int>((u >> 57) & 63);
-        top = b + 1 > top ? b + 1 : top;
-        low = b < low ? b : low;
-      }
-      if (bin_base < 0 || top > bin_base + Bins - 2) {  // a window whose next-to-top bin takes the largest element
-        const int b = top + 1 - (Bins - 1);
-        raise_window(b > 0 ? b : 0, s_limbs);
+        for (int i = 0; i < N; ++i) {
+          const int b = static_cast<int>((to_bits(x[i]) >> 57) & 63);
+          top = b + 1 > top ? b + 1 : top;
+          low = b < low ? b : low;
+        }
+        if (bin_base < 0 || top > bin_base + Bins - 2) {  // a window whose next-to-top bin takes the largest element
+          const int b = top + 1 - (Bins - 1);
+          raise_window(b > 0 ? b : 0, s_limbs);
+        }
       }
       static_assert(N <= 8, "ExactCells' bound counts at most 8 elements a group");
       Bits nonzero = 0;  // some element is not -0
 #pragma unroll
       for (int i = 0; i < N; ++i) nonzero |= to_bits(x[i]) ^ sign_bit;
       not_negative_zero |= nonzero != 0;
-      if (low >= bin_base) {
-        // The whole group in the window (nearly every group of a wide input): no test per element.
+      const int base = Whole ? 0 : bin_base;
+      if (Whole || low >= base) {
+        // The whole group in the bins (nearly every group of a wide input in a window): no test per
+        // element.
 #pragma unroll
         for (int i = 0; i < N; ++i) {
           long long lo, hi;
           const int b = split_y(x[i], lo, hi);
-          bin(b - bin_base) += lo;
-          bin(b - bin_base + 1) += hi;
+          bin(b - base) += lo;
+          bin(b - base + 1) += hi;
         }
       } else if (!cells_together(x, top)) {
         // Each element to the bins or, below the window, to the cells, by a branch: on every
@@ -756,7 +772,7 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
       normalise_bins();
       bin_adds = 0;
     }
-    if constexpr (sizeof(T) == 8) take_cells(due, s_limbs);
+    if constexpr (!Whole) take_cells(due, s_limbs);
   }
 
   // Double: y = x 2^(1075 - 32 b) half units for b = E / 32 (returned), as its 32-bit digits lo and
@@ -923,9 +939,10 @@ template <class T> void exact_reset_sets(const ExactBuffers& out) {
   SUMLAB_CUDA_CHECK(cudaMemcpy(out.sets, words, sizeof words, cudaMemcpyHostToDevice));
 }
 
-// MaxThreads, MinBlocks: the instantiation's __launch_bounds__. Blocks of up to 256 threads are
-// compiled for 2 resident blocks per SM (128 registers: no spills), blocks of up to 512 for one
-// (128 registers: the levels and the window never spill), 1024 for one (64 registers, which spills).
+// MaxThreads, MinBlocks: the instantiation's __launch_bounds__. Float blocks of up to 256 threads
+// are compiled for 2 resident blocks per SM (128 registers: no spills), double ones for one (the
+// whole range's bins fill the shared memory), blocks of up to 512 for one (128 registers: the
+// levels and the window never spill), 1024 for one (64 registers, which spills).
 // The launch provides bulk_smem_bytes(blockDim.x) + ExactBins<T>::bytes(MaxThreads, blockDim.x) of dynamic
 // shared memory.
 // Abs: the kernel adds |x| (the exact sum of magnitudes a study's reference needs beside the sum;
@@ -947,7 +964,7 @@ __device__ __forceinline__ void exact_limbs_block(const T* __restrict__ d_in, st
   t.bins = reinterpret_cast<long long*>(exact_dynamic_smem + bulk_smem_bytes(static_cast<int>(blockDim.x))) + threadIdx.x;
 #pragma unroll
   for (int k = 0; k < Bins; ++k) t.bin(k) = 0;  // this thread's own words: no barrier needed for them
-  if constexpr (sizeof(T) == 8) t.zero_cells();
+  if constexpr (!decltype(t)::Whole) t.zero_cells();
   __syncthreads();
   if constexpr (Abs) {
     for_each_bulk_group<sizeof(T) == 8>(
@@ -968,7 +985,7 @@ __device__ __forceinline__ void exact_limbs_block(const T* __restrict__ d_in, st
   t.push_bins(s_limbs);
   unsigned long long* const limbs = s_limbs;
   t.window.flush(NL, [limbs](int limb, long long v) { atomicAdd(&limbs[limb], static_cast<unsigned long long>(v)); });
-  if constexpr (sizeof(T) == 8) t.push_all_cells(s_limbs);
+  if constexpr (!decltype(t)::Whole) t.push_all_cells(s_limbs);
   // Range: gpu_fixed_point's pass 2 may follow as a programmatic dependent (float32 only,
   // dispatch_fixed_point.cu); its blocks start once this grid's have read their input, and wait
   // for this grid's results.
@@ -1098,7 +1115,7 @@ void launch_exact(const LaunchShape& s, const T* d_in, std::int64_t n, const Exa
   static_assert(!(Abs && Range), "the sum of magnitudes decides no fixed-point scale");
   if (Abs && s.block > 512) throw GpuError("gpu_exact's sum of magnitudes takes blocks of at most 512 threads");
   auto* const kernel = Abs                ? exact_limbs_kernel<T, false, 512, 1, true>
-                       : s.block <= 256   ? exact_limbs_kernel<T, Range, 256, 2>
+                       : s.block <= 256   ? exact_limbs_kernel<T, Range, 256, sizeof(T) == 4 ? 2 : 1>
                        : s.block <= 512 ? exact_limbs_kernel<T, Range, 512, 1>
                                         : exact_limbs_kernel<T, Range, 1024, 1>;
   // The tiles' and bins' shared memory passes the default 48 KB: opt in to its size. The bins'
