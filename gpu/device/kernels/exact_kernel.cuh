@@ -658,25 +658,51 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
     bin_base = new_base;
   }
 
-  // The bins into the block's limbs at the end: the lanes here that share a window add first
-  // (every bin is below 2^56 once normalised), one of them does the atomics. Nothing where no
-  // lane here used its bins (moderate inputs), rather than normalising empty bins and three warp
-  // reductions for each.
+  // The bins into the block's limbs at the end. Nothing where no thread used its bins (moderate
+  // inputs), rather than normalising empty bins and three warp reductions for each. Normalised,
+  // bins 0 .. Bins-2 are below 2^32 and the top one, the carry, below 2^56 (group_sum_s56's
+  // bound); with the whole range far less: a thread's total over fewer than 2^31 elements is below
+  // 2^309 units (float) or 2^2130 (double), so the top bin, weighing 2^288 or 2^2080, stays below
+  // 2^21 or 2^50.
+  // Whole: every thread of the block calls this (it holds barriers). Each warp adds its lanes' bins
+  // (group_sum_s56), its first lane keeps the totals in its own bins, and after a barrier thread k
+  // adds bin k's warp totals (at most 8 double warps, below 2^58) and sends them with one add_bin:
+  // 64-bit shared atomics are compare-and-swap loops, and every warp's first lane adding each of
+  // 66 bins to the same limbs made each block's end queue on them.
+  // A window: the lanes here that share one add first, and one of them does the atomics.
   __device__ __forceinline__ void push_bins(unsigned long long* s_limbs) {
-    if (__ballot_sync(__activemask(), binned) == 0) return;
-    normalise_bins();
-    const long long r0 = bins_to_limb_units();
-    const unsigned mask = __activemask();
-    const unsigned same = Whole ? mask : __match_any_sync(mask, bin_base);
-    const bool leader = (threadIdx.x & 31u) == static_cast<unsigned>(__ffs(same) - 1);
-    if constexpr (!Whole) {  // bins from limb 0 (float, a double's whole range): r0 is 0
+    if constexpr (Whole) {
+      if (!__syncthreads_or(binned)) return;
+      normalise_bins();
+      bins_to_limb_units();  // bins from limb 0: no half unit below them
+      const unsigned mask = live_mask();
+#pragma unroll
+      for (int k = 0; k < Bins; ++k) {
+        const long long total = group_sum_s56(mask, bin(k));
+        if ((threadIdx.x & 31u) == 0) bin(k) = total;
+      }
+      __syncthreads();
+      const long long* const block_bins = bins - threadIdx.x;
+      const int warps = static_cast<int>(blockDim.x + 31) / 32;
+      for (int k = static_cast<int>(threadIdx.x); k < Bins; k += static_cast<int>(blockDim.x)) {
+        long long total = 0;
+        for (int w = 0; w < warps; ++w) total += block_bins[k * MaxThreads + w * 32];
+        if (total != 0) add_bin(s_limbs, total, k);
+      }
+    } else {
+      if (__ballot_sync(__activemask(), binned) == 0) return;
+      normalise_bins();
+      const long long r0 = bins_to_limb_units();
+      const unsigned mask = __activemask();
+      const unsigned same = __match_any_sync(mask, bin_base);
+      const bool leader = (threadIdx.x & 31u) == static_cast<unsigned>(__ffs(same) - 1);
       const long long halves = static_cast<long long>(__popc(__ballot_sync(same, r0 != 0)));
       if (leader && halves != 0) add_bin(s_limbs, halves << 31, bin_base - 1);
-    }
 #pragma unroll
-    for (int k = 0; k < Bins; ++k) {
-      const long long total = group_sum_s56(same, bin(k));
-      if (leader && total != 0) add_bin(s_limbs, total, bin_base + k);
+      for (int k = 0; k < Bins; ++k) {
+        const long long total = group_sum_s56(same, bin(k));
+        if (leader && total != 0) add_bin(s_limbs, total, bin_base + k);
+      }
     }
   }
 
