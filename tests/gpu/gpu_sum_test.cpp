@@ -279,9 +279,9 @@ template <class T> void check_exact_wide(std::size_t n, int every_tiny) {
 }
 
 // The wide path (ExactThread::bin_group): groups whose span the levels cannot hold go to per-thread
-// integer bins. Every finite bit pattern (float, and double in blocks of up to 256 threads: every
-// bin; double in larger blocks and the |x| kernel: windows raised as larger elements come, the
-// elements below a window into the warp's cells), lognormal sigma 12 (spans of
+// integer bins. Every finite bit pattern (float, and double on a grid that one block of up to 256
+// threads an SM holds at once: every bin; other double grids and the |x| kernel: windows raised as
+// larger elements come, the elements below a window into the warp's cells), lognormal sigma 12 (spans of
 // 2^180 and more), the same sorted by magnitude (every thread's magnitudes drift up: re-anchors
 // that keep narrow groups on the levels), and a mix of narrow groups with rare huge elements, each
 // against the CPU's exact sum, for gpu_exact and for the totals a study's reference reads (the
@@ -318,7 +318,7 @@ template <class T> void check_exact_bins() {
     gpu::DeviceBuffer<T> buf(static_cast<std::int64_t>(x.size()));
     buf.upload(std::span<const T>(x));
     std::vector<LaunchShape> all = shapes_with_partial_warps();
-    LaunchShape windowed = all[0];  // double: the window's build (blocks of 257 to 512 threads)
+    LaunchShape windowed = all[0];  // double: the 512-thread build's window
     windowed.grid = 2;
     windowed.block = 512;
     all.push_back(windowed);
@@ -347,15 +347,16 @@ TEST(GpuExact, WideSpansThroughTheBinsStayExact) {
 // +-2^1000 (they cancel), so the warps that take them first (every lane of a one-warp block) send
 // their groups to the bins; also in one-block launches whose lanes each take 2^17 (1 x 32) or 2^13
 // (1 x 512) elements.
-// - Blocks of more than 256 threads keep a window of bins far above the value, whose digits go to
+// - The windowed builds (blocks of more than 256 threads; smaller ones where the grid exceeds one
+//   block an SM, as 1056 x 64 does) keep a window of bins far above the value, whose digits go to
 //   the warp's cells (exact_kernel.cuh, ExactCells): -(2^53 - 1) 2^-260, whose largest digit,
 //   -2^16, lands in the same cell for every element, so between two emptyings a cell holds up to
 //   32 * 1023 such digits, 2^21 from an int32's limit. Twice: as it is, every warp's elements
 //   share their cells, so its lanes add them first (cells_together); with one element in 64 from
 //   far below, every warp's group mixes two cells, so each element takes its own five atomics.
-// - Blocks of up to 256 threads hold every bin (no cells): -(2^53 - 1) 2^-52, exponent field 1023,
-//   gives each element's high digit its largest magnitude, about 2^52, so between two normalisings
-//   a bin gathers 1016 of them, 2^62, half an int64's limit.
+// - The other shapes hold every bin (no cells): -(2^53 - 1) 2^-52, exponent field 1023, gives each
+//   element's high digit its largest magnitude, about 2^52, so between two normalisings a bin
+//   gathers 1016 of them, 2^62, half an int64's limit.
 // A larger count between emptyings or normalisings, or a digit or weight wrong, changes the sum.
 TEST(GpuExact, DoubleCellsAndBinsAtTheirBoundsStayExact) {
   SUMLAB_REQUIRE_GPU();

@@ -157,23 +157,24 @@ template <class T> struct ExactBins {
   // Bins over every finite value's exponent field: float 8 + 2 carries; double (E / 32 <= 63 takes
   // lo, hi goes one bin up) 65 + 1 carry.
   static constexpr int whole_range = sizeof(T) == 4 ? 10 : 66;
-  // Double blocks of up to this many threads get whole_range bins (528 bytes a thread: 132 KB at
-  // 256, beside the tiles' 64 KB, one block an SM); larger blocks a window of 16 (8 at 1024) and
-  // the cells.
-  static constexpr int whole_range_threads = 256;
+  // Double: the build for one block of up to 256 threads an SM gets whole_range bins (528 bytes a
+  // thread: 132 KB at 256, beside the tiles' 64 KB); the others (two such blocks an SM, larger
+  // blocks) a window of 16 (8 at 1024) and the cells.
   static constexpr int normalise_every = sizeof(T) == 4 ? 240 : 1016;  // whole groups of 16 / 8
   static_assert(sizeof(T) == 4 || 32ll * (normalise_every + 7) * (1ll << 16) < (1ll << 31), "double: a cell stays an int32");
   static_assert(sizeof(T) == 8 || (253 >> 5) + 2 < whole_range, "float: bins 0..7 for elements, 8 and 9 for carries");
   static_assert(sizeof(T) == 4 || (2046 >> 5) + 2 < whole_range, "double: bins 0..64 for elements, 65 for carries");
   static_assert(ExactLayout<T>::num_limbs >= whole_range + 1, "the top bin's push (two digits) fits the limbs");
-  __host__ __device__ static constexpr int count(int max_threads) {
-    return sizeof(T) == 4 || max_threads <= whole_range_threads ? whole_range : max_threads <= 512 ? 16 : 8;
+  // The bins of the build __launch_bounds__(max_threads, min_blocks).
+  __host__ __device__ static constexpr int count(int max_threads, int min_blocks) {
+    return sizeof(T) == 4 || (max_threads <= 256 && min_blocks == 1) ? whole_range : max_threads <= 512 ? 16 : 8;
   }
   __host__ __device__ static constexpr bool covers_all(int bins) { return bins == whole_range; }
   // The bins (at the stride max_threads), then (a double window) each warp's ExactCells.
-  __host__ __device__ static constexpr std::size_t bytes(int max_threads, int block) {
-    return static_cast<std::size_t>(count(max_threads)) * sizeof(long long) * static_cast<std::size_t>(max_threads) +
-           (covers_all(count(max_threads)) ? 0 : static_cast<std::size_t>((block + 31) / 32) * ExactCells::count * sizeof(int));
+  __host__ __device__ static constexpr std::size_t bytes(int max_threads, int min_blocks, int block) {
+    const int bins = count(max_threads, min_blocks);
+    return static_cast<std::size_t>(bins) * sizeof(long long) * static_cast<std::size_t>(max_threads) +
+           (covers_all(bins) ? 0 : static_cast<std::size_t>((block + 31) / 32) * ExactCells::count * sizeof(int));
   }
 };
 
@@ -965,17 +966,18 @@ template <class T> void exact_reset_sets(const ExactBuffers& out) {
   SUMLAB_CUDA_CHECK(cudaMemcpy(out.sets, words, sizeof words, cudaMemcpyHostToDevice));
 }
 
-// MaxThreads, MinBlocks: the instantiation's __launch_bounds__. Float blocks of up to 256 threads
-// are compiled for 2 resident blocks per SM (128 registers: no spills), double ones for one (the
-// whole range's bins fill the shared memory), blocks of up to 512 for one (128 registers: the
-// levels and the window never spill), 1024 for one (64 registers, which spills).
-// The launch provides bulk_smem_bytes(blockDim.x) + ExactBins<T>::bytes(MaxThreads, blockDim.x) of dynamic
+// MaxThreads, MinBlocks: the instantiation's __launch_bounds__. Blocks of up to 256 threads are
+// compiled for 2 resident blocks per SM (128 registers: no spills), and double ones also for one
+// (the whole range's bins fill the shared memory: launch_exact says which runs), blocks of up to
+// 512 for one (128 registers: the levels and the window never spill), 1024 for one (64 registers,
+// which spills).
+// The launch provides bulk_smem_bytes(blockDim.x) + ExactBins<T>::bytes(MaxThreads, MinBlocks, blockDim.x) of dynamic
 // shared memory.
 // Abs: the kernel adds |x| (the exact sum of magnitudes a study's reference needs beside the sum;
 // its special counts are not used).
 // exact_limbs_block is exact_limbs_kernel's body, which gpu_fixed_point's one-launch kernel
 // (fixed_point_kernels.cuh) runs as well; every thread of the block calls it (it holds barriers).
-template <class T, bool Range, int MaxThreads, bool Abs = false>
+template <class T, bool Range, int MaxThreads, int MinBlocks, bool Abs = false>
 __device__ __forceinline__ void exact_limbs_block(const T* __restrict__ d_in, std::int64_t num_items, const ExactBuffers& out) {
   using Bits = typename FloatTraits<T>::Bits;
   constexpr int NL = ExactLayout<T>::num_limbs;
@@ -984,7 +986,7 @@ __device__ __forceinline__ void exact_limbs_block(const T* __restrict__ d_in, st
   __shared__ unsigned long long s_range[Range ? 32 : 1][3];  // Range: each warp's largest, smallest, lowest grid
   for (int k = static_cast<int>(threadIdx.x); k < NL; k += static_cast<int>(blockDim.x)) s_limbs[k] = 0;
   if (threadIdx.x < exact_specials) s_special[threadIdx.x] = 0;
-  constexpr int Bins = ExactBins<T>::count(MaxThreads);
+  constexpr int Bins = ExactBins<T>::count(MaxThreads, MinBlocks);
   ExactThread<T, Range, Bins, MaxThreads> t;
   extern __shared__ __align__(128) unsigned char exact_dynamic_smem[];  // the bulk stages, then the bins
   t.bins = reinterpret_cast<long long*>(exact_dynamic_smem + bulk_smem_bytes(static_cast<int>(blockDim.x))) + threadIdx.x;
@@ -1076,7 +1078,7 @@ __device__ __forceinline__ void exact_limbs_block(const T* __restrict__ d_in, st
 template <class T, bool Range, int MaxThreads, int MinBlocks, bool Abs = false>
 __global__ void __launch_bounds__(MaxThreads, MinBlocks) exact_limbs_kernel(const T* __restrict__ d_in, std::int64_t num_items,
                                                                             ExactBuffers out) {
-  exact_limbs_block<T, Range, MaxThreads, Abs>(d_in, num_items, out);
+  exact_limbs_block<T, Range, MaxThreads, MinBlocks, Abs>(d_in, num_items, out);
 }
 
 // Host side: set out.parity's exact sum and its special counts (count = n) as core/exact_sum.hpp's
@@ -1140,15 +1142,29 @@ template <class T, bool Range, bool Abs = false>
 void launch_exact(const LaunchShape& s, const T* d_in, std::int64_t n, const ExactBuffers& out) {
   static_assert(!(Abs && Range), "the sum of magnitudes decides no fixed-point scale");
   if (Abs && s.block > 512) throw GpuError("gpu_exact's sum of magnitudes takes blocks of at most 512 threads");
-  auto* const kernel = Abs                ? exact_limbs_kernel<T, false, 512, 1, true>
-                       : s.block <= 256   ? exact_limbs_kernel<T, Range, 256, sizeof(T) == 4 ? 2 : 1>
-                       : s.block <= 512 ? exact_limbs_kernel<T, Range, 512, 1>
-                                        : exact_limbs_kernel<T, Range, 1024, 1>;
-  // The tiles' and bins' shared memory passes the default 48 KB: opt in to its size. The bins'
-  // count follows the instantiation's MaxThreads, as chosen just above.
-  const int max_threads = Abs || s.block > 256 ? (s.block > 512 ? 1024 : 512) : 256;
-  const std::size_t smem = bulk_smem_bytes(s.block) + ExactBins<T>::bytes(max_threads, s.block);
-  opt_in_shared(reinterpret_cast<const void*>(kernel), smem);
+  // The build for the block size; the tiles' and bins' shared memory passes the default 48 KB, so
+  // the launch opts in to its size.
+  void (*kernel)(const T*, std::int64_t, ExactBuffers) = nullptr;
+  std::size_t smem = 0;
+  auto pick = [&](auto build, int max_threads, int min_blocks) {
+    kernel = build;
+    smem = bulk_smem_bytes(s.block) + ExactBins<T>::bytes(max_threads, min_blocks, s.block);
+    opt_in_shared(reinterpret_cast<const void*>(kernel), smem);
+  };
+  if (Abs) pick(exact_limbs_kernel<T, false, 512, 1, true>, 512, 1);
+  else if (s.block > 512) pick(exact_limbs_kernel<T, Range, 1024, 1>, 1024, 1);
+  else if (s.block > 256) pick(exact_limbs_kernel<T, Range, 512, 1>, 512, 1);
+  else if constexpr (sizeof(T) == 4) pick(exact_limbs_kernel<T, Range, 256, 2>, 256, 2);
+  else {
+    // Double, blocks of up to 256 threads: the whole range's bins (one block an SM) where the grid
+    // is resident at once. A grid of more waves takes the window's build at two blocks an SM, where
+    // each block's start and end (its first tiles, its limbs' atomics) overlap the other block's
+    // loads: at one block an SM every further wave cost moderate inputs those latencies, more
+    // than the whole range saved wide ones at small n (docs/performance-notes.md).
+    pick(exact_limbs_kernel<T, Range, 256, 1>, 256, 1);
+    if (s.grid > resident_blocks(reinterpret_cast<const void*>(kernel), s.block, smem))
+      pick(exact_limbs_kernel<T, Range, 256, 2>, 256, 2);
+  }
   kernel<<<s.grid, s.block, smem>>>(d_in, n, out);
   SUMLAB_CUDA_CHECK_LAUNCH("exact_limbs_kernel");
 }

@@ -758,7 +758,7 @@ __device__ __forceinline__ FixedPlan fixed_gate(const FixedBuffers& out, unsigne
 
 // gate: fixed_gate's four words. exact: pass 1's sets (the range read by fixed_gate is out.range,
 // in them). The launch provides pass 1's dynamic shared memory (gpu_exact's,
-// bulk_smem_bytes(blockDim.x) + ExactBins<T>::bytes(MaxThreads, blockDim.x)), which holds pass 2's.
+// bulk_smem_bytes(blockDim.x) + ExactBins<T>::bytes(MaxThreads, MinBlocks, blockDim.x)), which holds pass 2's.
 template <class T, int MaxThreads, int MinBlocks>
 __global__ void __launch_bounds__(MaxThreads, MinBlocks)
     fixed_one_launch_kernel(const T* __restrict__ d_in, std::int64_t num_items, ExactBuffers exact, FixedBuffers out,
@@ -766,7 +766,7 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks)
   static_assert(sizeof(T) == 4, "double's pass 1 is the window pass, which runs in two launches");
   fixed_reset_next_set(out);
   if (blockIdx.x == 0 && threadIdx.x == 0) gate[out.parity ^ 1u] = gate[2 + (out.parity ^ 1u)] = 0;
-  exact_limbs_block<T, true, MaxThreads>(d_in, num_items, exact);
+  exact_limbs_block<T, true, MaxThreads, MinBlocks>(d_in, num_items, exact);
   const FixedPlan p = fixed_gate<T>(out, gate);
   if (!p.quantise) return;
   // Pass 1's tiles were read by the threads (the generic proxy); pass 2's are written into the same
