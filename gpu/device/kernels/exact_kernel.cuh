@@ -32,8 +32,9 @@
 // Wide groups: a finite group the levels cannot hold (an element below their last grid, or one at
 // or above 2^B that a re-anchor on the group's largest does not cure) goes whole to per-thread
 // integer bins in shared memory (ExactBins, bin_group): each element's significand, shifted by
-// its exponent mod 32, added to the bin of its exponent / 32, with no branch per element. For float
-// the bins cover every finite value; for double they are a 512-bit window per thread (256 for
+// its exponent mod 32, added to the bin of its exponent / 32, with no branch per element. For float,
+// and for double where one block of up to 256 threads an SM holds the grid, the bins cover every
+// finite value; in double's other builds they are a 512-bit window per thread (256 for
 // 1024-thread blocks), raised when a larger element comes, and the elements below it go to
 // their warp's cells (ExactCells: 16-bit digits by 32-bit shared atomics). Such a group pays the
 // levels' attempt and then the bins, unless its warp's first groups already spanned more binades
@@ -108,8 +109,8 @@ template <class T> struct ExactLayout {
   static_assert((max_anchor - 41 - min_exponent) / limb_bits + 2 < num_limbs, "a flush must fit the limbs");
 };
 
-// Double: the elements below a thread's window (about three in four of every double bit pattern)
-// go to its warp's cells, int32 words in shared memory after the bins: cell c weighs 2^(16 c)
+// Double, a windowed build: the elements below a thread's window (about three in four of every
+// double bit pattern) go to its warp's cells, int32 words in shared memory after the bins: cell c weighs 2^(16 c)
 // half units (2^(16 c + min_exponent - 1)). An element of exponent field E, c = E / 16, adds the
 // bins' y = x 2^(1075 - 32 b) (b = E / 32, so c is 2 b or 2 b + 1) as five digits of magnitude at
 // most 2^16 into cells c .. c + 4 by native 32-bit shared atomics, where the element path's 64-bit
@@ -142,14 +143,17 @@ static_assert((ExactCells::count - 1) / 2 + 1 < ExactLayout<double>::num_limbs, 
 //           units (E >= 1 in bin 0, a multiple of 2^32 above it), so the normalised total is even
 //           and halves exactly into limb units before a push (bins_to_limb_units). Every finite
 //           float, no anchor, no window.
-//   double: a window of 16 bins (8 for 1024-thread blocks, whose bulk stages take 128 KB), in
-//           units of 2^(min_exponent - 1) as for float, base chosen per thread from its first
-//           wide group's largest exponent and raised when a larger one comes (the bins that
-//           leave it go to the limbs, the others move down: raise_window): an element of bin
-//           j = E / 32 adds y = x 2^(1075 - 32 j) (an integer below 2^84) as its low 32-bit digit
-//           to bin j and the rest (below 2^52) to bin j + 1, j <= count - 3 (the top bin takes
-//           only carries). Elements below the window go to the warp's cells. A bin above bin 0
-//           can hold an odd count: its half unit goes to the limb below it.
+//   double: in units of 2^(min_exponent - 1) as for float, an element of bin j = E / 32 adds
+//           y = x 2^(1075 - 32 j) (an integer below 2^84) as its low 32-bit digit to bin j and the
+//           rest (below 2^52) to bin j + 1. The build for one block of up to 256 threads an SM
+//           holds 66 bins, base 0: every finite double, no window, no cells (bins 0 .. 64 for the
+//           digits, 65 for carries), even totals as for float. The others (their blocks share an
+//           SM, or take more threads) hold a window of 16 bins (8 for 1024-thread blocks, whose
+//           bulk stages take 128 KB), base chosen per thread from its first wide group's largest
+//           exponent and raised when a larger one comes (the bins that leave it go to the limbs,
+//           the others move down: raise_window), j <= count - 3 (the top bin takes only
+//           carries). Elements below the window go to the warp's cells. A bin above bin 0 can
+//           hold an odd count: its half unit goes to the limb below it.
 // Normalising (every normalise_every elements a thread sends to the bins, and before a push)
 // leaves bins 0 .. count-2 in [0, 2^32) and the carry in the top bin; an element adds less than
 // 2^55 (float) or 2^52 + 2^32 + 2^31 (double) to a bin, so the bins stay below 2^63 in between.
