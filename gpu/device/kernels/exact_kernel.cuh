@@ -265,15 +265,6 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
   __device__ __forceinline__ bool wide() const { return misses >= Layout::misses_to_wide; }
   bool binned = false;  // some group went to the bins (push_bins has nothing to do otherwise)
 
-  // A thread's bins are its own words, zeroed where it first uses them (bin_group) or where its
-  // block's or warp's push reads them: a block whose input never reaches the bins (moderate
-  // inputs) writes none of them, where zeroing 66 bins a thread at the start took each block's
-  // 132 KB of shared memory about a thousand cycles.
-  __device__ __forceinline__ void zero_bins() {
-#pragma unroll
-    for (int k = 0; k < Bins; ++k) bin(k) = 0;
-  }
-
   // Level l's grid, raised to the smallest subnormal (every value is a multiple of that).
   __device__ __forceinline__ int unit_exp(int l) const {
     return grid_exp[l] > Layout::min_exponent ? grid_exp[l] : Layout::min_exponent;
@@ -687,7 +678,6 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
   __device__ __forceinline__ void push_bins(unsigned long long* s_limbs) {
     if constexpr (Whole) {
       if (!__syncthreads_or(binned)) return;
-      if (!binned) zero_bins();
       normalise_bins();
       bins_to_limb_units();  // bins from limb 0: no half unit below them
       const unsigned mask = live_mask();
@@ -706,7 +696,6 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
       }
     } else {
       if (__ballot_sync(__activemask(), binned) == 0) return;
-      if (!binned) zero_bins();
       normalise_bins();
       const long long r0 = bins_to_limb_units();
       const unsigned mask = __activemask();
@@ -728,7 +717,6 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
   template <int N>
   __device__ __forceinline__ void bin_group(const T (&x)[N], unsigned long long* s_limbs, unsigned long long* s_special) {
     if constexpr (Range) track_range(x);
-    if (!binned) zero_bins();
     binned = true;
     if constexpr (sizeof(T) == 4) {
       // Per element: two integer instructions make the scale 2^(112 - 32 b) for the bin b = E / 32
@@ -1006,6 +994,8 @@ __device__ __forceinline__ void exact_limbs_block(const T* __restrict__ d_in, st
   ExactThread<T, Range, Bins, MaxThreads> t;
   extern __shared__ __align__(128) unsigned char exact_dynamic_smem[];  // the bulk stages, then the bins
   t.bins = reinterpret_cast<long long*>(exact_dynamic_smem + bulk_smem_bytes(static_cast<int>(blockDim.x))) + threadIdx.x;
+#pragma unroll
+  for (int k = 0; k < Bins; ++k) t.bin(k) = 0;  // this thread's own words: no barrier needed for them
   if constexpr (!decltype(t)::Whole) t.zero_cells();
   __syncthreads();
   if constexpr (Abs) {
