@@ -110,20 +110,20 @@ template <class T> struct ExactLayout {
 };
 
 // Double, a windowed build: the elements below a thread's window (about three in four of every
-// double bit pattern) go to its warp's cells, int32 words in shared memory after the bins: cell c weighs 2^(16 c)
-// half units (2^(16 c + min_exponent - 1)). An element of exponent field E, c = E / 16, adds the
-// bins' y = x 2^(1075 - 32 b) (b = E / 32, so c is 2 b or 2 b + 1) as five digits of magnitude at
-// most 2^16 into cells c .. c + 4 by native 32-bit shared atomics, where the element path's 64-bit
-// ones are compare-and-swap loops (ExactThread::cell_digits: from y's 32-bit digits lo and hi,
-// shifted by one cell for an odd c, whose y is a multiple of 2^16). Where every element of the
-// lanes here has the same c (sorted data), the lanes add first (ExactThread::cells_together), each
-// send still at most 2^16 for each element in it. A lane that
+// double bit pattern) go to its warp's cells, int32 words in shared memory after the bins: cell c
+// weighs 2^(16 c) half units (2^(16 c + min_exponent - 1)). An element of exponent field E, c = E /
+// 16, adds the bins' y = x 2^(1075 - 32 b) (b = E / 32, so c is 2 b or 2 b + 1) as five digits of
+// magnitude at most 2^16 into cells c .. c + 4 by native 32-bit shared atomics, where the element
+// path's 64-bit ones are compare-and-swap loops (ExactThread::cell_digits: from y's 32-bit digits
+// lo and hi, shifted by one cell for an odd c, whose y is a multiple of 2^16). Where every element
+// of the lanes here has the same c (sorted data), the lanes add first
+// (ExactThread::cells_together), each send still at most 2^16 for each element in it. A lane that
 // normalises its bins in bin_group (every normalise_every elements it sent to bins or cells) takes
 // part in emptying its warp's cells, with the lanes running with it (ExactThread::take_cells), so
-// between two emptyings of a cell each of the 32 lanes added at most 1016 + 7 digits to it:
-// |cell| <= 32 * 1023 * 2^16 < 2^31. Cell 0 only receives the low digits of elements with E < 16,
-// whose y (2^E times the significand, or twice a subnormal's) is even; so is every cell 0 value,
-// and an even cell's half unit always has a limb below it (push_cell).
+// between two emptyings of a cell each of the 32 lanes added at most 1016 + 7 digits to it: |cell|
+// <= 32 * 1023 * 2^16 < 2^31. Cell 0 only receives the low digits of elements with E < 16, whose y
+// (2^E times the significand, or twice a subnormal's) is even; so is every cell 0 value, and an
+// even cell's half unit always has a limb below it (push_cell).
 struct ExactCells {
   static constexpr int count = 132;  // c <= 2046 / 16 = 127, and four cells above it
 };
@@ -238,8 +238,8 @@ template <class Bits> __device__ __forceinline__ Bits warp_min_bits(unsigned mas
 template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
   using Layout = ExactLayout<T>;
   using Bits = typename FloatTraits<T>::Bits;
-  // The bins cover every finite value (float; double blocks of up to 256 threads): no window to
-  // place or raise, no cells.
+  // The bins cover every finite value (float; double's build for one block of up to 256 threads an
+  // SM): no window to place or raise, no cells.
   static constexpr bool Whole = ExactBins<T>::covers_all(Bins);
   static constexpr Bits sign_bit = Bits(1) << (sizeof(T) * 8 - 1);
   static constexpr Bits inf_bits = ((Bits(1) << FloatTraits<T>::exponent_bits) - 1) << (FloatTraits<T>::precision - 1);
@@ -975,8 +975,8 @@ template <class T> void exact_reset_sets(const ExactBuffers& out) {
 // (the whole range's bins fill the shared memory: launch_exact says which runs), blocks of up to
 // 512 for one (128 registers: the levels and the window never spill), 1024 for one (64 registers,
 // which spills).
-// The launch provides bulk_smem_bytes(blockDim.x) + ExactBins<T>::bytes(MaxThreads, MinBlocks, blockDim.x) of dynamic
-// shared memory.
+// The launch provides bulk_smem_bytes(blockDim.x) + ExactBins<T>::bytes(MaxThreads, MinBlocks,
+// blockDim.x) of dynamic shared memory.
 // Abs: the kernel adds |x| (the exact sum of magnitudes a study's reference needs beside the sum;
 // its special counts are not used).
 // exact_limbs_block is exact_limbs_kernel's body, which gpu_fixed_point's one-launch kernel
