@@ -111,8 +111,8 @@ template <class T> struct ExactLayout {
 
 // Double, a windowed build: the elements below a thread's window (about three in four of every
 // double bit pattern) go to its warp's cells, int32 words in shared memory after the bins: cell c
-// weighs 2^(16 c) half units (2^(16 c + min_exponent - 1)). An element of exponent field E, c = E /
-// 16, adds the bins' y = x 2^(1075 - 32 b) (b = E / 32, so c is 2 b or 2 b + 1) as five digits of
+// weighs 2^(16 c) half units (2^(16 c + min_exponent - 1)). An element of exponent field E,
+// c = E / 16, adds the bins' y = x 2^(1075 - 32 b) (b = E / 32, so c is 2 b or 2 b + 1) as five digits of
 // magnitude at most 2^16 into cells c .. c + 4 by native 32-bit shared atomics, where the element
 // path's 64-bit ones are compare-and-swap loops (ExactThread::cell_digits: from y's 32-bit digits
 // lo and hi, shifted by one cell for an odd c, whose y is a multiple of 2^16). Where every element
@@ -120,8 +120,8 @@ template <class T> struct ExactLayout {
 // (ExactThread::cells_together), each send still at most 2^16 for each element in it. A lane that
 // normalises its bins in bin_group (every normalise_every elements it sent to bins or cells) takes
 // part in emptying its warp's cells, with the lanes running with it (ExactThread::take_cells), so
-// between two emptyings of a cell each of the 32 lanes added at most 1016 + 7 digits to it: |cell|
-// <= 32 * 1023 * 2^16 < 2^31. Cell 0 only receives the low digits of elements with E < 16, whose y
+// between two emptyings of a cell each of the 32 lanes added at most 1016 + 7 digits to it:
+// |cell| <= 32 * 1023 * 2^16 < 2^31. Cell 0 only receives the low digits of elements with E < 16, whose y
 // (2^E times the significand, or twice a subnormal's) is even; so is every cell 0 value, and an
 // even cell's half unit always has a limb below it (push_cell).
 struct ExactCells {
