@@ -72,22 +72,16 @@ void launch_chained_items(const ScanShape& s, const typename Op::Value* d_in, st
   using V = typename Op::Value;
   const auto kernel = detail::chained_tile_kernel<Op, ITEMS>;
   const std::size_t smem = scan::scan_shared_bytes(GpuScan::warp_hs_chained, s, sizeof(V));
+  const auto what = [&] {
+    return "warp_hs_chained " + scan::to_string(s) + " (" + Op::name + ", " + std::to_string(sizeof(V)) + "-byte values)";
+  };
   if (!chain.checked) {
-    const auto what = [&] {
-      return "warp_hs_chained " + scan::to_string(s) + " (" + Op::name + ", " + std::to_string(sizeof(V)) + "-byte values)";
-    };
     const int max_threads = detail::max_block_threads(reinterpret_cast<const void*>(kernel));
     if (s.block > max_threads)
       throw GpuError(what() + " runs at most " + std::to_string(max_threads) + " threads per block on this GPU (registers)");
-    int device = 0, optin = 0;
-    SUMLAB_CUDA_CHECK(cudaGetDevice(&device));
-    SUMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    if (smem > std::size_t(optin))
-      throw GpuError(what() + " needs " + std::to_string(smem) + " bytes of shared memory a block; this GPU gives at most " +
-                     std::to_string(optin));
     chain.checked = true;
   }
-  detail::opt_in_shared(reinterpret_cast<const void*>(kernel), smem);
+  detail::opt_in_shared(reinterpret_cast<const void*>(kernel), smem, what);
   if (chain.resident == 0) {
     // The first wave's stagger (gpu/block/chained_lookback.cuh): half the tiles the SMs hold at
     // once, for values of 8 bytes or more (whose look-back warp 0 walks alone) in launches of more

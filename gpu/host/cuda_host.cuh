@@ -142,18 +142,46 @@ class Carver {
   std::size_t total_ = 0;
 };
 
+// The most dynamic shared memory a block of `kernel` may take on the current device: the device's
+// opt-in limit per block less the kernel's static shared memory. Cached per device and kernel.
+inline std::size_t shared_limit(const void* kernel) {
+  static std::mutex m;
+  static std::map<std::pair<int, const void*>, std::size_t> known;
+  int device = 0;
+  SUMLAB_CUDA_CHECK(cudaGetDevice(&device));
+  const std::lock_guard<std::mutex> lock(m);
+  const auto key = std::make_pair(device, kernel);
+  if (const auto it = known.find(key); it != known.end()) return it->second;
+  int optin = 0;
+  SUMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  cudaFuncAttributes attributes{};
+  SUMLAB_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+  const std::size_t limit = static_cast<std::size_t>(optin);
+  return known[key] = attributes.sharedSizeBytes < limit ? limit - attributes.sharedSizeBytes : 0;
+}
+
 // Raises `kernel`'s dynamic shared-memory limit to at least `bytes` (past the default 48 KB a
 // launch must opt in), never lowering it: setting it to each launch's own size let a host thread
 // launching a smaller block lower the limit between another thread's opt-in and its launch, which
 // then failed. One lock over every kernel's limit; a kernel already at `bytes` costs no CUDA call.
-inline void opt_in_shared(const void* kernel, std::size_t bytes) {
+// More than the GPU allows a block (shared_limit) is a GpuError that says so, with what() naming
+// the launch, where CUDA's own error says only "invalid argument".
+template <class What> void opt_in_shared(const void* kernel, std::size_t bytes, What&& what) {
   static std::mutex m;
-  static std::map<const void*, std::size_t> limits;
+  static std::map<std::pair<int, const void*>, std::size_t> limits;
+  if (const std::size_t limit = shared_limit(kernel); bytes > limit)
+    throw GpuError(std::string(what()) + " needs " + std::to_string(bytes) + " bytes of shared memory a block; this GPU allows " +
+                   std::to_string(limit) + " (a smaller block takes less)");
+  int device = 0;
+  SUMLAB_CUDA_CHECK(cudaGetDevice(&device));
   const std::lock_guard<std::mutex> lock(m);
-  std::size_t& have = limits[kernel];
+  std::size_t& have = limits[std::make_pair(device, kernel)];
   if (bytes <= have) return;
   SUMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
   have = bytes;
+}
+inline void opt_in_shared(const void* kernel, std::size_t bytes) {
+  opt_in_shared(kernel, bytes, [] { return "this launch"; });
 }
 
 // The current device's L2 size in bytes.

@@ -60,6 +60,7 @@
 // 2^(emax + 32), and the lower limbs' weights leave the top limb below 2^32), and its sum over the
 // launches' fewer than 2^30 block totals (validate_shape) stays below 2^63.
 #include <cstdint>
+#include <string>
 #include <type_traits>
 
 #include "core/exact_sum.hpp"
@@ -1150,10 +1151,12 @@ void launch_exact(const LaunchShape& s, const T* d_in, std::int64_t n, const Exa
   // the launch opts in to its size.
   void (*kernel)(const T*, std::int64_t, ExactBuffers) = nullptr;
   std::size_t smem = 0;
+  const auto what = [&] {
+    return std::string("gpu_exact (") + (sizeof(T) == 4 ? "float32" : "float64") + ", " + std::to_string(s.block) + " threads a block)";
+  };
   auto pick = [&](auto build, int max_threads, int min_blocks) {
     kernel = build;
     smem = bulk_smem_bytes(s.block) + ExactBins<T>::bytes(max_threads, min_blocks, s.block);
-    opt_in_shared(reinterpret_cast<const void*>(kernel), smem);
   };
   if (Abs) pick(exact_limbs_kernel<T, false, 512, 1, true>, 512, 1);
   else if (s.block > 512) pick(exact_limbs_kernel<T, Range, 1024, 1>, 1024, 1);
@@ -1164,11 +1167,18 @@ void launch_exact(const LaunchShape& s, const T* d_in, std::int64_t n, const Exa
     // is resident at once. A grid of more waves takes the window's build at two blocks an SM, where
     // each block's start and end (its first tiles, its limbs' atomics) overlap the other block's
     // loads: at one block an SM every further wave cost moderate inputs those latencies, more
-    // than the whole range saved wide ones at small n (docs/performance-notes.md).
+    // than the whole range saved wide ones at small n (docs/performance-notes.md). So does a GPU
+    // whose blocks cannot take the whole range's 196 KB of shared memory.
     pick(exact_limbs_kernel<T, Range, 256, 1>, 256, 1);
-    if (s.grid > resident_blocks(reinterpret_cast<const void*>(kernel), s.block, smem))
-      pick(exact_limbs_kernel<T, Range, 256, 2>, 256, 2);
+    const auto* whole = reinterpret_cast<const void*>(kernel);
+    bool takes_whole = smem <= shared_limit(whole);
+    if (takes_whole) {
+      opt_in_shared(whole, smem, what);  // resident_blocks counts with the opted-in limit
+      takes_whole = s.grid <= resident_blocks(whole, s.block, smem);
+    }
+    if (!takes_whole) pick(exact_limbs_kernel<T, Range, 256, 2>, 256, 2);
   }
+  opt_in_shared(reinterpret_cast<const void*>(kernel), smem, what);
   kernel<<<s.grid, s.block, smem>>>(d_in, n, out);
   SUMLAB_CUDA_CHECK_LAUNCH("exact_limbs_kernel");
 }
