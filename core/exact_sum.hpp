@@ -104,7 +104,7 @@ struct SpecialCounts {
     using Bits = typename FloatTraits<T>::Bits;
     constexpr int frac_bits = FloatTraits<T>::precision - 1;
     constexpr Bits exp_mask = (Bits(1) << FloatTraits<T>::exponent_bits) - 1;
-    constexpr Bits sign_bit = Bits(1) << (sizeof(T) * 8 - 1);
+    constexpr Bits sign_bit = FloatTraits<T>::sign_bit;
     const Bits u = std::bit_cast<Bits>(x);
     ++count;
     if (u != sign_bit) all_negative_zero = false;

@@ -22,6 +22,8 @@ template <> struct FloatTraits<float> {
   static constexpr int emin = -126;           // smallest normal exponent
   static constexpr int emax = 127;
   static constexpr int min_subnormal_exp = -149;
+  static constexpr Bits sign_bit = 0x80000000u;
+  static constexpr Bits inf_bits = 0x7f800000u;  // the exponent field all ones: |x|'s bits >= it are Inf or NaN
   static constexpr std::string_view dtype = "float32";
 };
 
@@ -32,8 +34,19 @@ template <> struct FloatTraits<double> {
   static constexpr int emin = -1022;
   static constexpr int emax = 1023;
   static constexpr int min_subnormal_exp = -1074;
+  static constexpr Bits sign_bit = 0x8000000000000000u;
+  static constexpr Bits inf_bits = 0x7ff0000000000000u;
   static constexpr std::string_view dtype = "float64";
 };
+
+// The masks spelled out above follow from the format.
+template <class T> constexpr bool masks_follow_format() {
+  using F = FloatTraits<T>;
+  using Bits = typename F::Bits;
+  return F::sign_bit == Bits(1) << (sizeof(Bits) * 8 - 1) &&
+         F::inf_bits == ((Bits(1) << F::exponent_bits) - 1) << (F::precision - 1);
+}
+static_assert(masks_follow_format<float>() && masks_follow_format<double>());
 
 // Unit roundoff u = 2^-p: the largest relative error of one rounding to nearest.
 template <class T> constexpr double unit_roundoff() {

@@ -45,7 +45,7 @@ inline double correct_bits(double rel_error, int precision) {
 // integers. Precondition: x is not NaN.
 template <class T> std::int64_t ordered_index(T x) {
   using Bits = typename FloatTraits<T>::Bits;
-  constexpr Bits sign = Bits(1) << (sizeof(T) * 8 - 1);
+  constexpr Bits sign = FloatTraits<T>::sign_bit;
   const Bits b = to_bits(x);
   const auto magnitude = static_cast<std::int64_t>(b & ~sign);
   return (b & sign) ? -magnitude : magnitude;

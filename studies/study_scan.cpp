@@ -151,8 +151,8 @@ template <class T> double ulp_distance(T a, T b) {
   using Bits = typename FloatTraits<T>::Bits;
   auto ord = [](T x) {
     const Bits u = to_bits(x);
-    const Bits mag = u & (~Bits(0) >> 1);
-    return (u >> (sizeof(T) * 8 - 1)) ? -static_cast<long double>(mag) : static_cast<long double>(mag);
+    const Bits mag = u & ~FloatTraits<T>::sign_bit;
+    return (u & FloatTraits<T>::sign_bit) ? -static_cast<long double>(mag) : static_cast<long double>(mag);
   };
   return double(std::fabs(ord(a) - ord(b)));
 }

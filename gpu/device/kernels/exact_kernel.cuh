@@ -242,8 +242,7 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
   // The bins cover every finite value (float; double's build for one block of up to 256 threads an
   // SM): no window to place or raise, no cells.
   static constexpr bool Whole = ExactBins<T>::covers_all(Bins);
-  static constexpr Bits sign_bit = Bits(1) << (sizeof(T) * 8 - 1);
-  static constexpr Bits inf_bits = ((Bits(1) << FloatTraits<T>::exponent_bits) - 1) << (FloatTraits<T>::precision - 1);
+  static constexpr Bits sign_bit = FloatTraits<T>::sign_bit, inf_bits = FloatTraits<T>::inf_bits;
   Bits largest_finite = 0;           // bit patterns order like the magnitudes
   Bits smallest_nonzero = ~Bits(0);
   int lowest_grid = 0x7fffffff;

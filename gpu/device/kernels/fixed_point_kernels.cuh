@@ -197,9 +197,8 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
   constexpr int MW = fixed_window_wide, C = fixed_window_candidates, N = bulk_group<T>;
   static_assert(fixed_window_narrow == 2 && MW <= 8, "the counts of the elements that lost 1..M bits (below)");
   constexpr int frac_bits = FloatTraits<T>::precision - 1;
-  constexpr Bits magnitude_mask = ~Bits(0) >> 1;
-  constexpr Bits inf_bits = ((Bits(1) << FloatTraits<T>::exponent_bits) - 1) << frac_bits;
-  constexpr Bits negative_zero = Bits(1) << (sizeof(Bits) * 8 - 1);
+  constexpr Bits magnitude_mask = ~FloatTraits<T>::sign_bit, inf_bits = FloatTraits<T>::inf_bits;
+  constexpr Bits negative_zero = FloatTraits<T>::sign_bit;
   // The block's shared words: the anchor's search, and the totals of the elements that take the
   // integer steps (rare: by shared atomics, not in every thread's registers).
   struct Rare {
@@ -572,7 +571,7 @@ __device__ __forceinline__ void fixed_quantise_each(const T* __restrict__ d_in, 
   auto one_element = [&](T x) {
     Bits u;
     memcpy(&u, &x, sizeof(T));
-    not_negative_zero |= u != (Bits(1) << (sizeof(Bits) * 8 - 1));
+    not_negative_zero |= u != FloatTraits<T>::sign_bit;
     bool special = false, negative = false;
     const order_model::FixedQuantised q = order_model::fixed_quantise_bits<Bits>(
         u, k, FloatTraits<T>::precision - 1, FloatTraits<T>::exponent_bits, FloatTraits<T>::emax, special, negative);
@@ -796,8 +795,7 @@ inline constexpr int fixed_largest_words = 2;  // after the gate's four: the lar
 // Every thread of the block calls it (it holds a barrier).
 template <class T, class Each> __device__ __forceinline__ void fixed_largest_block(Each&& each, unsigned long long* largest) {
   using Bits = typename FloatTraits<T>::Bits;
-  constexpr Bits magnitude = ~(Bits(1) << (sizeof(Bits) * 8 - 1));
-  constexpr Bits inf_bits = ((Bits(1) << FloatTraits<T>::exponent_bits) - 1) << (FloatTraits<T>::precision - 1);
+  constexpr Bits magnitude = ~FloatTraits<T>::sign_bit, inf_bits = FloatTraits<T>::inf_bits;
   Bits top = 0;
   auto take = [&](T x) {
     Bits u;
