@@ -90,6 +90,33 @@ template <class T> __device__ __forceinline__ BulkBody bulk_body(const T* d_in, 
   return {head, head + (n - head) / per_tile * per_tile};
 }
 
+// The block's view of the whole tiles (bulk_body): tile j, 0 <= j < count, starts at at(j) and
+// fills one stage (`bytes` of shared memory); a block holds `stages` of them at once.
+template <class T> struct BulkTiles {
+  BulkBody body;
+  const T* first;
+  std::int64_t per_tile, count;
+  unsigned bytes;
+  int stages;
+  __device__ __forceinline__ const T* at(std::int64_t j) const { return first + j * per_tile; }
+};
+template <class T> __device__ __forceinline__ BulkTiles<T> bulk_tiles(const T* d_in, std::int64_t n) {
+  const int stages = bulk_stages(static_cast<int>(blockDim.x));
+  const BulkBody body = bulk_body(d_in, n, static_cast<int>(blockDim.x));
+  const std::int64_t per_tile = std::int64_t(blockDim.x) * bulk_group<T>;
+  return {body, d_in + body.head, per_tile, (body.end - body.head) / per_tile, blockDim.x * bulk_group_bytes, stages};
+}
+// This thread's share of a tile (in shared or global memory): its 16-byte chunks t, t + blockDim.x, ...
+template <class T> __device__ __forceinline__ void bulk_share(const void* tile, T (&x)[bulk_group<T>]) {
+  constexpr int per_chunk = 16 / int(sizeof(T));
+  const uint4* chunks = static_cast<const uint4*>(tile);
+#pragma unroll
+  for (int c = 0; c < bulk_group<T> / per_chunk; ++c) {
+    const uint4 v = chunks[c * blockDim.x + threadIdx.x];
+    memcpy(&x[c * per_chunk], &v, 16);
+  }
+}
+
 // WarpPaced: a stage is refilled by the last warp to read it instead of after a block barrier, so a
 // warp slowed by its group (gpu_exact's float64 bins: a window raised, elements below it) holds
 // no other warp back until the ring of stages comes round. Per stage an mbarrier that every
@@ -116,21 +143,14 @@ __device__ __forceinline__ WarpPace warp_pace() {
 // bulk_smem_bytes(blockDim.x) of dynamic shared memory, used by nothing else.
 template <bool WarpPaced = false, class T, class F, class G>
 __device__ __forceinline__ void for_each_bulk_group(const T* __restrict__ d_in, std::int64_t n, F&& f, G&& group) {
-  constexpr int per_thread = bulk_group<T>;
-  constexpr int per_chunk = 16 / int(sizeof(T));
   extern __shared__ __align__(128) unsigned char bulk_stage[];
   __shared__ __align__(8) unsigned long long full[bulk_max_stages];
   const int stages = bulk_stages(static_cast<int>(blockDim.x));
   const std::int64_t threads = std::int64_t(gridDim.x) * blockDim.x;
   const std::int64_t g = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  const BulkBody body = bulk_body(d_in, n, static_cast<int>(blockDim.x));
-  const std::int64_t head = body.head;
-  const T* base = d_in + head;
-  const std::int64_t per_tile = std::int64_t(blockDim.x) * per_thread;
-  const std::int64_t tiles = (body.end - head) / per_tile;
-  const unsigned tile_bytes = blockDim.x * bulk_group_bytes;
+  const BulkTiles<T> tiles = bulk_tiles(d_in, n);
   auto fill = [&](int s, std::int64_t j) {
-    if (j < tiles) bulk::load(bulk_stage + s * tile_bytes, base + j * per_tile, tile_bytes, &full[s]);
+    if (j < tiles.count) bulk::load(bulk_stage + s * tiles.bytes, tiles.at(j), tiles.bytes, &full[s]);
   };
   const unsigned warps = (blockDim.x + 31u) / 32u;
   WarpPace pace{};
@@ -148,15 +168,10 @@ __device__ __forceinline__ void for_each_bulk_group(const T* __restrict__ d_in, 
   __syncthreads();  // the barriers are initialised
   int s = 0;
   unsigned parity = 0;
-  for (std::int64_t j = blockIdx.x; j < tiles; j += gridDim.x) {
+  for (std::int64_t j = blockIdx.x; j < tiles.count; j += gridDim.x) {
     bulk::wait(&full[s], parity);
-    T x[per_thread];
-    const uint4* chunks = reinterpret_cast<const uint4*>(bulk_stage + s * tile_bytes);
-#pragma unroll
-    for (int c = 0; c < per_thread / per_chunk; ++c) {
-      const uint4 v = chunks[c * blockDim.x + threadIdx.x];
-      memcpy(&x[c * per_chunk], &v, 16);
-    }
+    T x[bulk_group<T>];
+    bulk_share(bulk_stage + s * tiles.bytes, x);
     // Every thread has read its share of stage s: the stage may be refilled, after a proxy fence
     // (the barrier orders the threads' reads before thread 0's, in the generic proxy; the copy
     // writes in the async proxy). Without it, a variant of this loader (plus a last group per
@@ -184,8 +199,8 @@ __device__ __forceinline__ void for_each_bulk_group(const T* __restrict__ d_in, 
       parity ^= 1u;
     }
   }
-  if (g < head) f(d_in[g]);
-  for (std::int64_t i = body.end + g; i < n; i += threads) f(d_in[i]);
+  if (g < tiles.body.head) f(d_in[g]);
+  for (std::int64_t i = tiles.body.end + g; i < n; i += threads) f(d_in[i]);
 }
 
 // Held tiles, for a kernel that reads its input twice in one launch (fixed_largest_launch_kernel):
@@ -208,16 +223,12 @@ template <class T> __device__ __forceinline__ void bulk_hold_start(const T* __re
   unsigned long long* const full = bulk_held_barriers();
   extern __shared__ __align__(128) unsigned char bulk_stage[];
   if (threadIdx.x == 0) {
-    const int stages = bulk_stages(static_cast<int>(blockDim.x));
-    const BulkBody body = bulk_body(d_in, n, static_cast<int>(blockDim.x));
-    const std::int64_t per_tile = std::int64_t(blockDim.x) * bulk_group<T>;
-    const std::int64_t tiles = (body.end - body.head) / per_tile;
-    const unsigned tile_bytes = blockDim.x * bulk_group_bytes;
-    for (int s = 0; s < stages; ++s) bulk::init(&full[s]);
+    const BulkTiles<T> tiles = bulk_tiles(d_in, n);
+    for (int s = 0; s < tiles.stages; ++s) bulk::init(&full[s]);
     bulk::fence_init();
-    for (int s = 0; s < stages; ++s) {
+    for (int s = 0; s < tiles.stages; ++s) {
       const std::int64_t j = blockIdx.x + std::int64_t(s) * gridDim.x;
-      if (j < tiles) bulk::load(bulk_stage + s * tile_bytes, d_in + body.head + j * per_tile, tile_bytes, &full[s]);
+      if (j < tiles.count) bulk::load(bulk_stage + s * tiles.bytes, tiles.at(j), tiles.bytes, &full[s]);
     }
   }
   __syncthreads();  // the barriers are initialised
@@ -226,34 +237,24 @@ template <class T> __device__ __forceinline__ void bulk_hold_start(const T* __re
 // read from global memory.
 template <class T, class F, class G>
 __device__ __forceinline__ void for_each_held_group(const T* __restrict__ d_in, std::int64_t n, F&& f, G&& group) {
-  constexpr int per_thread = bulk_group<T>;
-  constexpr int per_chunk = 16 / int(sizeof(T));
   unsigned long long* const full = bulk_held_barriers();
   extern __shared__ __align__(128) unsigned char bulk_stage[];
-  const int stages = bulk_stages(static_cast<int>(blockDim.x));
-  const BulkBody body = bulk_body(d_in, n, static_cast<int>(blockDim.x));
-  const std::int64_t per_tile = std::int64_t(blockDim.x) * per_thread;
-  const std::int64_t tiles = (body.end - body.head) / per_tile;
-  const unsigned tile_bytes = blockDim.x * bulk_group_bytes;
+  const BulkTiles<T> tiles = bulk_tiles(d_in, n);
   int s = 0;
-  for (std::int64_t j = blockIdx.x; j < tiles; j += gridDim.x, ++s) {
-    const uint4* chunks = reinterpret_cast<const uint4*>(d_in + body.head + j * per_tile);
-    if (s < stages) {
+  for (std::int64_t j = blockIdx.x; j < tiles.count; j += gridDim.x, ++s) {
+    const void* tile = tiles.at(j);
+    if (s < tiles.stages) {
       bulk::wait(&full[s], 0);  // at once after the first time: the phase stays complete
-      chunks = reinterpret_cast<const uint4*>(bulk_stage + s * tile_bytes);
+      tile = bulk_stage + s * tiles.bytes;
     }
-    T x[per_thread];
-#pragma unroll
-    for (int c = 0; c < per_thread / per_chunk; ++c) {
-      const uint4 v = chunks[c * blockDim.x + threadIdx.x];
-      memcpy(&x[c * per_chunk], &v, 16);
-    }
+    T x[bulk_group<T>];
+    bulk_share(tile, x);
     group(x);
   }
   const std::int64_t threads = std::int64_t(gridDim.x) * blockDim.x;
   const std::int64_t g = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (g < body.head) f(d_in[g]);
-  for (std::int64_t i = body.end + g; i < n; i += threads) f(d_in[i]);
+  if (g < tiles.body.head) f(d_in[g]);
+  for (std::int64_t i = tiles.body.end + g; i < n; i += threads) f(d_in[i]);
 }
 
 }  // namespace sumlab::gpu::detail
