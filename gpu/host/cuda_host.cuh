@@ -163,20 +163,21 @@ inline std::size_t shared_limit(const void* kernel) {
 // Raises `kernel`'s dynamic shared-memory limit to at least `bytes` (past the default 48 KB a
 // launch must opt in), never lowering it: setting it to each launch's own size let a host thread
 // launching a smaller block lower the limit between another thread's opt-in and its launch, which
-// then failed. One lock over every kernel's limit; a kernel already at `bytes` costs no CUDA call.
-// More than the GPU allows a block (shared_limit) is a GpuError that says so, with what() naming
-// the launch, where CUDA's own error says only "invalid argument".
+// then failed. One lock over every kernel's limit; a kernel already at `bytes` costs no CUDA call
+// but cudaGetDevice (the limit is per device). A raise past what the GPU allows a block
+// (shared_limit) is a GpuError that says so, with what() naming the launch, where CUDA's own error
+// says only "invalid argument".
 template <class What> void opt_in_shared(const void* kernel, std::size_t bytes, What&& what) {
   static std::mutex m;
   static std::map<std::pair<int, const void*>, std::size_t> limits;
-  if (const std::size_t limit = shared_limit(kernel); bytes > limit)
-    throw GpuError(std::string(what()) + " needs " + std::to_string(bytes) + " bytes of shared memory a block; this GPU allows " +
-                   std::to_string(limit) + " (a smaller block takes less)");
   int device = 0;
   SUMLAB_CUDA_CHECK(cudaGetDevice(&device));
   const std::lock_guard<std::mutex> lock(m);
   std::size_t& have = limits[std::make_pair(device, kernel)];
   if (bytes <= have) return;
+  if (const std::size_t limit = shared_limit(kernel); bytes > limit)
+    throw GpuError(std::string(what()) + " needs " + std::to_string(bytes) + " bytes of shared memory a block; this GPU allows " +
+                   std::to_string(limit) + " (a smaller block takes less)");
   SUMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
   have = bytes;
 }
