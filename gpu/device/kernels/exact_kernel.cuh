@@ -1167,7 +1167,7 @@ void launch_exact(const LaunchShape& s, const T* d_in, std::int64_t n, const Exa
     // each block's start and end (its first tiles, its limbs' atomics) overlap the other block's
     // loads: at one block an SM every further wave cost moderate inputs those latencies, more
     // than the whole range saved wide ones at small n (docs/performance-notes.md). So does a GPU
-    // whose blocks cannot take the whole range's 196 KB of shared memory.
+    // whose blocks cannot hold the whole range's shared memory (196 KB at 256 threads).
     pick(exact_limbs_kernel<T, Range, 256, 1>, 256, 1);
     const auto* whole = reinterpret_cast<const void*>(kernel);
     bool takes_whole = smem <= shared_limit(whole);
