@@ -10,6 +10,7 @@
 #include <map>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/counter_rng.hpp"
@@ -29,13 +30,9 @@ using row_reduce::RowKernel;
 using row_reduce::RowLayout;
 using row_reduce::RowShape;
 
-long RowVerifySummary::cases() const { return verify_total(lines, &Line::cases); }
-long RowVerifySummary::mismatches() const { return verify_total(lines, &Line::mismatches); }
-long RowVerifySummary::errors() const { return verify_total(lines, &Line::errors); }
-
 std::string RowVerifySummary::table() const {
   std::vector<VerifyTableRow> rows;
-  for (const auto& l : lines) rows.push_back({{l.kernel, l.dtype}, l.cases, l.mismatches, l.errors, l.compared, l.first_failure});
+  for (const auto& l : lines) rows.push_back({{l.kernel, l.dtype}, l});
   return verify_table("row kernels", gpu, device, {"kernel", "dtype"}, rows, seconds);
 }
 
@@ -116,11 +113,9 @@ template <class In> std::vector<In> convert(const std::vector<double>& x) {
   return out;
 }
 
-struct CaseRow {
-  std::string kernel, dtype, shape, input, detail;
-  std::int64_t rows, cols, mismatches;
-  bool error;
-  bool compared;  // whether the bits were compared with anything (the GPU, or the first shape's model)
+struct CaseRow : VerifyOutcome {
+  std::string kernel, dtype, shape, input;
+  std::int64_t rows, cols;
 };
 
 class Sweep {
@@ -161,9 +156,7 @@ class Sweep {
           row_reduce::RowOutputs<row_reduce::row_acc_t<In>> first_model;
           for (std::size_t si = 0; si < shapes.size(); ++si) {
             const RowShape& s = shapes[si];
-            CaseRow c{std::string(row_reduce::info(k).name), dtype, row_reduce::to_string(s), input, "",
-                      m.rows, m.cols, 0, false, false};
-            ++line.cases;
+            CaseRow c{VerifyOutcome{}, std::string(row_reduce::info(k).name), dtype, row_reduce::to_string(s), input, m.rows, m.cols};
             try {
               const auto model = model_runner->run(si, on_model).value;
               if (gpu_) {
@@ -180,11 +173,7 @@ class Sweep {
               c.error = true;
               c.detail = e.what();
             }
-            if (c.compared) ++line.compared;
-            if (c.mismatches) ++line.mismatches;
-            if (c.error) ++line.errors;
-            if ((c.mismatches || c.error) && line.first_failure.empty())
-              line.first_failure = fmt::format("{} {}x{} {}: {}", c.shape, c.rows, c.cols, c.input, c.detail);
+            line.count(c, [&] { return fmt::format("{} {}x{} {}", c.shape, c.rows, c.cols, c.input); });
             cases_.push_back(std::move(c));
           }
         }
@@ -199,7 +188,7 @@ class Sweep {
     const std::string name(row_reduce::info(k).name);
     for (auto& l : lines_)
       if (l.kernel == name && l.dtype == dtype) return l;
-    lines_.push_back(RowVerifyLine{name, dtype, 0, 0, 0, ""});
+    lines_.push_back(RowVerifyLine{VerifyCounts{}, name, dtype});
     return lines_.back();
   }
 
@@ -215,10 +204,7 @@ class Sweep {
 RowVerifySummary verify_rows(const RowVerifyOptions& opts) {
   const auto t0 = std::chrono::steady_clock::now();
   RowVerifySummary out;
-  std::string why;
-  out.gpu = !opts.model_only && cuda_backend_available(&why);
-  out.device = out.gpu ? row_backend_description(BackendKind::cuda)
-                       : (opts.model_only ? std::string("no GPU ran: model only") : "no GPU: model only (" + why + ")");
+  std::tie(out.gpu, out.device) = verify_device(opts.model_only);
   Sweep sweep(opts, out.gpu);
   sweep.run_dtype<float>();
   sweep.run_dtype<row_reduce::bfloat16_bits>();
@@ -227,13 +213,9 @@ RowVerifySummary verify_rows(const RowVerifyOptions& opts) {
   if (!opts.csv.empty()) {
     std::vector<std::vector<std::string>> rows;
     for (const auto& c : sweep.cases())
-      rows.push_back({c.kernel, c.dtype, c.shape, std::to_string(c.rows), std::to_string(c.cols), c.input,
-                      !c.compared ? "none" : out.gpu ? "gpu" : "model_first_shape",
-                      c.compared ? std::to_string(c.mismatches) : "", c.error ? "1" : "0",
-                      c.detail});
-    append_csv(opts.csv, {"kernel", "dtype", "shape", "rows", "cols", "input", "compared_with", "mismatches", "error",
-                          "detail"},
-               rows);
+      rows.push_back(verify_case_cells(
+          {c.kernel, c.dtype, c.shape, std::to_string(c.rows), std::to_string(c.cols), c.input}, c, out.gpu));
+    append_csv(opts.csv, verify_case_columns({"kernel", "dtype", "shape", "rows", "cols", "input"}), rows);
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;

@@ -18,40 +18,22 @@
 //   const RowVerifySummary rows = verify_rows({.quick = o.quick, .csv = ...});
 //   std::cout << rows.table();
 //   if (!rows.ok()) exit code 1 (rows.error non-empty without a GPU: report it, as for the sums).
-#include <cstdint>
 #include <string>
 #include <vector>
 
+#include "studies/verify_table.hpp"
+
 namespace sumlab {
 
-struct RowVerifyOptions {
-  bool quick = false;
-  std::uint64_t seed = 1;
-  std::string csv;                   // non-empty: one line per case written here
+struct RowVerifyOptions : VerifySectionOptions {
   std::vector<std::string> kernels;  // names (row_kernel.hpp); empty = all
-  bool model_only = false;           // skip the GPU even if present
 };
 
-struct RowVerifyLine {
-  std::string kernel;
-  std::string dtype;
-  long cases = 0;
-  long mismatches = 0;  // cases whose GPU and model bits differ (model only: shape-invariance breaks)
-  long errors = 0;      // cases that could not run (a GPU error, or the model refused a valid shape)
-  std::string first_failure;
-  long compared = 0;  // cases whose bits were compared (without a GPU: shape_invariant kernels only)
+struct RowVerifyLine : VerifyCounts {
+  std::string kernel, dtype;
 };
 
-struct RowVerifySummary {
-  using Line = RowVerifyLine;
-  bool gpu = false;           // whether the GPU side ran
-  std::string device;         // the GPU, or why it did not run
-  std::vector<RowVerifyLine> lines;
-  double seconds = 0;
-  long cases() const;
-  long mismatches() const;
-  long errors() const;
-  bool ok() const { return mismatches() == 0 && errors() == 0; }
+struct RowVerifySummary : VerifySummary<RowVerifyLine> {
   // "kernel  dtype  cases  mismatches  errors" lines, a total, and the first failure of each line.
   std::string table() const;
 };

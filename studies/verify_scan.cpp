@@ -7,6 +7,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/counter_rng.hpp"
@@ -24,13 +25,9 @@ namespace sumlab {
 using scan::GpuScan;
 using scan::ScanShape;
 
-long ScanVerifySummary::cases() const { return verify_total(lines, &Line::cases); }
-long ScanVerifySummary::mismatches() const { return verify_total(lines, &Line::mismatches); }
-long ScanVerifySummary::errors() const { return verify_total(lines, &Line::errors); }
-
 std::string ScanVerifySummary::table() const {
   std::vector<VerifyTableRow> rows;
-  for (const auto& l : lines) rows.push_back({{l.algorithm, l.op, l.dtype}, l.cases, l.mismatches, l.errors, l.compared, l.first_failure});
+  for (const auto& l : lines) rows.push_back({{l.algorithm, l.op, l.dtype}, l});
   return verify_table("scans", gpu, device, {"algorithm", "operator", "dtype"}, rows, seconds);
 }
 
@@ -65,12 +62,9 @@ template <class V> long count_mismatches(const std::vector<V>& a, const std::vec
   return bad;
 }
 
-struct CaseRow {
-  std::string algorithm, op, dtype, shape, kind, detail;
+struct CaseRow : VerifyOutcome {
+  std::string algorithm, op, dtype, shape, kind;
   std::int64_t n;
-  long mismatches;
-  bool error;
-  bool compared;  // whether the bits were compared with anything (the GPU, or the first shape's model)
 };
 
 class Sweep {
@@ -106,9 +100,7 @@ class Sweep {
           const auto gpu_runner = scan_runner<Op>(alg, BackendKind::cuda, shapes, ro);
           for (std::size_t si = 0; si < shapes.size(); ++si) {
             const ScanShape& s = shapes[si];
-            CaseRow c{line.algorithm, Op::name, dtype, to_string(s), inclusive ? "inclusive" : "exclusive", "", n, 0,
-                      false, false};
-            ++line.cases;
+            CaseRow c{VerifyOutcome{}, line.algorithm, Op::name, dtype, to_string(s), inclusive ? "inclusive" : "exclusive", n};
             try {
               const std::vector<V> model = model_runner->run(si, on_model).value;
               if (gpu_) {
@@ -124,11 +116,7 @@ class Sweep {
               c.error = true;
               c.detail = e.what();
             }
-            if (c.compared) ++line.compared;
-            if (c.mismatches) ++line.mismatches;
-            if (c.error) ++line.errors;
-            if ((c.mismatches || c.error) && line.first_failure.empty())
-              line.first_failure = fmt::format("{} n={} {}: {}", c.shape, c.n, c.kind, c.detail);
+            line.count(c, [&] { return fmt::format("{} n={} {}", c.shape, c.n, c.kind); });
             cases_.push_back(std::move(c));
           }
         }
@@ -143,7 +131,7 @@ class Sweep {
   ScanVerifyLine& line_for(const std::string& alg, const std::string& op, const std::string& dtype) {
     for (auto& l : lines_)
       if (l.algorithm == alg && l.op == op && l.dtype == dtype) return l;
-    lines_.push_back(ScanVerifyLine{alg, op, dtype, 0, 0, 0, ""});
+    lines_.push_back(ScanVerifyLine{VerifyCounts{}, alg, op, dtype});
     return lines_.back();
   }
 
@@ -158,9 +146,7 @@ class Sweep {
 ScanVerifySummary verify_scan(const ScanVerifyOptions& opts) {
   const auto t0 = std::chrono::steady_clock::now();
   ScanVerifySummary out;
-  std::string why;
-  out.gpu = !opts.model_only && cuda_backend_available(&why);
-  out.device = out.gpu ? scan_backend_description(BackendKind::cuda) : (opts.model_only ? std::string("no GPU ran: model only") : "no GPU: model only (" + why + ")");
+  std::tie(out.gpu, out.device) = verify_device(opts.model_only);
   Sweep sweep(opts, out.gpu);
   sweep.run<scan::PlusOp<float>>("float32");
   sweep.run<scan::MaxOp<float>>("float32");
@@ -174,11 +160,8 @@ ScanVerifySummary verify_scan(const ScanVerifyOptions& opts) {
   if (!opts.csv.empty()) {
     std::vector<std::vector<std::string>> rows;
     for (const auto& c : sweep.cases())
-      rows.push_back({c.algorithm, c.op, c.dtype, c.shape, std::to_string(c.n), c.kind,
-                      !c.compared ? "none" : out.gpu ? "gpu" : "model_first_shape",
-                      c.compared ? std::to_string(c.mismatches) : "", c.error ? "1" : "0",
-                      c.detail});
-    append_csv(opts.csv, {"algorithm", "operator", "dtype", "shape", "n", "kind", "compared_with", "mismatches", "error", "detail"}, rows);
+      rows.push_back(verify_case_cells({c.algorithm, c.op, c.dtype, c.shape, std::to_string(c.n), c.kind}, c, out.gpu));
+    append_csv(opts.csv, verify_case_columns({"algorithm", "operator", "dtype", "shape", "n", "kind"}), rows);
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;

@@ -12,38 +12,19 @@
 // comparing every output value bitwise (any NaN equal to any NaN). Without a GPU (or a CUDA build)
 // only the model runs: every case must evaluate, and max, declared shape_invariant, must give the
 // same bits under every shape.
-#include <cstdint>
 #include <string>
-#include <vector>
+
+#include "studies/verify_table.hpp"
 
 namespace sumlab {
 
-struct ScanVerifyOptions {
-  bool quick = false;
-  std::uint64_t seed = 1;
-  std::string csv;          // non-empty: one line per case written here
-  bool model_only = false;  // skip the GPU even if present
-};
+using ScanVerifyOptions = VerifySectionOptions;
 
-struct ScanVerifyLine {
+struct ScanVerifyLine : VerifyCounts {
   std::string algorithm, op, dtype;
-  long cases = 0;
-  long mismatches = 0;  // cases whose GPU and model bits differ (model only: max's shape-invariance breaks)
-  long errors = 0;      // cases that could not run
-  std::string first_failure;
-  long compared = 0;  // cases whose bits were compared (without a GPU: shape_invariant kernels only)
 };
 
-struct ScanVerifySummary {
-  using Line = ScanVerifyLine;
-  bool gpu = false;
-  std::string device;
-  std::vector<ScanVerifyLine> lines;
-  double seconds = 0;
-  long cases() const;
-  long mismatches() const;
-  long errors() const;
-  bool ok() const { return mismatches() == 0 && errors() == 0; }
+struct ScanVerifySummary : VerifySummary<ScanVerifyLine> {
   std::string table() const;
 };
 

@@ -8,6 +8,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/float_traits.hpp"
@@ -29,13 +30,9 @@ using segmented::Offset;
 using segmented::SegShape;
 using segmented::Strategy;
 
-long SegVerifySummary::cases() const { return verify_total(lines, &Line::cases); }
-long SegVerifySummary::mismatches() const { return verify_total(lines, &Line::mismatches); }
-long SegVerifySummary::errors() const { return verify_total(lines, &Line::errors); }
-
 std::string SegVerifySummary::table() const {
   std::vector<VerifyTableRow> rows;
-  for (const auto& l : lines) rows.push_back({{l.strategy, l.dtype}, l.cases, l.mismatches, l.errors, l.compared, l.first_failure});
+  for (const auto& l : lines) rows.push_back({{l.strategy, l.dtype}, l});
   return verify_table("segmented strategies", gpu, device, {"strategy", "dtype"}, rows, seconds);
 }
 
@@ -62,11 +59,9 @@ std::vector<Layout> layouts(std::uint64_t seed) {
   return l;
 }
 
-struct CaseRow {
-  std::string strategy, dtype, shape, layout, values, detail;
-  std::int64_t n, segments, mismatches;
-  bool error;
-  bool compared;  // whether the bits were compared with anything (the GPU, or the first shape's model)
+struct CaseRow : VerifyOutcome {
+  std::string strategy, dtype, shape, layout, values;
+  std::int64_t n, segments;
 };
 
 template <class T> long count_mismatches(const std::vector<T>& a, const std::vector<T>& b, std::string* detail) {
@@ -124,9 +119,8 @@ class Sweep {
           std::vector<T> first_model;
           for (std::size_t si = 0; si < shapes.size(); ++si) {
             const SegShape& s = shapes[si];
-            CaseRow c{std::string(inf.name), dtype, segmented::to_string(s, inf.strategy), lay.name, values, "",
-                      lay.offsets.back(), static_cast<std::int64_t>(lay.offsets.size()) - 1, 0, false, false};
-            ++line.cases;
+            CaseRow c{VerifyOutcome{}, std::string(inf.name), dtype, segmented::to_string(s, inf.strategy), lay.name, values,
+                      lay.offsets.back(), static_cast<std::int64_t>(lay.offsets.size()) - 1};
             try {
               const std::vector<T> model = model_runner->run(si, on_model).value;
               for (std::size_t j = 0; j + 1 < lay.offsets.size(); ++j)
@@ -148,11 +142,7 @@ class Sweep {
               c.error = true;
               c.detail = e.what();
             }
-            if (c.compared) ++line.compared;
-            if (c.mismatches) ++line.mismatches;
-            if (c.error) ++line.errors;
-            if ((c.mismatches || c.error) && line.first_failure.empty())
-              line.first_failure = fmt::format("{} {} {}: {}", c.shape, c.layout, c.values, c.detail);
+            line.count(c, [&] { return fmt::format("{} {} {}", c.shape, c.layout, c.values); });
             cases_.push_back(std::move(c));
           }
         }
@@ -166,7 +156,7 @@ class Sweep {
   SegVerifyLine& line_for(const std::string& name, const std::string& dtype) {
     for (auto& l : lines_)
       if (l.strategy == name && l.dtype == dtype) return l;
-    lines_.push_back(SegVerifyLine{name, dtype, 0, 0, 0, ""});
+    lines_.push_back(SegVerifyLine{VerifyCounts{}, name, dtype});
     return lines_.back();
   }
 
@@ -181,10 +171,7 @@ class Sweep {
 SegVerifySummary verify_segmented(const SegVerifyOptions& opts) {
   const auto t0 = std::chrono::steady_clock::now();
   SegVerifySummary out;
-  std::string why;
-  out.gpu = !opts.model_only && cuda_backend_available(&why);
-  out.device = out.gpu ? row_backend_description(BackendKind::cuda)
-                       : (opts.model_only ? std::string("no GPU ran: model only") : "no GPU: model only (" + why + ")");
+  std::tie(out.gpu, out.device) = verify_device(opts.model_only);
   Sweep sweep(opts, out.gpu);
   sweep.run_dtype<float>();
   sweep.run_dtype<double>();
@@ -192,11 +179,9 @@ SegVerifySummary verify_segmented(const SegVerifyOptions& opts) {
   if (!opts.csv.empty()) {
     std::vector<std::vector<std::string>> rows;
     for (const auto& c : sweep.cases())
-      rows.push_back({c.strategy, c.dtype, c.shape, c.layout, std::to_string(c.n), std::to_string(c.segments), c.values,
-                      !c.compared ? "none" : out.gpu ? "gpu" : "model_first_shape",
-                      c.compared ? std::to_string(c.mismatches) : "", c.error ? "1" : "0",
-                      c.detail});
-    append_csv(opts.csv, {"strategy", "dtype", "shape", "layout", "n", "segments", "values", "compared_with", "mismatches", "error", "detail"}, rows);
+      rows.push_back(verify_case_cells(
+          {c.strategy, c.dtype, c.shape, c.layout, std::to_string(c.n), std::to_string(c.segments), c.values}, c, out.gpu));
+    append_csv(opts.csv, verify_case_columns({"strategy", "dtype", "shape", "layout", "n", "segments", "values"}), rows);
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;

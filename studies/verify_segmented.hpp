@@ -15,36 +15,19 @@
 // one shape per case, so the per-segment order is shown not to depend on the grid.
 // Without a GPU only the model side runs: every case must evaluate, empty segments must be +0,
 // and warp_per_segment must give the same bits under every shape (declared shape_invariant).
-#include <cstdint>
 #include <string>
-#include <vector>
+
+#include "studies/verify_table.hpp"
 
 namespace sumlab {
 
-struct SegVerifyOptions {
-  bool quick = false;
-  std::uint64_t seed = 1;
-  std::string csv;          // non-empty: one line per case written here
-  bool model_only = false;  // skip the GPU even if present
-};
+using SegVerifyOptions = VerifySectionOptions;
 
-struct SegVerifyLine {
+struct SegVerifyLine : VerifyCounts {
   std::string strategy, dtype;
-  long cases = 0, mismatches = 0, errors = 0;
-  std::string first_failure;
-  long compared = 0;  // cases whose bits were compared (without a GPU: shape_invariant kernels only)
 };
 
-struct SegVerifySummary {
-  using Line = SegVerifyLine;
-  bool gpu = false;
-  std::string device;
-  std::vector<SegVerifyLine> lines;
-  double seconds = 0;
-  long cases() const;
-  long mismatches() const;
-  long errors() const;
-  bool ok() const { return mismatches() == 0 && errors() == 0; }
+struct SegVerifySummary : VerifySummary<SegVerifyLine> {
   std::string table() const;
 };
 
