@@ -625,22 +625,14 @@ std::string family_csv(const std::string& csv, const std::string& suffix) {
 // The other families' kernels (rows, segmented sums, scans): GPU bits == model bits. Returns
 // "rows", "segmented", "scans" for each that failed.
 std::vector<std::string> verify_families(const VerifyOptions& opts, bool gpu) {
-  RowVerifyOptions ro;
-  ro.quick = opts.quick;
-  ro.seed = opts.seed;
-  ro.model_only = !gpu;
-  ro.csv = family_csv(opts.csv, "_rows.csv");
-  const RowVerifySummary rows = verify_rows(ro);
+  auto section = [&](const char* csv_suffix) {
+    return VerifySectionOptions{.quick = opts.quick, .seed = opts.seed, .csv = family_csv(opts.csv, csv_suffix), .model_only = !gpu};
+  };
+  const RowVerifySummary rows = verify_rows(RowVerifyOptions{section("_rows.csv"), {}});
   std::cout << "\n" << rows.table();
-  const SegVerifySummary segs = verify_segmented(
-      {.quick = opts.quick, .seed = opts.seed, .csv = family_csv(opts.csv, "_segmented.csv"), .model_only = !gpu});
+  const SegVerifySummary segs = verify_segmented(section("_segmented.csv"));
   std::cout << "\n" << segs.table();
-  ScanVerifyOptions sc;
-  sc.quick = opts.quick;
-  sc.seed = opts.seed;
-  sc.model_only = !gpu;
-  sc.csv = family_csv(opts.csv, "_scan.csv");
-  const ScanVerifySummary scans = verify_scan(sc);
+  const ScanVerifySummary scans = verify_scan(section("_scan.csv"));
   std::cout << "\n" << scans.table();
   std::vector<std::string> failed;
   if (!rows.ok()) failed.push_back("rows");

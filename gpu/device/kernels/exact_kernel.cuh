@@ -363,6 +363,15 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
     if (++count == Layout::flush_every) flush(s_limbs);
   }
 
+  // n more elements the levels held: a flush when due, after which the misses count afresh.
+  __device__ __forceinline__ void held(int n, unsigned long long* s_limbs) {
+    count += n;
+    if (count >= Layout::flush_every) {
+      flush(s_limbs);
+      misses = 0;
+    }
+  }
+
   // The levels 0 .. Levels-1 over a group, without a branch; true when no element left bits below
   // the last of them (the remainders' bits are OR-ed on the integer pipe: one test per group).
   // r can be -0 only for a -0 input, which then just sends the group to the careful path.
@@ -473,11 +482,7 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
           largest_finite = largest > largest_finite ? largest : largest_finite;
           smallest_nonzero = smallest < smallest_nonzero ? smallest : smallest_nonzero;
         }
-        count += N;
-        if (count >= Layout::flush_every) {
-          flush(s_limbs);
-          misses = 0;
-        }
+        held(N, s_limbs);
         return;
       }
 #pragma unroll
@@ -494,11 +499,7 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
       if (try_levels<L>(x)) {
         not_negative_zero |= not_minus_zero != 0;
         if constexpr (Range) track_range(x);
-        count += N;
-        if (count >= Layout::flush_every) {
-          flush(s_limbs);
-          misses = 0;
-        }
+        held(N, s_limbs);
         return;
       }
 #pragma unroll
