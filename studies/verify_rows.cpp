@@ -157,22 +157,16 @@ class Sweep {
           for (std::size_t si = 0; si < shapes.size(); ++si) {
             const RowShape& s = shapes[si];
             CaseRow c{VerifyOutcome{}, std::string(row_reduce::info(k).name), dtype, row_reduce::to_string(s), input, m.rows, m.cols};
-            try {
-              const auto model = model_runner->run(si, on_model).value;
-              if (gpu_) {
-                if (!gpu) throw UserError(gpu_error);
-                const auto g = gpu_runner->run(si, *gpu).value;
-                c.mismatches = row_reduce::count_mismatches(g, model, &c.detail);
-                c.compared = true;
-              } else if (row_reduce::info(k).determinism == Determinism::shape_invariant) {
-                if (si == 0) first_model = model;
-                c.mismatches = row_reduce::count_mismatches(model, first_model, &c.detail);
-                c.compared = si > 0;  // the first shape is the reference
-              }
-            } catch (const std::exception& e) {
-              c.error = true;
-              c.detail = e.what();
-            }
+            verify_shape(
+                c, si, gpu_, row_reduce::info(k).determinism == Determinism::shape_invariant, first_model,
+                [&] { return model_runner->run(si, on_model).value; },
+                [&] {
+                  if (!gpu) throw UserError(gpu_error);
+                  return gpu_runner->run(si, *gpu).value;
+                },
+                [](const auto& got, const auto& want, std::string* detail) {
+                  return row_reduce::count_mismatches(got, want, detail);
+                });
             line.count(c, [&] { return fmt::format("{} {}x{} {}", c.shape, c.rows, c.cols, c.input); });
             cases_.push_back(std::move(c));
           }

@@ -101,21 +101,16 @@ class Sweep {
           for (std::size_t si = 0; si < shapes.size(); ++si) {
             const ScanShape& s = shapes[si];
             CaseRow c{VerifyOutcome{}, line.algorithm, Op::name, dtype, to_string(s), inclusive ? "inclusive" : "exclusive", n};
-            try {
-              const std::vector<V> model = model_runner->run(si, on_model).value;
-              if (gpu_) {
-                if (!gpu) throw UserError(gpu_error);
-                c.mismatches = count_mismatches(gpu_runner->run(si, *gpu).value, model, &c.detail);
-                c.compared = true;
-              } else if (scan::declared_determinism(alg, Op::name) == Determinism::shape_invariant) {
-                if (si == 0) first_model = model;
-                c.mismatches = count_mismatches(model, first_model, &c.detail);
-                c.compared = si > 0;  // the first shape is the reference
-              }
-            } catch (const std::exception& e) {
-              c.error = true;
-              c.detail = e.what();
-            }
+            verify_shape(
+                c, si, gpu_, scan::declared_determinism(alg, Op::name) == Determinism::shape_invariant, first_model,
+                [&] { return model_runner->run(si, on_model).value; },
+                [&] {
+                  if (!gpu) throw UserError(gpu_error);
+                  return gpu_runner->run(si, *gpu).value;
+                },
+                [](const std::vector<V>& got, const std::vector<V>& want, std::string* detail) {
+                  return count_mismatches(got, want, detail);
+                });
             line.count(c, [&] { return fmt::format("{} n={} {}", c.shape, c.n, c.kind); });
             cases_.push_back(std::move(c));
           }

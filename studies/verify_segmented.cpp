@@ -121,27 +121,24 @@ class Sweep {
             const SegShape& s = shapes[si];
             CaseRow c{VerifyOutcome{}, std::string(inf.name), dtype, segmented::to_string(s, inf.strategy), lay.name, values,
                       lay.offsets.back(), static_cast<std::int64_t>(lay.offsets.size()) - 1};
-            try {
-              const std::vector<T> model = model_runner->run(si, on_model).value;
-              for (std::size_t j = 0; j + 1 < lay.offsets.size(); ++j)
-                if (lay.offsets[j] == lay.offsets[j + 1] && !same_bits(model[j], T(0)))
-                  throw UserError(fmt::format("model: empty segment {} is not +0", j));
-              if (gpu_) {
-                if (!gpu) throw UserError(gpu_error);
-                const bool last = si + 1 == shapes.size();
-                const auto g = last ? one_block->run(0, *gpu) : gpu_runner->run(si, *gpu);
-                c.mismatches = count_mismatches(g.value, model, &c.detail);
-                c.compared = true;
-                if (last) c.shape += " grid1";
-              } else if (inf.determinism == Determinism::shape_invariant) {
-                if (si == 0) first_model = model;
-                c.mismatches = count_mismatches(model, first_model, &c.detail);
-                c.compared = si > 0;  // the first shape is the reference
-              }
-            } catch (const std::exception& e) {
-              c.error = true;
-              c.detail = e.what();
-            }
+            verify_shape(
+                c, si, gpu_, inf.determinism == Determinism::shape_invariant, first_model,
+                [&] {
+                  std::vector<T> model = model_runner->run(si, on_model).value;
+                  for (std::size_t j = 0; j + 1 < lay.offsets.size(); ++j)
+                    if (lay.offsets[j] == lay.offsets[j + 1] && !same_bits(model[j], T(0)))
+                      throw UserError(fmt::format("model: empty segment {} is not +0", j));
+                  return model;
+                },
+                [&] {
+                  if (!gpu) throw UserError(gpu_error);
+                  if (si + 1 < shapes.size()) return gpu_runner->run(si, *gpu).value;
+                  c.shape += " grid1";
+                  return one_block->run(0, *gpu).value;
+                },
+                [](const std::vector<T>& got, const std::vector<T>& want, std::string* detail) {
+                  return count_mismatches(got, want, detail);
+                });
             line.count(c, [&] { return fmt::format("{} {} {}", c.shape, c.layout, c.values); });
             cases_.push_back(std::move(c));
           }

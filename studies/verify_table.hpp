@@ -3,7 +3,9 @@
 // options, a case's outcome and its CSV cells, the tally of one line per key (kernel or strategy,
 // dtype, ...) with cases, mismatches, errors and the first failure, the section's summary with
 // its totals, and the fixed-width table it prints.
+#include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,6 +32,30 @@ struct VerifyOutcome {
 // verify_case_columns names them after the key columns.
 std::vector<std::string> verify_case_cells(std::vector<std::string> keys, const VerifyOutcome& o, bool gpu);
 std::vector<std::string> verify_case_columns(std::vector<std::string> keys);
+
+// Runs one case of a section's sweep, shape si of a kernel's shapes, into c: model() gives the
+// model's result, then with a GPU run_gpu() gives the GPU's, compared with it by
+// mismatches(result, reference, &detail); without one a shape_invariant kernel's model result is
+// compared with its first shape's (kept in `first` at si == 0), the first shape compared with
+// nothing. Whatever throws makes the case an error, its message the detail.
+template <class R, class Model, class Gpu, class Mismatches>
+void verify_shape(VerifyOutcome& c, std::size_t si, bool gpu, bool shape_invariant, R& first, Model&& model,
+                  Gpu&& run_gpu, Mismatches&& mismatches) {
+  try {
+    const R m = model();
+    if (gpu) {
+      c.mismatches = mismatches(run_gpu(), m, &c.detail);
+      c.compared = true;
+    } else if (shape_invariant) {
+      if (si == 0) first = m;
+      c.mismatches = mismatches(m, first, &c.detail);
+      c.compared = si > 0;
+    }
+  } catch (const std::exception& e) {
+    c.error = true;
+    c.detail = e.what();
+  }
+}
 
 // One line's tally.
 struct VerifyCounts {
