@@ -110,10 +110,11 @@ std::optional<GpuKernel> find_gpu_kernel(std::string_view name);
 // "gpu_serial, gpu_interleaved, ..." (diagnostic kernels excluded unless asked).
 std::string gpu_kernel_names(bool include_diagnostic = false);
 
-// The shape a kernel runs with when the caller gives none: 4 blocks per SM, 256 threads,
-// grid-stride, 4-wide loads where the kernel takes them, and the kernel's own cross-block stage
-// (last_block where it takes one); 2 blocks of 256 per SM for the integer kernels.
-LaunchShape default_shape(GpuKernel k, int sm_count = 132);
+// The shape a kernel runs with on dtype's data when the caller gives none: 4 blocks per SM, 256
+// threads, grid-stride, 4-wide loads where the kernel takes them, and the kernel's own cross-block
+// stage (last_block where it takes one); 2 blocks of 256 per SM for the integer kernels, but one
+// for gpu_exact on float64 (its build over the whole exponent range).
+LaunchShape default_shape(GpuKernel k, int sm_count = 132, std::string_view dtype = "float32");
 
 // The shape with every field the kernel ignores reset to default_shape's value (and, for kernels
 // that fix their cross-block stage, that stage). Two shapes with the same canonical form run the

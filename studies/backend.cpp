@@ -154,7 +154,7 @@ template <class T> class CudaInput final : public KernelInput<T> {
   std::optional<ExactTotals<T>> exact_totals() override {
     const DeviceLock lock(device_mutex());
     ExactTotals<T> t;
-    const LaunchShape s = default_shape(GpuKernel::exact, device_sm_count());
+    const LaunchShape s = default_shape(GpuKernel::exact, device_sm_count(), FloatTraits<T>::dtype);
     if (std::string why = gpu::gpu_exact_totals<T>(buf_.device_data(), buf_.size(), s, t.sum, t.sum_abs); !why.empty())
       throw UserError("the exact reference on the device: " + why);
     return t;

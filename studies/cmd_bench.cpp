@@ -364,7 +364,7 @@ CellRows bench_gpu_cell(const BenchOptions& o, const std::vector<GpuKernel>& ker
       variants.push_back({"gpu_fixed_point_given_k", given});
     }
     for (const auto& [label, opt] : variants)
-      for (const auto& [shape, role] : bench_shapes(k, sms, o.sweep)) {
+      for (const auto& [shape, role] : bench_shapes(k, sms, o.sweep, FloatTraits<T>::dtype)) {
         const gpu::Timing t = gpu::time_sum<T>(k, shape, input, to, opt);
         const bool has_shape = info(k).shape_fields != 0;
         row(label, has_shape ? to_string(shape) : "", role, t);

@@ -205,7 +205,7 @@ template <class T> std::vector<std::vector<std::string>> accuracy_cell(
   for (GpuKernel k : kernels) {
     if (info(k).float_input_only && !std::is_same_v<T, float>) continue;
     if (k == GpuKernel::serial && n > serial_max) continue;  // CPU serial's order, on one GPU thread
-    const LaunchShape shape = default_shape(k, backend->sm_count());
+    const LaunchShape shape = default_shape(k, backend->sm_count(), FloatTraits<T>::dtype);
     if (!validate_shape(k, shape, FloatTraits<T>::dtype, static_cast<std::int64_t>(n)).empty()) continue;
     runners.push_back(kernel_runner<T>(k, backend->kind(), {shape}));
   }

@@ -54,7 +54,7 @@ ResolvedShape resolve_shape(const ShapeOverrides& o, GpuKernel k, int sm_count, 
                             std::int64_t n) {
   ResolvedShape r;
   LaunchShape& s = r.shape;
-  s = default_shape(k, sm_count);
+  s = default_shape(k, sm_count, dtype);
   const unsigned reads = info(k).shape_fields;
   auto note = [&](bool set, unsigned field, const char* name) {
     if (set && !(reads & field)) r.ignored.emplace_back(name);
@@ -86,14 +86,15 @@ ResolvedShape resolve_shape(const ShapeOverrides& o, GpuKernel k, int sm_count, 
   return r;
 }
 
-std::vector<std::pair<LaunchShape, std::string>> bench_shapes(GpuKernel k, int sm_count, bool sweep) {
-  std::vector<std::pair<LaunchShape, std::string>> v{{default_shape(k, sm_count), "default"}};
+std::vector<std::pair<LaunchShape, std::string>> bench_shapes(GpuKernel k, int sm_count, bool sweep,
+                                                              std::string_view dtype) {
+  std::vector<std::pair<LaunchShape, std::string>> v{{default_shape(k, sm_count, dtype), "default"}};
   const unsigned f = info(k).shape_fields;
   if (!sweep || !(f & field_grid) || !(f & field_block)) return v;
   for (int per_sm : {1, 2, 4, 8})
     for (int block : {256, 512, 1024}) {
       if (per_sm * block > 2048) continue;
-      LaunchShape s = default_shape(k, sm_count);
+      LaunchShape s = default_shape(k, sm_count, dtype);
       s.grid = per_sm * sm_count;
       s.block = block;
       if (f & field_vector) s.vector = 4;

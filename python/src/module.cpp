@@ -282,10 +282,13 @@ std::string kernels_json() {
                                     std::pair{field_warp, "warp_stage"}, std::pair{field_block_stage, "block_stage"},
                                     std::pair{field_cross, "cross_block"}})
       if (k.shape_fields & bit) fields.emplace_back(name);
+    nlohmann::ordered_json defaults;  // per dtype the kernel takes
+    for (const char* dtype : {"float32", "float64"})
+      if (!k.float_input_only || std::string_view(dtype) == "float32")
+        defaults[dtype] = to_string(default_shape(k.kernel, 132, dtype));
     out.push_back({{"name", k.name}, {"summary", k.summary}, {"order", k.order}, {"bound", k.bound.formula},
                    {"bound_source", k.bound.source}, {"determinism", to_string(k.determinism)},
-                   {"modelled", k.modelled}, {"shape_fields", fields},
-                   {"default_shape", to_string(default_shape(k.kernel))}});
+                   {"modelled", k.modelled}, {"shape_fields", fields}, {"default_shape", defaults}});
   }
   return out.dump();
 }

@@ -5,6 +5,7 @@
 
 #include <set>
 #include <string>
+#include <string_view>
 
 #include "core/gpu_kernel.hpp"
 
@@ -105,12 +106,13 @@ TEST(GpuKernelRegistry, DeclaredDeterminism) {
 }
 
 TEST(GpuKernelRegistry, DefaultShapesAreValid) {
-  for (const auto& k : gpu_kernels()) {
-    const LaunchShape s = default_shape(k.kernel, 132);
-    const std::string dtype = k.float_input_only ? "float32" : "float64";
-    EXPECT_EQ(validate_shape(k.kernel, s, dtype, 1000), "") << k.name;
-    EXPECT_EQ(canonicalize(k.kernel, s, 132), s) << k.name;
-  }
+  for (const auto& k : gpu_kernels())
+    for (const char* dtype : {"float32", "float64"}) {
+      if (k.float_input_only && std::string_view(dtype) == "float64") continue;
+      const LaunchShape s = default_shape(k.kernel, 132, dtype);
+      EXPECT_EQ(validate_shape(k.kernel, s, dtype, 1000), "") << k.name << " " << dtype;
+      EXPECT_EQ(canonicalize(k.kernel, s, 132), s) << k.name << " " << dtype;
+    }
   EXPECT_EQ(default_shape(GpuKernel::two_pass, 132).grid, 528);
   EXPECT_EQ(default_shape(GpuKernel::atomic, 132).cross, CrossBlock::atomic);
   EXPECT_EQ(default_shape(GpuKernel::last_block, 132).cross, CrossBlock::last_block);
@@ -124,11 +126,20 @@ TEST(GpuKernelRegistry, DefaultShapesAreValid) {
     s.cross = CrossBlock::second_kernel;
     EXPECT_EQ(order_key(k.kernel, s, 132), key) << k.name;
   }
-  // The integer kernels: two blocks of 256 an SM, following the machine's SM count.
+  // The integer kernels: two blocks of 256 an SM, following the machine's SM count; gpu_exact on
+  // float64 one (the build whose bins cover every double). No other kernel's default sees the type.
   for (GpuKernel k : {GpuKernel::exact, GpuKernel::fixed_point}) {
     EXPECT_EQ(default_shape(k, 132).grid, 264);
     EXPECT_EQ(default_shape(k, 114).grid, 228);
     EXPECT_EQ(default_shape(k, 132).block, 256);
+  }
+  EXPECT_EQ(default_shape(GpuKernel::fixed_point, 132, "float64").grid, 264);
+  EXPECT_EQ(default_shape(GpuKernel::exact, 132, "float64").grid, 132);
+  EXPECT_EQ(default_shape(GpuKernel::exact, 114, "float64").grid, 114);
+  EXPECT_EQ(default_shape(GpuKernel::exact, 132, "float64").block, 256);
+  for (const auto& k : gpu_kernels()) {
+    if (k.kernel == GpuKernel::exact || k.float_input_only) continue;
+    EXPECT_EQ(default_shape(k.kernel, 132, "float64"), default_shape(k.kernel, 132, "float32")) << k.name;
   }
 }
 

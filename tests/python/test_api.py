@@ -164,6 +164,10 @@ def test_registries():
     assert "exact" in algs and algs["neumaier"]["bound_source"].startswith("Ogita, Rump, Oishi")
     ks = {k["name"]: k for k in sumlab.kernels()}
     assert ks["gpu_exact"]["determinism"] == "shape_invariant" and "grid" in ks["gpu_exact"]["shape_fields"]
+    # A default per dtype: gpu_exact on float64 takes one block an SM, on float32 two.
+    assert ks["gpu_exact"]["default_shape"]["float64"].startswith("132x256")
+    assert ks["gpu_exact"]["default_shape"]["float32"].startswith("264x256")
+    assert list(ks["gpu_double_acc"]["default_shape"]) == ["float32"]
     assert sumlab.__version__
 
 

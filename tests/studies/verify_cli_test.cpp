@@ -110,7 +110,7 @@ TEST(BenchHelp, SweepStatesTheRule) {
 TEST(BenchShapes, TheSweepTimesEveryPairWithBothEnds) {
   auto count = [](GpuKernel k, int sms) {
     std::map<std::pair<int, int>, std::vector<CrossBlock>> ends;
-    const auto shapes = bench_shapes(k, sms, true);
+    const auto shapes = bench_shapes(k, sms, true, "float32");
     EXPECT_EQ(shapes.front().second, "default");
     EXPECT_EQ(shapes.front().first, default_shape(k, sms));
     for (std::size_t i = 0; i < shapes.size(); ++i) {
@@ -127,8 +127,13 @@ TEST(BenchShapes, TheSweepTimesEveryPairWithBothEnds) {
   }
   for (const auto& [pair, e] : count(GpuKernel::two_pass, 114)) EXPECT_EQ(e, std::vector{CrossBlock::second_kernel});
   EXPECT_EQ(count(GpuKernel::exact, 132).size(), 9u);
-  EXPECT_EQ(bench_shapes(GpuKernel::kahan, 132, false).size(), 1u);
-  EXPECT_EQ(bench_shapes(GpuKernel::serial, 132, true).size(), 1u);  // no grid or block to sweep
+  // Each type's default first (gpu_exact on float64: one block of 256 an SM), then the same sweep.
+  const auto exact64 = bench_shapes(GpuKernel::exact, 132, true, "float64");
+  EXPECT_EQ(exact64.front().first, default_shape(GpuKernel::exact, 132, "float64"));
+  EXPECT_EQ(exact64.front().first.grid, 132);
+  EXPECT_EQ(exact64.size(), bench_shapes(GpuKernel::exact, 132, true, "float32").size());
+  EXPECT_EQ(bench_shapes(GpuKernel::kahan, 132, false, "float32").size(), 1u);
+  EXPECT_EQ(bench_shapes(GpuKernel::serial, 132, true, "float32").size(), 1u);  // no grid or block to sweep
 }
 
 // A list of kernels checks those sum kernels only: the row, segmented and scan kernels run with
