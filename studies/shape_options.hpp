@@ -51,11 +51,11 @@ ResolvedShape resolve_shape(const ShapeOverrides& o, GpuKernel k, int sm_count, 
                             std::int64_t n);
 
 // The shapes `sumlab bench` times kernel k with on dtype's data, each with its role: its default
-// ("default"), and
-// with `sweep` (kernels that take a grid and a block) 1, 2, 4 and 8 blocks per SM x 256, 512 and
-// 1024 threads, at most 2048 threads per SM (9 shapes; the --sweep help says this rule), with
-// 4-wide loads, each with both cross-block ends for kernels that take one (second_kernel and
-// last_block: the same bits, two launches or one) ("sweep"); canonicalized, no shape twice.
+// ("default"), and with `sweep` (kernels that take a grid and a block) 1, 2, 4 and 8 blocks per SM
+// x 256, 512 and 1024 threads, at most 2048 threads per SM (9 shapes; the --sweep help says this
+// rule), with 4-wide loads, each with both cross-block ends for kernels that take one
+// (second_kernel and last_block: the same bits, two launches or one) ("sweep"); canonicalized, no
+// shape twice.
 std::vector<std::pair<LaunchShape, std::string>> bench_shapes(GpuKernel k, int sm_count, bool sweep,
                                                               std::string_view dtype);
 
