@@ -14,7 +14,7 @@ bool ShapeOptions::any_given() const {
 
 void add_shape_options(CLI::App& cmd, ShapeOptions& o) {
   const std::string group = "Launch shape (GPU kernels; default: each kernel's own)";
-  o.grid_opt = cmd.add_option("--grid", o.grid, "Blocks in the grid (default 4 x SM count)")->group(group);
+  o.grid_opt = cmd.add_option("--grid", o.grid, "Blocks in the grid (default: 4 x SM count; 2 x for gpu_exact and gpu_fixed_point, 1 x for gpu_exact on float64)")->group(group);
   o.block_opt = cmd.add_option("--block", o.block, "Threads per block, 1..1024 (default 256)")->group(group);
   o.vector_opt = cmd.add_option("--vector", o.vector, "Elements per load: 1, 2 or 4 (default 4)")->group(group);
   o.mapping_opt = cmd.add_option("--mapping", o.mapping,
