@@ -1142,11 +1142,12 @@ template <class T> __global__ void exact_round_kernel(ExactBuffers out, std::int
 
 // Host side: the kernel for the block size, asynchronously on the default stream; set out.parity
 // must be in its reset state (exact_reset_sets, or the launch before with the other parity).
-// Abs (the sum of magnitudes) is compiled for blocks of up to 512 threads only (the default shape's).
+// Abs (the sum of magnitudes) takes the sum's builds for blocks of up to 512 threads (the reference
+// runs it at the sum's shape, so on wide doubles at the whole range's build too); its 1024-thread
+// build, which spills, is not compiled.
 template <class T, bool Range, bool Abs = false>
 void launch_exact(const LaunchShape& s, const T* d_in, std::int64_t n, const ExactBuffers& out) {
   static_assert(!(Abs && Range), "the sum of magnitudes decides no fixed-point scale");
-  if (Abs && s.block > 512) throw GpuError("gpu_exact's sum of magnitudes takes blocks of at most 512 threads");
   // The build for the block size; the tiles' and bins' shared memory passes the default 48 KB, so
   // the launch opts in to its size.
   void (*kernel)(const T*, std::int64_t, ExactBuffers) = nullptr;
@@ -1158,10 +1159,11 @@ void launch_exact(const LaunchShape& s, const T* d_in, std::int64_t n, const Exa
     kernel = build;
     smem = bulk_smem_bytes(s.block) + ExactBins<T>::bytes(max_threads, min_blocks, s.block);
   };
-  if (Abs) pick(exact_limbs_kernel<T, false, 512, 1, true>, 512, 1);
-  else if (s.block > 512) pick(exact_limbs_kernel<T, Range, 1024, 1>, 1024, 1);
-  else if (s.block > 256) pick(exact_limbs_kernel<T, Range, 512, 1>, 512, 1);
-  else if constexpr (sizeof(T) == 4) pick(exact_limbs_kernel<T, Range, 256, 2>, 256, 2);
+  if (s.block > 512) {
+    if constexpr (Abs) throw GpuError("gpu_exact's sum of magnitudes takes blocks of at most 512 threads");
+    else pick(exact_limbs_kernel<T, Range, 1024, 1>, 1024, 1);
+  } else if (s.block > 256) pick(exact_limbs_kernel<T, Range, 512, 1, Abs>, 512, 1);
+  else if constexpr (sizeof(T) == 4) pick(exact_limbs_kernel<T, Range, 256, 2, Abs>, 256, 2);
   else {
     // Double, blocks of up to 256 threads: the whole range's bins (one block an SM) where the grid
     // is resident at once. A grid of more waves takes the window's build at two blocks an SM, where
@@ -1169,14 +1171,14 @@ void launch_exact(const LaunchShape& s, const T* d_in, std::int64_t n, const Exa
     // loads: at one block an SM every further wave cost moderate inputs those latencies, more
     // than the whole range saved wide ones at small n (docs/performance-notes.md). So does a GPU
     // whose blocks cannot hold the whole range's shared memory (196 KB at 256 threads).
-    pick(exact_limbs_kernel<T, Range, 256, 1>, 256, 1);
+    pick(exact_limbs_kernel<T, Range, 256, 1, Abs>, 256, 1);
     const auto* whole = reinterpret_cast<const void*>(kernel);
     bool takes_whole = smem <= shared_limit(whole);
     if (takes_whole) {
       opt_in_shared(whole, smem, what);  // resident_blocks counts with the opted-in limit
       takes_whole = s.grid <= resident_blocks(whole, s.block, smem);
     }
-    if (!takes_whole) pick(exact_limbs_kernel<T, Range, 256, 2>, 256, 2);
+    if (!takes_whole) pick(exact_limbs_kernel<T, Range, 256, 2, Abs>, 256, 2);
   }
   opt_in_shared(reinterpret_cast<const void*>(kernel), smem, what);
   kernel<<<s.grid, s.block, smem>>>(d_in, n, out);
