@@ -48,10 +48,18 @@ fi
 header "$L/setup.log" "cmake --preset cuda -DSUMLAB_BENCH=OFF; cmake --build --preset cuda"
 { nvidia-smi | head -12; python3 -c 'import torch, numpy; print("torch", torch.__version__, "numpy", numpy.__version__)'; } >> "$L/setup.log" 2>&1
 say "configure + build"
-timeout "$(limit 60 420)" cmake --preset cuda -DSUMLAB_BENCH=OFF -DPython_EXECUTABLE="$(command -v python3)" >> "$L/setup.log" 2>&1
+# The full session keeps room after the build for its steps; a caller that sources this for the
+# set-up alone (SUMLAB_SETUP_ONLY) keeps SUMLAB_SETUP_RESERVE seconds (30 by default) for its own,
+# whose limits it sets: a deadline below the full session's reserves otherwise cut the build short.
+if [ -n "${SUMLAB_SETUP_ONLY:-}" ]; then
+  configure_reserve=${SUMLAB_SETUP_RESERVE:-30} build_reserve=${SUMLAB_SETUP_RESERVE:-30}
+else
+  configure_reserve=420 build_reserve=200
+fi
+timeout "$(limit 60 "$configure_reserve")" cmake --preset cuda -DSUMLAB_BENCH=OFF -DPython_EXECUTABLE="$(command -v python3)" >> "$L/setup.log" 2>&1
 # SUMLAB_BUILD_TARGETS (a space-separated list): only those targets, for a call that needs few.
 # shellcheck disable=SC2086
-timeout "$(limit 330 200)" cmake --build --preset cuda -j"$(nproc)" ${SUMLAB_BUILD_TARGETS:+--target $SUMLAB_BUILD_TARGETS} -- -k 0 >> "$L/setup.log" 2>&1
+timeout "$(limit 330 "$build_reserve")" cmake --build --preset cuda -j"$(nproc)" ${SUMLAB_BUILD_TARGETS:+--target $SUMLAB_BUILD_TARGETS} -- -k 0 >> "$L/setup.log" 2>&1
 rc=$?
 echo "# build exit status: $rc" >> "$L/setup.log"
 say "build exit $rc"
