@@ -73,8 +73,8 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   if constexpr (sizeof(T) == 4) {
     if (largest_launch == nullptr && from_data && s.block <= 512 && n <= exact_launch_elements) {
       one_launch = s.block <= 256 ? fixed_one_launch_kernel<T, 256, 2> : fixed_one_launch_kernel<T, 512, 1>;
-      one_launch_smem = bulk_smem_bytes(s.block) +
-                        (s.block <= 256 ? ExactBins<T>::bytes(256, 2, s.block) : ExactBins<T>::bytes(512, 1, s.block));
+      one_launch_smem = s.block <= 256 ? exact_tile_bytes<T>(256, 2, s.block) + ExactBins<T>::bytes(256, 2, s.block)
+                                       : exact_tile_bytes<T>(512, 1, s.block) + ExactBins<T>::bytes(512, 1, s.block);
       opt_in_shared(reinterpret_cast<const void*>(one_launch), one_launch_smem);
       if (s.grid > resident_blocks(reinterpret_cast<const void*>(one_launch), s.block, one_launch_smem))
         one_launch = nullptr;

@@ -33,10 +33,11 @@ namespace sumlab::gpu::detail {
 
 inline constexpr int bulk_group_bytes = 64;  // a thread's share of a tile
 template <class T> inline constexpr int bulk_group = bulk_group_bytes / int(sizeof(T));  // its elements
-inline constexpr int bulk_max_stages = 4;
+inline constexpr int bulk_max_stages = 5;
 // Tiles in flight per block: 64, 96 and 128 KB of shared memory for blocks of 256, 512 and 1024
 // threads (2 to 4 stages did best when the bulk loader was first measured; more stages did not
-// help later: docs/performance-notes.md).
+// help later: docs/performance-notes.md); a kernel may ask for up to bulk_max_stages of its own
+// (gpu_exact's whole range, one block an SM: exact_stages).
 __host__ __device__ constexpr int bulk_stages(int block) { return block <= 256 ? 4 : block <= 512 ? 3 : 2; }
 // Dynamic shared memory a launch must provide (and opt in to, past 48 KB).
 __host__ __device__ constexpr std::size_t bulk_smem_bytes(int block) {
@@ -139,13 +140,15 @@ __device__ __forceinline__ WarpPace warp_pace() {
 
 // Calls group(x) (x: T[bulk_group<T>]) for each of this thread's shares of the tiles, and f(x)
 // for each element outside whole tiles that this thread owns. Every thread of the block must call
-// it (it holds barriers); d_in must be aligned to sizeof(T); the launch provides
-// bulk_smem_bytes(blockDim.x) of dynamic shared memory, used by nothing else.
-template <bool WarpPaced = false, class T, class F, class G>
+// it (it holds barriers); d_in must be aligned to sizeof(T); the launch provides the stages'
+// dynamic shared memory (bulk_smem_bytes(blockDim.x), or Stages x blockDim.x x 64 bytes where the
+// kernel asks for its own count), used by nothing else.
+template <bool WarpPaced = false, int Stages = 0, class T, class F, class G>
 __device__ __forceinline__ void for_each_bulk_group(const T* __restrict__ d_in, std::int64_t n, F&& f, G&& group) {
+  static_assert(Stages >= 0 && Stages <= bulk_max_stages);
   extern __shared__ __align__(128) unsigned char bulk_stage[];
   __shared__ __align__(8) unsigned long long full[bulk_max_stages];
-  const int stages = bulk_stages(static_cast<int>(blockDim.x));
+  const int stages = Stages > 0 ? Stages : bulk_stages(static_cast<int>(blockDim.x));
   const std::int64_t threads = std::int64_t(gridDim.x) * blockDim.x;
   const std::int64_t g = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const BulkTiles<T> tiles = bulk_tiles(d_in, n);

@@ -163,7 +163,7 @@ template <class T> struct ExactBins {
   // lo, hi goes one bin up) 65 + 1 carry.
   static constexpr int whole_range = sizeof(T) == 4 ? 10 : 66;
   // Double: the build for one block of up to 256 threads an SM gets whole_range bins (528 bytes a
-  // thread: 132 KB at 256, beside the tiles' 64 KB); the others (two such blocks an SM, larger
+  // thread: 132 KB at 256, beside the tiles' 80 KB: exact_stages); the others (two such blocks an SM, larger
   // blocks) a window of 16 (8 at 1024) and the cells.
   static constexpr int normalise_every = sizeof(T) == 4 ? 240 : 1016;  // whole groups of 16 / 8
   static_assert(sizeof(T) == 4 || 32ll * (normalise_every + 7) * (1ll << 16) < (1ll << 31), "double: a cell stays an int32");
@@ -182,6 +182,21 @@ template <class T> struct ExactBins {
            (covers_all(bins) ? 0 : static_cast<std::size_t>((block + 31) / 32) * ExactCells::count * sizeof(int));
   }
 };
+// The bulk stages of a build (0: bulk_stages(blockDim.x)). The whole range's double build (one
+// block of up to 256 threads an SM beside 132 KB of bins) takes a fifth: 80 KB of tiles in flight
+// an SM, where the four of the other 256-thread builds keep 64 KB with twice the blocks. With the
+// input in the L2 its launch took 1.1% less time on an H100; the stage is meant for the H200's
+// memory, whose long runs timed that build's moderate inputs below CUB (docs/performance-notes.md).
+template <class T> __host__ __device__ constexpr int exact_stages(int max_threads, int min_blocks) {
+  return sizeof(T) == 8 && max_threads <= 256 && min_blocks == 1 ? 5 : 0;
+}
+// The tiles' bytes of dynamic shared memory, before the bins.
+template <class T>
+__host__ __device__ constexpr std::size_t exact_tile_bytes(int max_threads, int min_blocks, int block) {
+  const int stages = exact_stages<T>(max_threads, min_blocks);
+  return stages > 0 ? static_cast<std::size_t>(stages) * static_cast<std::size_t>(block) * bulk_group_bytes
+                    : bulk_smem_bytes(block);
+}
 
 // Adds q * 2^(p + min_exponent) (p >= 0, |q| < 2^61) to the shared limbs as three digits (q shifted
 // by up to 31 bits is below 2^92: two 32-bit digits and a signed top one below 2^28).
@@ -444,11 +459,14 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
     Bits smallest = ~Bits(0);
     Bits not_minus_zero = 0;  // nonzero when some element is not -0
     bool below = true;        // every |x| < 2^B (false for NaN: the comparison fails)
+    if (!not_negative_zero) {  // once true it stays: no per-element test after the first nonzero
+#pragma unroll
+      for (int i = 0; i < N; ++i) not_minus_zero |= to_bits(x[i]) ^ sign_bit;
+    }
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       Bits u;
       memcpy(&u, &x[i], sizeof(T));
-      not_minus_zero |= u ^ sign_bit;
       below &= fabs(x[i]) < threshold;
       if constexpr (Range) {
         if constexpr (level0_proof) {
@@ -761,10 +779,12 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
         }
       }
       static_assert(N <= 8, "ExactCells' bound counts at most 8 elements a group");
-      Bits nonzero = 0;  // some element is not -0
+      if (!not_negative_zero) {  // once true it stays: no per-element test after the first nonzero
+        Bits nonzero = 0;  // some element is not -0
 #pragma unroll
-      for (int i = 0; i < N; ++i) nonzero |= to_bits(x[i]) ^ sign_bit;
-      not_negative_zero |= nonzero != 0;
+        for (int i = 0; i < N; ++i) nonzero |= to_bits(x[i]) ^ sign_bit;
+        not_negative_zero = nonzero != 0;
+      }
       const int base = Whole ? 0 : bin_base;
       if (Whole || low >= base) {
         // The whole group in the bins (nearly every group of a wide input in a window): no test per
@@ -815,7 +835,7 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
     const double y = (x * scale) * 0x1p75;
     const double th = trunc(y * 0x1p-32);
     hi = __double2ll_rz(th);
-    lo = __double2ll_rz(y - th * 0x1p32);
+    lo = __double2ll_rz(fma(th, -0x1p32, y));  // exact either way: y - th 2^32 is an integer below 2^32
     return static_cast<int>(b25 >> 25);
   }
 
@@ -976,8 +996,8 @@ template <class T> void exact_reset_sets(const ExactBuffers& out) {
 // (the whole range's bins fill the shared memory: launch_exact says which runs), blocks of up to
 // 512 for one (128 registers: the levels and the window never spill), 1024 for one (64 registers,
 // which spills).
-// The launch provides bulk_smem_bytes(blockDim.x) + ExactBins<T>::bytes(MaxThreads, MinBlocks,
-// blockDim.x) of dynamic shared memory.
+// The launch provides exact_tile_bytes<T>(MaxThreads, MinBlocks, blockDim.x) +
+// ExactBins<T>::bytes(MaxThreads, MinBlocks, blockDim.x) of dynamic shared memory.
 // Abs: the kernel adds |x| (the exact sum of magnitudes a study's reference needs beside the sum;
 // its special counts are not used).
 // exact_limbs_block is exact_limbs_kernel's body, which gpu_fixed_point's one-launch kernel
@@ -994,13 +1014,15 @@ __device__ __forceinline__ void exact_limbs_block(const T* __restrict__ d_in, st
   constexpr int Bins = ExactBins<T>::count(MaxThreads, MinBlocks);
   ExactThread<T, Range, Bins, MaxThreads> t;
   extern __shared__ __align__(128) unsigned char exact_dynamic_smem[];  // the bulk stages, then the bins
-  t.bins = reinterpret_cast<long long*>(exact_dynamic_smem + bulk_smem_bytes(static_cast<int>(blockDim.x))) + threadIdx.x;
+  constexpr int Stages = exact_stages<T>(MaxThreads, MinBlocks);
+  const std::size_t tile_bytes = exact_tile_bytes<T>(MaxThreads, MinBlocks, static_cast<int>(blockDim.x));
+  t.bins = reinterpret_cast<long long*>(exact_dynamic_smem + tile_bytes) + threadIdx.x;
 #pragma unroll
   for (int k = 0; k < Bins; ++k) t.bin(k) = 0;  // this thread's own words: no barrier needed for them
   if constexpr (!decltype(t)::Whole) t.zero_cells();
   __syncthreads();
   if constexpr (Abs) {
-    for_each_bulk_group<sizeof(T) == 8>(
+    for_each_bulk_group<sizeof(T) == 8, Stages>(
         d_in, num_items, [&](T x) { t.add(fabs(x), s_limbs, s_special); },
         [&](const T(&x)[bulk_group<T>]) {
           T a[bulk_group<T>];
@@ -1009,7 +1031,7 @@ __device__ __forceinline__ void exact_limbs_block(const T* __restrict__ d_in, st
           t.add_group(a, s_limbs, s_special);
         });
   } else {
-    for_each_bulk_group<sizeof(T) == 8>(
+    for_each_bulk_group<sizeof(T) == 8, Stages>(
         d_in, num_items, [&](T x) { t.add(x, s_limbs, s_special); },
         [&](const T(&x)[bulk_group<T>]) { t.add_group(x, s_limbs, s_special); });
   }
@@ -1157,7 +1179,8 @@ void launch_exact(const LaunchShape& s, const T* d_in, std::int64_t n, const Exa
   };
   auto pick = [&](auto build, int max_threads, int min_blocks) {
     kernel = build;
-    smem = bulk_smem_bytes(s.block) + ExactBins<T>::bytes(max_threads, min_blocks, s.block);
+    smem = exact_tile_bytes<T>(max_threads, min_blocks, s.block) +
+           ExactBins<T>::bytes(max_threads, min_blocks, s.block);
   };
   if (s.block > 512) {
     if constexpr (Abs) throw GpuError("gpu_exact's sum of magnitudes takes blocks of at most 512 threads");

@@ -757,7 +757,8 @@ __device__ __forceinline__ FixedPlan fixed_gate(const FixedBuffers& out, unsigne
 
 // gate: fixed_gate's four words. exact: pass 1's sets (the range read by fixed_gate is out.range,
 // in them). The launch provides pass 1's dynamic shared memory (gpu_exact's,
-// bulk_smem_bytes(blockDim.x) + ExactBins<T>::bytes(MaxThreads, MinBlocks, blockDim.x)), which holds pass 2's.
+// exact_tile_bytes<T>(MaxThreads, MinBlocks, blockDim.x) + ExactBins<T>::bytes(MaxThreads,
+// MinBlocks, blockDim.x)), which holds pass 2's.
 template <class T, int MaxThreads, int MinBlocks>
 __global__ void __launch_bounds__(MaxThreads, MinBlocks)
     fixed_one_launch_kernel(const T* __restrict__ d_in, std::int64_t num_items, ExactBuffers exact, FixedBuffers out,
