@@ -163,8 +163,8 @@ template <class T> struct ExactBins {
   // lo, hi goes one bin up) 65 + 1 carry.
   static constexpr int whole_range = sizeof(T) == 4 ? 10 : 66;
   // Double: the build for one block of up to 256 threads an SM gets whole_range bins (528 bytes a
-  // thread: 132 KB at 256, beside the tiles' 80 KB: exact_stages); the others (two such blocks an SM, larger
-  // blocks) a window of 16 (8 at 1024) and the cells.
+  // thread: 132 KB at 256, beside the tiles' 80 KB: exact_stages); the others (two such blocks an
+  // SM, larger blocks) a window of 16 (8 at 1024) and the cells.
   static constexpr int normalise_every = sizeof(T) == 4 ? 240 : 1016;  // whole groups of 16 / 8
   static_assert(sizeof(T) == 4 || 32ll * (normalise_every + 7) * (1ll << 16) < (1ll << 31), "double: a cell stays an int32");
   static_assert(sizeof(T) == 8 || (253 >> 5) + 2 < whole_range, "float: bins 0..7 for elements, 8 and 9 for carries");
@@ -465,14 +465,12 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
     }
 #pragma unroll
     for (int i = 0; i < N; ++i) {
-      Bits u;
-      memcpy(&u, &x[i], sizeof(T));
       below &= fabs(x[i]) < threshold;
       if constexpr (Range) {
         if constexpr (level0_proof) {
           largest_f = fmaxf(largest_f, fabsf(x[i]));
         } else {
-          const Bits a = u & ~sign_bit;
+          const Bits a = to_bits(x[i]) & ~sign_bit;
           largest = a > largest ? a : largest;
           smallest = a != 0 && a < smallest ? a : smallest;
         }
