@@ -197,6 +197,10 @@ __host__ __device__ constexpr std::size_t exact_tile_bytes(int max_threads, int 
   return stages > 0 ? static_cast<std::size_t>(stages) * static_cast<std::size_t>(block) * bulk_group_bytes
                     : bulk_smem_bytes(block);
 }
+// launch_exact falls back to the window's build where a GPU's blocks cannot hold the whole range's
+// shared memory; on sm_90 (227 KB a block, the static limbs and barriers' 2 KB included) it fits.
+static_assert(exact_tile_bytes<double>(256, 1, 256) + ExactBins<double>::bytes(256, 1, 256) + 2048 <= 227 * 1024,
+              "the whole range's tiles and bins fit an sm_90 block");
 
 // Adds q * 2^(p + min_exponent) (p >= 0, |q| < 2^61) to the shared limbs as three digits (q shifted
 // by up to 31 bits is below 2^92: two 32-bit digits and a signed top one below 2^28).
