@@ -248,10 +248,10 @@ LaunchShape default_shape(GpuKernel k, int sm_count, std::string_view dtype) {
     // gpu_exact on float64: one block an SM, the build whose bins cover every double (at two, the
     // window's build sends the elements below a thread's 16 bins to its warp's cells): every
     // double bit pattern 1.7-5.6x faster from 2^20 to 2^26 on an H200, lognormal sigma 12
-    // 1.35-1.8x below 2^26 and level there, moderate inputs within 1.5% in short runs; but one
-    // block an SM keeps few bytes in flight for the H200's memory, and a long run there timed
-    // uniform doubles from 2^26 at 0.75-0.83 of CUB where two blocks ran 0.97
-    // (docs/performance-notes.md, "Default shapes").
+    // 1.35-1.8x below 2^26 and level there, moderate inputs within 1.5% in short runs; but a long
+    // run on an H200 timed uniform doubles from 2^26 at 0.75-0.83 of CUB where two blocks ran
+    // 0.97, for a reason not yet shown (fewer tiles in flight is the suspect the build's fifth
+    // stage is meant to answer: docs/performance-notes.md, "Default shapes").
     if (k == GpuKernel::exact && dtype == "float64") s.grid = sms;
   }
   return s;
