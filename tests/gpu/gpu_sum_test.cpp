@@ -346,7 +346,7 @@ TEST(GpuExact, WideSpansThroughTheBinsStayExact) {
 // Double's wide path at its bounds: 2^22 copies of one value, but the first 64 groups of 8 hold
 // +-2^1000 (they cancel), so the warps that take them first (every lane of a one-warp block) send
 // their groups to the bins; also in one-block launches whose lanes each take 2^17 (1 x 32) or 2^13
-// (1 x 512) elements.
+// (1 x 512) elements, and at 264 x 192 (the whole range's build for two blocks an SM).
 // - The windowed builds (blocks of more than 256 threads; smaller ones where the grid exceeds one
 //   block an SM, as 1056 x 64 does) keep a window of bins far above the value, whose digits go to
 //   the warp's cells (exact_kernel.cuh, ExactCells): -(2^53 - 1) 2^-260, whose largest digit,
@@ -354,9 +354,11 @@ TEST(GpuExact, WideSpansThroughTheBinsStayExact) {
 //   32 * 1023 such digits, 2^21 from an int32's limit. Twice: as it is, every warp's elements
 //   share their cells, so its lanes add them first (cells_together); with one element in 64 from
 //   far below, every warp's group mixes two cells, so each element takes its own five atomics.
-// - The other shapes hold every bin (no cells): -(2^53 - 1) 2^-52, exponent field 1023, gives each
-//   element's high digit its largest magnitude, about 2^52, so between two normalisings a bin
-//   gathers 1016 of them, 2^62, half an int64's limit.
+// - The other shapes hold every bin (no cells), in radix 2^48: -(2^53 - 1) 2^-20, exponent field
+//   1055 (47 above a multiple of 48), gives each element's high digit its largest magnitude, about
+//   2^52, so between two normalisings a bin gathers 1016 of them, 2^62, half an int64's limit.
+//   -(2^53 - 1) 2^-52 (exponent field 1023, 31 above a multiple of 32) does the same for a window's
+//   bins, radix 2^32.
 // A larger count between emptyings or normalisings, or a digit or weight wrong, changes the sum.
 TEST(GpuExact, DoubleCellsAndBinsAtTheirBoundsStayExact) {
   SUMLAB_REQUIRE_GPU();
@@ -368,7 +370,8 @@ TEST(GpuExact, DoubleCellsAndBinsAtTheirBoundsStayExact) {
   };
   for (const Case& k : {Case{"one cell", -std::ldexp(0x1p53 - 1, -260), false},
                         Case{"one element in 64 in other cells", -std::ldexp(0x1p53 - 1, -260), true},
-                        Case{"the bins' largest high digit", -std::ldexp(0x1p53 - 1, -52), false}}) {
+                        Case{"a window's largest high digit", -std::ldexp(0x1p53 - 1, -52), false},
+                        Case{"the whole range's largest high digit", -std::ldexp(0x1p53 - 1, -20), false}}) {
     SCOPED_TRACE(k.name);
     std::vector<double> x(n, k.value);
     for (std::size_t i = 0; i < 512; i += 8) x[i] = i < 256 ? 0x1p1000 : -0x1p1000;
@@ -378,9 +381,9 @@ TEST(GpuExact, DoubleCellsAndBinsAtTheirBoundsStayExact) {
     gpu::DeviceBuffer<double> buf(static_cast<std::int64_t>(n));
     buf.upload(std::span<const double>(x));
     std::vector<LaunchShape> all = shapes_with_partial_warps();
-    for (const int block : {32, 512}) {
+    for (const auto [grid, block] : {std::array<int, 2>{1, 32}, std::array<int, 2>{1, 512}, std::array<int, 2>{264, 192}}) {
       LaunchShape one = all[0];
-      one.grid = 1;
+      one.grid = grid;
       one.block = block;
       all.push_back(one);
     }

@@ -146,35 +146,47 @@ static_assert((ExactCells::count - 1) / 2 + 1 < ExactLayout<double>::num_limbs, 
 //           float, no anchor, no window.
 //   double: in units of 2^(min_exponent - 1) as for float, an element of bin j = E / 32 adds
 //           y = x 2^(1075 - 32 j) (an integer below 2^84) as its low 32-bit digit to bin j and the
-//           rest (below 2^52) to bin j + 1. The build for one block of up to 256 threads an SM
-//           holds 66 bins, base 0: every finite double, no window, no cells (bins 0 .. 64 for the
-//           digits, 65 for carries), even totals as for float. The others (their blocks share an
-//           SM, or take more threads) hold a window of 16 bins (8 for 1024-thread blocks, whose
+//           rest (below 2^52) to bin j + 1. The whole range's builds (one block of up to 256
+//           threads an SM, or two of up to 192) hold every finite double in radix 2^48 instead:
+//           bin j = E / 48 takes y = x 2^(1075 - 48 j) (below 2^100) as its low 48-bit digit and
+//           bin j + 1 the rest (below 2^52); 45 bins (0 .. 43 for the digits, 44 for carries), 360
+//           bytes a thread where radix 2^32 took 66 and 528, base 0, no window, no cells, even
+//           totals as for float; bin j weighs limb bit 48 j after halving (push_whole_bin). The
+//           others (their blocks share an SM, or take more threads) hold a window of 16 bins (8 for 1024-thread blocks, whose
 //           bulk stages take 128 KB), base chosen per thread from its first wide group's largest
 //           exponent and raised when a larger one comes (the bins that leave it go to the limbs,
 //           the others move down: raise_window), j <= count - 3 (the top bin takes only
 //           carries). Elements below the window go to the warp's cells. A bin above bin 0 can
 //           hold an odd count: its half unit goes to the limb below it.
 // Normalising (every normalise_every elements a thread sends to the bins, and before a push)
-// leaves bins 0 .. count-2 in [0, 2^32) and the carry in the top bin; an element adds less than
-// 2^55 (float) or 2^52 + 2^32 + 2^31 (double) to a bin, so the bins stay below 2^63 in between.
+// leaves bins 0 .. count-2 in [0, 2^digit_bits) and the carry in the top bin; an element adds less
+// than 2^55 (float), 2^52 + 2^32 + 2^31 (a double window) or 2^52 (the double whole range, radix
+// 2^48) to a bin, so the bins stay below 2^63 in between.
 template <class T> struct ExactBins {
-  // Bins over every finite value's exponent field: float 8 + 2 carries; double (E / 32 <= 63 takes
-  // lo, hi goes one bin up) 65 + 1 carry.
-  static constexpr int whole_range = sizeof(T) == 4 ? 10 : 66;
-  // Double: the build for one block of up to 256 threads an SM gets whole_range bins (528 bytes a
-  // thread: 132 KB at 256, beside the tiles' 80 KB: exact_stages); the others (two such blocks an
-  // SM, larger blocks) a window of 16 (8 at 1024) and the cells.
+  // Bins over every finite value's exponent field: float 8 + 2 carries; double in radix 2^48
+  // (E / 48 <= 42 takes lo, hi goes one bin up) 44 + 1 carry.
+  static constexpr int whole_range = sizeof(T) == 4 ? 10 : 45;
+  // Double: the builds for one block of up to 256 threads an SM, or two of up to 192, get
+  // whole_range bins (360 bytes a thread: 90 KB at 256, beside the tiles' 80 KB, or 67.5 KB at 192
+  // beside 36 KB: exact_stages); the others (two blocks of 256 an SM, larger blocks) a window of 16
+  // (8 at 1024) and the cells.
   static constexpr int normalise_every = sizeof(T) == 4 ? 240 : 1016;  // whole groups of 16 / 8
   static_assert(sizeof(T) == 4 || 32ll * (normalise_every + 7) * (1ll << 16) < (1ll << 31), "double: a cell stays an int32");
   static_assert(sizeof(T) == 8 || (253 >> 5) + 2 < whole_range, "float: bins 0..7 for elements, 8 and 9 for carries");
-  static_assert(sizeof(T) == 4 || (2046 >> 5) + 2 < whole_range, "double: bins 0..64 for elements, 65 for carries");
-  static_assert(ExactLayout<T>::num_limbs >= whole_range + 1, "the top bin's push (two digits) fits the limbs");
+  static_assert(sizeof(T) == 4 || 2046 / 48 + 2 < whole_range, "double: bins 0..43 for elements, 44 for carries");
   // The bins of the build __launch_bounds__(max_threads, min_blocks).
   __host__ __device__ static constexpr int count(int max_threads, int min_blocks) {
-    return sizeof(T) == 4 || (max_threads <= 256 && min_blocks == 1) ? whole_range : max_threads <= 512 ? 16 : 8;
+    return sizeof(T) == 4 || (max_threads <= 256 && min_blocks == 1) || (max_threads <= 192 && min_blocks == 2) ? whole_range
+           : max_threads <= 512                                                                             ? 16
+                                                                                                            : 8;
   }
   __host__ __device__ static constexpr bool covers_all(int bins) { return bins == whole_range; }
+  // A bin's digit: 48 bits for the double whole range, 32 otherwise (one limb a bin).
+  __host__ __device__ static constexpr int digit_bits(int bins) { return sizeof(T) == 8 && covers_all(bins) ? 48 : 32; }
+  // The top bin's push: two digits from a limb boundary (push_whole_bin), within the limbs.
+  static_assert(digit_bits(whole_range) * (whole_range - 1) % 32 == 0 &&
+                    digit_bits(whole_range) * (whole_range - 1) / 32 + 1 < ExactLayout<T>::num_limbs,
+                "the top bin's push (two digits) fits the limbs");
   // The bins (at the stride max_threads), then (a double window) each warp's ExactCells.
   __host__ __device__ static constexpr std::size_t bytes(int max_threads, int min_blocks, int block) {
     const int bins = count(max_threads, min_blocks);
@@ -188,7 +200,8 @@ template <class T> struct ExactBins {
 // input in the L2 its launch took 1.1% less time on an H100; the stage is meant for the H200's
 // memory, whose long runs timed that build's moderate inputs below CUB (docs/performance-notes.md).
 template <class T> __host__ __device__ constexpr int exact_stages(int max_threads, int min_blocks) {
-  return sizeof(T) == 8 && max_threads <= 256 && min_blocks == 1 ? 5 : 0;
+  if (sizeof(T) != 8) return 0;
+  return max_threads <= 256 && min_blocks == 1 ? 5 : max_threads <= 192 && min_blocks == 2 ? 3 : 0;
 }
 // The tiles' bytes of dynamic shared memory, before the bins.
 template <class T>
@@ -201,6 +214,8 @@ __host__ __device__ constexpr std::size_t exact_tile_bytes(int max_threads, int 
 // shared memory; on sm_90 (227 KB a block, the static limbs and barriers' 2 KB included) it fits.
 static_assert(exact_tile_bytes<double>(256, 1, 256) + ExactBins<double>::bytes(256, 1, 256) + 2048 <= 227 * 1024,
               "the whole range's tiles and bins fit an sm_90 block");
+static_assert(2 * (exact_tile_bytes<double>(192, 2, 192) + ExactBins<double>::bytes(192, 2, 192) + 2048 + 1024) <= 228 * 1024,
+              "two blocks of 192 threads with the whole range's tiles and bins fit an sm_90 SM");
 
 // Adds q * 2^(p + min_exponent) (p >= 0, |q| < 2^61) to the shared limbs as three digits (q shifted
 // by up to 31 bits is below 2^92: two 32-bit digits and a signed top one below 2^28).
@@ -261,6 +276,7 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
   // The bins cover every finite value (float; double's build for one block of up to 256 threads an
   // SM): no window to place or raise, no cells.
   static constexpr bool Whole = ExactBins<T>::covers_all(Bins);
+  static constexpr int digit_bits = ExactBins<T>::digit_bits(Bins);
   static constexpr Bits sign_bit = FloatTraits<T>::sign_bit, inf_bits = FloatTraits<T>::inf_bits;
   Bits largest_finite = 0;           // bit patterns order like the magnitudes
   Bits smallest_nonzero = ~Bits(0);
@@ -619,34 +635,46 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
     if ((v >> 32) != 0) atomicAdd(&s_limbs[limb + 1], static_cast<unsigned long long>(v >> 32));
   }
 
-  // Carries each bin's part from 2^32 up into the next, the top bin keeping the rest (signed).
+  // Carries each bin's part from 2^digit_bits up into the next, the top bin keeping the rest (signed).
   __device__ __forceinline__ void normalise_bins() {
     long long carry = 0;
 #pragma unroll
     for (int k = 0; k + 1 < Bins; ++k) {
       const long long v = bin(k) + carry;
-      bin(k) = v & 0xffffffffll;
-      carry = v >> 32;  // arithmetic: floor
+      bin(k) = v & ((1ll << digit_bits) - 1);
+      carry = v >> digit_bits;  // arithmetic: floor
     }
     bin(Bins - 1) += carry;
   }
 
   // After normalise_bins: the bins' total, in units of 2^(min_exponent - 1), halved into limb
   // units digit by digit: b_k = 2 q_k + r_k (q_k = b_k >> 1, floor, also for the signed top bin)
-  // gives total / 2 = sum of (q_k + 2^31 r_(k+1)) 2^(32 k) + r_0 / 2, each digit below 2^32 but
-  // the top one. r_0 / 2 is 2^31 of the limb below the window (returned, 0 or 1): every element
+  // gives total / 2 = sum of (q_k + 2^(d-1) r_(k+1)) 2^(d k) + r_0 / 2 (d = digit_bits), each
+  // digit below 2^d but the top one. r_0 / 2 is 2^31 of the limb below the window (returned, 0 or 1): every element
   // adds an even number of units whole (E >= 1 in bin 0, a multiple of 2^32 above it), so r_0 is
   // 0 when the window starts at bin 0 (float always; double until a wide element raises it).
   __device__ __forceinline__ long long bins_to_limb_units() {
     const long long r0 = bin(0) & 1;
 #pragma unroll
-    for (int k = 0; k + 1 < Bins; ++k) bin(k) = (bin(k) >> 1) | ((bin(k + 1) & 1) << 31);
+    for (int k = 0; k + 1 < Bins; ++k) bin(k) = (bin(k) >> 1) | ((bin(k + 1) & 1) << (digit_bits - 1));
     bin(Bins - 1) >>= 1;
     return r0;
   }
 
+  // The whole range's bin k (halved: limb units), v, into the block's limbs at bit digit_bits k:
+  // one limb a bin for radix 2^32; in radix 2^48 three digits (add_scaled: |v| < 2^61), the top bin
+  // two from its limb boundary (its signed third digit would pass the top limb).
+  __device__ __forceinline__ static void push_whole_bin(unsigned long long* s_limbs, long long v, int k) {
+    if (digit_bits == 32 || k == Bins - 1) {
+      add_bin(s_limbs, v, k * digit_bits / 32);
+    } else {
+      add_scaled<T>(s_limbs, v, k * digit_bits);
+    }
+  }
+
   // The bins into the block's limbs by this thread alone (no other lane need be here), emptied.
   __device__ __forceinline__ void push_bins_alone(unsigned long long* s_limbs) {
+    static_assert(!Whole, "a window's bins: one limb a bin");
     normalise_bins();
     const long long r0 = bins_to_limb_units();
     if constexpr (!Whole) {  // bins from limb 0 (float, a double's whole range): r0 is 0
@@ -713,7 +741,7 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
       for (int k = static_cast<int>(threadIdx.x); k < Bins; k += static_cast<int>(blockDim.x)) {
         long long total = 0;
         for (int w = 0; w < warps; ++w) total += block_bins[k * MaxThreads + w * 32];
-        if (total != 0) add_bin(s_limbs, total, k);
+        if (total != 0) push_whole_bin(s_limbs, total, k);
       }
     } else {
       if (__ballot_sync(__activemask(), binned) == 0) return;
@@ -764,8 +792,8 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
       // (its top six bits: b 2^25 = the high word & 0x7e000000), y = x 2^(1075 - 32 b) by two
       // exact products (x 2^(1000 - 32 b) is a normal double for every finite x, subnormals
       // included; y is an integer below 2^84), then y's two 32-bit digits, each exact: hi =
-      // trunc(y 2^-32) below 2^52 and lo = y - hi 2^32 below 2^32, both with y's sign.
-      // With every bin (Whole), each element's two adds and nothing else: no window, no cells.
+      // trunc(y 2^-32) below 2^52 and lo = y - hi 2^32 below 2^32, both with y's sign. The whole
+      // range's builds (Whole) take radix 2^48 instead (split_y48).
       int top = 0;   // the largest bin an element needs (its high part's)
       int low = 63;  // the smallest bin an element takes (a zero's is 0)
       if constexpr (!Whole) {
@@ -788,7 +816,16 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
         not_negative_zero = nonzero != 0;
       }
       const int base = Whole ? 0 : bin_base;
-      if (Whole || low >= base) {
+      if constexpr (Whole) {
+        // Radix 2^48 (split_y48): each element's two adds, no window, no cells.
+#pragma unroll
+        for (int i = 0; i < N; ++i) {
+          long long lo, hi;
+          const int b = split_y48(x[i], lo, hi);
+          bin(b) += lo;
+          bin(b + 1) += hi;
+        }
+      } else if (low >= base) {
         // The whole group in the bins (nearly every group of a wide input in a window): no test per
         // element.
 #pragma unroll
@@ -839,6 +876,21 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
     hi = __double2ll_rz(th);
     lo = __double2ll_rz(fma(th, -0x1p32, y));  // exact either way: y - th 2^32 is an integer below 2^32
     return static_cast<int>(b25 >> 25);
+  }
+
+  // Double, the whole range: y = x 2^(1075 - 48 b) half units for b = E / 48 (returned; E * 683 >> 15
+  // is E / 48 for every E < 2048), by two exact products (x 2^(1000 - 48 b) is a normal double for
+  // every finite x, subnormals included; y is an integer below 2^100), as its digits hi =
+  // trunc(y 2^-48), below 2^52, and lo = y - hi 2^48, below 2^48, each exact and with y's sign.
+  __device__ __forceinline__ static int split_y48(T x, long long& lo, long long& hi) {
+    const unsigned e = static_cast<unsigned>(to_bits(x) >> 52) & 0x7ffu;
+    const unsigned b = e * 683u >> 15;
+    const double scale = __hiloint2double(static_cast<int>((2023u - 48u * b) << 20), 0);  // 2^(1000 - 48 b)
+    const double y = (x * scale) * 0x1p75;
+    const double th = trunc(y * 0x1p-48);
+    hi = __double2ll_rz(th);
+    lo = __double2ll_rz(fma(th, -0x1p48, y));  // exact: y - th 2^48 is an integer below 2^48
+    return static_cast<int>(b);
   }
 
   // Double: the cell c = E / 16 of an element's lowest digit (ExactCells).
@@ -1190,13 +1242,15 @@ void launch_exact(const LaunchShape& s, const T* d_in, std::int64_t n, const Exa
   } else if (s.block > 256) pick(exact_limbs_kernel<T, Range, 512, 1, Abs>, 512, 1);
   else if constexpr (sizeof(T) == 4) pick(exact_limbs_kernel<T, Range, 256, 2, Abs>, 256, 2);
   else {
-    // Double, blocks of up to 256 threads: the whole range's bins (one block an SM) where the grid
-    // is resident at once. A grid of more waves takes the window's build at two blocks an SM, where
-    // each block's start and end (its first tiles, its limbs' atomics) overlap the other block's
-    // loads: at one block an SM every further wave cost moderate inputs those latencies, more
-    // than the whole range saved wide ones at small n (docs/performance-notes.md). So does a GPU
-    // whose blocks cannot hold the whole range's shared memory (196 KB at 256 threads).
-    pick(exact_limbs_kernel<T, Range, 256, 1, Abs>, 256, 1);
+    // Double, blocks of up to 256 threads: the whole range's bins (one block of up to 256 threads
+    // an SM, two of up to 192) where the grid is resident at once. A grid of more waves takes the
+    // window's build at two blocks of 256 an SM, where each block's start and end (its first
+    // tiles, its limbs' atomics) overlap the other block's loads: at one block an SM every further
+    // wave cost moderate inputs those latencies, more than the whole range saved wide ones at small
+    // n (docs/performance-notes.md). So does a GPU whose blocks cannot hold the whole range's
+    // shared memory (172 KB at 256 threads, 104 KB at 192).
+    if (s.block <= 192) pick(exact_limbs_kernel<T, Range, 192, 2, Abs>, 192, 2);
+    else pick(exact_limbs_kernel<T, Range, 256, 1, Abs>, 256, 1);
     const auto* whole = reinterpret_cast<const void*>(kernel);
     bool takes_whole = smem <= shared_limit(whole);
     if (takes_whole) {
