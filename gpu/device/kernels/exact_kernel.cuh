@@ -146,14 +146,14 @@ static_assert((ExactCells::count - 1) / 2 + 1 < ExactLayout<double>::num_limbs, 
 //           float, no anchor, no window.
 //   double: in units of 2^(min_exponent - 1) as for float, an element of bin j = E / 32 adds
 //           y = x 2^(1075 - 32 j) (an integer below 2^84) as its low 32-bit digit to bin j and the
-//           rest (below 2^52) to bin j + 1. The whole range's builds (one block of up to 256
-//           threads an SM, or two of up to 192) hold every finite double in radix 2^48 instead:
-//           bin j = E / 48 takes y = x 2^(1075 - 48 j) (below 2^100) as its low 48-bit digit and
-//           bin j + 1 the rest (below 2^52); 45 bins (0 .. 43 for the digits, 44 for carries), 360
-//           bytes a thread where radix 2^32 took 66 and 528, base 0, no window, no cells, even
-//           totals as for float; bin j weighs limb bit 48 j after halving (push_whole_bin). The
-//           others (their blocks share an SM, or take more threads) hold a window of 16 bins (8 for 1024-thread blocks, whose
-//           bulk stages take 128 KB), base chosen per thread from its first wide group's largest
+//           rest (below 2^52) to bin j + 1. The whole range's build (one block of up to 256
+//           threads an SM) holds every finite double in radix 2^48 instead: bin j = E / 48 takes
+//           y = x 2^(1075 - 48 j) (below 2^100) as its low 48-bit digit and bin j + 1 the rest
+//           (below 2^52); 45 bins (0 .. 43 for the digits, 44 for carries), 360 bytes a thread
+//           where radix 2^32 took 66 and 528; base 0, no window, no cells, even totals as for
+//           float; bin j weighs limb bit 48 j after halving (push_whole_bin). The others (their
+//           blocks share an SM, or take more threads) hold a window of 16 bins (8 for 1024-thread
+//           blocks, whose bulk stages take 128 KB), base chosen per thread from its first wide group's largest
 //           exponent and raised when a larger one comes (the bins that leave it go to the limbs,
 //           the others move down: raise_window), j <= count - 3 (the top bin takes only
 //           carries). Elements below the window go to the warp's cells. A bin above bin 0 can
@@ -166,19 +166,16 @@ template <class T> struct ExactBins {
   // Bins over every finite value's exponent field: float 8 + 2 carries; double in radix 2^48
   // (E / 48 <= 42 takes lo, hi goes one bin up) 44 + 1 carry.
   static constexpr int whole_range = sizeof(T) == 4 ? 10 : 45;
-  // Double: the builds for one block of up to 256 threads an SM, or two of up to 192, get
-  // whole_range bins (360 bytes a thread: 90 KB at 256, beside the tiles' 80 KB, or 67.5 KB at 192
-  // beside 36 KB: exact_stages); the others (two blocks of 256 an SM, larger blocks) a window of 16
-  // (8 at 1024) and the cells.
+  // Double: the build for one block of up to 256 threads an SM gets whole_range bins (360 bytes a
+  // thread: 90 KB at 256, beside the tiles' 80 KB: exact_stages); the others (two such blocks an
+  // SM, larger blocks) a window of 16 (8 at 1024) and the cells.
   static constexpr int normalise_every = sizeof(T) == 4 ? 240 : 1016;  // whole groups of 16 / 8
   static_assert(sizeof(T) == 4 || 32ll * (normalise_every + 7) * (1ll << 16) < (1ll << 31), "double: a cell stays an int32");
   static_assert(sizeof(T) == 8 || (253 >> 5) + 2 < whole_range, "float: bins 0..7 for elements, 8 and 9 for carries");
   static_assert(sizeof(T) == 4 || 2046 / 48 + 2 < whole_range, "double: bins 0..43 for elements, 44 for carries");
   // The bins of the build __launch_bounds__(max_threads, min_blocks).
   __host__ __device__ static constexpr int count(int max_threads, int min_blocks) {
-    return sizeof(T) == 4 || (max_threads <= 256 && min_blocks == 1) || (max_threads <= 192 && min_blocks == 2) ? whole_range
-           : max_threads <= 512                                                                             ? 16
-                                                                                                            : 8;
+    return sizeof(T) == 4 || (max_threads <= 256 && min_blocks == 1) ? whole_range : max_threads <= 512 ? 16 : 8;
   }
   __host__ __device__ static constexpr bool covers_all(int bins) { return bins == whole_range; }
   // A bin's digit: 48 bits for the double whole range, 32 otherwise (one limb a bin).
@@ -195,13 +192,12 @@ template <class T> struct ExactBins {
   }
 };
 // The bulk stages of a build (0: bulk_stages(blockDim.x)). The whole range's double build (one
-// block of up to 256 threads an SM beside 132 KB of bins) takes a fifth: 80 KB of tiles in flight
+// block of up to 256 threads an SM beside 90 KB of bins) takes a fifth: 80 KB of tiles in flight
 // an SM, where the four of the other 256-thread builds keep 64 KB with twice the blocks. With the
 // input in the L2 its launch took 1.1% less time on an H100; the stage is meant for the H200's
 // memory, whose long runs timed that build's moderate inputs below CUB (docs/performance-notes.md).
 template <class T> __host__ __device__ constexpr int exact_stages(int max_threads, int min_blocks) {
-  if (sizeof(T) != 8) return 0;
-  return max_threads <= 256 && min_blocks == 1 ? 5 : max_threads <= 192 && min_blocks == 2 ? 3 : 0;
+  return sizeof(T) == 8 && max_threads <= 256 && min_blocks == 1 ? 5 : 0;
 }
 // The tiles' bytes of dynamic shared memory, before the bins.
 template <class T>
@@ -214,8 +210,6 @@ __host__ __device__ constexpr std::size_t exact_tile_bytes(int max_threads, int 
 // shared memory; on sm_90 (227 KB a block, the static limbs and barriers' 2 KB included) it fits.
 static_assert(exact_tile_bytes<double>(256, 1, 256) + ExactBins<double>::bytes(256, 1, 256) + 2048 <= 227 * 1024,
               "the whole range's tiles and bins fit an sm_90 block");
-static_assert(2 * (exact_tile_bytes<double>(192, 2, 192) + ExactBins<double>::bytes(192, 2, 192) + 2048 + 1024) <= 228 * 1024,
-              "two blocks of 192 threads with the whole range's tiles and bins fit an sm_90 SM");
 
 // Adds q * 2^(p + min_exponent) (p >= 0, |q| < 2^61) to the shared limbs as three digits (q shifted
 // by up to 31 bits is below 2^92: two 32-bit digits and a signed top one below 2^28).
@@ -650,8 +644,8 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
   // After normalise_bins: the bins' total, in units of 2^(min_exponent - 1), halved into limb
   // units digit by digit: b_k = 2 q_k + r_k (q_k = b_k >> 1, floor, also for the signed top bin)
   // gives total / 2 = sum of (q_k + 2^(d-1) r_(k+1)) 2^(d k) + r_0 / 2 (d = digit_bits), each
-  // digit below 2^d but the top one. r_0 / 2 is 2^31 of the limb below the window (returned, 0 or 1): every element
-  // adds an even number of units whole (E >= 1 in bin 0, a multiple of 2^32 above it), so r_0 is
+  // digit below 2^d but the top one. r_0 / 2 is 2^31 of the limb below the window (returned, 0
+  // or 1): every element adds an even number of units whole (E >= 1 in bin 0, a multiple of 2^32 above it), so r_0 is
   // 0 when the window starts at bin 0 (float always; double until a wide element raises it).
   __device__ __forceinline__ long long bins_to_limb_units() {
     const long long r0 = bin(0) & 1;
@@ -677,9 +671,7 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
     static_assert(!Whole, "a window's bins: one limb a bin");
     normalise_bins();
     const long long r0 = bins_to_limb_units();
-    if constexpr (!Whole) {  // bins from limb 0 (float, a double's whole range): r0 is 0
-      if (r0 != 0) add_bin(s_limbs, 1ll << 31, bin_base - 1);
-    }
+    if (r0 != 0) add_bin(s_limbs, 1ll << 31, bin_base - 1);
 #pragma unroll
     for (int k = 0; k < Bins; ++k) {
       const long long v = bin(k);
@@ -716,13 +708,13 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
   // inputs), rather than normalising empty bins and three warp reductions for each. Normalised,
   // bins 0 .. Bins-2 are below 2^32 and the top one, the carry, below 2^56 (group_sum_s56's
   // bound); with the whole range far less: a thread's total over fewer than 2^31 elements is below
-  // 2^309 units (float) or 2^2130 (double), so the top bin, weighing 2^288 or 2^2080, stays below
-  // 2^21 or 2^50.
+  // 2^309 units (float) or 2^2130 (double), so the top bin, weighing 2^288 or (radix 2^48) 2^2112,
+  // stays below 2^21 or 2^18.
   // Whole: every thread of the block calls this (it holds barriers). Each warp adds its lanes' bins
   // (group_sum_s56), its first lane keeps the totals in its own bins, and after a barrier thread k
-  // adds bin k's warp totals (at most 8 double warps, below 2^58) and sends them with one add_bin:
-  // 64-bit shared atomics are compare-and-swap loops, and every warp's first lane adding each of
-  // 66 bins to the same limbs made each block's end queue on them.
+  // adds bin k's warp totals (at most 8 double warps, below 2^58) and sends them once
+  // (push_whole_bin): 64-bit shared atomics are compare-and-swap loops, and every warp's first lane
+  // adding each of its bins to the same limbs made each block's end queue on them.
   // A window: the lanes here that share one add first, and one of them does the atomics.
   __device__ __forceinline__ void push_bins(unsigned long long* s_limbs) {
     if constexpr (Whole) {
@@ -1242,15 +1234,13 @@ void launch_exact(const LaunchShape& s, const T* d_in, std::int64_t n, const Exa
   } else if (s.block > 256) pick(exact_limbs_kernel<T, Range, 512, 1, Abs>, 512, 1);
   else if constexpr (sizeof(T) == 4) pick(exact_limbs_kernel<T, Range, 256, 2, Abs>, 256, 2);
   else {
-    // Double, blocks of up to 256 threads: the whole range's bins (one block of up to 256 threads
-    // an SM, two of up to 192) where the grid is resident at once. A grid of more waves takes the
-    // window's build at two blocks of 256 an SM, where each block's start and end (its first
-    // tiles, its limbs' atomics) overlap the other block's loads: at one block an SM every further
-    // wave cost moderate inputs those latencies, more than the whole range saved wide ones at small
-    // n (docs/performance-notes.md). So does a GPU whose blocks cannot hold the whole range's
-    // shared memory (172 KB at 256 threads, 104 KB at 192).
-    if (s.block <= 192) pick(exact_limbs_kernel<T, Range, 192, 2, Abs>, 192, 2);
-    else pick(exact_limbs_kernel<T, Range, 256, 1, Abs>, 256, 1);
+    // Double, blocks of up to 256 threads: the whole range's bins (one block an SM) where the grid
+    // is resident at once. A grid of more waves takes the window's build at two blocks an SM, where
+    // each block's start and end (its first tiles, its limbs' atomics) overlap the other block's
+    // loads: at one block an SM every further wave cost moderate inputs those latencies, more
+    // than the whole range saved wide ones at small n (docs/performance-notes.md). So does a GPU
+    // whose blocks cannot hold the whole range's shared memory (172 KB at 256 threads).
+    pick(exact_limbs_kernel<T, Range, 256, 1, Abs>, 256, 1);
     const auto* whole = reinterpret_cast<const void*>(kernel);
     bool takes_whole = smem <= shared_limit(whole);
     if (takes_whole) {
