@@ -7,7 +7,8 @@
 // bandwidth, while here every block keeps its next tiles in flight whatever its threads compute,
 // without a register. On an H200 the fixed-point quantisation of 2^30 floats ran at 0.87 of CUB's
 // speed with register loads and 1.00 with these tiles, and a plain float sum over the same tiles
-// at 1.01 (docs/performance-notes.md).
+// at 1.01; on an H100 gpu_exact's float64 whole range with each thread's next three groups in
+// registers ran 0.63-0.82 of CUB where these tiles read at 0.97-1.00 (docs/performance-notes.md).
 //
 // Tiles: blockDim.x * 64 bytes; thread t takes the 16-byte chunks t, t + blockDim.x, ... of each
 // (no bank conflicts), a group of 64 bytes. Tile j goes to block j mod gridDim.x. The elements
