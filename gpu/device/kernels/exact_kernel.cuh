@@ -180,10 +180,11 @@ template <class T> struct ExactBins {
   __host__ __device__ static constexpr bool covers_all(int bins) { return bins == whole_range; }
   // A bin's digit: 48 bits for the double whole range, 32 otherwise (one limb a bin).
   __host__ __device__ static constexpr int digit_bits(int bins) { return sizeof(T) == 8 && covers_all(bins) ? 48 : 32; }
-  // The top bin's push: two digits from a limb boundary (push_whole_bin), within the limbs.
-  static_assert(digit_bits(whole_range) * (whole_range - 1) % 32 == 0 &&
-                    digit_bits(whole_range) * (whole_range - 1) / 32 + 1 < ExactLayout<T>::num_limbs,
-                "the top bin's push (two digits) fits the limbs");
+  // The top bin's push (push_whole_bin) fits the limbs: two digits from its limb (radix 2^32), or
+  // three from limb bit 48 (count - 1) - 1 (radix 2^48).
+  static_assert(digit_bits(whole_range) == 32 ? whole_range < ExactLayout<T>::num_limbs
+                                              : (48 * (whole_range - 1) - 1) / 32 + 2 < ExactLayout<T>::num_limbs,
+                "the top bin's push fits the limbs");
   // The bins (at the stride max_threads), then (a double window) each warp's ExactCells.
   __host__ __device__ static constexpr std::size_t bytes(int max_threads, int min_blocks, int block) {
     const int bins = count(max_threads, min_blocks);
@@ -655,14 +656,17 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
     return r0;
   }
 
-  // The whole range's bin k (halved: limb units), v, into the block's limbs at bit digit_bits k:
-  // one limb a bin for radix 2^32; in radix 2^48 three digits (add_scaled: |v| < 2^61), the top bin
-  // two from its limb boundary (its signed third digit would pass the top limb).
+  // The whole range's bin k's block total v into the block's limbs. Radix 2^32 (float): halved
+  // (limb units), one limb a bin. Radix 2^48 (double, push_bins): in half units, weighing
+  // 2^(48 k) half units, limb bit 48 k - 1: v / 2 at limb 0 for bin 0 (v even), three digits at
+  // bit 48 k - 1 above it (add_scaled: |v| < 2^61; the top bin's third digit is the top limb).
   __device__ __forceinline__ static void push_whole_bin(unsigned long long* s_limbs, long long v, int k) {
-    if (digit_bits == 32 || k == Bins - 1) {
-      add_bin(s_limbs, v, k * digit_bits / 32);
+    if constexpr (digit_bits == 32) {
+      add_bin(s_limbs, v, k);
+    } else if (k == 0) {
+      add_bin(s_limbs, v >> 1, 0);
     } else {
-      add_scaled<T>(s_limbs, v, k * digit_bits);
+      add_scaled<T>(s_limbs, v, k * digit_bits - 1);
     }
   }
 
@@ -711,7 +715,8 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
   // 2^309 units (float) or 2^2130 (double), so the top bin, weighing 2^288 or (radix 2^48) 2^2112,
   // stays below 2^21 or 2^18.
   // Whole: every thread of the block calls this (it holds barriers). Each warp adds its lanes' bins
-  // (group_sum_s56), its first lane keeps the totals in its own bins, and after a barrier thread k
+  // (group_sum_s56; radix 2^48 unnormalised, in pieces: below), its first lane keeps the totals in
+  // its own bins, and after a barrier thread k
   // adds bin k's warp totals (at most 8 double warps, below 2^58) and sends them once
   // (push_whole_bin): 64-bit shared atomics are compare-and-swap loops, and every warp's first lane
   // adding each of its bins to the same limbs made each block's end queue on them.
@@ -719,13 +724,35 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
   __device__ __forceinline__ void push_bins(unsigned long long* s_limbs) {
     if constexpr (Whole) {
       if (!__syncthreads_or(binned)) return;
-      normalise_bins();
-      bins_to_limb_units();  // bins from limb 0: no half unit below them
       const unsigned mask = live_mask();
+      if constexpr (digit_bits == 48) {
+        // Radix 2^48: the bins as they are (each below 2^62: normalise_every), no normalising and
+        // no halving. A warp adds bin k as three pieces, x = p2 2^48 + p1 2^24 + p0 (p0, p1 24 bits
+        // unsigned, p2 = x >> 48 signed, below 2^14), each a 32-bit reduction (sums below 2^29 and
+        // 2^19); p2's sum weighs 2^48 more, bin k + 1's weight, so it goes into that bin's total:
+        // T_k = p1 2^24 + p0 + p2(k - 1), |T_k| < 2^55, the top bin keeping its own p2 too (its
+        // bins hold only normalising's carries, below 2^18). T_0 is even (every element adds an
+        // even number of half units to bin 0, and p2(0) 2^48 is even): push_whole_bin halves it.
+        int carry = 0;
 #pragma unroll
-      for (int k = 0; k < Bins; ++k) {
-        const long long total = group_sum_s56(mask, bin(k));
-        if ((threadIdx.x & 31u) == 0) bin(k) = total;
+        for (int k = 0; k < Bins; ++k) {
+          const long long x = bin(k);
+          const unsigned p0 = __reduce_add_sync(mask, static_cast<unsigned>(x & 0xffffff));
+          const unsigned p1 = __reduce_add_sync(mask, static_cast<unsigned>((x >> 24) & 0xffffff));
+          const int p2 = static_cast<int>(__reduce_add_sync(mask, static_cast<unsigned>(static_cast<int>(x >> 48))));
+          long long total = static_cast<long long>(p1) * (1ll << 24) + static_cast<long long>(p0) + carry;
+          if (k == Bins - 1) total += static_cast<long long>(p2) * (1ll << 48);
+          carry = p2;
+          if ((threadIdx.x & 31u) == 0) bin(k) = total;
+        }
+      } else {
+        normalise_bins();
+        bins_to_limb_units();  // bins from limb 0: no half unit below them
+#pragma unroll
+        for (int k = 0; k < Bins; ++k) {
+          const long long total = group_sum_s56(mask, bin(k));
+          if ((threadIdx.x & 31u) == 0) bin(k) = total;
+        }
       }
       __syncthreads();
       const long long* const block_bins = bins - threadIdx.x;
