@@ -151,13 +151,13 @@ static_assert((ExactCells::count - 1) / 2 + 1 < ExactLayout<double>::num_limbs, 
 //           y = x 2^(1075 - 48 j) (below 2^100) as its low 48-bit digit and bin j + 1 the rest
 //           (below 2^52); 45 bins (0 .. 43 for the digits, 44 for carries), 360 bytes a thread
 //           where radix 2^32 took 66 and 528; base 0, no window, no cells, even totals as for
-//           float; bin j weighs limb bit 48 j after halving (push_whole_bin). The others (their
+//           float; bin j weighs limb bit 48 j - 1 (push_bins, push_whole_bin). The others (their
 //           blocks share an SM, or take more threads) hold a window of 16 bins (8 for 1024-thread
-//           blocks, whose bulk stages take 128 KB), base chosen per thread from its first wide group's largest
-//           exponent and raised when a larger one comes (the bins that leave it go to the limbs,
-//           the others move down: raise_window), j <= count - 3 (the top bin takes only
-//           carries). Elements below the window go to the warp's cells. A bin above bin 0 can
-//           hold an odd count: its half unit goes to the limb below it.
+//           blocks, whose bulk stages take 128 KB), base chosen per thread from its first wide
+//           group's largest exponent and raised when a larger one comes (the bins that leave it
+//           go to the limbs, the others move down: raise_window), j <= count - 3 (the top bin
+//           takes only carries). Elements below the window go to the warp's cells. A bin above
+//           bin 0 can hold an odd count: its half unit goes to the limb below it.
 // Normalising (every normalise_every elements a thread sends to the bins, and before a push)
 // leaves bins 0 .. count-2 in [0, 2^digit_bits) and the carry in the top bin; an element adds less
 // than 2^55 (float), 2^52 + 2^32 + 2^31 (a double window) or 2^52 (the double whole range, radix
@@ -642,16 +642,17 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
     bin(Bins - 1) += carry;
   }
 
-  // After normalise_bins: the bins' total, in units of 2^(min_exponent - 1), halved into limb
-  // units digit by digit: b_k = 2 q_k + r_k (q_k = b_k >> 1, floor, also for the signed top bin)
-  // gives total / 2 = sum of (q_k + 2^(d-1) r_(k+1)) 2^(d k) + r_0 / 2 (d = digit_bits), each
-  // digit below 2^d but the top one. r_0 / 2 is 2^31 of the limb below the window (returned, 0
-  // or 1): every element adds an even number of units whole (E >= 1 in bin 0, a multiple of 2^32 above it), so r_0 is
-  // 0 when the window starts at bin 0 (float always; double until a wide element raises it).
+  // After normalise_bins, radix 2^32: the bins' total, in units of 2^(min_exponent - 1), halved
+  // into limb units digit by digit: b_k = 2 q_k + r_k (q_k = b_k >> 1, floor, also for the signed
+  // top bin) gives total / 2 = sum of (q_k + 2^31 r_(k+1)) 2^(32 k) + r_0 / 2, each digit below
+  // 2^32 but the top one. r_0 / 2 is 2^31 of the limb below the window (returned, 0 or 1): every
+  // element adds an even number of units whole (E >= 1 in bin 0, a multiple of 2^32 above it), so
+  // r_0 is 0 when the window starts at bin 0 (float always; double until a wide element raises it).
   __device__ __forceinline__ long long bins_to_limb_units() {
+    static_assert(digit_bits == 32, "the double whole range (radix 2^48) is pushed unhalved");
     const long long r0 = bin(0) & 1;
 #pragma unroll
-    for (int k = 0; k + 1 < Bins; ++k) bin(k) = (bin(k) >> 1) | ((bin(k + 1) & 1) << (digit_bits - 1));
+    for (int k = 0; k + 1 < Bins; ++k) bin(k) = (bin(k) >> 1) | ((bin(k + 1) & 1) << 31);
     bin(Bins - 1) >>= 1;
     return r0;
   }
@@ -716,10 +717,10 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
   // stays below 2^21 or 2^18.
   // Whole: every thread of the block calls this (it holds barriers). Each warp adds its lanes' bins
   // (group_sum_s56; radix 2^48 unnormalised, in pieces: below), its first lane keeps the totals in
-  // its own bins, and after a barrier thread k
-  // adds bin k's warp totals (at most 8 double warps, below 2^58) and sends them once
-  // (push_whole_bin): 64-bit shared atomics are compare-and-swap loops, and every warp's first lane
-  // adding each of its bins to the same limbs made each block's end queue on them.
+  // its own bins, and after a barrier thread k adds bin k's warp totals (at most 8 double warps,
+  // below 2^58) and sends them once (push_whole_bin): 64-bit shared atomics are compare-and-swap
+  // loops, and every warp's first lane adding each of its bins to the same limbs made each block's
+  // end queue on them.
   // A window: the lanes here that share one add first, and one of them does the atomics.
   __device__ __forceinline__ void push_bins(unsigned long long* s_limbs) {
     if constexpr (Whole) {
@@ -730,8 +731,8 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
         // no halving. A warp adds bin k as three pieces, x = p2 2^48 + p1 2^24 + p0 (p0, p1 24 bits
         // unsigned, p2 = x >> 48 signed, below 2^14), each a 32-bit reduction (sums below 2^29 and
         // 2^19); p2's sum weighs 2^48 more, bin k + 1's weight, so it goes into that bin's total:
-        // T_k = p1 2^24 + p0 + p2(k - 1), |T_k| < 2^55, the top bin keeping its own p2 too (its
-        // bins hold only normalising's carries, below 2^18). T_0 is even (every element adds an
+        // T_k = p1 2^24 + p0 + p2(k - 1), |T_k| < 2^55, the top bin keeping its own p2 too (it
+        // holds only normalising's carries, below 2^18). T_0 is even (every element adds an
         // even number of half units to bin 0, and p2(0) 2^48 is even): push_whole_bin halves it.
         int carry = 0;
 #pragma unroll
