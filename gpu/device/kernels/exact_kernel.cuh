@@ -32,16 +32,17 @@
 // Wide groups: a finite group the levels cannot hold (an element below their last grid, or one at
 // or above 2^B that a re-anchor on the group's largest does not cure) goes whole to per-thread
 // integer bins in shared memory (ExactBins, bin_group): each element's significand, shifted by
-// its exponent mod 32, added to the bin of its exponent / 32, with no branch per element. For float,
-// and for double where one block of up to 256 threads an SM holds the grid, the bins cover every
-// finite value; in double's other builds they are a 512-bit window per thread (256 for
-// 1024-thread blocks), raised when a larger element comes, and the elements below it go to
-// their warp's cells (ExactCells: 16-bit digits by 32-bit shared atomics). Such a group pays the
-// levels' attempt and then the bins, unless its warp's first groups already spanned more binades
-// than the levels hold (ExactThread::first_anchor), or the thread's groups kept missing the
-// levels (misses_to_wide: sorted data): then every finite group goes straight to the bins. The
-// bins' speed is bound by their shared-memory loads and stores (16 bytes a float element, 32 a
-// double one) and their integer instructions, whatever the span (docs/performance-notes.md).
+// its exponent mod 32, added to the bin of its exponent / 32 (mod 48 and / 48 for the double whole
+// range), with no branch per element. For float, and for double where one block of up to 256
+// threads an SM holds the grid, the bins cover every finite value; in double's other builds
+// they are a 512-bit window per thread (256 for 1024-thread blocks), raised when a larger element
+// comes, and the elements below it go to their warp's cells (ExactCells: 16-bit digits by 32-bit
+// shared atomics). Such a group pays the levels' attempt and then the bins, unless its warp's
+// first groups already spanned more binades than the levels hold (ExactThread::first_anchor), or
+// the thread's groups kept missing the levels (misses_to_wide: sorted data): then every finite
+// group goes straight to the bins. The bins' speed is bound by their shared-memory loads and stores (16 bytes a float element, 32 a
+// double one: each element's loads wait for the stores of the one before it) and their integer
+// instructions, whatever the span (docs/performance-notes.md).
 // Inputs of moderate range never reach them.
 // Loads: tiles by the bulk-copy engine (gpu/thread/bulk_loads.cuh), whatever the shape's vector
 // width and mapping: the bits do not depend on which thread adds which element (below). float64
