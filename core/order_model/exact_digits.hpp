@@ -4,6 +4,7 @@
 // layout (bit 0 of limb 0 weighs 2^min_subnormal_exp). No floating-point operation touches the
 // data, so the digits are the same on any machine; adding them with integer arithmetic in any
 // order and handing the totals to Superaccumulator<T>::add_limb gives exact_sum's bits.
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -59,6 +60,38 @@ template <class T> SUMLAB_HD inline ExactDigits exact_digits(T x) {
   d.digit[0] = lo & 0xffffffffull;
   d.digit[1] = lo >> 32;
   d.digit[2] = hi;
+  return d;
+}
+
+// gpu_exact's double whole range (gpu/device/kernels/exact_kernel.cuh, ExactBins: radix 2^48): a
+// finite x of exponent field E goes to bin b = E / 48 (E * 683 >> 15, for every E < 2048) as
+// y = x 2^(1075 - 48 b) half units of the smallest subnormal, an integer below 2^100, split into
+// lo = y - hi 2^48 (below 2^48) for bin b and hi = trunc(y 2^-48) (below 2^52) for bin b + 1, both
+// with y's sign. Every step is exact: x 2^(1000 - 48 b) is a normal double for every finite x
+// (subnormals included), its products with 2^75 and 2^-48 are exact, so is trunc, and y - hi 2^48,
+// an integer below 2^48, is what one fma rounds to. A zero gives bin 0 and zero digits.
+struct WholeRangeDigits {
+  int bin;
+  long long lo, hi;
+};
+SUMLAB_HD inline WholeRangeDigits whole_range_digits(double x) {
+  std::uint64_t u;
+  std::memcpy(&u, &x, sizeof u);
+  const unsigned b = (static_cast<unsigned>(u >> 52) & 0x7ffu) * 683u >> 15;
+  const int scale_high = static_cast<int>((2023u - 48u * b) << 20);  // 2^(1000 - 48 b)'s high word
+#if defined(__CUDA_ARCH__)
+  const double scale = __hiloint2double(scale_high, 0);
+#else
+  const std::uint64_t scale_bits = static_cast<std::uint64_t>(static_cast<unsigned>(scale_high)) << 32;
+  double scale;
+  std::memcpy(&scale, &scale_bits, sizeof scale);
+#endif
+  const double y = (x * scale) * 0x1p75;
+  const double th = trunc(y * 0x1p-48);
+  WholeRangeDigits d;
+  d.bin = static_cast<int>(b);
+  d.hi = static_cast<long long>(th);
+  d.lo = static_cast<long long>(fma(th, -0x1p48, y));
   return d;
 }
 

@@ -670,6 +670,43 @@ TEST(ExactDigits, SplitThenAddLimbsIsTheExactSum) {
   EXPECT_EQ(order_model::exact_digits(edge[7]).cls, order_model::ExactClass::nan);
 }
 
+// gpu_exact's double whole range (radix 2^48): for every finite x the two digits are exactly
+// y = x 2^(1075 - 48 b) with b = E / 48, checked against integer arithmetic on the significand (the
+// kernel takes them by floating-point operations): lo + hi 2^48 = y, |lo| < 2^48, |hi| < 2^52, both
+// with x's sign. Every exponent field with the significands at the bounds (E mod 48 = 47 and a full
+// significand give hi's largest), subnormals, zeros, and random bit patterns.
+TEST(ExactDigits, WholeRangeDigitsAreTheShiftedSignificand) {
+  long checked = 0;
+  const auto check = [&checked](std::uint64_t u) {
+    const int e = static_cast<int>((u >> 52) & 0x7ff);
+    if (e == 0x7ff) return;
+    const std::uint64_t f = u & ((std::uint64_t(1) << 52) - 1);
+    const int b = e / 48;
+    using U128 = detail::uint128;
+    using I128 = detail::int128;
+    const U128 y = e != 0 ? static_cast<U128>(f | (std::uint64_t(1) << 52)) << (e - 48 * b) : static_cast<U128>(f) << 1;
+    const bool negative = (u >> 63) != 0;
+    const auto d = order_model::whole_range_digits(from_bits<double>(u));
+    const I128 got = static_cast<I128>(d.lo) + static_cast<I128>(d.hi) * (static_cast<I128>(1) << 48);
+    const I128 want = negative ? -static_cast<I128>(y) : static_cast<I128>(y);
+    const long long lo_abs = d.lo < 0 ? -d.lo : d.lo, hi_abs = d.hi < 0 ? -d.hi : d.hi;
+    EXPECT_EQ(d.bin, b) << std::hex << u;
+    EXPECT_TRUE(got == want) << std::hex << u;
+    EXPECT_LT(lo_abs, 1ll << 48) << std::hex << u;
+    EXPECT_LT(hi_abs, 1ll << 52) << std::hex << u;
+    EXPECT_TRUE(negative ? d.lo <= 0 && d.hi <= 0 : d.lo >= 0 && d.hi >= 0) << std::hex << u;
+    ++checked;
+  };
+  order_model::SplitMix64 r{11};
+  const std::uint64_t full = (std::uint64_t(1) << 52) - 1;
+  for (std::uint64_t e = 0; e < 0x7ff; ++e)
+    for (const std::uint64_t f : {std::uint64_t(0), std::uint64_t(1), full, full - 1, std::uint64_t(1) << 51, r.next() & full})
+      for (const std::uint64_t sign : {std::uint64_t(0), std::uint64_t(1) << 63}) check(sign | (e << 52) | f);
+  for (int i = 0; i < 1000000; ++i) check(r.next());
+  EXPECT_GT(checked, 1000000);
+  EXPECT_EQ(order_model::whole_range_digits(0x1p1023 * (2 - 0x1p-52)).bin, 42);  // the largest finite
+}
+
 template <class T> T split_fixed_point(std::span<const T> x, std::size_t chunk) {
   using Bits = typename FloatTraits<T>::Bits;
   // Pass 1 as gpu_exact's kernel with range tracking: the largest finite magnitude's bits.

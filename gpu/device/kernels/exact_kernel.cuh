@@ -899,19 +899,14 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
     return static_cast<int>(b25 >> 25);
   }
 
-  // Double, the whole range: y = x 2^(1075 - 48 b) half units for b = E / 48 (returned; E * 683 >> 15
-  // is E / 48 for every E < 2048), by two exact products (x 2^(1000 - 48 b) is a normal double for
-  // every finite x, subnormals included; y is an integer below 2^100), as its digits hi =
-  // trunc(y 2^-48), below 2^52, and lo = y - hi 2^48, below 2^48, each exact and with y's sign.
+  // Double, the whole range: the bin b = E / 48 (returned) and y = x 2^(1075 - 48 b)'s digits lo
+  // (bin b) and hi (bin b + 1), exactly (order_model::whole_range_digits, which the CPU tests
+  // check against integer arithmetic).
   __device__ __forceinline__ static int split_y48(T x, long long& lo, long long& hi) {
-    const unsigned e = static_cast<unsigned>(to_bits(x) >> 52) & 0x7ffu;
-    const unsigned b = e * 683u >> 15;
-    const double scale = __hiloint2double(static_cast<int>((2023u - 48u * b) << 20), 0);  // 2^(1000 - 48 b)
-    const double y = (x * scale) * 0x1p75;
-    const double th = trunc(y * 0x1p-48);
-    hi = __double2ll_rz(th);
-    lo = __double2ll_rz(fma(th, -0x1p48, y));  // exact: y - th 2^48 is an integer below 2^48
-    return static_cast<int>(b);
+    const order_model::WholeRangeDigits d = order_model::whole_range_digits(x);
+    lo = d.lo;
+    hi = d.hi;
+    return d.bin;
   }
 
   // Double: the cell c = E / 16 of an element's lowest digit (ExactCells).
