@@ -95,6 +95,25 @@ SUMLAB_HD inline WholeRangeDigits whole_range_digits(double x) {
   return d;
 }
 
+// The radix-2^48 whole range's block end (exact_kernel.cuh, push_bins): a thread's bin x as it is
+// (|x| < 2^62 between normalisings) in three pieces, x = p2 2^48 + p1 2^24 + p0 (p0, p1: 24 bits;
+// p2 = x >> 48, signed, below 2^14), which a warp adds by 32-bit reductions (sums below 2^29, and
+// 2^19 in magnitude). p2's sum weighs 2^48 more, bin k + 1's weight, so it joins that bin's total:
+// T_k = p1 2^24 + p0 + p2(k - 1), |T_k| < 2^55, the top bin keeping its own p2 too (it holds only
+// normalising's carries, below 2^18).
+SUMLAB_HD inline unsigned whole_range_p0(long long x) { return static_cast<unsigned>(x & 0xffffff); }
+SUMLAB_HD inline unsigned whole_range_p1(long long x) { return static_cast<unsigned>((x >> 24) & 0xffffff); }
+SUMLAB_HD inline int whole_range_p2(long long x) { return static_cast<int>(x >> 48); }
+// Bin k's total from a warp's sums of its lanes' pieces and bin k - 1's p2 sum (`carry`, 0 for
+// bin 0); `top`: the last bin, which keeps its own p2 sum. A block's total of bin k weighs
+// 2^(48 k) half units: bit 48 k - 1 of the limbs, bin 0's (even: every element adds an even
+// number of half units to it, and p2 2^48 is even) halved at bit 0.
+SUMLAB_HD inline long long whole_range_bin_total(unsigned p0, unsigned p1, int p2, int carry, bool top) {
+  long long total = static_cast<long long>(p1) * (1ll << 24) + static_cast<long long>(p0) + carry;
+  if (top) total += static_cast<long long>(p2) * (1ll << 48);
+  return total;
+}
+
 }  // namespace sumlab::order_model
 
 namespace sumlab::order_model {

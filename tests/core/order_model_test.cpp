@@ -707,6 +707,84 @@ TEST(ExactDigits, WholeRangeDigitsAreTheShiftedSignificand) {
   EXPECT_EQ(order_model::whole_range_digits(0x1p1023 * (2 - 0x1p-52)).bin, 42);  // the largest finite
 }
 
+// The radix-2^48 whole range's sum as the kernel forms it, on the CPU: 8 warps of 32 lanes, each
+// lane's 45 bins from whole_range_digits (normalised every 1016 elements, as the kernel's threads
+// do), the block end without normalising (each warp's sums of whole_range_p0 .. p2, each bin's
+// total by whole_range_bin_total with the p2 carry), bin 0 halved at limb bit 0 and bin k at bit
+// 48 k - 1. The result must be exact_sum's bits: every bit pattern, the largest binade, the
+// largest high digit 1,500 times a lane (the bins near 2^62), subnormals, and sums that cancel.
+TEST(ExactDigits, WholeRangeBlockEndGivesTheExactSum) {
+  constexpr int bins = 45, lanes = 32, warps = 8, per_lane = 1500;
+  constexpr long long digit_mask = (1ll << 48) - 1;
+  order_model::SplitMix64 r{17};
+  const std::uint64_t full = (std::uint64_t(1) << 52) - 1;
+  for (int mode = 0; mode < 5; ++mode) {
+    std::vector<double> x(static_cast<std::size_t>(lanes * warps * per_lane));
+    for (auto& v : x) {
+      std::uint64_t u = r.next();
+      if (mode == 0 && ((u >> 52) & 0x7ff) == 0x7ff) u &= ~(std::uint64_t(0x7ff) << 52);  // every finite pattern
+      if (mode == 1) u = (u & ~(std::uint64_t(0x7ff) << 52)) | (std::uint64_t(0x7fe) << 52);  // the largest binade
+      if (mode == 2) u = (std::uint64_t(1) << 63) | (std::uint64_t(1055) << 52) | full;  // hi near 2^52 each time
+      if (mode == 3) u &= (std::uint64_t(1) << 63) | full;  // subnormals
+      v = from_bits<double>(u);
+      if (mode == 4) v = (u & 1) != 0 ? std::ldexp(1.0, static_cast<int>(u % 2000) - 1000) : -std::ldexp(1.0, static_cast<int>(u % 2000) - 1000);
+    }
+    std::vector<long long> warp_totals(static_cast<std::size_t>(warps * bins), 0);
+    for (int w = 0; w < warps; ++w) {
+      std::vector<std::array<long long, bins>> lane_bins(lanes);
+      for (int l = 0; l < lanes; ++l) {
+        auto& b = lane_bins[static_cast<std::size_t>(l)];
+        b.fill(0);
+        for (int i = 0; i < per_lane; ++i) {
+          const auto d = order_model::whole_range_digits(x[static_cast<std::size_t>((w * lanes + l) * per_lane + i)]);
+          b[static_cast<std::size_t>(d.bin)] += d.lo;
+          b[static_cast<std::size_t>(d.bin) + 1] += d.hi;
+          if ((i + 1) % 1016 == 0) {  // the kernel's normalising between pushes
+            long long carry = 0;
+            for (int k = 0; k + 1 < bins; ++k) {
+              const long long v = b[static_cast<std::size_t>(k)] + carry;
+              b[static_cast<std::size_t>(k)] = v & digit_mask;
+              carry = v >> 48;
+            }
+            b[bins - 1] += carry;
+          }
+        }
+      }
+      int carry = 0;
+      for (int k = 0; k < bins; ++k) {
+        unsigned p0 = 0, p1 = 0, p2 = 0;  // 32-bit sums, as the warp reductions wrap
+        for (const auto& b : lane_bins) {
+          p0 += order_model::whole_range_p0(b[static_cast<std::size_t>(k)]);
+          p1 += order_model::whole_range_p1(b[static_cast<std::size_t>(k)]);
+          p2 += static_cast<unsigned>(order_model::whole_range_p2(b[static_cast<std::size_t>(k)]));
+        }
+        warp_totals[static_cast<std::size_t>(w * bins + k)] =
+            order_model::whole_range_bin_total(p0, p1, static_cast<int>(p2), carry, k == bins - 1);
+        carry = static_cast<int>(p2);
+      }
+    }
+    Superaccumulator<double> acc;
+    for (int k = 0; k < bins; ++k) {
+      long long total = 0;
+      for (int w = 0; w < warps; ++w) total += warp_totals[static_cast<std::size_t>(w * bins + k)];
+      ASSERT_LT(total < 0 ? -total : total, 1ll << 61) << "bin " << k;
+      if (k == 0) {
+        ASSERT_EQ(total & 1, 0);
+      }
+      const int bit = k == 0 ? 0 : 48 * k - 1;
+      const long long q = k == 0 ? total >> 1 : total;
+      const int s = bit % 32;
+      acc.add_limb(bit / 32, (q & ((1ll << (32 - s)) - 1)) << s);  // q 2^s as two limbs' values
+      acc.add_limb(bit / 32 + 1, q >> (32 - s));
+    }
+    SpecialCounts sc;
+    sc.count = x.size();
+    sc.all_negative_zero = false;
+    acc.add_specials(sc);
+    EXPECT_TRUE(same_bits(acc.round(), exact_sum<double>(std::span<const double>(x)))) << "mode " << mode;
+  }
+}
+
 template <class T> T split_fixed_point(std::span<const T> x, std::size_t chunk) {
   using Bits = typename FloatTraits<T>::Bits;
   // Pass 1 as gpu_exact's kernel with range tracking: the largest finite magnitude's bits.

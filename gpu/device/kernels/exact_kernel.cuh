@@ -661,7 +661,8 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
   // The whole range's bin k's block total v into the block's limbs. Radix 2^32 (float): halved
   // (limb units), one limb a bin. Radix 2^48 (double, push_bins): in half units, weighing
   // 2^(48 k) half units, limb bit 48 k - 1: v / 2 at limb 0 for bin 0 (v even), three digits at
-  // bit 48 k - 1 above it (add_scaled: |v| < 2^61; the top bin's third digit is the top limb).
+  // bit 48 k - 1 above it (add_scaled: |v| < 2^61; the top bin's third digit is the top limb;
+  // order_model::whole_range_bin_total).
   __device__ __forceinline__ static void push_whole_bin(unsigned long long* s_limbs, long long v, int k) {
     if constexpr (digit_bits == 32) {
       add_bin(s_limbs, v, k);
@@ -728,22 +729,17 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
       if (!__syncthreads_or(binned)) return;
       const unsigned mask = live_mask();
       if constexpr (digit_bits == 48) {
-        // Radix 2^48: the bins as they are (each below 2^62: normalise_every), no normalising and
-        // no halving. A warp adds bin k as three pieces, x = p2 2^48 + p1 2^24 + p0 (p0, p1 24 bits
-        // unsigned, p2 = x >> 48 signed, below 2^14), each a 32-bit reduction (sums below 2^29 and
-        // 2^19); p2's sum weighs 2^48 more, bin k + 1's weight, so it goes into that bin's total:
-        // T_k = p1 2^24 + p0 + p2(k - 1), |T_k| < 2^55, the top bin keeping its own p2 too (it
-        // holds only normalising's carries, below 2^18). T_0 is even (every element adds an
-        // even number of half units to bin 0, and p2(0) 2^48 is even): push_whole_bin halves it.
+        // Radix 2^48: the bins as they are, no normalising and no halving; each bin in three
+        // pieces, a warp reduction each, the top piece's sum carried into the next bin's total
+        // (order_model::whole_range_p0 .. p2 and whole_range_bin_total, checked on the CPU).
         int carry = 0;
 #pragma unroll
         for (int k = 0; k < Bins; ++k) {
           const long long x = bin(k);
-          const unsigned p0 = __reduce_add_sync(mask, static_cast<unsigned>(x & 0xffffff));
-          const unsigned p1 = __reduce_add_sync(mask, static_cast<unsigned>((x >> 24) & 0xffffff));
-          const int p2 = static_cast<int>(__reduce_add_sync(mask, static_cast<unsigned>(static_cast<int>(x >> 48))));
-          long long total = static_cast<long long>(p1) * (1ll << 24) + static_cast<long long>(p0) + carry;
-          if (k == Bins - 1) total += static_cast<long long>(p2) * (1ll << 48);
+          const unsigned p0 = __reduce_add_sync(mask, order_model::whole_range_p0(x));
+          const unsigned p1 = __reduce_add_sync(mask, order_model::whole_range_p1(x));
+          const int p2 = static_cast<int>(__reduce_add_sync(mask, static_cast<unsigned>(order_model::whole_range_p2(x))));
+          const long long total = order_model::whole_range_bin_total(p0, p1, p2, carry, k == Bins - 1);
           carry = p2;
           if ((threadIdx.x & 31u) == 0) bin(k) = total;
         }
