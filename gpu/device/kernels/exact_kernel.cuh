@@ -810,7 +810,7 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
       // exact products (x 2^(1000 - 32 b) is a normal double for every finite x, subnormals
       // included; y is an integer below 2^84), then y's two 32-bit digits, each exact: hi =
       // trunc(y 2^-32) below 2^52 and lo = y - hi 2^32 below 2^32, both with y's sign. The whole
-      // range's builds (Whole) take radix 2^48 instead (split_y48).
+      // range's builds (Whole) take radix 2^48 instead (order_model::whole_range_digits).
       int top = 0;   // the largest bin an element needs (its high part's)
       int low = 63;  // the smallest bin an element takes (a zero's is 0)
       if constexpr (!Whole) {
@@ -834,13 +834,13 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
       }
       const int base = Whole ? 0 : bin_base;
       if constexpr (Whole) {
-        // Radix 2^48 (split_y48): each element's two adds, no window, no cells.
+        // Radix 2^48 (order_model::whole_range_digits): each element's two adds, no window, no
+        // cells.
 #pragma unroll
         for (int i = 0; i < N; ++i) {
-          long long lo, hi;
-          const int b = split_y48(x[i], lo, hi);
-          bin(b) += lo;
-          bin(b + 1) += hi;
+          const order_model::WholeRangeDigits d = order_model::whole_range_digits(x[i]);
+          bin(d.bin) += d.lo;
+          bin(d.bin + 1) += d.hi;
         }
       } else if (low >= base) {
         // The whole group in the bins (nearly every group of a wide input in a window): no test per
@@ -893,16 +893,6 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
     hi = __double2ll_rz(th);
     lo = __double2ll_rz(fma(th, -0x1p32, y));  // exact either way: y - th 2^32 is an integer below 2^32
     return static_cast<int>(b25 >> 25);
-  }
-
-  // Double, the whole range: the bin b = E / 48 (returned) and y = x 2^(1075 - 48 b)'s digits lo
-  // (bin b) and hi (bin b + 1), exactly (order_model::whole_range_digits, which the CPU tests
-  // check against integer arithmetic).
-  __device__ __forceinline__ static int split_y48(T x, long long& lo, long long& hi) {
-    const order_model::WholeRangeDigits d = order_model::whole_range_digits(x);
-    lo = d.lo;
-    hi = d.hi;
-    return d.bin;
   }
 
   // Double: the cell c = E / 16 of an element's lowest digit (ExactCells).
