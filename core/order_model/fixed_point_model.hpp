@@ -92,10 +92,11 @@ SUMLAB_HD inline FixedQuantised fixed_quantise_bits(Bits u, long long k, int fra
 }
 
 // 2^k as a T, for the scales fixed_quantise_group computes with the floating-point unit
-// (0 <= k <= emax: 2^k is a normal T); 0 for any other k (the integer steps then).
+// (1 - emax <= k <= emax: 2^k is a normal T; a negative k is a largest magnitude from about 2^62 up,
+// lognormal sigma 12 among others); 0 for any other k (the integer steps then).
 template <class T> SUMLAB_HD inline T fixed_two_k(long long k) {
   using Bits = typename FloatTraits<T>::Bits;
-  if (k < 0 || k > FloatTraits<T>::emax) return T(0);
+  if (k < 1 - FloatTraits<T>::emax || k > FloatTraits<T>::emax) return T(0);
   const Bits u = static_cast<Bits>(k + FloatTraits<T>::emax) << (FloatTraits<T>::precision - 1);
   T r;
   memcpy(&r, &u, sizeof(T));
@@ -185,7 +186,8 @@ template <class T> __device__ __forceinline__ T fixed_scale_again(T x, T two_k) 
 // fixed_quantise_bits's common case for a group of N elements by the floating-point unit, without
 // a branch (the kernel's hot loop). With two_k = fixed_two_k<T>(k) != 0 (the caller checks that
 // once): y_i = x_i 2^k, q_i = RNE(y_i) by the hardware's conversion. Returns true, adds sum q_i to
-// the wrapping 128-bit `sum`, sets largest = max |y_i| (0 exactly when every element is +0 or -0)
+// the wrapping 128-bit `sum`, sets largest = max |y_i| (0 where every y_i is +0 or -0: x_i = 0, or
+// below the smallest subnormal once scaled by a negative k, so the caller tells -0 from its bits)
 // and adds the elements that lost bits to `loss`, exactly when every element is ordinary: finite,
 // y_i strictly inside (-2^63, 2^63), and not a subnormal x_i with 0 < |y_i| < 1/2; then
 // fixed_quantise_bits gives that q_i (with the sign applied), nothing saturates, and
@@ -195,7 +197,9 @@ template <class T> __device__ __forceinline__ T fixed_scale_again(T x, T two_k) 
 // parts' OR (its d_i 2^62 need not be an integer) and counts its significand's trailing zeros
 // instead (fixed_group_bits_lost); with the scale from the data, wide inputs (lognormal sigma 12)
 // have such an element in nearly every group, which the integer steps took at a fifth of the
-// speed. Why: y_i is a power-of-two scaling up, exact unless it overflows; round
+// speed. Whether an element vanished is read from x_i != 0, not y_i != 0: with k < 0, y_i = x_i 2^k
+// rounds where it falls below the normal range (to 0 below the smallest subnormal), which only an
+// element far below 1/2 does; every y_i of 1/2 or more is exact. Why: y_i is a power-of-two scaling up, exact unless it overflows; round
 // to nearest even is symmetric, so the sign can stay on y_i; d_i = y_i - q_i is exact (y_i's bits
 // below 2^0; q_i is y_i itself from 2^(p-1) up), and y_i lost bits exactly when d_i != 0. float:
 // only a group whose min |y_i| is below 2^(p-1) computes the d_i (with k from the data, a y_i
@@ -222,14 +226,14 @@ SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, detail::uin
   bool vanished = false;  // some 0 < |y_i| < 1/2 (its bits lost are capped by its width): the second loop
   unsigned long long s = 0, inexact = 0, lost = 0;
   int vanished_low = 64;
-  const auto lose = [&](T y, T d) {  // y and its lost part d
+  const auto lose = [&](T x, T y, T d) {  // x, y = x 2^k and its lost part d
 #if defined(__CUDA_ARCH__)
     const long long w = fixed_rint_ll(d * T(0x1p62));
-    vanished |= (fabs(y) < T(0.5)) & (y != T(0));
+    vanished |= (fabs(y) < T(0.5)) & (x != T(0));
 #else
     // (a d beyond 1/2 comes from a y that fails the group below; its conversion would be undefined)
     const long long w = std::fabs(d) <= T(0.5) ? static_cast<long long>(std::nearbyint(d * T(0x1p62))) : 0;
-    vanished |= (std::fabs(y) < T(0.5)) & (y != T(0));
+    vanished |= (std::fabs(y) < T(0.5)) & (x != T(0));
 #endif
     lost |= static_cast<unsigned long long>(w);
     inexact += d != T(0) ? 1 : 0;
@@ -245,7 +249,7 @@ SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, detail::uin
     big = std::fmax(big, std::fabs(y));
     if constexpr (by_min) small = std::fmin(small, std::fabs(y));
 #endif
-    if constexpr (!by_min) lose(y, y - static_cast<T>(q));
+    if constexpr (!by_min) lose(x[i], y, y - static_cast<T>(q));
     approx += y;
     s += static_cast<unsigned long long>(q);
   }
@@ -257,14 +261,16 @@ SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, detail::uin
     for (int i = 0; i < N; ++i) {
       const T y = x[i] * two_k;
 #if defined(__CUDA_ARCH__)
-      lose(y, y - rint(y));
+      lose(x[i], y, y - rint(y));
 #else
-      lose(y, y - std::nearbyint(y));
+      lose(x[i], y, y - std::nearbyint(y));
 #endif
     }
   if (vanished) {
-    // The lost parts again without the vanished elements, and those elements' significands.
+    // The lost parts again without the vanished elements, and those elements' significands; the
+    // count again too (a vanished y may have rounded to 0).
     lost = 0;
+    inexact = 0;
     bool subnormal = false;
     for (int i = 0; i < N; ++i) {
       Bits u;
@@ -272,15 +278,16 @@ SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, detail::uin
 #if defined(__CUDA_ARCH__)
       const T y = fixed_scale_again(x[i], two_k);
       const T d = y - rint(y);
-      const bool gone = (fabs(y) < T(0.5)) & (y != T(0));
+      const bool gone = (fabs(y) < T(0.5)) & (x[i] != T(0));
       const long long w = gone ? 0 : fixed_rint_ll(d * T(0x1p62));
 #else
       const T y = x[i] * two_k;
       const T d = y - std::nearbyint(y);
-      const bool gone = (std::fabs(y) < T(0.5)) & (y != T(0));
+      const bool gone = (std::fabs(y) < T(0.5)) & (x[i] != T(0));
       const long long w = gone || !(std::fabs(d) <= T(0.5)) ? 0 : static_cast<long long>(std::nearbyint(d * T(0x1p62)));
 #endif
       lost |= static_cast<unsigned long long>(w);
+      inexact += gone || d != T(0) ? 1 : 0;
       subnormal |= gone & ((u & FloatTraits<T>::inf_bits) == 0);
       const int low = countr_zero_u64(static_cast<std::uint64_t>(u | implicit));
       vanished_low = gone && low < vanished_low ? low : vanished_low;

@@ -897,7 +897,7 @@ template <class T, int N> struct GroupCheck {
   void operator()(const T (&x)[N], long long k) {
     using Bits = typename FloatTraits<T>::Bits;
     const T two_k = order_model::fixed_two_k<T>(k);
-    ASSERT_EQ(two_k, k >= 0 && k <= FloatTraits<T>::emax ? std::ldexp(T(1), static_cast<int>(k)) : T(0)) << k;
+    ASSERT_EQ(two_k, k >= 1 - FloatTraits<T>::emax && k <= FloatTraits<T>::emax ? std::ldexp(T(1), static_cast<int>(k)) : T(0)) << k;
     if (two_k == 0) return;  // the caller's check: the integer steps then
     bool all = true, any_saturated = false, any_vanished = false, any_vanished_subnormal = false, any_special = false;
     unsigned long long inexact = 0;
@@ -1036,6 +1036,30 @@ template <class T, int N> void check_groups_near_the_edge(order_model::SplitMix6
   EXPECT_GT(wrapped, 5000);
 }
 
+// Groups over a wide exponent range under the scales of such data, negative ones among them: most
+// elements vanish below half a step, some below the smallest subnormal once scaled (y = 0 from a
+// nonzero x), now and then a subnormal x (the integer steps) or a 0 of either sign.
+template <class T, int N> void check_wide_groups(order_model::SplitMix64& rng) {
+  GroupCheck<T, N> check;
+  const int span = FloatTraits<T>::emax - 8;
+  for (int i = 0; i < 20000; ++i) {
+    const long long k = static_cast<long long>(rng.below(static_cast<std::uint64_t>(2 * span))) - span;
+    T x[N];
+    for (auto& v : x) {
+      const double m = 1.0 + static_cast<double>(rng.below(1u << 30)) * 0x1p-30;
+      v = static_cast<T>(std::ldexp(rng.below(2) ? -m : m, static_cast<int>(rng.below(static_cast<std::uint64_t>(2 * span))) - span));
+      const auto odd = rng.below(200);
+      if (odd == 0) v = std::numeric_limits<T>::denorm_min() * static_cast<T>(rng.below(1000) + 1);
+      if (odd == 1) v = rng.below(2) ? T(-0.0) : T(0);
+    }
+    check(x, k);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  EXPECT_GT(check.taken, 1000);
+  EXPECT_GT(check.taken_vanished, 1000);
+  EXPECT_GT(check.vanished_subnormal, 100);
+}
+
 TEST(FixedPointModel, GroupQuantiseMatchesTheIntegerStepsWhereItTakesTheGroup) {
   order_model::SplitMix64 rng{2026};
   check_group_of_one<float>(rng);
@@ -1044,6 +1068,8 @@ TEST(FixedPointModel, GroupQuantiseMatchesTheIntegerStepsWhereItTakesTheGroup) {
   check_group_of_sixteen<double>(rng);
   check_groups_near_the_edge<float, 16>(rng);
   check_groups_near_the_edge<double, 8>(rng);
+  check_wide_groups<float, 16>(rng);
+  check_wide_groups<double, 8>(rng);
 }
 
 // The window pass quantises each element once, at k, and derives every finer grid k + j from its

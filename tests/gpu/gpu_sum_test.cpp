@@ -537,8 +537,9 @@ TEST(GpuExactTotals, SameLimbsAsTheHostForEveryShape) {
 // gpu_fixed_point with the caller's k (one pass: fixed_point_kernel alone) against
 // fixed_point_sum(x, k): the bits and the report (the note is the CPU's describe() of the same
 // counts), for scales that put every element on the grid, drop low bits (ties included: the
-// elements have few significand bits), saturate, are negative or are past the floating-point path
-// (the integer steps), over awkward sizes, shapes with partial last warps, and specials.
+// elements have few significand bits), saturate, are negative (at -100 elements fall below half a
+// step, or below the subnormals, once scaled) or are past the floating-point path (the integer
+// steps), over awkward sizes, shapes with partial last warps, and specials.
 template <class T> class GpuFixedPointGivenScale : public ::testing::Test {};
 using FloatTypes = ::testing::Types<float, double>;
 TYPED_TEST_SUITE(GpuFixedPointGivenScale, FloatTypes);
@@ -563,11 +564,14 @@ TYPED_TEST(GpuFixedPointGivenScale, SameBitsAndReportAsTheCpu) {
         s[999] = std::numeric_limits<T>::quiet_NaN();
         return s;
       }(),
-      input<T>(Distribution::normal, 4099, 3)};  // every bit set somewhere: bits lost at each k
+      input<T>(Distribution::normal, 4099, 3),  // every bit set somewhere: bits lost at each k
+      // Negative and tiny: at k = -100 each y = x 2^k falls below the smallest subnormal (y = -0),
+      // yet no element is -0, so a zero total is +0.
+      std::vector<T>(3001, -std::numeric_limits<T>::min() * T(4))};
   for (const auto& in : inputs) {
     gpu::DeviceBuffer<T> buf(static_cast<std::int64_t>(in.size()));
     buf.upload(std::span<const T>(in));
-    for (const int k : {k_data, 11, 3, k_data + 3, -2, FloatTraits<T>::emax + 5}) {
+    for (const int k : {k_data, 11, 3, k_data + 3, -2, -100, FloatTraits<T>::emax + 5}) {
       const auto cpu = fixed_point_sum<T>(std::span<const T>(in), k);
       KernelOptions opt;
       opt.fixed_scale = k;
