@@ -278,7 +278,9 @@ SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, detail::uin
 #if defined(__CUDA_ARCH__)
       const T y = fixed_scale_again(x[i], two_k);
       const T d = y - rint(y);
-      const bool gone = (fabs(y) < T(0.5)) & (x[i] != T(0));
+      // (x != 0 from its bits: the first loop's compare, merged with this one, stayed live in
+      // the hot loop's registers)
+      const bool gone = (fabs(y) < T(0.5)) & ((u & ~FloatTraits<T>::sign_bit) != 0);
       const long long w = gone ? 0 : fixed_rint_ll(d * T(0x1p62));
 #else
       const T y = x[i] * two_k;

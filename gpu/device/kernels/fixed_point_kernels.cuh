@@ -109,8 +109,8 @@ __device__ __forceinline__ unsigned __int128 block_sum_u128(unsigned __int128 v,
 //   the block's shared totals: NaN, Inf, elements beyond the guess (|y| >= 2^62: E shows them, and
 //   the thread then only tracks the range), and nonzero |y| < 1/2 (their bits lost are capped by
 //   their width), and every element before the anchor. A block whose kf lies outside 0..emax
-//   (an anchor from 2^60 up or below 2^-964), or one of whose threads meets more than
-//   fixed_window_slow_limit such elements after the anchor, gives up and tracks the range.
+//   (an anchor from 2^60 up or below 2^-964), or one of whose threads meets many such elements
+//   after the anchor (fixed_window_too_slow), gives up and tracks the range.
 // Each block writes a record: A, L, its sum at kf, and for each candidate E = A + c (j = M - c)
 // R_j plus the integer steps' total there, with the counts of lost bits; then its largest
 // magnitude and the specials. Pass 2 (fixed_window_decision) takes E from the records; when
@@ -137,12 +137,15 @@ enum FixedRecordWord {
 };
 inline constexpr int fixed_no_anchor = -(1 << 20), fixed_no_limit = 1 << 20;
 inline constexpr int fixed_gave_up = -(1 << 20);  // a limit below every E: the block's guess cannot hold
-// A thread that sends more than this many elements after its block's anchor to the integer steps
-// (each a shared-memory atomic at every candidate grid) gives up, and its block with it: pass 2
-// quantises every element, by the floating-point path. Wide inputs (lognormal sigma 12: most
-// elements far below half a step of the guessed grid) took 4.3 ms at 2^24 doubles on an H100 that
-// way, 0.011 of CUB; a few such elements a thread (NaN, Inf, a stray tiny one) keep the one read.
-inline constexpr int fixed_window_slow_limit = 16;
+// A thread that sends more than 2 + 1/32 of the elements it has read since its block's anchor to
+// the integer steps (each a shared-memory atomic at every candidate grid) gives up, and its block
+// with it: pass 2 quantises every element, by the floating-point path. Wide inputs (lognormal sigma
+// 12: most elements far below half a step of the guessed grid) took 4.3 ms at 2^24 doubles on an
+// H100 that way, 0.011 of CUB, and still 0.8 ms on an H200 with a fixed limit of 16 a thread, the
+// atomics of each block's first elements contending; stray elements (NaN, Inf, tiny ones) keep the
+// one read.
+inline constexpr int fixed_window_slow_limit = 2;
+__host__ __device__ constexpr bool fixed_window_too_slow(int slow, long long seen) { return slow > fixed_window_slow_limit + (seen >> 5); }
 
 // Adds v to the wrapping 128-bit total in w[0] (low word) and w[1] by atomics: each addition's
 // carry out of the low word goes to the high one, so the words hold the sum of every v modulo
@@ -231,8 +234,9 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
   Bits largest = 0;              // the largest finite magnitude the integer steps or the range met
   bool not_negative_zero = false;
   bool broken = false;           // an element beyond the guess, or gave_up: pass 2 will quantise
-  bool gave_up = false;          // this thread met more than fixed_window_slow_limit integer steps
+  bool gave_up = false;          // this thread's integer steps were too many (fixed_window_too_slow)
   int slow = 0;                  // the elements after the anchor it sent to the integer steps
+  long long seen = 0;            // the elements it read after the anchor
   // One element by the integer steps, at every candidate.
   auto element = [&](T x) {
     Bits u;
@@ -323,6 +327,7 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
     }
     bool steps = anchor == fixed_no_anchor;  // elements for the integer steps (all of them before the anchor)
     if (!steps) {
+      seen += N;
       unsigned long long s = 0, lost_or = 0;
       T approx = 0, d[N];
       unsigned group_high = 0;  // the largest high word of an ordinary |x|
@@ -364,8 +369,12 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
           rest(xi);
           continue;
         }
+        if (anchor != fixed_no_anchor && fixed_window_too_slow(++slow, seen)) {
+          broken = gave_up = true;
+          rest(xi);
+          continue;
+        }
         element(xi);
-        if (anchor != fixed_no_anchor && ++slow > fixed_window_slow_limit) broken = gave_up = true;
       }
     }
   };
