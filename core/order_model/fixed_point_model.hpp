@@ -199,7 +199,8 @@ template <class T> __device__ __forceinline__ T fixed_scale_again(T x, T two_k) 
 // have such an element in nearly every group, which the integer steps took at a fifth of the
 // speed. Whether an element vanished is read from x_i != 0, not y_i != 0: with k < 0, y_i = x_i 2^k
 // rounds where it falls below the normal range (to 0 below the smallest subnormal), which only an
-// element far below 1/2 does; every y_i of 1/2 or more is exact. Why: y_i is a power-of-two scaling up, exact unless it overflows; round
+// element far below 1/2 does. Why: y_i is a power-of-two scaling, exact unless it overflows or
+// leaves the normal range, so every y_i of 1/2 or more is exact; round
 // to nearest even is symmetric, so the sign can stay on y_i; d_i = y_i - q_i is exact (y_i's bits
 // below 2^0; q_i is y_i itself from 2^(p-1) up), and y_i lost bits exactly when d_i != 0. float:
 // only a group whose min |y_i| is below 2^(p-1) computes the d_i (with k from the data, a y_i

@@ -145,7 +145,9 @@ inline constexpr int fixed_gave_up = -(1 << 20);  // a limit below every E: the 
 // atomics of each block's first elements contending; stray elements (NaN, Inf, tiny ones) keep the
 // one read.
 inline constexpr int fixed_window_slow_limit = 2;
-__host__ __device__ constexpr bool fixed_window_too_slow(int slow, long long seen) { return slow > fixed_window_slow_limit + (seen >> 5); }
+__host__ __device__ constexpr bool fixed_window_too_slow(int slow, long long seen) {
+  return slow > fixed_window_slow_limit + (seen >> 5);
+}
 
 // Adds v to the wrapping 128-bit total in w[0] (low word) and w[1] by atomics: each addition's
 // carry out of the low word goes to the high one, so the words hold the sum of every v modulo
