@@ -40,9 +40,10 @@
 // shared atomics). Such a group pays the levels' attempt and then the bins, unless its warp's
 // first groups already spanned more binades than the levels hold (ExactThread::first_anchor), or
 // the thread's groups kept missing the levels (misses_to_wide: sorted data): then every finite
-// group goes straight to the bins. The bins' speed is bound by their shared-memory loads and stores (16 bytes a float element, 32 a
-// double one: each element's loads wait for the stores of the one before it) and their integer
-// instructions, whatever the span (docs/performance-notes.md).
+// group goes straight to the bins. The bins' speed is bound, whatever the span, by their
+// shared-memory loads and stores (16 bytes a float element, 32 a double one) and the digits'
+// arithmetic, in about equal shares; not by the chain of one element's loads after the stores of
+// the one before (docs/performance-notes.md: "Two sets of bins", "What the loop's parts cost").
 // Inputs of moderate range never reach them.
 // Loads: tiles by the bulk-copy engine (gpu/thread/bulk_loads.cuh), whatever the shape's vector
 // width and mapping: the bits do not depend on which thread adds which element (below). float64
