@@ -39,8 +39,12 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   FixedBuffers fixed;
   unsigned long long* records = nullptr;
   unsigned long long* gate = nullptr;
+  unsigned long long* exchange = nullptr;  // the window pass's first tiles (FixedExchange): a set a launch, by parity
   Carver c;
-  if (window) c.add(&records, static_cast<std::size_t>(s.grid) * fixed_record_words).add(&fixed.scale, 2);
+  if (window)
+    c.add(&records, static_cast<std::size_t>(s.grid) * fixed_record_words)
+        .add(&fixed.scale, 2)
+        .add(&exchange, 2 * fixed_exchange_words);
   else if (from_data) c.add(&exact.sets, 2 * static_cast<std::size_t>(exact_set_words<T>)).add(&fixed.scale, 2);
   if (from_data) c.add(&gate, fixed_gate_words + fixed_largest_words);
   c.add(&fixed.sets, 2 * static_cast<std::size_t>(fixed_set_words));
@@ -98,11 +102,21 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   const std::size_t smem = bulk_smem_bytes(s.block);
   opt_in_shared(reinterpret_cast<const void*>(kernel), smem);
   // The window pass (double only: no float instantiation).
-  auto launch_window = [&](const T* d_in) {
-    if constexpr (sizeof(T) == 8) {
+  FixedExchange ex;
+  if constexpr (sizeof(T) == 8) {
+    if (window) {
+      SUMLAB_CUDA_CHECK(cudaMemset(exchange, 0, 2 * fixed_exchange_words * sizeof(unsigned long long)));
       auto* const window_kernel = s.block > 512 ? fixed_window_kernel<T, 1024> : fixed_window_kernel<T, 512>;
       opt_in_shared(reinterpret_cast<const void*>(window_kernel), smem);
-      window_kernel<<<s.grid, s.block, smem>>>(d_in, n, records);
+      ex.resident = static_cast<int>(resident_blocks(reinterpret_cast<const void*>(window_kernel), s.block, smem));
+    }
+  }
+  auto launch_window = [&](const T* d_in, unsigned parity) {
+    if constexpr (sizeof(T) == 8) {
+      auto* const window_kernel = s.block > 512 ? fixed_window_kernel<T, 1024> : fixed_window_kernel<T, 512>;
+      ex.words = exchange + fixed_exchange_words * parity;
+      ex.next = exchange + fixed_exchange_words * (parity ^ 1u);
+      window_kernel<<<s.grid, s.block, smem>>>(d_in, n, records, ex);
       SUMLAB_CUDA_CHECK_LAUNCH("fixed_window_kernel");
     }
   };
@@ -147,7 +161,7 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
     // Pass 1: the exact sum and the range, from which pass 2 decides k and whether it has work
     // (the decision stays on the device: no copy to the host between the passes).
     if (window) {
-      launch_window(d_in);
+      launch_window(d_in, fixed.parity);
     } else if (from_data) {
       if constexpr (sizeof(T) == 4) {  // double takes the window pass: no range kernel compiled for it
         launch_exact_chunks<T, true>(s, d_in, n, exact);

@@ -94,10 +94,13 @@ __device__ __forceinline__ unsigned __int128 block_sum_u128(unsigned __int128 v,
 // quantises before it knows E, at a guess it can check afterwards and at every grid the guess
 // allows:
 // - Each block takes as anchor A the exponent floor(log2 |x|) of the largest finite magnitude in
-//   its first tile holding a finite nonzero element (A <= E), and guesses E <= L = A + M: then
-//   k = kf + j for one j in 0..M, kf = 61 - L, j = L - E. The margin M is 2, or 6 where fewer than
-//   1 in 8 of the tile's elements come within 2^3 of its largest (a heavy tail, whose largest
-//   lies further up); it changes no bit, only which inputs one read covers and the cost.
+//   the first tiles of the blocks that could meet it (fixed_exchange_first_tiles: its own first tile's,
+//   and the others' that arrive within a few microseconds; A <= E), and guesses E <= L = A + M:
+//   then k = kf + j for one j in 0..M, kf = 61 - L, j = L - E. The margin M is 2, or 6 where those
+//   tiles look heavy-tailed: fewer than 1 in 8 of their elements within 2^3 of their own largest,
+//   and A more than 2 binades above their own largest on average (a tail whose largest lies
+//   further up still). Neither A nor M changes a bit, only which inputs one read covers and the
+//   cost.
 // - An ordinary element, y = x 2^kf with 1/2 <= |y| < 2^62 or y = 0 (every finite element within
 //   the guess but those below half a step of kf), is quantised once, q = RNE(y) by the conversion,
 //   and added at kf to the block's sum. Its lost part d = y - q gives it at the finer grids:
@@ -118,9 +121,9 @@ __device__ __forceinline__ unsigned __int128 block_sum_u128(unsigned __int128 v,
 // sum_b 2^(L_b - E) + candidate E - A_b of b, plus the elements outside whole tiles, which pass 2
 // quantises at k (block 0, fixed_window_add_records); it has the same counts of lost bits too.
 // Otherwise pass 2 quantises every element at k: two reads. Integer additions wrap modulo 2^128
-// in any order, so the bits do not depend on the launch. The guess holds when each block's first
-// tile comes within 2^M of the largest magnitude: uniform, normal and lognormal (sigma 1) inputs.
-// M, per block: narrow where its first tile looks light-tailed, wide where it does not (below).
+// in any order, so the bits do not depend on the launch. The guess holds when the first tiles of
+// the grid come within 2^M of the largest magnitude: uniform, normal and lognormal inputs (sigma 1
+// with the narrow margin, sigma 2 with the wide one) up to 2^30 elements.
 inline constexpr int fixed_window_narrow = 2, fixed_window_wide = 6;
 inline constexpr int fixed_window_candidates = fixed_window_wide + 1;
 enum FixedRecordWord {
@@ -147,6 +150,70 @@ inline constexpr int fixed_gave_up = -(1 << 20);  // a limit below every E: the 
 inline constexpr int fixed_window_slow_limit = 2;
 __host__ __device__ constexpr bool fixed_window_too_slow(int slow, long long seen) {
   return slow > fixed_window_slow_limit + (seen >> 5);
+}
+
+// The window pass's anchor and margin from the grid's first tiles. A block's first tile gives the
+// largest magnitude of blockDim.x * 8 doubles, and the largest of a lognormal (sigma 1) input of 2^26
+// comes 3 to 5 binades above that: past the narrow margin, so each block took the wide one (about 10
+// instructions an element more). The first tiles of the whole grid (half a million doubles at 264
+// blocks of 256) come within 2 binades of it up to 2^30. So thread 0 of each block, once its first
+// tile is read, adds what that tile showed to the launch's words (FixedExchangeWord: its largest
+// magnitude by an atomic max; its exponent and its elements near it by atomic adds), arrives
+// (release: those before it), and waits until the blocks that can be resident have arrived, or
+// fixed_exchange_wait_ns have passed (a grid not resident whole, a shared GPU, a sanitizer), then
+// reads the words. Every block that saw the same arrivals takes the same anchor and margin, so no
+// block runs the wide margin's loop alone while the others wait for it at the end. The wait is
+// short beside the tiles its block already has in flight (4 stages), and the answer changes no bit:
+// each block's record says which anchor and margin it used. Block 0 zeroes the next launch's words
+// (next): the launch before, which used them, has ended.
+enum FixedExchangeWord {
+  fixed_ex_largest = 0,  // the largest finite magnitude of the first tiles, as bits
+  fixed_ex_arrived,      // blocks arrived
+  fixed_ex_near,         // elements within 2^3 of their own tile's largest, over the tiles with one
+  fixed_ex_exponents,    // sum of floor(log2) of those tiles' largest, each + fixed_ex_bias
+  fixed_ex_tiles,        // tiles with a finite nonzero element
+  fixed_exchange_words = 8
+};
+inline constexpr long long fixed_ex_bias = 2048;
+struct FixedExchange {
+  unsigned long long* words = nullptr;  // this launch's fixed_exchange_words
+  unsigned long long* next = nullptr;   // the next launch's
+  int resident = 0;                     // blocks of this launch that can be resident at once
+};
+inline constexpr unsigned long long fixed_exchange_wait_ns = 20000;
+__device__ __forceinline__ unsigned long long fixed_globaltimer() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+// Thread 0 of each block with a whole tile, once. own: its first tile's largest finite magnitude
+// (0: none), near: that tile's elements within 2^3 of it, tiles: the launch's whole tiles (a block
+// without one never arrives). Fills seen[FixedExchangeWord] with what the arrived blocks added
+// (own's among them).
+__device__ __forceinline__ void fixed_exchange_first_tiles(const FixedExchange& ex, unsigned long long own,
+                                                           unsigned long long near, long long tiles,
+                                                           unsigned long long (&seen)[fixed_exchange_words]) {
+  unsigned long long* const w = ex.words;
+  if (own != 0) {
+    const long long e = order_model::floor_log2_magnitude<double>(own) + fixed_ex_bias;
+    asm volatile("red.relaxed.gpu.global.max.u64 [%0], %1;" ::"l"(w + fixed_ex_largest), "l"(own) : "memory");
+    asm volatile("red.relaxed.gpu.global.add.u64 [%0], %1;" ::"l"(w + fixed_ex_near), "l"(near) : "memory");
+    asm volatile("red.relaxed.gpu.global.add.u64 [%0], %1;" ::"l"(w + fixed_ex_exponents), "l"(e) : "memory");
+    asm volatile("red.relaxed.gpu.global.add.u64 [%0], %1;" ::"l"(w + fixed_ex_tiles), "l"(1ull) : "memory");
+  }
+  // (acq_rel: this block's words go before it, and the others' that it counts come before the loads below)
+  unsigned long long arrived;
+  asm volatile("atom.acq_rel.gpu.global.add.u64 %0, [%1], 1;" : "=l"(arrived) : "l"(w + fixed_ex_arrived) : "memory");
+  ++arrived;
+  long long expected = ex.resident < static_cast<int>(gridDim.x) ? ex.resident : static_cast<int>(gridDim.x);
+  expected = tiles < expected ? tiles : expected;
+  const unsigned long long start = fixed_globaltimer();
+  while (static_cast<long long>(arrived) < expected && fixed_globaltimer() - start < fixed_exchange_wait_ns) {
+    __nanosleep(64);
+    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(arrived) : "l"(w + fixed_ex_arrived) : "memory");
+  }
+  for (int i = 0; i < fixed_exchange_words; ++i)
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(seen[i]) : "l"(w + i) : "memory");
 }
 
 // Adds v to the wrapping 128-bit total in w[0] (low word) and w[1] by atomics: each addition's
@@ -203,7 +270,8 @@ __device__ __forceinline__ void fixed_finer_grids(const T (&d)[N], long long (&f
 // fixed_record_words, each written whole by its block.
 template <class T, int MaxThreads>
 __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __restrict__ d_in, std::int64_t num_items,
-                                                                  unsigned long long* __restrict__ records) {
+                                                                  unsigned long long* __restrict__ records,
+                                                                  FixedExchange ex) {
   static_assert(sizeof(T) == 8, "the finer grids' parts are doubles' (order_model::fixed_finer_part)");
   using Bits = typename FloatTraits<T>::Bits;
   constexpr int MW = fixed_window_wide, C = fixed_window_candidates, N = bulk_group<T>;
@@ -217,11 +285,14 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
     unsigned long long steps[C][4];  // per candidate: sum low, high words, inexact count, most bits lost
     unsigned long long special[3];   // NaN, +Inf, -Inf
     unsigned long long first;        // a tile's largest finite magnitude, while A is sought
-    unsigned long long near;         // then its finite elements within 2^3 of it (of 2^A, at least 2^(A-2))
+    unsigned long long grid[fixed_exchange_words];  // what the grid's first tiles showed (fixed_exchange_first_tiles)
+    unsigned long long near;         // then its finite elements within 2^3 of it (at least 2^(floor(log2 first) - 2))
   };
   __shared__ Rare s_rare;
   for (int i = static_cast<int>(threadIdx.x); i < static_cast<int>(sizeof(Rare) / 8); i += static_cast<int>(blockDim.x))
     reinterpret_cast<unsigned long long*>(&s_rare)[i] = 0;  // (the loader's first barrier publishes these)
+  if (blockIdx.x == 0 && threadIdx.x < fixed_exchange_words) ex.next[threadIdx.x] = 0;
+  bool exchanged = false;        // whether this block has taken part in fixed_exchange_first_tiles
   int anchor = fixed_no_anchor;  // A, the same in every thread of the block
   int margin = 0;                // M, the same in every thread of the block
   long long kf = 0;              // 61 - (A + M)
@@ -299,23 +370,44 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
       if ((threadIdx.x & 31u) == 0 && m != 0) atomicMax(&s_rare.first, m);
       __syncthreads();
       const unsigned long long first = s_rare.first;  // (written again only after the loader's next barrier)
-      if (first != 0) {  // (else every element of the tile is zero, NaN or infinite: no anchor yet)
-        anchor = order_model::floor_log2_magnitude<T>(static_cast<Bits>(first));
-        // The margin: wide where fewer than 1 in 8 of the tile's elements come within 2^3 of its
-        // largest (a heavy tail, whose largest element lies further up: lognormal), else narrow.
-        // Either gives the same bits; the wide one costs about 10 instructions an element more.
-        unsigned near = 0;
+      // The tile's elements within 2^3 of its largest (none where it has no finite nonzero one).
+      const int own = first != 0 ? order_model::floor_log2_magnitude<T>(static_cast<Bits>(first)) : 0;
+      unsigned near = 0;
 #pragma unroll
-        for (int i = 0; i < N; ++i) {
-          Bits u;
-          memcpy(&u, &x[i], sizeof(T));
-          const Bits a = u & magnitude_mask;
-          near += a != 0 && a < inf_bits && order_model::floor_log2_magnitude<T>(a) >= anchor - 2 ? 1 : 0;
-        }
-        near = warp_reduce_live(near, [](unsigned a, unsigned b) { return a + b; });
-        if ((threadIdx.x & 31u) == 0) atomicAdd(&s_rare.near, static_cast<unsigned long long>(near));
+      for (int i = 0; i < N; ++i) {
+        Bits u;
+        memcpy(&u, &x[i], sizeof(T));
+        const Bits a = u & magnitude_mask;
+        near += a != 0 && a < inf_bits && order_model::floor_log2_magnitude<T>(a) >= own - 2 ? 1 : 0;
+      }
+      near = warp_reduce_live(near, [](unsigned a, unsigned b) { return a + b; });
+      if ((threadIdx.x & 31u) == 0) atomicAdd(&s_rare.near, static_cast<unsigned long long>(near));
+      __syncthreads();
+      if (!exchanged) {  // (the block's first tile)
+        if (threadIdx.x == 0)
+          fixed_exchange_first_tiles(ex, first, s_rare.near, bulk_tiles(d_in, num_items).count, s_rare.grid);
         __syncthreads();
-        margin = s_rare.near * 8 < static_cast<unsigned long long>(blockDim.x) * N ? fixed_window_wide : fixed_window_narrow;
+        exchanged = true;
+      }
+      // What the tiles seen show: the grid's first tiles (those that arrived), or else this one.
+      const bool grid = s_rare.grid[fixed_ex_tiles] != 0;
+      const unsigned long long tiles = grid ? s_rare.grid[fixed_ex_tiles] : 1;
+      const unsigned long long largest_seen =
+          grid && s_rare.grid[fixed_ex_largest] > first ? s_rare.grid[fixed_ex_largest] : first;
+      if (largest_seen != 0) {  // (else every element seen is zero, NaN or infinite: no anchor yet)
+        anchor = order_model::floor_log2_magnitude<T>(static_cast<Bits>(largest_seen));
+        // The margin: wide where the tiles look heavy-tailed, narrow elsewhere. Heavy: fewer than 1
+        // in 8 of their elements within 2^3 of their own largest, and the largest of them all more
+        // than 2 binades above the tiles' own on average (a tail whose largest element lies further
+        // up still: lognormal sigma 1.5 or more; sigma 1 grows about 1.5 binades from 2048 doubles to
+        // half a million). Either gives the same bits; the wide one costs about 10 instructions an
+        // element more.
+        const unsigned long long near_seen = grid ? s_rare.grid[fixed_ex_near] : s_rare.near;
+        const long long growth = static_cast<long long>(tiles) * (anchor + fixed_ex_bias) -
+                                 static_cast<long long>(s_rare.grid[fixed_ex_exponents]);
+        const bool light =
+            near_seen * 8 >= tiles * blockDim.x * N || (grid && growth <= 2 * static_cast<long long>(tiles));
+        margin = light ? fixed_window_narrow : fixed_window_wide;
         kf = 61 - (anchor + margin);
         // (kf >= 0: y = x 2^kf never underflows, so `ordinary` may read y = 0 as x = 0)
         two_kf = kf >= 0 ? order_model::fixed_two_k<T>(kf) : T(0);
@@ -389,7 +481,7 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
     red_largest = 0, red_sum, red_finer = red_sum + 2, red_inexact = red_finer + 2 * MW, red_shallow, red_lost = red_shallow + MW,
     red_words
   };
-  __shared__ unsigned long long s_red[red_words][32];
+  __shared__ __align__(16) unsigned long long s_red[red_words][32];  // (aligned: the folds below read two words a load)
   const auto add = [](auto a, auto b) { return a + b; };
   const auto most = [](unsigned long long a, unsigned long long b) { return a > b ? a : b; };
   unsigned long long w[red_words];
