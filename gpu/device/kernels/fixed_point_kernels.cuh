@@ -154,18 +154,19 @@ __host__ __device__ constexpr bool fixed_window_too_slow(int slow, long long see
 
 // The window pass's anchor and margin from the grid's first tiles. A block's first tile gives the
 // largest magnitude of blockDim.x * 8 doubles, and the largest of a lognormal (sigma 1) input of 2^26
-// comes 3 to 5 binades above that: past the narrow margin, so each block took the wide one (about 10
-// instructions an element more). The first tiles of the whole grid (half a million doubles at 264
+// comes 3 to 5 binades above that: past the narrow margin, and the wide one costs about 10
+// instructions an element more. The first tiles of the whole grid (half a million doubles at 264
 // blocks of 256) come within 2 binades of it up to 2^30. So thread 0 of each block, once its first
 // tile is read, adds what that tile showed to the launch's words (FixedExchangeWord: its largest
 // magnitude by an atomic max; its exponent and its elements near it by atomic adds), arrives
 // (release: those before it), and waits until the blocks that can be resident have arrived, or
 // fixed_exchange_wait_ns have passed (a grid not resident whole, a shared GPU, a sanitizer), then
-// reads the words. Every block that saw the same arrivals takes the same anchor and margin, so no
-// block runs the wide margin's loop alone while the others wait for it at the end. The wait is
-// short beside the tiles its block already has in flight (4 stages), and the answer changes no bit:
-// each block's record says which anchor and margin it used. Block 0 zeroes the next launch's words
-// (next): the launch before, which used them, has ended.
+// reads the words. Every heavy-tailed block that saw the same arrivals takes the same anchor and
+// margin, so none runs the wide margin's loop alone while the others wait for it at the end. A
+// light-tailed tile, whose own anchor serves, arrives without waiting (fixed_exchange_first_tiles).
+// The wait is short beside the tiles its block already has in flight (4 stages), and the answer
+// changes no bit: each block's record says which anchor and margin it used. Block 0 zeroes the next
+// launch's words (next): the launch before, which used them, has ended.
 enum FixedExchangeWord {
   fixed_ex_largest = 0,  // the largest finite magnitude of the first tiles, as bits
   fixed_ex_arrived,      // blocks arrived
@@ -188,12 +189,20 @@ __device__ __forceinline__ unsigned long long fixed_globaltimer() {
 }
 // Thread 0 of each block with a whole tile, once. own: its first tile's largest finite magnitude
 // (0: none), near: that tile's elements within 2^3 of it, tiles: the launch's whole tiles (a block
-// without one never arrives). Fills seen[FixedExchangeWord] with what the arrived blocks added
-// (own's among them).
+// without one never arrives). A light tile (at least 1 in 8 of its elements near its largest: the
+// narrow margin at its own anchor holds for uniform and normal data) only leaves its largest and
+// arrives, without waiting for an answer (which cost 2.5 us at 2^24 doubles); the others fill
+// seen[FixedExchangeWord] with what the heavy tiles that arrived added (own's among them) and the
+// largest magnitude of all.
 __device__ __forceinline__ void fixed_exchange_first_tiles(const FixedExchange& ex, unsigned long long own,
-                                                           unsigned long long near, long long tiles,
+                                                           unsigned long long near, bool light, long long tiles,
                                                            unsigned long long (&seen)[fixed_exchange_words]) {
   unsigned long long* const w = ex.words;
+  if (light) {
+    asm volatile("red.relaxed.gpu.global.max.u64 [%0], %1;" ::"l"(w + fixed_ex_largest), "l"(own) : "memory");
+    asm volatile("red.relaxed.gpu.global.add.u64 [%0], %1;" ::"l"(w + fixed_ex_arrived), "l"(1ull) : "memory");
+    return;
+  }
   if (own != 0) {
     const long long e = order_model::floor_log2_magnitude<double>(own) + fixed_ex_bias;
     asm volatile("red.relaxed.gpu.global.max.u64 [%0], %1;" ::"l"(w + fixed_ex_largest), "l"(own) : "memory");
@@ -383,13 +392,14 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
       near = warp_reduce_live(near, [](unsigned a, unsigned b) { return a + b; });
       if ((threadIdx.x & 31u) == 0) atomicAdd(&s_rare.near, static_cast<unsigned long long>(near));
       __syncthreads();
+      const bool light_tile = s_rare.near * 8 >= static_cast<unsigned long long>(blockDim.x) * N;
       if (!exchanged) {  // (the block's first tile)
         if (threadIdx.x == 0)
-          fixed_exchange_first_tiles(ex, first, s_rare.near, bulk_tiles(d_in, num_items).count, s_rare.grid);
-        __syncthreads();
+          fixed_exchange_first_tiles(ex, first, s_rare.near, light_tile, bulk_tiles(d_in, num_items).count, s_rare.grid);
+        if (!light_tile) __syncthreads();
         exchanged = true;
       }
-      // What the tiles seen show: the grid's first tiles (those that arrived), or else this one.
+      // What the tiles seen show: the grid's heavy first tiles (those that arrived), or else this one.
       const bool grid = s_rare.grid[fixed_ex_tiles] != 0;
       const unsigned long long tiles = grid ? s_rare.grid[fixed_ex_tiles] : 1;
       const unsigned long long largest_seen =
