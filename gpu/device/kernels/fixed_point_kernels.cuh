@@ -614,8 +614,9 @@ __device__ FixedWindowDecision fixed_window_decision(const unsigned long long* r
   return d;
 }
 
-// Block 0 of pass 2, when every guess held: this thread's stride of the records added at k
-// (fixed_window_kernel's comment says why the total is fixed_point_sum's integer).
+// Block 0 of pass 2: this thread's stride of the records whose guess held (E <= L), added at k
+// (fixed_window_kernel's comment says why the total is fixed_point_sum's integer); the others'
+// tiles are read again (FixedFailedTiles).
 template <class T>
 __device__ void fixed_window_add_records(const unsigned long long* records, int count, long long k,
                                          unsigned __int128& sum, unsigned long long& nan, unsigned long long& pos_inf,
@@ -624,13 +625,14 @@ __device__ void fixed_window_add_records(const unsigned long long* records, int 
   const long long e = 61 - k;
   for (int b = static_cast<int>(threadIdx.x); b < count; b += static_cast<int>(blockDim.x)) {
     const unsigned long long* const rec = records + std::size_t(b) * fixed_record_words;
+    if (static_cast<long long>(__ldcg(&rec[fixed_rec_limit])) < e) continue;  // failed: its tiles are read again
     nan += __ldcg(&rec[fixed_rec_nan]);
     pos_inf += __ldcg(&rec[fixed_rec_pos_inf]);
     neg_inf += __ldcg(&rec[fixed_rec_neg_inf]);
     not_negative_zero |= __ldcg(&rec[fixed_rec_not_negative_zero]) != 0;
     const long long anchor = static_cast<long long>(__ldcg(&rec[fixed_rec_anchor]));
     if (anchor == fixed_no_anchor) continue;  // its tiles held no finite nonzero element
-    const long long shift = static_cast<long long>(__ldcg(&rec[fixed_rec_limit])) - e;  // L - E = k - kf >= 0
+    const long long shift = static_cast<long long>(__ldcg(&rec[fixed_rec_limit])) - e;  // L - E = k - kf >= 0 (held)
     const unsigned __int128 s =
         (static_cast<unsigned __int128>(__ldcg(&rec[fixed_rec_sum + 1])) << 64) | __ldcg(&rec[fixed_rec_sum]);
     sum += shift >= 128 ? 0 : s << shift;
@@ -640,6 +642,64 @@ __device__ void fixed_window_add_records(const unsigned long long* records, int 
     const unsigned long long l = __ldcg(&c[3]);
     max_lost = l > max_lost ? l : max_lost;
   }
+}
+
+// Where some guesses failed, pass 2 reads again only the tiles of the blocks whose guess failed
+// (their records go unread), spread over its whole grid: a lognormal (sigma 1) input has about one
+// first tile in 300 that looks light-tailed (its block keeps its own anchor and the narrow margin)
+// though the largest magnitude lies 4 binades further up, and that one block's guess cost every
+// other block its one read. Pass 2's grid is pass 1's, so block b of pass 1 read the tiles b,
+// b + grid, ...; slot v of the map takes round v / n of failed block v mod n (n failed blocks, each
+// with at least base = tiles / grid tiles), then the tiles of the last, partial round, which belong
+// to the failed blocks below tiles mod grid (a prefix of the ascending list). Every pass-2 block
+// builds the same list, so the slots cover each such tile once.
+inline constexpr int fixed_reread_cap = 256;  // failed blocks a list holds; more: every tile again
+struct FixedFailedList {  // in shared memory (the map's fields live there, not in the loop's registers)
+  int block[fixed_reread_cap];  // ascending
+  int n;                        // how many
+  unsigned base;                // whole rounds of tiles (tiles / grid; the input's tiles fit 32 bits)
+  unsigned extra;               // failed blocks with a tile in the last, partial round
+};
+struct FixedFailedTiles {
+  const FixedFailedList* list;
+  __device__ __forceinline__ std::int64_t slots(std::int64_t) const {
+    return std::int64_t(list->base) * list->n + list->extra;
+  }
+  __device__ __forceinline__ std::int64_t tile(std::int64_t v) const {
+    const unsigned n = static_cast<unsigned>(list->n), whole = list->base * n, slot = static_cast<unsigned>(v);
+    const unsigned round = slot < whole ? slot / n : list->base;
+    const int b = list->block[slot < whole ? slot % n : slot - whole];
+    return std::int64_t(round) * gridDim.x + b;
+  }
+};
+// The blocks whose record says their guess failed (L < e), ascending, into failed (shared memory);
+// returns how many (fixed_reread_cap + 1 where more than fit). Every thread of the block calls it
+// (it holds barriers), and every thread gets the same answer.
+__device__ __forceinline__ int fixed_window_failed_blocks(const unsigned long long* records, int count, long long e,
+                                                          int (&failed)[fixed_reread_cap]) {
+  __shared__ int s_warp[32];
+  const int lane = static_cast<int>(threadIdx.x & 31u), warp = static_cast<int>(threadIdx.x >> 5);
+  const int warps = static_cast<int>(blockDim.x + 31) / 32;
+  const unsigned live = live_mask();
+  int found = 0;
+  for (int first = 0; first < count; first += static_cast<int>(blockDim.x)) {
+    const int b = first + static_cast<int>(threadIdx.x);
+    const bool fail =
+        b < count && static_cast<long long>(__ldcg(&records[std::size_t(b) * fixed_record_words + fixed_rec_limit])) < e;
+    const unsigned mask = __ballot_sync(live, fail);
+    if (lane == 0) s_warp[warp] = __popc(mask);
+    __syncthreads();
+    int before = found, total = found;
+    for (int w = 0; w < warps; ++w) {
+      before += w < warp ? s_warp[w] : 0;
+      total += s_warp[w];
+    }
+    const int at = before + __popc(mask & ((1u << lane) - 1u));
+    if (fail && at < fixed_reread_cap) failed[at] = b;
+    found = total;
+    __syncthreads();  // (s_warp is written again)
+  }
+  return found > fixed_reread_cap ? fixed_reread_cap + 1 : found;
 }
 
 // Block 0: the next launch's set to 0 (a launch touches only its own).
@@ -656,7 +716,9 @@ __device__ __forceinline__ void fixed_reset_next_set(const FixedBuffers& out) {
 struct FixedPlan {
   long long k = 0;
   bool quantise = false;     // read the input at k (the range's grid missed an element, or a guess failed)
-  bool add_records = false;  // block 0 after a window pass whose guesses all held
+  bool add_records = false;  // block 0 after a window pass: the records whose guess held, and the elements outside whole tiles
+  FixedFailedList* failed = nullptr;  // after a window pass where some guesses failed: those blocks, whose
+                                      // tiles are all that is read (nullptr: every tile, where any is)
 };
 template <class T> __device__ FixedPlan fixed_decide(const FixedBuffers& out) {
   using Bits = typename FloatTraits<T>::Bits;
@@ -671,9 +733,19 @@ template <class T> __device__ FixedPlan fixed_decide(const FixedBuffers& out) {
   } else {
     const FixedWindowDecision d = fixed_window_decision<T>(out.records, out.record_count);
     p.k = d.k;
-    p.add_records = d.held && blockIdx.x == 0;  // block 0 adds the records; nothing left to read
-    p.quantise = !d.held || p.add_records;
-    if (d.held) how = fixed_window_held;
+    if (d.held) {  // block 0 adds the records; nothing left to read
+      p.add_records = p.quantise = blockIdx.x == 0;
+      how = fixed_window_held;
+    } else {
+      __shared__ FixedFailedList s_failed;
+      const int failed = fixed_window_failed_blocks(out.records, out.record_count, 61 - d.k, s_failed.block);
+      p.quantise = true;
+      if (failed <= fixed_reread_cap) {  // those blocks' tiles again; block 0 adds the other records
+        if (threadIdx.x == 0) s_failed.n = failed;  // (fixed_quantise_block's barrier publishes it)
+        p.failed = &s_failed;
+        p.add_records = blockIdx.x == 0;
+      }
+    }
   }
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     out.scale[0] = p.k;
@@ -687,9 +759,13 @@ template <class T> __device__ FixedPlan fixed_decide(const FixedBuffers& out) {
 // of dynamic shared memory. The shape's vector width and mapping do not matter (integer totals: any
 // order gives the same bits). each(f, group): for_each_bulk_group's calls over the input, from
 // the tiles it loads (fixed_quantise_block) or from tiles already held (fixed_largest_launch_kernel).
+// add_records: block 0 after a window pass, which adds the records whose guess held and the
+// elements outside whole tiles. tiles_only: each's tiles are those of the failed guesses
+// (FixedFailedTiles), without the elements outside whole tiles (block 0's).
 template <class T, class Each>
 __device__ __forceinline__ void fixed_quantise_each(const T* __restrict__ d_in, std::int64_t num_items,
-                                                    const FixedBuffers& out, long long k, bool add_records, Each&& each) {
+                                                    const FixedBuffers& out, long long k, bool add_records,
+                                                    bool tiles_only, Each&& each) {
   using Bits = typename FloatTraits<T>::Bits;
   const T two_k = order_model::fixed_two_k<T>(k);
   const bool fp = two_k != T(0);  // k outside fixed_two_k's range: every group by the integer steps
@@ -751,12 +827,13 @@ __device__ __forceinline__ void fixed_quantise_each(const T* __restrict__ d_in, 
     const BulkBody body = bulk_body(d_in, num_items, static_cast<int>(blockDim.x));
     for (std::int64_t i = threadIdx.x; i < body.head; i += blockDim.x) one_element(d_in[i]);
     for (std::int64_t i = body.end + threadIdx.x; i < num_items; i += blockDim.x) one_element(d_in[i]);
-  } else {
-    // Loads: tiles by the bulk-copy engine (gpu/thread/bulk_loads.cuh). Register loads 64 bytes
-    // ahead ran at 0.93 - 0.97 of CUB at 2^30, float32, given k; 128 bytes ahead, an L2 prefetch,
-    // cp.async staging and pipelined register loads were slower still (docs/performance-notes.md).
-    each(one_element, group);
   }
+  // Loads: tiles by the bulk-copy engine (gpu/thread/bulk_loads.cuh). Register loads 64 bytes
+  // ahead ran at 0.93 - 0.97 of CUB at 2^30, float32, given k; 128 bytes ahead, an L2 prefetch,
+  // cp.async staging and pipelined register loads were slower still (docs/performance-notes.md).
+  auto skip = [](T) {};
+  if (tiles_only) each(skip, group);
+  else if (!add_records) each(one_element, group);
   inexact += loss.inexact;
   max_lost = max(max_lost, static_cast<unsigned long long>(order_model::fixed_group_bits_lost<T>(loss)));
   // A block-wide vote, which is also the barrier after s_stats was zeroed (a shared atomicOr per
@@ -799,8 +876,28 @@ __device__ __forceinline__ void fixed_quantise_each(const T* __restrict__ d_in, 
 
 template <class T>
 __device__ __forceinline__ void fixed_quantise_block(const T* __restrict__ d_in, std::int64_t num_items,
-                                                     const FixedBuffers& out, long long k, bool add_records) {
-  fixed_quantise_each<T>(d_in, num_items, out, k, add_records,
+                                                     const FixedBuffers& out, const FixedPlan& p) {
+  if constexpr (sizeof(T) == 8) {  // (only the window pass, double's, fails a guess)
+    if (p.failed != nullptr) {
+      if (threadIdx.x == 0) {  // the rounds, and the failed blocks in the last one: those below tiles mod grid
+        const std::int64_t tiles = bulk_tiles(d_in, num_items).count, rem = tiles % gridDim.x;
+        int lo = 0, hi = p.failed->n;
+        while (lo < hi) {
+          const int mid = (lo + hi) / 2;
+          if (p.failed->block[mid] < rem) lo = mid + 1;
+          else hi = mid;
+        }
+        p.failed->base = static_cast<unsigned>(tiles / gridDim.x);
+        p.failed->extra = static_cast<unsigned>(lo);
+      }
+      __syncthreads();
+      const FixedFailedTiles map{p.failed};
+      fixed_quantise_each<T>(d_in, num_items, out, p.k, p.add_records, true,
+                             [&](auto& f, auto& group) { for_each_bulk_group(d_in, num_items, f, group, map); });
+      return;
+    }
+  }
+  fixed_quantise_each<T>(d_in, num_items, out, p.k, p.add_records, false,
                          [&](auto& f, auto& group) { for_each_bulk_group(d_in, num_items, f, group); });
 }
 
@@ -813,12 +910,14 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
                                                                  FixedBuffers out) {
   fixed_reset_next_set(out);
   if (out.range == nullptr && out.records == nullptr) {  // the caller's k: the whole sum
-    fixed_quantise_block<T>(d_in, num_items, out, out.k, false);
+    FixedPlan given;
+    given.k = out.k;
+    fixed_quantise_block<T>(d_in, num_items, out, given);
     return;
   }
   wait_for_prerequisite_grid();  // launched as pass 1's programmatic dependent: pass 1 must end first
   const FixedPlan p = fixed_decide<T>(out);
-  if (p.quantise) fixed_quantise_block<T>(d_in, num_items, out, p.k, p.add_records);
+  if (p.quantise) fixed_quantise_block<T>(d_in, num_items, out, p);
 }
 
 // ---- The scale from the data in one launch ----
@@ -908,7 +1007,7 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks)
   // Pass 1's tiles were read by the threads (the generic proxy); pass 2's are written into the same
   // shared memory by the bulk-copy engine (the async proxy).
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-  fixed_quantise_block<T>(d_in, num_items, out, p.k, p.add_records);
+  fixed_quantise_block<T>(d_in, num_items, out, p);
 }
 
 // ---- The scale from the data in one launch, for small inputs ----
@@ -969,7 +1068,7 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks)
   auto held = [&](auto& f, auto& group) { for_each_held_group(d_in, num_items, f, group); };
   fixed_largest_block<T>(held, gate + fixed_gate_words + out.parity);
   const FixedPlan p = fixed_gate<T, true>(out, gate);
-  fixed_quantise_each<T>(d_in, num_items, out, p.k, false, held);
+  fixed_quantise_each<T>(d_in, num_items, out, p.k, false, false, held);
 }
 
 }  // namespace sumlab::gpu::detail
