@@ -603,8 +603,8 @@ TYPED_TEST(GpuFixedPointGivenScale, SameBitsAndReportAsTheCpu) {
 // among subnormals (a block gives up: two reads) and log-uniformly over 2^-30..1; elements that
 // lose only a few bits (0 to 9) or fall below half a step, whose counts and bits lost each grid
 // must get right; a heavy tail (the wide margin, its sum taken 4 binades finer than its guess); and
-// light first tiles that keep their own anchor below heavy ones (some blocks' guesses fail: their
-// tiles alone read again).
+// tiles of elements far below half a step among heavy ones (some blocks give up: their tiles alone
+// read again).
 // A grid resident whole with blocks of up to 512 threads takes fixed_largest_launch_kernel instead
 // here (a small input; float where its tiles fill at most half the stages): the largest magnitude,
 // the gate, then every element quantised at k, from the tiles its blocks still hold (one read) or,
@@ -640,14 +640,14 @@ TYPED_TEST(GpuFixedPointFromData, OneReadWhereTheGuessHoldsAndTheCpuBitsEverywhe
   std::vector<T> heavy_tail(few_bits_lost);
   for (std::size_t i = 0; i < heavy_tail.size(); i += 2)
     if (i % 128 != 0) heavy_tail[i] = static_cast<T>(static_cast<double>(heavy_tail[i]) * 0x1p-12);
-  // The first 16389 elements small and light-tailed (uniform * 2^-20), the rest the heavy tail with
-  // a 16 in a later first tile (block 2's at 3 x 1024, block 4's at 531 x 512): the blocks whose
-  // first tile is light keep their own anchor, 2^-21, and fail; the others take the grid's and hold
-  // (the wide margin). Pass 2 reads the failed blocks' tiles again, spread over its grid, and adds
-  // the other records (at 7 x 96 and 2 x 47 every first tile is light: all fail).
-  std::vector<T> light_then_heavy(heavy_tail);
-  for (std::size_t i = 0; i < 16389; ++i) light_then_heavy[i] = static_cast<T>(static_cast<double>(uniform[i]) * 0x1p-20);
-  light_then_heavy[20000] = T(16);
+  // The heavy tail with a 16 in block 0's first tile (the wide margin over the grid), and elements
+  // 8193 to 16388 far below half a step of its grid (uniform * 2^-80): the blocks whose tiles hold
+  // them send each to the integer steps, give up and fail their guess (block 1's first tile at 3 x
+  // 1024, blocks 2 and 3's at 531 x 512, later tiles at 7 x 96 and 2 x 47); the others hold. Pass 2
+  // reads the failed blocks' tiles again, spread over its grid, and adds the other records.
+  std::vector<T> tiny_among_heavy(heavy_tail);
+  for (std::size_t i = 8193; i < 16389; ++i) tiny_among_heavy[i] = static_cast<T>(static_cast<double>(uniform[i]) * 0x1p-80);
+  tiny_among_heavy[5] = T(16);
   std::vector<T> leading_zeros(uniform);
   for (std::size_t i = 0; i < 70000; ++i) leading_zeros[i] = i % 2 ? T(-0.0) : T(0);
   DistributionSpec wide;
@@ -703,7 +703,7 @@ TYPED_TEST(GpuFixedPointFromData, OneReadWhereTheGuessHoldsAndTheCpuBitsEverywhe
       // binades), the few-bits elements above losing 3 to 14 bits at its coarsest grid, and a late
       // 64: 2 binades above the anchor.
       {"heavy tail, few bits lost, 64 late", with(with(heavy_tail, 5, T(16)), n / 2 + 1, T(64)), true},
-      {"light first tiles, then heavy ones", light_then_heavy, false},
+      {"tiny tiles among heavy ones", tiny_among_heavy, false},
   };
   for (const auto& c : cases) {
     const auto cpu = fixed_point_sum<T>(std::span<const T>(c.x));

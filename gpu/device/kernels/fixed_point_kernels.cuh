@@ -161,12 +161,14 @@ __host__ __device__ constexpr bool fixed_window_too_slow(int slow, long long see
 // magnitude by an atomic max; its exponent and its elements near it by atomic adds), arrives
 // (release: those before it), and waits until the blocks that can be resident have arrived, or
 // fixed_exchange_wait_ns have passed (a grid not resident whole, a shared GPU, a sanitizer), then
-// reads the words. Every heavy-tailed block that saw the same arrivals takes the same anchor and
-// margin, so none runs the wide margin's loop alone while the others wait for it at the end. A
-// light-tailed tile, whose own anchor serves, arrives without waiting (fixed_exchange_first_tiles).
-// The wait is short beside the tiles its block already has in flight (4 stages), and the answer
-// changes no bit: each block's record says which anchor and margin it used. Block 0 zeroes the next
-// launch's words (next): the launch before, which used them, has ended.
+// reads the words. Every block that saw the same arrivals takes the same anchor and margin, so
+// none runs the wide margin's loop alone while the others wait for it at the end. Every block
+// waits, a light-tailed one too: with its own anchor the one light first tile in about 300 of a
+// lognormal (sigma 1) input failed its guess (pass 2 then reads its tiles again, which cost more
+// than the wait). The wait (the grid's first tiles landing, and two round trips to the L2) is
+// short beside the tiles its block already has in flight (4 stages), and the answer changes no
+// bit: each block's record says which anchor and margin it used. Block 0 zeroes the next launch's
+// words (next): the launch before, which used them, has ended.
 enum FixedExchangeWord {
   fixed_ex_largest = 0,  // the largest finite magnitude of the first tiles, as bits
   fixed_ex_arrived,      // blocks arrived
@@ -189,20 +191,12 @@ __device__ __forceinline__ unsigned long long fixed_globaltimer() {
 }
 // Thread 0 of each block with a whole tile, once. own: its first tile's largest finite magnitude
 // (0: none), near: that tile's elements within 2^3 of it, tiles: the launch's whole tiles (a block
-// without one never arrives). A light tile (at least 1 in 8 of its elements near its largest: the
-// narrow margin at its own anchor holds for uniform and normal data) only leaves its largest and
-// arrives, without waiting for an answer (which cost 2.5 us at 2^24 doubles); the others fill
-// seen[FixedExchangeWord] with what the heavy tiles that arrived added (own's among them) and the
-// largest magnitude of all.
+// without one never arrives). Fills seen[FixedExchangeWord] with what the blocks that arrived added
+// (own's among them).
 __device__ __forceinline__ void fixed_exchange_first_tiles(const FixedExchange& ex, unsigned long long own,
-                                                           unsigned long long near, bool light, long long tiles,
+                                                           unsigned long long near, long long tiles,
                                                            unsigned long long (&seen)[fixed_exchange_words]) {
   unsigned long long* const w = ex.words;
-  if (light) {
-    asm volatile("red.relaxed.gpu.global.max.u64 [%0], %1;" ::"l"(w + fixed_ex_largest), "l"(own) : "memory");
-    asm volatile("red.relaxed.gpu.global.add.u64 [%0], %1;" ::"l"(w + fixed_ex_arrived), "l"(1ull) : "memory");
-    return;
-  }
   if (own != 0) {
     const long long e = order_model::floor_log2_magnitude<double>(own) + fixed_ex_bias;
     asm volatile("red.relaxed.gpu.global.max.u64 [%0], %1;" ::"l"(w + fixed_ex_largest), "l"(own) : "memory");
@@ -392,14 +386,13 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
       near = warp_reduce_live(near, [](unsigned a, unsigned b) { return a + b; });
       if ((threadIdx.x & 31u) == 0) atomicAdd(&s_rare.near, static_cast<unsigned long long>(near));
       __syncthreads();
-      const bool light_tile = s_rare.near * 8 >= static_cast<unsigned long long>(blockDim.x) * N;
       if (!exchanged) {  // (the block's first tile)
         if (threadIdx.x == 0)
-          fixed_exchange_first_tiles(ex, first, s_rare.near, light_tile, bulk_tiles(d_in, num_items).count, s_rare.grid);
-        if (!light_tile) __syncthreads();
+          fixed_exchange_first_tiles(ex, first, s_rare.near, bulk_tiles(d_in, num_items).count, s_rare.grid);
+        __syncthreads();
         exchanged = true;
       }
-      // What the tiles seen show: the grid's heavy first tiles (those that arrived), or else this one.
+      // What the tiles seen show: the grid's first tiles (those that arrived), or else this one.
       const bool grid = s_rare.grid[fixed_ex_tiles] != 0;
       const unsigned long long tiles = grid ? s_rare.grid[fixed_ex_tiles] : 1;
       const unsigned long long largest_seen =
@@ -625,16 +618,21 @@ __device__ void fixed_window_add_records(const unsigned long long* records, int 
   const long long e = 61 - k;
   for (int b = static_cast<int>(threadIdx.x); b < count; b += static_cast<int>(blockDim.x)) {
     const unsigned long long* const rec = records + std::size_t(b) * fixed_record_words;
-    if (static_cast<long long>(__ldcg(&rec[fixed_rec_limit])) < e) continue;  // failed: its tiles are read again
-    nan += __ldcg(&rec[fixed_rec_nan]);
-    pos_inf += __ldcg(&rec[fixed_rec_pos_inf]);
-    neg_inf += __ldcg(&rec[fixed_rec_neg_inf]);
-    not_negative_zero |= __ldcg(&rec[fixed_rec_not_negative_zero]) != 0;
+    // (every word asked for at once: a branch before a load would wait for the words it tests)
+    const long long limit = static_cast<long long>(__ldcg(&rec[fixed_rec_limit]));
     const long long anchor = static_cast<long long>(__ldcg(&rec[fixed_rec_anchor]));
-    if (anchor == fixed_no_anchor) continue;  // its tiles held no finite nonzero element
-    const long long shift = static_cast<long long>(__ldcg(&rec[fixed_rec_limit])) - e;  // L - E = k - kf >= 0 (held)
+    const unsigned long long b_nan = __ldcg(&rec[fixed_rec_nan]), b_pos_inf = __ldcg(&rec[fixed_rec_pos_inf]);
+    const unsigned long long b_neg_inf = __ldcg(&rec[fixed_rec_neg_inf]);
+    const bool b_not_negative_zero = __ldcg(&rec[fixed_rec_not_negative_zero]) != 0;
     const unsigned __int128 s =
         (static_cast<unsigned __int128>(__ldcg(&rec[fixed_rec_sum + 1])) << 64) | __ldcg(&rec[fixed_rec_sum]);
+    if (limit < e) continue;  // failed: its tiles are read again
+    nan += b_nan;
+    pos_inf += b_pos_inf;
+    neg_inf += b_neg_inf;
+    not_negative_zero |= b_not_negative_zero;
+    if (anchor == fixed_no_anchor) continue;  // its tiles held no finite nonzero element
+    const long long shift = limit - e;  // L - E = k - kf >= 0
     sum += shift >= 128 ? 0 : s << shift;
     const unsigned long long* const c = rec + fixed_rec_candidates + 4 * (e - anchor);  // A <= E <= L = A + M
     sum += (static_cast<unsigned __int128>(__ldcg(&c[1])) << 64) | __ldcg(&c[0]);
@@ -645,10 +643,9 @@ __device__ void fixed_window_add_records(const unsigned long long* records, int 
 }
 
 // Where some guesses failed, pass 2 reads again only the tiles of the blocks whose guess failed
-// (their records go unread), spread over its whole grid: a lognormal (sigma 1) input has about one
-// first tile in 300 that looks light-tailed (its block keeps its own anchor and the narrow margin)
-// though the largest magnitude lies 4 binades further up, and that one block's guess cost every
-// other block its one read. Pass 2's grid is pass 1's, so block b of pass 1 read the tiles b,
+// (their records go unread), spread over its whole grid: one block whose guess failed (a first
+// tile that missed the exchange, or a late element few blocks' margins cover) no longer costs
+// every other block its one read. Pass 2's grid is pass 1's, so block b of pass 1 read the tiles b,
 // b + grid, ...; slot v of the map takes round v / n of failed block v mod n (n failed blocks, each
 // with at least base = tiles / grid tiles), then the tiles of the last, partial round, which belong
 // to the failed blocks below tiles mod grid (a prefix of the ascending list). Every pass-2 block
