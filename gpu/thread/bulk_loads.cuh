@@ -139,23 +139,13 @@ __device__ __forceinline__ WarpPace warp_pace() {
   return {read, arrived};
 }
 
-// Which tiles the blocks read: slot v (of slots(tiles), the input's whole tiles) is tile tile(v),
-// and block b takes the slots b, b + gridDim.x, ... The default: every tile, tile j to block j mod
-// gridDim.x. (A map that picks some tiles: gpu_fixed_point's second read of the tiles whose first
-// pass failed, FixedFailedTiles.)
-struct BulkEveryTile {
-  __device__ __forceinline__ std::int64_t slots(std::int64_t tiles) const { return tiles; }
-  __device__ __forceinline__ std::int64_t tile(std::int64_t v) const { return v; }
-};
-
-// Calls group(x) (x: T[bulk_group<T>]) for each of this thread's shares of the tiles (those of
-// `map`), and f(x) for each element outside whole tiles that this thread owns. Every thread of the
-// block must call it (it holds barriers); d_in must be aligned to sizeof(T); the launch provides
-// the stages' dynamic shared memory (bulk_smem_bytes(blockDim.x), or Stages x blockDim.x x 64 bytes
-// where the kernel asks for its own count), used by nothing else.
-template <bool WarpPaced = false, int Stages = 0, class T, class F, class G, class Map = BulkEveryTile>
-__device__ __forceinline__ void for_each_bulk_group(const T* __restrict__ d_in, std::int64_t n, F&& f, G&& group,
-                                                    const Map& map = Map{}) {
+// Calls group(x) (x: T[bulk_group<T>]) for each of this thread's shares of the tiles, and f(x)
+// for each element outside whole tiles that this thread owns. Every thread of the block must call
+// it (it holds barriers); d_in must be aligned to sizeof(T); the launch provides the stages'
+// dynamic shared memory (bulk_smem_bytes(blockDim.x), or Stages x blockDim.x x 64 bytes where the
+// kernel asks for its own count), used by nothing else.
+template <bool WarpPaced = false, int Stages = 0, class T, class F, class G>
+__device__ __forceinline__ void for_each_bulk_group(const T* __restrict__ d_in, std::int64_t n, F&& f, G&& group) {
   static_assert(Stages >= 0 && Stages <= bulk_max_stages);
   extern __shared__ __align__(128) unsigned char bulk_stage[];
   __shared__ __align__(8) unsigned long long full[bulk_max_stages];
@@ -163,9 +153,8 @@ __device__ __forceinline__ void for_each_bulk_group(const T* __restrict__ d_in, 
   const std::int64_t threads = std::int64_t(gridDim.x) * blockDim.x;
   const std::int64_t g = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const BulkTiles<T> tiles = bulk_tiles(d_in, n);
-  const std::int64_t slots = map.slots(tiles.count);
-  auto fill = [&](int s, std::int64_t v) {
-    if (v < slots) bulk::load(bulk_stage + s * tiles.bytes, tiles.at(map.tile(v)), tiles.bytes, &full[s]);
+  auto fill = [&](int s, std::int64_t j) {
+    if (j < tiles.count) bulk::load(bulk_stage + s * tiles.bytes, tiles.at(j), tiles.bytes, &full[s]);
   };
   const unsigned warps = (blockDim.x + 31u) / 32u;
   WarpPace pace{};
@@ -183,7 +172,7 @@ __device__ __forceinline__ void for_each_bulk_group(const T* __restrict__ d_in, 
   __syncthreads();  // the barriers are initialised
   int s = 0;
   unsigned parity = 0;
-  for (std::int64_t j = blockIdx.x; j < slots; j += gridDim.x) {
+  for (std::int64_t j = blockIdx.x; j < tiles.count; j += gridDim.x) {
     bulk::wait(&full[s], parity);
     T x[bulk_group<T>];
     bulk_share(bulk_stage + s * tiles.bytes, x);

@@ -593,18 +593,17 @@ TYPED_TEST(GpuFixedPointGivenScale, SameBitsAndReportAsTheCpu) {
 }
 
 // gpu_fixed_point with the scale from the data. A double is quantised in one read at each block's
-// guess of the largest exponent, at most 2 binades above its first tile's (a light-tailed tile) or
-// above the largest of the grid's heavy-tailed first tiles, 6 where those look heavier still
-// (fixed_window_kernel's anchors and margins), which pass 2 checks; where a guess fails, pass 2
-// quantises everything. Either way: the CPU's bits, note and bound. The inputs put the largest
-// magnitude where the anchors see it (uniform, normal: one read), one or two binades above the
-// anchors (each block's sum taken at a grid finer than its guess, in a late tile or after the last
-// whole tile), past the margin (two reads), behind leading zeros, -0s, NaN and infinities,
+// guess of the largest exponent, at most 2 binades above the largest of the grid's first tiles, or
+// 6 where its own first tile looks heavy-tailed (fixed_window_kernel's anchor and margins), which
+// pass 2 checks; where a guess fails, pass 2 quantises everything. Either way: the CPU's bits, note
+// and bound. The inputs put the largest magnitude where the anchors see it (uniform, normal: one
+// read), one or two binades above the anchors (each block's sum taken at a grid finer than its
+// guess, in a late tile or after the last whole tile), past the margin (two reads, or one where a
+// block's first tile holds it), behind leading zeros, -0s, NaN and infinities,
 // among subnormals (a block gives up: two reads) and log-uniformly over 2^-30..1; elements that
 // lose only a few bits (0 to 9) or fall below half a step, whose counts and bits lost each grid
 // must get right; a heavy tail (the wide margin, its sum taken 4 binades finer than its guess); and
-// tiles of elements far below half a step among heavy ones (some blocks give up: their tiles alone
-// read again).
+// tiles of elements far below half a step among heavy ones (the blocks that read them give up).
 // A grid resident whole with blocks of up to 512 threads takes fixed_largest_launch_kernel instead
 // here (a small input; float where its tiles fill at most half the stages): the largest magnitude,
 // the gate, then every element quantised at k, from the tiles its blocks still hold (one read) or,
@@ -642,9 +641,9 @@ TYPED_TEST(GpuFixedPointFromData, OneReadWhereTheGuessHoldsAndTheCpuBitsEverywhe
     if (i % 128 != 0) heavy_tail[i] = static_cast<T>(static_cast<double>(heavy_tail[i]) * 0x1p-12);
   // The heavy tail with a 16 in block 0's first tile (the wide margin over the grid), and elements
   // 8193 to 16388 far below half a step of its grid (uniform * 2^-80): the blocks whose tiles hold
-  // them send each to the integer steps, give up and fail their guess (block 1's first tile at 3 x
-  // 1024, blocks 2 and 3's at 531 x 512, later tiles at 7 x 96 and 2 x 47); the others hold. Pass 2
-  // reads the failed blocks' tiles again, spread over its grid, and adds the other records.
+  // them send each to the integer steps and give up (block 1's first tile at 3 x 1024, blocks 2
+  // and 3's at 531 x 512, later tiles at 7 x 96 and 2 x 47), the others hold; pass 2 quantises
+  // every element.
   std::vector<T> tiny_among_heavy(heavy_tail);
   for (std::size_t i = 8193; i < 16389; ++i) tiny_among_heavy[i] = static_cast<T>(static_cast<double>(uniform[i]) * 0x1p-80);
   tiny_among_heavy[5] = T(16);
@@ -666,14 +665,15 @@ TYPED_TEST(GpuFixedPointFromData, OneReadWhereTheGuessHoldsAndTheCpuBitsEverywhe
     std::vector<T> x;
     bool one_read;              // for double
     bool reads_checked = true;  // whether one_read is asserted
+    std::int64_t late = -1;     // where one_read is false: the element past the guess (a first tile may hold it)
   };
   const std::vector<Case> cases{
       {"uniform", uniform, true},
       {"normal", normal, true},
       {"quarter range, 0.9 late", with(scaled(0.25), n - 5000, T(0.9)), true},
       {"quarter range, 0.9 after the tiles", with(scaled(0.25), n - 1, T(0.9)), true},
-      {"eighth range, 3 late", with(scaled(0.125), n / 2, T(3)), false},
-      {"spike 2^40", with(uniform, 12345, T(0x1p40)), false},
+      {"eighth range, 3 late", with(scaled(0.125), n / 2, T(3)), false, true, n / 2},
+      {"spike 2^40", with(uniform, 12345, T(0x1p40)), false, true, 12345},
       {"log-uniform 2^-30..2", log_uniform, true},
       {"leading zeros", leading_zeros, true},
       {"NaN and Inf", with(with(with(uniform, 3, std::numeric_limits<T>::infinity()), n - 2, -std::numeric_limits<T>::infinity()),
@@ -692,7 +692,7 @@ TYPED_TEST(GpuFixedPointFromData, OneReadWhereTheGuessHoldsAndTheCpuBitsEverywhe
          for (std::size_t i = 3; i < v.size(); i += 997) v[i] = static_cast<T>(static_cast<double>(v[i]) * 0x1p-75);
          return v;
        }(), true},
-      {"normal, 100 late", with(normal, n / 2, T(100)), false},
+      {"normal, 100 late", with(normal, n / 2, T(100)), false, true, n / 2},
       // Every other element is an odd 20-bit integer that sits 0 to 5 bits below the coarsest grid
       // where the anchor is -1 (it loses them there, fewer at finer grids); a late 1.5 makes the
       // sum's grid one binade finer than the guess.
@@ -733,7 +733,12 @@ TYPED_TEST(GpuFixedPointFromData, OneReadWhereTheGuessHoldsAndTheCpuBitsEverywhe
         if (sizeof(T) == 8 && largest_launch) {
           EXPECT_EQ(g.input_reads, held ? 1 : 2);
         } else if (sizeof(T) == 8 && c.reads_checked) {
-          EXPECT_EQ(g.input_reads, c.one_read ? 1 : 2);
+          // The anchor is the largest of the grid's first tiles (every block here that holds a
+          // whole tile is resident): tile j of blockDim.x * 8 doubles, from the first 16-byte
+          // boundary, is block j's first where j < grid.
+          const std::int64_t per_tile = std::int64_t(block) * 8, head = offset, late_tile = (c.late - head) / per_tile;
+          const bool seen = c.late >= head && late_tile < grid && late_tile < (n - head) / per_tile;
+          EXPECT_EQ(g.input_reads, c.one_read || seen ? 1 : 2);
         }
       }
     }

@@ -154,21 +154,22 @@ __host__ __device__ constexpr bool fixed_window_too_slow(int slow, long long see
 
 // The window pass's anchor and margin from the grid's first tiles. A block's first tile gives the
 // largest magnitude of blockDim.x * 8 doubles, and the largest of a lognormal (sigma 1) input of 2^26
-// comes 3 to 5 binades above that: past the narrow margin, and the wide one costs about 10
-// instructions an element more. The first tiles of the whole grid (half a million doubles at 264
-// blocks of 256) come within 2 binades of it up to 2^30. So thread 0 of each block, once its first
-// tile is read, adds what that tile showed to the launch's words (FixedExchangeWord: its largest
-// magnitude by an atomic max; its exponent and its elements near it by atomic adds), arrives
-// (release: those before it), and waits until the blocks that can be resident have arrived, or
-// fixed_exchange_wait_ns have passed (a grid not resident whole, a shared GPU, a sanitizer), then
-// reads the words. Every block that saw the same arrivals takes the same anchor and margin, so
-// none runs the wide margin's loop alone while the others wait for it at the end. Every block
-// waits, a light-tailed one too: with its own anchor the one light first tile in about 300 of a
-// lognormal (sigma 1) input failed its guess (pass 2 then reads its tiles again, which cost more
-// than the wait). The wait (the grid's first tiles landing, and two round trips to the L2) is
-// short beside the tiles its block already has in flight (4 stages), and the answer changes no
-// bit: each block's record says which anchor and margin it used. Block 0 zeroes the next launch's
-// words (next): the launch before, which used them, has ended.
+// comes 3 to 5 binades above that: past the narrow margin, so the blocks whose tile looked
+// heavy-tailed took the wide one (about 10 instructions an element more), and the rare one whose tile
+// looked light failed its guess, which sent pass 2 to read every element again. The first tiles of
+// the whole grid (half a million doubles at 264 blocks of 256) come within 2 binades of it up to
+// 2^30. So thread 0 of each block, once its first tile is read, adds what that tile showed to the
+// launch's words (FixedExchangeWord: its largest magnitude by an atomic max; its exponent and its
+// elements near it by atomic adds), arrives (release: those before it), and waits until the blocks
+// that can be resident have arrived, or fixed_exchange_wait_ns have passed (a grid not resident
+// whole, a shared GPU, a sanitizer), then reads the words. Every block that saw the same arrivals
+// takes the same anchor and margin, so none runs the wide margin's loop alone while the others wait
+// for it at the end, and none keeps a guess of its own that fails. The wait (the last first tile to
+// land, and round trips to the L2) costs a few microseconds a launch, which light-tailed inputs,
+// whose own anchors served, pay as well: a light tile that did not wait failed often enough on
+// lognormal data to lose more (docs/performance-notes.md). It changes no bit: each block's record
+// says which anchor and margin it used. Block 0 zeroes the next launch's words (next): the launch
+// before, which used them, has ended.
 enum FixedExchangeWord {
   fixed_ex_largest = 0,  // the largest finite magnitude of the first tiles, as bits
   fixed_ex_arrived,      // blocks arrived
@@ -191,7 +192,7 @@ __device__ __forceinline__ unsigned long long fixed_globaltimer() {
 }
 // Thread 0 of each block with a whole tile, once. own: its first tile's largest finite magnitude
 // (0: none), near: that tile's elements within 2^3 of it, tiles: the launch's whole tiles (a block
-// without one never arrives). Fills seen[FixedExchangeWord] with what the blocks that arrived added
+// without one never arrives). Fills seen[FixedExchangeWord] with what the arrived blocks added
 // (own's among them).
 __device__ __forceinline__ void fixed_exchange_first_tiles(const FixedExchange& ex, unsigned long long own,
                                                            unsigned long long near, long long tiles,
@@ -607,9 +608,8 @@ __device__ FixedWindowDecision fixed_window_decision(const unsigned long long* r
   return d;
 }
 
-// Block 0 of pass 2: this thread's stride of the records whose guess held (E <= L), added at k
-// (fixed_window_kernel's comment says why the total is fixed_point_sum's integer); the others'
-// tiles are read again (FixedFailedTiles).
+// Block 0 of pass 2, when every guess held: this thread's stride of the records added at k
+// (fixed_window_kernel's comment says why the total is fixed_point_sum's integer).
 template <class T>
 __device__ void fixed_window_add_records(const unsigned long long* records, int count, long long k,
                                          unsigned __int128& sum, unsigned long long& nan, unsigned long long& pos_inf,
@@ -618,21 +618,15 @@ __device__ void fixed_window_add_records(const unsigned long long* records, int 
   const long long e = 61 - k;
   for (int b = static_cast<int>(threadIdx.x); b < count; b += static_cast<int>(blockDim.x)) {
     const unsigned long long* const rec = records + std::size_t(b) * fixed_record_words;
-    // (every word asked for at once: a branch before a load would wait for the words it tests)
-    const long long limit = static_cast<long long>(__ldcg(&rec[fixed_rec_limit]));
+    nan += __ldcg(&rec[fixed_rec_nan]);
+    pos_inf += __ldcg(&rec[fixed_rec_pos_inf]);
+    neg_inf += __ldcg(&rec[fixed_rec_neg_inf]);
+    not_negative_zero |= __ldcg(&rec[fixed_rec_not_negative_zero]) != 0;
     const long long anchor = static_cast<long long>(__ldcg(&rec[fixed_rec_anchor]));
-    const unsigned long long b_nan = __ldcg(&rec[fixed_rec_nan]), b_pos_inf = __ldcg(&rec[fixed_rec_pos_inf]);
-    const unsigned long long b_neg_inf = __ldcg(&rec[fixed_rec_neg_inf]);
-    const bool b_not_negative_zero = __ldcg(&rec[fixed_rec_not_negative_zero]) != 0;
+    if (anchor == fixed_no_anchor) continue;  // its tiles held no finite nonzero element
+    const long long shift = static_cast<long long>(__ldcg(&rec[fixed_rec_limit])) - e;  // L - E = k - kf >= 0
     const unsigned __int128 s =
         (static_cast<unsigned __int128>(__ldcg(&rec[fixed_rec_sum + 1])) << 64) | __ldcg(&rec[fixed_rec_sum]);
-    if (limit < e) continue;  // failed: its tiles are read again
-    nan += b_nan;
-    pos_inf += b_pos_inf;
-    neg_inf += b_neg_inf;
-    not_negative_zero |= b_not_negative_zero;
-    if (anchor == fixed_no_anchor) continue;  // its tiles held no finite nonzero element
-    const long long shift = limit - e;  // L - E = k - kf >= 0
     sum += shift >= 128 ? 0 : s << shift;
     const unsigned long long* const c = rec + fixed_rec_candidates + 4 * (e - anchor);  // A <= E <= L = A + M
     sum += (static_cast<unsigned __int128>(__ldcg(&c[1])) << 64) | __ldcg(&c[0]);
@@ -640,63 +634,6 @@ __device__ void fixed_window_add_records(const unsigned long long* records, int 
     const unsigned long long l = __ldcg(&c[3]);
     max_lost = l > max_lost ? l : max_lost;
   }
-}
-
-// Where some guesses failed, pass 2 reads again only the tiles of the blocks whose guess failed
-// (their records go unread), spread over its whole grid: one block whose guess failed (a first
-// tile that missed the exchange, or a late element few blocks' margins cover) no longer costs
-// every other block its one read. Pass 2's grid is pass 1's, so block b of pass 1 read the tiles b,
-// b + grid, ...; slot v of the map takes round v / n of failed block v mod n (n failed blocks, each
-// with at least base = tiles / grid tiles), then the tiles of the last, partial round, which belong
-// to the failed blocks below tiles mod grid (a prefix of the ascending list). Every pass-2 block
-// builds the same list, so the slots cover each such tile once.
-inline constexpr int fixed_reread_cap = 256;  // failed blocks a list holds; more: every tile again
-struct FixedFailedList {  // in shared memory (the map's fields live there, not in the loop's registers)
-  int block[fixed_reread_cap];  // ascending
-  int n;                        // how many
-  unsigned base;                // whole rounds of tiles (tiles / grid; the input's tiles fit 32 bits)
-  unsigned extra;               // failed blocks with a tile in the last, partial round
-};
-struct FixedFailedTiles {
-  const FixedFailedList* list;
-  __device__ __forceinline__ std::int64_t slots(std::int64_t) const {
-    return std::int64_t(list->base) * list->n + list->extra;
-  }
-  __device__ __forceinline__ std::int64_t tile(std::int64_t v) const {
-    const unsigned n = static_cast<unsigned>(list->n), whole = list->base * n, slot = static_cast<unsigned>(v);
-    const unsigned round = slot < whole ? slot / n : list->base;
-    const int b = list->block[slot < whole ? slot % n : slot - whole];
-    return std::int64_t(round) * gridDim.x + b;
-  }
-};
-// The blocks whose record says their guess failed (L < e), ascending, into failed (shared memory);
-// returns how many (fixed_reread_cap + 1 where more than fit). Every thread of the block calls it
-// (it holds barriers), and every thread gets the same answer.
-__device__ __forceinline__ int fixed_window_failed_blocks(const unsigned long long* records, int count, long long e,
-                                                          int (&failed)[fixed_reread_cap]) {
-  __shared__ int s_warp[32];
-  const int lane = static_cast<int>(threadIdx.x & 31u), warp = static_cast<int>(threadIdx.x >> 5);
-  const int warps = static_cast<int>(blockDim.x + 31) / 32;
-  const unsigned live = live_mask();
-  int found = 0;
-  for (int first = 0; first < count; first += static_cast<int>(blockDim.x)) {
-    const int b = first + static_cast<int>(threadIdx.x);
-    const bool fail =
-        b < count && static_cast<long long>(__ldcg(&records[std::size_t(b) * fixed_record_words + fixed_rec_limit])) < e;
-    const unsigned mask = __ballot_sync(live, fail);
-    if (lane == 0) s_warp[warp] = __popc(mask);
-    __syncthreads();
-    int before = found, total = found;
-    for (int w = 0; w < warps; ++w) {
-      before += w < warp ? s_warp[w] : 0;
-      total += s_warp[w];
-    }
-    const int at = before + __popc(mask & ((1u << lane) - 1u));
-    if (fail && at < fixed_reread_cap) failed[at] = b;
-    found = total;
-    __syncthreads();  // (s_warp is written again)
-  }
-  return found > fixed_reread_cap ? fixed_reread_cap + 1 : found;
 }
 
 // Block 0: the next launch's set to 0 (a launch touches only its own).
@@ -713,9 +650,7 @@ __device__ __forceinline__ void fixed_reset_next_set(const FixedBuffers& out) {
 struct FixedPlan {
   long long k = 0;
   bool quantise = false;     // read the input at k (the range's grid missed an element, or a guess failed)
-  bool add_records = false;  // block 0 after a window pass: the records whose guess held, and the elements outside whole tiles
-  FixedFailedList* failed = nullptr;  // after a window pass where some guesses failed: those blocks, whose
-                                      // tiles are all that is read (nullptr: every tile, where any is)
+  bool add_records = false;  // block 0 after a window pass whose guesses all held
 };
 template <class T> __device__ FixedPlan fixed_decide(const FixedBuffers& out) {
   using Bits = typename FloatTraits<T>::Bits;
@@ -730,19 +665,9 @@ template <class T> __device__ FixedPlan fixed_decide(const FixedBuffers& out) {
   } else {
     const FixedWindowDecision d = fixed_window_decision<T>(out.records, out.record_count);
     p.k = d.k;
-    if (d.held) {  // block 0 adds the records; nothing left to read
-      p.add_records = p.quantise = blockIdx.x == 0;
-      how = fixed_window_held;
-    } else {
-      __shared__ FixedFailedList s_failed;
-      const int failed = fixed_window_failed_blocks(out.records, out.record_count, 61 - d.k, s_failed.block);
-      p.quantise = true;
-      if (failed <= fixed_reread_cap) {  // those blocks' tiles again; block 0 adds the other records
-        if (threadIdx.x == 0) s_failed.n = failed;  // (fixed_quantise_block's barrier publishes it)
-        p.failed = &s_failed;
-        p.add_records = blockIdx.x == 0;
-      }
-    }
+    p.add_records = d.held && blockIdx.x == 0;  // block 0 adds the records; nothing left to read
+    p.quantise = !d.held || p.add_records;
+    if (d.held) how = fixed_window_held;
   }
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     out.scale[0] = p.k;
@@ -756,13 +681,9 @@ template <class T> __device__ FixedPlan fixed_decide(const FixedBuffers& out) {
 // of dynamic shared memory. The shape's vector width and mapping do not matter (integer totals: any
 // order gives the same bits). each(f, group): for_each_bulk_group's calls over the input, from
 // the tiles it loads (fixed_quantise_block) or from tiles already held (fixed_largest_launch_kernel).
-// add_records: block 0 after a window pass, which adds the records whose guess held and the
-// elements outside whole tiles. tiles_only: each's tiles are those of the failed guesses
-// (FixedFailedTiles), without the elements outside whole tiles (block 0's).
 template <class T, class Each>
 __device__ __forceinline__ void fixed_quantise_each(const T* __restrict__ d_in, std::int64_t num_items,
-                                                    const FixedBuffers& out, long long k, bool add_records,
-                                                    bool tiles_only, Each&& each) {
+                                                    const FixedBuffers& out, long long k, bool add_records, Each&& each) {
   using Bits = typename FloatTraits<T>::Bits;
   const T two_k = order_model::fixed_two_k<T>(k);
   const bool fp = two_k != T(0);  // k outside fixed_two_k's range: every group by the integer steps
@@ -824,13 +745,12 @@ __device__ __forceinline__ void fixed_quantise_each(const T* __restrict__ d_in, 
     const BulkBody body = bulk_body(d_in, num_items, static_cast<int>(blockDim.x));
     for (std::int64_t i = threadIdx.x; i < body.head; i += blockDim.x) one_element(d_in[i]);
     for (std::int64_t i = body.end + threadIdx.x; i < num_items; i += blockDim.x) one_element(d_in[i]);
+  } else {
+    // Loads: tiles by the bulk-copy engine (gpu/thread/bulk_loads.cuh). Register loads 64 bytes
+    // ahead ran at 0.93 - 0.97 of CUB at 2^30, float32, given k; 128 bytes ahead, an L2 prefetch,
+    // cp.async staging and pipelined register loads were slower still (docs/performance-notes.md).
+    each(one_element, group);
   }
-  // Loads: tiles by the bulk-copy engine (gpu/thread/bulk_loads.cuh). Register loads 64 bytes
-  // ahead ran at 0.93 - 0.97 of CUB at 2^30, float32, given k; 128 bytes ahead, an L2 prefetch,
-  // cp.async staging and pipelined register loads were slower still (docs/performance-notes.md).
-  auto skip = [](T) {};
-  if (tiles_only) each(skip, group);
-  else if (!add_records) each(one_element, group);
   inexact += loss.inexact;
   max_lost = max(max_lost, static_cast<unsigned long long>(order_model::fixed_group_bits_lost<T>(loss)));
   // A block-wide vote, which is also the barrier after s_stats was zeroed (a shared atomicOr per
@@ -873,28 +793,8 @@ __device__ __forceinline__ void fixed_quantise_each(const T* __restrict__ d_in, 
 
 template <class T>
 __device__ __forceinline__ void fixed_quantise_block(const T* __restrict__ d_in, std::int64_t num_items,
-                                                     const FixedBuffers& out, const FixedPlan& p) {
-  if constexpr (sizeof(T) == 8) {  // (only the window pass, double's, fails a guess)
-    if (p.failed != nullptr) {
-      if (threadIdx.x == 0) {  // the rounds, and the failed blocks in the last one: those below tiles mod grid
-        const std::int64_t tiles = bulk_tiles(d_in, num_items).count, rem = tiles % gridDim.x;
-        int lo = 0, hi = p.failed->n;
-        while (lo < hi) {
-          const int mid = (lo + hi) / 2;
-          if (p.failed->block[mid] < rem) lo = mid + 1;
-          else hi = mid;
-        }
-        p.failed->base = static_cast<unsigned>(tiles / gridDim.x);
-        p.failed->extra = static_cast<unsigned>(lo);
-      }
-      __syncthreads();
-      const FixedFailedTiles map{p.failed};
-      fixed_quantise_each<T>(d_in, num_items, out, p.k, p.add_records, true,
-                             [&](auto& f, auto& group) { for_each_bulk_group(d_in, num_items, f, group, map); });
-      return;
-    }
-  }
-  fixed_quantise_each<T>(d_in, num_items, out, p.k, p.add_records, false,
+                                                     const FixedBuffers& out, long long k, bool add_records) {
+  fixed_quantise_each<T>(d_in, num_items, out, k, add_records,
                          [&](auto& f, auto& group) { for_each_bulk_group(d_in, num_items, f, group); });
 }
 
@@ -907,14 +807,12 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
                                                                  FixedBuffers out) {
   fixed_reset_next_set(out);
   if (out.range == nullptr && out.records == nullptr) {  // the caller's k: the whole sum
-    FixedPlan given;
-    given.k = out.k;
-    fixed_quantise_block<T>(d_in, num_items, out, given);
+    fixed_quantise_block<T>(d_in, num_items, out, out.k, false);
     return;
   }
   wait_for_prerequisite_grid();  // launched as pass 1's programmatic dependent: pass 1 must end first
   const FixedPlan p = fixed_decide<T>(out);
-  if (p.quantise) fixed_quantise_block<T>(d_in, num_items, out, p);
+  if (p.quantise) fixed_quantise_block<T>(d_in, num_items, out, p.k, p.add_records);
 }
 
 // ---- The scale from the data in one launch ----
@@ -1004,7 +902,7 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks)
   // Pass 1's tiles were read by the threads (the generic proxy); pass 2's are written into the same
   // shared memory by the bulk-copy engine (the async proxy).
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-  fixed_quantise_block<T>(d_in, num_items, out, p);
+  fixed_quantise_block<T>(d_in, num_items, out, p.k, p.add_records);
 }
 
 // ---- The scale from the data in one launch, for small inputs ----
@@ -1065,7 +963,7 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks)
   auto held = [&](auto& f, auto& group) { for_each_held_group(d_in, num_items, f, group); };
   fixed_largest_block<T>(held, gate + fixed_gate_words + out.parity);
   const FixedPlan p = fixed_gate<T, true>(out, gate);
-  fixed_quantise_each<T>(d_in, num_items, out, p.k, false, false, held);
+  fixed_quantise_each<T>(d_in, num_items, out, p.k, false, held);
 }
 
 }  // namespace sumlab::gpu::detail
