@@ -1072,6 +1072,60 @@ TEST(FixedPointModel, GroupQuantiseMatchesTheIntegerStepsWhereItTakesTheGroup) {
   check_wide_groups<double, 8>(rng);
 }
 
+// The float64 one-read pass guesses the largest exponent E <= A + M, with A from the grid's first
+// tiles and M from fixed_window_light; a guess that fails costs a second read of the input. At the
+// default shape (264 blocks of 256 threads: first tiles of 2048 doubles, tile j of the input to
+// block j mod 264, every block resident), for the bench's inputs (seed 1) at 2^24 elements: the
+// narrow margin for uniform, normal and lognormal sigma 1 and the wide one for sigma 2, and each
+// guess holds. And why the grid's tiles: with each block's own first tile as its anchor, some block
+// of the lognormal input lies more than the narrow margin below E.
+TEST(FixedPointModel, WindowGuessFromTheGridsFirstTilesHoldsForTheBenchInputs) {
+  constexpr int grid = 264, threads = 256, per_thread = 8, narrow = 2, wide = 6;
+  constexpr std::int64_t tile = threads * per_thread, n = std::int64_t(1) << 24;
+  struct Case {
+    const char* name;
+    Distribution kind;
+    double sigma;
+    bool light;
+  };
+  for (const Case& c : {Case{"uniform", Distribution::uniform, 1, true}, Case{"normal", Distribution::normal, 1, true},
+                        Case{"lognormal sigma 1", Distribution::lognormal, 1, true},
+                        Case{"lognormal sigma 2", Distribution::lognormal, 2, false}}) {
+    SCOPED_TRACE(c.name);
+    DistributionSpec spec;
+    spec.kind = c.kind;
+    spec.sigma = c.sigma;
+    const auto magnitude = [&](std::int64_t i) {
+      const double x = generate_element<double>(spec, 1, static_cast<std::uint64_t>(i));
+      return std::bit_cast<std::uint64_t>(x) & ~FloatTraits<double>::sign_bit;
+    };
+    std::uint64_t largest = 0;  // E's element, over the whole input
+    for (std::int64_t i = 0; i < n; ++i) largest = std::max(largest, magnitude(i));
+    const int e = order_model::floor_log2_magnitude<double>(largest);
+    // What fixed_exchange_first_tiles gathers: each first tile's largest, its elements near it.
+    std::uint64_t grid_largest = 0, near = 0;
+    long long own_sum = 0;
+    int lowest_own = e;
+    for (int b = 0; b < grid; ++b) {
+      std::uint64_t own = 0;
+      for (std::int64_t i = b * tile; i < (b + 1) * tile; ++i) own = std::max(own, magnitude(i));
+      const int own_e = order_model::floor_log2_magnitude<double>(own);
+      for (std::int64_t i = b * tile; i < (b + 1) * tile; ++i)
+        near += order_model::floor_log2_magnitude<double>(magnitude(i)) >= own_e - 2 ? 1 : 0;
+      grid_largest = std::max(grid_largest, own);
+      own_sum += own_e;
+      lowest_own = std::min(lowest_own, own_e);
+    }
+    const int anchor = order_model::floor_log2_magnitude<double>(grid_largest);
+    const long long growth = static_cast<long long>(grid) * anchor - own_sum;
+    const bool light = order_model::fixed_window_light(grid, near, threads, per_thread, growth, true);
+    EXPECT_EQ(light, c.light) << "growth " << growth << " over " << grid << " tiles, near " << near;
+    EXPECT_LE(e, anchor + (light ? narrow : wide)) << "E " << e << ", anchor " << anchor;
+    if (c.kind == Distribution::lognormal && c.sigma == 1)  // the block with the lowest own anchor
+      EXPECT_GT(e, lowest_own + narrow) << "E " << e << ", lowest first tile's " << lowest_own;
+  }
+}
+
 // The window pass quantises each element once, at k, and derives every finer grid k + j from its
 // lost part d (fixed_finer_part): q_j = 2^j q + RNE(2^j d), and the element lost bits at k + j
 // exactly when it lost more than j at k, then b - j of them (b = fixed_bits_lost(d 2^62)). Against

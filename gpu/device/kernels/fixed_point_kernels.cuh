@@ -400,17 +400,12 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
           grid && s_rare.grid[fixed_ex_largest] > first ? s_rare.grid[fixed_ex_largest] : first;
       if (largest_seen != 0) {  // (else every element seen is zero, NaN or infinite: no anchor yet)
         anchor = order_model::floor_log2_magnitude<T>(static_cast<Bits>(largest_seen));
-        // The margin: wide where the tiles look heavy-tailed, narrow elsewhere. Heavy: fewer than 1
-        // in 8 of their elements within 2^3 of their own largest, and the largest of them all more
-        // than 2 binades above the tiles' own on average (a tail whose largest element lies further
-        // up still: lognormal sigma 1.5 or more; sigma 1 grows about 1.5 binades from 2048 doubles to
-        // half a million). Either gives the same bits; the wide one costs about 10 instructions an
-        // element more.
+        // The margin: narrow where the tiles look light-tailed (order_model::fixed_window_light), else
+        // wide. Either gives the same bits; the wide one costs about 10 instructions an element more.
         const unsigned long long near_seen = grid ? s_rare.grid[fixed_ex_near] : s_rare.near;
         const long long growth = static_cast<long long>(tiles) * (anchor + fixed_ex_bias) -
                                  static_cast<long long>(s_rare.grid[fixed_ex_exponents]);
-        const bool light =
-            near_seen * 8 >= tiles * blockDim.x * N || (grid && growth <= 2 * static_cast<long long>(tiles));
+        const bool light = order_model::fixed_window_light(tiles, near_seen, blockDim.x, N, growth, grid);
         margin = light ? fixed_window_narrow : fixed_window_wide;
         kf = 61 - (anchor + margin);
         // (kf >= 0: y = x 2^kf never underflows, so `ordinary` may read y = 0 as x = 0)
