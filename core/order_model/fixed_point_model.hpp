@@ -227,14 +227,14 @@ SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, detail::uin
   bool vanished = false;  // some 0 < |y_i| < 1/2 (its bits lost are capped by its width): the second loop
   unsigned long long s = 0, inexact = 0, lost = 0;
   int vanished_low = 64;
-  const auto lose = [&](T x, T y, T d) {  // x, y = x 2^k and its lost part d
+  const auto lose = [&](T xi, T y, T d) {  // an element, y = xi 2^k and its lost part d
 #if defined(__CUDA_ARCH__)
     const long long w = fixed_rint_ll(d * T(0x1p62));
-    vanished |= (fabs(y) < T(0.5)) & (x != T(0));
+    vanished |= (fabs(y) < T(0.5)) & (xi != T(0));
 #else
     // (a d beyond 1/2 comes from a y that fails the group below; its conversion would be undefined)
     const long long w = std::fabs(d) <= T(0.5) ? static_cast<long long>(std::nearbyint(d * T(0x1p62))) : 0;
-    vanished |= (std::fabs(y) < T(0.5)) & (x != T(0));
+    vanished |= (std::fabs(y) < T(0.5)) & (xi != T(0));
 #endif
     lost |= static_cast<unsigned long long>(w);
     inexact += d != T(0) ? 1 : 0;

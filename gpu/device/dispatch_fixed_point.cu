@@ -102,23 +102,21 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   const std::size_t smem = bulk_smem_bytes(s.block);
   opt_in_shared(reinterpret_cast<const void*>(kernel), smem);
   // The window pass (double only: no float instantiation).
+  void (*window_kernel)(const T*, std::int64_t, unsigned long long*, FixedExchange) = nullptr;
   FixedExchange ex;
   if constexpr (sizeof(T) == 8) {
     if (window) {
       SUMLAB_CUDA_CHECK(cudaMemset(exchange, 0, 2 * fixed_exchange_words * sizeof(unsigned long long)));
-      auto* const window_kernel = s.block > 512 ? fixed_window_kernel<T, 1024> : fixed_window_kernel<T, 512>;
+      window_kernel = s.block > 512 ? fixed_window_kernel<T, 1024> : fixed_window_kernel<T, 512>;
       opt_in_shared(reinterpret_cast<const void*>(window_kernel), smem);
       ex.resident = static_cast<int>(resident_blocks(reinterpret_cast<const void*>(window_kernel), s.block, smem));
     }
   }
   auto launch_window = [&](const T* d_in, unsigned parity) {
-    if constexpr (sizeof(T) == 8) {
-      auto* const window_kernel = s.block > 512 ? fixed_window_kernel<T, 1024> : fixed_window_kernel<T, 512>;
-      ex.words = exchange + fixed_exchange_words * parity;
-      ex.next = exchange + fixed_exchange_words * (parity ^ 1u);
-      window_kernel<<<s.grid, s.block, smem>>>(d_in, n, records, ex);
-      SUMLAB_CUDA_CHECK_LAUNCH("fixed_window_kernel");
-    }
+    ex.words = exchange + fixed_exchange_words * parity;
+    ex.next = exchange + fixed_exchange_words * (parity ^ 1u);
+    window_kernel<<<s.grid, s.block, smem>>>(d_in, n, records, ex);
+    SUMLAB_CUDA_CHECK_LAUNCH("fixed_window_kernel");
   };
   // Scale from the data: pass 2 as pass 1's programmatic dependent (sm_90+), so its launch overlaps
   // pass 1's end, where pass 2 usually only decides and returns: float data is nearly always on the

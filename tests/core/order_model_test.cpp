@@ -1121,8 +1121,9 @@ TEST(FixedPointModel, WindowGuessFromTheGridsFirstTilesHoldsForTheBenchInputs) {
     const bool light = order_model::fixed_window_light(grid, near, threads, per_thread, growth, true);
     EXPECT_EQ(light, c.light) << "growth " << growth << " over " << grid << " tiles, near " << near;
     EXPECT_LE(e, anchor + (light ? narrow : wide)) << "E " << e << ", anchor " << anchor;
-    if (c.kind == Distribution::lognormal && c.sigma == 1)  // the block with the lowest own anchor
+    if (c.kind == Distribution::lognormal && c.sigma == 1) {  // the block with the lowest own anchor
       EXPECT_GT(e, lowest_own + narrow) << "E " << e << ", lowest first tile's " << lowest_own;
+    }
   }
 }
 
