@@ -125,7 +125,6 @@ __device__ __forceinline__ unsigned __int128 block_sum_u128(unsigned __int128 v,
 // the grid come within 2^M of the largest magnitude: uniform, normal and lognormal inputs (sigma 1
 // with the narrow margin, sigma 2 with the wide one) up to 2^30 elements.
 inline constexpr int fixed_window_narrow = 2, fixed_window_wide = 6;
-inline constexpr int fixed_deferred_groups = 16;  // a warp's groups kept for their finer grids (fixed_window_kernel)
 inline constexpr int fixed_window_candidates = fixed_window_wide + 1;
 enum FixedRecordWord {
   fixed_rec_largest = 0,  // the block's largest finite magnitude, as bits whose exponent is exact
@@ -361,38 +360,6 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
     for (int j = 1; j < N; ++j) xi = j == i ? x[j] : xi;
     return xi;
   };
-  // A group whose elements lost bits takes their lost bits and finer grids (finer_grids: about 110
-  // instructions for 8 elements at the narrow margin). On light-tailed data few groups do, but in
-  // most warps some lane's group does (normal data: 1 element in 250, so a group in 30, and two
-  // warps in three), and a warp issues the instructions for all its lanes. So where fewer than half
-  // the lanes of a warp have such a group, they store it in the warp's shared slots, and the warp
-  // takes the finer grids of up to fixed_deferred_groups groups at once, a group a lane. Each
-  // lane's totals are added over the block, so which lane adds a group changes no bit (`lost` is an
-  // OR, and fixed_bits_lost of an OR is the most of its parts').
-  constexpr int K = fixed_deferred_groups;
-  __shared__ T s_deferred[MaxThreads / 32][K][N];
-  const int lane = static_cast<int>(threadIdx.x & 31u), warp = static_cast<int>(threadIdx.x >> 5);
-  unsigned deferred = 0;  // this warp's groups in s_deferred (the same in each of its lanes)
-  auto finer_grids = [&](const T(&d)[N]) {
-#pragma unroll
-    for (int i = 0; i < N; ++i)  // (order_model::fixed_bits_lost)
-      lost |= static_cast<unsigned long long>(order_model::fixed_rint_ll(d[i] * T(0x1p62)));
-    if (margin == fixed_window_wide) fixed_finer_grids<fixed_window_wide>(d, finer, shallow);
-    else fixed_finer_grids<fixed_window_narrow>(d, finer, shallow);
-  };
-  // Every lane of the warp calls it.
-  auto take_deferred = [&]() {
-    const unsigned live = live_mask(), lanes = __popc(live);  // (lanes 0 .. lanes - 1)
-    __syncwarp(live);
-    for (unsigned g = static_cast<unsigned>(lane); g < deferred; g += lanes) {
-      T d[N];
-#pragma unroll
-      for (int i = 0; i < N; ++i) d[i] = s_deferred[warp][g][i];
-      finer_grids(d);
-    }
-    __syncwarp(live);
-    deferred = 0;
-  };
   auto group = [&](const T(&x)[N]) {
     if (anchor == fixed_no_anchor) {  // (the same in every thread: each is here, for the barrier)
       unsigned long long m = 0;
@@ -446,20 +413,18 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
         broken = two_kf == T(0);  // (kf outside 0..emax: the block gives up, its record says so)
       }
     }
-    // (anchor is the same in every lane: every lane of the warp reaches the ballot below)
-    const bool anchored = anchor != fixed_no_anchor;
-    bool steps = !anchored;  // elements for the integer steps (all of them before the anchor)
-    T d[N];                  // the ordinary elements' lost parts
-    unsigned group_inexact = 0;  // the elements that lost bits
     if (broken) {  // the guess failed (E > A + M, as `largest` shows) or the block gave up: the record goes unread
-      steps = false;
 #pragma unroll
       for (int i = 0; i < N; ++i) rest(x[i]);
-    } else if (anchored) {
+      return;
+    }
+    bool steps = anchor == fixed_no_anchor;  // elements for the integer steps (all of them before the anchor)
+    if (!steps) {
       seen += N;
       unsigned long long s = 0;
-      T approx = 0;
-      unsigned group_high = 0;  // the largest high word of an ordinary |x|
+      T approx = 0, d[N];
+      unsigned group_high = 0;     // the largest high word of an ordinary |x|
+      unsigned group_inexact = 0;  // its elements that lost bits
 #pragma unroll
       for (int i = 0; i < N; ++i) {
         T y = x[i] * two_kf;
@@ -474,32 +439,25 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
         group_inexact += d[i] != T(0) ? 1u : 0u;
       }
       order_model::fixed_add_group_total(sum, s, approx);
-      inexact += group_inexact;
+      // The lost parts' bits and the finer grids only for a group where an element lost bits (a d
+      // of 0 adds nothing to either), and its count of them added once: the group path of every
+      // element is 4 instructions shorter. (Deferring such groups, where few lanes of a warp have
+      // one, to a pass of the whole warp over shared slots cost more than the idle lanes:
+      // docs/performance-notes.md.)
+      if (group_inexact != 0) {
+        inexact += group_inexact;
+#pragma unroll
+        for (int i = 0; i < N; ++i)  // (order_model::fixed_bits_lost)
+          lost |= static_cast<unsigned long long>(order_model::fixed_rint_ll(d[i] * T(0x1p62)));
+        if (margin == fixed_window_wide) fixed_finer_grids<fixed_window_wide>(d, finer, shallow);
+        else fixed_finer_grids<fixed_window_narrow>(d, finer, shallow);
+      }
       high_word = group_high > high_word ? group_high : high_word;
       if (group_high != 0) {  // (an ordinary nonzero |x| is at least 2^-1022 here: kf <= emax)
         not_negative_zero = true;
       } else {
 #pragma unroll
         for (int i = 0; i < N; ++i) not_negative_zero |= !signbit(x[i]);
-      }
-    }
-    // The bits lost and the finer grids only for the groups where an element lost bits (a d of 0
-    // adds nothing to either): here where half the warp's lanes or more have one, else later.
-    if (anchored) {
-      const unsigned live = live_mask(), want = __ballot_sync(live, group_inexact != 0);
-      if (want != 0) {
-        const unsigned wanting = __popc(want);
-        if (2 * wanting >= __popc(live)) {
-          if (group_inexact != 0) finer_grids(d);
-        } else {
-          if (deferred + wanting > K) take_deferred();
-          if (group_inexact != 0) {
-            const unsigned slot = deferred + __popc(want & ((1u << lane) - 1u));
-#pragma unroll
-            for (int i = 0; i < N; ++i) s_deferred[warp][slot][i] = d[i];
-          }
-          deferred += wanting;
-        }
       }
     }
     if (steps) {
@@ -521,7 +479,6 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
     }
   };
   for_each_bulk_group(d_in, num_items, rest, group);
-  take_deferred();
   let_dependents_start();
   // The ordinary elements' largest magnitude by its high word: its exponent is all pass 2 reads.
   largest = (static_cast<Bits>(high_word) << 32) > largest ? static_cast<Bits>(high_word) << 32 : largest;
@@ -549,6 +506,7 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
 #pragma unroll
   for (int b = 0; b < MW; ++b) w[red_shallow + b] = warp_reduce_live(static_cast<unsigned long long>(shallow[b]), add);
   w[red_lost] = warp_reduce_live(static_cast<unsigned long long>(order_model::fixed_bits_lost(lost)), most);
+  const int lane = static_cast<int>(threadIdx.x & 31u), warp = static_cast<int>(threadIdx.x >> 5);
   if (lane == 0)
 #pragma unroll
     for (int r = 0; r < red_words; ++r) s_red[r][warp] = w[r];
