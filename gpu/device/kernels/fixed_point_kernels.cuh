@@ -421,10 +421,9 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
     bool steps = anchor == fixed_no_anchor;  // elements for the integer steps (all of them before the anchor)
     if (!steps) {
       seen += N;
-      unsigned long long s = 0;
+      unsigned long long s = 0, lost_or = 0;
       T approx = 0, d[N];
-      unsigned group_high = 0;     // the largest high word of an ordinary |x|
-      unsigned group_inexact = 0;  // its elements that lost bits
+      unsigned group_high = 0;  // the largest high word of an ordinary |x|
 #pragma unroll
       for (int i = 0; i < N; ++i) {
         T y = x[i] * two_kf;
@@ -433,22 +432,16 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
         steps |= !plain;
         const long long q = order_model::fixed_rint_ll(y);
         d[i] = y - static_cast<T>(q);
+        const long long w = order_model::fixed_rint_ll(d[i] * T(0x1p62));  // (order_model::fixed_bits_lost)
         s += static_cast<unsigned long long>(q);
         approx += y;
         group_high = max(group_high, plain ? static_cast<unsigned>(__double2hiint(x[i])) & 0x7fffffffu : 0u);
-        group_inexact += d[i] != T(0) ? 1u : 0u;
+        lost_or |= static_cast<unsigned long long>(w);
+        inexact += d[i] != T(0) ? 1 : 0;
       }
       order_model::fixed_add_group_total(sum, s, approx);
-      // The lost parts' bits and the finer grids only for a group where an element lost bits (a d
-      // of 0 adds nothing to either), and its count of them added once: the group path of every
-      // element is 4 instructions shorter. (Deferring such groups, where few lanes of a warp have
-      // one, to a pass of the whole warp over shared slots cost more than the idle lanes:
-      // docs/performance-notes.md.)
-      if (group_inexact != 0) {
-        inexact += group_inexact;
-#pragma unroll
-        for (int i = 0; i < N; ++i)  // (order_model::fixed_bits_lost)
-          lost |= static_cast<unsigned long long>(order_model::fixed_rint_ll(d[i] * T(0x1p62)));
+      if (lost_or != 0) {  // the finer grids, where an element lost bits
+        lost |= lost_or;
         if (margin == fixed_window_wide) fixed_finer_grids<fixed_window_wide>(d, finer, shallow);
         else fixed_finer_grids<fixed_window_narrow>(d, finer, shallow);
       }
