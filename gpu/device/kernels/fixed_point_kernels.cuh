@@ -164,9 +164,10 @@ __host__ __device__ constexpr bool fixed_window_too_slow(int slow, long long see
 // that can be resident have arrived, or fixed_exchange_wait_ns have passed (a grid not resident
 // whole, a shared GPU, a sanitizer), then reads the words. Every block that saw the same arrivals
 // takes the same anchor and margin, so none runs the wide margin's loop alone while the others wait
-// for it at the end, and none keeps a guess of its own that fails. The wait (the last first tile to
-// land, and round trips to the L2) costs a few microseconds a launch, which light-tailed inputs,
-// whose own anchors served, pay as well: a light tile that did not wait failed often enough on
+// for it at the end, and none keeps a guess of its own that fails. Thread 0's round trips to the L2
+// (the atomics, the fence, the loads) cost a few microseconds a launch, during which the other
+// blocks' first tiles arrive (not waiting for them cost as much), and light-tailed inputs, whose own
+// anchors served, pay them as well: a light tile that did not take part failed often enough on
 // lognormal data to lose more (docs/performance-notes.md). It changes no bit: each block's record
 // says which anchor and margin it used. Block 0 zeroes the next launch's words (next): the launch
 // before, which used them, has ended.
