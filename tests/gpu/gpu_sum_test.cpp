@@ -594,7 +594,7 @@ TYPED_TEST(GpuFixedPointGivenScale, SameBitsAndReportAsTheCpu) {
 
 // gpu_fixed_point with the scale from the data. A double is quantised in one read at each block's
 // guess of the largest exponent, at most 2 binades above the largest of the grid's first tiles, or
-// 6 where its own first tile looks heavy-tailed (fixed_window_kernel's anchor and margins), which
+// 6 where those tiles look heavy-tailed (fixed_window_kernel's anchor and margins), which
 // pass 2 checks; where a guess fails, pass 2 quantises everything. Either way: the CPU's bits, note
 // and bound. The inputs put the largest magnitude where the anchors see it (uniform, normal: one
 // read), one or two binades above the anchors (each block's sum taken at a grid finer than its
