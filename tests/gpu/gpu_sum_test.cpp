@@ -684,6 +684,16 @@ TYPED_TEST(GpuFixedPointFromData, OneReadWhereTheGuessHoldsAndTheCpuBitsEverywhe
       {"lognormal", input<T>(Distribution::lognormal, n, 7), false, false},
       {"lognormal sigma 12", wide_lognormal, false, false},
       {"uniform, subnormals below half a step", subnormals_below, true, false},
+      // Subnormals on the grid (double: the anchor -963, kf = 1022): x is subnormal where
+      // y = x 2^kf is not, so the window pass takes x's exponent from y's less kf.
+      {"subnormals on the grid", [&] {
+         auto v = scaled(static_cast<double>(std::numeric_limits<T>::min()) * 0x1p60);
+         const double low = std::ldexp(1.0, std::numeric_limits<T>::digits - 2);  // (x in [min / 2, min))
+         for (std::size_t i = 2; i < v.size(); i += 997)
+           v[i] = static_cast<T>((i % 2 ? -1.0 : 1.0) * static_cast<double>(std::numeric_limits<T>::denorm_min()) *
+                                 (low + static_cast<double>(i % 8)));
+         return v;
+       }(), true},
       // Off every grid (double): full doubles lose bits at each; the elements below half a step go
       // by the integer steps.
       {"normal, NaN and Inf", with(with(normal, 1000, std::numeric_limits<T>::quiet_NaN()), n - 9, -std::numeric_limits<T>::infinity()), true},

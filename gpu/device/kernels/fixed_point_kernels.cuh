@@ -308,7 +308,7 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
   unsigned shallow[MW];          // those that lost exactly b = 1..M bits there, at b - 1
 #pragma unroll
   for (int j = 0; j < MW; ++j) finer[j] = shallow[j] = 0;
-  unsigned high_word = 0;        // the largest high word of an ordinary element's |x|
+  unsigned high_word = 0;        // the largest high word of an ordinary element's |y| = |x| 2^kf
   Bits largest = 0;              // the largest finite magnitude the integer steps or the range met
   bool not_negative_zero = false;
   bool broken = false;           // an element beyond the guess, or gave_up: pass 2 will quantise
@@ -422,9 +422,10 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
     bool steps = anchor == fixed_no_anchor;  // elements for the integer steps (all of them before the anchor)
     if (!steps) {
       seen += N;
-      unsigned long long s = 0, lost_or = 0;
+      unsigned long long s = 0;
       T approx = 0, d[N];
-      unsigned group_high = 0;  // the largest high word of an ordinary |x|
+      unsigned group_high = 0;         // the largest high word of an ordinary |y|
+      unsigned d_high = 0, d_low = 0;  // the lost parts' words, OR-ed: whether an element lost bits
 #pragma unroll
       for (int i = 0; i < N; ++i) {
         T y = x[i] * two_kf;
@@ -433,21 +434,30 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
         steps |= !plain;
         const long long q = order_model::fixed_rint_ll(y);
         d[i] = y - static_cast<T>(q);
-        const long long w = order_model::fixed_rint_ll(d[i] * T(0x1p62));  // (order_model::fixed_bits_lost)
         s += static_cast<unsigned long long>(q);
-        approx += y;
-        group_high = max(group_high, plain ? static_cast<unsigned>(__double2hiint(x[i])) & 0x7fffffffu : 0u);
-        lost_or |= static_cast<unsigned long long>(w);
-        inexact += d[i] != T(0) ? 1 : 0;
+        approx = i == 0 ? y : approx + y;  // (not 0 + y: an instruction less)
+        group_high = max(group_high, static_cast<unsigned>(__double2hiint(y)) & 0x7fffffffu);  // (y: 0 unless plain)
+        d_high |= static_cast<unsigned>(__double2hiint(d[i]));
+        d_low |= static_cast<unsigned>(__double2loint(d[i]));
       }
       order_model::fixed_add_group_total(sum, s, approx);
-      if (lost_or != 0) {  // the finer grids, where an element lost bits
-        lost |= lost_or;
+      // The count of the elements that lost bits, their lost parts' bits and the finer grids only
+      // for a group where one did (a d of 0 adds nothing to any of them), told by the d's words
+      // OR-ed: the pass is issue-bound, and this takes about 6 instructions an element off the
+      // path every group takes. (Deferring such groups, where few lanes of a warp have one, to a
+      // pass of the whole warp over shared slots cost more than the idle lanes:
+      // docs/performance-notes.md.)
+      if (((d_high & 0x7fffffffu) | d_low) != 0) {  // (a d of -0 lost nothing)
+#pragma unroll
+        for (int i = 0; i < N; ++i) {
+          inexact += d[i] != T(0) ? 1 : 0;
+          lost |= static_cast<unsigned long long>(order_model::fixed_rint_ll(d[i] * T(0x1p62)));  // (order_model::fixed_bits_lost)
+        }
         if (margin == fixed_window_wide) fixed_finer_grids<fixed_window_wide>(d, finer, shallow);
         else fixed_finer_grids<fixed_window_narrow>(d, finer, shallow);
       }
       high_word = group_high > high_word ? group_high : high_word;
-      if (group_high != 0) {  // (an ordinary nonzero |x| is at least 2^-1022 here: kf <= emax)
+      if (group_high != 0) {  // (an ordinary nonzero |y| is at least 1/2)
         not_negative_zero = true;
       } else {
 #pragma unroll
@@ -474,8 +484,14 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
   };
   for_each_bulk_group(d_in, num_items, rest, group);
   let_dependents_start();
-  // The ordinary elements' largest magnitude by its high word: its exponent is all pass 2 reads.
-  largest = (static_cast<Bits>(high_word) << 32) > largest ? static_cast<Bits>(high_word) << 32 : largest;
+  // The ordinary elements' largest magnitude as 2^floor(log2 |x|): its exponent is all pass 2
+  // reads. y = x 2^kf is exact and normal (1/2 <= |y| < 2^62), so that exponent is y's less kf
+  // (x itself may be subnormal, hence not x's high word shifted back).
+  if (high_word != 0) {
+    const long long e = static_cast<long long>(high_word >> 20) - 1023 - kf;  // >= -1 - emax: kf <= emax
+    const Bits top = e >= -1022 ? static_cast<Bits>(e + 1023) << 52 : Bits(1) << (e + 1074);
+    largest = top > largest ? top : largest;
+  }
   // The threads' words, reduced per warp into s_red, then across the warps word by word.
   enum {
     red_largest = 0, red_sum, red_finer = red_sum + 2, red_inexact = red_finer + 2 * MW, red_shallow, red_lost = red_shallow + MW,
