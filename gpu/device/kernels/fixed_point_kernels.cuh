@@ -270,34 +270,6 @@ __device__ __forceinline__ void fixed_finer_grids(const T (&d)[N], long long (&f
   for (int j = 0; j < Mb; ++j) finer[j] += part[j];
 }
 
-// The same as fixed_finer_grids<fixed_window_narrow> plus the lost parts' bits, OR-ed into lost,
-// one element at a time over those that lost bits (the set bits of which): where they are few, a
-// warp runs this loop as often as its lane with the most, not the whole group's body.
-template <class T, int N, int MW>
-__device__ __forceinline__ void fixed_finer_grids_sparse(const T (&d)[N], unsigned which, unsigned long long& lost,
-                                                         long long (&finer)[MW], unsigned (&shallow)[MW]) {
-  static_assert(N == 8 && fixed_window_narrow == 2, "a pick by the index's three bits; Mb = 2");
-  int part1 = 0, part2 = 0;
-  unsigned ones = 0, twos = 0;
-#pragma unroll 1
-  for (; which != 0; which &= which - 1) {
-    const int i = __ffs(static_cast<int>(which)) - 1;
-    // d[i] by a tree of selects on i's bits (a runtime index would put d in local memory)
-    const bool b0 = i & 1, b1 = i & 2, b2 = i & 4;
-    const T a0 = b0 ? d[1] : d[0], a1 = b0 ? d[3] : d[2], a2 = b0 ? d[5] : d[4], a3 = b0 ? d[7] : d[6];
-    const T di = b2 ? (b1 ? a3 : a2) : (b1 ? a1 : a0);
-    lost |= static_cast<unsigned long long>(order_model::fixed_rint_ll(di * T(0x1p62)));  // (order_model::fixed_bits_lost)
-    part1 += order_model::fixed_finer_part(di, T(2));
-    part2 += order_model::fixed_finer_part(di, T(4));
-    ones += fabs(di) == T(0.5) ? 1u : 0u;
-    twos += fabs(di) == T(0.25) ? 1u : 0u;
-  }
-  finer[0] += part1;
-  finer[1] += part2;
-  shallow[0] += ones;
-  shallow[1] += twos;
-}
-
 // Every thread of every block of fixed_window_kernel calls it (it holds barriers); the launch
 // provides bulk_smem_bytes(blockDim.x) of dynamic shared memory. records: gridDim.x records of
 // fixed_record_words, each written whole by its block.
@@ -476,22 +448,13 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
       // pass of the whole warp over shared slots cost more than the idle lanes:
       // docs/performance-notes.md.)
       if (((d_high & 0x7fffffffu) | d_low) != 0) {  // (a d of -0 lost nothing)
-        unsigned which = 0;  // the elements that lost bits
 #pragma unroll
-        for (int i = 0; i < N; ++i) which |= d[i] != T(0) ? 1u << i : 0u;
-        inexact += static_cast<unsigned>(__popc(which));
-        // Under the narrow margin one element at a time where no lane of the warp here has more
-        // than 2 (data whose elements rarely lose bits, as normal data): the loop's 3 rounds would
-        // cost about what the whole group's body does.
-        if (margin == fixed_window_narrow && __reduce_max_sync(__activemask(), static_cast<unsigned>(__popc(which))) <= 2) {
-          fixed_finer_grids_sparse(d, which, lost, finer, shallow);
-        } else {
-#pragma unroll
-          for (int i = 0; i < N; ++i)  // (order_model::fixed_bits_lost)
-            lost |= static_cast<unsigned long long>(order_model::fixed_rint_ll(d[i] * T(0x1p62)));
-          if (margin == fixed_window_wide) fixed_finer_grids<fixed_window_wide>(d, finer, shallow);
-          else fixed_finer_grids<fixed_window_narrow>(d, finer, shallow);
+        for (int i = 0; i < N; ++i) {
+          inexact += d[i] != T(0) ? 1 : 0;
+          lost |= static_cast<unsigned long long>(order_model::fixed_rint_ll(d[i] * T(0x1p62)));  // (order_model::fixed_bits_lost)
         }
+        if (margin == fixed_window_wide) fixed_finer_grids<fixed_window_wide>(d, finer, shallow);
+        else fixed_finer_grids<fixed_window_narrow>(d, finer, shallow);
       }
       high_word = group_high > high_word ? group_high : high_word;
       if (group_high != 0) {  // (an ordinary nonzero |y| is at least 1/2)
