@@ -119,8 +119,7 @@ __device__ __forceinline__ unsigned __int128 block_sum_u128(unsigned __int128 v,
 // magnitude and the specials. Pass 2 (fixed_window_decision) takes E from the records; when
 // E <= L for every block every guess held, and fixed_point_sum's integer is the sum over blocks of
 // sum_b 2^(L_b - E) + candidate E - A_b of b, plus the elements outside whole tiles, which pass 2
-// quantises at k (its first blocks add the records, fixed_window_add_records, and block 0 those
-// elements); it has the same counts of lost bits too.
+// quantises at k (block 0, fixed_window_add_records); it has the same counts of lost bits too.
 // Otherwise pass 2 quantises every element at k: two reads. Integer additions wrap modulo 2^128
 // in any order, so the bits do not depend on the launch. The guess holds when the first tiles of
 // the grid come within 2^M of the largest magnitude: uniform, normal and lognormal inputs (sigma 1
@@ -606,9 +605,7 @@ __device__ FixedWindowDecision fixed_window_decision(const unsigned long long* r
     const int m = static_cast<int>(static_cast<long long>(__ldcg(&rec[fixed_rec_limit])));
     limit = m < limit ? m : limit;
   }
-  // (a warp's largest first: a 64-bit shared atomicMax is a compare-and-swap loop)
-  largest = warp_reduce_live(largest, [](unsigned long long a, unsigned long long b) { return a > b ? a : b; });
-  if ((threadIdx.x & 31u) == 0 && largest != 0) atomicMax(&s_largest, largest);
+  if (largest != 0) atomicMax(&s_largest, largest);
   if (limit != fixed_no_limit) atomicMin(&s_limit, limit);
   __syncthreads();
   FixedWindowDecision d;
@@ -623,17 +620,15 @@ __device__ FixedWindowDecision fixed_window_decision(const unsigned long long* r
   return d;
 }
 
-// Pass 2's first blocks, when every guess held: this thread's records added at k, one each where
-// the blocks' threads are as many as the records (fixed_window_kernel's comment says why the
-// total is fixed_point_sum's integer).
+// Block 0 of pass 2, when every guess held: this thread's stride of the records added at k
+// (fixed_window_kernel's comment says why the total is fixed_point_sum's integer).
 template <class T>
 __device__ void fixed_window_add_records(const unsigned long long* records, int count, long long k,
                                          unsigned __int128& sum, unsigned long long& nan, unsigned long long& pos_inf,
                                          unsigned long long& neg_inf, unsigned long long& inexact,
                                          unsigned long long& max_lost, bool& not_negative_zero) {
   const long long e = 61 - k;
-  const int step = static_cast<int>(gridDim.x * blockDim.x);
-  for (int b = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x); b < count; b += step) {
+  for (int b = static_cast<int>(threadIdx.x); b < count; b += static_cast<int>(blockDim.x)) {
     const unsigned long long* const rec = records + std::size_t(b) * fixed_record_words;
     nan += __ldcg(&rec[fixed_rec_nan]);
     pos_inf += __ldcg(&rec[fixed_rec_pos_inf]);
@@ -667,7 +662,7 @@ __device__ __forceinline__ void fixed_reset_next_set(const FixedBuffers& out) {
 struct FixedPlan {
   long long k = 0;
   bool quantise = false;     // read the input at k (the range's grid missed an element, or a guess failed)
-  bool add_records = false;  // the first blocks after a window pass whose guesses all held
+  bool add_records = false;  // block 0 after a window pass whose guesses all held
 };
 template <class T> __device__ FixedPlan fixed_decide(const FixedBuffers& out) {
   using Bits = typename FloatTraits<T>::Bits;
@@ -682,8 +677,7 @@ template <class T> __device__ FixedPlan fixed_decide(const FixedBuffers& out) {
   } else {
     const FixedWindowDecision d = fixed_window_decision<T>(out.records, out.record_count);
     p.k = d.k;
-    // The first blocks add the records, one a thread; nothing left to read.
-    p.add_records = d.held && static_cast<long long>(blockIdx.x) * blockDim.x < out.record_count;
+    p.add_records = d.held && blockIdx.x == 0;  // block 0 adds the records; nothing left to read
     p.quantise = !d.held || p.add_records;
     if (d.held) how = fixed_window_held;
   }
@@ -760,11 +754,9 @@ __device__ __forceinline__ void fixed_quantise_each(const T* __restrict__ d_in, 
     // integer), then the elements outside whole tiles, which the window pass left to this one.
     fixed_window_add_records<T>(out.records, out.record_count, k, sum, nan, pos_inf, neg_inf, inexact, max_lost,
                                 not_negative_zero);
-    if (blockIdx.x == 0) {
-      const BulkBody body = bulk_body(d_in, num_items, static_cast<int>(blockDim.x));
-      for (std::int64_t i = threadIdx.x; i < body.head; i += blockDim.x) one_element(d_in[i]);
-      for (std::int64_t i = body.end + threadIdx.x; i < num_items; i += blockDim.x) one_element(d_in[i]);
-    }
+    const BulkBody body = bulk_body(d_in, num_items, static_cast<int>(blockDim.x));
+    for (std::int64_t i = threadIdx.x; i < body.head; i += blockDim.x) one_element(d_in[i]);
+    for (std::int64_t i = body.end + threadIdx.x; i < num_items; i += blockDim.x) one_element(d_in[i]);
   } else {
     // Loads: tiles by the bulk-copy engine (gpu/thread/bulk_loads.cuh). Register loads 64 bytes
     // ahead ran at 0.93 - 0.97 of CUB at 2^30, float32, given k; 128 bytes ahead, an L2 prefetch,
