@@ -445,8 +445,8 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
       // for a group where one did (a d of 0 adds nothing to any of them), told by the d's words
       // OR-ed: the pass is issue-bound, and this takes about 6 instructions an element off the
       // path every group takes. (Deferring such groups, where few lanes of a warp have one, to a
-      // pass of the whole warp over shared slots cost more than the idle lanes:
-      // docs/performance-notes.md.)
+      // pass of the whole warp over shared slots, or a loop over their elements that lost bits
+      // alone, cost more than the idle lanes: docs/performance-notes.md.)
       if (((d_high & 0x7fffffffu) | d_low) != 0) {  // (a d of -0 lost nothing)
 #pragma unroll
         for (int i = 0; i < N; ++i) {
