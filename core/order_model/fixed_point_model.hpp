@@ -313,6 +313,10 @@ template <class T> SUMLAB_HD int floor_log2_magnitude(typename FloatTraits<T>::B
   return e != 0 ? e - FloatTraits<T>::emax : bit_width_u64(a) - 1 + FloatTraits<T>::min_subnormal_exp;
 }
 
+// The float64 one-read pass's margins: its guess of the largest exponent E is at most M binades
+// above its anchor A, M narrow or wide as fixed_window_light (below) chooses.
+inline constexpr int fixed_window_narrow = 2, fixed_window_wide = 6;
+
 // The float64 one-read pass's choice of margin (fixed_window_kernel, gpu/device/kernels/
 // fixed_point_kernels.cuh): whether the first tiles it has seen look light-tailed, so that the
 // narrow margin, 2 binades above their largest magnitude, should cover the input's largest. tiles:

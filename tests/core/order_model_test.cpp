@@ -1118,7 +1118,6 @@ FirstTilesReplay replay_first_tiles(const DistributionSpec& spec, const std::vec
   }
   return r;
 }
-inline constexpr int replay_narrow = 2, replay_wide = 6;
 
 // At 2^24 elements: the narrow margin for uniform, normal and lognormal sigma 1 and the wide one for
 // sigma 2, and each guess holds. And why the grid's tiles: with each block's own first tile as its
@@ -1140,9 +1139,10 @@ TEST(FixedPointModel, WindowGuessFromTheGridsFirstTilesHoldsForTheBenchInputs) {
     const FirstTilesReplay r = replay_first_tiles(spec, {24});
     const int e = r.largest[0];
     EXPECT_EQ(r.light, c.light) << "growth " << r.growth << " over " << replay_grid << " tiles, near " << r.near;
-    EXPECT_LE(e, r.anchor + (r.light ? replay_narrow : replay_wide)) << "E " << e << ", anchor " << r.anchor;
+    const int margin = r.light ? order_model::fixed_window_narrow : order_model::fixed_window_wide;
+    EXPECT_LE(e, r.anchor + margin) << "E " << e << ", anchor " << r.anchor;
     if (c.kind == Distribution::lognormal && c.sigma == 1) {  // the block with the lowest own anchor
-      EXPECT_GT(e, r.lowest_own + replay_narrow) << "E " << e << ", lowest first tile's " << r.lowest_own;
+      EXPECT_GT(e, r.lowest_own + order_model::fixed_window_narrow) << "E " << e << ", lowest first tile's " << r.lowest_own;
     }
   }
 }

@@ -124,7 +124,8 @@ __device__ __forceinline__ unsigned __int128 block_sum_u128(unsigned __int128 v,
 // in any order, so the bits do not depend on the launch. The guess holds when the first tiles of
 // the grid come within 2^M of the largest magnitude: uniform, normal and lognormal inputs (sigma 1
 // with the narrow margin, sigma 2 with the wide one) up to 2^30 elements.
-inline constexpr int fixed_window_narrow = 2, fixed_window_wide = 6;
+using order_model::fixed_window_narrow;
+using order_model::fixed_window_wide;
 inline constexpr int fixed_window_candidates = fixed_window_wide + 1;
 enum FixedRecordWord {
   fixed_rec_largest = 0,  // the block's largest finite magnitude, as bits whose exponent is exact
