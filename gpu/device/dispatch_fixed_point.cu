@@ -8,8 +8,8 @@
 // pass 2 returns at once. Otherwise pass 2 quantises and adds.
 // Scale from the data, double: double data is nearly never on that grid (every element within 2^9
 // of the largest), so pass 1 is fixed_window_kernel instead, which quantises against a guess of k
-// that pass 2 checks (fixed_point_kernels.cuh): where the guess held, pass 2's block 0 adds the
-// blocks' records and the sum took one read; elsewhere pass 2 quantises.
+// that its last block checks (fixed_point_kernels.cuh): where the guess held, that block adds the
+// blocks' records, the sum took one read and pass 2 returns at once; elsewhere pass 2 quantises.
 // Small inputs, both types: one launch that finds the largest magnitude, meets at a barrier over
 // the grid (a cooperative launch: the whole grid resident) and quantises
 // (fixed_largest_launch_kernel: its second read from the tiles its blocks still hold, and past
@@ -37,12 +37,11 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   const bool window = from_data && sizeof(T) == 8;
   ExactBuffers exact;
   FixedBuffers fixed;
-  unsigned long long* records = nullptr;
   unsigned long long* gate = nullptr;
   unsigned long long* exchange = nullptr;  // the window pass's first tiles (FixedExchange): a set a launch, by parity
   Carver c;
   if (window)
-    c.add(&records, static_cast<std::size_t>(s.grid) * fixed_record_words)
+    c.add(&fixed.records, static_cast<std::size_t>(s.grid) * fixed_record_words)
         .add(&fixed.scale, 2)
         .add(&exchange, 2 * fixed_exchange_words);
   else if (from_data) c.add(&exact.sets, 2 * static_cast<std::size_t>(exact_set_words<T>)).add(&fixed.scale, 2);
@@ -88,10 +87,7 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   if (fused)
     SUMLAB_CUDA_CHECK(cudaMemset(gate, 0, (fixed_gate_words + fixed_largest_words) * sizeof(unsigned long long)));
   fixed.k = opt.fixed_scale.value_or(0);
-  if (window) {
-    fixed.records = records;
-    fixed.record_count = s.grid;
-  }
+  if (window) fixed.record_count = s.grid;
   // Set 0 of each before the first launch; then each launch resets the next one's set (the window
   // pass's records are written whole by every launch).
   if (from_data && !window) exact_reset_sets<T>(exact);
@@ -102,7 +98,7 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   const std::size_t smem = bulk_smem_bytes(s.block);
   opt_in_shared(reinterpret_cast<const void*>(kernel), smem);
   // The window pass (double only: no float instantiation).
-  void (*window_kernel)(const T*, std::int64_t, unsigned long long*, FixedExchange) = nullptr;
+  void (*window_kernel)(const T*, std::int64_t, FixedBuffers, FixedExchange) = nullptr;
   FixedExchange ex;
   if constexpr (sizeof(T) == 8) {
     if (window) {
@@ -115,7 +111,8 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   auto launch_window = [&](const T* d_in, unsigned parity) {
     ex.words = exchange + fixed_exchange_words * parity;
     ex.next = exchange + fixed_exchange_words * (parity ^ 1u);
-    window_kernel<<<s.grid, s.block, smem>>>(d_in, n, records, ex);
+    fixed.plan = ex.words + fixed_ex_plan;
+    window_kernel<<<s.grid, s.block, smem>>>(d_in, n, fixed, ex);
     SUMLAB_CUDA_CHECK_LAUNCH("fixed_window_kernel");
   };
   // Scale from the data: pass 2 as pass 1's programmatic dependent (sm_90+), so its launch overlaps

@@ -33,14 +33,16 @@ inline constexpr int fixed_set_words = order_model::fixed_digits + fixed_stats;
 
 // Two sets of results, as gpu_exact's (exact_kernel.cuh): a launch adds to set `parity` and its
 // block 0 resets the other to 0 for the next launch; no block waits for another.
-// What pass 2 tells the host in scale[1]: how the sum was made.
+// What the decision tells the host in scale[1]: how the sum was made.
 enum FixedPass2 : long long { fixed_quantised = 0, fixed_on_grid = 1, fixed_window_held = 2 };
 
 struct FixedBuffers {
-  const unsigned long long* range = nullptr;    // pass 1's range (its set's, exact_range_at); nullptr: the caller's k
-  const unsigned long long* records = nullptr;  // or fixed_window_kernel's records (record_count of them)
+  const unsigned long long* range = nullptr;    // pass 1's range (its set's, exact_range_at)
+  const unsigned long long* plan = nullptr;     // or the window pass's plan for pass 2 (fixed_window_finish);
+                                                // neither: the caller's k
+  unsigned long long* records = nullptr;        // the window pass's records (record_count of them)
   int record_count = 0;
-  long long* scale = nullptr;                   // from the data: block 0 writes (k, FixedPass2), for the host
+  long long* scale = nullptr;                   // from the data: the decision writes (k, FixedPass2), for the host
   long long k = 0;                            // the caller's k (a kernel argument: no load to wait for)
   unsigned long long* sets = nullptr;         // 2 * fixed_set_words; set 0 is 0 before the first launch
   unsigned parity = 0;                        // the set this launch adds to
@@ -115,12 +117,13 @@ __device__ __forceinline__ unsigned __int128 block_sum_u128(unsigned __int128 v,
 //   (an anchor from 2^60 up or below 2^-964), or one of whose threads meets many such elements
 //   after the anchor (fixed_window_too_slow), gives up and tracks the range.
 // Each block writes a record: A, L, its sum at kf, and for each candidate E = A + c (j = M - c)
-// R_j plus the integer steps' total there, with the counts of lost bits; then its largest
-// magnitude and the specials. Pass 2 (fixed_window_decision) takes E from the records; when
-// E <= L for every block every guess held, and fixed_point_sum's integer is the sum over blocks of
-// sum_b 2^(L_b - E) + candidate E - A_b of b, plus the elements outside whole tiles, which pass 2
-// quantises at k (block 0, fixed_window_add_records); it has the same counts of lost bits too.
-// Otherwise pass 2 quantises every element at k: two reads. Integer additions wrap modulo 2^128
+// R_j plus the integer steps' total there, with the counts of lost bits; then the specials. Its
+// largest magnitude and L go to the launch's words, and the last block to finish
+// (fixed_window_finish) takes E from them; when E <= L for every block every guess held, and
+// fixed_point_sum's integer is the sum over blocks of sum_b 2^(L_b - E) + candidate E - A_b of b,
+// plus the elements outside whole tiles, which that block adds and quantises at k
+// (fixed_window_add_records); it has the same counts of lost bits too. Otherwise pass 2 quantises
+// every element at k: two reads. Integer additions wrap modulo 2^128
 // in any order, so the bits do not depend on the launch. The guess holds when the first tiles of
 // the grid come within 2^M of the largest magnitude: uniform, normal and lognormal inputs (sigma 1
 // with the narrow margin, sigma 2 with the wide one) up to 2^30 elements.
@@ -128,8 +131,7 @@ using order_model::fixed_window_narrow;
 using order_model::fixed_window_wide;
 inline constexpr int fixed_window_candidates = fixed_window_wide + 1;
 enum FixedRecordWord {
-  fixed_rec_largest = 0,  // the block's largest finite magnitude, as bits whose exponent is exact
-  fixed_rec_anchor,       // A (fixed_no_anchor: every element of its tiles was zero, NaN or infinite)
+  fixed_rec_anchor = 0,   // A (fixed_no_anchor: every element of its tiles was zero, NaN or infinite)
   fixed_rec_limit,        // L = A + M (fixed_no_limit with no anchor, fixed_gave_up where the block gave up)
   fixed_rec_sum,          // the sum at kf: low, high word
   fixed_rec_candidates = fixed_rec_sum + 2,  // per candidate c <= M: sum low, high, inexact count, most bits lost
@@ -141,6 +143,14 @@ enum FixedRecordWord {
 };
 inline constexpr int fixed_no_anchor = -(1 << 20), fixed_no_limit = 1 << 20;
 inline constexpr int fixed_gave_up = -(1 << 20);  // a limit below every E: the block's guess cannot hold
+// The smallest L over the blocks, by atomic maxima on a word that starts at 0: 2^21 - L, above 0
+// for every L.
+__host__ __device__ constexpr unsigned long long fixed_limit_code(int limit) {
+  return static_cast<unsigned long long>((1ll << 21) - limit);
+}
+__host__ __device__ constexpr int fixed_limit_of(unsigned long long code) {
+  return static_cast<int>((1ll << 21) - static_cast<long long>(code));
+}
 // A thread that sends more than 2 + 1/32 of the elements it has read since its block's anchor to
 // the integer steps (each a shared-memory atomic at every candidate grid) gives up, and its block
 // with it: pass 2 quantises every element, by the floating-point path. Wide inputs (lognormal sigma
@@ -178,7 +188,13 @@ enum FixedExchangeWord {
   fixed_ex_near,         // elements within 2^3 of their own tile's largest, over the tiles with one
   fixed_ex_exponents,    // sum of floor(log2) of those tiles' largest, each + fixed_ex_bias
   fixed_ex_tiles,        // tiles with a finite nonzero element
-  fixed_exchange_words = 8
+  fixed_ex_first_words,  // (the words above: what the first tiles showed)
+  // At the pass's end (fixed_window_finish):
+  fixed_ex_grid_largest = fixed_ex_first_words,  // every block's largest finite magnitude, as bits
+  fixed_ex_limits,       // fixed_limit_code of the smallest L (0: no block has one)
+  fixed_ex_finished,     // blocks that have written their record
+  fixed_ex_plan,         // pass 2's plan, from the last of them (fixed_plan_word)
+  fixed_exchange_words
 };
 inline constexpr long long fixed_ex_bias = 2048;
 struct FixedExchange {
@@ -198,7 +214,7 @@ __device__ __forceinline__ unsigned long long fixed_globaltimer() {
 // (own's among them).
 __device__ __forceinline__ void fixed_exchange_first_tiles(const FixedExchange& ex, unsigned long long own,
                                                            unsigned long long near, long long tiles,
-                                                           unsigned long long (&seen)[fixed_exchange_words]) {
+                                                           unsigned long long (&seen)[fixed_ex_first_words]) {
   unsigned long long* const w = ex.words;
   if (own != 0) {
     const long long e = order_model::floor_log2_magnitude<double>(own) + fixed_ex_bias;
@@ -218,7 +234,7 @@ __device__ __forceinline__ void fixed_exchange_first_tiles(const FixedExchange& 
     __nanosleep(64);
     asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(arrived) : "l"(w + fixed_ex_arrived) : "memory");
   }
-  for (int i = 0; i < fixed_exchange_words; ++i)
+  for (int i = 0; i < fixed_ex_first_words; ++i)
     asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(seen[i]) : "l"(w + i) : "memory");
 }
 
@@ -271,13 +287,18 @@ __device__ __forceinline__ void fixed_finer_grids(const T (&d)[N], long long (&f
   for (int j = 0; j < Mb; ++j) finer[j] += part[j];
 }
 
+// The pass's end (below, after pass 2's body, which it may run).
+template <class T>
+__device__ void fixed_window_finish(const T* __restrict__ d_in, std::int64_t num_items, const FixedBuffers& out,
+                                    const FixedExchange& ex, unsigned long long largest, int limit);
+
 // Every thread of every block of fixed_window_kernel calls it (it holds barriers); the launch
-// provides bulk_smem_bytes(blockDim.x) of dynamic shared memory. records: gridDim.x records of
-// fixed_record_words, each written whole by its block.
+// provides bulk_smem_bytes(blockDim.x) of dynamic shared memory. out.records: gridDim.x records of
+// fixed_record_words, each written whole by its block; out.sets[out.parity] is 0 (pass 2 of the
+// launch before reset it).
 template <class T, int MaxThreads>
 __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __restrict__ d_in, std::int64_t num_items,
-                                                                  unsigned long long* __restrict__ records,
-                                                                  FixedExchange ex) {
+                                                                  FixedBuffers out, FixedExchange ex) {
   static_assert(sizeof(T) == 8, "the finer grids' parts are doubles' (order_model::fixed_finer_part)");
   using Bits = typename FloatTraits<T>::Bits;
   constexpr int MW = fixed_window_wide, C = fixed_window_candidates, N = bulk_group<T>;
@@ -291,7 +312,7 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
     unsigned long long steps[C][4];  // per candidate: sum low, high words, inexact count, most bits lost
     unsigned long long special[3];   // NaN, +Inf, -Inf
     unsigned long long first;        // a tile's largest finite magnitude, while A is sought
-    unsigned long long grid[fixed_exchange_words];  // what the grid's first tiles showed (fixed_exchange_first_tiles)
+    unsigned long long grid[fixed_ex_first_words];  // what the grid's first tiles showed (fixed_exchange_first_tiles)
     unsigned long long near;         // then its finite elements within 2^3 of it (at least 2^(floor(log2 first) - 2))
   };
   __shared__ Rare s_rare;
@@ -540,7 +561,10 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
     for (int i = 0; i < warps; ++i) t = most(t, s_red[r][i]);
     return t;
   };
-  unsigned long long* const record = records + std::size_t(blockIdx.x) * fixed_record_words;
+  unsigned long long* const record = out.records + std::size_t(blockIdx.x) * fixed_record_words;
+  const int limit = anchor == fixed_no_anchor          ? fixed_no_limit
+                    : two_kf == T(0) || block_gave_up ? fixed_gave_up
+                                                      : anchor + margin;
   const auto put = [&](int r, unsigned __int128 v) {
     record[r] = static_cast<unsigned long long>(v);
     record[r + 1] = static_cast<unsigned long long>(v >> 64);
@@ -549,14 +573,9 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
   for (int r = static_cast<int>(threadIdx.x); r < fixed_record_words; r += static_cast<int>(blockDim.x)) {
     const bool in_candidates = r >= fixed_rec_candidates && r < fixed_rec_nan;
     const int c = (r - fixed_rec_candidates) / 4, part = (r - fixed_rec_candidates) % 4, j = margin - c;
-    if (r == fixed_rec_largest) {
-      record[r] = highest(red_largest);
-    } else if (r == fixed_rec_anchor) {
+    if (r == fixed_rec_anchor) {
       record[r] = static_cast<unsigned long long>(static_cast<long long>(anchor));
     } else if (r == fixed_rec_limit) {
-      const int limit = anchor == fixed_no_anchor          ? fixed_no_limit
-                        : two_kf == T(0) || block_gave_up ? fixed_gave_up
-                                                          : anchor + margin;
       record[r] = static_cast<unsigned long long>(static_cast<long long>(limit));
     } else if (r == fixed_rec_sum) {
       put(r, total(red_sum));
@@ -578,51 +597,11 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
       record[r] = block_not_negative_zero ? 1 : 0;
     }
   }
+  fixed_window_finish<T>(d_in, num_items, out, ex, threadIdx.x == 0 ? highest(red_largest) : 0, limit);
 }
 
-// Pass 2's decision after fixed_window_kernel: k from the blocks' largest magnitudes
-// (fixed_point_sum's rule; 0 when no element is finite and nonzero), and whether every block's
-// guess held (E <= L). Every thread of the block calls it (it holds barriers).
-struct FixedWindowDecision {
-  long long k = 0;
-  bool held = false;
-};
-template <class T>
-__device__ FixedWindowDecision fixed_window_decision(const unsigned long long* records, int count) {
-  using Bits = typename FloatTraits<T>::Bits;
-  __shared__ unsigned long long s_largest;
-  __shared__ int s_limit;
-  if (threadIdx.x == 0) {
-    s_largest = 0;
-    s_limit = fixed_no_limit;
-  }
-  __syncthreads();
-  unsigned long long largest = 0;
-  int limit = fixed_no_limit;
-  for (int b = static_cast<int>(threadIdx.x); b < count; b += static_cast<int>(blockDim.x)) {
-    const unsigned long long* const rec = records + std::size_t(b) * fixed_record_words;
-    const unsigned long long l = __ldcg(&rec[fixed_rec_largest]);
-    largest = l > largest ? l : largest;
-    const int m = static_cast<int>(static_cast<long long>(__ldcg(&rec[fixed_rec_limit])));
-    limit = m < limit ? m : limit;
-  }
-  if (largest != 0) atomicMax(&s_largest, largest);
-  if (limit != fixed_no_limit) atomicMin(&s_limit, limit);
-  __syncthreads();
-  FixedWindowDecision d;
-  const Bits big = static_cast<Bits>(s_largest);
-  if (big == 0) {  // every q_i is 0 (k = 0, as fixed_point_sum's): the records hold only counts
-    d.held = true;
-    return d;
-  }
-  const int e = order_model::floor_log2_magnitude<T>(big);
-  d.k = 61 - e;
-  d.held = e <= s_limit;
-  return d;
-}
-
-// Block 0 of pass 2, when every guess held: this thread's stride of the records added at k
-// (fixed_window_kernel's comment says why the total is fixed_point_sum's integer).
+// The window pass's last block, when every guess held: this thread's stride of the records added
+// at k (fixed_window_kernel's comment says why the total is fixed_point_sum's integer).
 template <class T>
 __device__ void fixed_window_add_records(const unsigned long long* records, int count, long long k,
                                          unsigned __int128& sum, unsigned long long& nan, unsigned long long& pos_inf,
@@ -656,36 +635,44 @@ __device__ __forceinline__ void fixed_reset_next_set(const FixedBuffers& out) {
       out.sets[(out.parity ^ 1u) * fixed_set_words + w] = 0;
 }
 
-// Pass 2's decision, once pass 1's results are visible: k from pass 1's range (float,
-// fixed_point_sum's rule) or from the window pass's records (double), and what this block still
-// has to do. Block 0 tells the host in out.scale. Every thread of the block calls it (the records'
-// decision holds barriers).
+// Pass 2's plan: k, and whether it reads the input at k (the range's grid missed an element, or a
+// window pass's guess failed). As a word (the window pass's plan, fixed_gate's): published, quantise,
+// and k in the low 32 bits (float's k lies in [-66, 210], double's in [-962, 1135]).
 struct FixedPlan {
   long long k = 0;
-  bool quantise = false;     // read the input at k (the range's grid missed an element, or a guess failed)
-  bool add_records = false;  // block 0 after a window pass whose guesses all held
+  bool quantise = false;
 };
+inline constexpr unsigned long long fixed_plan_published = 1ull << 63, fixed_plan_quantise = 1ull << 32;
+__device__ __forceinline__ unsigned long long fixed_plan_word(const FixedPlan& p) {
+  return fixed_plan_published | (p.quantise ? fixed_plan_quantise : 0ull) | static_cast<unsigned>(static_cast<int>(p.k));
+}
+__device__ __forceinline__ FixedPlan fixed_plan_of(unsigned long long word) {
+  FixedPlan p;
+  p.k = static_cast<int>(static_cast<unsigned>(word));
+  p.quantise = (word & fixed_plan_quantise) != 0;
+  return p;
+}
+
+// Pass 2's plan, once pass 1's results are visible: the window pass's (double), or k from pass
+// 1's range (float, fixed_point_sum's rule), which block 0 then tells the host in out.scale. Every
+// thread of the block calls it (it holds a barrier).
 template <class T> __device__ FixedPlan fixed_decide(const FixedBuffers& out) {
   using Bits = typename FloatTraits<T>::Bits;
-  FixedPlan p;
-  long long how = fixed_quantised;
-  if (out.range != nullptr) {
-    const order_model::FixedOnePass d = order_model::fixed_one_pass<T>(
-        static_cast<Bits>(__ldcg(&out.range[0])), static_cast<Bits>(__ldcg(&out.range[1])), decode_grid(__ldcg(&out.range[2])));
-    p.k = d.k;
-    p.quantise = !d.on_grid;  // on the grid, pass 1 was the whole sum
-    if (d.on_grid) how = fixed_on_grid;
-  } else {
-    const FixedWindowDecision d = fixed_window_decision<T>(out.records, out.record_count);
-    p.k = d.k;
-    p.add_records = d.held && blockIdx.x == 0;  // block 0 adds the records; nothing left to read
-    p.quantise = !d.held || p.add_records;
-    if (d.held) how = fixed_window_held;
+  if (out.plan != nullptr) {
+    __shared__ unsigned long long s_plan;
+    if (threadIdx.x == 0) s_plan = __ldcg(out.plan);
+    __syncthreads();
+    return fixed_plan_of(s_plan);
   }
+  const order_model::FixedOnePass d = order_model::fixed_one_pass<T>(
+      static_cast<Bits>(__ldcg(&out.range[0])), static_cast<Bits>(__ldcg(&out.range[1])), decode_grid(__ldcg(&out.range[2])));
   if (blockIdx.x == 0 && threadIdx.x == 0) {
-    out.scale[0] = p.k;
-    out.scale[1] = how;
+    out.scale[0] = d.k;
+    out.scale[1] = d.on_grid ? fixed_on_grid : fixed_quantised;  // on the grid, pass 1 was the whole sum
   }
+  FixedPlan p;
+  p.k = d.k;
+  p.quantise = !d.on_grid;
   return p;
 }
 
@@ -806,9 +793,55 @@ __device__ __forceinline__ void fixed_quantise_each(const T* __restrict__ d_in, 
 
 template <class T>
 __device__ __forceinline__ void fixed_quantise_block(const T* __restrict__ d_in, std::int64_t num_items,
-                                                     const FixedBuffers& out, long long k, bool add_records) {
-  fixed_quantise_each<T>(d_in, num_items, out, k, add_records,
+                                                     const FixedBuffers& out, long long k) {
+  fixed_quantise_each<T>(d_in, num_items, out, k, false,
                          [&](auto& f, auto& group) { for_each_bulk_group(d_in, num_items, f, group); });
+}
+
+// The window pass's end, after the block's record. Each block posts its largest finite magnitude
+// and its L to the launch's words (atomic maxima) and arrives; the last to arrive decides:
+// k = 61 - E by fixed_point_sum's rule (0 where no element is finite and nonzero), and whether
+// every block's guess held (E <= L). It tells the host in out.scale and pass 2 in the plan, and
+// where every guess held it adds the records at k and quantises the elements outside whole tiles
+// itself, so that pass 2 reads one word and returns. (Pass 2 deciding from the records, every
+// block reading two words of each and its block 0 adding them, took about 10 us a sum, twice CUB's
+// one-block second kernel: docs/performance-notes.md.) Every thread of the block calls it (it
+// holds barriers); largest: thread 0's is the block's.
+template <class T>
+__device__ void fixed_window_finish(const T* __restrict__ d_in, std::int64_t num_items, const FixedBuffers& out,
+                                    const FixedExchange& ex, unsigned long long largest, int limit) {
+  __shared__ unsigned long long s_plan;
+  __syncthreads();  // the record's words are written
+  if (threadIdx.x == 0) {
+    unsigned long long* const w = ex.words;
+    if (largest != 0) asm volatile("red.relaxed.gpu.global.max.u64 [%0], %1;" ::"l"(w + fixed_ex_grid_largest), "l"(largest) : "memory");
+    if (limit != fixed_no_limit)
+      asm volatile("red.relaxed.gpu.global.max.u64 [%0], %1;" ::"l"(w + fixed_ex_limits), "l"(fixed_limit_code(limit)) : "memory");
+    // (release: the block's record, which its threads wrote before the barrier, and the two words;
+    // acquire: every block's that arrived before)
+    unsigned long long before, word = 0;
+    asm volatile("atom.acq_rel.gpu.global.add.u64 %0, [%1], 1;" : "=l"(before) : "l"(w + fixed_ex_finished) : "memory");
+    if (before + 1 == gridDim.x) {
+      unsigned long long big, code;  // (loaded together)
+      asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(big) : "l"(w + fixed_ex_grid_largest) : "memory");
+      asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(code) : "l"(w + fixed_ex_limits) : "memory");
+      FixedPlan p;  // big == 0: every q_i is 0 (k = 0, as fixed_point_sum's), the records hold only counts
+      if (big != 0) {
+        const int e = order_model::floor_log2_magnitude<T>(static_cast<typename FloatTraits<T>::Bits>(big));
+        p.k = 61 - e;
+        p.quantise = code != 0 && e > fixed_limit_of(code);
+      }
+      out.scale[0] = p.k;
+      out.scale[1] = p.quantise ? fixed_quantised : fixed_window_held;
+      word = fixed_plan_word(p);
+      asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(w + fixed_ex_plan), "l"(word) : "memory");
+    }
+    s_plan = word;
+  }
+  __syncthreads();
+  const unsigned long long word = s_plan;
+  if (word == 0 || (word & fixed_plan_quantise) != 0) return;  // not the last block, or pass 2 reads everything
+  fixed_quantise_each<T>(d_in, num_items, out, fixed_plan_of(word).k, true, [](auto&, auto&) {});
 }
 
 // MaxThreads: the instantiation's __launch_bounds__ (512: up to 128 registers; 1024: at most 64,
@@ -819,13 +852,13 @@ template <class T, int MaxThreads>
 __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __restrict__ d_in, std::int64_t num_items,
                                                                  FixedBuffers out) {
   fixed_reset_next_set(out);
-  if (out.range == nullptr && out.records == nullptr) {  // the caller's k: the whole sum
-    fixed_quantise_block<T>(d_in, num_items, out, out.k, false);
+  if (out.range == nullptr && out.plan == nullptr) {  // the caller's k: the whole sum
+    fixed_quantise_block<T>(d_in, num_items, out, out.k);
     return;
   }
   wait_for_prerequisite_grid();  // launched as pass 1's programmatic dependent: pass 1 must end first
   const FixedPlan p = fixed_decide<T>(out);
-  if (p.quantise) fixed_quantise_block<T>(d_in, num_items, out, p.k, p.add_records);
+  if (p.quantise) fixed_quantise_block<T>(d_in, num_items, out, p.k);
 }
 
 // ---- The scale from the data in one launch ----
@@ -842,7 +875,6 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
 // finished pass 1; gate[2 + parity] holds pass 2's plan, published by the last of them; block 0
 // clears the other parity's two for the next launch (as the sets: a launch touches only its own).
 inline constexpr int fixed_gate_words = 4;
-inline constexpr unsigned long long fixed_plan_published = 1ull << 63, fixed_plan_quantise = 1ull << 32;
 
 // A barrier over the grid and pass 2's decision in one. Every thread of every block calls it;
 // every block must be resident (a cooperative launch). Thread 0 of each block arrives, after the
@@ -879,8 +911,10 @@ __device__ __forceinline__ FixedPlan fixed_gate(const FixedBuffers& out, unsigne
       }
       out.scale[0] = d.k;
       out.scale[1] = d.on_grid ? fixed_on_grid : fixed_quantised;
-      // k fits the low word: float's lies in [-66, 210], double's in [-962, 1135].
-      word = fixed_plan_published | (d.on_grid ? 0ull : fixed_plan_quantise) | static_cast<unsigned>(static_cast<int>(d.k));
+      FixedPlan p;
+      p.k = d.k;
+      p.quantise = !d.on_grid;
+      word = fixed_plan_word(p);
       asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(plan), "l"(word) : "memory");
     } else {
       for (;;) {
@@ -892,10 +926,7 @@ __device__ __forceinline__ FixedPlan fixed_gate(const FixedBuffers& out, unsigne
     s_plan = word;
   }
   __syncthreads();
-  FixedPlan p;
-  p.k = static_cast<int>(static_cast<unsigned>(s_plan));
-  p.quantise = (s_plan & fixed_plan_quantise) != 0;
-  return p;
+  return fixed_plan_of(s_plan);
 }
 
 // gate: fixed_gate's four words. exact: pass 1's sets (the range read by fixed_gate is out.range,
@@ -915,7 +946,7 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks)
   // Pass 1's tiles were read by the threads (the generic proxy); pass 2's are written into the same
   // shared memory by the bulk-copy engine (the async proxy).
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-  fixed_quantise_block<T>(d_in, num_items, out, p.k, p.add_records);
+  fixed_quantise_block<T>(d_in, num_items, out, p.k);
 }
 
 // ---- The scale from the data in one launch, for small inputs ----
