@@ -151,6 +151,8 @@ __host__ __device__ constexpr unsigned long long fixed_limit_code(int limit) {
 __host__ __device__ constexpr int fixed_limit_of(unsigned long long code) {
   return static_cast<int>((1ll << 21) - static_cast<long long>(code));
 }
+static_assert(fixed_limit_code(fixed_no_limit) > 0 && fixed_limit_code(fixed_gave_up) > fixed_limit_code(fixed_no_limit) &&
+              fixed_limit_of(fixed_limit_code(fixed_gave_up)) == fixed_gave_up);
 // A thread that sends more than 2 + 1/32 of the elements it has read since its block's anchor to
 // the integer steps (each a shared-memory atomic at every candidate grid) gives up, and its block
 // with it: pass 2 quantises every element, by the floating-point path. Wide inputs (lognormal sigma
