@@ -8,8 +8,9 @@
 // pass 2 returns at once. Otherwise pass 2 quantises and adds.
 // Scale from the data, double: double data is nearly never on that grid (every element within 2^9
 // of the largest), so pass 1 is fixed_window_kernel instead, which quantises against a guess of k
-// that its last block checks (fixed_point_kernels.cuh): where the guess held, that block adds the
-// blocks' records, the sum took one read and pass 2 returns at once; elsewhere pass 2 quantises.
+// that pass 2 checks (fixed_point_kernels.cuh): where the guess held, pass 2's block 0 takes the
+// blocks' integers at E from the window pass's table and the sum took one read; elsewhere pass 2
+// quantises.
 // Small inputs, both types: one launch that finds the largest magnitude, meets at a barrier over
 // the grid (a cooperative launch: the whole grid resident) and quantises
 // (fixed_largest_launch_kernel: its second read from the tiles its blocks still hold, and past
@@ -38,12 +39,11 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   ExactBuffers exact;
   FixedBuffers fixed;
   unsigned long long* gate = nullptr;
-  unsigned long long* exchange = nullptr;  // the window pass's first tiles (FixedExchange): a set a launch, by parity
+  unsigned long long* exchange = nullptr;  // the window pass's words and tables (FixedExchange): a set a launch, by parity
+  unsigned long long* tables = nullptr;
   Carver c;
   if (window)
-    c.add(&fixed.records, static_cast<std::size_t>(s.grid) * fixed_record_words)
-        .add(&fixed.scale, 2)
-        .add(&exchange, 2 * fixed_exchange_words);
+    c.add(&fixed.scale, 2).add(&exchange, 2 * fixed_exchange_words).add(&tables, 2 * static_cast<std::size_t>(fixed_table_words));
   else if (from_data) c.add(&exact.sets, 2 * static_cast<std::size_t>(exact_set_words<T>)).add(&fixed.scale, 2);
   if (from_data) c.add(&gate, fixed_gate_words + fixed_largest_words);
   c.add(&fixed.sets, 2 * static_cast<std::size_t>(fixed_set_words));
@@ -87,9 +87,7 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   if (fused)
     SUMLAB_CUDA_CHECK(cudaMemset(gate, 0, (fixed_gate_words + fixed_largest_words) * sizeof(unsigned long long)));
   fixed.k = opt.fixed_scale.value_or(0);
-  if (window) fixed.record_count = s.grid;
-  // Set 0 of each before the first launch; then each launch resets the next one's set (the window
-  // pass's records are written whole by every launch).
+  // Set 0 of each before the first launch; then each launch resets the next one's set.
   if (from_data && !window) exact_reset_sets<T>(exact);
   SUMLAB_CUDA_CHECK(cudaMemset(fixed.sets, 0, fixed_set_words * sizeof(unsigned long long)));
   // Blocks over 512 threads need the build with 64 registers; the tiles' shared memory passes the
@@ -98,11 +96,12 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   const std::size_t smem = bulk_smem_bytes(s.block);
   opt_in_shared(reinterpret_cast<const void*>(kernel), smem);
   // The window pass (double only: no float instantiation).
-  void (*window_kernel)(const T*, std::int64_t, FixedBuffers, FixedExchange) = nullptr;
+  void (*window_kernel)(const T*, std::int64_t, FixedExchange) = nullptr;
   FixedExchange ex;
   if constexpr (sizeof(T) == 8) {
     if (window) {
       SUMLAB_CUDA_CHECK(cudaMemset(exchange, 0, 2 * fixed_exchange_words * sizeof(unsigned long long)));
+      SUMLAB_CUDA_CHECK(cudaMemset(tables, 0, 2 * fixed_table_words * sizeof(unsigned long long)));
       window_kernel = s.block > 512 ? fixed_window_kernel<T, 1024> : fixed_window_kernel<T, 512>;
       opt_in_shared(reinterpret_cast<const void*>(window_kernel), smem);
       ex.resident = static_cast<int>(resident_blocks(reinterpret_cast<const void*>(window_kernel), s.block, smem));
@@ -111,8 +110,11 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   auto launch_window = [&](const T* d_in, unsigned parity) {
     ex.words = exchange + fixed_exchange_words * parity;
     ex.next = exchange + fixed_exchange_words * (parity ^ 1u);
-    fixed.plan = ex.words + fixed_ex_plan;
-    window_kernel<<<s.grid, s.block, smem>>>(d_in, n, fixed, ex);
+    ex.table = tables + std::size_t(fixed_table_words) * parity;
+    ex.table_next = tables + std::size_t(fixed_table_words) * (parity ^ 1u);
+    fixed.window = ex.words;
+    fixed.table = ex.table;
+    window_kernel<<<s.grid, s.block, smem>>>(d_in, n, ex);
     SUMLAB_CUDA_CHECK_LAUNCH("fixed_window_kernel");
   };
   // Scale from the data: pass 2 as pass 1's programmatic dependent (sm_90+), so its launch overlaps

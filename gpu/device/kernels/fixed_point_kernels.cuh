@@ -7,11 +7,11 @@
 //                       grouping: integer addition is exact), with the quantisation report's counts.
 //   fixed_window_kernel the scale from the data in one read (below): each element quantised once
 //                       at the coarsest k a guess allows, which gives it at every finer one;
-//                       one record per block.
+//                       each block's integers added into the launch's table, an entry per E.
 // With the scale from the data fixed_point_kernel is pass 2, after gpu_exact's kernel with range
 // tracking (float) or after fixed_window_kernel (double): it decides k from pass 1's range or
-// records, and returns at once when pass 1 was the whole sum (every element on the grid 2^-k, or
-// every block's guess held; block 0 then adds the records, gpu/device/dispatch_fixed_point.cu);
+// words, and returns at once when pass 1 was the whole sum (every element on the grid 2^-k, or
+// every block's guess held; block 0 then takes the table's entry, gpu/device/dispatch_fixed_point.cu);
 // otherwise it quantises every element. With the caller's k it is the whole sum, one read.
 #include <cstdint>
 
@@ -38,10 +38,8 @@ enum FixedPass2 : long long { fixed_quantised = 0, fixed_on_grid = 1, fixed_wind
 
 struct FixedBuffers {
   const unsigned long long* range = nullptr;    // pass 1's range (its set's, exact_range_at)
-  const unsigned long long* plan = nullptr;     // or the window pass's plan for pass 2 (fixed_window_finish);
-                                                // neither: the caller's k
-  unsigned long long* records = nullptr;        // the window pass's records (record_count of them)
-  int record_count = 0;
+  const unsigned long long* window = nullptr;   // or the window pass's words (its FixedExchange's)
+  const unsigned long long* table = nullptr;    // and table; neither: the caller's k
   long long* scale = nullptr;                   // from the data: the decision writes (k, FixedPass2), for the host
   long long k = 0;                            // the caller's k (a kernel argument: no load to wait for)
   unsigned long long* sets = nullptr;         // 2 * fixed_set_words; set 0 is 0 before the first launch
@@ -116,31 +114,31 @@ __device__ __forceinline__ unsigned __int128 block_sum_u128(unsigned __int128 v,
 //   their width), and every element before the anchor. A block whose kf lies outside 0..emax
 //   (an anchor from 2^60 up or below 2^-964), or one of whose threads meets many such elements
 //   after the anchor (fixed_window_too_slow), gives up and tracks the range.
-// Each block writes a record: A, L, its sum at kf, and for each candidate E = A + c (j = M - c)
-// R_j plus the integer steps' total there, with the counts of lost bits; then the specials. Its
-// largest magnitude and L go to the launch's words, and the last block to finish
-// (fixed_window_finish) takes E from them; when E <= L for every block every guess held, and
-// fixed_point_sum's integer is the sum over blocks of sum_b 2^(L_b - E) + candidate E - A_b of b,
-// plus the elements outside whole tiles, which that block adds and quantises at k
-// (fixed_window_add_records); it has the same counts of lost bits too. Otherwise pass 2 quantises
-// every element at k: two reads. Integer additions wrap modulo 2^128
+// Each block adds, at each candidate E = A + c (j = M - c), its integer there, sum_b 2^j + R_j plus
+// the integer steps' total, with the counts of lost bits, to the launch's table entry for E (by
+// atomics); its largest magnitude, L and specials to the launch's words. Pass 2
+// (fixed_window_decide) takes E from the words; when E <= L for every block every guess held, and
+// fixed_point_sum's integer is the table's entry at E (every block with an anchor has A <= E <=
+// L, so it added there) plus the elements outside whole tiles, which pass 2 quantises at k; the
+// entry has the same counts of lost bits too. Otherwise pass 2 quantises every element at k: two
+// reads. Integer additions wrap modulo 2^128
 // in any order, so the bits do not depend on the launch. The guess holds when the first tiles of
 // the grid come within 2^M of the largest magnitude: uniform, normal and lognormal inputs (sigma 1
 // with the narrow margin, sigma 2 with the wide one) up to 2^30 elements.
 using order_model::fixed_window_narrow;
 using order_model::fixed_window_wide;
 inline constexpr int fixed_window_candidates = fixed_window_wide + 1;
-enum FixedRecordWord {
-  fixed_rec_anchor = 0,   // A (fixed_no_anchor: every element of its tiles was zero, NaN or infinite)
-  fixed_rec_limit,        // L = A + M (fixed_no_limit with no anchor, fixed_gave_up where the block gave up)
-  fixed_rec_sum,          // the sum at kf: low, high word
-  fixed_rec_candidates = fixed_rec_sum + 2,  // per candidate c <= M: sum low, high, inexact count, most bits lost
-  fixed_rec_nan = fixed_rec_candidates + 4 * fixed_window_candidates,
-  fixed_rec_pos_inf,
-  fixed_rec_neg_inf,
-  fixed_rec_not_negative_zero,
-  fixed_record_words
-};
+// The table: an entry for every candidate E of a block that did not give up (0 <= kf = 61 - L <=
+// emax, A >= L - M), each the blocks' integers at that E added up by atomics (wrapping, so in any
+// order): the 128-bit total as fixed_digits digit sums (order_model::fixed_digit), then the count
+// of elements that lost bits and the most bits lost.
+enum FixedEntryWord { fixed_entry_inexact = order_model::fixed_digits, fixed_entry_max_lost, fixed_entry_words };
+inline constexpr int fixed_table_low = 61 - FloatTraits<double>::emax - fixed_window_wide;
+inline constexpr int fixed_table_entries = 61 - fixed_table_low + 1;
+inline constexpr int fixed_table_words = fixed_table_entries * fixed_entry_words;
+template <class P> __device__ __forceinline__ P* fixed_table_entry(P* table, int e) {
+  return table + std::size_t(e - fixed_table_low) * fixed_entry_words;
+}
 inline constexpr int fixed_no_anchor = -(1 << 20), fixed_no_limit = 1 << 20;
 inline constexpr int fixed_gave_up = -(1 << 20);  // a limit below every E: the block's guess cannot hold
 // The smallest L over the blocks, by atomic maxima on a word that starts at 0: 2^21 - L, above 0
@@ -181,9 +179,9 @@ __host__ __device__ constexpr bool fixed_window_too_slow(int slow, long long see
 // (the atomics, the fence, the loads) cost a few microseconds a launch, during which the other
 // blocks' first tiles arrive (not waiting for them cost as much), and light-tailed inputs, whose own
 // anchors served, pay them as well: a light tile that did not take part failed often enough on
-// lognormal data to lose more (docs/performance-notes.md). It changes no bit: each block's record
-// says which anchor and margin it used. Block 0 zeroes the next launch's words (next): the launch
-// before, which used them, has ended.
+// lognormal data to lose more (docs/performance-notes.md). It changes no bit: each block adds its
+// integers at the E its own anchor and margin allow. Block 0 zeroes the next launch's words (next),
+// and every block a part of the next launch's table: the launch before, which used them, has ended.
 enum FixedExchangeWord {
   fixed_ex_largest = 0,  // the largest finite magnitude of the first tiles, as bits
   fixed_ex_arrived,      // blocks arrived
@@ -191,17 +189,21 @@ enum FixedExchangeWord {
   fixed_ex_exponents,    // sum of floor(log2) of those tiles' largest, each + fixed_ex_bias
   fixed_ex_tiles,        // tiles with a finite nonzero element
   fixed_ex_first_words,  // (the words above: what the first tiles showed)
-  // At the pass's end (fixed_window_finish):
-  fixed_ex_grid_largest = fixed_ex_first_words,  // every block's largest finite magnitude, as bits
+  // At each block's end, for pass 2:
+  fixed_ex_grid_largest = fixed_ex_first_words,  // the largest finite magnitude of the tiles, as bits
   fixed_ex_limits,       // fixed_limit_code of the smallest L (0: no block has one)
-  fixed_ex_finished,     // blocks that have written their record
-  fixed_ex_plan,         // pass 2's plan, from the last of them (fixed_plan_word)
+  fixed_ex_nan,          // the tiles' NaN, +Inf and -Inf
+  fixed_ex_pos_inf,
+  fixed_ex_neg_inf,
+  fixed_ex_not_negative_zero,  // 1 where a tile's element is not -0
   fixed_exchange_words
 };
 inline constexpr long long fixed_ex_bias = 2048;
 struct FixedExchange {
   unsigned long long* words = nullptr;  // this launch's fixed_exchange_words
   unsigned long long* next = nullptr;   // the next launch's
+  unsigned long long* table = nullptr;  // this launch's table (fixed_table_words)
+  unsigned long long* table_next = nullptr;  // the next launch's
   int resident = 0;                     // blocks of this launch that can be resident at once
 };
 inline constexpr unsigned long long fixed_exchange_wait_ns = 20000;
@@ -289,18 +291,12 @@ __device__ __forceinline__ void fixed_finer_grids(const T (&d)[N], long long (&f
   for (int j = 0; j < Mb; ++j) finer[j] += part[j];
 }
 
-// The pass's end (below, after pass 2's body, which it may run).
-template <class T>
-__device__ void fixed_window_finish(const T* __restrict__ d_in, std::int64_t num_items, const FixedBuffers& out,
-                                    const FixedExchange& ex, unsigned long long largest, int limit);
-
 // Every thread of every block of fixed_window_kernel calls it (it holds barriers); the launch
-// provides bulk_smem_bytes(blockDim.x) of dynamic shared memory. out.records: gridDim.x records of
-// fixed_record_words, each written whole by its block; out.sets[out.parity] is 0 (pass 2 of the
-// launch before reset it).
+// provides bulk_smem_bytes(blockDim.x) of dynamic shared memory. ex's words and table are 0 (the
+// launch before this one's parity, or the host, reset them).
 template <class T, int MaxThreads>
 __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __restrict__ d_in, std::int64_t num_items,
-                                                                  FixedBuffers out, FixedExchange ex) {
+                                                                  FixedExchange ex) {
   static_assert(sizeof(T) == 8, "the finer grids' parts are doubles' (order_model::fixed_finer_part)");
   using Bits = typename FloatTraits<T>::Bits;
   constexpr int MW = fixed_window_wide, C = fixed_window_candidates, N = bulk_group<T>;
@@ -321,6 +317,9 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
   for (int i = static_cast<int>(threadIdx.x); i < static_cast<int>(sizeof(Rare) / 8); i += static_cast<int>(blockDim.x))
     reinterpret_cast<unsigned long long*>(&s_rare)[i] = 0;  // (the loader's first barrier publishes these)
   if (blockIdx.x == 0 && threadIdx.x < fixed_exchange_words) ex.next[threadIdx.x] = 0;
+  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < fixed_table_words;
+       i += std::int64_t(gridDim.x) * blockDim.x)
+    ex.table_next[i] = 0;
   bool exchanged = false;        // whether this block has taken part in fixed_exchange_first_tiles
   int anchor = fixed_no_anchor;  // A, the same in every thread of the block
   int margin = 0;                // M, the same in every thread of the block
@@ -435,10 +434,10 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
         kf = 61 - (anchor + margin);
         // (kf >= 0: y = x 2^kf never underflows, so `ordinary` may read y = 0 as x = 0)
         two_kf = kf >= 0 ? order_model::fixed_two_k<T>(kf) : T(0);
-        broken = two_kf == T(0);  // (kf outside 0..emax: the block gives up, its record says so)
+        broken = two_kf == T(0);  // (kf outside 0..emax: the block gives up, its L says so)
       }
     }
-    if (broken) {  // the guess failed (E > A + M, as `largest` shows) or the block gave up: the record goes unread
+    if (broken) {  // the guess failed (E > A + M, as `largest` shows) or the block gave up: the table goes unread
 #pragma unroll
       for (int i = 0; i < N; ++i) rest(x[i]);
       return;
@@ -563,70 +562,43 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
     for (int i = 0; i < warps; ++i) t = most(t, s_red[r][i]);
     return t;
   };
-  unsigned long long* const record = out.records + std::size_t(blockIdx.x) * fixed_record_words;
   const int limit = anchor == fixed_no_anchor          ? fixed_no_limit
                     : two_kf == T(0) || block_gave_up ? fixed_gave_up
                                                       : anchor + margin;
-  const auto put = [&](int r, unsigned __int128 v) {
-    record[r] = static_cast<unsigned long long>(v);
-    record[r + 1] = static_cast<unsigned long long>(v >> 64);
-  };
-  // Thread r writes word r of the record (a 128-bit sum: both words, from its low word's thread).
-  for (int r = static_cast<int>(threadIdx.x); r < fixed_record_words; r += static_cast<int>(blockDim.x)) {
-    const bool in_candidates = r >= fixed_rec_candidates && r < fixed_rec_nan;
-    const int c = (r - fixed_rec_candidates) / 4, part = (r - fixed_rec_candidates) % 4, j = margin - c;
-    if (r == fixed_rec_anchor) {
-      record[r] = static_cast<unsigned long long>(static_cast<long long>(anchor));
-    } else if (r == fixed_rec_limit) {
-      record[r] = static_cast<unsigned long long>(static_cast<long long>(limit));
-    } else if (r == fixed_rec_sum) {
-      put(r, total(red_sum));
-    } else if (in_candidates && j < 0) {  // a candidate beyond this block's margin: never read
-      record[r] = 0;
-    } else if (in_candidates && part == 0) {  // R_j and the integer steps' total at candidate c
-      const unsigned __int128 steps = (static_cast<unsigned __int128>(s_rare.steps[c][1]) << 64) | s_rare.steps[c][0];
-      put(r, (j == 0 ? 0 : total(red_finer + 2 * (j - 1))) + steps);
-    } else if (in_candidates && part == 2) {  // lost bits at kf + j: more than j at kf
-      unsigned long long exact_there = 0;
-      for (int b = 1; b <= j; ++b) exact_there += count(red_shallow + b - 1);
-      record[r] = count(red_inexact) - exact_there + s_rare.steps[c][2];
-    } else if (in_candidates && part == 3) {
-      const unsigned long long b = highest(red_lost);
-      record[r] = most(b > static_cast<unsigned long long>(j) ? b - j : 0, s_rare.steps[c][3]);
-    } else if (r >= fixed_rec_nan && r <= fixed_rec_neg_inf) {
-      record[r] = s_rare.special[r - fixed_rec_nan];
-    } else if (r == fixed_rec_not_negative_zero) {
-      record[r] = block_not_negative_zero ? 1 : 0;
+  // The block's integers at each candidate E = A + c <= L into the launch's table: thread r adds
+  // word r % fixed_entry_words of candidate r / fixed_entry_words (a block whose guess cannot hold
+  // adds none: pass 2 will read every element).
+  if (limit != fixed_no_limit && limit != fixed_gave_up)
+    for (int r = static_cast<int>(threadIdx.x); r < (margin + 1) * fixed_entry_words; r += static_cast<int>(blockDim.x)) {
+      const int c = r / fixed_entry_words, part = r % fixed_entry_words, j = margin - c;
+      unsigned long long* const entry = fixed_table_entry(ex.table, anchor + c);
+      if (part < order_model::fixed_digits) {  // 2^j times the sum at kf, R_j and the integer steps' total
+        const unsigned __int128 steps = (static_cast<unsigned __int128>(s_rare.steps[c][1]) << 64) | s_rare.steps[c][0];
+        const unsigned __int128 v = (total(red_sum) << j) + (j == 0 ? 0 : total(red_finer + 2 * (j - 1))) + steps;
+        const unsigned long long digit = order_model::fixed_digit(v, part);
+        if (digit != 0) asm volatile("red.relaxed.gpu.global.add.u64 [%0], %1;" ::"l"(entry + part), "l"(digit) : "memory");
+      } else if (part == fixed_entry_inexact) {  // lost bits at kf + j: more than j at kf
+        unsigned long long exact_there = 0;
+        for (int b = 1; b <= j; ++b) exact_there += count(red_shallow + b - 1);
+        const unsigned long long v = count(red_inexact) - exact_there + s_rare.steps[c][2];
+        if (v != 0) asm volatile("red.relaxed.gpu.global.add.u64 [%0], %1;" ::"l"(entry + part), "l"(v) : "memory");
+      } else {
+        const unsigned long long b = highest(red_lost);
+        const unsigned long long v = most(b > static_cast<unsigned long long>(j) ? b - j : 0, s_rare.steps[c][3]);
+        if (v != 0) asm volatile("red.relaxed.gpu.global.max.u64 [%0], %1;" ::"l"(entry + part), "l"(v) : "memory");
+      }
     }
-  }
-  fixed_window_finish<T>(d_in, num_items, out, ex, threadIdx.x == 0 ? highest(red_largest) : 0, limit);
-}
-
-// The window pass's last block, when every guess held: this thread's stride of the records added
-// at k (fixed_window_kernel's comment says why the total is fixed_point_sum's integer).
-template <class T>
-__device__ void fixed_window_add_records(const unsigned long long* records, int count, long long k,
-                                         unsigned __int128& sum, unsigned long long& nan, unsigned long long& pos_inf,
-                                         unsigned long long& neg_inf, unsigned long long& inexact,
-                                         unsigned long long& max_lost, bool& not_negative_zero) {
-  const long long e = 61 - k;
-  for (int b = static_cast<int>(threadIdx.x); b < count; b += static_cast<int>(blockDim.x)) {
-    const unsigned long long* const rec = records + std::size_t(b) * fixed_record_words;
-    nan += __ldcg(&rec[fixed_rec_nan]);
-    pos_inf += __ldcg(&rec[fixed_rec_pos_inf]);
-    neg_inf += __ldcg(&rec[fixed_rec_neg_inf]);
-    not_negative_zero |= __ldcg(&rec[fixed_rec_not_negative_zero]) != 0;
-    const long long anchor = static_cast<long long>(__ldcg(&rec[fixed_rec_anchor]));
-    if (anchor == fixed_no_anchor) continue;  // its tiles held no finite nonzero element
-    const long long shift = static_cast<long long>(__ldcg(&rec[fixed_rec_limit])) - e;  // L - E = k - kf >= 0
-    const unsigned __int128 s =
-        (static_cast<unsigned __int128>(__ldcg(&rec[fixed_rec_sum + 1])) << 64) | __ldcg(&rec[fixed_rec_sum]);
-    sum += shift >= 128 ? 0 : s << shift;
-    const unsigned long long* const c = rec + fixed_rec_candidates + 4 * (e - anchor);  // A <= E <= L = A + M
-    sum += (static_cast<unsigned __int128>(__ldcg(&c[1])) << 64) | __ldcg(&c[0]);
-    inexact += __ldcg(&c[2]);
-    const unsigned long long l = __ldcg(&c[3]);
-    max_lost = l > max_lost ? l : max_lost;
+  // Its largest magnitude, L and the specials into the launch's words.
+  if (threadIdx.x == 0) {
+    unsigned long long* const w = ex.words;
+    const unsigned long long big = highest(red_largest);
+    if (big != 0) asm volatile("red.relaxed.gpu.global.max.u64 [%0], %1;" ::"l"(w + fixed_ex_grid_largest), "l"(big) : "memory");
+    if (limit != fixed_no_limit)
+      asm volatile("red.relaxed.gpu.global.max.u64 [%0], %1;" ::"l"(w + fixed_ex_limits), "l"(fixed_limit_code(limit)) : "memory");
+    for (int i = 0; i < 3; ++i)
+      if (s_rare.special[i] != 0)
+        asm volatile("red.relaxed.gpu.global.add.u64 [%0], %1;" ::"l"(w + fixed_ex_nan + i), "l"(s_rare.special[i]) : "memory");
+    if (block_not_negative_zero) asm volatile("red.relaxed.gpu.global.max.u64 [%0], %1;" ::"l"(w + fixed_ex_not_negative_zero), "l"(1ull) : "memory");
   }
 }
 
@@ -638,13 +610,15 @@ __device__ __forceinline__ void fixed_reset_next_set(const FixedBuffers& out) {
 }
 
 // Pass 2's plan: k, and whether it reads the input at k (the range's grid missed an element, or a
-// window pass's guess failed). As a word (the window pass's plan, fixed_gate's): published, quantise,
-// and k in the low 32 bits (float's k lies in [-66, 210], double's in [-962, 1135]).
+// window pass's guess failed). As a word (fixed_gate's): published, quantise, and k in the low 32
+// bits (float's k lies in [-66, 210], double's in [-962, 1135]).
 struct FixedPlan {
   long long k = 0;
   bool quantise = false;
+  bool leftovers = false;  // block 0 after a window pass whose guesses held: the elements outside whole tiles
 };
-inline constexpr unsigned long long fixed_plan_published = 1ull << 63, fixed_plan_quantise = 1ull << 32;
+inline constexpr unsigned long long fixed_plan_published = 1ull << 63, fixed_plan_quantise = 1ull << 32,
+                                    fixed_plan_leftovers = 1ull << 33;
 __device__ __forceinline__ unsigned long long fixed_plan_word(const FixedPlan& p) {
   return fixed_plan_published | (p.quantise ? fixed_plan_quantise : 0ull) | static_cast<unsigned>(static_cast<int>(p.k));
 }
@@ -655,16 +629,55 @@ __device__ __forceinline__ FixedPlan fixed_plan_of(unsigned long long word) {
   return p;
 }
 
-// Pass 2's plan, once pass 1's results are visible: the window pass's (double), or k from pass
-// 1's range (float, fixed_point_sum's rule), which block 0 then tells the host in out.scale. Every
-// thread of the block calls it (it holds a barrier).
-template <class T> __device__ FixedPlan fixed_decide(const FixedBuffers& out) {
+// Pass 2's plan after the window pass: k = 61 - E from the blocks' largest magnitude
+// (fixed_point_sum's rule), and whether every block's guess held (E <= L). Where it held, the
+// table's entry at E is fixed_point_sum's integer and counts but for the elements outside whole
+// tiles (fixed_window_kernel's comment says why): block 0 writes it and the specials into the set,
+// then quantises those elements. Every thread of the block calls it (it holds a barrier).
+template <class T>
+__device__ FixedPlan fixed_window_decide(const T* __restrict__ d_in, std::int64_t num_items, const FixedBuffers& out) {
   using Bits = typename FloatTraits<T>::Bits;
-  if (out.plan != nullptr) {
-    __shared__ unsigned long long s_plan;
-    if (threadIdx.x == 0) s_plan = __ldcg(out.plan);
-    __syncthreads();
-    return fixed_plan_of(s_plan);
+  __shared__ unsigned long long s_plan;
+  if (threadIdx.x == 0) {
+    const unsigned long long big = __ldcg(&out.window[fixed_ex_grid_largest]), code = __ldcg(&out.window[fixed_ex_limits]);
+    FixedPlan p;  // big == 0: every q_i is 0 (k = 0, as fixed_point_sum's); no block added to the table
+    const int e = big != 0 ? order_model::floor_log2_magnitude<T>(static_cast<Bits>(big)) : 0;
+    if (big != 0) {
+      p.k = 61 - e;
+      p.quantise = code != 0 && e > fixed_limit_of(code);
+    }
+    if (blockIdx.x == 0) {
+      out.scale[0] = p.k;
+      out.scale[1] = p.quantise ? fixed_quantised : fixed_window_held;
+      unsigned long long* const set = out.sets + out.parity * fixed_set_words;
+      if (!p.quantise) {  // (the set is 0: the launch before reset it; leftovers add to it after)
+        if (code != 0) {  // (a block added at E: A <= E <= L, inside the table)
+          const unsigned long long* const entry = fixed_table_entry(out.table, e);
+          for (int d = 0; d < order_model::fixed_digits; ++d) set[d] = __ldcg(&entry[d]);
+          set[order_model::fixed_digits + fixed_inexact] = __ldcg(&entry[fixed_entry_inexact]);
+          set[order_model::fixed_digits + fixed_max_bits_lost] = __ldcg(&entry[fixed_entry_max_lost]);
+        }
+        for (int i = 0; i < 3; ++i) set[order_model::fixed_digits + fixed_nan + i] = __ldcg(&out.window[fixed_ex_nan + i]);
+        set[order_model::fixed_digits + fixed_not_negative_zero] = __ldcg(&out.window[fixed_ex_not_negative_zero]);
+        const BulkBody body = bulk_body(d_in, num_items, static_cast<int>(blockDim.x));
+        p.leftovers = body.head > 0 || body.end < num_items;
+      }
+    }
+    s_plan = fixed_plan_word(p) | (p.leftovers ? fixed_plan_leftovers : 0ull);
+  }
+  __syncthreads();
+  FixedPlan p = fixed_plan_of(s_plan);
+  p.leftovers = (s_plan & fixed_plan_leftovers) != 0;
+  return p;
+}
+
+// Pass 2's plan, once pass 1's results are visible: k from pass 1's range (float,
+// fixed_point_sum's rule), or the window pass's (double, above). Block 0 tells the host in
+// out.scale. Every thread of the block calls it (the window pass's holds a barrier).
+template <class T> __device__ FixedPlan fixed_decide(const T* __restrict__ d_in, std::int64_t num_items, const FixedBuffers& out) {
+  using Bits = typename FloatTraits<T>::Bits;
+  if constexpr (sizeof(T) == 8) {  // (float has no window pass)
+    if (out.window != nullptr) return fixed_window_decide<T>(d_in, num_items, out);
   }
   const order_model::FixedOnePass d = order_model::fixed_one_pass<T>(
       static_cast<Bits>(__ldcg(&out.range[0])), static_cast<Bits>(__ldcg(&out.range[1])), decode_grid(__ldcg(&out.range[2])));
@@ -685,7 +698,7 @@ template <class T> __device__ FixedPlan fixed_decide(const FixedBuffers& out) {
 // the tiles it loads (fixed_quantise_block) or from tiles already held (fixed_largest_launch_kernel).
 template <class T, class Each>
 __device__ __forceinline__ void fixed_quantise_each(const T* __restrict__ d_in, std::int64_t num_items,
-                                                    const FixedBuffers& out, long long k, bool add_records, Each&& each) {
+                                                    const FixedBuffers& out, long long k, bool leftovers_only, Each&& each) {
   using Bits = typename FloatTraits<T>::Bits;
   const T two_k = order_model::fixed_two_k<T>(k);
   const bool fp = two_k != T(0);  // k outside fixed_two_k's range: every group by the integer steps
@@ -739,11 +752,7 @@ __device__ __forceinline__ void fixed_quantise_each(const T* __restrict__ d_in, 
       for (int i = 0; i < bulk_group<T>; ++i) one_element(x[i]);
     }
   };
-  if (add_records) {
-    // The blocks' records at k (fixed_window_kernel's comment says why this is fixed_point_sum's
-    // integer), then the elements outside whole tiles, which the window pass left to this one.
-    fixed_window_add_records<T>(out.records, out.record_count, k, sum, nan, pos_inf, neg_inf, inexact, max_lost,
-                                not_negative_zero);
+  if (leftovers_only) {  // the elements outside whole tiles, which the window pass left to this one
     const BulkBody body = bulk_body(d_in, num_items, static_cast<int>(blockDim.x));
     for (std::int64_t i = threadIdx.x; i < body.head; i += blockDim.x) one_element(d_in[i]);
     for (std::int64_t i = body.end + threadIdx.x; i < num_items; i += blockDim.x) one_element(d_in[i]);
@@ -795,55 +804,9 @@ __device__ __forceinline__ void fixed_quantise_each(const T* __restrict__ d_in, 
 
 template <class T>
 __device__ __forceinline__ void fixed_quantise_block(const T* __restrict__ d_in, std::int64_t num_items,
-                                                     const FixedBuffers& out, long long k) {
-  fixed_quantise_each<T>(d_in, num_items, out, k, false,
+                                                     const FixedBuffers& out, long long k, bool leftovers_only = false) {
+  fixed_quantise_each<T>(d_in, num_items, out, k, leftovers_only,
                          [&](auto& f, auto& group) { for_each_bulk_group(d_in, num_items, f, group); });
-}
-
-// The window pass's end, after the block's record. Each block posts its largest finite magnitude
-// and its L to the launch's words (atomic maxima) and arrives; the last to arrive decides:
-// k = 61 - E by fixed_point_sum's rule (0 where no element is finite and nonzero), and whether
-// every block's guess held (E <= L). It tells the host in out.scale and pass 2 in the plan, and
-// where every guess held it adds the records at k and quantises the elements outside whole tiles
-// itself, so that pass 2 reads one word and returns. (Pass 2 deciding from the records, every
-// block reading two words of each and its block 0 adding them, took about 10 us a sum, twice CUB's
-// one-block second kernel: docs/performance-notes.md.) Every thread of the block calls it (it
-// holds barriers); largest: thread 0's is the block's.
-template <class T>
-__device__ void fixed_window_finish(const T* __restrict__ d_in, std::int64_t num_items, const FixedBuffers& out,
-                                    const FixedExchange& ex, unsigned long long largest, int limit) {
-  __shared__ unsigned long long s_plan;
-  __syncthreads();  // the record's words are written
-  if (threadIdx.x == 0) {
-    unsigned long long* const w = ex.words;
-    if (largest != 0) asm volatile("red.relaxed.gpu.global.max.u64 [%0], %1;" ::"l"(w + fixed_ex_grid_largest), "l"(largest) : "memory");
-    if (limit != fixed_no_limit)
-      asm volatile("red.relaxed.gpu.global.max.u64 [%0], %1;" ::"l"(w + fixed_ex_limits), "l"(fixed_limit_code(limit)) : "memory");
-    // (release: the block's record, which its threads wrote before the barrier, and the two words;
-    // acquire: every block's that arrived before)
-    unsigned long long before, word = 0;
-    asm volatile("atom.acq_rel.gpu.global.add.u64 %0, [%1], 1;" : "=l"(before) : "l"(w + fixed_ex_finished) : "memory");
-    if (before + 1 == gridDim.x) {
-      unsigned long long big, code;  // (loaded together)
-      asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(big) : "l"(w + fixed_ex_grid_largest) : "memory");
-      asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(code) : "l"(w + fixed_ex_limits) : "memory");
-      FixedPlan p;  // big == 0: every q_i is 0 (k = 0, as fixed_point_sum's), the records hold only counts
-      if (big != 0) {
-        const int e = order_model::floor_log2_magnitude<T>(static_cast<typename FloatTraits<T>::Bits>(big));
-        p.k = 61 - e;
-        p.quantise = code != 0 && e > fixed_limit_of(code);
-      }
-      out.scale[0] = p.k;
-      out.scale[1] = p.quantise ? fixed_quantised : fixed_window_held;
-      word = fixed_plan_word(p);
-      asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(w + fixed_ex_plan), "l"(word) : "memory");
-    }
-    s_plan = word;
-  }
-  __syncthreads();
-  const unsigned long long word = s_plan;
-  if (word == 0 || (word & fixed_plan_quantise) != 0) return;  // not the last block, or pass 2 reads everything
-  fixed_quantise_each<T>(d_in, num_items, out, fixed_plan_of(word).k, true, [](auto&, auto&) {});
 }
 
 // MaxThreads: the instantiation's __launch_bounds__ (512: up to 128 registers; 1024: at most 64,
@@ -854,13 +817,13 @@ template <class T, int MaxThreads>
 __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __restrict__ d_in, std::int64_t num_items,
                                                                  FixedBuffers out) {
   fixed_reset_next_set(out);
-  if (out.range == nullptr && out.plan == nullptr) {  // the caller's k: the whole sum
+  if (out.range == nullptr && out.window == nullptr) {  // the caller's k: the whole sum
     fixed_quantise_block<T>(d_in, num_items, out, out.k);
     return;
   }
   wait_for_prerequisite_grid();  // launched as pass 1's programmatic dependent: pass 1 must end first
-  const FixedPlan p = fixed_decide<T>(out);
-  if (p.quantise) fixed_quantise_block<T>(d_in, num_items, out, p.k);
+  const FixedPlan p = fixed_decide<T>(d_in, num_items, out);
+  if (p.quantise || p.leftovers) fixed_quantise_block<T>(d_in, num_items, out, p.k, !p.quantise);
 }
 
 // ---- The scale from the data in one launch ----
@@ -954,7 +917,7 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks)
 // ---- The scale from the data in one launch, for small inputs ----
 //
 // The window pass reads a double input once, but at small n it is a chain of latencies (its
-// anchor's barriers, the records, then pass 2's round trips: docs/performance-notes.md), where
+// anchor's barriers, the end's atomics, then pass 2's round trips: docs/performance-notes.md), where
 // the sum's time is mostly such chains anyway; and float's first pass, gpu_exact's kernel with the
 // range, costs more than finding the largest magnitude. Where the grid is resident whole and the
 // input is small (the dispatch says how small), fixed_largest_launch_kernel instead has each block
