@@ -33,14 +33,14 @@ inline constexpr int fixed_set_words = order_model::fixed_digits + fixed_stats;
 
 // Two sets of results, as gpu_exact's (exact_kernel.cuh): a launch adds to set `parity` and its
 // block 0 resets the other to 0 for the next launch; no block waits for another.
-// What the decision tells the host in scale[1]: how the sum was made.
+// What pass 2 (or the one launch's gate) tells the host in scale[1]: how the sum was made.
 enum FixedPass2 : long long { fixed_quantised = 0, fixed_on_grid = 1, fixed_window_held = 2 };
 
 struct FixedBuffers {
   const unsigned long long* range = nullptr;    // pass 1's range (its set's, exact_range_at)
   const unsigned long long* window = nullptr;   // or the window pass's words (its FixedExchange's)
   const unsigned long long* table = nullptr;    // and table; neither: the caller's k
-  long long* scale = nullptr;                   // from the data: the decision writes (k, FixedPass2), for the host
+  long long* scale = nullptr;                   // from the data: (k, FixedPass2), for the host
   long long k = 0;                            // the caller's k (a kernel argument: no load to wait for)
   unsigned long long* sets = nullptr;         // 2 * fixed_set_words; set 0 is 0 before the first launch
   unsigned parity = 0;                        // the set this launch adds to
