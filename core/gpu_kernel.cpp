@@ -141,8 +141,9 @@ constexpr std::array<GpuKernelInfo, 20> kernels{{
      "quantize to int64 at scale 2^k (k from max|x|, or the caller's), add exactly in 128 bits: "
      "order-independent",
      "k from the data: pass 1 is gpu_exact's kernel, also finding max|x| and min|x| (float), or "
-     "quantises each x_i against each warp's guess of k, at every k the guess allows where x_i is "
-     "off the guessed grid (double); pass 2 derives k from max|x| as core/fixed_point_sum.hpp; if "
+     "quantises each x_i once against its block's guess of k, which gives it at every k the guess "
+     "allows, each block adding its integers at each such k into a table (double); pass 2 derives k "
+     "from max|x| as core/fixed_point_sum.hpp; if "
      "every x_i is on the grid 2^-k (float) or every guess held (double), pass 1 gave the sum; "
      "else pass 2: q_i = RNE(x_i 2^k) summed as 128-bit integers per thread/warp/block, each "
      "block's sum added by atomics (both passes in one launch, a barrier over the grid between them, "
@@ -240,8 +241,8 @@ LaunchShape default_shape(GpuKernel k, int sm_count, std::string_view dtype) {
   if (k == GpuKernel::exact || k == GpuKernel::fixed_point) {
     // Two blocks of 256 per SM for both integer kernels (their 256-thread build holds 128
     // registers, as the 512-thread one does at one block an SM, without spilling): level with one
-    // block of 512 from 2^26 up and faster below, but for float64 fixed point from the data (its
-    // pass 2 adds a record a block); the shape changes no bit of theirs. 4 x 256 spilled registers
+    // block of 512 from 2^26 up and faster below, but for float64 fixed point from the data when
+    // its pass 2 added a record a block (call 160); the shape changes no bit of theirs. 4 x 256 spilled registers
     // in gpu_exact and ran float64 at 2^30 at 0.48 of CUB.
     s.grid = 2 * sms;
     s.block = 256;
