@@ -610,24 +610,12 @@ __device__ __forceinline__ void fixed_reset_next_set(const FixedBuffers& out) {
 }
 
 // Pass 2's plan: k, and whether it reads the input at k (the range's grid missed an element, or a
-// window pass's guess failed). As a word (fixed_gate's): published, quantise, and k in the low 32
-// bits (float's k lies in [-66, 210], double's in [-962, 1135]).
+// window pass's guess failed).
 struct FixedPlan {
   long long k = 0;
   bool quantise = false;
   bool leftovers = false;  // block 0 after a window pass whose guesses held: the elements outside whole tiles
 };
-inline constexpr unsigned long long fixed_plan_published = 1ull << 63, fixed_plan_quantise = 1ull << 32,
-                                    fixed_plan_leftovers = 1ull << 33;
-__device__ __forceinline__ unsigned long long fixed_plan_word(const FixedPlan& p) {
-  return fixed_plan_published | (p.quantise ? fixed_plan_quantise : 0ull) | static_cast<unsigned>(static_cast<int>(p.k));
-}
-__device__ __forceinline__ FixedPlan fixed_plan_of(unsigned long long word) {
-  FixedPlan p;
-  p.k = static_cast<int>(static_cast<unsigned>(word));
-  p.quantise = (word & fixed_plan_quantise) != 0;
-  return p;
-}
 
 // Pass 2's plan after the window pass: k = 61 - E from the blocks' largest magnitude
 // (fixed_point_sum's rule), and whether every block's guess held (E <= L). Where it held, the
@@ -637,7 +625,7 @@ __device__ __forceinline__ FixedPlan fixed_plan_of(unsigned long long word) {
 template <class T>
 __device__ FixedPlan fixed_window_decide(const T* __restrict__ d_in, std::int64_t num_items, const FixedBuffers& out) {
   using Bits = typename FloatTraits<T>::Bits;
-  __shared__ unsigned long long s_plan;
+  __shared__ FixedPlan s_plan;
   if (threadIdx.x == 0) {
     const unsigned long long big = __ldcg(&out.window[fixed_ex_grid_largest]), code = __ldcg(&out.window[fixed_ex_limits]);
     FixedPlan p;  // big == 0: every q_i is 0 (k = 0, as fixed_point_sum's); no block added to the table
@@ -663,12 +651,10 @@ __device__ FixedPlan fixed_window_decide(const T* __restrict__ d_in, std::int64_
         p.leftovers = body.head > 0 || body.end < num_items;
       }
     }
-    s_plan = fixed_plan_word(p) | (p.leftovers ? fixed_plan_leftovers : 0ull);
+    s_plan = p;
   }
   __syncthreads();
-  FixedPlan p = fixed_plan_of(s_plan);
-  p.leftovers = (s_plan & fixed_plan_leftovers) != 0;
-  return p;
+  return s_plan;
 }
 
 // Pass 2's plan, once pass 1's results are visible: k from pass 1's range (float,
@@ -840,6 +826,7 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
 // finished pass 1; gate[2 + parity] holds pass 2's plan, published by the last of them; block 0
 // clears the other parity's two for the next launch (as the sets: a launch touches only its own).
 inline constexpr int fixed_gate_words = 4;
+inline constexpr unsigned long long fixed_plan_published = 1ull << 63, fixed_plan_quantise = 1ull << 32;
 
 // A barrier over the grid and pass 2's decision in one. Every thread of every block calls it;
 // every block must be resident (a cooperative launch). Thread 0 of each block arrives, after the
@@ -876,10 +863,8 @@ __device__ __forceinline__ FixedPlan fixed_gate(const FixedBuffers& out, unsigne
       }
       out.scale[0] = d.k;
       out.scale[1] = d.on_grid ? fixed_on_grid : fixed_quantised;
-      FixedPlan p;
-      p.k = d.k;
-      p.quantise = !d.on_grid;
-      word = fixed_plan_word(p);
+      // k fits the low word: float's lies in [-66, 210], double's in [-962, 1135].
+      word = fixed_plan_published | (d.on_grid ? 0ull : fixed_plan_quantise) | static_cast<unsigned>(static_cast<int>(d.k));
       asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(plan), "l"(word) : "memory");
     } else {
       for (;;) {
@@ -891,7 +876,10 @@ __device__ __forceinline__ FixedPlan fixed_gate(const FixedBuffers& out, unsigne
     s_plan = word;
   }
   __syncthreads();
-  return fixed_plan_of(s_plan);
+  FixedPlan p;
+  p.k = static_cast<int>(static_cast<unsigned>(s_plan));
+  p.quantise = (s_plan & fixed_plan_quantise) != 0;
+  return p;
 }
 
 // gate: fixed_gate's four words. exact: pass 1's sets (the range read by fixed_gate is out.range,
