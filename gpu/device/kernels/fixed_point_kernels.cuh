@@ -227,6 +227,8 @@ struct FixedExchange {
   long long capacity = 0;               // its length (0: no block goes sparse)
 };
 inline constexpr unsigned long long fixed_exchange_wait_ns = 20000;
+// The slots a sparse block's warp takes at a time: a group's elements at most (fixed_window_kernel).
+inline constexpr int fixed_sparse_slots = 32 * bulk_group<double>;
 __device__ __forceinline__ unsigned long long fixed_globaltimer() {
   unsigned long long t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
@@ -362,12 +364,15 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
   long long seen = 0;            // the elements it read after the anchor
   // A sparse block (fixed_window_sparse) instead counts the elements that vanish at every E it
   // allows in inexact, their significands' bits lost in lost (as m 2^9: order_model::fixed_bits_lost
-  // then gives 53 - ctz(m)), and writes the others out.
-  bool sparse = false;           // the same in every thread of the block
-  Bits known = 0;                // the largest finite magnitude this thread knows of in the input
-  Bits vanish = 0;               // order_model::fixed_vanishes_below(known)
-  unsigned groups = 0;           // the groups it read sparse (every 8th reads the launch's largest)
-  unsigned long long pending = 0;  // that largest, loaded a group before it is used
+  // then gives 53 - ctz(m)), and writes the others out. Its warps' words live in shared memory, not
+  // in the registers every window block's loop would hold too.
+  bool sparse = false;  // the same in every thread of the block
+  struct SparseWarp {
+    Bits known;   // the largest finite magnitude the warp knows of in the input
+    Bits vanish;  // order_model::fixed_vanishes_below(known)
+    unsigned long long next, end;  // the rest of its slots for elements written out, [next, end)
+  };
+  __shared__ SparseWarp s_sparse[32];
   // One element by the integer steps, at every candidate.
   auto element = [&](T x) {
     Bits u;
@@ -415,11 +420,15 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
     return xi;
   };
   // A sparse block's group: each element below `vanish` counted, the others (NaN and infinities
-  // among them, and subnormals, whose bits lost are not 53 - ctz(m)) written out, a warp's at once.
-  // Every lane of the warp is here (`broken` is the same in all of them: the warp's shared slot
-  // decides it).
+  // among them, and subnormals, whose bits lost are not 53 - ctz(m)) written out. Every lane of the
+  // warp is here (`broken` is the same in all of them: the warp's reservation decides it). A warp
+  // takes fixed_sparse_slots slots at a time, one atomic on the launch's count for many groups (one
+  // a group, every warp on one word, took 2.5 times a read on lognormal sigma 12), and reads the
+  // launch's largest magnitude as it does.
   auto sparse_group = [&](const T(&x)[N]) {
     constexpr Bits smallest_normal = Bits(1) << frac_bits, frac_mask = smallest_normal - 1;
+    SparseWarp& sw = s_sparse[threadIdx.x >> 5];
+    const Bits vanish = sw.vanish, known = sw.known;
     unsigned out = 0;  // bit i: x[i] goes out
     Bits top = 0;
 #pragma unroll
@@ -435,18 +444,18 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
       out |= !gone && a != 0 ? 1u << i : 0u;
     }
     largest = top > largest ? top : largest;
-    // The bound rises with the largest this thread meets, and every 8th group with the launch's.
-    Bits raised = top > known ? top : known;
-    if (top > known) asm volatile("red.relaxed.gpu.global.max.u64 [%0], %1;" ::"l"(ex.words + fixed_ex_grid_largest), "l"(top) : "memory");
-    if ((groups & 7u) == 7u) raised = static_cast<Bits>(pending) > raised ? static_cast<Bits>(pending) : raised;
-    if ((groups++ & 7u) == 6u)
-      asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(pending) : "l"(ex.words + fixed_ex_grid_largest) : "memory");
-    if (raised != known) {
-      known = raised;
-      vanish = order_model::fixed_vanishes_below<T>(known);
-    }
     const unsigned live = live_mask();
     const int lane = static_cast<int>(threadIdx.x & 31u), last = live_lanes() - 1;
+    // A larger magnitude than the warp knew of: the launch's word and the warp's bound rise.
+    if (__any_sync(live, top > known)) {
+      if (top > known) {
+        asm volatile("red.relaxed.gpu.global.max.u64 [%0], %1;" ::"l"(ex.words + fixed_ex_grid_largest), "l"(top) : "memory");
+        atomicMax(reinterpret_cast<unsigned long long*>(&sw.known), static_cast<unsigned long long>(top));
+      }
+      __syncwarp(live);
+      if (lane == 0) sw.vanish = order_model::fixed_vanishes_below<T>(sw.known);
+      __syncwarp(live);
+    }
     const int count = __popc(out);
     if (!__any_sync(live, count != 0)) return;
     int before = count;  // inclusive, then exclusive, prefix of the lanes' counts
@@ -455,21 +464,43 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
       const int v = __shfl_up_sync(live, before, off);
       before += lane >= off ? v : 0;
     }
-    unsigned long long base = 0;
-    if (lane == last)
-      base = atomicAdd(ex.words + fixed_ex_sparse_count, static_cast<unsigned long long>(before));
-    const unsigned long long total = __shfl_sync(live, static_cast<unsigned long long>(before), last);
-    base = __shfl_sync(live, base, last);
+    const unsigned long long total = static_cast<unsigned long long>(__shfl_sync(live, before, last));
     before -= count;
-    if (base + total > static_cast<unsigned long long>(ex.capacity)) {  // no room: pass 2 will read every element
-      broken = gave_up = true;
-      return;
+    const unsigned long long next = sw.next, end = sw.end, room = end - next;
+    unsigned long long fresh = 0;  // where the warp's new slots start, when it takes them
+    if (total > room) {  // (a group's total is at most 32 * N = fixed_sparse_slots: one reservation covers it)
+      unsigned long long launch_largest = 0;
+      if (lane == 0) {
+        fresh = atomicAdd(ex.words + fixed_ex_sparse_count, static_cast<unsigned long long>(fixed_sparse_slots));
+        asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(launch_largest) : "l"(ex.words + fixed_ex_grid_largest) : "memory");
+      }
+      fresh = __shfl_sync(live, fresh, 0);
+      if (fresh + fixed_sparse_slots > static_cast<unsigned long long>(ex.capacity)) {  // no room: pass 2 reads every element
+        broken = gave_up = true;
+        return;
+      }
+      if (lane == 0) {
+        if (launch_largest > sw.known) {
+          sw.known = static_cast<Bits>(launch_largest);
+          sw.vanish = order_model::fixed_vanishes_below<T>(sw.known);
+        }
+        sw.next = fresh + (total - room);
+        sw.end = fresh + fixed_sparse_slots;
+      }
+    } else {
+      __syncwarp(live);  // (every lane has read sw.next)
+      if (lane == 0) sw.next = next + total;
     }
-    double* const to = ex.sparse + base + before;
-    int at = 0;
+    __syncwarp(live);
+    // Element t of the warp's group goes to slot next + t while the old slots last, then to the new.
+    int t = before;
 #pragma unroll
     for (int i = 0; i < N; ++i)
-      if (out & (1u << i)) to[at++] = x[i];
+      if (out & (1u << i)) {
+        const unsigned long long at = static_cast<unsigned long long>(t) < room ? next + t : fresh + (t - room);
+        ex.sparse[at] = x[i];
+        ++t;
+      }
   };
   auto group = [&](const T(&x)[N]) {
     if (anchor == fixed_no_anchor) {  // (the same in every thread: each is here, for the barrier)
@@ -518,9 +549,8 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
                                  static_cast<long long>(s_rare.grid[fixed_ex_exponents]);
         const bool light = order_model::fixed_window_light(tiles, near_seen, blockDim.x, N, growth, grid);
         margin = light ? fixed_window_narrow : fixed_window_wide;
-        if (!light && ex.capacity != 0) {  // sparse or not: this tile's elements that would not vanish
-          known = static_cast<Bits>(largest_seen);
-          vanish = order_model::fixed_vanishes_below<T>(known);
+        if (ex.capacity != 0) {  // sparse or not: this tile's elements that would not vanish
+          const Bits vanish = order_model::fixed_vanishes_below<T>(static_cast<Bits>(largest_seen));
           unsigned dense = 0;
 #pragma unroll
           for (int i = 0; i < N; ++i) {
@@ -532,6 +562,8 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
           if ((threadIdx.x & 31u) == 0) atomicAdd(&s_rare.dense, static_cast<unsigned long long>(dense));
           __syncthreads();
           sparse = order_model::fixed_window_sparse(s_rare.dense, static_cast<unsigned long long>(blockDim.x) * N);
+          if (sparse && (threadIdx.x & 31u) == 0) s_sparse[threadIdx.x >> 5] = SparseWarp{static_cast<Bits>(largest_seen), vanish, 0, 0};
+          __syncwarp(live_mask());
         }
         kf = 61 - (anchor + margin);
         // (kf >= 0: y = x 2^kf never underflows, so `ordinary` may read y = 0 as x = 0)
@@ -612,6 +644,10 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
     }
   };
   for_each_bulk_group(d_in, num_items, rest, group);
+  if (sparse && !broken) {  // the warp's slots it did not fill: +0, which adds nothing (a sparse block has a nonzero element)
+    const SparseWarp& sw = s_sparse[threadIdx.x >> 5];
+    for (unsigned long long at = sw.next + (threadIdx.x & 31u); at < sw.end; at += 32) ex.sparse[at] = T(0);
+  }
   let_dependents_start();
   // The ordinary elements' largest magnitude as 2^floor(log2 |x|): its exponent is all pass 2
   // reads. y = x 2^kf is exact and normal (1/2 <= |y| < 2^62), so that exponent is y's less kf
@@ -754,26 +790,29 @@ __device__ FixedPlan fixed_window_decide(const T* __restrict__ d_in, std::int64_
       out.scale[0] = p.k;
       out.scale[1] = p.quantise ? fixed_quantised : fixed_window_held;
       unsigned long long* const set = out.sets + out.parity * fixed_set_words;
-      // (The set is 0: the launch before reset it. By atomics: the other blocks add the elements
-      // written out to it meanwhile.)
-      const auto add = [](unsigned long long* w, unsigned long long v) {
-        if (v != 0) atomicAdd(w, v);
-      };
-      const auto most = [](unsigned long long* w, unsigned long long v) {
-        if (v != 0) atomicMax(w, v);
-      };
       if (!p.quantise) {
-        unsigned long long* const stats = set + order_model::fixed_digits;
+        // The set is 0 (the launch before reset it). Every word loaded before any is added: this
+        // thread's round trips end the sum. By atomics: the other blocks add the elements written
+        // out meanwhile.
+        unsigned long long v[fixed_set_words] = {};
+        unsigned long long* const stats = v + order_model::fixed_digits;
         if (code != 0) {  // (a block added at E: A <= E <= L, inside the table)
           const unsigned long long* const entry = fixed_table_entry(out.table, e);
-          for (int d = 0; d < order_model::fixed_digits; ++d) add(&set[d], __ldcg(&entry[d]));
-          add(&stats[fixed_inexact], __ldcg(&entry[fixed_entry_inexact]));
-          most(&stats[fixed_max_bits_lost], __ldcg(&entry[fixed_entry_max_lost]));
+          for (int d = 0; d < order_model::fixed_digits; ++d) v[d] = __ldcg(&entry[d]);
+          stats[fixed_inexact] = __ldcg(&entry[fixed_entry_inexact]);
+          stats[fixed_max_bits_lost] = __ldcg(&entry[fixed_entry_max_lost]);
         }
-        add(&stats[fixed_inexact], __ldcg(&out.window[fixed_ex_sparse_inexact]));
-        most(&stats[fixed_max_bits_lost], __ldcg(&out.window[fixed_ex_sparse_lost]));
-        for (int i = 0; i < 3; ++i) add(&stats[fixed_nan + i], __ldcg(&out.window[fixed_ex_nan + i]));
-        add(&stats[fixed_not_negative_zero], __ldcg(&out.window[fixed_ex_not_negative_zero]));
+        const unsigned long long sparse_inexact = __ldcg(&out.window[fixed_ex_sparse_inexact]),
+                                 sparse_lost = __ldcg(&out.window[fixed_ex_sparse_lost]);
+        for (int i = 0; i < 3; ++i) stats[fixed_nan + i] = __ldcg(&out.window[fixed_ex_nan + i]);
+        stats[fixed_not_negative_zero] = __ldcg(&out.window[fixed_ex_not_negative_zero]);
+        stats[fixed_inexact] += sparse_inexact;
+        stats[fixed_max_bits_lost] = max(stats[fixed_max_bits_lost], sparse_lost);
+        for (int w = 0; w < fixed_set_words; ++w)
+          if (v[w] != 0) {
+            if (w == order_model::fixed_digits + fixed_max_bits_lost) atomicMax(&set[w], v[w]);
+            else atomicAdd(&set[w], v[w]);
+          }
         const BulkBody body = bulk_body(d_in, num_items, static_cast<int>(blockDim.x));
         p.leftovers = body.head > 0 || body.end < num_items;
       }
