@@ -663,7 +663,7 @@ TYPED_TEST(GpuFixedPointFromData, OneReadWhereTheGuessHoldsAndTheCpuBitsEverywhe
   // largest, so every block goes sparse (order_model::fixed_window_sparse): it counts the others and
   // writes these out, and pass 2 quantises them at E: one read. Every finite bit pattern as well.
   // The same first tiles before dense ones (every element from n / 2 on within 2^10 of the largest)
-  // write out more than the room, n / 8: two reads. And tiles of 4096 that alternate between
+  // write out more than the room, n / 4: two reads. And tiles of 4096 that alternate between
   // lognormal sigma 4 ones and sparse ones (9 in 10 elements far below half a step): in blocks of
   // 512 the even blocks take a window and the odd ones go sparse, and the sum is the table's entry
   // and the elements written out and counted, in one read.
