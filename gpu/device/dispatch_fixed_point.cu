@@ -42,8 +42,10 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   unsigned long long* gate = nullptr;
   unsigned long long* exchange = nullptr;  // the window pass's words and tables (FixedExchange): a set a launch, by parity
   unsigned long long* tables = nullptr;
-  double* sparse = nullptr;  // the window pass's sparse blocks' elements (n / 4 of them at most: 2n bytes)
-  const long long sparse_capacity = window ? n / 4 : 0;
+  // The window pass's sparse blocks' elements: n / 4 of them (2n bytes), and room for each warp's
+  // last slots, which it fills with zeros.
+  double* sparse = nullptr;
+  const long long sparse_capacity = window ? n / 4 + static_cast<long long>(s.grid) * ((s.block + 31) / 32) * fixed_sparse_slots : 0;
   Carver c;
   if (window)
     c.add(&fixed.scale, 2).add(&exchange, 2 * fixed_exchange_words).add(&tables, 2 * static_cast<std::size_t>(fixed_table_words))

@@ -363,8 +363,9 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
   int slow = 0;                  // the elements after the anchor it sent to the integer steps
   long long seen = 0;            // the elements it read after the anchor
   // A sparse block (fixed_window_sparse) instead counts the elements that vanish at every E it
-  // allows in inexact, their significands' bits lost in lost (as m 2^9: order_model::fixed_bits_lost
-  // then gives 53 - ctz(m)), and writes the others out. Its warps' words live in shared memory, not
+  // allows in inexact, their bits OR-ed in lost (made m 2^9 at the end, m their significands OR-ed:
+  // order_model::fixed_bits_lost then gives 53 - ctz(m), the most bits one lost), and writes the
+  // others out. Its warps' words live in shared memory, not
   // in the registers every window block's loop would hold too.
   bool sparse = false;  // the same in every thread of the block
   struct SparseWarp {
@@ -426,22 +427,43 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
   // a group, every warp on one word, took 2.5 times a read on lognormal sigma 12), and reads the
   // launch's largest magnitude as it does.
   auto sparse_group = [&](const T(&x)[N]) {
-    constexpr Bits smallest_normal = Bits(1) << frac_bits, frac_mask = smallest_normal - 1;
     SparseWarp& sw = s_sparse[threadIdx.x >> 5];
-    const Bits vanish = sw.vanish, known = sw.known;
-    unsigned out = 0;  // bit i: x[i] goes out
-    Bits top = 0;
+    const Bits known = sw.known;
+    // Each element by its high word, the exponent's: below `vanish` (a power of two) exactly when
+    // its high word is below vanish's, whose low word is 0 wherever a normal element can be below it.
+    constexpr unsigned smallest_normal_high = 1u << (frac_bits - 32), inf_high = static_cast<unsigned>(inf_bits >> 32);
+    const unsigned vanish_high = static_cast<unsigned>(sw.vanish >> 32);
+    unsigned out = 0, gone = 0;  // bit i: x[i] goes out, or vanishes
+    unsigned top_high = 0;       // the largest high word of a finite magnitude
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       Bits u;
       memcpy(&u, &x[i], sizeof(T));
-      const Bits a = u & magnitude_mask;
-      not_negative_zero |= u != negative_zero;
-      top = a < inf_bits && a > top ? a : top;
-      const bool gone = a < vanish && a >= smallest_normal;
-      inexact += gone ? 1 : 0;
-      lost |= gone ? ((u & frac_mask) | smallest_normal) << 9 : 0;
-      out |= !gone && a != 0 ? 1u << i : 0u;
+      const unsigned high = static_cast<unsigned>(u >> 32) & 0x7fffffffu;
+      top_high = high < inf_high && high > top_high ? high : top_high;
+      const bool vanishes = high < vanish_high && high >= smallest_normal_high;
+      lost |= vanishes ? u : 0;  // (the significands' low bits, OR-ed; made m 2^9 at the end)
+      gone |= vanishes ? 1u << i : 0u;
+      out |= !vanishes && (high | static_cast<unsigned>(u)) != 0 ? 1u << i : 0u;
+    }
+    inexact += static_cast<unsigned>(__popc(gone));
+    // The group's largest finite magnitude: its exponent is all anyone reads (E, the bound), but for
+    // a group with nothing above the subnormals, whose bits it then takes whole.
+    Bits top = static_cast<Bits>(top_high) << 32;
+    if (top_high < smallest_normal_high) {
+#pragma unroll
+      for (int i = 0; i < N; ++i) {
+        Bits u;
+        memcpy(&u, &x[i], sizeof(T));
+        const Bits a = u & magnitude_mask;
+        top = a < inf_bits && a > top ? a : top;
+      }
+    }
+    if ((out | gone) != 0) {  // (an element that is not +-0)
+      not_negative_zero = true;
+    } else {
+#pragma unroll
+      for (int i = 0; i < N; ++i) not_negative_zero |= !signbit(x[i]);
     }
     largest = top > largest ? top : largest;
     const unsigned live = live_mask();
@@ -467,6 +489,7 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
     const unsigned long long total = static_cast<unsigned long long>(__shfl_sync(live, before, last));
     before -= count;
     const unsigned long long next = sw.next, end = sw.end, room = end - next;
+    __syncwarp(live);  // (every lane has read the warp's words: lane 0 may write them)
     unsigned long long fresh = 0;  // where the warp's new slots start, when it takes them
     if (total > room) {  // (a group's total is at most 32 * N = fixed_sparse_slots: one reservation covers it)
       unsigned long long launch_largest = 0;
@@ -487,9 +510,8 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
         sw.next = fresh + (total - room);
         sw.end = fresh + fixed_sparse_slots;
       }
-    } else {
-      __syncwarp(live);  // (every lane has read sw.next)
-      if (lane == 0) sw.next = next + total;
+    } else if (lane == 0) {
+      sw.next = next + total;
     }
     __syncwarp(live);
     // Element t of the warp's group goes to slot next + t while the old slots last, then to the new.
@@ -549,7 +571,10 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
                                  static_cast<long long>(s_rare.grid[fixed_ex_exponents]);
         const bool light = order_model::fixed_window_light(tiles, near_seen, blockDim.x, N, growth, grid);
         margin = light ? fixed_window_narrow : fixed_window_wide;
-        if (ex.capacity != 0) {  // sparse or not: this tile's elements that would not vanish
+        // Sparse or not (but where 1 in 8 elements lie near their tile's largest, as in uniform or
+        // normal data: not): this tile's elements that would not vanish.
+        const bool near = near_seen * 8 >= tiles * blockDim.x * N;
+        if (!near && ex.capacity != 0) {
           const Bits vanish = order_model::fixed_vanishes_below<T>(static_cast<Bits>(largest_seen));
           unsigned dense = 0;
 #pragma unroll
@@ -656,6 +681,10 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
     const long long e = static_cast<long long>(high_word >> 20) - 1023 - kf;  // >= -1 - emax: kf <= emax
     const Bits top = e >= -1022 ? static_cast<Bits>(e + 1023) << 52 : Bits(1) << (e + 1074);
     largest = top > largest ? top : largest;
+  }
+  if (sparse && inexact != 0) {
+    constexpr Bits smallest_normal = Bits(1) << frac_bits;
+    lost = ((lost & (smallest_normal - 1)) | smallest_normal) << 9;
   }
   // The threads' words, reduced per warp into s_red, then across the warps word by word.
   enum {
