@@ -10,7 +10,8 @@
 // of the largest), so pass 1 is fixed_window_kernel instead, which quantises against a guess of k
 // that pass 2 checks (fixed_point_kernels.cuh): where the guess held, pass 2's block 0 takes the
 // blocks' integers at E from the window pass's table and the sum took one read; elsewhere pass 2
-// quantises.
+// quantises. On inputs far wider than its window the pass writes out the elements within 2^62 of
+// the largest it knows of (n / 4 at most) and counts the others, and pass 2 quantises those.
 // Small inputs, both types: one launch that finds the largest magnitude, meets at a barrier over
 // the grid (a cooperative launch: the whole grid resident) and quantises
 // (fixed_largest_launch_kernel: its second read from the tiles its blocks still hold, and past
@@ -41,9 +42,14 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   unsigned long long* gate = nullptr;
   unsigned long long* exchange = nullptr;  // the window pass's words and tables (FixedExchange): a set a launch, by parity
   unsigned long long* tables = nullptr;
+  // The window pass's sparse blocks' elements: n / 4 of them (2n bytes), and room for each warp's
+  // last slots, which it fills with zeros.
+  double* sparse = nullptr;
+  const long long sparse_capacity = window ? n / 4 + static_cast<long long>(s.grid) * ((s.block + 31) / 32) * fixed_sparse_slots : 0;
   Carver c;
   if (window)
-    c.add(&fixed.scale, 2).add(&exchange, 2 * fixed_exchange_words).add(&tables, 2 * static_cast<std::size_t>(fixed_table_words));
+    c.add(&fixed.scale, 2).add(&exchange, 2 * fixed_exchange_words).add(&tables, 2 * static_cast<std::size_t>(fixed_table_words))
+        .add(&sparse, static_cast<std::size_t>(sparse_capacity));
   else if (from_data) c.add(&exact.sets, 2 * static_cast<std::size_t>(exact_set_words<T>)).add(&fixed.scale, 2);
   if (from_data) c.add(&gate, fixed_gate_words + fixed_largest_words);
   c.add(&fixed.sets, 2 * static_cast<std::size_t>(fixed_set_words));
@@ -105,6 +111,10 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
       window_kernel = s.block > 512 ? fixed_window_kernel<T, 1024> : fixed_window_kernel<T, 512>;
       opt_in_shared(reinterpret_cast<const void*>(window_kernel), smem);
       ex.resident = static_cast<int>(resident_blocks(reinterpret_cast<const void*>(window_kernel), s.block, smem));
+      ex.sparse = sparse;
+      ex.capacity = sparse_capacity;
+      fixed.sparse = sparse;
+      fixed.capacity = sparse_capacity;
     }
   }
   auto launch_window = [&](const T* d_in, unsigned parity) {

@@ -1084,6 +1084,7 @@ struct FirstTilesReplay {
   bool light = false;        // fixed_window_light's choice: the narrow margin
   long long growth = 0;      // sum over tiles of A less their own anchor
   unsigned long long near = 0;
+  int sparse_tiles = 0;      // tiles whose block would go sparse (fixed_window_sparse), where not light
   std::vector<int> largest;  // E over the first 2^sizes[i] elements
 };
 inline constexpr int replay_grid = 264, replay_threads = 256, replay_per_thread = 8;
@@ -1110,6 +1111,12 @@ FirstTilesReplay replay_first_tiles(const DistributionSpec& spec, const std::vec
   r.anchor = order_model::floor_log2_magnitude<double>(grid_largest);
   r.growth = static_cast<long long>(replay_grid) * r.anchor - own_sum;
   r.light = order_model::fixed_window_light(replay_grid, r.near, replay_threads, replay_per_thread, r.growth, true);
+  const std::uint64_t vanish = order_model::fixed_vanishes_below<double>(grid_largest);
+  for (int b = 0; b < replay_grid && !r.light; ++b) {
+    unsigned long long dense = 0;
+    for (std::int64_t i = b * tile; i < (b + 1) * tile; ++i) dense += magnitude(i) >= vanish ? 1 : 0;
+    r.sparse_tiles += order_model::fixed_window_sparse(dense, tile) ? 1 : 0;
+  }
   std::uint64_t largest = 0;
   std::int64_t done = 0;
   for (const int log2 : sizes) {
@@ -1145,6 +1152,64 @@ TEST(FixedPointModel, WindowGuessFromTheGridsFirstTilesHoldsForTheBenchInputs) {
       EXPECT_GT(e, r.lowest_own + order_model::fixed_window_narrow) << "E " << e << ", lowest first tile's " << r.lowest_own;
     }
   }
+}
+
+// Inputs far wider than any window: lognormal sigma 12, whose largest at 2^24 lies 12 binades above
+// the grid's first tiles' (a window fails, and its elements below half a step send its blocks to
+// the integer steps), sends every block sparse; sigma 8 (most of a tile within 2^62 of A: a sparse
+// block would write most of it out) and sigma 2 none.
+TEST(FixedPointModel, WideInputsGoSparseFromTheGridsFirstTiles) {
+  for (const auto& [sigma, sparse] : {std::pair{2.0, 0}, std::pair{8.0, 0}, std::pair{12.0, replay_grid}}) {
+    SCOPED_TRACE("lognormal sigma " + std::to_string(sigma));
+    DistributionSpec spec;
+    spec.kind = Distribution::lognormal;
+    spec.sigma = sigma;
+    const FirstTilesReplay r = replay_first_tiles(spec, {24});
+    EXPECT_FALSE(r.light);
+    EXPECT_EQ(r.sparse_tiles, sparse);
+    if (sigma == 12.0) EXPECT_GT(r.largest[0], r.anchor + order_model::fixed_window_wide);
+  }
+}
+
+// An element below fixed_vanishes_below(seen) quantises to 0 at fixed_point_sum's grid of every
+// input whose largest is at least `seen`, and lost the bits the sparse blocks count for it (p -
+// ctz(m) of a normal one); the next magnitude up does not vanish where E = floor(log2 seen).
+template <class T> void check_vanishing(order_model::SplitMix64& rng) {
+  using Bits = typename FloatTraits<T>::Bits;
+  constexpr int p = FloatTraits<T>::precision, frac_bits = p - 1;
+  constexpr Bits smallest_normal = Bits(1) << frac_bits, inf = FloatTraits<T>::inf_bits;
+  int checked = 0;
+  for (int trial = 0; trial < 20000; ++trial) {
+    const Bits seen = static_cast<Bits>(rng.next() % (inf - 1)) + 1;
+    const Bits bound = order_model::fixed_vanishes_below<T>(seen);
+    const int g = order_model::floor_log2_magnitude<T>(seen);
+    if (bound == 0) {
+      ASSERT_LT(g - 62, FloatTraits<T>::min_subnormal_exp);
+      continue;
+    }
+    const Bits below = bound - 1 - static_cast<Bits>(rng.next() % (bound < 64 ? bound : Bits(64)));
+    if (below < smallest_normal) continue;
+    for (const int e : {g, g + 1, g + 9, FloatTraits<T>::emax}) {
+      if (e < g || e > FloatTraits<T>::emax) continue;
+      bool special = false, negative = false;
+      const auto q = order_model::fixed_quantise_bits<Bits>(below, 61 - e, frac_bits, FloatTraits<T>::exponent_bits,
+                                                            FloatTraits<T>::emax, special, negative);
+      ASSERT_EQ(q.q, 0) << std::hex << below << " E=" << std::dec << e;
+      const Bits m = (below & (smallest_normal - 1)) | smallest_normal;
+      ASSERT_EQ(q.bits_lost, p - order_model::countr_zero_u64(m)) << std::hex << below;
+      ++checked;
+    }
+    bool special = false, negative = false;
+    const auto up = order_model::fixed_quantise_bits<Bits>(bound + 1, 61 - g, frac_bits, FloatTraits<T>::exponent_bits,
+                                                           FloatTraits<T>::emax, special, negative);
+    ASSERT_NE(up.q, 0) << std::hex << bound + 1 << " E=" << std::dec << g;
+  }
+  EXPECT_GT(checked, 10000);
+}
+TEST(FixedPointModel, ElementsBelowTheSparseBoundVanishAtEveryGridAbove) {
+  order_model::SplitMix64 rng{1974};
+  check_vanishing<float>(rng);
+  check_vanishing<double>(rng);
 }
 
 // How far the margins reach, up to 2^30 elements (about 5 CPU minutes: run it with

@@ -640,13 +640,16 @@ TYPED_TEST(GpuFixedPointFromData, OneReadWhereTheGuessHoldsAndTheCpuBitsEverywhe
   for (std::size_t i = 0; i < heavy_tail.size(); i += 2)
     if (i % 128 != 0) heavy_tail[i] = static_cast<T>(static_cast<double>(heavy_tail[i]) * 0x1p-12);
   // The heavy tail with a 16 in block 0's first tile (the wide margin over the grid), and elements
-  // 8193 to 16388 far below half a step of its grid (uniform * 2^-80): the blocks whose tiles hold
-  // them send each to the integer steps and give up (block 1's first tile at 3 x 1024, blocks 2
-  // and 3's at 531 x 512, later tiles at 7 x 96 and 2 x 47), the others hold; pass 2 quantises
-  // every element.
-  std::vector<T> tiny_among_heavy(heavy_tail);
+  // 8193 to 16388 far below half a step of its grid (uniform * 2^-80). Where they fill a block's
+  // first tile, the block goes sparse (order_model::fixed_window_sparse): blocks 2 and 3 at 531 x
+  // 512, whose only tiles they are (one read), and block 1 at 3 x 1024, which then writes out its
+  // later, heavy tiles, more than the room (two reads). In a later tile of a block that took a
+  // window (elements 32769 to 40964: block 1's second at 3 x 1024) each goes to the integer steps,
+  // and the block gives up (two reads).
+  std::vector<T> tiny_among_heavy(heavy_tail), tiny_late(heavy_tail);
   for (std::size_t i = 8193; i < 16389; ++i) tiny_among_heavy[i] = static_cast<T>(static_cast<double>(uniform[i]) * 0x1p-80);
-  tiny_among_heavy[5] = T(16);
+  for (std::size_t i = 32769; i < 40965; ++i) tiny_late[i] = static_cast<T>(static_cast<double>(uniform[i]) * 0x1p-80);
+  tiny_among_heavy[5] = tiny_late[5] = T(16);
   std::vector<T> leading_zeros(uniform);
   for (std::size_t i = 0; i < 70000; ++i) leading_zeros[i] = i % 2 ? T(-0.0) : T(0);
   DistributionSpec wide;
@@ -656,6 +659,24 @@ TYPED_TEST(GpuFixedPointFromData, OneReadWhereTheGuessHoldsAndTheCpuBitsEverywhe
   // (fixed_quantise_group), the bits they lost counted from their significands; and subnormals
   // below half a step, whose groups take the integer steps.
   const auto wide_lognormal = generate<T>(wide, 9, n);
+  // Wider still (double): 1 to 2% of each first tile lies within 2^62 of the grid's first tiles'
+  // largest, so every block goes sparse (order_model::fixed_window_sparse): it counts the others and
+  // writes these out, and pass 2 quantises them at E: one read. Every finite bit pattern as well.
+  // The same first tiles before dense ones (every element from n / 2 on within 2^10 of the largest)
+  // write out more than the room, n / 4: two reads. And tiles of 4096 that alternate between
+  // lognormal sigma 4 ones and sparse ones (9 in 10 elements far below half a step): in blocks of
+  // 512 the even blocks take a window and the odd ones go sparse, and the sum is the table's entry
+  // and the elements written out and counted, in one read.
+  wide.sigma = 4;
+  std::vector<T> alternating = generate<T>(wide, 11, n);  // (lognormal sigma 4: heavy-tailed first tiles)
+  for (std::size_t i = 0; i < alternating.size(); ++i)
+    if (i / 4096 % 2 == 1 && i % 10 != 0) alternating[i] = static_cast<T>(static_cast<double>(alternating[i]) * 0x1p-80);
+  wide.sigma = 24;
+  const auto wider_lognormal = generate<T>(wide, 9, n);
+  const auto every_bit_pattern = input<T>(Distribution::random_bits, n, 10);
+  std::vector<T> sparse_then_dense(wider_lognormal);
+  for (std::size_t i = sparse_then_dense.size() / 2; i < sparse_then_dense.size(); ++i)
+    sparse_then_dense[i] = static_cast<T>(static_cast<double>(uniform[i]) * (sizeof(T) == 8 ? 0x1p180 : 0x1p100));
   std::vector<T> subnormals_below(uniform);
   for (std::size_t i = 5; i < subnormals_below.size(); i += 4099)
     subnormals_below[i] = static_cast<T>((i % 2 ? -1.0 : 1.0) * static_cast<double>(std::numeric_limits<T>::denorm_min()) *
@@ -666,6 +687,7 @@ TYPED_TEST(GpuFixedPointFromData, OneReadWhereTheGuessHoldsAndTheCpuBitsEverywhe
     bool one_read;              // for double
     bool reads_checked = true;  // whether one_read is asserted
     std::int64_t late = -1;     // where one_read is false: the element past the guess (a first tile may hold it)
+    int reads_block = 0;        // where nonzero: one_read is asserted for blocks of this size only
   };
   const std::vector<Case> cases{
       {"uniform", uniform, true},
@@ -713,7 +735,12 @@ TYPED_TEST(GpuFixedPointFromData, OneReadWhereTheGuessHoldsAndTheCpuBitsEverywhe
       // binades), the few-bits elements above losing 3 to 14 bits at its coarsest grid, and a late
       // 64: 2 binades above the anchor.
       {"heavy tail, few bits lost, 64 late", with(with(heavy_tail, 5, T(16)), n / 2 + 1, T(64)), true},
-      {"tiny tiles among heavy ones", tiny_among_heavy, false},
+      {"tiny tiles among heavy ones", tiny_among_heavy, true, true, -1, 512},
+      {"a tiny late tile among heavy ones", tiny_late, false, true, -1, 1024},
+      {"lognormal sigma 24 (sparse blocks)", wider_lognormal, true},
+      {"every finite bit pattern (sparse blocks)", every_bit_pattern, true},
+      {"sparse first tiles, dense later (no room)", sparse_then_dense, false},
+      {"heavy and sparse tiles in turn", alternating, true, true, -1, 512},
   };
   for (const auto& c : cases) {
     const auto cpu = fixed_point_sum<T>(std::span<const T>(c.x));
@@ -742,7 +769,7 @@ TYPED_TEST(GpuFixedPointFromData, OneReadWhereTheGuessHoldsAndTheCpuBitsEverywhe
         const bool held = n / (block * (64 / std::int64_t(sizeof(T)))) <= (block <= 256 ? 4 : 3) * grid;
         if (sizeof(T) == 8 && largest_launch) {
           EXPECT_EQ(g.input_reads, held ? 1 : 2);
-        } else if (sizeof(T) == 8 && c.reads_checked) {
+        } else if (sizeof(T) == 8 && c.reads_checked && (c.reads_block == 0 || c.reads_block == block)) {
           // The anchor is the largest of the grid's first tiles (every block here that holds a
           // whole tile is resident): tile j of blockDim.x * 8 doubles, from the first 16-byte
           // boundary, is block j's first where j < grid.

@@ -7,7 +7,9 @@
 //                       grouping: integer addition is exact), with the quantisation report's counts.
 //   fixed_window_kernel the scale from the data in one read (below): each element quantised once
 //                       at the coarsest k a guess allows, which gives it at every finer one;
-//                       each block's integers added into the launch's table, an entry per E.
+//                       each block's integers added into the launch's table, an entry per E;
+//                       on inputs far wider than a window, the elements that can matter written
+//                       out for pass 2 instead, the others counted.
 // With the scale from the data fixed_point_kernel is pass 2, after gpu_exact's kernel with range
 // tracking (float) or after fixed_window_kernel (double): it decides k from pass 1's range or
 // words, and returns at once when pass 1 was the whole sum (every element on the grid 2^-k, or
@@ -40,6 +42,8 @@ struct FixedBuffers {
   const unsigned long long* range = nullptr;    // pass 1's range (its set's, exact_range_at)
   const unsigned long long* window = nullptr;   // or the window pass's words (its FixedExchange's)
   const unsigned long long* table = nullptr;    // and table; neither: the caller's k
+  const void* sparse = nullptr;                 // and the elements its sparse blocks wrote out (FixedExchange's)
+  long long capacity = 0;                       // of which there is room for this many
   long long* scale = nullptr;                   // from the data: (k, FixedPass2), for the host
   long long k = 0;                            // the caller's k (a kernel argument: no load to wait for)
   unsigned long long* sets = nullptr;         // 2 * fixed_set_words; set 0 is 0 before the first launch
@@ -114,14 +118,25 @@ __device__ __forceinline__ unsigned __int128 block_sum_u128(unsigned __int128 v,
 //   their width), and every element before the anchor. A block whose kf lies outside 0..emax
 //   (an anchor from 2^60 up or below 2^-964), or one of whose threads meets many such elements
 //   after the anchor (fixed_window_too_slow), gives up and tracks the range.
+// - A block whose first tile, once A is known, holds at most half its elements at or above
+//   2^(A - 62) goes sparse instead (order_model::fixed_window_sparse: inputs far wider than any
+//   window, lognormal sigma 12 or every bit pattern, whose largest lies 12 to 20 binades above A).
+//   It takes no window. An element below 2^(G - 62), G = floor(log2) of the largest magnitude its
+//   thread knows of (A at first, then the largest it meets, and every 8 groups the launch's,
+//   which sparse threads raise as they meet larger ones), vanishes at every E >= G, losing every
+//   bit of its significand whatever E is (order_model::fixed_vanishes_below): the thread counts
+//   it. It writes the others (NaN, infinities and subnormals among them) out, a warp's at once,
+//   for pass 2 to quantise at k; a block that finds no room in the n / 4 gives up. On the bench's
+//   lognormal sigma 12 input a few per cent of the elements go out.
 // Each block adds, at each candidate E = A + c (j = M - c), its integer there, sum_b 2^j + R_j plus
 // the integer steps' total, with the counts of lost bits, to the launch's table entry for E (by
-// atomics); its largest magnitude, L and specials to the launch's words. Pass 2
-// (fixed_window_decide) takes E from the words; when E <= L for every block every guess held, and
-// fixed_point_sum's integer is the table's entry at E (every block with an anchor has A <= E <=
-// L, so it added there) plus the elements outside whole tiles, which pass 2 quantises at k; the
-// entry has the same counts of lost bits too. Otherwise pass 2 quantises every element at k: two
-// reads. Integer additions wrap modulo 2^128
+// atomics); its largest magnitude, L and specials to the launch's words, and a sparse block its
+// counts. Pass 2 (fixed_window_decide) takes E from the words; when E <= L for every window block
+// and no sparse block gave up, fixed_point_sum's integer is the table's entry at E (every window
+// block with an anchor has A <= E <= L, so it added there) plus the elements written out and those
+// outside whole tiles, which pass 2 quantises at k; the entry and the sparse blocks' counts have
+// the counts of lost bits too. Otherwise pass 2 quantises every element at k: two reads. Integer
+// additions wrap modulo 2^128
 // in any order, so the bits do not depend on the launch. The guess holds when the first tiles of
 // the grid come within 2^M of the largest magnitude: uniform, normal and lognormal inputs (sigma 1
 // with the narrow margin, sigma 2 with the wide one) up to 2^30 elements.
@@ -196,6 +211,9 @@ enum FixedExchangeWord {
   fixed_ex_pos_inf,
   fixed_ex_neg_inf,
   fixed_ex_not_negative_zero,  // 1 where a tile's element is not -0
+  fixed_ex_sparse_count,       // the elements the sparse blocks wrote out (past FixedExchange::capacity: they gave up)
+  fixed_ex_sparse_inexact,     // the sparse blocks' elements that vanish at every grid E can take
+  fixed_ex_sparse_lost,        // and the most bits one of them lost
   fixed_exchange_words
 };
 inline constexpr long long fixed_ex_bias = 2048;
@@ -205,8 +223,12 @@ struct FixedExchange {
   unsigned long long* table = nullptr;  // this launch's table (fixed_table_words)
   unsigned long long* table_next = nullptr;  // the next launch's
   int resident = 0;                     // blocks of this launch that can be resident at once
+  double* sparse = nullptr;             // the sparse blocks' elements for pass 2 (fixed_window_sparse, below)
+  long long capacity = 0;               // its length (0: no block goes sparse)
 };
 inline constexpr unsigned long long fixed_exchange_wait_ns = 20000;
+// The slots a sparse block's warp takes at a time: a group's elements at most (fixed_window_kernel).
+inline constexpr int fixed_sparse_slots = 32 * bulk_group<double>;
 __device__ __forceinline__ unsigned long long fixed_globaltimer() {
   unsigned long long t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
@@ -312,11 +334,13 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
     unsigned long long first;        // a tile's largest finite magnitude, while A is sought
     unsigned long long grid[fixed_ex_first_words];  // what the grid's first tiles showed (fixed_exchange_first_tiles)
     unsigned long long near;         // then its finite elements within 2^3 of it (at least 2^(floor(log2 first) - 2))
+    unsigned long long dense;        // and, where the tiles look heavy-tailed, those that would not vanish (fixed_window_sparse)
   };
   __shared__ Rare s_rare;
   for (int i = static_cast<int>(threadIdx.x); i < static_cast<int>(sizeof(Rare) / 8); i += static_cast<int>(blockDim.x))
     reinterpret_cast<unsigned long long*>(&s_rare)[i] = 0;  // (the loader's first barrier publishes these)
-  if (blockIdx.x == 0 && threadIdx.x < fixed_exchange_words) ex.next[threadIdx.x] = 0;
+  if (blockIdx.x == 0)
+    for (int i = static_cast<int>(threadIdx.x); i < fixed_exchange_words; i += static_cast<int>(blockDim.x)) ex.next[i] = 0;
   for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < fixed_table_words;
        i += std::int64_t(gridDim.x) * blockDim.x)
     ex.table_next[i] = 0;
@@ -338,6 +362,18 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
   bool gave_up = false;          // this thread's integer steps were too many (fixed_window_too_slow)
   int slow = 0;                  // the elements after the anchor it sent to the integer steps
   long long seen = 0;            // the elements it read after the anchor
+  // A sparse block (fixed_window_sparse) instead counts the elements that vanish at every E it
+  // allows in inexact, their bits OR-ed in lost (made m 2^9 at the end, m their significands OR-ed:
+  // order_model::fixed_bits_lost then gives 53 - ctz(m), the most bits one lost), and writes the
+  // others out. Its warps' words live in shared memory, not
+  // in the registers every window block's loop would hold too.
+  bool sparse = false;  // the same in every thread of the block
+  struct SparseWarp {
+    Bits known;   // the largest finite magnitude the warp knows of in the input
+    Bits vanish;  // order_model::fixed_vanishes_below(known)
+    unsigned long long next, end;  // the rest of its slots for elements written out, [next, end)
+  };
+  __shared__ SparseWarp s_sparse[32];
   // One element by the integer steps, at every candidate.
   auto element = [&](T x) {
     Bits u;
@@ -383,6 +419,110 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
 #pragma unroll  // (a runtime index would put x in local memory)
     for (int j = 1; j < N; ++j) xi = j == i ? x[j] : xi;
     return xi;
+  };
+  // A sparse block's group: each element below `vanish` counted, the others (NaN and infinities
+  // among them, and subnormals, whose bits lost are not 53 - ctz(m)) written out. Every lane of the
+  // warp is here (`broken` is the same in all of them: the warp's reservation decides it). A warp
+  // takes fixed_sparse_slots slots at a time, one atomic on the launch's count for many groups (one
+  // a group, every warp on one word, took 2.5 times a read on lognormal sigma 12), and reads the
+  // launch's largest magnitude as it does.
+  auto sparse_group = [&](const T(&x)[N]) {
+    SparseWarp& sw = s_sparse[threadIdx.x >> 5];
+    const Bits known = sw.known;
+    // Each element by its high word, the exponent's: below `vanish` (a power of two) exactly when
+    // its high word is below vanish's, whose low word is 0 wherever a normal element can be below it.
+    constexpr unsigned smallest_normal_high = 1u << (frac_bits - 32), inf_high = static_cast<unsigned>(inf_bits >> 32);
+    const unsigned vanish_high = static_cast<unsigned>(sw.vanish >> 32);
+    unsigned out = 0, gone = 0;  // bit i: x[i] goes out, or vanishes
+    unsigned top_high = 0;       // the largest high word of a finite magnitude
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      Bits u;
+      memcpy(&u, &x[i], sizeof(T));
+      const unsigned high = static_cast<unsigned>(u >> 32) & 0x7fffffffu;
+      top_high = high < inf_high && high > top_high ? high : top_high;
+      const bool vanishes = high < vanish_high && high >= smallest_normal_high;
+      lost |= vanishes ? u : 0;  // (the significands' low bits, OR-ed; made m 2^9 at the end)
+      gone |= vanishes ? 1u << i : 0u;
+      out |= !vanishes && (high | static_cast<unsigned>(u)) != 0 ? 1u << i : 0u;
+    }
+    inexact += static_cast<unsigned>(__popc(gone));
+    // The group's largest finite magnitude: its exponent is all anyone reads (E, the bound), but for
+    // a group with nothing above the subnormals, whose bits it then takes whole.
+    Bits top = static_cast<Bits>(top_high) << 32;
+    if (top_high < smallest_normal_high) {
+#pragma unroll
+      for (int i = 0; i < N; ++i) {
+        Bits u;
+        memcpy(&u, &x[i], sizeof(T));
+        const Bits a = u & magnitude_mask;
+        top = a < inf_bits && a > top ? a : top;
+      }
+    }
+    if ((out | gone) != 0) {  // (an element that is not +-0)
+      not_negative_zero = true;
+    } else {
+#pragma unroll
+      for (int i = 0; i < N; ++i) not_negative_zero |= !signbit(x[i]);
+    }
+    largest = top > largest ? top : largest;
+    const unsigned live = live_mask();
+    const int lane = static_cast<int>(threadIdx.x & 31u), last = live_lanes() - 1;
+    // A larger magnitude than the warp knew of: the launch's word and the warp's bound rise.
+    if (__any_sync(live, top > known)) {
+      if (top > known) {
+        asm volatile("red.relaxed.gpu.global.max.u64 [%0], %1;" ::"l"(ex.words + fixed_ex_grid_largest), "l"(top) : "memory");
+        atomicMax(reinterpret_cast<unsigned long long*>(&sw.known), static_cast<unsigned long long>(top));
+      }
+      __syncwarp(live);
+      if (lane == 0) sw.vanish = order_model::fixed_vanishes_below<T>(sw.known);
+      __syncwarp(live);
+    }
+    const int count = __popc(out);
+    if (!__any_sync(live, count != 0)) return;
+    int before = count;  // inclusive, then exclusive, prefix of the lanes' counts
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+      const int v = __shfl_up_sync(live, before, off);
+      before += lane >= off ? v : 0;
+    }
+    const unsigned long long total = static_cast<unsigned long long>(__shfl_sync(live, before, last));
+    before -= count;
+    const unsigned long long next = sw.next, end = sw.end, room = end - next;
+    __syncwarp(live);  // (every lane has read the warp's words: lane 0 may write them)
+    unsigned long long fresh = 0;  // where the warp's new slots start, when it takes them
+    if (total > room) {  // (a group's total is at most 32 * N = fixed_sparse_slots: one reservation covers it)
+      unsigned long long launch_largest = 0;
+      if (lane == 0) {
+        fresh = atomicAdd(ex.words + fixed_ex_sparse_count, static_cast<unsigned long long>(fixed_sparse_slots));
+        asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(launch_largest) : "l"(ex.words + fixed_ex_grid_largest) : "memory");
+      }
+      fresh = __shfl_sync(live, fresh, 0);
+      if (fresh + fixed_sparse_slots > static_cast<unsigned long long>(ex.capacity)) {  // no room: pass 2 reads every element
+        broken = gave_up = true;
+        return;
+      }
+      if (lane == 0) {
+        if (launch_largest > sw.known) {
+          sw.known = static_cast<Bits>(launch_largest);
+          sw.vanish = order_model::fixed_vanishes_below<T>(sw.known);
+        }
+        sw.next = fresh + (total - room);
+        sw.end = fresh + fixed_sparse_slots;
+      }
+    } else if (lane == 0) {
+      sw.next = next + total;
+    }
+    __syncwarp(live);
+    // Element t of the warp's group goes to slot next + t while the old slots last, then to the new.
+    int t = before;
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      if (out & (1u << i)) {
+        const unsigned long long at = static_cast<unsigned long long>(t) < room ? next + t : fresh + (t - room);
+        ex.sparse[at] = x[i];
+        ++t;
+      }
   };
   auto group = [&](const T(&x)[N]) {
     if (anchor == fixed_no_anchor) {  // (the same in every thread: each is here, for the barrier)
@@ -431,11 +571,34 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
                                  static_cast<long long>(s_rare.grid[fixed_ex_exponents]);
         const bool light = order_model::fixed_window_light(tiles, near_seen, blockDim.x, N, growth, grid);
         margin = light ? fixed_window_narrow : fixed_window_wide;
+        // Sparse or not (but where 1 in 8 elements lie near their tile's largest, as in uniform or
+        // normal data: not): this tile's elements that would not vanish.
+        const bool near = near_seen * 8 >= tiles * blockDim.x * N;
+        if (!near && ex.capacity != 0) {
+          const Bits vanish = order_model::fixed_vanishes_below<T>(static_cast<Bits>(largest_seen));
+          unsigned dense = 0;
+#pragma unroll
+          for (int i = 0; i < N; ++i) {
+            Bits u;
+            memcpy(&u, &x[i], sizeof(T));
+            dense += (u & magnitude_mask) >= vanish ? 1 : 0;
+          }
+          dense = warp_reduce_live(dense, [](unsigned a, unsigned b) { return a + b; });
+          if ((threadIdx.x & 31u) == 0) atomicAdd(&s_rare.dense, static_cast<unsigned long long>(dense));
+          __syncthreads();
+          sparse = order_model::fixed_window_sparse(s_rare.dense, static_cast<unsigned long long>(blockDim.x) * N);
+          if (sparse && (threadIdx.x & 31u) == 0) s_sparse[threadIdx.x >> 5] = SparseWarp{static_cast<Bits>(largest_seen), vanish, 0, 0};
+          __syncwarp(live_mask());
+        }
         kf = 61 - (anchor + margin);
         // (kf >= 0: y = x 2^kf never underflows, so `ordinary` may read y = 0 as x = 0)
         two_kf = kf >= 0 ? order_model::fixed_two_k<T>(kf) : T(0);
-        broken = two_kf == T(0);  // (kf outside 0..emax: the block gives up, its L says so)
+        broken = two_kf == T(0) && !sparse;  // (kf outside 0..emax: a window gives up, its L says so)
       }
+    }
+    if (sparse && !broken) {
+      sparse_group(x);
+      return;
     }
     if (broken) {  // the guess failed (E > A + M, as `largest` shows) or the block gave up: the table goes unread
 #pragma unroll
@@ -506,6 +669,10 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
     }
   };
   for_each_bulk_group(d_in, num_items, rest, group);
+  if (sparse && !broken) {  // the warp's slots it did not fill: +0, which adds nothing (a sparse block has a nonzero element)
+    const SparseWarp& sw = s_sparse[threadIdx.x >> 5];
+    for (unsigned long long at = sw.next + (threadIdx.x & 31u); at < sw.end; at += 32) ex.sparse[at] = T(0);
+  }
   let_dependents_start();
   // The ordinary elements' largest magnitude as 2^floor(log2 |x|): its exponent is all pass 2
   // reads. y = x 2^kf is exact and normal (1/2 <= |y| < 2^62), so that exponent is y's less kf
@@ -514,6 +681,10 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
     const long long e = static_cast<long long>(high_word >> 20) - 1023 - kf;  // >= -1 - emax: kf <= emax
     const Bits top = e >= -1022 ? static_cast<Bits>(e + 1023) << 52 : Bits(1) << (e + 1074);
     largest = top > largest ? top : largest;
+  }
+  if (sparse && inexact != 0) {
+    constexpr Bits smallest_normal = Bits(1) << frac_bits;
+    lost = ((lost & (smallest_normal - 1)) | smallest_normal) << 9;
   }
   // The threads' words, reduced per warp into s_red, then across the warps word by word.
   enum {
@@ -562,9 +733,11 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
     for (int i = 0; i < warps; ++i) t = most(t, s_red[r][i]);
     return t;
   };
-  const int limit = anchor == fixed_no_anchor          ? fixed_no_limit
-                    : two_kf == T(0) || block_gave_up ? fixed_gave_up
-                                                      : anchor + margin;
+  // (A sparse block adds no limit and nothing to the table, unless it gave up.)
+  const int limit = anchor == fixed_no_anchor                    ? fixed_no_limit
+                    : block_gave_up || (two_kf == T(0) && !sparse) ? fixed_gave_up
+                    : sparse                                     ? fixed_no_limit
+                                                                 : anchor + margin;
   // The block's integers at each candidate E = A + c <= L into the launch's table: thread r adds
   // word r % fixed_entry_words of candidate r / fixed_entry_words (a block whose guess cannot hold
   // adds none: pass 2 will read every element).
@@ -599,6 +772,11 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
       if (s_rare.special[i] != 0)
         asm volatile("red.relaxed.gpu.global.add.u64 [%0], %1;" ::"l"(w + fixed_ex_nan + i), "l"(s_rare.special[i]) : "memory");
     if (block_not_negative_zero) asm volatile("red.relaxed.gpu.global.max.u64 [%0], %1;" ::"l"(w + fixed_ex_not_negative_zero), "l"(1ull) : "memory");
+    if (sparse && !block_gave_up) {  // the elements it counted, which vanish at E
+      const unsigned long long gone = count(red_inexact), most_lost = highest(red_lost);
+      if (gone != 0) asm volatile("red.relaxed.gpu.global.add.u64 [%0], %1;" ::"l"(w + fixed_ex_sparse_inexact), "l"(gone) : "memory");
+      if (most_lost != 0) asm volatile("red.relaxed.gpu.global.max.u64 [%0], %1;" ::"l"(w + fixed_ex_sparse_lost), "l"(most_lost) : "memory");
+    }
   }
 }
 
@@ -615,13 +793,16 @@ struct FixedPlan {
   long long k = 0;
   bool quantise = false;
   bool leftovers = false;  // block 0 after a window pass whose guesses held: the elements outside whole tiles
+  long long sparse = 0;    // and every block: the elements its sparse blocks wrote out (FixedBuffers::sparse)
 };
 
 // Pass 2's plan after the window pass: k = 61 - E from the blocks' largest magnitude
-// (fixed_point_sum's rule), and whether every block's guess held (E <= L). Where it held, the
-// table's entry at E is fixed_point_sum's integer and counts but for the elements outside whole
-// tiles (fixed_window_kernel's comment says why): block 0 writes it and the specials into the set,
-// then quantises those elements. Every thread of the block calls it (it holds a barrier).
+// (fixed_point_sum's rule), and whether every block's guess held (E <= L) and every sparse block
+// found room. Where they did, the table's entry at E is fixed_point_sum's integer and counts but
+// for the elements outside whole tiles and those the sparse blocks wrote out or counted
+// (fixed_window_kernel's comment says why): block 0 adds the entry, the counted elements and the
+// specials into the set, and quantises the elements outside whole tiles; every block quantises a
+// share of those written out. Every thread of the block calls it (it holds a barrier).
 template <class T>
 __device__ FixedPlan fixed_window_decide(const T* __restrict__ d_in, std::int64_t num_items, const FixedBuffers& out) {
   using Bits = typename FloatTraits<T>::Bits;
@@ -630,23 +811,37 @@ __device__ FixedPlan fixed_window_decide(const T* __restrict__ d_in, std::int64_
     const unsigned long long big = __ldcg(&out.window[fixed_ex_grid_largest]), code = __ldcg(&out.window[fixed_ex_limits]);
     FixedPlan p;  // big == 0: every q_i is 0 (k = 0, as fixed_point_sum's); no block added to the table
     const int e = big != 0 ? order_model::floor_log2_magnitude<T>(static_cast<Bits>(big)) : 0;
-    if (big != 0) {
-      p.k = 61 - e;
-      p.quantise = code != 0 && e > fixed_limit_of(code);
-    }
+    const long long written = static_cast<long long>(__ldcg(&out.window[fixed_ex_sparse_count]));
+    if (big != 0) p.k = 61 - e;
+    p.quantise = (big != 0 && code != 0 && e > fixed_limit_of(code)) || written > out.capacity;
+    if (!p.quantise) p.sparse = written;
     if (blockIdx.x == 0) {
       out.scale[0] = p.k;
       out.scale[1] = p.quantise ? fixed_quantised : fixed_window_held;
       unsigned long long* const set = out.sets + out.parity * fixed_set_words;
-      if (!p.quantise) {  // (the set is 0: the launch before reset it; leftovers add to it after)
+      if (!p.quantise) {
+        // The set is 0 (the launch before reset it). Every word loaded before any is added: this
+        // thread's round trips end the sum. By atomics: the other blocks add the elements written
+        // out meanwhile.
+        unsigned long long v[fixed_set_words] = {};
+        unsigned long long* const stats = v + order_model::fixed_digits;
         if (code != 0) {  // (a block added at E: A <= E <= L, inside the table)
           const unsigned long long* const entry = fixed_table_entry(out.table, e);
-          for (int d = 0; d < order_model::fixed_digits; ++d) set[d] = __ldcg(&entry[d]);
-          set[order_model::fixed_digits + fixed_inexact] = __ldcg(&entry[fixed_entry_inexact]);
-          set[order_model::fixed_digits + fixed_max_bits_lost] = __ldcg(&entry[fixed_entry_max_lost]);
+          for (int d = 0; d < order_model::fixed_digits; ++d) v[d] = __ldcg(&entry[d]);
+          stats[fixed_inexact] = __ldcg(&entry[fixed_entry_inexact]);
+          stats[fixed_max_bits_lost] = __ldcg(&entry[fixed_entry_max_lost]);
         }
-        for (int i = 0; i < 3; ++i) set[order_model::fixed_digits + fixed_nan + i] = __ldcg(&out.window[fixed_ex_nan + i]);
-        set[order_model::fixed_digits + fixed_not_negative_zero] = __ldcg(&out.window[fixed_ex_not_negative_zero]);
+        const unsigned long long sparse_inexact = __ldcg(&out.window[fixed_ex_sparse_inexact]),
+                                 sparse_lost = __ldcg(&out.window[fixed_ex_sparse_lost]);
+        for (int i = 0; i < 3; ++i) stats[fixed_nan + i] = __ldcg(&out.window[fixed_ex_nan + i]);
+        stats[fixed_not_negative_zero] = __ldcg(&out.window[fixed_ex_not_negative_zero]);
+        stats[fixed_inexact] += sparse_inexact;
+        stats[fixed_max_bits_lost] = max(stats[fixed_max_bits_lost], sparse_lost);
+        for (int w = 0; w < fixed_set_words; ++w)
+          if (v[w] != 0) {
+            if (w == order_model::fixed_digits + fixed_max_bits_lost) atomicMax(&set[w], v[w]);
+            else atomicAdd(&set[w], v[w]);
+          }
         const BulkBody body = bulk_body(d_in, num_items, static_cast<int>(blockDim.x));
         p.leftovers = body.head > 0 || body.end < num_items;
       }
@@ -810,6 +1005,10 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
   wait_for_prerequisite_grid();  // launched as pass 1's programmatic dependent: pass 1 must end first
   const FixedPlan p = fixed_decide<T>(d_in, num_items, out);
   if (p.quantise || p.leftovers) fixed_quantise_block<T>(d_in, num_items, out, p.k, !p.quantise);
+  if (p.sparse != 0) {  // the elements the window pass's sparse blocks wrote out
+    if (p.leftovers) __syncthreads();  // (the body's shared words again: thread 0 has read them)
+    fixed_quantise_block<T>(static_cast<const T*>(out.sparse), p.sparse, out, p.k);
+  }
 }
 
 // ---- The scale from the data in one launch ----
