@@ -224,21 +224,9 @@ SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, detail::uin
   using Bits = typename FloatTraits<T>::Bits;
   constexpr Bits implicit = Bits(1) << (FloatTraits<T>::precision - 1);
   T big = 0, small = whole, approx = 0;
-  bool vanished = false;  // some 0 < |y_i| < 1/2 (its bits lost are capped by its width): the second loop
+  bool vanished = false;  // double: some 0 < |y_i| < 1/2 (its bits lost are capped by its width)
   unsigned long long s = 0, inexact = 0, lost = 0;
   int vanished_low = 64;
-  const auto lose = [&](T xi, T y, T d) {  // an element, y = xi 2^k and its lost part d
-#if defined(__CUDA_ARCH__)
-    const long long w = fixed_rint_ll(d * T(0x1p62));
-    vanished |= (fabs(y) < T(0.5)) & (xi != T(0));
-#else
-    // (a d beyond 1/2 comes from a y that fails the group below; its conversion would be undefined)
-    const long long w = std::fabs(d) <= T(0.5) ? static_cast<long long>(std::nearbyint(d * T(0x1p62))) : 0;
-    vanished |= (std::fabs(y) < T(0.5)) & (xi != T(0));
-#endif
-    lost |= static_cast<unsigned long long>(w);
-    inexact += d != T(0) ? 1 : 0;
-  };
   for (int i = 0; i < N; ++i) {
     const T y = x[i] * two_k;
 #if defined(__CUDA_ARCH__)
@@ -250,26 +238,31 @@ SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, detail::uin
     big = std::fmax(big, std::fabs(y));
     if constexpr (by_min) small = std::fmin(small, std::fabs(y));
 #endif
-    if constexpr (!by_min) lose(x[i], y, y - static_cast<T>(q));
+    if constexpr (!by_min) {  // double: the lost part d_i = y_i - T(q_i) in this loop
+      const T d = y - static_cast<T>(q);
+#if defined(__CUDA_ARCH__)
+      const long long w = fixed_rint_ll(d * T(0x1p62));
+      vanished |= (fabs(y) < T(0.5)) & (x[i] != T(0));
+#else
+      // (a d beyond 1/2 comes from a y that fails the group below; its conversion would be undefined)
+      const long long w = std::fabs(d) <= T(0.5) ? static_cast<long long>(std::nearbyint(d * T(0x1p62))) : 0;
+      vanished |= (std::fabs(y) < T(0.5)) & (x[i] != T(0));
+#endif
+      lost |= static_cast<unsigned long long>(w);
+      inexact += d != T(0) ? 1 : 0;
+    }
     approx += y;
     s += static_cast<unsigned long long>(q);
   }
   if (!(big < T(0x1p63) && approx == approx)) return false;
-  // float, a |y_i| below 2^(p-1): each d_i by rint (not T(q_i): to convert the q_i back here
-  // ptxas kept them all in registers, 96 a thread for fixed_point_kernel<float, 512>, where two
-  // blocks of 512 a multiprocessor need at most 64).
-  if (by_min && !(small >= whole))
-    for (int i = 0; i < N; ++i) {
-      const T y = x[i] * two_k;
-#if defined(__CUDA_ARCH__)
-      lose(x[i], y, y - rint(y));
-#else
-      lose(x[i], y, y - std::nearbyint(y));
-#endif
-    }
-  if (vanished) {
-    // The lost parts again without the vanished elements, and those elements' significands; the
-    // count again too (a vanished y may have rounded to 0).
+  // The lost parts without the vanished elements, the count (a vanished y may have rounded to 0),
+  // and the vanished elements' significands, in one more loop: for double only where an element
+  // vanished (its first loop took the lost parts), for float wherever a |y_i| lies below 2^(p-1)
+  // (each d_i by rint, not T(q_i): to convert the q_i back here ptxas kept them all in registers,
+  // 96 a thread for fixed_point_kernel<float, 512>, where two blocks of 512 a multiprocessor need
+  // at most 64). float took the lost parts and the vanished elements in two loops before, both on
+  // every group of wide inputs (lognormal sigma 12).
+  if (by_min ? !(small >= whole) : vanished) {
     lost = 0;
     inexact = 0;
     bool subnormal = false;
