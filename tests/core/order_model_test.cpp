@@ -1167,7 +1167,9 @@ TEST(FixedPointModel, WideInputsGoSparseFromTheGridsFirstTiles) {
     const FirstTilesReplay r = replay_first_tiles(spec, {24});
     EXPECT_FALSE(r.light);
     EXPECT_EQ(r.sparse_tiles, sparse);
-    if (sigma == 12.0) EXPECT_GT(r.largest[0], r.anchor + order_model::fixed_window_wide);
+    if (sigma == 12.0) {
+      EXPECT_GT(r.largest[0], r.anchor + order_model::fixed_window_wide);
+    }
   }
 }
 
