@@ -260,8 +260,8 @@ SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, detail::uin
   // vanished (its first loop took the lost parts), for float wherever a |y_i| lies below 2^(p-1)
   // (each d_i by rint, not T(q_i): to convert the q_i back here ptxas kept them all in registers,
   // 96 a thread for fixed_point_kernel<float, 512>, where two blocks of 512 a multiprocessor need
-  // at most 64). float took the lost parts and the vanished elements in two loops before, both on
-  // every group of wide inputs (lognormal sigma 12).
+  // at most 64). One loop for both, not one for the lost parts and another for the vanished
+  // elements: wide inputs (lognormal sigma 12) have both in nearly every group.
   if (by_min ? !(small >= whole) : vanished) {
     lost = 0;
     inexact = 0;
