@@ -514,15 +514,16 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
       sw.next = next + total;
     }
     __syncwarp(live);
-    // Element t of the warp's group goes to slot next + t while the old slots last, then to the new.
+    // Element t of the warp's group goes to slot next + t while the old slots last, then to the new:
+    // a turn for each element the thread writes out (the warp takes as many as its busiest lane, one
+    // or two where one element in 15 goes out), not one for each of its N.
     int t = before;
-#pragma unroll
-    for (int i = 0; i < N; ++i)
-      if (out & (1u << i)) {
-        const unsigned long long at = static_cast<unsigned long long>(t) < room ? next + t : fresh + (t - room);
-        ex.sparse[at] = x[i];
-        ++t;
-      }
+#pragma unroll 1
+    for (unsigned left = out; left != 0; left &= left - 1u) {
+      const unsigned long long at = static_cast<unsigned long long>(t) < room ? next + t : fresh + (t - room);
+      ex.sparse[at] = pick(x, __ffs(left) - 1);
+      ++t;
+    }
   };
   auto group = [&](const T(&x)[N]) {
     if (anchor == fixed_no_anchor) {  // (the same in every thread: each is here, for the barrier)
