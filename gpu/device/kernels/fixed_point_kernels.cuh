@@ -414,6 +414,17 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
     const T a = fabs(y);
     return a < T(0x1p62) && (a >= T(0.5) || a == T(0));  // (NaN: not ordinary)
   };
+  // The largest finite magnitude (as bits) among a group's elements and `from`.
+  const auto largest_finite = [](const T(&x)[N], Bits from) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      Bits u;
+      memcpy(&u, &x[i], sizeof(T));
+      const Bits a = u & magnitude_mask;
+      from = a < inf_bits && a > from ? a : from;
+    }
+    return from;
+  };
   const auto pick = [](const T(&x)[N], int i) {
     T xi = x[0];
 #pragma unroll  // (a runtime index would put x in local memory)
@@ -450,15 +461,7 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
     // The group's largest finite magnitude: its exponent is all anyone reads (E, the bound), but for
     // a group with nothing above the subnormals, whose bits it then takes whole.
     Bits top = static_cast<Bits>(top_high) << 32;
-    if (top_high < smallest_normal_high) {
-#pragma unroll
-      for (int i = 0; i < N; ++i) {
-        Bits u;
-        memcpy(&u, &x[i], sizeof(T));
-        const Bits a = u & magnitude_mask;
-        top = a < inf_bits && a > top ? a : top;
-      }
-    }
+    if (top_high < smallest_normal_high) top = largest_finite(x, top);
     if ((out | gone) != 0) {  // (an element that is not +-0)
       not_negative_zero = true;
     } else {
@@ -527,14 +530,7 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
   };
   auto group = [&](const T(&x)[N]) {
     if (anchor == fixed_no_anchor) {  // (the same in every thread: each is here, for the barrier)
-      unsigned long long m = 0;
-#pragma unroll
-      for (int i = 0; i < N; ++i) {
-        Bits u;
-        memcpy(&u, &x[i], sizeof(T));
-        const Bits a = u & magnitude_mask;
-        m = a < inf_bits && a > m ? a : m;
-      }
+      unsigned long long m = largest_finite(x, 0);
       m = warp_reduce_live(m, [](unsigned long long a, unsigned long long b) { return a > b ? a : b; });
       if ((threadIdx.x & 31u) == 0 && m != 0) atomicMax(&s_rare.first, m);
       __syncthreads();
