@@ -365,8 +365,8 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
   // A sparse block (fixed_window_sparse) instead counts the elements that vanish at every E it
   // allows in inexact, their bits OR-ed in lost (made m 2^9 at the end, m their significands OR-ed:
   // order_model::fixed_bits_lost then gives 53 - ctz(m), the most bits one lost), and writes the
-  // others out. Its warps' words live in shared memory, not
-  // in the registers every window block's loop would hold too.
+  // others out. Its warps' words live in shared memory, not in the registers every window block's
+  // loop would hold too.
   bool sparse = false;  // the same in every thread of the block
   struct SparseWarp {
     Bits known;   // the largest finite magnitude the warp knows of in the input
