@@ -129,12 +129,11 @@ template <class T> SUMLAB_HD inline void fixed_add_group_total(detail::uint128& 
 
 // The bits a group's elements lost, beside their sum: how many lost any; the lost parts d_i =
 // y_i - q_i (|d_i| <= 1/2) as the integers d_i 2^62, OR-ed, of those with |y_i| >= 1/2; and the
-// fewest trailing zeros of a significand among those that vanished (0 < |y_i| < 1/2, q_i = 0;
-// 64: none).
+// most bits one of those that vanished lost (0 < |y_i| < 1/2, q_i = 0; 0: none).
 struct FixedGroupLoss {
   unsigned long long inexact = 0;
   unsigned long long lost = 0;
-  int vanished_low = 64;
+  int vanished_bits = 0;
 };
 // The most bits one element lost, from FixedGroupLoss::lost. An element with |y| = |x 2^k| >= 1/2
 // that lost bits lost the positions from its lowest set bit 2^-b up to the grid bit 2^0: b bits,
@@ -143,13 +142,13 @@ struct FixedGroupLoss {
 // fewest trailing zeros of any element's.
 SUMLAB_HD inline int fixed_bits_lost(unsigned long long lost) { return lost == 0 ? 0 : 62 - countr_zero_u64(lost); }
 
-// The most bits one element of the groups in `loss` lost. A normal x whose y = x 2^k vanished (0 <
-// |y| < 1/2) lost every bit of its significand m from the lowest set one up: p - ctz(m), which is
-// fixed_quantise's min(s, width) - low, since there s > width = p (m 2^-s < 1/2 with m >= 2^(p-1)).
-template <class T> SUMLAB_HD inline int fixed_group_bits_lost(const FixedGroupLoss& loss) {
+// The most bits one element of the groups in `loss` lost. An x whose y = x 2^k vanished (0 < |y| <
+// 1/2) lost every bit of its significand m (the implicit bit included where x is normal) from the
+// lowest set one up, bit_width(m) - ctz(m) (fixed_quantise_group's vanished_bits), which is
+// fixed_quantise's min(s, width) - low, since there s > width (m 2^-s < 1/2 with m >= 2^(width-1)).
+SUMLAB_HD inline int fixed_group_bits_lost(const FixedGroupLoss& loss) {
   const int above = fixed_bits_lost(loss.lost);
-  const int below = loss.vanished_low >= 64 ? 0 : FloatTraits<T>::precision - loss.vanished_low;
-  return above > below ? above : below;
+  return above > loss.vanished_bits ? above : loss.vanished_bits;
 }
 
 // An element quantised at k as q = RNE(y), y = x 2^k, with d = y - q (|d| <= 1/2), at the finer
@@ -189,19 +188,19 @@ template <class T> __device__ __forceinline__ T fixed_scale_again(T x, T two_k) 
 // the wrapping 128-bit `sum`, sets largest = max |y_i| (0 where every y_i is +0 or -0: x_i = 0, or
 // below the smallest subnormal once scaled by a negative k, so the caller tells -0 from its bits)
 // and adds the elements that lost bits to `loss`, exactly when every element is ordinary: finite,
-// y_i strictly inside (-2^63, 2^63), and not a subnormal x_i with 0 < |y_i| < 1/2; then
+// y_i strictly inside (-2^63, 2^63), and for double not a subnormal x_i with 0 < |y_i| < 1/2; then
 // fixed_quantise_bits gives that q_i (with the sign applied), nothing saturates, and
 // fixed_group_bits_lost gives the most bits an element lost. Otherwise returns false and changes
 // nothing (the caller redoes the group by the integer steps). An element that vanished (0 < |y_i|
 // < 1/2: q_i = 0, every bit lost) costs its group a second loop, which leaves it out of the lost
-// parts' OR (its d_i 2^62 need not be an integer) and counts its significand's trailing zeros
-// instead (fixed_group_bits_lost); with the scale from the data, wide inputs (lognormal sigma 12)
-// have such an element in nearly every group, which the integer steps took at a fifth of the
-// speed. Whether an element vanished is read from x_i != 0, not y_i != 0: with k < 0, y_i = x_i 2^k
-// rounds where it falls below the normal range (to 0 below the smallest subnormal), which only an
-// element far below 1/2 does. Why: y_i is a power-of-two scaling, exact unless it overflows or
-// leaves the normal range, so every y_i of 1/2 or more is exact; round
-// to nearest even is symmetric, so the sign can stay on y_i; d_i = y_i - q_i is exact (y_i's bits
+// parts' OR (its d_i 2^62 need not be an integer) and takes its significand's width less its
+// trailing zeros instead (fixed_group_bits_lost); with the scale from the data, wide inputs
+// (lognormal sigma 12) have such an element in nearly every group, which the integer steps took at
+// a fifth of the speed. Whether an element vanished is read from x_i != 0, not y_i != 0: with k <
+// 0, y_i = x_i 2^k rounds where it falls below the normal range (to 0 below the smallest
+// subnormal), which only an element far below 1/2 does. Why: y_i is a power-of-two scaling, exact
+// unless it overflows or leaves the normal range, so every y_i of 1/2 or more is exact; round to
+// nearest even is symmetric, so the sign can stay on y_i; d_i = y_i - q_i is exact (y_i's bits
 // below 2^0; q_i is y_i itself from 2^(p-1) up), and y_i lost bits exactly when d_i != 0. float:
 // only a group whose min |y_i| is below 2^(p-1) computes the d_i (with k from the data, a y_i
 // below 2^23 is an x_i below 2^-38 of the largest); double: each d_i = y_i - T(q_i) in the one
@@ -226,7 +225,7 @@ SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, detail::uin
   T big = 0, small = whole, approx = 0;
   bool vanished = false;  // double: some 0 < |y_i| < 1/2 (its bits lost are capped by its width)
   unsigned long long s = 0, inexact = 0, lost = 0;
-  int vanished_low = 64;
+  int vanished_bits = 0;
   for (int i = 0; i < N; ++i) {
     const T y = x[i] * two_k;
 #if defined(__CUDA_ARCH__)
@@ -265,7 +264,7 @@ SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, detail::uin
   if (by_min ? !(small >= whole) : vanished) {
     lost = 0;
     inexact = 0;
-    bool subnormal = false;
+    bool subnormal = false;  // double: a subnormal x vanished
     for (int i = 0; i < N; ++i) {
       Bits u;
       std::memcpy(&u, &x[i], sizeof(T));
@@ -284,9 +283,29 @@ SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, detail::uin
 #endif
       lost |= static_cast<unsigned long long>(w);
       inexact += gone || d != T(0) ? 1 : 0;
-      subnormal |= gone & ((u & FloatTraits<T>::inf_bits) == 0);
+      // A vanished x's bits lost (fixed_group_bits_lost): m's width, p for a normal x, less the
+      // trailing zeros of m with the implicit bit set (those of m itself, for a subnormal too).
+      // Float takes a subnormal's width here (1 in 256 bit patterns: 1 group in 8 of every bit
+      // pattern took the integer steps); double leaves its group to the integer steps (1 in 2048,
+      // and a 64-bit width costs two 32-bit ones).
+#if defined(__CUDA_ARCH__)  // (m | implicit is never 0)
+      const int low = sizeof(T) == 4 ? __ffs(static_cast<int>(u | implicit)) - 1 : __ffsll(static_cast<long long>(u | implicit)) - 1;
+#else
       const int low = countr_zero_u64(static_cast<std::uint64_t>(u | implicit));
-      vanished_low = gone && low < vanished_low ? low : vanished_low;
+#endif
+      int width = FloatTraits<T>::precision;
+      if constexpr (sizeof(T) == 4) {
+        const Bits frac = u & (implicit - 1);
+#if defined(__CUDA_ARCH__)
+        const int sub = 32 - __clz(static_cast<int>(frac));
+#else
+        const int sub = bit_width_u64(frac);
+#endif
+        width = (u & FloatTraits<T>::inf_bits) != 0 ? width : sub;
+      } else {
+        subnormal |= gone & ((u & FloatTraits<T>::inf_bits) == 0);
+      }
+      vanished_bits = gone && width - low > vanished_bits ? width - low : vanished_bits;
     }
     if (subnormal) return false;
   }
@@ -294,7 +313,7 @@ SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, detail::uin
   largest = big;
   loss.inexact += inexact;
   loss.lost |= lost;
-  loss.vanished_low = vanished_low < loss.vanished_low ? vanished_low : loss.vanished_low;
+  loss.vanished_bits = vanished_bits > loss.vanished_bits ? vanished_bits : loss.vanished_bits;
   return true;
 }
 

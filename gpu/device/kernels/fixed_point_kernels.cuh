@@ -909,8 +909,8 @@ __device__ __forceinline__ void fixed_quantise_each(const T* __restrict__ d_in, 
     if (q.saturated) ++saturated;
   };
   // A thread's share of a tile (a group) by the floating-point unit without branches
-  // (fixed_quantise_group); only a group holding an element that is not ordinary (saturated,
-  // NaN/Inf, or a subnormal below half a grid step) is redone by the integer steps.
+  // (fixed_quantise_group); only a group holding an element that is not ordinary (saturated, NaN
+  // or Inf) is redone by the integer steps.
   order_model::FixedGroupLoss loss;
   auto group = [&](const T(&x)[bulk_group<T>]) {
     T largest = 0;
@@ -941,7 +941,7 @@ __device__ __forceinline__ void fixed_quantise_each(const T* __restrict__ d_in, 
     each(one_element, group);
   }
   inexact += loss.inexact;
-  max_lost = max(max_lost, static_cast<unsigned long long>(order_model::fixed_group_bits_lost<T>(loss)));
+  max_lost = max(max_lost, static_cast<unsigned long long>(order_model::fixed_group_bits_lost(loss)));
   // A block-wide vote, which is also the barrier after s_stats was zeroed (a shared atomicOr per
   // warp instead, 64-bit and so a compare-and-swap loop, cost 0.1-0.4 us a launch at 2^24 floats
   // on an H200).
