@@ -941,7 +941,7 @@ __device__ __forceinline__ void fixed_quantise_each(const T* __restrict__ d_in, 
     each(one_element, group);
   }
   inexact += loss.inexact;
-  max_lost = max(max_lost, static_cast<unsigned long long>(order_model::fixed_group_bits_lost(loss)));
+  max_lost = max(max_lost, static_cast<unsigned long long>(order_model::fixed_group_bits_lost<T>(loss)));
   // A block-wide vote, which is also the barrier after s_stats was zeroed (a shared atomicOr per
   // warp instead, 64-bit and so a compare-and-swap loop, cost 0.1-0.4 us a launch at 2^24 floats
   // on an H200).
