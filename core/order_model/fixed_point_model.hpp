@@ -129,12 +129,12 @@ template <class T> SUMLAB_HD inline void fixed_add_group_total(detail::uint128& 
 
 // The bits a group's elements lost, beside their sum: how many lost any; the lost parts d_i =
 // y_i - q_i (|d_i| <= 1/2) as the integers d_i 2^62, OR-ed, of those with |y_i| >= 1/2; and the
-// fewest trailing zeros of a significand among those that vanished (0 < |y_i| < 1/2, q_i = 0;
-// 64: none).
+// significands of those that vanished (0 < |y_i| < 1/2, q_i = 0), normalised (the leading one at
+// the implicit bit, a subnormal's too) and OR-ed, above them bits that do not matter (0: none).
 struct FixedGroupLoss {
   unsigned long long inexact = 0;
   unsigned long long lost = 0;
-  int vanished_low = 64;
+  unsigned long long vanished = 0;
 };
 // The most bits one element lost, from FixedGroupLoss::lost. An element with |y| = |x 2^k| >= 1/2
 // that lost bits lost the positions from its lowest set bit 2^-b up to the grid bit 2^0: b bits,
@@ -143,12 +143,16 @@ struct FixedGroupLoss {
 // fewest trailing zeros of any element's.
 SUMLAB_HD inline int fixed_bits_lost(unsigned long long lost) { return lost == 0 ? 0 : 62 - countr_zero_u64(lost); }
 
-// The most bits one element of the groups in `loss` lost. A normal x whose y = x 2^k vanished (0 <
-// |y| < 1/2) lost every bit of its significand m from the lowest set one up: p - ctz(m), which is
-// fixed_quantise's min(s, width) - low, since there s > width = p (m 2^-s < 1/2 with m >= 2^(p-1)).
+// The most bits one element of the groups in `loss` lost. An x whose y = x 2^k vanished (0 < |y| <
+// 1/2) lost every bit of its significand m from the lowest set one up, bit_width(m) - ctz(m), which
+// is fixed_quantise's min(s, width) - low, since there s > width (m 2^-s < 1/2 with m >= 2^(width-1)).
+// Shifted up to p bits (the leading one at 2^(p-1), as a subnormal x scaled into the normal range
+// has it), m keeps its width less its trailing zeros, p - ctz: the most of these is p less the
+// trailing zeros of the normalised significands OR-ed.
 template <class T> SUMLAB_HD inline int fixed_group_bits_lost(const FixedGroupLoss& loss) {
-  const int above = fixed_bits_lost(loss.lost);
-  const int below = loss.vanished_low >= 64 ? 0 : FloatTraits<T>::precision - loss.vanished_low;
+  constexpr int p = FloatTraits<T>::precision;
+  const unsigned long long m = loss.vanished & ((1ull << p) - 1);
+  const int above = fixed_bits_lost(loss.lost), below = m == 0 ? 0 : p - countr_zero_u64(m);
   return above > below ? above : below;
 }
 
@@ -189,19 +193,19 @@ template <class T> __device__ __forceinline__ T fixed_scale_again(T x, T two_k) 
 // the wrapping 128-bit `sum`, sets largest = max |y_i| (0 where every y_i is +0 or -0: x_i = 0, or
 // below the smallest subnormal once scaled by a negative k, so the caller tells -0 from its bits)
 // and adds the elements that lost bits to `loss`, exactly when every element is ordinary: finite,
-// y_i strictly inside (-2^63, 2^63), and not a subnormal x_i with 0 < |y_i| < 1/2; then
-// fixed_quantise_bits gives that q_i (with the sign applied), nothing saturates, and
-// fixed_group_bits_lost gives the most bits an element lost. Otherwise returns false and changes
-// nothing (the caller redoes the group by the integer steps). An element that vanished (0 < |y_i|
-// < 1/2: q_i = 0, every bit lost) costs its group a second loop, which leaves it out of the lost
-// parts' OR (its d_i 2^62 need not be an integer) and counts its significand's trailing zeros
-// instead (fixed_group_bits_lost); with the scale from the data, wide inputs (lognormal sigma 12)
-// have such an element in nearly every group, which the integer steps took at a fifth of the
-// speed. Whether an element vanished is read from x_i != 0, not y_i != 0: with k < 0, y_i = x_i 2^k
-// rounds where it falls below the normal range (to 0 below the smallest subnormal), which only an
-// element far below 1/2 does. Why: y_i is a power-of-two scaling, exact unless it overflows or
-// leaves the normal range, so every y_i of 1/2 or more is exact; round
-// to nearest even is symmetric, so the sign can stay on y_i; d_i = y_i - q_i is exact (y_i's bits
+// y_i strictly inside (-2^63, 2^63); then fixed_quantise_bits gives that q_i (with the sign
+// applied), nothing saturates, and fixed_group_bits_lost gives the most bits an element lost.
+// Otherwise returns false and changes nothing (the caller redoes the group by the integer steps).
+// An element that vanished (0 < |y_i| < 1/2: q_i = 0, every bit lost) costs its group a second
+// loop, which leaves it out of the lost parts' OR (its d_i 2^62 need not be an integer) and ORs its
+// normalised significand instead (fixed_group_bits_lost): an OR an element, where its width and
+// trailing zeros, compared, took three bit scans (FLO, BREV) and six more instructions. Every bit
+// pattern (three quarters of float elements vanish at k = -66) has such an element in nearly every
+// group, wide inputs (lognormal sigma 12) too. Whether an element vanished is read from x_i != 0, not y_i != 0: with k <
+// 0, y_i = x_i 2^k rounds where it falls below the normal range (to 0 below the smallest
+// subnormal), which only an element far below 1/2 does. Why: y_i is a power-of-two scaling, exact
+// unless it overflows or leaves the normal range, so every y_i of 1/2 or more is exact; round to
+// nearest even is symmetric, so the sign can stay on y_i; d_i = y_i - q_i is exact (y_i's bits
 // below 2^0; q_i is y_i itself from 2^(p-1) up), and y_i lost bits exactly when d_i != 0. float:
 // only a group whose min |y_i| is below 2^(p-1) computes the d_i (with k from the data, a y_i
 // below 2^23 is an x_i below 2^-38 of the largest); double: each d_i = y_i - T(q_i) in the one
@@ -224,9 +228,8 @@ SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, detail::uin
   using Bits = typename FloatTraits<T>::Bits;
   constexpr Bits implicit = Bits(1) << (FloatTraits<T>::precision - 1);
   T big = 0, small = whole, approx = 0;
-  bool vanished = false;  // double: some 0 < |y_i| < 1/2 (its bits lost are capped by its width)
-  unsigned long long s = 0, inexact = 0, lost = 0;
-  int vanished_low = 64;
+  bool vanished = false;  // double: some 0 < |y_i| < 1/2 (the second loop takes its bits lost)
+  unsigned long long s = 0, inexact = 0, lost = 0, gone_bits = 0;
   for (int i = 0; i < N; ++i) {
     const T y = x[i] * two_k;
 #if defined(__CUDA_ARCH__)
@@ -265,7 +268,8 @@ SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, detail::uin
   if (by_min ? !(small >= whole) : vanished) {
     lost = 0;
     inexact = 0;
-    bool subnormal = false;
+    // Float's lost parts as d_i 2^24, 32-bit integers: a y_i of 1/2 or more has no bit below 2^-24.
+    unsigned lost24 = 0;
     for (int i = 0; i < N; ++i) {
       Bits u;
       std::memcpy(&u, &x[i], sizeof(T));
@@ -275,26 +279,34 @@ SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, detail::uin
       // (x != 0 from its bits: the first loop's compare, merged with this one, stayed live in
       // the hot loop's registers)
       const bool gone = (fabs(y) < T(0.5)) & ((u & ~FloatTraits<T>::sign_bit) != 0);
-      const long long w = gone ? 0 : fixed_rint_ll(d * T(0x1p62));
+      if constexpr (sizeof(T) == 4) lost24 |= gone ? 0u : static_cast<unsigned>(__float2int_rn(d * T(0x1p24)));
+      else lost |= gone ? 0ull : static_cast<unsigned long long>(fixed_rint_ll(d * T(0x1p62)));
 #else
       const T y = x[i] * two_k;
       const T d = y - std::nearbyint(y);
       const bool gone = (std::fabs(y) < T(0.5)) & (x[i] != T(0));
-      const long long w = gone || !(std::fabs(d) <= T(0.5)) ? 0 : static_cast<long long>(std::nearbyint(d * T(0x1p62)));
+      const bool part = !gone && std::fabs(d) <= T(0.5);
+      if constexpr (sizeof(T) == 4) lost24 |= part ? static_cast<unsigned>(static_cast<int>(std::nearbyint(d * T(0x1p24)))) : 0u;
+      else lost |= part ? static_cast<unsigned long long>(static_cast<long long>(std::nearbyint(d * T(0x1p62)))) : 0ull;
 #endif
-      lost |= static_cast<unsigned long long>(w);
       inexact += gone || d != T(0) ? 1 : 0;
-      subnormal |= gone & ((u & FloatTraits<T>::inf_bits) == 0);
-      const int low = countr_zero_u64(static_cast<std::uint64_t>(u | implicit));
-      vanished_low = gone && low < vanished_low ? low : vanished_low;
+      // A vanished x's significand, normalised (fixed_group_bits_lost): a normal x's with its
+      // implicit bit; a subnormal x times 2^64 is normal, exactly, its significand shifted up until
+      // the leading one reaches the implicit bit.
+      const T scaled = x[i] * T(0x1p64);
+      Bits v;
+      std::memcpy(&v, &scaled, sizeof(T));
+      v = (u & FloatTraits<T>::inf_bits) != 0 ? u : v;
+      gone_bits |= gone ? static_cast<unsigned long long>(v | implicit) : 0ull;
     }
-    if (subnormal) return false;
+    // The sign-extended OR is the OR of the sign-extended parts; 2^38 takes d 2^24 to d 2^62.
+    if constexpr (sizeof(T) == 4) lost = static_cast<unsigned long long>(static_cast<long long>(static_cast<int>(lost24))) << 38;
   }
   fixed_add_group_total(sum, s, approx);
   largest = big;
   loss.inexact += inexact;
   loss.lost |= lost;
-  loss.vanished_low = vanished_low < loss.vanished_low ? vanished_low : loss.vanished_low;
+  loss.vanished |= gone_bits;
   return true;
 }
 

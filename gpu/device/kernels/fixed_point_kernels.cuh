@@ -667,8 +667,11 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
   };
   for_each_bulk_group(d_in, num_items, rest, group);
   if (sparse && !broken) {  // the warp's slots it did not fill: +0, which adds nothing (a sparse block has a nonzero element)
+    // (by the warp's lanes that exist: a partial last warp strided by 32 left slots unwritten, which
+    // pass 2 then read, whatever the memory held)
     const SparseWarp& sw = s_sparse[threadIdx.x >> 5];
-    for (unsigned long long at = sw.next + (threadIdx.x & 31u); at < sw.end; at += 32) ex.sparse[at] = T(0);
+    const unsigned live = static_cast<unsigned>(live_lanes());
+    for (unsigned long long at = sw.next + (threadIdx.x & 31u); at < sw.end; at += live) ex.sparse[at] = T(0);
   }
   let_dependents_start();
   // The ordinary elements' largest magnitude as 2^floor(log2 |x|): its exponent is all pass 2
@@ -909,8 +912,8 @@ __device__ __forceinline__ void fixed_quantise_each(const T* __restrict__ d_in, 
     if (q.saturated) ++saturated;
   };
   // A thread's share of a tile (a group) by the floating-point unit without branches
-  // (fixed_quantise_group); only a group holding an element that is not ordinary (saturated,
-  // NaN/Inf, or a subnormal below half a grid step) is redone by the integer steps.
+  // (fixed_quantise_group); only a group holding an element that is not ordinary (saturated, NaN
+  // or Inf) is redone by the integer steps.
   order_model::FixedGroupLoss loss;
   auto group = [&](const T(&x)[bulk_group<T>]) {
     T largest = 0;
