@@ -201,15 +201,15 @@ template <class T> __device__ __forceinline__ T fixed_scale_again(T x, T two_k) 
 // normalised significand instead (fixed_group_bits_lost): an OR an element, where its width and
 // trailing zeros, compared, took three bit scans (FLO, BREV) and six more instructions. Every bit
 // pattern (three quarters of float elements vanish at k = -66) has such an element in nearly every
-// group, wide inputs (lognormal sigma 12) too. Whether an element vanished is read from x_i != 0, not y_i != 0: with k <
-// 0, y_i = x_i 2^k rounds where it falls below the normal range (to 0 below the smallest
-// subnormal), which only an element far below 1/2 does. Why: y_i is a power-of-two scaling, exact
-// unless it overflows or leaves the normal range, so every y_i of 1/2 or more is exact; round to
-// nearest even is symmetric, so the sign can stay on y_i; d_i = y_i - q_i is exact (y_i's bits
-// below 2^0; q_i is y_i itself from 2^(p-1) up), and y_i lost bits exactly when d_i != 0. float:
-// only a group whose min |y_i| is below 2^(p-1) computes the d_i (with k from the data, a y_i
-// below 2^23 is an x_i below 2^-38 of the largest); double: each d_i = y_i - T(q_i) in the one
-// loop (on an H200 the min path was 0.2-20% slower for doubles, 0.2-10% faster for floats:
+// group, wide inputs (lognormal sigma 12) too. Whether an element vanished is read from x_i != 0,
+// not y_i != 0: with k < 0, y_i = x_i 2^k rounds where it falls below the normal range (to 0 below
+// the smallest subnormal), which only an element far below 1/2 does. Why: y_i is a power-of-two
+// scaling, exact unless it overflows or leaves the normal range, so every y_i of 1/2 or more is
+// exact; round to nearest even is symmetric, so the sign can stay on y_i; d_i = y_i - q_i is exact
+// (y_i's bits below 2^0; q_i is y_i itself from 2^(p-1) up), and y_i lost bits exactly when d_i !=
+// 0. float: only a group whose min |y_i| is below 2^(p-1) computes the d_i (with k from the data,
+// a y_i below 2^23 is an x_i below 2^-38 of the largest); double: each d_i = y_i - T(q_i) in the
+// one loop (on an H200 the min path was 0.2-20% slower for doubles, 0.2-10% faster for floats:
 // docs/performance-notes.md). big = max |y_i| below 2^63 rules out Inf and saturation, and the sum
 // A below (NaN when some y_i is) rules out NaN, which max and min pass over.
 // The group's total G = sum q_i (|G| < N 2^63) costs one 64-bit add per element: s = G mod 2^64
