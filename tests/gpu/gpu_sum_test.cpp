@@ -782,6 +782,50 @@ TYPED_TEST(GpuFixedPointFromData, OneReadWhereTheGuessHoldsAndTheCpuBitsEverywhe
   }
 }
 
+// The window pass's sparse blocks write the elements that can matter to slots in the launch's
+// workspace, which outlives a sum, and a warp fills the slots it reserved but did not use with
+// zeros. A partial last warp (blocks of 1000 threads: 8 lanes) once filled them by a stride of 32,
+// leaving most of them as an earlier sum had left them, and pass 2 quantised those. Here the
+// earlier sum (4 x 1024, the window pass, with room for more slots than the next, so that the
+// workspace stays where it is) writes out a fifth of its input, doubles 2^600 times larger than
+// the next input's largest, spread over 40 binades below the top of their tiles so that its blocks
+// go sparse; any one of them read by the next sum (3 x 1000) saturates at its grid: the report
+// would say overflow and the bits would change.
+TEST(GpuFixedPointSparseSlots, HoldNothingFromAnEarlierSum) {
+  SUMLAB_REQUIRE_GPU();
+  const std::int64_t n = (std::int64_t(1) << 18) + 37;
+  DistributionSpec wide;
+  wide.kind = Distribution::lognormal;
+  wide.sigma = 24;
+  const auto x = generate<double>(wide, 9, n);
+  std::vector<double> earlier(x);
+  for (std::size_t i = 0; i < earlier.size(); ++i)
+    earlier[i] = i % 5 == 0 ? std::ldexp(1.0 + static_cast<double>(i % 7) / 8, 773 - static_cast<int>(i / 5 % 40))
+                            : earlier[i] * 0x1p600;
+  const auto cpu = fixed_point_sum<double>(std::span<const double>(x));
+  gpu::DeviceBuffer<double> buf(n, 0);
+  auto shape = [](int grid, int block) {
+    LaunchShape s = default_shape(GpuKernel::fixed_point);
+    s.grid = grid;
+    s.block = block;
+    s.vector = 1;
+    return canonicalize(GpuKernel::fixed_point, s);
+  };
+  for (int round = 0; round < 3; ++round) {
+    SCOPED_TRACE(round);
+    buf.upload(std::span<const double>(earlier));
+    const auto e = gpu::gpu_sum<double>(GpuKernel::fixed_point, shape(4, 1024), buf);
+    ASSERT_TRUE(e.ok()) << e.error;
+    EXPECT_EQ(e.input_reads, 1);  // (its blocks went sparse and found room: the slots hold its elements)
+    buf.upload(std::span<const double>(x));
+    const auto g = gpu::gpu_sum<double>(GpuKernel::fixed_point, shape(3, 1000), buf);
+    ASSERT_TRUE(g.ok()) << g.error;
+    EXPECT_TRUE(same_bits(g.value, cpu.value)) << hex_bits(g.value) << " vs CPU " << hex_bits(cpu.value);
+    EXPECT_EQ(g.note, cpu.diagnostics);
+    EXPECT_EQ(g.input_reads, 1);
+  }
+}
+
 // gpu_exact and gpu_fixed_point read their input as tiles of blockDim.x * 64 bytes, copied to
 // shared memory by the bulk-copy engine from the first 16-byte boundary on; the elements before it
 // and after the last whole tile are read one by one. Views that start 1 to 3 floats (1 double) past
