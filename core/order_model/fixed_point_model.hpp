@@ -149,11 +149,17 @@ SUMLAB_HD inline int fixed_bits_lost(unsigned long long lost) { return lost == 0
 // Shifted up to p bits (the leading one at 2^(p-1), as a subnormal x scaled into the normal range
 // has it), m keeps its width less its trailing zeros, p - ctz: the most of these is p less the
 // trailing zeros of the normalised significands OR-ed.
-template <class T> SUMLAB_HD inline int fixed_group_bits_lost(const FixedGroupLoss& loss) {
+// In the lost parts' form, m 2^(62 - p) (the leading one at 2^61, as a d of 1/2 has it), the
+// trailing zeros give that count as a d 2^62's do (fixed_bits_lost: 62 - ctz = p - ctz(m)), so one
+// OR takes both kinds: the fewest trailing zeros are the most bits lost. `vanished`: the normalised
+// significands OR-ed, nonzero (above them bits that do not matter; the leading one is set here).
+template <class T> SUMLAB_HD inline unsigned long long fixed_vanished_as_lost(unsigned long long vanished) {
   constexpr int p = FloatTraits<T>::precision;
-  const unsigned long long m = loss.vanished & ((1ull << p) - 1);
-  const int above = fixed_bits_lost(loss.lost), below = m == 0 ? 0 : p - countr_zero_u64(m);
-  return above > below ? above : below;
+  constexpr unsigned long long implicit = 1ull << (p - 1);
+  return ((vanished & (implicit - 1)) | implicit) << (62 - p);
+}
+template <class T> SUMLAB_HD inline int fixed_group_bits_lost(const FixedGroupLoss& loss) {
+  return fixed_bits_lost(loss.lost | (loss.vanished != 0 ? fixed_vanished_as_lost<T>(loss.vanished) : 0));
 }
 
 // An element quantised at k as q = RNE(y), y = x 2^k, with d = y - q (|d| <= 1/2), at the finer

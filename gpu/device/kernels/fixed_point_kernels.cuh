@@ -363,9 +363,8 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
   int slow = 0;                  // the elements after the anchor it sent to the integer steps
   long long seen = 0;            // the elements it read after the anchor
   // A sparse block (fixed_window_sparse) instead counts the elements that vanish at every E it
-  // allows in inexact, their bits OR-ed in lost (made m 2^9 at the end, m their significands OR-ed:
-  // order_model::fixed_bits_lost then gives 53 - ctz(m), the most bits one lost), and writes the
-  // others out. Its warps' words live in shared memory, not in the registers every window block's
+  // allows in inexact, their bits OR-ed in lost (put in the lost parts' form at the end by
+  // order_model::fixed_vanished_as_lost, as pass 2's groups put theirs), and writes the others out. Its warps' words live in shared memory, not in the registers every window block's
   // loop would hold too.
   bool sparse = false;  // the same in every thread of the block
   struct SparseWarp {
@@ -453,7 +452,7 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
       const unsigned high = static_cast<unsigned>(u >> 32) & 0x7fffffffu;
       top_high = high < inf_high && high > top_high ? high : top_high;
       const bool vanishes = high < vanish_high && high >= smallest_normal_high;
-      lost |= vanishes ? u : 0;  // (the significands' low bits, OR-ed; made m 2^9 at the end)
+      lost |= vanishes ? u : 0;  // (the significands' low bits, OR-ed: normal, their implicit bit set at the end)
       gone |= vanishes ? 1u << i : 0u;
       out |= !vanishes && (high | static_cast<unsigned>(u)) != 0 ? 1u << i : 0u;
     }
@@ -682,10 +681,7 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
     const Bits top = e >= -1022 ? static_cast<Bits>(e + 1023) << 52 : Bits(1) << (e + 1074);
     largest = top > largest ? top : largest;
   }
-  if (sparse && inexact != 0) {
-    constexpr Bits smallest_normal = Bits(1) << frac_bits;
-    lost = ((lost & (smallest_normal - 1)) | smallest_normal) << 9;
-  }
+  if (sparse && inexact != 0) lost = order_model::fixed_vanished_as_lost<T>(lost);
   // The threads' words, reduced per warp into s_red, then across the warps word by word.
   enum {
     red_largest = 0, red_sum, red_finer = red_sum + 2, red_inexact = red_finer + 2 * MW, red_shallow, red_lost = red_shallow + MW,
@@ -991,7 +987,7 @@ __device__ __forceinline__ void fixed_quantise_block(const T* __restrict__ d_in,
 }
 
 // MaxThreads: the instantiation's __launch_bounds__ (512: up to 128 registers; 1024: at most 64,
-// for 1024-thread blocks only; with CUDA 13.0 the 512 builds use 117 (double) and 105 (float)
+// for 1024-thread blocks only; with CUDA 13.0 the 512 builds use 117 (double) and 97 (float)
 // registers without spilling, the 1024 builds spill 16 (float) and 136 bytes (double)).
 // The launch provides bulk_smem_bytes(blockDim.x) of dynamic shared memory.
 template <class T, int MaxThreads>
