@@ -2,7 +2,10 @@
 
 CPU: sumlab.sum(x, "exact") and sumlab.value(x, "exact") on 10^7 float64 NumPy values, against the
 same C++ calls (sum_report, sum_value) timed in C++ on the same array in the same process. Goal:
-the Python call within 5% of the C++ call.
+the Python call within 5% of the C++ call. And a Python subject in a study: the time between the
+calls of a function that returns at once, run back to back on 2^26 float32 values, against one
+copy of those values (numpy.copy), which sumlab.Subject must make so that the function may change
+or keep its input. Goal: within 1.5x of that copy.
 
 GPU (when a CUDA device and PyTorch are here): sumlab.value on a PyTorch CUDA array of 2^26
 elements read in place by gpu_exact (float32 and float64), against the same C++ call timed in C++
@@ -64,6 +67,31 @@ def cpu_rows(repeats: int) -> list[dict]:
     return rows
 
 
+def subject_row(repeats: int) -> dict:
+    x = np.random.default_rng(1).random(1 << 26, dtype=np.float32)
+    copies = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        np.copy(x)
+        copies.append(time.perf_counter() - t0)
+    entered, left = [], []
+
+    def at_once(a):
+        entered.append(time.perf_counter())
+        r = np.float32(0)
+        left.append(time.perf_counter())
+        return r
+
+    with tempfile.TemporaryDirectory() as d:
+        sumlab.study.determinism(sumlab.Subject(at_once, name="at_once"), str(pathlib.Path(d) / "d"), runs=repeats + 1,
+                                 dtypes=["float32"], dists=["uniform"], sizes=[str(1 << 26)], kernels=["gpu_two_pass"],
+                                 backend="model")
+    gap = statistics.median(b - a for a, b in zip(left, entered[1:]))
+    copy = statistics.median(copies)
+    return {"case": "a sumlab.Subject's calls in a study, 2^26 float32: the time between them", "python_ms": gap * 1e3,
+            "copy_ms": copy * 1e3, "python_over_copy": gap / copy, "goal": 1.5}
+
+
 def bench_kernel_ms(binary: str, dtype: str, log2: int) -> float:
     with tempfile.TemporaryDirectory() as d:
         out = pathlib.Path(d) / "bench"
@@ -121,7 +149,7 @@ def main() -> None:
     p.add_argument("--calls", type=int, default=100, help="back-to-back sums per round of the out= form")
     p.add_argument("--json", help="also write the rows here")
     a = p.parse_args()
-    rows = cpu_rows(a.repeats)
+    rows = cpu_rows(a.repeats) + [subject_row(a.repeats)]
     ok, why = sumlab.cuda_available()
     if ok:
         rows += gpu_rows(a.binary, a.repeats, a.calls)
@@ -131,6 +159,8 @@ def main() -> None:
         extra = f", bench kernel {r['bench_kernel_ms']:.4f} ms -> {r['python_over_bench']:.3f}x" \
             if "bench_kernel_ms" in r else ""
         cpp = f", C++ {r['cpp_ms']:.4f} ms -> {r['python_over_cpp']:.3f}x" if "cpp_ms" in r else ""
+        if "copy_ms" in r:
+            cpp = f", one copy {r['copy_ms']:.4f} ms -> {r['python_over_copy']:.3f}x"
         print(f"{r['case']}: Python {r['python_ms']:.4f} ms{cpp}{extra} (goal <= {r['goal']:.2f}x)")
     if a.json:
         pathlib.Path(a.json).write_text(json.dumps({"sumlab": sumlab.__version__, "rows": rows}, indent=2) + "\n")
