@@ -322,8 +322,8 @@ template <class Base> class PySubject : public Base {
   // fn(c, a read-only NumPy view of the lab's copy, valid for the call only, input_id=its
   // InputIdentity) as R; the exception's own message (sumlab.Subject puts the type in front), not
   // the traceback through the lab's frames. The views are by reference: an array without an owner
-  // is otherwise exported as a copy, which sumlab.Subject, copying the view itself, made a second
-  // one (44 ms a call at 2^26 floats).
+  // is otherwise exported as a copy, and sumlab.Subject, which copies the view itself, then made a
+  // second copy of the whole input every call.
   template <class R, class T> R call(std::size_t c, std::span<const T> x, std::uint64_t input, const char* not_r) {
     nb::gil_scoped_acquire gil;
     try {
