@@ -364,8 +364,9 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
   long long seen = 0;            // the elements it read after the anchor
   // A sparse block (fixed_window_sparse) instead counts the elements that vanish at every E it
   // allows in inexact, their bits OR-ed in lost (put in the lost parts' form at the end by
-  // order_model::fixed_vanished_as_lost, as pass 2's groups put theirs), and writes the others out. Its warps' words live in shared memory, not in the registers every window block's
-  // loop would hold too.
+  // order_model::fixed_vanished_as_lost, as pass 2's groups put theirs), and writes the others
+  // out. Its warps' words live in shared memory, not in the registers every window block's loop
+  // would hold too.
   bool sparse = false;  // the same in every thread of the block
   struct SparseWarp {
     Bits known;   // the largest finite magnitude the warp knows of in the input
