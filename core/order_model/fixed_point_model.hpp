@@ -143,21 +143,23 @@ struct FixedGroupLoss {
 // fewest trailing zeros of any element's.
 SUMLAB_HD inline int fixed_bits_lost(unsigned long long lost) { return lost == 0 ? 0 : 62 - countr_zero_u64(lost); }
 
-// The most bits one element of the groups in `loss` lost. An x whose y = x 2^k vanished (0 < |y| <
-// 1/2) lost every bit of its significand m from the lowest set one up, bit_width(m) - ctz(m), which
-// is fixed_quantise's min(s, width) - low, since there s > width (m 2^-s < 1/2 with m >= 2^(width-1)).
-// Shifted up to p bits (the leading one at 2^(p-1), as a subnormal x scaled into the normal range
-// has it), m keeps its width less its trailing zeros, p - ctz: the most of these is p less the
-// trailing zeros of the normalised significands OR-ed.
-// In the lost parts' form, m 2^(62 - p) (the leading one at 2^61, as a d of 1/2 has it), the
-// trailing zeros give that count as a d 2^62's do (fixed_bits_lost: 62 - ctz = p - ctz(m)), so one
-// OR takes both kinds: the fewest trailing zeros are the most bits lost. `vanished`: the normalised
-// significands OR-ed, nonzero (above them bits that do not matter; the leading one is set here).
+// Normalised significands m OR-ed (`vanished`, nonzero; above p bits that do not matter, the leading
+// one set here) in the lost parts' form, m 2^(62 - p): the leading one at 2^61, as a d of 1/2 has
+// it, and trailing zeros that count as a d 2^62's do (fixed_bits_lost: 62 - ctz = p - ctz(m)), so
+// in an OR with lost parts the fewest trailing zeros are the most bits lost. Pass 2's groups and
+// the window pass's sparse blocks put their vanished elements in this form.
 template <class T> SUMLAB_HD inline unsigned long long fixed_vanished_as_lost(unsigned long long vanished) {
   constexpr int p = FloatTraits<T>::precision;
   constexpr unsigned long long implicit = 1ull << (p - 1);
   return ((vanished & (implicit - 1)) | implicit) << (62 - p);
 }
+
+// The most bits one element of the groups in `loss` lost. An x whose y = x 2^k vanished (0 < |y| <
+// 1/2) lost every bit of its significand m from the lowest set one up, bit_width(m) - ctz(m), which
+// is fixed_quantise's min(s, width) - low, since there s > width (m 2^-s < 1/2 with m >= 2^(width-1)).
+// Shifted up to p bits (the leading one at 2^(p-1), as a subnormal x scaled into the normal range
+// has it), m keeps its width less its trailing zeros, p - ctz: the most of these is p less the
+// trailing zeros of the normalised significands OR-ed, taken with the lost parts' in one OR.
 template <class T> SUMLAB_HD inline int fixed_group_bits_lost(const FixedGroupLoss& loss) {
   return fixed_bits_lost(loss.lost | (loss.vanished != 0 ? fixed_vanished_as_lost<T>(loss.vanished) : 0));
 }
