@@ -381,9 +381,11 @@ class PyExternal final : public PySubject<ExternalSum> {
     const int device = gpu::DeviceBuffer<T>::borrow(d_x, static_cast<std::int64_t>(n)).device_id();
     nb::gil_scoped_acquire gil;
     const std::size_t shape[1] = {n};
-    const nb::ndarray<const T, nb::ndim<1>, nb::device::cuda> view(d_x, 1, shape, nb::handle(), nullptr, nb::dtype<T>(),
-                                                                   nb::device::cuda::value, device);
-    return call_on<double>(c, nb::cast(view), input, not_a_number);
+    // (array_api: a Python object with __dlpack__ and __dlpack_device__, where no framework gives a bare
+    // DLPack capsule; by reference, which the call's lifetime allows, where a copy cannot be made)
+    const nb::ndarray<nb::array_api, const T, nb::ndim<1>, nb::device::cuda> view(
+        d_x, 1, shape, nb::handle(), nullptr, nb::dtype<T>(), nb::device::cuda::value, device);
+    return call_on<double>(c, nb::cast(view, nb::rv_policy::reference), input, not_a_number);
 #else
     (void)c, (void)d_x, (void)n, (void)input;
     throw ExternalError("this sumlab was built without CUDA");
@@ -407,9 +409,8 @@ nb::object device_copy(const nb::ndarray<nb::ro, nb::ndim<1>, nb::device::cuda>&
     nb::capsule owner(buffer.get(), [](void* p) noexcept { delete static_cast<gpu::DeviceBuffer<T>*>(p); });
     gpu::DeviceBuffer<T>* const held = buffer.release();  // the capsule's now
     const std::size_t shape[1] = {a.shape(0)};
-    return nb::cast(nb::ndarray<T, nb::ndim<1>, nb::device::cuda>(held->device_data(), 1, shape, owner, nullptr,
-                                                                  nb::dtype<T>(), nb::device::cuda::value,
-                                                                  held->device_id()));
+    return nb::cast(nb::ndarray<nb::array_api, T, nb::ndim<1>, nb::device::cuda>(
+        held->device_data(), 1, shape, owner, nullptr, nb::dtype<T>(), nb::device::cuda::value, held->device_id()));
   };
   return a.dtype() == nb::dtype<float>() ? copy.template operator()<float>() : copy.template operator()<double>();
 #else

