@@ -372,6 +372,31 @@ def test_a_device_subject_takes_numpy_where_the_lab_holds_its_data_on_the_host(t
     assert seen and all(t is np.ndarray and where == (1, 0) for t, where in seen)
 
 
+def test_a_device_view_is_copied_on_the_device_once_an_input(monkeypatch):
+    """The lab's CUDA view (here a stand-in whose __dlpack_device__ says CUDA) goes through
+    _sumlab.device_copy in the lab's thread, once an input where prepare's result is kept, and
+    prepare gets that copy, never the view."""
+    from sumlab import _sumlab
+
+    class CudaView:
+        shape, size = (3,), 3
+
+        def __dlpack_device__(self):
+            return (2, 0)
+
+    copied = np.arange(3, dtype=np.float32)
+    threads = []
+    monkeypatch.setattr(_sumlab, "device_copy", lambda v: threads.append(threading.get_ident()) or copied)
+    got = []
+    subject = sumlab.Subject(lambda x: np.float32(x.sum()), prepare=lambda a: got.append(a) or a, device=True)
+    assert subject(0, CudaView(), input_id=7) == 3.0
+    assert subject(0, CudaView(), input_id=7) == 3.0
+    assert threads == [threading.get_ident()]
+    assert len(got) == 1 and got[0] is copied
+    assert subject(0, CudaView(), input_id=8) == 3.0  # another input: copied and prepared again
+    assert len(threads) == 2 and len(got) == 2
+
+
 def test_device_input_is_for_sum_subjects():
     with pytest.raises(ValueError, match="device=True is for sum subjects"):
         sumlab.Subject(np.cumsum, kind="scan", device=True)
