@@ -49,6 +49,28 @@ template <class T> DeviceBuffer<T> DeviceBuffer<T>::borrow(const T* device_data,
   return b;
 }
 
+template <class T> DeviceBuffer<T> DeviceBuffer<T>::copy_of(const T* device_data, std::int64_t n) {
+  (void)borrow(device_data, n);  // (checks the pointer)
+  DeviceBuffer b(n);
+  if (n == 0) return b;
+  const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(T);
+  SUMLAB_CUDA_CHECK(cudaMemcpy(b.impl_->d, device_data, bytes, cudaMemcpyDeviceToDevice));
+  // A device-to-device cudaMemcpy may return before the copy ends; its reader may be on any stream.
+  SUMLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  return b;
+}
+
+template <class T> int DeviceBuffer<T>::device_id() const {
+  int device = 0;
+  if (size() == 0) {
+    SUMLAB_CUDA_CHECK(cudaGetDevice(&device));
+    return device;
+  }
+  cudaPointerAttributes a{};
+  SUMLAB_CUDA_CHECK(cudaPointerGetAttributes(&a, impl_->d));
+  return a.device;
+}
+
 template <class T> DeviceBuffer<T>::~DeviceBuffer() = default;
 template <class T> DeviceBuffer<T>::DeviceBuffer(DeviceBuffer&&) noexcept = default;
 template <class T> DeviceBuffer<T>& DeviceBuffer<T>::operator=(DeviceBuffer&&) noexcept = default;

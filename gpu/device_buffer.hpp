@@ -24,6 +24,11 @@ template <class T> class DeviceBuffer {
   // copied or freed, so a kernel reads the caller's memory in place. The memory must outlive the
   // buffer and stay unchanged while it is read; upload() would write into it.
   static DeviceBuffer borrow(const T* device_data, std::int64_t n);
+  // A buffer of its own holding a copy of n elements of device memory, the copy finished when it
+  // returns: what a user's function may change without touching the lab's data.
+  static DeviceBuffer copy_of(const T* device_data, std::int64_t n);
+  // The ordinal of the device the data lies on (the current device for an empty buffer).
+  int device_id() const;
   ~DeviceBuffer();
   DeviceBuffer(DeviceBuffer&&) noexcept;
   DeviceBuffer& operator=(DeviceBuffer&&) noexcept;

@@ -133,10 +133,10 @@ std::vector<std::shared_ptr<ExternalSum>> externals(const std::vector<std::strin
 }
 
 bool ExternalSum::has_device_entry(std::string_view) const { return false; }
-double ExternalSum::run_device(std::size_t, const float*, std::size_t) {
+double ExternalSum::run_device(std::size_t, const float*, std::size_t, std::uint64_t) {
   throw ExternalError("this subject has no device entry");
 }
-double ExternalSum::run_device(std::size_t, const double*, std::size_t) {
+double ExternalSum::run_device(std::size_t, const double*, std::size_t, std::uint64_t) {
   throw ExternalError("this subject has no device entry");
 }
 
@@ -219,7 +219,7 @@ ExternalOutcome<T> run_external(ExternalSum& s, std::size_t config, KernelInput<
   const T* d_x = x.device_data();  // nullptr for n = 0, which the ABI allows
   if (x.on_device() && s.has_device_entry(FloatTraits<T>::dtype)) {
     const auto n = static_cast<std::size_t>(x.size());
-    return measure_call<T>(s, [&] { return s.run_device(config, d_x, n); }, input_finite);
+    return measure_call<T>(s, [&] { return s.run_device(config, d_x, n, x.input_id()); }, input_finite);
   }
   // The host copy outside the timed call: its download (once per input) is not the subject's cost.
   ExternalOutcome<T> o;

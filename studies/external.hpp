@@ -45,12 +45,13 @@ class ExternalSum {
   // caller cannot say). Throws ExternalError (or anything) on failure.
   virtual double run(std::size_t config, std::span<const float> x, std::uint64_t input) = 0;
   virtual double run(std::size_t config, std::span<const double> x, std::uint64_t input) = 0;
-  // Subjects that also sum data where it lies on a GPU, in place (a plugin's device entries;
-  // Python subjects have none): whether there is such an entry for dtype ("float32", "float64"),
-  // and the call on the n elements at d_x, device memory the lab owns. Throws as run().
+  // Subjects that also sum data where it lies on a GPU (a plugin's device entries, a Python
+  // subject made with device=True): whether there is such an entry for dtype ("float32",
+  // "float64"), and the call on the n elements at d_x, device memory the lab owns, input as run()'s.
+  // Throws as run().
   virtual bool has_device_entry(std::string_view dtype) const;
-  virtual double run_device(std::size_t config, const float* d_x, std::size_t n);
-  virtual double run_device(std::size_t config, const double* d_x, std::size_t n);
+  virtual double run_device(std::size_t config, const float* d_x, std::size_t n, std::uint64_t input);
+  virtual double run_device(std::size_t config, const double* d_x, std::size_t n, std::uint64_t input);
   // The last call's own time in ms where the subject times it itself (a Python subject times its
   // function alone, without the harness's copy, thread and checks); nullopt: the lab's wall time
   // of the call stands.

@@ -56,8 +56,12 @@ class PluginSubject final : public ExternalSum {
   bool has_device_entry(std::string_view dtype) const override {
     return dtype == "float32" ? d_.device_sum_float32 != nullptr : d_.device_sum_float64 != nullptr;
   }
-  double run_device(std::size_t c, const float* d_x, std::size_t n) override { return call_device<float>(c, d_x, n); }
-  double run_device(std::size_t c, const double* d_x, std::size_t n) override { return call_device<double>(c, d_x, n); }
+  double run_device(std::size_t c, const float* d_x, std::size_t n, std::uint64_t) override {
+    return call_device<float>(c, d_x, n);
+  }
+  double run_device(std::size_t c, const double* d_x, std::size_t n, std::uint64_t) override {
+    return call_device<double>(c, d_x, n);
+  }
 
   // The device entry of T for configuration c and n elements as gpu/ calls it (no entry: empty),
   // with the scratch it asks for; ExternalError when the query fails.

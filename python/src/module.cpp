@@ -28,6 +28,9 @@
 #include "studies/input_file.hpp"
 #include "studies/shape_options.hpp"
 #include "studies/sum_api.hpp"
+#if defined(SUMLAB_WITH_CUDA)
+#include "gpu/device_buffer.hpp"
+#endif
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -326,10 +329,14 @@ template <class Base> class PySubject : public Base {
   // second copy of the whole input every call.
   template <class R, class T> R call(std::size_t c, std::span<const T> x, std::uint64_t input, const char* not_r) {
     nb::gil_scoped_acquire gil;
+    const std::size_t shape[1] = {x.size()};
+    const nb::ndarray<nb::numpy, const T, nb::ndim<1>> view(x.data(), 1, shape, nb::handle());
+    return call_on<R>(c, nb::cast(view, nb::rv_policy::reference), input, not_r);
+  }
+  // The same on a view the caller made (under the GIL).
+  template <class R> R call_on(std::size_t c, const nb::object& view, std::uint64_t input, const char* not_r) {
     try {
-      const std::size_t shape[1] = {x.size()};
-      const nb::ndarray<nb::numpy, const T, nb::ndim<1>> view(x.data(), 1, shape, nb::handle());
-      return nb::cast<R>(fn_(c, nb::cast(view, nb::rv_policy::reference), "input_id"_a = input));
+      return nb::cast<R>(fn_(c, view, "input_id"_a = input));
     } catch (const nb::python_error& e) {
       throw ExternalError(nb::str(e.value()).c_str());
     } catch (const nb::cast_error&) {
@@ -344,18 +351,72 @@ template <class Base> class PySubject : public Base {
   Determinism declared_;
 };
 
-// A sum: fn(config_index, array, input_id=...) -> the sum as a float.
+// A sum: fn(config_index, array, input_id=...) -> the sum as a float. With `device` (sumlab.Subject's
+// device=True), data the lab holds on a CUDA device reaches fn where it lies, as a read-only CUDA
+// array over the lab's memory (DLPack), valid for the call only: sumlab.Subject hands its user a
+// copy made on the device (device_copy, below), never that memory.
 class PyExternal final : public PySubject<ExternalSum> {
  public:
-  using PySubject::PySubject;
+  PyExternal(std::string name, nb::object fn, std::vector<std::string> configs, Determinism declared, bool device)
+      : PySubject(std::move(name), std::move(fn), std::move(configs), declared), device_(device) {}
   double run(std::size_t c, std::span<const float> x, std::uint64_t input) override { return sum(c, x, input); }
   double run(std::size_t c, std::span<const double> x, std::uint64_t input) override { return sum(c, x, input); }
+  bool has_device_entry(std::string_view dtype) const override {
+    return device_ && (dtype == "float32" || dtype == "float64");
+  }
+  double run_device(std::size_t c, const float* d_x, std::size_t n, std::uint64_t input) override {
+    return device_sum(c, d_x, n, input);
+  }
+  double run_device(std::size_t c, const double* d_x, std::size_t n, std::uint64_t input) override {
+    return device_sum(c, d_x, n, input);
+  }
 
  private:
+  static constexpr const char* not_a_number = "the subject's result is not a number";
   template <class T> double sum(std::size_t c, std::span<const T> x, std::uint64_t input) {
-    return call<double>(c, x, input, "the subject's result is not a number");
+    return call<double>(c, x, input, not_a_number);
   }
+  template <class T> double device_sum(std::size_t c, const T* d_x, std::size_t n, std::uint64_t input) {
+#if defined(SUMLAB_WITH_CUDA)
+    const int device = gpu::DeviceBuffer<T>::borrow(d_x, static_cast<std::int64_t>(n)).device_id();
+    nb::gil_scoped_acquire gil;
+    const std::size_t shape[1] = {n};
+    // (array_api: a Python object with __dlpack__ and __dlpack_device__, where no framework gives a bare
+    // DLPack capsule; by reference, which the call's lifetime allows, where a copy cannot be made)
+    const nb::ndarray<nb::array_api, const T, nb::ndim<1>, nb::device::cuda> view(
+        d_x, 1, shape, nb::handle(), nullptr, nb::dtype<T>(), nb::device::cuda::value, device);
+    return call_on<double>(c, nb::cast(view, nb::rv_policy::reference), input, not_a_number);
+#else
+    (void)c, (void)d_x, (void)n, (void)input;
+    throw ExternalError("this sumlab was built without CUDA");
+#endif
+  }
+  bool device_;
 };
+
+// A copy of a 1-D float32 or float64 CUDA array (contiguous), made on its device and finished when
+// this returns, owned by the array returned (its memory freed with it): sumlab.Subject's copy of
+// the lab's data for a device=True subject, which the user's function may change or keep.
+nb::object device_copy(const nb::ndarray<nb::ro, nb::ndim<1>, nb::device::cuda>& a) {
+  if (a.dtype() != nb::dtype<float>() && a.dtype() != nb::dtype<double>())
+    throw UserError("device_copy takes float32 and float64 arrays");
+  if (a.shape(0) > 1 && a.stride(0) != 1) throw UserError("device_copy takes contiguous arrays");
+#if defined(SUMLAB_WITH_CUDA)
+  auto copy = [&]<class T>() {
+    const auto n = static_cast<std::int64_t>(a.shape(0));
+    const T* const from = static_cast<const T*>(a.data());
+    auto buffer = std::make_unique<gpu::DeviceBuffer<T>>(gpu::DeviceBuffer<T>::copy_of(from, n));
+    nb::capsule owner(buffer.get(), [](void* p) noexcept { delete static_cast<gpu::DeviceBuffer<T>*>(p); });
+    gpu::DeviceBuffer<T>* const held = buffer.release();  // the capsule's now
+    const std::size_t shape[1] = {a.shape(0)};
+    return nb::cast(nb::ndarray<nb::array_api, T, nb::ndim<1>, nb::device::cuda>(
+        held->device_data(), 1, shape, owner, nullptr, nb::dtype<T>(), nb::device::cuda::value, held->device_id()));
+  };
+  return a.dtype() == nb::dtype<float>() ? copy.template operator()<float>() : copy.template operator()<double>();
+#else
+  throw UserError("this sumlab was built without CUDA");
+#endif
+}
 
 // An array-valued subject (a scan, row statistics, segment sums): fn(config_index, array) or, for
 // segment sums, fn(config_index, values, offsets), with input_id=... as a sum's -> its values as a
@@ -422,10 +483,10 @@ void register_array_py(const std::string& name, const nb::ndarray<nb::ro>& a, co
 }
 
 void register_external_py(const std::string& name, nb::object fn, const std::vector<std::string>& configs,
-                          const std::string& declared) {
+                          const std::string& declared, bool device) {
   const auto d = parse_determinism(declared);
   if (!d) throw UserError("declared must be not_deterministic, run_to_run or shape_invariant");
-  register_external(std::make_shared<PyExternal>(name, std::move(fn), configs, *d));
+  register_external(std::make_shared<PyExternal>(name, std::move(fn), configs, *d, device));
 }
 
 void register_external_array_py(const std::string& name, nb::object fn, const std::vector<std::string>& configs,
@@ -465,7 +526,8 @@ NB_MODULE(_sumlab, m) {
   m.def("run_cli", &run_cli_py, "args"_a);
   m.def("register_array", &register_array_py, "name"_a, "x"_a, "tag"_a);
   m.def("unregister_array", &unregister_array, "name"_a);
-  m.def("register_external", &register_external_py, "name"_a, "fn"_a, "configs"_a, "declared"_a);
+  m.def("register_external", &register_external_py, "name"_a, "fn"_a, "configs"_a, "declared"_a, "device"_a = false);
+  m.def("device_copy", &device_copy, "x"_a);
   m.def("register_external_array", &register_external_array_py, "name"_a, "fn"_a, "configs"_a, "declared"_a,
         "kind"_a);
   m.def("unregister_external", &unregister_external, "name"_a);

@@ -18,8 +18,14 @@ call that raises, returns something that is not of the declared kind (one number
 the kind's shape) with values of the input's dtype, returns NaN for finite input, or takes longer
 than ``timeout`` seconds (``prepare`` included) becomes an error row with its message, and the
 study goes on. Python cannot stop a call that overruns: it runs on in its thread, and until it
-returns the subject's later calls fail at once rather than start beside it. The other kinds (``Subject`` lists them) return arrays: NumPy, PyTorch,
-CuPy, JAX; brought to the host.
+returns the subject's later calls fail at once rather than start beside it. The other kinds
+(``Subject`` lists them) return arrays: NumPy, PyTorch, CuPy, JAX; brought to the host.
+
+A sum subject made with ``device=True`` takes the lab's data where the lab holds it: on a CUDA
+backend (``backend="cuda"``), a fresh copy on the device, as an array that any framework takes
+through DLPack (``torch.from_dlpack``, ``cupy.from_dlpack``, ``jax.dlpack.from_dlpack``), with no
+trip through the host; elsewhere a NumPy array as before. ``prepare=torch.from_dlpack`` serves
+both (NumPy arrays speak DLPack too).
 """
 from __future__ import annotations
 
@@ -79,6 +85,12 @@ def _array(value: Any, n: int, shapes: Sequence[tuple]) -> Any:
     if a.dtype.kind != "f":
         raise TypeError(f"returned an array of {a.dtype}, not of floating point")
     return np.ascontiguousarray(a.reshape(n), dtype=np.float64)
+
+
+def _on_cuda(view: Any) -> bool:
+    """Whether the lab's array of this call lies on a CUDA device (DLPack's device type 2)."""
+    where = getattr(view, "__dlpack_device__", None)
+    return where is not None and where()[0] == 2
 
 
 def _result_shapes(kind: str, view: Any, offsets: Any) -> tuple[int, list[tuple]]:
@@ -167,8 +179,9 @@ class Subject:
     (default: fn's name). configs: a list of keyword dicts, the subject's configurations (default
     [{}]). declared: the determinism the subject promises ('not_deterministic', 'run_to_run' or
     'shape_invariant'; default: nothing promised). prepare: the lab's data -> your input (default:
-    the data itself). timeout: seconds one call may take. kind: what fn returns, and so which study
-    measures it:
+    the data itself). timeout: seconds one call may take. device: a sum subject takes data the lab
+    holds on a CUDA device as a CUDA array (DLPack), copied there, not through the host. kind:
+    what fn returns, and so which study measures it:
 
     - "sum": one number (the determinism, error-vs-n and error-vs-cond studies);
     - "scan": the n inclusive prefix sums (``sumlab.study.scan``);
@@ -184,9 +197,12 @@ class Subject:
 
     def __init__(self, fn: Callable[..., Any], *, name: Optional[str] = None,
                  configs: Optional[Sequence[dict]] = None, declared: str = "not_deterministic",
-                 prepare: Optional[Callable[[Any], Any]] = None, timeout: float = 120.0, kind: str = "sum"):
+                 prepare: Optional[Callable[[Any], Any]] = None, timeout: float = 120.0, kind: str = "sum",
+                 device: bool = False):
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {', '.join(KINDS)}")
+        if device and kind != "sum":
+            raise ValueError("device=True is for sum subjects: the array kinds take host arrays")
         if declared not in DECLARED:
             raise ValueError(f"declared must be one of {', '.join(DECLARED)}")
         if not timeout > 0:
@@ -206,6 +222,7 @@ class Subject:
         self.declared = declared
         self.prepare = prepare
         self.timeout = timeout
+        self.device = bool(device)
         self._prepared: Optional[tuple] = None  # (the lab's id of the input it was made from, prepare's result)
         self._overrunning: Optional[threading.Thread] = None
         # The last call's time: fn and the reading of its result (which waits for a device's work),
@@ -221,7 +238,13 @@ class Subject:
         if self.prepare is not None and input_id and self._prepared is not None and self._prepared[0] == input_id:
             return self._prepared[1], None
         self._prepared = None
-        copy = view.copy() if offsets is None else (view.copy(), offsets.copy())
+        if offsets is not None:
+            copy = (view.copy(), offsets.copy())
+        elif _on_cuda(view):  # the lab's device memory (device=True): a copy made on the device
+            from . import _sumlab
+            copy = _sumlab.device_copy(view)
+        else:
+            copy = view.copy()
         return (copy, None) if self.prepare is None else (None, copy)
 
     def __call__(self, config: int, view: Any, offsets: Any = None, *, input_id: int = 0) -> Any:
@@ -279,7 +302,7 @@ class Subject:
         of its own algorithms, kernels or peers."""
         name = self.name if self.name not in taken else f"{self.name}_{next(_ids)}"
         if self.kind == "sum":
-            lab.register_external(name, self, self.labels, self.declared)
+            lab.register_external(name, self, self.labels, self.declared, device=self.device)
         else:
             lab.register_external_array(name, self, self.labels, self.declared, self.kind)
         taken.add(name)

@@ -1,6 +1,7 @@
 """CUDA arrays (PyTorch, CuPy, JAX): the kernels read them where they are, with the same bits as the
 host path and as the CPU model. Skipped, with the reason, where there is no CUDA device or no
 framework."""
+import collections
 import os
 
 import pytest
@@ -114,3 +115,34 @@ def test_gpu_exact_into_a_device_scalar_has_the_same_bits_and_waits_for_nothing(
         sumlab.value(xs[0], "gpu_exact", out=torch.empty(2, dtype=t, device="cuda"))
     with pytest.raises(sumlab.SumlabError, match="CUDA array"):
         sumlab.value(xs[0], "gpu_exact", out=torch.empty((), dtype=t))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_device_subject_gets_a_copy_on_the_device_and_the_host_paths_bits(tmp_path, dtype):
+    """Subject(device=True) on the cuda backend: prepare gets the lab's data as a CUDA array
+    (DLPack) of its own, not through the host: the subject doubles it in place after summing, and
+    the host-path subject called next still sums the lab's data, with the same bits."""
+    seen = []
+
+    def prepare(a):
+        seen.append(a.__dlpack_device__())
+        return torch.from_dlpack(a)
+
+    def sum_then_double(t):
+        s = torch.sum(t).item()
+        t.mul_(2)
+        return s
+
+    on_device = sumlab.Subject(sum_then_double, name="on_device", prepare=prepare, device=True)
+    via_host = sumlab.Subject(lambda t: torch.sum(t).item(), name="via_host",
+                              prepare=lambda a: torch.from_numpy(a).cuda())
+    rows = sumlab.study.error_vs_n(str(tmp_path / "e"), subjects=[on_device, via_host], backend="cuda",
+                                   dtypes=[dtype], dists=["normal"], algorithms=["exact"], gpu_kernels=["gpu_exact"],
+                                   seeds=2, log2_min=10, log2_max=20, log2_step=2)
+    by = collections.defaultdict(dict)
+    for r in rows:
+        by[(r["seed"], r["n"])][r["algorithm"]] = r["hex"]
+    assert len(by) >= 2 * 6
+    for cell in by.values():
+        assert cell["on_device"] == cell["via_host"], cell
+    assert seen and all(where == (2, torch.cuda.current_device()) for where in seen)

@@ -354,6 +354,54 @@ def test_a_subject_that_works_in_place_does_not_change_its_next_input(tmp_path):
     assert classes(rows)["scale_then_sum"]["measured"] == "run_to_run"
 
 
+def test_a_device_subject_takes_numpy_where_the_lab_holds_its_data_on_the_host(tmp_path):
+    """device=True changes nothing off a CUDA backend: prepare gets the lab's copy as a NumPy array,
+    which speaks DLPack too, so one prepare (np.from_dlpack here, torch.from_dlpack on a device)
+    serves both places."""
+    seen = []
+
+    def prepare(a):
+        seen.append((type(a), a.__dlpack_device__()))
+        return np.from_dlpack(a)
+
+    subject = sumlab.Subject(exact_sum, prepare=prepare, device=True, configs=[{"grid": 1}, {"grid": 2}],
+                             declared="shape_invariant")
+    rows = sumlab.study.determinism(subject, str(tmp_path / "d"), runs=3, dtypes=["float32"], dists=["normal"],
+                                    sizes=["1000"], backend="model")
+    assert classes(rows)["exact_sum"]["measured"] == "shape_invariant"
+    assert seen and all(t is np.ndarray and where == (1, 0) for t, where in seen)
+
+
+def test_a_device_view_is_copied_on_the_device_once_an_input(monkeypatch):
+    """The lab's CUDA view (here a stand-in whose __dlpack_device__ says CUDA) goes through
+    _sumlab.device_copy in the lab's thread, once an input where prepare's result is kept, and
+    prepare gets that copy, never the view."""
+    from sumlab import _sumlab
+
+    class CudaView:
+        shape, size = (3,), 3
+
+        def __dlpack_device__(self):
+            return (2, 0)
+
+    copied = np.arange(3, dtype=np.float32)
+    threads = []
+    monkeypatch.setattr(_sumlab, "device_copy", lambda v: threads.append(threading.get_ident()) or copied)
+    got = []
+    subject = sumlab.Subject(lambda x: np.float32(x.sum()), prepare=lambda a: got.append(a) or a, device=True)
+    assert subject(0, CudaView(), input_id=7) == 3.0
+    assert subject(0, CudaView(), input_id=7) == 3.0
+    assert threads == [threading.get_ident()]
+    assert len(got) == 1 and got[0] is copied
+    assert subject(0, CudaView(), input_id=8) == 3.0  # another input: copied and prepared again
+    assert len(threads) == 2 and len(got) == 2
+
+
+def test_device_input_is_for_sum_subjects():
+    with pytest.raises(ValueError, match="device=True is for sum subjects"):
+        sumlab.Subject(np.cumsum, kind="scan", device=True)
+
+
 def test_failing_calls_are_a_class_row_and_no_class_is_claimed(tmp_path):
     calls = iter(range(1000))
 
