@@ -1041,6 +1041,13 @@ struct ExactBuffers {
   unsigned parity = 0;                 // the set this launch adds to
 };
 
+// Block 0: the next launch's set to its reset state (a launch touches only its own).
+template <class T> __device__ __forceinline__ void exact_reset_next_set(const ExactBuffers& out) {
+  if (blockIdx.x == 0)
+    for (int w = static_cast<int>(threadIdx.x); w < exact_set_words<T>; w += static_cast<int>(blockDim.x))
+      out.sets[(out.parity ^ 1u) * exact_set_words<T> + w] = exact_reset_word<T>(w);
+}
+
 // Host side: both sets to their reset state (before a launch sequence that starts with parity 0).
 template <class T> void exact_reset_sets(const ExactBuffers& out) {
   unsigned long long words[2 * exact_set_words<T>];
@@ -1153,10 +1160,7 @@ __device__ __forceinline__ void exact_limbs_block(const T* __restrict__ d_in, st
       if (lowest != ~0ull) atomicMin(&range[2], lowest);
     }
   }
-  // The next launch's set (this launch touches only its own).
-  if (blockIdx.x == 0)
-    for (int w = static_cast<int>(threadIdx.x); w < exact_set_words<T>; w += static_cast<int>(blockDim.x))
-      out.sets[(out.parity ^ 1u) * exact_set_words<T> + w] = exact_reset_word<T>(w);
+  exact_reset_next_set<T>(out);
 }
 
 template <class T, bool Range, int MaxThreads, int MinBlocks, bool Abs = false>
