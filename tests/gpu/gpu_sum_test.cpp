@@ -682,24 +682,20 @@ TYPED_TEST(GpuFixedPointFromData, OneReadWhereTheGuessHoldsAndTheCpuBitsEverywhe
     subnormals_below[i] = static_cast<T>((i % 2 ? -1.0 : 1.0) * static_cast<double>(std::numeric_limits<T>::denorm_min()) *
                                          static_cast<double>(i % 1000 + 1));
   // Float, in one launch (fixed_one_launch_kernel, here at 7 x 96 and 2 x 47): a block whose
-  // first 8 elements a thread (from element blockIdx.x * blockDim.x * 8) are far wider than their
-  // own grid quantises at their largest exponent's k and keeps that integer where it was the
-  // sum's. Every bit pattern with a largest magnitude in each block's first elements: every block's
+  // first tile (blockDim.x * 16 elements, for_each_bulk_group's first for the block) is far wider
+  // than its own grid quantises at its largest exponent's k and keeps that integer where it was
+  // the sum's. Every bit pattern with a largest magnitude in every 64 elements: every block's
   // guess holds (one read); the same below 2^60 but for a late 2^100 (every guess fails: two
-  // reads), or with the largest in block 0's first elements alone (block 0's integer kept, the
-  // others read again); uniform with tiny elements in block 1's first ones (block 1 guesses, the
-  // others take the exact pass: all read again but block 1).
-  const auto planted = [&](std::vector<T> v) {
-    for (const std::int64_t span : {96 * 8, 47 * 8})
-      for (std::int64_t b = 0; b * span < n; ++b)
-        v[static_cast<std::size_t>(b * span)] = (b % 2 ? -1 : 1) * std::numeric_limits<T>::max();
-    return v;
-  };
+  // reads), or with the largest in block 0's first tile alone (block 0's integer kept, the others
+  // read again); uniform with tiny elements in block 1's first tile at 7 x 96 (block 1 guesses,
+  // the others take the exact pass: all read again but block 1; at 2 x 47 a second tile holds them).
+  std::vector<T> planted(every_bit_pattern);
+  for (std::size_t i = 0; i < planted.size(); i += 64) planted[i] = (i % 128 ? -1 : 1) * std::numeric_limits<T>::max();
   std::vector<T> bits_below_2_60(every_bit_pattern);
   for (T& e : bits_below_2_60)
     if (std::isfinite(e) && std::fabs(static_cast<double>(e)) >= 0x1p60) e = static_cast<T>(static_cast<double>(e) * 0x1p-80);
   std::vector<T> tiny_in_block_1(uniform);
-  for (std::size_t i = 96 * 8; i < 96 * 8 + 40; ++i) tiny_in_block_1[i] = static_cast<T>(static_cast<double>(uniform[i]) * 0x1p-70);
+  for (std::size_t i = 1540; i < 1580; ++i) tiny_in_block_1[i] = static_cast<T>(static_cast<double>(uniform[i]) * 0x1p-70);
   struct Case {
     std::string name;
     std::vector<T> x;
@@ -761,11 +757,11 @@ TYPED_TEST(GpuFixedPointFromData, OneReadWhereTheGuessHoldsAndTheCpuBitsEverywhe
       {"every finite bit pattern (sparse blocks)", every_bit_pattern, true},
       {"sparse first tiles, dense later (no room)", sparse_then_dense, false},
       {"heavy and sparse tiles in turn", alternating, true, true, -1, 512},
-      {"every finite bit pattern, the largest in each block's first elements", planted(every_bit_pattern), true, false, -1, 0, 1},
+      {"every finite bit pattern, a largest magnitude in every 64 elements", planted, true, false, -1, 0, 1},
       {"bit patterns below 2^60, 2^100 late", with(bits_below_2_60, n / 2 + 7, T(0x1p100)), false, false, -1, 0, 2},
-      {"bit patterns below 2^60, the largest in block 0's first elements", with(bits_below_2_60, 0, std::numeric_limits<T>::max()),
+      {"bit patterns below 2^60, the largest in block 0's first tile", with(bits_below_2_60, 8, std::numeric_limits<T>::max()),
        false, false, -1, 0, 2},
-      {"uniform, tiny elements in block 1's first ones", tiny_in_block_1, true, false, -1, 0, 2},
+      {"uniform, tiny elements in block 1's first tile", tiny_in_block_1, true, false, -1, 0, 2},
   };
   for (const auto& c : cases) {
     const auto cpu = fixed_point_sum<T>(std::span<const T>(c.x));

@@ -944,21 +944,43 @@ __device__ __forceinline__ void fixed_quantise_each(const T* __restrict__ d_in, 
   // (fixed_quantise_group); only a group holding an element that is not ordinary (saturated, NaN
   // or Inf) is redone by the integer steps.
   order_model::FixedGroupLoss loss;
+  // Hold: the group's largest finite magnitude as bits (every x is finite where the FP path took it).
+  auto group_top = [](const T(&x)[bulk_group<T>]) {
+    Bits top = 0;
+#pragma unroll
+    for (int i = 0; i < bulk_group<T>; ++i) {
+      Bits u;
+      memcpy(&u, &x[i], sizeof(T));
+      u &= ~FloatTraits<T>::sign_bit;
+      top = u < FloatTraits<T>::inf_bits && u > top ? u : top;
+    }
+    return top;
+  };
+  // Hold: once an element of the warp lies above the guess (|y| >= 2^62: its exponent above the
+  // guessed largest one, so the guess cannot hold), the warp's integer is never used, and the warp
+  // only tracks the largest magnitude from then on (an element far above the guess would otherwise
+  // take the integer steps, saturated: on lognormal sigma 12, whose blocks' first elements lie 12
+  // to 20 binades below the largest, that made the guessing pass 2.5 times slower than a read).
+  bool doomed = false;
+  const unsigned lanes = live_mask();
   auto group = [&](const T(&x)[bulk_group<T>]) {
+    if constexpr (Hold) {
+      if (doomed) {
+        const Bits top = group_top(x);
+        x_top = top > x_top ? top : x_top;
+        return;
+      }
+    }
     T largest = 0;
     if (fp && order_model::fixed_quantise_group<T>(x, two_k, sum, largest, loss)) {
       if constexpr (Hold) {
         if (largest >= std::numeric_limits<T>::min()) {
           y_top = largest > y_top ? largest : y_top;
-        } else {  // (every x is finite here)
-#pragma unroll
-          for (int i = 0; i < bulk_group<T>; ++i) {
-            Bits u;
-            memcpy(&u, &x[i], sizeof(T));
-            u &= ~FloatTraits<T>::sign_bit;
-            x_top = u > x_top ? u : x_top;
-          }
+        } else {
+          const Bits top = group_top(x);
+          x_top = top > x_top ? top : x_top;
         }
+        doomed = largest >= T(0x1p62);
       }
       if (largest != T(0)) {
         not_negative_zero = true;
@@ -971,9 +993,17 @@ __device__ __forceinline__ void fixed_quantise_each(const T* __restrict__ d_in, 
         }
       }
     } else {
+      if constexpr (Hold) {  // NaN, Inf or an element saturated at k: above the guess?
+        const Bits top = group_top(x);
+        x_top = top > x_top ? top : x_top;
+        doomed = top != 0 && order_model::floor_log2_magnitude<T>(top) > 61 - k;
+      }
+      if (!doomed) {
 #pragma unroll  // (a runtime index would put x in local memory)
-      for (int i = 0; i < bulk_group<T>; ++i) one_element(x[i]);
+        for (int i = 0; i < bulk_group<T>; ++i) one_element(x[i]);
+      }
     }
+    if constexpr (Hold) doomed = __any_sync(lanes, doomed);
   };
   if (leftovers_only) {  // the elements outside whole tiles, which the window pass left to this one
     const BulkBody body = bulk_body(d_in, num_items, static_cast<int>(blockDim.x));
@@ -1139,17 +1169,17 @@ __device__ __forceinline__ FixedPlan fixed_gate(const FixedBuffers& out, unsigne
   return p;
 }
 
-// A block's guess (fixed_one_launch_kernel): its first elements, fixed_guess_per_thread a thread
-// from element blockIdx.x * blockDim.x * fixed_guess_per_thread on, read before anything else.
-// Where they are not all on their own grid (order_model::fixed_one_pass on their largest and
-// smallest nonzero magnitudes: one lies more than 2^(62 - p) below their largest, 2^38 for float),
-// pass 1's exact sum would not settle the sum, and the block guesses that their largest exponent
-// is E, the input's: it quantises at their k in the first read, and after the gate either adds
-// that integer (k was the sum's) or quantises again at k. Every bit pattern shows its largest
-// exponent (254 of the 255 finite ones each 1 in 255) in nearly every block's 2048 at 256
-// threads; lognormal sigma 12 does not (its largest lies 12 to 20 binades above any block's
-// first elements): two reads, as with the exact pass. Narrow inputs keep the exact pass.
-inline constexpr int fixed_guess_per_thread = 8;
+// A block's guess (fixed_one_launch_kernel), from its first tile (for_each_bulk_group's first for
+// the block), read from global memory before anything else while thread 0 asks the L2 for the
+// block's next tiles: both bodies then find their first tiles there, and the guess costs the
+// block about one round trip to the L2. Where the tile's elements are not all on their own grid
+// (order_model::fixed_one_pass on their largest and smallest nonzero magnitudes: one lies more
+// than 2^(62 - p) below their largest, 2^38 for float), pass 1's exact sum would not settle the
+// sum, and the block guesses that their largest exponent is E, the input's: it quantises at their
+// k in the first read, and after the gate either adds that integer (k was the sum's) or quantises
+// again at k. Every bit pattern shows its largest exponent (each of the 254 finite ones 1 in 255)
+// in nearly every tile of 4096; lognormal sigma 12 does not (its largest lies 12 to 20 binades
+// above any tile's): two reads, as with the exact pass. Narrow inputs keep the exact pass.
 // What a guessing block puts in the range's lowest grid (encode_grid): below -k for every k, so
 // that the gate never finds the exact sum (which it did not add to) settled.
 inline constexpr int fixed_guessed_grid = -(1 << 30);
@@ -1161,20 +1191,25 @@ template <class T> __device__ __forceinline__ FixedGuess fixed_guess_block(const
   using Bits = typename FloatTraits<T>::Bits;
   __shared__ Bits s_ends[32][2];
   __shared__ FixedGuess s_guess;
-  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x * fixed_guess_per_thread + threadIdx.x;
-  Bits top = 0, bottom = ~Bits(0);
-#pragma unroll
-  for (int j = 0; j < fixed_guess_per_thread; ++j) {
-    const std::int64_t i = first + static_cast<std::int64_t>(j) * blockDim.x;
-    Bits u = 0;
-    if (i < num_items) {
-      const T x = d_in[i];
-      memcpy(&u, &x, sizeof(T));
-      u &= ~FloatTraits<T>::sign_bit;
+  const BulkTiles<T> tiles = bulk_tiles(d_in, num_items);
+  if (threadIdx.x == 0)
+    for (int st = 1; st < tiles.stages; ++st) {
+      const std::int64_t j = blockIdx.x + static_cast<std::int64_t>(st) * gridDim.x;
+      if (j < tiles.count) asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(tiles.at(j)), "r"(tiles.bytes) : "memory");
     }
-    if (u >= FloatTraits<T>::inf_bits) continue;  // NaN and Inf are not finite
-    top = u > top ? u : top;
-    bottom = u != 0 && u < bottom ? u : bottom;
+  Bits top = 0, bottom = ~Bits(0);
+  if (blockIdx.x < tiles.count) {
+    T x[bulk_group<T>];
+    bulk_share(tiles.at(blockIdx.x), x);
+#pragma unroll
+    for (int i = 0; i < bulk_group<T>; ++i) {
+      Bits u;
+      memcpy(&u, &x[i], sizeof(T));
+      u &= ~FloatTraits<T>::sign_bit;
+      if (u >= FloatTraits<T>::inf_bits) continue;  // NaN and Inf are not finite
+      top = u > top ? u : top;
+      bottom = u != 0 && u < bottom ? u : bottom;
+    }
   }
   const unsigned live = live_mask();
   const Bits warp_top = warp_max_bits(live, top), warp_bottom = warp_min_bits(live, bottom);
