@@ -956,13 +956,12 @@ __device__ __forceinline__ void fixed_quantise_each(const T* __restrict__ d_in, 
     }
     return top;
   };
-  // Hold: once an element of the warp lies above the guess (|y| >= 2^62: its exponent above the
-  // guessed largest one, so the guess cannot hold), the warp's integer is never used, and the warp
-  // only tracks the largest magnitude from then on (an element far above the guess would otherwise
-  // take the integer steps, saturated: on lognormal sigma 12, whose blocks' first elements lie 12
-  // to 20 binades below the largest, that made the guessing pass 2.5 times slower than a read).
+  // Hold: once a thread meets an element that saturates at k (its exponent above the guessed
+  // largest one, so the guess cannot hold), the block's integer is never used, and the thread only
+  // tracks the largest magnitude from then on: each such element would otherwise take the integer
+  // steps, and on lognormal sigma 12, whose blocks' first tiles lie 12 to 20 binades below its
+  // largest, that made the guessing pass 2.5 times slower than a read.
   bool doomed = false;
-  const unsigned lanes = live_mask();
   auto group = [&](const T(&x)[bulk_group<T>]) {
     if constexpr (Hold) {
       if (doomed) {
@@ -980,7 +979,6 @@ __device__ __forceinline__ void fixed_quantise_each(const T* __restrict__ d_in, 
           const Bits top = group_top(x);
           x_top = top > x_top ? top : x_top;
         }
-        doomed = largest >= T(0x1p62);
       }
       if (largest != T(0)) {
         not_negative_zero = true;
@@ -1003,7 +1001,6 @@ __device__ __forceinline__ void fixed_quantise_each(const T* __restrict__ d_in, 
         for (int i = 0; i < bulk_group<T>; ++i) one_element(x[i]);
       }
     }
-    if constexpr (Hold) doomed = __any_sync(lanes, doomed);
   };
   if (leftovers_only) {  // the elements outside whole tiles, which the window pass left to this one
     const BulkBody body = bulk_body(d_in, num_items, static_cast<int>(blockDim.x));
@@ -1169,17 +1166,17 @@ __device__ __forceinline__ FixedPlan fixed_gate(const FixedBuffers& out, unsigne
   return p;
 }
 
-// A block's guess (fixed_one_launch_kernel), from its first tile (for_each_bulk_group's first for
-// the block), read from global memory before anything else while thread 0 asks the L2 for the
-// block's next tiles: both bodies then find their first tiles there, and the guess costs the
-// block about one round trip to the L2. Where the tile's elements are not all on their own grid
-// (order_model::fixed_one_pass on their largest and smallest nonzero magnitudes: one lies more
-// than 2^(62 - p) below their largest, 2^38 for float), pass 1's exact sum would not settle the
-// sum, and the block guesses that their largest exponent is E, the input's: it quantises at their
-// k in the first read, and after the gate either adds that integer (k was the sum's) or quantises
-// again at k. Every bit pattern shows its largest exponent (each of the 254 finite ones 1 in 255)
-// in nearly every tile of 4096; lognormal sigma 12 does not (its largest lies 12 to 20 binades
-// above any tile's): two reads, as with the exact pass. Narrow inputs keep the exact pass.
+// A block's guess (fixed_one_launch_kernel), from its first tile: the block begins its tiles
+// (bulk_begin on `full`, as either body would first) and reads the first from its stage as soon as
+// it lands, so the guess costs the block a reduction and two barriers, not a trip to memory. Where
+// the tile's elements are not all on their own grid (order_model::fixed_one_pass on their largest
+// and smallest nonzero magnitudes: one lies more than 2^(62 - p) below their largest, 2^38 for
+// float), pass 1's exact sum would not settle the sum, and the block guesses that their largest
+// exponent is E, the input's: it quantises at their k in the first read, and after the gate either
+// adds that integer (k was the sum's) or quantises again at k. Every bit pattern shows its largest
+// exponent (each of the 254 finite ones 1 in 255) in nearly every tile of 4096; lognormal sigma
+// 12 does not (its largest lies 12 to 20 binades above any tile's): two reads, as with the exact
+// pass. Narrow inputs keep the exact pass.
 // What a guessing block puts in the range's lowest grid (encode_grid): below -k for every k, so
 // that the gate never finds the exact sum (which it did not add to) settled.
 inline constexpr int fixed_guessed_grid = -(1 << 30);
@@ -1187,20 +1184,18 @@ struct FixedGuess {  // (no initialisers: it lives in shared memory)
   bool guess;
   long long k;
 };
-template <class T> __device__ __forceinline__ FixedGuess fixed_guess_block(const T* __restrict__ d_in, std::int64_t num_items) {
+template <class T>
+__device__ __forceinline__ FixedGuess fixed_guess_block(const T* __restrict__ d_in, std::int64_t num_items, unsigned long long* full) {
   using Bits = typename FloatTraits<T>::Bits;
+  extern __shared__ __align__(128) unsigned char bulk_stage[];
   __shared__ Bits s_ends[32][2];
   __shared__ FixedGuess s_guess;
-  const BulkTiles<T> tiles = bulk_tiles(d_in, num_items);
-  if (threadIdx.x == 0)
-    for (int st = 1; st < tiles.stages; ++st) {
-      const std::int64_t j = blockIdx.x + static_cast<std::int64_t>(st) * gridDim.x;
-      if (j < tiles.count) asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(tiles.at(j)), "r"(tiles.bytes) : "memory");
-    }
+  bulk_begin(d_in, num_items, full);
   Bits top = 0, bottom = ~Bits(0);
-  if (blockIdx.x < tiles.count) {
+  if (blockIdx.x < bulk_tiles(d_in, num_items).count) {
+    bulk::wait(&full[0], 0);
     T x[bulk_group<T>];
-    bulk_share(tiles.at(blockIdx.x), x);
+    bulk_share(bulk_stage, x);
 #pragma unroll
     for (int i = 0; i < bulk_group<T>; ++i) {
       Bits u;
@@ -1249,15 +1244,17 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks)
                             unsigned long long* gate) {
   static_assert(sizeof(T) == 4, "double's pass 1 is the window pass, which runs in two launches");
   __shared__ FixedBlockTotals s_held;
+  __shared__ __align__(8) unsigned long long s_full[bulk_max_stages];  // the first body's stages (bulk_begin)
+  const FixedGuess g = fixed_guess_block<T>(d_in, num_items, s_full);
   fixed_reset_next_set(out);
   const unsigned next = out.parity ^ 1u;
   if (blockIdx.x == 0 && threadIdx.x == 0) gate[next] = gate[2 + next] = gate[fixed_reread_at + next] = 0;
-  const FixedGuess g = fixed_guess_block<T>(d_in, num_items);
   if (!g.guess) {
-    exact_limbs_block<T, true, MaxThreads, MinBlocks>(d_in, num_items, exact);
+    exact_limbs_block<T, true, MaxThreads, MinBlocks, false, true>(d_in, num_items, exact, s_full);
   } else {
-    fixed_quantise_each<T, true>(d_in, num_items, out, g.k, false,
-                                 [&](auto& f, auto& group) { for_each_bulk_group(d_in, num_items, f, group); }, &s_held);
+    fixed_quantise_each<T, true>(
+        d_in, num_items, out, g.k, false,
+        [&](auto& f, auto& group) { for_each_bulk_group<false, 0, true>(d_in, num_items, f, group, s_full); }, &s_held);
     if (threadIdx.x == 0) {
       unsigned long long* const range = exact.sets + exact.parity * exact_set_words<T> + exact_range_at<T>;
       if (s_held.largest != 0) atomicMax(&range[0], s_held.largest);
