@@ -683,12 +683,14 @@ TYPED_TEST(GpuFixedPointFromData, OneReadWhereTheGuessHoldsAndTheCpuBitsEverywhe
                                          static_cast<double>(i % 1000 + 1));
   // Float, in one launch (fixed_one_launch_kernel, here at 7 x 96 and 2 x 47): a block whose
   // first tile (blockDim.x * 16 elements, for_each_bulk_group's first for the block) is far wider
-  // than its own grid quantises at its largest exponent's k and keeps that integer where it was
-  // the sum's. Every bit pattern with a largest magnitude in every 64 elements: every block's
-  // guess holds (one read); the same below 2^60 but for a late 2^100 (every guess fails: two
-  // reads), or with the largest in block 0's first tile alone (block 0's integer kept, the others
-  // read again); uniform with tiny elements in block 1's first tile at 7 x 96 (block 1 guesses,
-  // the others take the exact pass: all read again but block 1; at 2 x 47 a second tile holds them).
+  // than its own grid, with 4 or more elements in its top binade, quantises at its largest
+  // exponent's k and keeps that integer where it was the sum's. Every bit pattern with a largest
+  // magnitude in every 64 elements: every block's guess holds (one read); the same below 2^60 but
+  // for a late 2^100 (every guess fails: two reads), or with four of the largest in block 0's first
+  // tile alone (block 0's integer kept, the others read again); uniform with tiny elements in
+  // block 1's first tile at 7 x 96 (block 1 guesses, the others take the exact pass: all read
+  // again but block 1; at 2 x 47 a second tile holds them). Lognormal sigma 12's tiles, whose
+  // largest stands alone, take the exact pass (above).
   std::vector<T> planted(every_bit_pattern);
   for (std::size_t i = 0; i < planted.size(); i += 64) planted[i] = (i % 128 ? -1 : 1) * std::numeric_limits<T>::max();
   std::vector<T> bits_below_2_60(every_bit_pattern);
@@ -759,7 +761,9 @@ TYPED_TEST(GpuFixedPointFromData, OneReadWhereTheGuessHoldsAndTheCpuBitsEverywhe
       {"heavy and sparse tiles in turn", alternating, true, true, -1, 512},
       {"every finite bit pattern, a largest magnitude in every 64 elements", planted, true, false, -1, 0, 1},
       {"bit patterns below 2^60, 2^100 late", with(bits_below_2_60, n / 2 + 7, T(0x1p100)), false, false, -1, 0, 2},
-      {"bit patterns below 2^60, the largest in block 0's first tile", with(bits_below_2_60, 8, std::numeric_limits<T>::max()),
+      {"bit patterns below 2^60, four of the largest in block 0's first tile",
+       with(with(with(with(bits_below_2_60, 8, std::numeric_limits<T>::max()), 16, -std::numeric_limits<T>::max()), 24,
+                 std::numeric_limits<T>::max()), 32, -std::numeric_limits<T>::max()),
        false, false, -1, 0, 2},
       {"uniform, tiny elements in block 1's first tile", tiny_in_block_1, true, false, -1, 0, 2},
   };

@@ -1174,9 +1174,12 @@ __device__ __forceinline__ FixedPlan fixed_gate(const FixedBuffers& out, unsigne
 // float), pass 1's exact sum would not settle the sum, and the block guesses that their largest
 // exponent is E, the input's: it quantises at their k in the first read, and after the gate either
 // adds that integer (k was the sum's) or quantises again at k. Every bit pattern shows its largest
-// exponent (each of the 254 finite ones 1 in 255) in nearly every tile of 4096; lognormal sigma
-// 12 does not (its largest lies 12 to 20 binades above any tile's): two reads, as with the exact
-// pass. Narrow inputs keep the exact pass.
+// exponent (each of the 254 finite ones 1 in 255) in nearly every tile of 4096. A block guesses
+// only where the tile's top binade holds fixed_guess_dense of its elements or more: a tile whose
+// largest stands alone is a heavy tail's (lognormal sigma 12, whose largest lies 12 to 20
+// binades above any tile's), where the guess would fail and its pass cost more than the exact one
+// (quantising at a grid 60 binades too fine). Narrow inputs keep the exact pass.
+inline constexpr unsigned fixed_guess_dense = 4;
 // What a guessing block puts in the range's lowest grid (encode_grid): below -k for every k, so
 // that the gate never finds the exact sum (which it did not add to) settled.
 inline constexpr int fixed_guessed_grid = -(1 << 30);
@@ -1188,40 +1191,52 @@ template <class T>
 __device__ __forceinline__ FixedGuess fixed_guess_block(const T* __restrict__ d_in, std::int64_t num_items, unsigned long long* full) {
   using Bits = typename FloatTraits<T>::Bits;
   extern __shared__ __align__(128) unsigned char bulk_stage[];
-  __shared__ Bits s_ends[32][2];
+  __shared__ Bits s_ends[32][3];
   __shared__ FixedGuess s_guess;
   bulk_begin(d_in, num_items, full);
-  Bits top = 0, bottom = ~Bits(0);
+  constexpr int frac_bits = FloatTraits<T>::precision - 1;
+  Bits u[bulk_group<T>] = {};  // the tile's magnitudes, 0 for NaN and Inf (not finite)
   if (blockIdx.x < bulk_tiles(d_in, num_items).count) {
     bulk::wait(&full[0], 0);
     T x[bulk_group<T>];
     bulk_share(bulk_stage, x);
 #pragma unroll
     for (int i = 0; i < bulk_group<T>; ++i) {
-      Bits u;
-      memcpy(&u, &x[i], sizeof(T));
-      u &= ~FloatTraits<T>::sign_bit;
-      if (u >= FloatTraits<T>::inf_bits) continue;  // NaN and Inf are not finite
-      top = u > top ? u : top;
-      bottom = u != 0 && u < bottom ? u : bottom;
+      memcpy(&u[i], &x[i], sizeof(T));
+      u[i] &= ~FloatTraits<T>::sign_bit;
+      u[i] = u[i] < FloatTraits<T>::inf_bits ? u[i] : 0;
     }
+  }
+  Bits top = 0, bottom = ~Bits(0);
+#pragma unroll
+  for (int i = 0; i < bulk_group<T>; ++i) {
+    top = u[i] > top ? u[i] : top;
+    bottom = u[i] != 0 && u[i] < bottom ? u[i] : bottom;
   }
   const unsigned live = live_mask();
   const Bits warp_top = warp_max_bits(live, top), warp_bottom = warp_min_bits(live, bottom);
+  unsigned dense = 0;  // this thread's elements in the warp's top binade (the exponent field's)
+#pragma unroll
+  for (int i = 0; i < bulk_group<T>; ++i) dense += warp_top != 0 && (u[i] >> frac_bits) == (warp_top >> frac_bits) ? 1u : 0u;
+  dense = __reduce_add_sync(live, dense);
   if (static_cast<int>(threadIdx.x & 31u) == __ffs(live) - 1) {
     s_ends[threadIdx.x / 32][0] = warp_top;
     s_ends[threadIdx.x / 32][1] = warp_bottom;
+    s_ends[threadIdx.x / 32][2] = dense;
   }
   __syncthreads();
   if (threadIdx.x == 0) {
+    const int warps = static_cast<int>(blockDim.x + 31) / 32;
     top = s_ends[0][0];
     bottom = s_ends[0][1];
-    for (int w = 1; w < static_cast<int>(blockDim.x + 31) / 32; ++w) {
+    for (int w = 1; w < warps; ++w) {
       top = s_ends[w][0] > top ? s_ends[w][0] : top;
       bottom = s_ends[w][1] < bottom ? s_ends[w][1] : bottom;
     }
+    unsigned in_top = 0;
+    for (int w = 0; w < warps; ++w) in_top += (s_ends[w][0] >> frac_bits) == (top >> frac_bits) ? static_cast<unsigned>(s_ends[w][2]) : 0u;
     const order_model::FixedOnePass d = order_model::fixed_one_pass<T>(top, bottom);
-    s_guess.guess = top != 0 && !d.on_grid;
+    s_guess.guess = top != 0 && !d.on_grid && in_top >= fixed_guess_dense;
     s_guess.k = d.k;
   }
   __syncthreads();
