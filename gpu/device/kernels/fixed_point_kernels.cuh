@@ -956,12 +956,13 @@ __device__ __forceinline__ void fixed_quantise_each(const T* __restrict__ d_in, 
     }
     return top;
   };
-  // Hold: once a thread meets an element that saturates at k (its exponent above the guessed
-  // largest one, so the guess cannot hold), the block's integer is never used, and the thread only
-  // tracks the largest magnitude from then on: each such element would otherwise take the integer
-  // steps, and on lognormal sigma 12, whose blocks' first tiles lie 12 to 20 binades below its
-  // largest, that made the guessing pass 2.5 times slower than a read.
+  // Hold: once an element of the warp lies above the guess (|y| >= 2^62: its exponent above the
+  // guessed largest one, so the guess cannot hold), the block's integer is never used, and the warp
+  // only tracks the largest magnitude from then on. A guess that fails then costs about a read, not
+  // a quantising pass at a grid far too fine (slower than the exact pass, and the gate waits for
+  // the slowest block), nor the integer steps of each saturated element (2.5 times a read).
   bool doomed = false;
+  const unsigned lanes = live_mask();
   auto group = [&](const T(&x)[bulk_group<T>]) {
     if constexpr (Hold) {
       if (doomed) {
@@ -979,6 +980,7 @@ __device__ __forceinline__ void fixed_quantise_each(const T* __restrict__ d_in, 
           const Bits top = group_top(x);
           x_top = top > x_top ? top : x_top;
         }
+        doomed = largest >= T(0x1p62);
       }
       if (largest != T(0)) {
         not_negative_zero = true;
@@ -1001,6 +1003,7 @@ __device__ __forceinline__ void fixed_quantise_each(const T* __restrict__ d_in, 
         for (int i = 0; i < bulk_group<T>; ++i) one_element(x[i]);
       }
     }
+    if constexpr (Hold) doomed = __any_sync(lanes, doomed);
   };
   if (leftovers_only) {  // the elements outside whole tiles, which the window pass left to this one
     const BulkBody body = bulk_body(d_in, num_items, static_cast<int>(blockDim.x));
