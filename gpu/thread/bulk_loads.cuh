@@ -54,10 +54,6 @@ __device__ __forceinline__ unsigned smem(const void* p) { return static_cast<uns
 __device__ __forceinline__ void init(unsigned long long* bar, unsigned count = 1) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem(bar)), "r"(count) : "memory");
 }
-// Before a barrier whose phases are all complete is initialised again.
-__device__ __forceinline__ void inval(unsigned long long* bar) {
-  asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(smem(bar)) : "memory");
-}
 // One arrival (release: the caller's earlier reads and writes come before the phase completes).
 __device__ __forceinline__ void arrive(unsigned long long* bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem(bar)) : "memory");

@@ -1259,49 +1259,35 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks)
                             unsigned long long* gate) {
   static_assert(sizeof(T) == 4, "double's pass 1 is the window pass, which runs in two launches");
   __shared__ FixedBlockTotals s_held;
-  __shared__ __align__(8) unsigned long long s_full[bulk_max_stages];  // every body's stages (bulk_begin)
+  __shared__ __align__(8) unsigned long long s_full[bulk_max_stages];  // the first body's stages (bulk_begin)
   const FixedGuess g = fixed_guess_block<T>(d_in, num_items, s_full);
   fixed_reset_next_set(out);
   const unsigned next = out.parity ^ 1u;
   if (blockIdx.x == 0 && threadIdx.x == 0) gate[next] = gate[2 + next] = gate[fixed_reread_at + next] = 0;
-  if (!g.guess) exact_limbs_block<T, true, MaxThreads, MinBlocks, false, true>(d_in, num_items, exact, s_full);
-  // One quantising body, run for the guess, after the gate, or both: a second copy of it in the
-  // kernel cost the quantising pass after the gate 8-16 us at 2^24-2^26 (lognormal sigma 12).
-  bool guessing = g.guess, after_gate = false;
-  long long k = g.k;
-  for (;;) {
-    if (guessing) {
-      fixed_quantise_each<T, true>(
-          d_in, num_items, out, k, false,
-          [&](auto& f, auto& group) { for_each_bulk_group<false, 0, true>(d_in, num_items, f, group, s_full); }, &s_held);
-      if (after_gate) {  // k is the sum's
-        if (threadIdx.x == 0) fixed_add_block_totals(out, s_held);
-        return;
-      }
-      if (threadIdx.x == 0) {
-        unsigned long long* const range = exact.sets + exact.parity * exact_set_words<T> + exact_range_at<T>;
-        if (s_held.largest != 0) atomicMax(&range[0], s_held.largest);
-        atomicMin(&range[2], encode_grid(fixed_guessed_grid));
-      }
-      exact_reset_next_set<T>(exact);
-    }
-    const FixedPlan p = fixed_gate<T>(out, gate);
-    if (!p.quantise) return;
-    if (guessing && p.k == k) {
-      if (threadIdx.x == 0) fixed_add_block_totals(out, s_held);
-      return;
-    }
+  if (!g.guess) {
+    exact_limbs_block<T, true, MaxThreads, MinBlocks, false, true>(d_in, num_items, exact, s_full);
+  } else {
+    fixed_quantise_each<T, true>(
+        d_in, num_items, out, g.k, false,
+        [&](auto& f, auto& group) { for_each_bulk_group<false, 0, true>(d_in, num_items, f, group, s_full); }, &s_held);
     if (threadIdx.x == 0) {
-      atomicAdd(&gate[fixed_reread_at + out.parity], 1ull);
-      for (int st = 0; st < bulk_stages(static_cast<int>(blockDim.x)); ++st) bulk::inval(&s_full[st]);  // (set up again below)
+      unsigned long long* const range = exact.sets + exact.parity * exact_set_words<T> + exact_range_at<T>;
+      if (s_held.largest != 0) atomicMax(&range[0], s_held.largest);
+      atomicMin(&range[2], encode_grid(fixed_guessed_grid));
     }
-    // The first body's tiles were read by the threads (the generic proxy); the second's are
-    // written into the same shared memory by the bulk-copy engine (the async proxy).
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-    bulk_begin(d_in, num_items, s_full);
-    guessing = after_gate = true;
-    k = p.k;
+    exact_reset_next_set<T>(exact);
   }
+  const FixedPlan p = fixed_gate<T>(out, gate);
+  if (!p.quantise) return;
+  if (g.guess && p.k == g.k) {
+    if (threadIdx.x == 0) fixed_add_block_totals(out, s_held);
+    return;
+  }
+  if (threadIdx.x == 0) atomicAdd(&gate[fixed_reread_at + out.parity], 1ull);
+  // Pass 1's tiles were read by the threads (the generic proxy); pass 2's are written into the same
+  // shared memory by the bulk-copy engine (the async proxy).
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  fixed_quantise_block<T>(d_in, num_items, out, p.k);
 }
 
 // ---- The scale from the data in one launch, for small inputs ----
