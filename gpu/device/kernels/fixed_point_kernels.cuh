@@ -15,6 +15,9 @@
 // words, and returns at once when pass 1 was the whole sum (every element on the grid 2^-k, or
 // every block's guess held; block 0 then takes the table's entry, gpu/device/dispatch_fixed_point.cu);
 // otherwise it quantises every element. With the caller's k it is the whole sum, one read.
+// Float where the grid is resident whole takes both passes in one launch (fixed_one_launch_kernel:
+// a barrier over the grid in place of the second launch), whose blocks with wide first tiles
+// quantise at a guess of k in the first read instead of adding exactly (fixed_guess_block).
 #include <cstdint>
 
 #include "core/float_traits.hpp"
