@@ -16,8 +16,11 @@
 // the grid (a cooperative launch: the whole grid resident) and quantises
 // (fixed_largest_launch_kernel: its second read from the tiles its blocks still hold, and past
 // those from the L2). Float, larger: both passes in one launch where the grid can be resident
-// (fixed_one_launch_kernel: the same barrier in place of the second launch). Otherwise pass 2 runs
-// as pass 1's programmatic dependent (below). The integers are the same either way.
+// (fixed_one_launch_kernel: the same barrier in place of the second launch; there a block whose
+// first elements are far wider than the grid quantises at their largest exponent's k instead of
+// adding exactly, and keeps that integer where the gate's k is the same: one read of every bit
+// pattern). Otherwise pass 2 runs as pass 1's programmatic dependent (below). The integers are
+// the same either way.
 // The caller's scale: fixed_point_kernel alone, one read of the input.
 // Either way the host converts the 128-bit total with order_model::fixed_point_from_integer
 // (fixed_point_sum's conversion).
@@ -51,7 +54,7 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
     c.add(&fixed.scale, 2).add(&exchange, 2 * fixed_exchange_words).add(&tables, 2 * static_cast<std::size_t>(fixed_table_words))
         .add(&sparse, static_cast<std::size_t>(sparse_capacity));
   else if (from_data) c.add(&exact.sets, 2 * static_cast<std::size_t>(exact_set_words<T>)).add(&fixed.scale, 2);
-  if (from_data) c.add(&gate, fixed_gate_words + fixed_largest_words);
+  if (from_data) c.add(&gate, fixed_gate_all_words);
   c.add(&fixed.sets, 2 * static_cast<std::size_t>(fixed_set_words));
   c.commit();
   // Small inputs (fixed_largest_launch_kernel): blocks of up to 512 threads and a grid resident
@@ -91,7 +94,7 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   }
   const bool fused = one_launch != nullptr || largest_launch != nullptr;
   if (fused)
-    SUMLAB_CUDA_CHECK(cudaMemset(gate, 0, (fixed_gate_words + fixed_largest_words) * sizeof(unsigned long long)));
+    SUMLAB_CUDA_CHECK(cudaMemset(gate, 0, fixed_gate_all_words * sizeof(unsigned long long)));
   fixed.k = opt.fixed_scale.value_or(0);
   // Set 0 of each before the first launch; then each launch resets the next one's set.
   if (from_data && !window) exact_reset_sets<T>(exact);
@@ -184,8 +187,15 @@ LaunchOutcome<T> dispatch_fixed_point(const LaunchShape& s, const LaunchInputs<T
   if (from_data) SUMLAB_CUDA_CHECK(cudaMemcpy(scale, fixed.scale, sizeof scale, cudaMemcpyDeviceToHost));
   const long long k = scale[0];
   const bool on_grid = scale[1] == fixed_on_grid;
-  // A second read of the input where pass 1 could not decide the sum (but for tiles still held).
-  r.input_reads = from_data && scale[1] == fixed_quantised && !held ? 2 : 1;
+  // A second read of the input where pass 1 could not decide the sum (but for tiles still held, and
+  // for the one launch's blocks whose guess held: a second read only where some block read again).
+  bool read_again = from_data && scale[1] == fixed_quantised && !held;
+  if (read_again && one_launch != nullptr) {
+    unsigned long long rereads = 0;
+    SUMLAB_CUDA_CHECK(cudaMemcpy(&rereads, gate + fixed_reread_at + fixed.parity, sizeof rereads, cudaMemcpyDeviceToHost));
+    read_again = rereads != 0;
+  }
+  r.input_reads = read_again ? 2 : 1;
   FixedPointReport rep;
   rep.scale_exponent = static_cast<int>(k);
   rep.scale_from_data = from_data;

@@ -144,11 +144,16 @@ __device__ __forceinline__ WarpPace warp_pace() {
 // it (it holds barriers); d_in must be aligned to sizeof(T); the launch provides the stages'
 // dynamic shared memory (bulk_smem_bytes(blockDim.x), or Stages x blockDim.x x 64 bytes where the
 // kernel asks for its own count), used by nothing else.
-template <bool WarpPaced = false, int Stages = 0, class T, class F, class G>
-__device__ __forceinline__ void for_each_bulk_group(const T* __restrict__ d_in, std::int64_t n, F&& f, G&& group) {
+// Begun: the caller has run bulk_begin (below) with `begun` as the stages' barriers, so the first
+// tiles are on their way (the caller may have read the first one already) and the barriers ready.
+template <bool WarpPaced = false, int Stages = 0, bool Begun = false, class T, class F, class G>
+__device__ __forceinline__ void for_each_bulk_group(const T* __restrict__ d_in, std::int64_t n, F&& f, G&& group,
+                                                    unsigned long long* begun = nullptr) {
   static_assert(Stages >= 0 && Stages <= bulk_max_stages);
+  static_assert(!(WarpPaced && Begun), "bulk_begin sets up no pacing");
   extern __shared__ __align__(128) unsigned char bulk_stage[];
-  __shared__ __align__(8) unsigned long long full[bulk_max_stages];
+  __shared__ __align__(8) unsigned long long own_full[Begun ? 1 : bulk_max_stages];
+  unsigned long long* const full = Begun ? begun : own_full;
   const int stages = Stages > 0 ? Stages : bulk_stages(static_cast<int>(blockDim.x));
   const std::int64_t threads = std::int64_t(gridDim.x) * blockDim.x;
   const std::int64_t g = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -159,17 +164,19 @@ __device__ __forceinline__ void for_each_bulk_group(const T* __restrict__ d_in, 
   const unsigned warps = (blockDim.x + 31u) / 32u;
   WarpPace pace{};
   if constexpr (WarpPaced) pace = warp_pace();
-  if (threadIdx.x == 0) {  // the first tiles are asked for before anything else
-    for (int s = 0; s < stages; ++s) bulk::init(&full[s]);
-    if constexpr (WarpPaced)
-      for (int s = 0; s < stages; ++s) {
-        bulk::init(&pace.read[s], blockDim.x);
-        pace.arrived[s] = 0;
-      }
-    bulk::fence_init();
-    for (int s = 0; s < stages; ++s) fill(s, blockIdx.x + std::int64_t(s) * gridDim.x);
+  if constexpr (!Begun) {
+    if (threadIdx.x == 0) {  // the first tiles are asked for before anything else
+      for (int s = 0; s < stages; ++s) bulk::init(&full[s]);
+      if constexpr (WarpPaced)
+        for (int s = 0; s < stages; ++s) {
+          bulk::init(&pace.read[s], blockDim.x);
+          pace.arrived[s] = 0;
+        }
+      bulk::fence_init();
+      for (int s = 0; s < stages; ++s) fill(s, blockIdx.x + std::int64_t(s) * gridDim.x);
+    }
+    __syncthreads();  // the barriers are initialised
   }
-  __syncthreads();  // the barriers are initialised
   int s = 0;
   unsigned parity = 0;
   for (std::int64_t j = blockIdx.x; j < tiles.count; j += gridDim.x) {
@@ -205,6 +212,25 @@ __device__ __forceinline__ void for_each_bulk_group(const T* __restrict__ d_in, 
   }
   if (g < tiles.body.head) f(d_in[g]);
   for (std::int64_t i = tiles.body.end + g; i < n; i += threads) f(d_in[i]);
+}
+
+// What for_each_bulk_group<false, 0, true> takes as begun: the stages' barriers initialised and the
+// block's first tiles asked for, as for_each_bulk_group itself does first. Every thread of the
+// block calls it (it holds a barrier); the caller may then wait for stage 0 (phase 0) and read
+// the block's first tile there before the loop reads it again.
+template <class T> __device__ __forceinline__ void bulk_begin(const T* __restrict__ d_in, std::int64_t n, unsigned long long* full) {
+  extern __shared__ __align__(128) unsigned char bulk_stage[];
+  const int stages = bulk_stages(static_cast<int>(blockDim.x));
+  const BulkTiles<T> tiles = bulk_tiles(d_in, n);
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; ++s) bulk::init(&full[s]);
+    bulk::fence_init();
+    for (int s = 0; s < stages; ++s) {
+      const std::int64_t j = blockIdx.x + std::int64_t(s) * gridDim.x;
+      if (j < tiles.count) bulk::load(bulk_stage + s * tiles.bytes, tiles.at(j), tiles.bytes, &full[s]);
+    }
+  }
+  __syncthreads();
 }
 
 // Held tiles, for a kernel that reads its input twice in one launch (fixed_largest_launch_kernel):

@@ -681,6 +681,23 @@ TYPED_TEST(GpuFixedPointFromData, OneReadWhereTheGuessHoldsAndTheCpuBitsEverywhe
   for (std::size_t i = 5; i < subnormals_below.size(); i += 4099)
     subnormals_below[i] = static_cast<T>((i % 2 ? -1.0 : 1.0) * static_cast<double>(std::numeric_limits<T>::denorm_min()) *
                                          static_cast<double>(i % 1000 + 1));
+  // Float, in one launch (fixed_one_launch_kernel, here at 7 x 96 and 2 x 47): a block whose
+  // first tile (blockDim.x * 16 elements, for_each_bulk_group's first for the block) is far wider
+  // than its own grid, with 4 or more elements in its top binade, quantises at its largest
+  // exponent's k and keeps that integer where it was the sum's. Every bit pattern with a largest
+  // magnitude in every 64 elements: every block's guess holds (one read); the same below 2^60 but
+  // for a late 2^100 (every guess fails: two reads), or with four of the largest in block 0's first
+  // tile alone (block 0's integer kept, the others read again); uniform with tiny elements in
+  // block 1's first tile at 7 x 96 (block 1 guesses, the others take the exact pass: all read
+  // again but block 1; at 2 x 47 a second tile holds them). Lognormal sigma 12's tiles, whose
+  // largest stands alone, take the exact pass (above).
+  std::vector<T> planted(every_bit_pattern);
+  for (std::size_t i = 0; i < planted.size(); i += 64) planted[i] = (i % 128 ? -1 : 1) * std::numeric_limits<T>::max();
+  std::vector<T> bits_below_2_60(every_bit_pattern);
+  for (T& e : bits_below_2_60)
+    if (std::isfinite(e) && std::fabs(static_cast<double>(e)) >= 0x1p60) e = static_cast<T>(static_cast<double>(e) * 0x1p-80);
+  std::vector<T> tiny_in_block_1(uniform);
+  for (std::size_t i = 1540; i < 1580; ++i) tiny_in_block_1[i] = static_cast<T>(static_cast<double>(uniform[i]) * 0x1p-70);
   struct Case {
     std::string name;
     std::vector<T> x;
@@ -688,6 +705,7 @@ TYPED_TEST(GpuFixedPointFromData, OneReadWhereTheGuessHoldsAndTheCpuBitsEverywhe
     bool reads_checked = true;  // whether one_read is asserted
     std::int64_t late = -1;     // where one_read is false: the element past the guess (a first tile may hold it)
     int reads_block = 0;        // where nonzero: one_read is asserted for blocks of this size only
+    int float_reads = 0;        // where nonzero: float's reads in one launch (7 x 96 and 2 x 47)
   };
   const std::vector<Case> cases{
       {"uniform", uniform, true},
@@ -741,6 +759,13 @@ TYPED_TEST(GpuFixedPointFromData, OneReadWhereTheGuessHoldsAndTheCpuBitsEverywhe
       {"every finite bit pattern (sparse blocks)", every_bit_pattern, true},
       {"sparse first tiles, dense later (no room)", sparse_then_dense, false},
       {"heavy and sparse tiles in turn", alternating, true, true, -1, 512},
+      {"every finite bit pattern, a largest magnitude in every 64 elements", planted, true, false, -1, 0, 1},
+      {"bit patterns below 2^60, 2^100 late", with(bits_below_2_60, n / 2 + 7, T(0x1p100)), false, false, -1, 0, 2},
+      {"bit patterns below 2^60, four of the largest in block 0's first tile",
+       with(with(with(with(bits_below_2_60, 8, std::numeric_limits<T>::max()), 16, -std::numeric_limits<T>::max()), 24,
+                 std::numeric_limits<T>::max()), 32, -std::numeric_limits<T>::max()),
+       false, false, -1, 0, 2},
+      {"uniform, tiny elements in block 1's first tile", tiny_in_block_1, true, false, -1, 0, 2},
   };
   for (const auto& c : cases) {
     const auto cpu = fixed_point_sum<T>(std::span<const T>(c.x));
@@ -762,6 +787,9 @@ TYPED_TEST(GpuFixedPointFromData, OneReadWhereTheGuessHoldsAndTheCpuBitsEverywhe
         EXPECT_TRUE(same_bits(g.value, cpu.value)) << hex_bits(g.value) << " vs CPU " << hex_bits(cpu.value);
         EXPECT_EQ(g.note, cpu.diagnostics);
         EXPECT_EQ(g.quantisation, cpu.extra_error_bound);
+        if (sizeof(T) == 4 && c.float_reads != 0 && (block == 96 || block == 47)) {
+          EXPECT_EQ(g.input_reads, c.float_reads);
+        }
         // One block an SM of up to 512 threads is always resident; 4 sms + 3 of 512 never are.
         // Held: every block's tiles fit its stages (bulk_holds_all: 4 stages of 64 bytes a thread
         // up to 256 threads, 3 up to 512), as at 132 x 512, not at 7 x 96 or 2 x 47.

@@ -1041,6 +1041,13 @@ struct ExactBuffers {
   unsigned parity = 0;                 // the set this launch adds to
 };
 
+// Block 0: the next launch's set to its reset state (a launch touches only its own).
+template <class T> __device__ __forceinline__ void exact_reset_next_set(const ExactBuffers& out) {
+  if (blockIdx.x == 0)
+    for (int w = static_cast<int>(threadIdx.x); w < exact_set_words<T>; w += static_cast<int>(blockDim.x))
+      out.sets[(out.parity ^ 1u) * exact_set_words<T> + w] = exact_reset_word<T>(w);
+}
+
 // Host side: both sets to their reset state (before a launch sequence that starts with parity 0).
 template <class T> void exact_reset_sets(const ExactBuffers& out) {
   unsigned long long words[2 * exact_set_words<T>];
@@ -1059,8 +1066,10 @@ template <class T> void exact_reset_sets(const ExactBuffers& out) {
 // its special counts are not used).
 // exact_limbs_block is exact_limbs_kernel's body, which gpu_fixed_point's one-launch kernel
 // (fixed_point_kernels.cuh) runs as well; every thread of the block calls it (it holds barriers).
-template <class T, bool Range, int MaxThreads, int MinBlocks, bool Abs = false>
-__device__ __forceinline__ void exact_limbs_block(const T* __restrict__ d_in, std::int64_t num_items, const ExactBuffers& out) {
+// Begun: the block's tiles were begun by the caller (bulk_begin) on these barriers.
+template <class T, bool Range, int MaxThreads, int MinBlocks, bool Abs = false, bool Begun = false>
+__device__ __forceinline__ void exact_limbs_block(const T* __restrict__ d_in, std::int64_t num_items, const ExactBuffers& out,
+                                                  unsigned long long* begun = nullptr) {
   using Bits = typename FloatTraits<T>::Bits;
   constexpr int NL = ExactLayout<T>::num_limbs;
   __shared__ unsigned long long s_limbs[NL];
@@ -1072,6 +1081,7 @@ __device__ __forceinline__ void exact_limbs_block(const T* __restrict__ d_in, st
   ExactThread<T, Range, Bins, MaxThreads> t;
   extern __shared__ __align__(128) unsigned char exact_dynamic_smem[];  // the bulk stages, then the bins
   constexpr int Stages = exact_stages<T>(MaxThreads, MinBlocks);
+  static_assert(!Begun || (Stages == 0 && !Abs), "bulk_begin begins the default stages of the plain sum");
   const std::size_t tile_bytes = exact_tile_bytes<T>(MaxThreads, MinBlocks, static_cast<int>(blockDim.x));
   t.bins = reinterpret_cast<long long*>(exact_dynamic_smem + tile_bytes) + threadIdx.x;
 #pragma unroll
@@ -1088,9 +1098,9 @@ __device__ __forceinline__ void exact_limbs_block(const T* __restrict__ d_in, st
           t.add_group(a, s_limbs, s_special);
         });
   } else {
-    for_each_bulk_group<sizeof(T) == 8, Stages>(
+    for_each_bulk_group<sizeof(T) == 8 && !Begun, Stages, Begun>(
         d_in, num_items, [&](T x) { t.add(x, s_limbs, s_special); },
-        [&](const T(&x)[bulk_group<T>]) { t.add_group(x, s_limbs, s_special); });
+        [&](const T(&x)[bulk_group<T>]) { t.add_group(x, s_limbs, s_special); }, begun);
   }
   t.flush(s_limbs);
   t.push(s_limbs);
@@ -1153,10 +1163,7 @@ __device__ __forceinline__ void exact_limbs_block(const T* __restrict__ d_in, st
       if (lowest != ~0ull) atomicMin(&range[2], lowest);
     }
   }
-  // The next launch's set (this launch touches only its own).
-  if (blockIdx.x == 0)
-    for (int w = static_cast<int>(threadIdx.x); w < exact_set_words<T>; w += static_cast<int>(blockDim.x))
-      out.sets[(out.parity ^ 1u) * exact_set_words<T> + w] = exact_reset_word<T>(w);
+  exact_reset_next_set<T>(out);
 }
 
 template <class T, bool Range, int MaxThreads, int MinBlocks, bool Abs = false>

@@ -15,6 +15,9 @@
 // words, and returns at once when pass 1 was the whole sum (every element on the grid 2^-k, or
 // every block's guess held; block 0 then takes the table's entry, gpu/device/dispatch_fixed_point.cu);
 // otherwise it quantises every element. With the caller's k it is the whole sum, one read.
+// Float where the grid is resident whole takes both passes in one launch (fixed_one_launch_kernel:
+// a barrier over the grid in place of the second launch), whose blocks with wide first tiles
+// quantise at a guess of k in the first read instead of adding exactly (fixed_guess_block).
 #include <cstdint>
 
 #include "core/float_traits.hpp"
@@ -777,6 +780,25 @@ __global__ void __launch_bounds__(MaxThreads) fixed_window_kernel(const T* __res
   }
 }
 
+// A block's integer at its grid (as order_model::fixed_digits digits) and its report's counts.
+struct FixedBlockTotals {
+  unsigned long long digits[order_model::fixed_digits];
+  unsigned long long stats[fixed_stats];
+  unsigned long long largest;  // a guessing block's largest finite magnitude, as bits (fixed_one_launch_kernel)
+};
+
+// Thread 0: a block's totals into the launch's set, by atomics whose old values nobody reads.
+__device__ __forceinline__ void fixed_add_block_totals(const FixedBuffers& out, const FixedBlockTotals& t) {
+  unsigned long long* const set = out.sets + out.parity * fixed_set_words;
+  for (int d = 0; d < order_model::fixed_digits; ++d)
+    if (t.digits[d] != 0) atomicAdd(&set[d], t.digits[d]);
+  for (int c = 0; c < fixed_stats; ++c) {
+    if (t.stats[c] == 0) continue;
+    if (c == fixed_max_bits_lost) atomicMax(&set[order_model::fixed_digits + c], t.stats[c]);
+    else atomicAdd(&set[order_model::fixed_digits + c], t.stats[c]);
+  }
+}
+
 // Block 0: the next launch's set to 0 (a launch touches only its own).
 __device__ __forceinline__ void fixed_reset_next_set(const FixedBuffers& out) {
   if (blockIdx.x == 0)
@@ -874,9 +896,13 @@ template <class T> __device__ FixedPlan fixed_decide(const T* __restrict__ d_in,
 // of dynamic shared memory. The shape's vector width and mapping do not matter (integer totals: any
 // order gives the same bits). each(f, group): for_each_bulk_group's calls over the input, from
 // the tiles it loads (fixed_quantise_block) or from tiles already held (fixed_largest_launch_kernel).
-template <class T, class Each>
+// Hold (fixed_one_launch_kernel's guessing blocks): thread 0 puts the block's totals and its largest
+// finite magnitude in *held instead of adding them to the set, where the caller adds them once it
+// knows the grid was the sum's (fixed_add_block_totals).
+template <class T, bool Hold = false, class Each>
 __device__ __forceinline__ void fixed_quantise_each(const T* __restrict__ d_in, std::int64_t num_items,
-                                                    const FixedBuffers& out, long long k, bool leftovers_only, Each&& each) {
+                                                    const FixedBuffers& out, long long k, bool leftovers_only, Each&& each,
+                                                    FixedBlockTotals* held = nullptr) {
   using Bits = typename FloatTraits<T>::Bits;
   const T two_k = order_model::fixed_two_k<T>(k);
   const bool fp = two_k != T(0);  // k outside fixed_two_k's range: every group by the integer steps
@@ -886,11 +912,20 @@ __device__ __forceinline__ void fixed_quantise_each(const T* __restrict__ d_in, 
   // The report's counts, as scalars (an array indexed by a runtime value would live in local memory).
   unsigned long long nan = 0, pos_inf = 0, neg_inf = 0, inexact = 0, saturated = 0, max_lost = 0;
   bool not_negative_zero = false;
+  // Hold: the largest finite magnitude, as bits (x_top) and, from the groups, as max |y| (y_top):
+  // y = x 2^k is exact where it is normal, and scaling keeps the order, so a normal y_top is the
+  // largest x's, 2^k times; a group whose largest y is not normal gives its x's bits instead.
+  Bits x_top = 0;
+  T y_top = T(0);
   // One element by the integer steps, with its counts.
   auto one_element = [&](T x) {
     Bits u;
     memcpy(&u, &x, sizeof(T));
     not_negative_zero |= u != FloatTraits<T>::sign_bit;
+    if constexpr (Hold) {
+      const Bits a = u & ~FloatTraits<T>::sign_bit;
+      x_top = a < FloatTraits<T>::inf_bits && a > x_top ? a : x_top;
+    }
     bool special = false, negative = false;
     const order_model::FixedQuantised q = order_model::fixed_quantise_bits<Bits>(
         u, k, FloatTraits<T>::precision - 1, FloatTraits<T>::exponent_bits, FloatTraits<T>::emax, special, negative);
@@ -912,9 +947,42 @@ __device__ __forceinline__ void fixed_quantise_each(const T* __restrict__ d_in, 
   // (fixed_quantise_group); only a group holding an element that is not ordinary (saturated, NaN
   // or Inf) is redone by the integer steps.
   order_model::FixedGroupLoss loss;
+  // Hold: the group's largest finite magnitude as bits (every x is finite where the FP path took it).
+  auto group_top = [](const T(&x)[bulk_group<T>]) {
+    Bits top = 0;
+#pragma unroll
+    for (int i = 0; i < bulk_group<T>; ++i) {
+      Bits u;
+      memcpy(&u, &x[i], sizeof(T));
+      u &= ~FloatTraits<T>::sign_bit;
+      top = u < FloatTraits<T>::inf_bits && u > top ? u : top;
+    }
+    return top;
+  };
+  // Hold: once a thread meets an element that saturates at k (its exponent above the guessed
+  // largest one, so the guess cannot hold), the block's integer is never used, and the thread only
+  // tracks the largest magnitude from then on: each such element would otherwise take the integer
+  // steps, and on lognormal sigma 12, whose blocks' first tiles lie 12 to 20 binades below its
+  // largest, that made the guessing pass 2.5 times slower than a read.
+  bool doomed = false;
   auto group = [&](const T(&x)[bulk_group<T>]) {
+    if constexpr (Hold) {
+      if (doomed) {
+        const Bits top = group_top(x);
+        x_top = top > x_top ? top : x_top;
+        return;
+      }
+    }
     T largest = 0;
     if (fp && order_model::fixed_quantise_group<T>(x, two_k, sum, largest, loss)) {
+      if constexpr (Hold) {
+        if (largest >= std::numeric_limits<T>::min()) {
+          y_top = largest > y_top ? largest : y_top;
+        } else {
+          const Bits top = group_top(x);
+          x_top = top > x_top ? top : x_top;
+        }
+      }
       if (largest != T(0)) {
         not_negative_zero = true;
       } else {  // every y is +0 or -0 (an x too, or one that vanished below the subnormals)
@@ -926,8 +994,15 @@ __device__ __forceinline__ void fixed_quantise_each(const T* __restrict__ d_in, 
         }
       }
     } else {
+      if constexpr (Hold) {  // NaN, Inf or an element saturated at k: above the guess?
+        const Bits top = group_top(x);
+        x_top = top > x_top ? top : x_top;
+        doomed = top != 0 && order_model::floor_log2_magnitude<T>(top) > 61 - k;
+      }
+      if (!doomed) {
 #pragma unroll  // (a runtime index would put x in local memory)
-      for (int i = 0; i < bulk_group<T>; ++i) one_element(x[i]);
+        for (int i = 0; i < bulk_group<T>; ++i) one_element(x[i]);
+      }
     }
   };
   if (leftovers_only) {  // the elements outside whole tiles, which the window pass left to this one
@@ -964,19 +1039,30 @@ __device__ __forceinline__ void fixed_quantise_each(const T* __restrict__ d_in, 
       }
     }
   }
-  const unsigned __int128 block = block_sum_u128(sum, s_lo, s_hi);  // its barrier also covers s_stats
-  if (threadIdx.x != 0) return;
-  // The block's sum and counts into the launch's, by atomics whose old values nobody reads.
-  unsigned long long* const set = out.sets + out.parity * fixed_set_words;
-  for (int d = 0; d < order_model::fixed_digits; ++d) {
-    const unsigned long long digit = order_model::fixed_digit(block, d);
-    if (digit != 0) atomicAdd(&set[d], digit);
+  __shared__ Bits s_top[Hold ? 32 : 1];
+  if constexpr (Hold) {
+    if (y_top != T(0)) {
+      const T x = ldexp(y_top, static_cast<int>(-k));  // exact: y_top is normal, and so is x
+      Bits u;
+      memcpy(&u, &x, sizeof(T));
+      x_top = u > x_top ? u : x_top;
+    }
+    const Bits warp_top = warp_max_bits(live, x_top);
+    if (first_live) s_top[threadIdx.x / 32] = warp_top;
   }
-  for (int c = 0; c < fixed_stats; ++c) {
-    const unsigned long long v = c == fixed_not_negative_zero ? (block_not_negative_zero ? 1ull : 0ull) : s_stats[c];
-    if (v == 0) continue;
-    if (c == fixed_max_bits_lost) atomicMax(&set[order_model::fixed_digits + c], v);
-    else atomicAdd(&set[order_model::fixed_digits + c], v);
+  const unsigned __int128 block = block_sum_u128(sum, s_lo, s_hi);  // its barrier also covers s_stats (and s_top)
+  if (threadIdx.x != 0) return;
+  FixedBlockTotals t{};
+  for (int d = 0; d < order_model::fixed_digits; ++d) t.digits[d] = order_model::fixed_digit(block, d);
+  for (int c = 0; c < fixed_stats; ++c)
+    t.stats[c] = c == fixed_not_negative_zero ? (block_not_negative_zero ? 1ull : 0ull) : s_stats[c];
+  if constexpr (Hold) {
+    Bits top = s_top[0];
+    for (int w = 1; w < static_cast<int>(blockDim.x + 31) / 32; ++w) top = s_top[w] > top ? s_top[w] : top;
+    t.largest = top;
+    *held = t;
+  } else {
+    fixed_add_block_totals(out, t);
   }
 }
 
@@ -1023,6 +1109,11 @@ __global__ void __launch_bounds__(MaxThreads) fixed_point_kernel(const T* __rest
 // clears the other parity's two for the next launch (as the sets: a launch touches only its own).
 inline constexpr int fixed_gate_words = 4;
 inline constexpr unsigned long long fixed_plan_published = 1ull << 63, fixed_plan_quantise = 1ull << 32;
+// After the gate, a word per parity each: fixed_largest_launch_kernel's largest magnitude, and the
+// count of fixed_one_launch_kernel's blocks that quantised their tiles after the gate (a second
+// read); fixed_gate_all_words in all, zero before the first launch.
+inline constexpr int fixed_largest_words = 2, fixed_reread_at = fixed_gate_words + fixed_largest_words;
+inline constexpr int fixed_gate_all_words = fixed_reread_at + 2;
 
 // A barrier over the grid and pass 2's decision in one. Every thread of every block calls it;
 // every block must be resident (a cooperative launch). Thread 0 of each block arrives, after the
@@ -1078,20 +1169,124 @@ __device__ __forceinline__ FixedPlan fixed_gate(const FixedBuffers& out, unsigne
   return p;
 }
 
-// gate: fixed_gate's four words. exact: pass 1's sets (the range read by fixed_gate is out.range,
+// A block's guess (fixed_one_launch_kernel), from its first tile: the block begins its tiles
+// (bulk_begin on `full`, as either body would first) and reads the first from its stage as soon as
+// it lands, so the guess costs the block a reduction and two barriers, not a trip to memory. Where
+// the tile's elements are not all on their own grid (order_model::fixed_one_pass on their largest
+// and smallest nonzero magnitudes: one lies more than 2^(62 - p) below their largest, 2^38 for
+// float), pass 1's exact sum would not settle the sum, and the block guesses that their largest
+// exponent is E, the input's: it quantises at their k in the first read, and after the gate either
+// adds that integer (k was the sum's) or quantises again at k. Every bit pattern shows its largest
+// exponent (each of the 254 finite ones 1 in 255) in nearly every tile of 4096. A block guesses
+// only where the tile's top binade holds fixed_guess_dense of its elements or more: a tile whose
+// largest stands alone is a heavy tail's (lognormal sigma 12, whose largest lies 12 to 20
+// binades above any tile's), where the guess would fail and its pass cost more than the exact one
+// (quantising at a grid 60 binades too fine). Narrow inputs keep the exact pass.
+inline constexpr unsigned fixed_guess_dense = 4;
+// What a guessing block puts in the range's lowest grid (encode_grid): below -k for every k, so
+// that the gate never finds the exact sum (which it did not add to) settled.
+inline constexpr int fixed_guessed_grid = -(1 << 30);
+struct FixedGuess {  // (no initialisers: it lives in shared memory)
+  bool guess;
+  long long k;
+};
+template <class T>
+__device__ __forceinline__ FixedGuess fixed_guess_block(const T* __restrict__ d_in, std::int64_t num_items, unsigned long long* full) {
+  using Bits = typename FloatTraits<T>::Bits;
+  extern __shared__ __align__(128) unsigned char bulk_stage[];
+  __shared__ Bits s_ends[32][3];
+  __shared__ FixedGuess s_guess;
+  bulk_begin(d_in, num_items, full);
+  constexpr int frac_bits = FloatTraits<T>::precision - 1;
+  Bits u[bulk_group<T>] = {};  // the tile's magnitudes, 0 for NaN and Inf (not finite)
+  if (blockIdx.x < bulk_tiles(d_in, num_items).count) {
+    bulk::wait(&full[0], 0);
+    T x[bulk_group<T>];
+    bulk_share(bulk_stage, x);
+#pragma unroll
+    for (int i = 0; i < bulk_group<T>; ++i) {
+      memcpy(&u[i], &x[i], sizeof(T));
+      u[i] &= ~FloatTraits<T>::sign_bit;
+      u[i] = u[i] < FloatTraits<T>::inf_bits ? u[i] : 0;
+    }
+  }
+  Bits top = 0, bottom = ~Bits(0);
+#pragma unroll
+  for (int i = 0; i < bulk_group<T>; ++i) {
+    top = u[i] > top ? u[i] : top;
+    bottom = u[i] != 0 && u[i] < bottom ? u[i] : bottom;
+  }
+  const unsigned live = live_mask();
+  const Bits warp_top = warp_max_bits(live, top), warp_bottom = warp_min_bits(live, bottom);
+  unsigned dense = 0;  // this thread's elements in the warp's top binade (the exponent field's)
+#pragma unroll
+  for (int i = 0; i < bulk_group<T>; ++i) dense += warp_top != 0 && (u[i] >> frac_bits) == (warp_top >> frac_bits) ? 1u : 0u;
+  dense = __reduce_add_sync(live, dense);
+  if (static_cast<int>(threadIdx.x & 31u) == __ffs(live) - 1) {
+    s_ends[threadIdx.x / 32][0] = warp_top;
+    s_ends[threadIdx.x / 32][1] = warp_bottom;
+    s_ends[threadIdx.x / 32][2] = dense;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const int warps = static_cast<int>(blockDim.x + 31) / 32;
+    top = s_ends[0][0];
+    bottom = s_ends[0][1];
+    for (int w = 1; w < warps; ++w) {
+      top = s_ends[w][0] > top ? s_ends[w][0] : top;
+      bottom = s_ends[w][1] < bottom ? s_ends[w][1] : bottom;
+    }
+    unsigned in_top = 0;
+    for (int w = 0; w < warps; ++w) in_top += (s_ends[w][0] >> frac_bits) == (top >> frac_bits) ? static_cast<unsigned>(s_ends[w][2]) : 0u;
+    const order_model::FixedOnePass d = order_model::fixed_one_pass<T>(top, bottom);
+    s_guess.guess = top != 0 && !d.on_grid && in_top >= fixed_guess_dense;
+    s_guess.k = d.k;
+  }
+  __syncthreads();
+  return s_guess;
+}
+
+// gate: fixed_gate_all_words. exact: pass 1's sets (the range read by fixed_gate is out.range,
 // in them). The launch provides pass 1's dynamic shared memory (gpu_exact's,
 // exact_tile_bytes<T>(MaxThreads, MinBlocks, blockDim.x) + ExactBins<T>::bytes(MaxThreads,
 // MinBlocks, blockDim.x)), which holds pass 2's.
+// A block whose first elements are wide (fixed_guess_block) quantises at their k in place of the
+// exact pass, holds its integer and counts, gives the range its largest magnitude (and a lowest
+// grid that tells the gate the exact sum is not whole), and after the gate adds what it held where
+// k was the sum's; every other block, where the gate says quantise, reads its tiles again. A
+// block's elements are for_each_bulk_group's in both of its quantising bodies, so the blocks' sets
+// cover every element once whichever way each went: fixed_point_sum's integer, in any order.
 template <class T, int MaxThreads, int MinBlocks>
 __global__ void __launch_bounds__(MaxThreads, MinBlocks)
     fixed_one_launch_kernel(const T* __restrict__ d_in, std::int64_t num_items, ExactBuffers exact, FixedBuffers out,
                             unsigned long long* gate) {
   static_assert(sizeof(T) == 4, "double's pass 1 is the window pass, which runs in two launches");
+  __shared__ FixedBlockTotals s_held;
+  __shared__ __align__(8) unsigned long long s_full[bulk_max_stages];  // the first body's stages (bulk_begin)
+  const FixedGuess g = fixed_guess_block<T>(d_in, num_items, s_full);
   fixed_reset_next_set(out);
-  if (blockIdx.x == 0 && threadIdx.x == 0) gate[out.parity ^ 1u] = gate[2 + (out.parity ^ 1u)] = 0;
-  exact_limbs_block<T, true, MaxThreads, MinBlocks>(d_in, num_items, exact);
+  const unsigned next = out.parity ^ 1u;
+  if (blockIdx.x == 0 && threadIdx.x == 0) gate[next] = gate[2 + next] = gate[fixed_reread_at + next] = 0;
+  if (!g.guess) {
+    exact_limbs_block<T, true, MaxThreads, MinBlocks, false, true>(d_in, num_items, exact, s_full);
+  } else {
+    fixed_quantise_each<T, true>(
+        d_in, num_items, out, g.k, false,
+        [&](auto& f, auto& group) { for_each_bulk_group<false, 0, true>(d_in, num_items, f, group, s_full); }, &s_held);
+    if (threadIdx.x == 0) {
+      unsigned long long* const range = exact.sets + exact.parity * exact_set_words<T> + exact_range_at<T>;
+      if (s_held.largest != 0) atomicMax(&range[0], s_held.largest);
+      atomicMin(&range[2], encode_grid(fixed_guessed_grid));
+    }
+    exact_reset_next_set<T>(exact);
+  }
   const FixedPlan p = fixed_gate<T>(out, gate);
   if (!p.quantise) return;
+  if (g.guess && p.k == g.k) {
+    if (threadIdx.x == 0) fixed_add_block_totals(out, s_held);
+    return;
+  }
+  if (threadIdx.x == 0) atomicAdd(&gate[fixed_reread_at + out.parity], 1ull);
   // Pass 1's tiles were read by the threads (the generic proxy); pass 2's are written into the same
   // shared memory by the bulk-copy engine (the async proxy).
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
@@ -1112,7 +1307,6 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks)
 // tiles past the stages read twice, the second time from the L2 (the dispatch keeps the input to a
 // part of the L2's size).
 // The integers are those the two-launch passes add at the same k, so the bits are too.
-inline constexpr int fixed_largest_words = 2;  // after the gate's four: the largest magnitude, per parity
 
 // The largest finite magnitude's bits over this block's calls of each (for_each_bulk_group's
 // contract), into *largest by an atomic max (bit patterns of magnitudes order like the magnitudes).
@@ -1143,7 +1337,7 @@ template <class T, class Each> __device__ __forceinline__ void fixed_largest_blo
   if (block_top != 0) atomicMax(largest, static_cast<unsigned long long>(block_top));
 }
 
-// gate: fixed_gate_words + fixed_largest_words words, zero before the first launch. The launch
+// gate: fixed_gate_all_words, zero before the first launch. The launch
 // provides bulk_smem_bytes(blockDim.x) of dynamic shared memory.
 template <class T, int MaxThreads, int MinBlocks>
 __global__ void __launch_bounds__(MaxThreads, MinBlocks)
