@@ -1155,6 +1155,59 @@ TEST(FixedPointModel, WindowGuessFromTheGridsFirstTilesHoldsForTheBenchInputs) {
   }
 }
 
+// Float in one launch: a block whose first tile is off its own grid, with 4 or more elements in its
+// top binade, quantises at the tile's k (fixed_tile_guess). By hand, then over the first tiles of
+// the bench's inputs (seed 1, 264 blocks of 256 threads, tiles of 4096 floats: block b's first is
+// elements 4096 b ..): every bit pattern's blocks all guess E = 127 (k = -66), which is the
+// input's, so the sum takes one read; narrow inputs never guess; lognormal sigma 12 guesses in one
+// block of 264, whose guess fails (its largest lies 12 to 20 binades below the input's), which is
+// why that input lost 0.01-0.06 of CUB with the guess (docs/performance-notes.md).
+TEST(FixedPointModel, FloatTileGuessForTheBenchInputs) {
+  const auto bits = [](float x) { return std::bit_cast<std::uint32_t>(x); };
+  bool guess = false;
+  EXPECT_EQ(order_model::fixed_tile_guess<float>(bits(1.0f), bits(0x1p-40f), 4, guess).k, 61);
+  EXPECT_TRUE(guess);
+  order_model::fixed_tile_guess<float>(bits(1.0f), bits(0x1p-40f), 3, guess);
+  EXPECT_FALSE(guess) << "a largest nearly alone in its binade";
+  order_model::fixed_tile_guess<float>(bits(1.0f), bits(0x1p-38f), 4096, guess);
+  EXPECT_FALSE(guess) << "every element within 2^38 of the largest: on its own grid";
+  order_model::fixed_tile_guess<float>(0, ~0u, 4096, guess);
+  EXPECT_FALSE(guess) << "no finite nonzero element";
+  constexpr int blocks = 264, tile = 256 * 16;
+  struct Case {
+    const char* name;
+    Distribution kind;
+    double sigma;
+    int guessing;
+  };
+  for (const Case& c : {Case{"every bit pattern", Distribution::random_bits, 1, blocks}, Case{"uniform", Distribution::uniform, 1, 0},
+                        Case{"normal", Distribution::normal, 1, 0}, Case{"lognormal sigma 12", Distribution::lognormal, 12, 1}}) {
+    SCOPED_TRACE(c.name);
+    DistributionSpec spec;
+    spec.kind = c.kind;
+    spec.sigma = c.sigma;
+    int guessing = 0;
+    for (int b = 0; b < blocks; ++b) {
+      std::vector<std::uint32_t> u(tile);
+      std::uint32_t top = 0, bottom = ~0u;
+      for (int i = 0; i < tile; ++i) {
+        u[i] = bits(generate_element<float>(spec, 1, static_cast<std::uint64_t>(b) * tile + i)) & 0x7fffffffu;
+        u[i] = u[i] < FloatTraits<float>::inf_bits ? u[i] : 0;
+        top = std::max(top, u[i]);
+        if (u[i] != 0) bottom = std::min(bottom, u[i]);
+      }
+      unsigned in_top = 0;
+      for (const std::uint32_t v : u) in_top += (v >> 23) == (top >> 23) ? 1 : 0;
+      const long long k = order_model::fixed_tile_guess<float>(top, bottom, in_top, guess).k;
+      guessing += guess ? 1 : 0;
+      if (guess && c.kind == Distribution::random_bits) {
+        EXPECT_EQ(k, -66) << "block " << b;
+      }
+    }
+    EXPECT_EQ(guessing, c.guessing);
+  }
+}
+
 // Inputs far wider than any window: lognormal sigma 12, whose largest at 2^24 lies 12 binades above
 // the grid's first tiles' (a window fails, and its elements below half a step send its blocks to
 // the integer steps), sends every block sparse; sigma 8 (most of a tile within 2^62 of A: a sparse

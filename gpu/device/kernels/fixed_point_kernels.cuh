@@ -1177,12 +1177,9 @@ __device__ __forceinline__ FixedPlan fixed_gate(const FixedBuffers& out, unsigne
 // float), pass 1's exact sum would not settle the sum, and the block guesses that their largest
 // exponent is E, the input's: it quantises at their k in the first read, and after the gate either
 // adds that integer (k was the sum's) or quantises again at k. Every bit pattern shows its largest
-// exponent (each of the 254 finite ones 1 in 255) in nearly every tile of 4096. A block guesses
-// only where the tile's top binade holds fixed_guess_dense of its elements or more: a tile whose
-// largest stands alone is a heavy tail's (lognormal sigma 12, whose largest lies 12 to 20
-// binades above any tile's), where the guess would fail and its pass cost more than the exact one
-// (quantising at a grid 60 binades too fine). Narrow inputs keep the exact pass.
-inline constexpr unsigned fixed_guess_dense = 4;
+// exponent (each of the 254 finite ones 1 in 255) in nearly every tile of 4096; a tile whose
+// largest stands alone in its binade does not guess (order_model::fixed_tile_guess). Narrow inputs
+// keep the exact pass.
 // What a guessing block puts in the range's lowest grid (encode_grid): below -k for every k, so
 // that the gate never finds the exact sum (which it did not add to) settled.
 inline constexpr int fixed_guessed_grid = -(1 << 30);
@@ -1238,9 +1235,9 @@ __device__ __forceinline__ FixedGuess fixed_guess_block(const T* __restrict__ d_
     }
     unsigned in_top = 0;
     for (int w = 0; w < warps; ++w) in_top += (s_ends[w][0] >> frac_bits) == (top >> frac_bits) ? static_cast<unsigned>(s_ends[w][2]) : 0u;
-    const order_model::FixedOnePass d = order_model::fixed_one_pass<T>(top, bottom);
-    s_guess.guess = top != 0 && !d.on_grid && in_top >= fixed_guess_dense;
-    s_guess.k = d.k;
+    bool guess = false;
+    s_guess.k = order_model::fixed_tile_guess<T>(top, bottom, in_top, guess).k;
+    s_guess.guess = guess;
   }
   __syncthreads();
   return s_guess;
