@@ -17,9 +17,9 @@
 // (fixed_largest_launch_kernel: its second read from the tiles its blocks still hold, and past
 // those from the L2). Float, larger: both passes in one launch where the grid can be resident
 // (fixed_one_launch_kernel: the same barrier in place of the second launch; there a block whose
-// first elements are far wider than the grid quantises at their largest exponent's k instead of
-// adding exactly, and keeps that integer where the gate's k is the same: one read of every bit
-// pattern). Otherwise pass 2 runs as pass 1's programmatic dependent (below). The integers are
+// first tile is far wider than its own grid, its largest not alone in its binade
+// (order_model::fixed_tile_guess), quantises at that tile's k instead of adding exactly, and keeps
+// that integer where the gate's k is the same: one read of every bit pattern). Otherwise pass 2 runs as pass 1's programmatic dependent (below). The integers are
 // the same either way.
 // The caller's scale: fixed_point_kernel alone, one read of the input.
 // Either way the host converts the 128-bit total with order_model::fixed_point_from_integer
