@@ -141,6 +141,26 @@ Distribution parse_distribution(std::string_view name) {
   return parse_name(name, kAllDistributions, "distribution");
 }
 
+DistributionSpec parse_distribution_spec(std::string_view text) {
+  DistributionSpec spec;
+  const auto colon = text.find(':');
+  spec.kind = parse_distribution(text.substr(0, colon));
+  if (colon == std::string_view::npos) return spec;
+  const std::string shown(text);
+  if (spec.kind != Distribution::normal && spec.kind != Distribution::lognormal)
+    throw std::invalid_argument("only normal:SIGMA and lognormal:SIGMA take a parameter ('" + shown + "')");
+  const std::string sigma(text.substr(colon + 1));
+  std::size_t used = 0;
+  try {
+    spec.sigma = std::stod(sigma, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (sigma.empty() || used != sigma.size()) throw std::invalid_argument("'" + shown + "' is not NAME[:SIGMA]");
+  validate_params(spec);
+  return spec;
+}
+
 Ordering parse_ordering(std::string_view name) {
   return parse_name(name, kAllOrderings, "ordering");
 }

@@ -70,6 +70,12 @@ struct DistributionSpec {
   double condition = 1e10;       // ill_conditioned: requested sum|x| / |sum x|
 };
 
+// "NAME[:SIGMA]", as the bench and verify name their inputs: a distribution, normal and lognormal
+// with their sigma (lognormal:12 spans about 2^-200 .. 2^200 at 2^30 elements); the other
+// parameters at their defaults. Throws std::invalid_argument for an unknown name, a parameter on
+// another kind, or a sigma that is not a finite number >= 0.
+DistributionSpec parse_distribution_spec(std::string_view text);
+
 // Streams of counter_rng used by each distribution (documented so other code can avoid them).
 namespace generator_streams {
 constexpr std::uint32_t uniform = 0;

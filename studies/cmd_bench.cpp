@@ -87,10 +87,9 @@ std::optional<scan::ScanShape> parse_family_shape(const std::string& text, const
   return s;
 }
 
-// "NAME[:SIGMA][/ORDER]": a distribution, normal and lognormal with their sigma (lognormal:12 spans
-// about 2^-200 .. 2^200 at 2^30 elements: far past the 2^60 range the exact kernel's fast path
-// covers), and an ordering of each bench copy (lognormal:12/magnitude_ascending), sorted on the
-// device as apply_ordering sorts on the CPU.
+// "NAME[:SIGMA][/ORDER]": a distribution (parse_distribution_spec; lognormal:12 lies far past the
+// 2^60 range the exact kernel's fast path covers), and an ordering of each bench copy
+// (lognormal:12/magnitude_ascending), sorted on the device as apply_ordering sorts on the CPU.
 struct BenchDist {
   DistributionSpec spec;
   Ordering order = Ordering::as_generated;
@@ -99,24 +98,11 @@ struct BenchDist {
 BenchDist parse_bench_dist(const std::string& text) {
   BenchDist d;
   const auto slash = text.find('/');
-  const std::string name = text.substr(0, slash);
-  const auto colon = name.find(':');
   try {
-    d.spec.kind = parse_distribution(name.substr(0, colon));
+    d.spec = parse_distribution_spec(std::string_view(text).substr(0, slash));
     if (slash != std::string::npos) d.order = parse_ordering(text.substr(slash + 1));
   } catch (const std::invalid_argument& e) {
     throw UserError(std::string("--dists/--exact-dists: ") + e.what());
-  }
-  if (colon != std::string::npos) {
-    if (d.spec.kind != Distribution::normal && d.spec.kind != Distribution::lognormal)
-      throw UserError("--dists: only normal:SIGMA and lognormal:SIGMA take a parameter ('" + text + "')");
-    try {
-      std::size_t used = 0;
-      d.spec.sigma = std::stod(name.substr(colon + 1), &used);
-      if (used != name.size() - colon - 1) throw std::invalid_argument("trailing characters");
-    } catch (const std::exception&) {
-      throw UserError("--dists: '" + text + "' is not NAME[:SIGMA][/ORDER]");
-    }
   }
   return d;
 }

@@ -23,7 +23,8 @@
 //            pattern: subnormals, overflow to Inf, Inf - Inf = NaN in a tree), generated on the
 //            device with core/generators.hpp and downloaded for the model (1024 elements
 //            spot-checked against the CPU generator); ill_conditioned generated on the host and
-//            uploaded, n <= 2^20+3.
+//            uploaded, n <= 2^20+3. --dists names them as the bench does, NAME[:SIGMA]
+//            (lognormal:12: parse_distribution_spec).
 //   dtypes   float32 and float64 (--dtype); gpu_double_acc is float32 only.
 //   compare  bitwise; any NaN equals any NaN (the GPU returns the canonical NaN, x86 propagates a
 //            payload); gpu_double_acc compares its double accumulator too.
@@ -140,9 +141,9 @@ Input parse_input(const std::string& name) {
   Input in;
   in.name = name;
   try {
-    in.spec.kind = parse_distribution(name);
+    in.spec = parse_distribution_spec(name);
   } catch (const std::invalid_argument& e) {
-    throw UserError(e.what());
+    throw UserError(std::string("--dists: ") + e.what());
   }
   in.device_generated = in.spec.kind != Distribution::ill_conditioned;
   return in;
@@ -717,7 +718,7 @@ void register_verify(CLI::App& app) {
       ->delimiter(',');
   cmd->add_option("--dists", o->dists,
                   "Comma list of inputs: uniform, normal, cancellation, lognormal, constant, ill_conditioned, "
-                  "random_bits (default: all seven)")
+                  "random_bits (default: all seven), normal and lognormal as NAME[:SIGMA] too (lognormal:12)")
       ->delimiter(',');
   cmd->add_option("--dtype", o->dtype, "float32, float64 or both")->capture_default_str();
   cmd->add_option("--kernels", o->kernels,

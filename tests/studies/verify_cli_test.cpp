@@ -45,6 +45,14 @@ TEST(VerifyCli, ModelSideAloneWithAllowNoGpu) {
   EXPECT_NE(r.out.find("only the model side ran"), std::string::npos);
 }
 
+// The bench's wide input by its name there: the model side runs it and the sweep names it.
+TEST(VerifyCli, TakesTheBenchsNameAndSigma) {
+  if (have_gpu()) GTEST_SKIP() << "a GPU is present: the full check runs instead (scripts/device-check.sh)";
+  const Result r = run("verify --allow-no-gpu --quick --kernels gpu_fixed_point --dists lognormal:12 --threads 2");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("inputs   lognormal:12 (seed"), std::string::npos) << r.out;
+}
+
 // Without a GPU the family tables count what the model compared with itself (shape_invariant
 // kernels across shapes) and print '-' where nothing was compared, never 0; no option that verify
 // does not have is named; the footnote gives the reason that applies.
@@ -164,6 +172,9 @@ TEST(VerifyCli, BadOptionsAreOneLineErrors) {
   EXPECT_NE(r.out.find("not a number"), std::string::npos) << r.out;
   r = run("verify --allow-no-gpu --dists nosuch");
   EXPECT_EQ(r.code, 2) << r.out;
+  r = run("verify --allow-no-gpu --dists uniform:3");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("only normal:SIGMA and lognormal:SIGMA take a parameter"), std::string::npos) << r.out;
   r = run("verify --allow-no-gpu --kernels gpu_nosuch");
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("gpu_two_pass"), std::string::npos) << r.out;  // lists the valid names
