@@ -408,12 +408,15 @@ SUMLAB_HD FixedOnePass fixed_one_pass(typename FloatTraits<T>::Bits largest, typ
 // 16 in their top binade on average, a heavy tail's one or two (lognormal sigma 12: its largest
 // lies 12 to 20 binades above any tile's, where a guess only costs). Neither choice changes a bit.
 inline constexpr unsigned fixed_guess_dense = 4;
+struct FixedTileGuess {  // (no initialisers: the kernel keeps one in shared memory)
+  bool guess;
+  long long k;  // the tile's k, fixed_point_sum's rule on its largest magnitude
+};
 template <class T>
-SUMLAB_HD FixedOnePass fixed_tile_guess(typename FloatTraits<T>::Bits largest, typename FloatTraits<T>::Bits smallest,
-                                        unsigned in_top, bool& guess) {
+SUMLAB_HD FixedTileGuess fixed_tile_guess(typename FloatTraits<T>::Bits largest, typename FloatTraits<T>::Bits smallest,
+                                          unsigned in_top) {
   const FixedOnePass d = fixed_one_pass<T>(largest, smallest);
-  guess = largest != 0 && !d.on_grid && in_top >= fixed_guess_dense;
-  return d;
+  return {largest != 0 && !d.on_grid && in_top >= fixed_guess_dense, d.k};
 }
 
 // How the kernel's blocks add their wrapping 128-bit sums without waiting on one another: digit d

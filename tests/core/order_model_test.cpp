@@ -1164,15 +1164,13 @@ TEST(FixedPointModel, WindowGuessFromTheGridsFirstTilesHoldsForTheBenchInputs) {
 // why that input lost 0.01-0.06 of CUB with the guess (docs/performance-notes.md).
 TEST(FixedPointModel, FloatTileGuessForTheBenchInputs) {
   const auto bits = [](float x) { return std::bit_cast<std::uint32_t>(x); };
-  bool guess = false;
-  EXPECT_EQ(order_model::fixed_tile_guess<float>(bits(1.0f), bits(0x1p-40f), 4, guess).k, 61);
-  EXPECT_TRUE(guess);
-  order_model::fixed_tile_guess<float>(bits(1.0f), bits(0x1p-40f), 3, guess);
-  EXPECT_FALSE(guess) << "a largest nearly alone in its binade";
-  order_model::fixed_tile_guess<float>(bits(1.0f), bits(0x1p-38f), 4096, guess);
-  EXPECT_FALSE(guess) << "every element within 2^38 of the largest: on its own grid";
-  order_model::fixed_tile_guess<float>(0, ~0u, 4096, guess);
-  EXPECT_FALSE(guess) << "no finite nonzero element";
+  const order_model::FixedTileGuess wide = order_model::fixed_tile_guess<float>(bits(1.0f), bits(0x1p-40f), 4);
+  EXPECT_EQ(wide.k, 61);
+  EXPECT_TRUE(wide.guess);
+  EXPECT_FALSE(order_model::fixed_tile_guess<float>(bits(1.0f), bits(0x1p-40f), 3).guess) << "a largest nearly alone in its binade";
+  EXPECT_FALSE(order_model::fixed_tile_guess<float>(bits(1.0f), bits(0x1p-38f), 4096).guess)
+      << "every element within 2^38 of the largest: on its own grid";
+  EXPECT_FALSE(order_model::fixed_tile_guess<float>(0, ~0u, 4096).guess) << "no finite nonzero element";
   constexpr int blocks = 264, tile = 256 * 16;
   struct Case {
     const char* name;
@@ -1198,10 +1196,10 @@ TEST(FixedPointModel, FloatTileGuessForTheBenchInputs) {
       }
       unsigned in_top = 0;
       for (const std::uint32_t v : u) in_top += (v >> 23) == (top >> 23) ? 1 : 0;
-      const long long k = order_model::fixed_tile_guess<float>(top, bottom, in_top, guess).k;
-      guessing += guess ? 1 : 0;
-      if (guess && c.kind == Distribution::random_bits) {
-        EXPECT_EQ(k, -66) << "block " << b;
+      const order_model::FixedTileGuess g = order_model::fixed_tile_guess<float>(top, bottom, in_top);
+      guessing += g.guess ? 1 : 0;
+      if (g.guess && c.kind == Distribution::random_bits) {
+        EXPECT_EQ(g.k, -66) << "block " << b;
       }
     }
     EXPECT_EQ(guessing, c.guessing);

@@ -1183,16 +1183,12 @@ __device__ __forceinline__ FixedPlan fixed_gate(const FixedBuffers& out, unsigne
 // What a guessing block puts in the range's lowest grid (encode_grid): below -k for every k, so
 // that the gate never finds the exact sum (which it did not add to) settled.
 inline constexpr int fixed_guessed_grid = -(1 << 30);
-struct FixedGuess {  // (no initialisers: it lives in shared memory)
-  bool guess;
-  long long k;
-};
 template <class T>
-__device__ __forceinline__ FixedGuess fixed_guess_block(const T* __restrict__ d_in, std::int64_t num_items, unsigned long long* full) {
+__device__ __forceinline__ order_model::FixedTileGuess fixed_guess_block(const T* __restrict__ d_in, std::int64_t num_items, unsigned long long* full) {
   using Bits = typename FloatTraits<T>::Bits;
   extern __shared__ __align__(128) unsigned char bulk_stage[];
   __shared__ Bits s_ends[32][3];
-  __shared__ FixedGuess s_guess;
+  __shared__ order_model::FixedTileGuess s_guess;
   bulk_begin(d_in, num_items, full);
   constexpr int frac_bits = FloatTraits<T>::precision - 1;
   Bits u[bulk_group<T>] = {};  // the tile's magnitudes, 0 for NaN and Inf (not finite)
@@ -1235,9 +1231,7 @@ __device__ __forceinline__ FixedGuess fixed_guess_block(const T* __restrict__ d_
     }
     unsigned in_top = 0;
     for (int w = 0; w < warps; ++w) in_top += (s_ends[w][0] >> frac_bits) == (top >> frac_bits) ? static_cast<unsigned>(s_ends[w][2]) : 0u;
-    bool guess = false;
-    s_guess.k = order_model::fixed_tile_guess<T>(top, bottom, in_top, guess).k;
-    s_guess.guess = guess;
+    s_guess = order_model::fixed_tile_guess<T>(top, bottom, in_top);
   }
   __syncthreads();
   return s_guess;
@@ -1260,7 +1254,7 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks)
   static_assert(sizeof(T) == 4, "double's pass 1 is the window pass, which runs in two launches");
   __shared__ FixedBlockTotals s_held;
   __shared__ __align__(8) unsigned long long s_full[bulk_max_stages];  // the first body's stages (bulk_begin)
-  const FixedGuess g = fixed_guess_block<T>(d_in, num_items, s_full);
+  const order_model::FixedTileGuess g = fixed_guess_block<T>(d_in, num_items, s_full);
   fixed_reset_next_set(out);
   const unsigned next = out.parity ^ 1u;
   if (blockIdx.x == 0 && threadIdx.x == 0) gate[next] = gate[2 + next] = gate[fixed_reread_at + next] = 0;
