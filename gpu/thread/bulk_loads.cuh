@@ -146,9 +146,12 @@ __device__ __forceinline__ WarpPace warp_pace() {
 // kernel asks for its own count), used by nothing else.
 // Begun: the caller has run bulk_begin (below) with `begun` as the stages' barriers, so the first
 // tiles are on their way (the caller may have read the first one already) and the barriers ready.
-template <bool WarpPaced = false, int Stages = 0, bool Begun = false, class T, class F, class G>
+// Vote: the block's barrier after each tile is a vote, *vote = whether any thread's *vote was set
+// (a flag the group reads, at the cost of the barrier that was there).
+template <bool WarpPaced = false, int Stages = 0, bool Begun = false, bool Vote = false, class T, class F, class G>
 __device__ __forceinline__ void for_each_bulk_group(const T* __restrict__ d_in, std::int64_t n, F&& f, G&& group,
-                                                    unsigned long long* begun = nullptr) {
+                                                    unsigned long long* begun = nullptr, bool* vote = nullptr) {
+  static_assert(!(WarpPaced && Vote), "a paced loop has no barrier to vote at");
   static_assert(Stages >= 0 && Stages <= bulk_max_stages);
   static_assert(!(WarpPaced && Begun), "bulk_begin sets up no pacing");
   extern __shared__ __align__(128) unsigned char bulk_stage[];
@@ -198,7 +201,8 @@ __device__ __forceinline__ void for_each_bulk_group(const T* __restrict__ d_in, 
         fill(s, j + std::int64_t(stages) * gridDim.x);
       }
     } else {
-      __syncthreads();
+      if constexpr (Vote) *vote = __syncthreads_or(*vote) != 0;
+      else __syncthreads();
       if (threadIdx.x == 0) {
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
         fill(s, j + std::int64_t(stages) * gridDim.x);

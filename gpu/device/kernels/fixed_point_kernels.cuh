@@ -895,7 +895,8 @@ template <class T> __device__ FixedPlan fixed_decide(const T* __restrict__ d_in,
 // thread of the block calls it (it holds barriers); the launch provides bulk_smem_bytes(blockDim.x)
 // of dynamic shared memory. The shape's vector width and mapping do not matter (integer totals: any
 // order gives the same bits). each(f, group): for_each_bulk_group's calls over the input, from
-// the tiles it loads (fixed_quantise_block) or from tiles already held (fixed_largest_launch_kernel).
+// the tiles it loads (fixed_quantise_block) or from tiles already held (fixed_largest_launch_kernel);
+// with Hold each(f, group, &doomed), whose barrier after each tile votes on the flag.
 // Hold (fixed_one_launch_kernel's guessing blocks): thread 0 puts the block's totals and its largest
 // finite magnitude in *held instead of adding them to the set, where the caller adds them once it
 // knows the grid was the sum's (fixed_add_block_totals).
@@ -960,10 +961,12 @@ __device__ __forceinline__ void fixed_quantise_each(const T* __restrict__ d_in, 
     return top;
   };
   // Hold: once a thread meets an element that saturates at k (its exponent above the guessed
-  // largest one, so the guess cannot hold), the block's integer is never used, and the thread only
-  // tracks the largest magnitude from then on: each such element would otherwise take the integer
-  // steps, and on lognormal sigma 12, whose blocks' first tiles lie 12 to 20 binades below its
-  // largest, that made the guessing pass 2.5 times slower than a read.
+  // largest one, so the guess cannot hold), the block's integer is never used, and from the next
+  // tile on (each(..., &doomed): the barrier after each tile is a vote) the block only tracks the
+  // largest magnitude. Each such element would otherwise take the integer steps (on lognormal
+  // sigma 12, whose tiles' largest lie 12 to 20 binades below its largest, that made the guessing
+  // pass 2.5 times slower than a read), and the other elements a quantising pass at a grid far
+  // too fine, slower than the exact pass, which the gate then waits for.
   bool doomed = false;
   auto group = [&](const T(&x)[bulk_group<T>]) {
     if constexpr (Hold) {
@@ -1013,7 +1016,8 @@ __device__ __forceinline__ void fixed_quantise_each(const T* __restrict__ d_in, 
     // Loads: tiles by the bulk-copy engine (gpu/thread/bulk_loads.cuh). Register loads 64 bytes
     // ahead ran at 0.93 - 0.97 of CUB at 2^30, float32, given k; 128 bytes ahead, an L2 prefetch,
     // cp.async staging and pipelined register loads were slower still (docs/performance-notes.md).
-    each(one_element, group);
+    if constexpr (Hold) each(one_element, group, &doomed);
+    else each(one_element, group);
   }
   inexact += loss.inexact;
   max_lost = max(max_lost, static_cast<unsigned long long>(order_model::fixed_group_bits_lost<T>(loss)));
@@ -1263,7 +1267,10 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks)
   } else {
     fixed_quantise_each<T, true>(
         d_in, num_items, out, g.k, false,
-        [&](auto& f, auto& group) { for_each_bulk_group<false, 0, true>(d_in, num_items, f, group, s_full); }, &s_held);
+        [&](auto& f, auto& group, bool* doomed) {
+          for_each_bulk_group<false, 0, true, true>(d_in, num_items, f, group, s_full, doomed);
+        },
+        &s_held);
     if (threadIdx.x == 0) {
       unsigned long long* const range = exact.sets + exact.parity * exact_set_words<T> + exact_range_at<T>;
       if (s_held.largest != 0) atomicMax(&range[0], s_held.largest);
