@@ -1266,8 +1266,8 @@ TEST(FixedPointModel, ElementsBelowTheSparseBoundVanishAtEveryGridAbove) {
   check_vanishing<double>(rng);
 }
 
-// The sparse blocks' split (fixed_window_kernel for double, fixed_one_launch_kernel for float),
-// run on the host: each group of 16 elements classified against the bound from the largest
+// The sparse blocks' split (fixed_window_kernel's, for double; and for float as the one launch's
+// sparse blocks of variant_241_float_sparse.patch would do it), run on the host: each group of 16 elements classified against the bound from the largest
 // magnitude seen before it (a lower bound on E, which rises as larger elements come, starting from
 // the first tile's), the elements below it counted with their normalised significands OR-ed
 // (FixedGroupLoss::vanished), the others quantised at the input's k by the integer steps. The
