@@ -785,6 +785,19 @@ TEST(ExactDigits, WholeRangeBlockEndGivesTheExactSum) {
   }
 }
 
+// x quantised at 2^-k by the integer steps (order_model::fixed_quantise_bits, the kernels' way for
+// elements the floating-point path does not take), as a wrapping 128-bit integer; q.special: NaN
+// or Inf, which add nothing.
+template <class T> sumlab::detail::uint128 quantised_at(T x, long long k, order_model::FixedQuantised& q, bool& special) {
+  using Bits = typename FloatTraits<T>::Bits;
+  bool negative = false;
+  special = false;
+  q = order_model::fixed_quantise_bits<Bits>(to_bits(x), k, FloatTraits<T>::precision - 1, FloatTraits<T>::exponent_bits,
+                                             FloatTraits<T>::emax, special, negative);
+  const auto mag = static_cast<sumlab::detail::uint128>(static_cast<std::uint64_t>(q.q));
+  return special ? 0 : negative ? -mag : mag;
+}
+
 template <class T> T split_fixed_point(std::span<const T> x, std::size_t chunk) {
   using Bits = typename FloatTraits<T>::Bits;
   // Pass 1 as gpu_exact's kernel with range tracking: the largest finite magnitude's bits.
@@ -804,12 +817,9 @@ template <class T> T split_fixed_point(std::span<const T> x, std::size_t chunk) 
     sumlab::detail::uint128 part = 0;
     for (std::size_t i = begin; i < end; ++i) {
       sc.observe(x[i]);
-      bool special = false, negative = false;
-      const auto q = order_model::fixed_quantise_bits<Bits>(to_bits(x[i]), k, frac_bits, FloatTraits<T>::exponent_bits,
-                                                            FloatTraits<T>::emax, special, negative);
-      if (special) continue;
-      const auto mag = static_cast<sumlab::detail::uint128>(static_cast<std::uint64_t>(q.q));
-      part += negative ? -mag : mag;
+      order_model::FixedQuantised q;
+      bool special = false;
+      part += quantised_at(x[i], k, q, special);
     }
     total += part;
     end = begin;
@@ -1301,12 +1311,10 @@ template <class T> void check_sparse_split(const std::vector<T>& x) {
         loss.vanished |= static_cast<unsigned long long>(a | implicit);
         continue;
       }
-      bool special = false, negative = false;
-      const auto q = order_model::fixed_quantise_bits<Bits>(to_bits(x[i]), k, frac_bits, FloatTraits<T>::exponent_bits,
-                                                            FloatTraits<T>::emax, special, negative);
+      order_model::FixedQuantised q;
+      bool special = false;
+      total += quantised_at(x[i], k, q, special);
       if (special) continue;
-      const auto mag = static_cast<sumlab::detail::uint128>(static_cast<std::uint64_t>(q.q));
-      total += negative ? -mag : mag;
       inexact += q.bits_lost != 0 ? 1 : 0;
       most_lost = std::max(most_lost, q.bits_lost);
     }
