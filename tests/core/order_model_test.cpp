@@ -1277,9 +1277,9 @@ TEST(FixedPointModel, ElementsBelowTheSparseBoundVanishAtEveryGridAbove) {
 }
 
 // The sparse blocks' split (fixed_window_kernel's, for double; and for float as the one launch's
-// sparse blocks of variant_241_float_sparse.patch would do it), run on the host: each group of 16 elements classified against the bound from the largest
-// magnitude seen before it (a lower bound on E, which rises as larger elements come, starting from
-// the first tile's), the elements below it counted with their normalised significands OR-ed
+// sparse blocks of variant_241_float_sparse.patch would do it), run on the host: each group of 16
+// elements classified against the bound from the largest magnitude seen before it (a lower bound
+// on E, which rises as larger elements come, starting from the first tile's), the elements below it counted with their normalised significands OR-ed
 // (FixedGroupLoss::vanished), the others quantised at the input's k by the integer steps. The
 // integer, the count of elements that lost bits and the most bits one lost are
 // fixed_point_sum's: the vanished elements add 0 and lose what fixed_point_sum says they lose.
@@ -1336,7 +1336,7 @@ TEST(FixedPointModel, SparseSplitGivesTheCpuSumAndReport) {
     check_sparse_split(generate<float>(spec, 3, 1 << 18));
     check_sparse_split(generate<double>(spec, 3, 1 << 18));
   }
-  // Subnormals below the bound go out (their bits lost are not p - ctz(m)), and NaN and infinities.
+  // Subnormals below the bound go out (their bits lost are not p - ctz(m)), and an infinity.
   DistributionSpec spec;
   spec.kind = Distribution::lognormal;
   spec.sigma = 12;
