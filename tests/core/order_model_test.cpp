@@ -1279,10 +1279,11 @@ TEST(FixedPointModel, ElementsBelowTheSparseBoundVanishAtEveryGridAbove) {
 // The sparse blocks' split (fixed_window_kernel's, for double; and for float as the one launch's
 // sparse blocks of variant_241_float_sparse.patch would do it), run on the host: each group of 16
 // elements classified against the bound from the largest magnitude seen before it (a lower bound
-// on E, which rises as larger elements come, starting from the first tile's), the elements below it counted with their normalised significands OR-ed
-// (FixedGroupLoss::vanished), the others quantised at the input's k by the integer steps. The
-// integer, the count of elements that lost bits and the most bits one lost are
-// fixed_point_sum's: the vanished elements add 0 and lose what fixed_point_sum says they lose.
+// on E, which rises as larger elements come, starting from the first tile's), the elements below
+// it counted with their normalised significands OR-ed (FixedGroupLoss::vanished), the others
+// quantised at the input's k by the integer steps. The integer, the count of elements that lost
+// bits and the most bits one lost are fixed_point_sum's: the vanished elements add 0 and lose what
+// fixed_point_sum says they lose.
 template <class T> void check_sparse_split(const std::vector<T>& x) {
   using Bits = typename FloatTraits<T>::Bits;
   constexpr int frac_bits = FloatTraits<T>::precision - 1;
