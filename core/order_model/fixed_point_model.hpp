@@ -130,7 +130,8 @@ template <class T> SUMLAB_HD inline void fixed_add_group_total(detail::uint128& 
 // The bits a group's elements lost, beside their sum: how many lost any; the lost parts d_i =
 // y_i - q_i (|d_i| <= 1/2) as the integers d_i 2^62, OR-ed, of those with |y_i| >= 1/2; and the
 // significands of those that vanished (0 < |y_i| < 1/2, q_i = 0), normalised (the leading one at
-// the implicit bit, a subnormal's too) and OR-ed, above them bits that do not matter (0: none).
+// the implicit bit, a subnormal's too) and OR-ed, from the implicit bit up bits that do not matter
+// (fixed_vanished_as_lost sets it), and 0 only where none vanished.
 struct FixedGroupLoss {
   unsigned long long inexact = 0;
   unsigned long long lost = 0;
@@ -183,6 +184,24 @@ SUMLAB_HD inline int fixed_finer_part(double d, double two_j) {
 #endif
 }
 
+// |d| 2^24 for the lost part d = y - RNE(y) of a float y with |y| >= 1/2, in the low 24 bits of
+// the result, without a conversion. y's lowest bit is at least 2^-24 (|y| >= 2^-1, 24 bits), and
+// so is d's (d is y's part below 2^0, or that less 1), so |d| + 1/2 is exact: below 1 it lies in
+// [1/2, 1), where floats step by 2^-24, and its bits are 0x3f000000 + |d| 2^24; at |d| = 1/2 it is
+// 1.0, 0x3f800000, whose low 24 bits are 2^23 = |d| 2^24. Only the trailing zeros of the lost
+// parts' OR count (fixed_bits_lost), and |d|'s are d's. The bits above (the exponent) are left for
+// the caller to mask once, off the OR of a group's (an AND an element less).
+SUMLAB_HD inline unsigned fixed_lost24_unmasked(float d) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(fabsf(d) + 0.5f);
+#else
+  const float h = std::fabs(d) + 0.5f;
+  unsigned u = 0;
+  std::memcpy(&u, &h, sizeof h);
+  return u;
+#endif
+}
+
 #if defined(__CUDA_ARCH__)
 // x 2^k computed afresh (the same exact product): a plain product here would be merged with the
 // first loop's, keeping every y_i of the group in registers through the rare second loop (15 more
@@ -194,6 +213,22 @@ template <class T> __device__ __forceinline__ T fixed_scale_again(T x, T two_k) 
   return y;
 }
 #endif
+
+// The scale that normalises a vanished element's significand in one exact multiply (no select
+// between x's own bits and a subnormal's scaled ones, two integer-unit instructions an element,
+// the unit that bounds wide float groups). A vanished x has |x 2^k| < 1/2, so |x| < 2^(-1-k), and
+// x 2^62 < 2^(61-k) stays finite for k >= fixed_vanishing_min_k = 60 - emax (float -67, double
+// -963; k from the data is at least 61 - emax); the smallest subnormal times 2^62 (2^-87, 2^-1012)
+// is normal, with its significand's leading one at the implicit bit, and a normal x keeps its
+// significand. The bits above the significand do not matter (fixed_vanished_as_lost), and x 2^62
+// is not 0, as "none vanished" is. Below that k (a caller's scale) the integer steps take the group.
+template <class T> inline constexpr T fixed_vanishing_scale = T(0x1p62);
+template <class T> inline constexpr long long fixed_vanishing_min_k = 60 - FloatTraits<T>::emax;
+template <class T> SUMLAB_HD constexpr T fixed_vanishing_min_two_k() {  // 2^fixed_vanishing_min_k
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8);
+  if constexpr (sizeof(T) == 4) return 0x1p-67f;
+  else return 0x1p-963;
+}
 
 // fixed_quantise_bits's common case for a group of N elements by the floating-point unit, without
 // a branch (the kernel's hot loop). With two_k = fixed_two_k<T>(k) != 0 (the caller checks that
@@ -234,7 +269,6 @@ SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, detail::uin
   constexpr bool by_min = sizeof(T) == 4;
   constexpr T whole = T(1ull << (FloatTraits<T>::precision - 1));  // every T this large is an integer
   using Bits = typename FloatTraits<T>::Bits;
-  constexpr Bits implicit = Bits(1) << (FloatTraits<T>::precision - 1);
   T big = 0, small = whole, approx = 0;
   bool vanished = false;  // double: some 0 < |y_i| < 1/2 (the second loop takes its bits lost)
   unsigned long long s = 0, inexact = 0, lost = 0, gone_bits = 0;
@@ -274,9 +308,12 @@ SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, detail::uin
   // at most 64). One loop for both, not one for the lost parts and another for the vanished
   // elements: wide inputs (lognormal sigma 12) have both in nearly every group.
   if (by_min ? !(small >= whole) : vanished) {
+    // x 2^62 normalises every vanished x (fixed_vanishing_scale): below that k the integer steps.
+    if (!(two_k >= fixed_vanishing_min_two_k<T>())) return false;
     lost = 0;
-    inexact = 0;
-    // Float's lost parts as d_i 2^24, 32-bit integers: a y_i of 1/2 or more has no bit below 2^-24.
+    unsigned counted = 0;  // (N <= 16: a 32-bit count, added once)
+    // Float's lost parts as d_i 2^24, 32-bit integers (a y_i of 1/2 or more has no bit below
+    // 2^-24), masked to their 24 bits after the loop: on the GPU |d_i| 2^24 (fixed_lost24_unmasked).
     unsigned lost24 = 0;
     for (int i = 0; i < N; ++i) {
       Bits u;
@@ -287,7 +324,7 @@ SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, detail::uin
       // (x != 0 from its bits: the first loop's compare, merged with this one, stayed live in
       // the hot loop's registers)
       const bool gone = (fabs(y) < T(0.5)) & ((u & ~FloatTraits<T>::sign_bit) != 0);
-      if constexpr (sizeof(T) == 4) lost24 |= gone ? 0u : static_cast<unsigned>(__float2int_rn(d * T(0x1p24)));
+      if constexpr (sizeof(T) == 4) lost24 |= gone ? 0u : fixed_lost24_unmasked(d);
       else lost |= gone ? 0ull : static_cast<unsigned long long>(fixed_rint_ll(d * T(0x1p62)));
 #else
       const T y = x[i] * two_k;
@@ -297,18 +334,17 @@ SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, detail::uin
       if constexpr (sizeof(T) == 4) lost24 |= part ? static_cast<unsigned>(static_cast<int>(std::nearbyint(d * T(0x1p24)))) : 0u;
       else lost |= part ? static_cast<unsigned long long>(static_cast<long long>(std::nearbyint(d * T(0x1p62)))) : 0ull;
 #endif
-      inexact += gone || d != T(0) ? 1 : 0;
-      // A vanished x's significand, normalised (fixed_group_bits_lost): a normal x's with its
-      // implicit bit; a subnormal x times 2^64 is normal, exactly, its significand shifted up until
-      // the leading one reaches the implicit bit.
-      const T scaled = x[i] * T(0x1p64);
+      counted += gone || d != T(0) ? 1u : 0u;
+      // A vanished x's significand, normalised (fixed_group_bits_lost): x 2^62's bits.
+      const T scaled = x[i] * fixed_vanishing_scale<T>;
       Bits v;
       std::memcpy(&v, &scaled, sizeof(T));
-      v = (u & FloatTraits<T>::inf_bits) != 0 ? u : v;
-      gone_bits |= gone ? static_cast<unsigned long long>(v | implicit) : 0ull;
+      gone_bits |= gone ? static_cast<unsigned long long>(v) : 0ull;
     }
-    // The sign-extended OR is the OR of the sign-extended parts; 2^38 takes d 2^24 to d 2^62.
-    if constexpr (sizeof(T) == 4) lost = static_cast<unsigned long long>(static_cast<long long>(static_cast<int>(lost24))) << 38;
+    inexact = counted;
+    // 2^38 takes d 2^24 to d 2^62: its trailing zeros, all that counts (a negative d's two's
+    // complement has |d|'s).
+    if constexpr (sizeof(T) == 4) lost = static_cast<unsigned long long>(lost24 & 0xffffffu) << 38;
   }
   fixed_add_group_total(sum, s, approx);
   largest = big;

@@ -897,18 +897,22 @@ TEST(FixedPointModel, OnePassDecisionMatchesTheCpuReport) {
 }
 
 // fixed_quantise_group against the integer steps: it takes a group exactly when, for every element,
-// two_k != 0 and the integer steps find it finite and not saturated; it then adds the sum of their
+// two_k != 0 and the integer steps find it finite and not saturated, and k is at least
+// fixed_vanishing_min_k where its second loop runs (float: some |x 2^k| below 2^23; double: some
+// element vanished); it then adds the sum of their
 // signed q exactly (wrapping 128-bit), gives max |x 2^k|, and adds the count of elements that lost
 // bits and (fixed_group_bits_lost) the most bits one lost, those that vanished below 1/2 included
 // (subnormals among them); otherwise it changes nothing.
 template <class T, int N> struct GroupCheck {
-  int taken = 0, taken_inexact = 0, taken_vanished = 0, taken_vanished_subnormal = 0, saturated = 0, special = 0;
+  int taken = 0, taken_inexact = 0, taken_vanished = 0, taken_vanished_subnormal = 0, saturated = 0, special = 0,
+      below_scale = 0;
   void operator()(const T (&x)[N], long long k) {
     using Bits = typename FloatTraits<T>::Bits;
     const T two_k = order_model::fixed_two_k<T>(k);
     ASSERT_EQ(two_k, k >= 1 - FloatTraits<T>::emax && k <= FloatTraits<T>::emax ? std::ldexp(T(1), static_cast<int>(k)) : T(0)) << k;
     if (two_k == 0) return;  // the caller's check: the integer steps then
-    bool all = true, any_saturated = false, any_vanished = false, any_vanished_subnormal = false, any_special = false;
+    bool all = true, any_saturated = false, any_vanished = false, any_vanished_subnormal = false, any_special = false,
+         any_fraction = false;  // (float: some |x 2^k| below 2^23)
     unsigned long long inexact = 0;
     int most_lost = 0;
     detail::int128 expect = 0;
@@ -922,11 +926,17 @@ template <class T, int N> struct GroupCheck {
       any_special |= sp;
       any_saturated |= !sp && b.saturated;
       any_vanished |= below_half;
+      any_fraction |= !sp && std::fabs(x[j]) * two_k < T(1 << 23);
       any_vanished_subnormal |= subnormal;
       all = all && !sp && !b.saturated;
       inexact += !sp && b.bits_lost != 0 ? 1 : 0;
       most_lost = std::max(most_lost, sp ? 0 : b.bits_lost);
       expect += negative ? -detail::int128(b.q) : detail::int128(b.q);
+    }
+    const bool second_loop = sizeof(T) == 4 ? any_fraction : any_vanished;
+    if (all && second_loop && k < order_model::fixed_vanishing_min_k<T>) {
+      all = false;
+      ++below_scale;
     }
     const detail::uint128 start = (detail::uint128(0x8000000000000005ull) << 64) | 0xfffffffffffffff3ull;
     detail::uint128 sum = start;
@@ -977,6 +987,7 @@ template <class T> void check_group_of_one(order_model::SplitMix64& rng) {
     if (i % 8 == 1) k = static_cast<long long>(rng.below(2400)) - 1200;  // beyond the FP range too
     if (i % 8 == 2 && std::isfinite(x[0]) && x[0] != 0) k = 62 - std::ilogb(x[0]) + static_cast<long long>(rng.below(3)) - 1;  // near 2^63
     if (i % 8 == 3 && std::isfinite(x[0]) && x[0] != 0) k = frac_bits - std::ilogb(x[0]) - static_cast<long long>(rng.below(4));  // the grid inside x
+    if (i % 8 == 4) k = order_model::fixed_vanishing_min_k<T> + static_cast<long long>(rng.below(3)) - 1;  // its edge
     check(x, k);
     if (::testing::Test::HasFatalFailure()) return;
   }
@@ -986,6 +997,7 @@ template <class T> void check_group_of_one(order_model::SplitMix64& rng) {
   EXPECT_GT(check.saturated, 1000);
   EXPECT_GT(check.taken_vanished_subnormal, 100);
   EXPECT_GT(check.special, 1000);
+  EXPECT_GT(check.below_scale, 1000);
 }
 
 // Groups of 16 (the kernel's float group): mostly elements on the grid, now and then one that is not.
@@ -1081,6 +1093,44 @@ TEST(FixedPointModel, GroupQuantiseMatchesTheIntegerStepsWhereItTakesTheGroup) {
   check_groups_near_the_edge<double, 8>(rng);
   check_wide_groups<float, 16>(rng);
   check_wide_groups<double, 8>(rng);
+}
+
+// fixed_vanishing_scale's claim at its edge: at k = fixed_vanishing_min_k the largest element that
+// vanishes (the float just below 2^(-1-k)) times 2^62 is finite and exact, one binade higher (the
+// next k down) it is not; the smallest subnormal times 2^62 is normal, and every subnormal's
+// significand comes out with its leading one at the implicit bit, its trailing zeros kept.
+template <class T> void check_vanishing_scale() {
+  using Bits = typename FloatTraits<T>::Bits;
+  constexpr long long k = order_model::fixed_vanishing_min_k<T>;
+  constexpr T scale = order_model::fixed_vanishing_scale<T>;
+  EXPECT_EQ(order_model::fixed_vanishing_min_two_k<T>(), std::ldexp(T(1), static_cast<int>(k)));
+  EXPECT_GE(k, 61 - FloatTraits<T>::emax - 1);  // every k from the data (61 - E, E <= emax) is above it
+  const T top = std::nextafter(std::ldexp(T(1), static_cast<int>(-1 - k)), T(0));
+  ASSERT_LT(std::fabs(top * order_model::fixed_two_k<T>(k)), T(0.5));  // it vanishes at k
+  EXPECT_TRUE(std::isfinite(top * scale));
+  EXPECT_EQ(top * scale / scale, top);
+  const T above = std::nextafter(std::ldexp(T(1), static_cast<int>(-k)), T(0));  // vanishes at k - 1
+  EXPECT_LT(std::fabs(above * order_model::fixed_two_k<T>(k - 1)), T(0.5));
+  EXPECT_TRUE(std::isinf(above * scale));
+  constexpr int frac_bits = FloatTraits<T>::precision - 1;
+  constexpr Bits frac_mask = (Bits(1) << frac_bits) - 1;
+  for (int shift = 0; shift < frac_bits; ++shift) {
+    for (const Bits m : {Bits(1), Bits(3), Bits(5) << 2, frac_mask >> 1}) {
+      const Bits sub = (m << shift) & frac_mask;
+      if (sub == 0) continue;
+      const T scaled = from_bits<T>(sub) * scale;
+      ASSERT_TRUE(std::isnormal(scaled)) << shift;
+      const Bits v = to_bits(scaled) & frac_mask;
+      // the normalised significand: sub shifted up until its leading one reaches the implicit bit
+      const int up = frac_bits - (static_cast<int>(std::bit_width(static_cast<unsigned long long>(sub))) - 1);
+      ASSERT_EQ(v, (sub << up) & frac_mask) << shift;
+    }
+  }
+}
+
+TEST(FixedPointModel, VanishingScaleNormalisesEveryVanishedElementDownToItsEdge) {
+  check_vanishing_scale<float>();
+  check_vanishing_scale<double>();
 }
 
 // The float64 one-read pass guesses the largest exponent E <= A + M, with A from the grid's first
@@ -1410,6 +1460,37 @@ TEST(FixedPointModel, FinerGridsFollowFromOneQuantisation) {
     SCOPED_TRACE(i);
     check(x, static_cast<long long>(ey - std::ilogb(x)));
   }
+}
+
+// The float groups' lost parts on the GPU without a conversion: the bits of |d| + 1/2, d = y -
+// RNE(y), hold |d| 2^24 in their low 24 bits (fixed_lost24_unmasked, for |y| >= 1/2, where no bit
+// lies below 2^-24). Every float from 2^-1 to 2^24 (where fractions live), both signs, and every
+// 61st pattern of the rest of the finite range, against nearbyint.
+TEST(FixedPointModel, FloatLostPartsBitsFromAnAddAreEveryFloatsRint) {
+  long long checked = 0;
+  const auto low24 = [](float d) { return order_model::fixed_lost24_unmasked(d) & 0xffffffu; };
+  const auto check = [&](std::uint32_t u) {
+    float y;
+    std::memcpy(&y, &u, sizeof y);
+    const float d = y - std::nearbyint(y);
+    ++checked;
+    if (std::fabs(y) >= 0.5f && low24(d) != static_cast<std::uint32_t>(std::fabs(static_cast<double>(d)) * 0x1p24))
+      return ::testing::AssertionFailure() << hex_bits(y);
+    return ::testing::AssertionSuccess();
+  };
+  EXPECT_EQ(low24(-0.5f), 1u << 23);
+  EXPECT_EQ(low24(0x1p-24f), 1u);
+  EXPECT_EQ(low24(0.0f), 0u);
+  const std::uint32_t from = 0x3f000000u, to = 0x4b800000u;  // 2^-1, 2^24
+  for (std::uint32_t sign : {0u, 0x80000000u}) {
+    for (std::uint32_t u = from; u < to; ++u) ASSERT_TRUE(check(sign | u));
+  }
+  for (std::uint32_t u = 0; u < 0x7f800000u; u += 61) {
+    if (u < from || u >= to) {
+      ASSERT_TRUE(check(u));
+    }
+  }
+  EXPECT_GT(checked, 2 * (to - from));
 }
 
 // The kernel's blocks add their 128-bit sums as four 32-bit digits into separate 64-bit words

@@ -567,11 +567,24 @@ TYPED_TEST(GpuFixedPointGivenScale, SameBitsAndReportAsTheCpu) {
       input<T>(Distribution::normal, 4099, 3),  // every bit set somewhere: bits lost at each k
       // Negative and tiny: at k = -100 each y = x 2^k falls below the smallest subnormal (y = -0),
       // yet no element is -0, so a zero total is +0.
-      std::vector<T>(3001, -std::numeric_limits<T>::min() * T(4))};
+      std::vector<T>(3001, -std::numeric_limits<T>::min() * T(4)),
+      // At the lowest k whose vanished elements x 2^62 normalises (fixed_vanishing_scale) and one
+      // below it: the largest that vanishes there, subnormals, and the ones between.
+      [&] {
+        const int edge = 60 - FloatTraits<T>::emax;
+        std::vector<T> w(4099);
+        for (std::size_t i = 0; i < w.size(); ++i) {
+          const T top = std::nextafter(std::ldexp(T(1), -edge - (i % 3 == 0 ? 1 : 0)), T(0));
+          const T sub = std::numeric_limits<T>::denorm_min() * static_cast<T>(1 + i % 97);
+          w[i] = (i % 2 ? T(-1) : T(1)) * (i % 5 == 0 ? sub : i % 5 == 1 ? T(i) : top);
+        }
+        return w;
+      }()};
   for (const auto& in : inputs) {
     gpu::DeviceBuffer<T> buf(static_cast<std::int64_t>(in.size()));
     buf.upload(std::span<const T>(in));
-    for (const int k : {k_data, 11, 3, k_data + 3, -2, -100, FloatTraits<T>::emax + 5}) {
+    for (const int k : {k_data, 11, 3, k_data + 3, -2, -100, FloatTraits<T>::emax + 5, 60 - FloatTraits<T>::emax,
+                        59 - FloatTraits<T>::emax}) {
       const auto cpu = fixed_point_sum<T>(std::span<const T>(in), k);
       KernelOptions opt;
       opt.fixed_scale = k;
