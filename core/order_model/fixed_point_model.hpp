@@ -202,6 +202,15 @@ SUMLAB_HD inline unsigned fixed_lost24_unmasked(float d) {
 #endif
 }
 
+// 1 where fixed_lost24_unmasked's w = bits(|d| + 1/2) says d != 0 (w > bits(1/2) = 0x3f000000;
+// w <= 0x3f800000 there) or w = 0x40000000 (2.0, a vanished element's stand-in), else 0, by one
+// multiply-add's high word, on the FMA pipe (a compare and a select took two ALU instructions an
+// element): (w - 0x3e000001) 2^8 lies in [2^32 - 2^8, 2^33) for every such w, and reaches 2^32
+// exactly when w > 0x3f000000.
+SUMLAB_HD inline unsigned fixed_lost24_flag(unsigned w) {
+  return static_cast<unsigned>((static_cast<unsigned long long>(w) * 256u - 0x3e00000100ull) >> 32);
+}
+
 #if defined(__CUDA_ARCH__)
 // x 2^k computed afresh (the same exact product): a plain product here would be merged with the
 // first loop's, keeping every y_i of the group in registers through the rare second loop (15 more
@@ -324,8 +333,15 @@ SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, detail::uin
       // (x != 0 from its bits: the first loop's compare, merged with this one, stayed live in
       // the hot loop's registers)
       const bool gone = (fabs(y) < T(0.5)) & ((u & ~FloatTraits<T>::sign_bit) != 0);
-      if constexpr (sizeof(T) == 4) lost24 |= gone ? 0u : fixed_lost24_unmasked(d);
-      else lost |= gone ? 0ull : static_cast<unsigned long long>(fixed_rint_ll(d * T(0x1p62)));
+      if constexpr (sizeof(T) == 4) {
+        // A vanished element as 2.0's bits (nothing in the low 24), so that one flag counts both
+        const unsigned w = gone ? 0x40000000u : fixed_lost24_unmasked(d);
+        lost24 |= w;
+        counted += fixed_lost24_flag(w);
+      } else {
+        lost |= gone ? 0ull : static_cast<unsigned long long>(fixed_rint_ll(d * T(0x1p62)));
+        counted += gone || d != T(0) ? 1u : 0u;
+      }
 #else
       const T y = x[i] * two_k;
       const T d = y - std::nearbyint(y);
@@ -333,8 +349,8 @@ SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, detail::uin
       const bool part = !gone && std::fabs(d) <= T(0.5);
       if constexpr (sizeof(T) == 4) lost24 |= part ? static_cast<unsigned>(static_cast<int>(std::nearbyint(d * T(0x1p24)))) : 0u;
       else lost |= part ? static_cast<unsigned long long>(static_cast<long long>(std::nearbyint(d * T(0x1p62)))) : 0ull;
-#endif
       counted += gone || d != T(0) ? 1u : 0u;
+#endif
       // A vanished x's significand, normalised (fixed_group_bits_lost): x 2^62's bits.
       const T scaled = x[i] * fixed_vanishing_scale<T>;
       Bits v;

@@ -1464,7 +1464,7 @@ TEST(FixedPointModel, FinerGridsFollowFromOneQuantisation) {
 
 // The float groups' lost parts on the GPU without a conversion: the bits of |d| + 1/2, d = y -
 // RNE(y), hold |d| 2^24 in their low 24 bits (fixed_lost24_unmasked, for |y| >= 1/2, where no bit
-// lies below 2^-24). Every float from 2^-1 to 2^24 (where fractions live), both signs, and every
+// lies below 2^-24), and fixed_lost24_flag tells d != 0 from them. Every float from 2^-1 to 2^24 (where fractions live), both signs, and every
 // 61st pattern of the rest of the finite range, against nearbyint.
 TEST(FixedPointModel, FloatLostPartsBitsFromAnAddAreEveryFloatsRint) {
   long long checked = 0;
@@ -1481,6 +1481,10 @@ TEST(FixedPointModel, FloatLostPartsBitsFromAnAddAreEveryFloatsRint) {
   EXPECT_EQ(low24(-0.5f), 1u << 23);
   EXPECT_EQ(low24(0x1p-24f), 1u);
   EXPECT_EQ(low24(0.0f), 0u);
+  // the flag that counts an element that lost bits: every w |d| + 1/2 can give, and 2.0's bits
+  for (std::uint32_t w = 0x3f000000u; w <= 0x3f800000u; ++w)
+    ASSERT_EQ(order_model::fixed_lost24_flag(w), w != 0x3f000000u ? 1u : 0u) << w;
+  EXPECT_EQ(order_model::fixed_lost24_flag(0x40000000u), 1u);
   const std::uint32_t from = 0x3f000000u, to = 0x4b800000u;  // 2^-1, 2^24
   for (std::uint32_t sign : {0u, 0x80000000u}) {
     for (std::uint32_t u = from; u < to; ++u) ASSERT_TRUE(check(sign | u));
