@@ -324,6 +324,9 @@ SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, detail::uin
     // Float's lost parts as d_i 2^24, 32-bit integers (a y_i of 1/2 or more has no bit below
     // 2^-24), masked to their 24 bits after the loop: on the GPU |d_i| 2^24 (fixed_lost24_unmasked).
     unsigned lost24 = 0;
+    // Each element's three ORs kept apart and OR-ed in threes after the loop (one instruction for
+    // two elements, where a running OR takes one an element).
+    unsigned long long lost_i[N], gone_i[N];
     for (int i = 0; i < N; ++i) {
       Bits u;
       std::memcpy(&u, &x[i], sizeof(T));
@@ -336,10 +339,10 @@ SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, detail::uin
       if constexpr (sizeof(T) == 4) {
         // A vanished element as 2.0's bits (nothing in the low 24), so that one flag counts both
         const unsigned w = gone ? 0x40000000u : fixed_lost24_unmasked(d);
-        lost24 |= w;
+        lost_i[i] = w;
         counted += fixed_lost24_flag(w);
       } else {
-        lost |= gone ? 0ull : static_cast<unsigned long long>(fixed_rint_ll(d * T(0x1p62)));
+        lost_i[i] = gone ? 0ull : static_cast<unsigned long long>(fixed_rint_ll(d * T(0x1p62)));
         counted += gone || d != T(0) ? 1u : 0u;
       }
 #else
@@ -347,15 +350,21 @@ SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, detail::uin
       const T d = y - std::nearbyint(y);
       const bool gone = (std::fabs(y) < T(0.5)) & (x[i] != T(0));
       const bool part = !gone && std::fabs(d) <= T(0.5);
-      if constexpr (sizeof(T) == 4) lost24 |= part ? static_cast<unsigned>(static_cast<int>(std::nearbyint(d * T(0x1p24)))) : 0u;
-      else lost |= part ? static_cast<unsigned long long>(static_cast<long long>(std::nearbyint(d * T(0x1p62)))) : 0ull;
+      if constexpr (sizeof(T) == 4) lost_i[i] = part ? static_cast<unsigned>(static_cast<int>(std::nearbyint(d * T(0x1p24)))) : 0u;
+      else lost_i[i] = part ? static_cast<unsigned long long>(static_cast<long long>(std::nearbyint(d * T(0x1p62)))) : 0ull;
       counted += gone || d != T(0) ? 1u : 0u;
 #endif
       // A vanished x's significand, normalised (fixed_group_bits_lost): x 2^62's bits.
       const T scaled = x[i] * fixed_vanishing_scale<T>;
       Bits v;
       std::memcpy(&v, &scaled, sizeof(T));
-      gone_bits |= gone ? static_cast<unsigned long long>(v) : 0ull;
+      gone_i[i] = gone ? static_cast<unsigned long long>(v) : 0ull;
+    }
+    for (int i = 0; i < N; i += 2) {
+      const unsigned long long lost_pair = lost_i[i] | (i + 1 < N ? lost_i[i + 1] : 0ull);
+      if constexpr (sizeof(T) == 4) lost24 |= static_cast<unsigned>(lost_pair);
+      else lost |= lost_pair;
+      gone_bits |= gone_i[i] | (i + 1 < N ? gone_i[i + 1] : 0ull);
     }
     inexact = counted;
     // 2^38 takes d 2^24 to d 2^62: its trailing zeros, all that counts (a negative d's two's
