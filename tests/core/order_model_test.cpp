@@ -1104,7 +1104,7 @@ template <class T> void check_vanishing_scale() {
   constexpr long long k = order_model::fixed_vanishing_min_k<T>;
   constexpr T scale = order_model::fixed_vanishing_scale<T>;
   EXPECT_EQ(order_model::fixed_vanishing_min_two_k<T>(), std::ldexp(T(1), static_cast<int>(k)));
-  EXPECT_GE(k, 61 - FloatTraits<T>::emax - 1);  // every k from the data (61 - E, E <= emax) is above it
+  EXPECT_LT(k, 61 - FloatTraits<T>::emax);  // every k from the data (61 - E, E <= emax) is above it
   const T top = std::nextafter(std::ldexp(T(1), static_cast<int>(-1 - k)), T(0));
   ASSERT_LT(std::fabs(top * order_model::fixed_two_k<T>(k)), T(0.5));  // it vanishes at k
   EXPECT_TRUE(std::isfinite(top * scale));
@@ -1464,8 +1464,9 @@ TEST(FixedPointModel, FinerGridsFollowFromOneQuantisation) {
 
 // The float groups' lost parts on the GPU without a conversion: the bits of |d| + 1/2, d = y -
 // RNE(y), hold |d| 2^24 in their low 24 bits (fixed_lost24_unmasked, for |y| >= 1/2, where no bit
-// lies below 2^-24), and fixed_lost24_flag tells d != 0 from them. Every float from 2^-1 to 2^24 (where fractions live), both signs, and every
-// 61st pattern of the rest of the finite range, against nearbyint.
+// lies below 2^-24), and fixed_lost24_flag tells d != 0 from them. Every float from 2^-1 to 2^24
+// (where fractions live), both signs, and every 61st pattern of the rest of the finite range,
+// against nearbyint.
 TEST(FixedPointModel, FloatLostPartsBitsFromAnAddAreEveryFloatsRint) {
   long long checked = 0;
   const auto low24 = [](float d) { return order_model::fixed_lost24_unmasked(d) & 0xffffffu; };
