@@ -324,8 +324,8 @@ SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, detail::uin
     // Float's lost parts as d_i 2^24, 32-bit integers (a y_i of 1/2 or more has no bit below
     // 2^-24), masked to their 24 bits after the loop: on the GPU |d_i| 2^24 (fixed_lost24_unmasked).
     unsigned lost24 = 0;
-    // Each element's three ORs kept apart and OR-ed in threes after the loop (one instruction for
-    // two elements, where a running OR takes one an element).
+    // Each element's lost part and vanished bits kept apart and OR-ed in threes after the loop (one
+    // instruction for two elements, where a running OR takes one an element).
     unsigned long long lost_i[N], gone_i[N];
     for (int i = 0; i < N; ++i) {
       Bits u;
