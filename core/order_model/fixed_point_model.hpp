@@ -203,15 +203,30 @@ SUMLAB_HD inline unsigned fixed_lost24_unmasked(float d) {
 }
 
 // 1 where fixed_lost24_unmasked's w = bits(|d| + 1/2) says d != 0 (w > bits(1/2) = 0x3f000000;
-// w <= 0x3f800000 there) or w = 0x40000000 (2.0, a vanished element's stand-in), else 0, by one
+// w <= 0x3f800000 there) or w is a vanished element's stand-in (a float in [1, 2)), else 0, by one
 // multiply-add's high word, on the FMA pipe (a compare and a select took two ALU instructions an
-// element): (w - 0x3e000001) 2^8 lies in [2^32 - 2^8, 2^33) for every such w, and reaches 2^32
-// exactly when w > 0x3f000000.
+// element): (w - 0x3e000001) 2^8 lies in [2^32 - 2^8, 2^33) for every w from there up to
+// 0x40000000, and reaches 2^32 exactly when w > 0x3f000000.
 SUMLAB_HD inline unsigned fixed_lost24_flag(unsigned w) {
   return static_cast<unsigned>((static_cast<unsigned long long>(w) * 256u - 0x3e00000100ull) >> 32);
 }
 
 #if defined(__CUDA_ARCH__)
+// The float in [1, 2) with v's significand, (v & 0x7fffff) | one_bits, one_bits = 0x3f800000, in
+// one three-input logic instruction (written as C, ptxas splits it in two: it cannot encode two
+// immediates). The caller makes one_bits once a group where ptxas cannot see its value
+// (fixed_opaque_one_bits): given the constant, ptxas loaded it again before every element's
+// instruction, one more instruction an element.
+__device__ __forceinline__ unsigned fixed_in_one_to_two(unsigned v, unsigned one_bits) {
+  unsigned r;
+  asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(r) : "r"(v), "r"(0x007fffffu), "r"(one_bits));
+  return r;
+}
+// 0x3f800000, the bits of 1.0, as 2^k 0 + 1 (two_k is finite), which ptxas does not fold.
+__device__ __forceinline__ unsigned fixed_opaque_one_bits(float two_k) {
+  return __float_as_uint(__fmaf_rn(two_k, 0.0f, 1.0f));
+}
+
 // x 2^k computed afresh (the same exact product): a plain product here would be merged with the
 // first loop's, keeping every y_i of the group in registers through the rare second loop (15 more
 // registers a thread for doubles).
@@ -239,8 +254,27 @@ template <class T> SUMLAB_HD constexpr T fixed_vanishing_min_two_k() {  // 2^fix
   else return 0x1p-963;
 }
 
-// fixed_quantise_bits's common case for a group of N elements by the floating-point unit, without
-// a branch (the kernel's hot loop). With two_k = fixed_two_k<T>(k) != 0 (the caller checks that
+// Whether a finite float x vanishes at k (0 < |x 2^k| < 1/2), from the bits z of x 2^62 alone, for
+// k >= fixed_vanishing_min_k (two_k = 2^k): there x 2^62 is normal for every x != 0 and exact for
+// every x that vanishes, so x vanishes exactly when 0 < |x 2^62| < 2^(61 - k), whose bits are
+// 0x9d800000 - bits(2^k) (at k = -67, 2^128: infinity's bits, which an x 2^62 that overflowed, an x
+// of 2^66 or more, does not compare below). Doubling the bits drops the sign and subtracting 2
+// sends x = 0 to the top, so 0 < a < t exactly when 2a - 2 < 2t - 2, unsigned: fixed_vanish_limit
+// gives 2t - 2 once, and each element takes a multiply-add (the FMA pipe) and a compare, where |y|
+// < 1/2 and x != 0 took two compares on the ALU pipe, the wide groups' busiest. `two` is 2; the GPU
+// passes one that ptxas cannot see (fixed_opaque_one_bits), since for a constant 2 it chose a
+// shift-and-add on the ALU pipe.
+SUMLAB_HD inline unsigned fixed_vanish_limit(float two_k) {
+  unsigned b = 0;
+  std::memcpy(&b, &two_k, sizeof b);
+  return 2u * (0x9d800000u - b) - 2u;
+}
+SUMLAB_HD inline bool fixed_vanishes(unsigned z, unsigned limit, unsigned two = 2u) {
+  return two * z - 2u < limit;
+}
+
+// fixed_quantise_bits's common case for a group of N elements by the floating-point unit, without a
+// branch (the kernel's hot loop). With two_k = fixed_two_k<T>(k) != 0 (the caller checks that
 // once): y_i = x_i 2^k, q_i = RNE(y_i) by the hardware's conversion. Returns true, adds sum q_i to
 // the wrapping 128-bit `sum`, sets largest = max |y_i| (0 where every y_i is +0 or -0: x_i = 0, or
 // below the smallest subnormal once scaled by a negative k, so the caller tells -0 from its bits)
@@ -253,24 +287,25 @@ template <class T> SUMLAB_HD constexpr T fixed_vanishing_min_two_k() {  // 2^fix
 // normalised significand instead (fixed_group_bits_lost): an OR an element, where its width and
 // trailing zeros, compared, took three bit scans (FLO, BREV) and six more instructions. Every bit
 // pattern (three quarters of float elements vanish at k = -66) has such an element in nearly every
-// group, wide inputs (lognormal sigma 12) too. Whether an element vanished is read from x_i != 0,
-// not y_i != 0: with k < 0, y_i = x_i 2^k rounds where it falls below the normal range (to 0 below
-// the smallest subnormal), which only an element far below 1/2 does. Why: y_i is a power-of-two
-// scaling, exact unless it overflows or leaves the normal range, so every y_i of 1/2 or more is
-// exact; round to nearest even is symmetric, so the sign can stay on y_i; d_i = y_i - q_i is exact
-// (y_i's bits below 2^0; q_i is y_i itself from 2^(p-1) up), and y_i lost bits exactly when d_i !=
-// 0. float: only a group whose min |y_i| is below 2^(p-1) computes the d_i (with k from the data,
-// a y_i below 2^23 is an x_i below 2^-38 of the largest); double: each d_i = y_i - T(q_i) in the
-// one loop (on an H200 the min path was 0.2-20% slower for doubles, 0.2-10% faster for floats:
-// docs/performance-notes.md). big = max |y_i| below 2^63 rules out Inf and saturation, and the sum
-// A below (NaN when some y_i is) rules out NaN, which max and min pass over.
-// The group's total G = sum q_i (|G| < N 2^63) costs one 64-bit add per element: s = G mod 2^64
-// by wrapping adds, and the multiple of 2^64 that s lacks, h = (G - s') / 2^64 with s' = s as a
-// signed word, from a floating-point sum A of the y_i: A is within (N-1) u N 2^63 + N/2 of G (u =
-// 2^-p; every y_i is exact, below 2^63 and within 1/2 of its q_i), T(s') within 2^(63-p) of s',
-// the subtraction within u 2^(64 + log2 N) of its value; for N <= 16 and p >= 24 these stay below
-// 2^48, far below the 2^63 that rounding (A - T(s')) 2^-64 to the nearest integer can absorb, so
-// that rounding is h.
+// group, wide inputs (lognormal sigma 12) too. Whether an element vanished is read from x_i != 0
+// (float: from x_i 2^62, fixed_vanishes), not y_i != 0: with k < 0, y_i = x_i 2^k rounds where it
+// falls below the normal range (to 0 below the smallest subnormal), which only an element far below
+// 1/2 does. Why: y_i is a power-of-two scaling, exact unless it overflows or leaves the normal
+// range, so every y_i of 1/2 or more is exact; round to nearest even is symmetric, so the sign can
+// stay on y_i; d_i = y_i - q_i is exact (y_i's bits below 2^0; q_i is y_i itself from 2^(p-1) up),
+// and y_i lost bits exactly when d_i != 0. float: only a group whose min |y_i| is below 2^(p-1)
+// computes the d_i (with k from the data, a y_i below 2^23 is an x_i below 2^-38 of the largest);
+// double: each d_i = y_i - T(q_i) in the one loop (on an H200 the min path was 0.2-20% slower for
+// doubles, 0.2-10% faster for floats: docs/performance-notes.md). big = max |y_i| below 2^63 rules
+// out Inf and saturation, and the sum A below (NaN when some y_i is) rules out NaN, which max and
+// min pass over.
+// The group's total G = sum q_i (|G| < N 2^63) costs one 64-bit add per element: s = G mod 2^64 by
+// wrapping adds, and the multiple of 2^64 that s lacks, h = (G - s') / 2^64 with s' = s as a signed
+// word, from a floating-point sum A of the y_i: A is within (N-1) u N 2^63 + N/2 of G (u = 2^-p;
+// every y_i is exact, below 2^63 and within 1/2 of its q_i), T(s') within 2^(63-p) of s', the
+// subtraction within u 2^(64 + log2 N) of its value; for N <= 16 and p >= 24 these stay below 2^48,
+// far below the 2^63 that rounding (A - T(s')) 2^-64 to the nearest integer can absorb, so that
+// rounding is h.
 template <class T, int N>
 SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, detail::uint128& sum, T& largest,
                                            FixedGroupLoss& loss) {
@@ -323,52 +358,75 @@ SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, detail::uin
     unsigned counted = 0;  // (N <= 16: a 32-bit count, added once)
     // Float's lost parts as d_i 2^24, 32-bit integers (a y_i of 1/2 or more has no bit below
     // 2^-24), masked to their 24 bits after the loop: on the GPU |d_i| 2^24 (fixed_lost24_unmasked).
+    // A float's vanished element joins them in their form (fixed_vanished_as_lost: its normalised
+    // significand with the implicit bit at 2^23, above the lost parts' at most 2^23 of d = 1/2), on
+    // the GPU as the bits of a float in [1, 2), which fixed_lost24_flag counts too: one select and
+    // one OR an element where the vanished elements' own OR took a select and an OR more. Whether
+    // it vanished, from x 2^62's bits (fixed_vanishes).
     unsigned lost24 = 0;
-    // Each element's lost part and vanished bits kept apart and OR-ed in threes after the loop (one
-    // instruction for two elements, where a running OR takes one an element).
+    [[maybe_unused]] unsigned vanish_limit = 0, one_bits = 0, two = 2u;
+    if constexpr (sizeof(T) == 4) {
+      vanish_limit = fixed_vanish_limit(two_k);
+#if defined(__CUDA_ARCH__)
+      one_bits = fixed_opaque_one_bits(two_k);
+      two = (one_bits >> 29) + 1u;
+#endif
+    }
+    // Each element's ORs kept apart and OR-ed in threes after the loop (one instruction for two
+    // elements, where a running OR takes one an element); gone_i, double's vanished significands.
     unsigned long long lost_i[N], gone_i[N];
     for (int i = 0; i < N; ++i) {
       Bits u;
       std::memcpy(&u, &x[i], sizeof(T));
+      // A vanished x's significand, normalised (fixed_group_bits_lost): x 2^62's bits.
+      const T scaled = x[i] * fixed_vanishing_scale<T>;
+      Bits v;
+      std::memcpy(&v, &scaled, sizeof(T));
+      constexpr Bits frac_mask = (Bits(1) << (FloatTraits<T>::precision - 1)) - 1;
 #if defined(__CUDA_ARCH__)
       const T y = fixed_scale_again(x[i], two_k);
       const T d = y - rint(y);
-      // (x != 0 from its bits: the first loop's compare, merged with this one, stayed live in
-      // the hot loop's registers)
-      const bool gone = (fabs(y) < T(0.5)) & ((u & ~FloatTraits<T>::sign_bit) != 0);
       if constexpr (sizeof(T) == 4) {
-        // A vanished element as 2.0's bits (nothing in the low 24), so that one flag counts both
-        const unsigned w = gone ? 0x40000000u : fixed_lost24_unmasked(d);
+        const bool gone = fixed_vanishes(v, vanish_limit, two);
+        const unsigned w = gone ? fixed_in_one_to_two(v, one_bits) : fixed_lost24_unmasked(d);
         lost_i[i] = w;
         counted += fixed_lost24_flag(w);
       } else {
+        // (x != 0 from its bits: the first loop's compare, merged with this one, stayed live in
+        // the hot loop's registers)
+        const bool gone = (fabs(y) < T(0.5)) & ((u & ~FloatTraits<T>::sign_bit) != 0);
         lost_i[i] = gone ? 0ull : static_cast<unsigned long long>(fixed_rint_ll(d * T(0x1p62)));
+        gone_i[i] = gone ? v : 0ull;
         counted += gone || d != T(0) ? 1u : 0u;
       }
 #else
       const T y = x[i] * two_k;
       const T d = y - std::nearbyint(y);
-      const bool gone = (std::fabs(y) < T(0.5)) & (x[i] != T(0));
+      bool gone;
+      if constexpr (sizeof(T) == 4) gone = fixed_vanishes(v, vanish_limit);
+      else gone = (std::fabs(y) < T(0.5)) & (x[i] != T(0));
       const bool part = !gone && std::fabs(d) <= T(0.5);
-      if constexpr (sizeof(T) == 4) lost_i[i] = part ? static_cast<unsigned>(static_cast<int>(std::nearbyint(d * T(0x1p24)))) : 0u;
-      else lost_i[i] = part ? static_cast<unsigned long long>(static_cast<long long>(std::nearbyint(d * T(0x1p62)))) : 0ull;
+      if constexpr (sizeof(T) == 4) {
+        lost_i[i] = gone ? (v & frac_mask) | 0x800000u : part ? static_cast<unsigned>(static_cast<int>(std::nearbyint(d * T(0x1p24)))) : 0u;
+      } else {
+        lost_i[i] = part ? static_cast<unsigned long long>(static_cast<long long>(std::nearbyint(d * T(0x1p62)))) : 0ull;
+        gone_i[i] = gone ? v : 0ull;
+      }
       counted += gone || d != T(0) ? 1u : 0u;
 #endif
-      // A vanished x's significand, normalised (fixed_group_bits_lost): x 2^62's bits.
-      const T scaled = x[i] * fixed_vanishing_scale<T>;
-      Bits v;
-      std::memcpy(&v, &scaled, sizeof(T));
-      gone_i[i] = gone ? static_cast<unsigned long long>(v) : 0ull;
     }
     for (int i = 0; i < N; i += 2) {
       const unsigned long long lost_pair = lost_i[i] | (i + 1 < N ? lost_i[i + 1] : 0ull);
-      if constexpr (sizeof(T) == 4) lost24 |= static_cast<unsigned>(lost_pair);
-      else lost |= lost_pair;
-      gone_bits |= gone_i[i] | (i + 1 < N ? gone_i[i + 1] : 0ull);
+      if constexpr (sizeof(T) == 4) {
+        lost24 |= static_cast<unsigned>(lost_pair);
+      } else {
+        lost |= lost_pair;
+        gone_bits |= gone_i[i] | (i + 1 < N ? gone_i[i + 1] : 0ull);
+      }
     }
     inexact = counted;
-    // 2^38 takes d 2^24 to d 2^62: its trailing zeros, all that counts (a negative d's two's
-    // complement has |d|'s).
+    // 2^38 takes d 2^24 to d 2^62 (its trailing zeros, all that counts: a negative d's two's
+    // complement has |d|'s) and a vanished significand m to m 2^(62 - 24), fixed_vanished_as_lost's.
     if constexpr (sizeof(T) == 4) lost = static_cast<unsigned long long>(lost24 & 0xffffffu) << 38;
   }
   fixed_add_group_total(sum, s, approx);

@@ -1482,10 +1482,10 @@ TEST(FixedPointModel, FloatLostPartsBitsFromAnAddAreEveryFloatsRint) {
   EXPECT_EQ(low24(-0.5f), 1u << 23);
   EXPECT_EQ(low24(0x1p-24f), 1u);
   EXPECT_EQ(low24(0.0f), 0u);
-  // the flag that counts an element that lost bits: every w |d| + 1/2 can give, and 2.0's bits
-  for (std::uint32_t w = 0x3f000000u; w <= 0x3f800000u; ++w)
+  // the flag that counts an element that lost bits: every w |d| + 1/2 can give (up to 1.0's bits),
+  // and every float in [1, 2), a vanished element's stand-in
+  for (std::uint32_t w = 0x3f000000u; w < 0x40000000u; ++w)
     ASSERT_EQ(order_model::fixed_lost24_flag(w), w != 0x3f000000u ? 1u : 0u) << w;
-  EXPECT_EQ(order_model::fixed_lost24_flag(0x40000000u), 1u);
   const std::uint32_t from = 0x3f000000u, to = 0x4b800000u;  // 2^-1, 2^24
   for (std::uint32_t sign : {0u, 0x80000000u}) {
     for (std::uint32_t u = from; u < to; ++u) ASSERT_TRUE(check(sign | u));
@@ -1496,6 +1496,41 @@ TEST(FixedPointModel, FloatLostPartsBitsFromAnAddAreEveryFloatsRint) {
     }
   }
   EXPECT_GT(checked, 2 * (to - from));
+}
+
+// fixed_vanishes, from x 2^62's bits, against its definition 0 < |x 2^k| < 1/2 (exact in double)
+// at every k it is used at (fixed_vanishing_min_k up to 127): every exponent of x with significands
+// at both ends and between, both signs, zeros, and the neighbours of each k's edge 2^(-1-k).
+TEST(FixedPointModel, FloatVanishesFromTheScaledBitsAtEveryScale) {
+  const auto bits = [](float f) { std::uint32_t u = 0; std::memcpy(&u, &f, sizeof u); return u; };
+  const auto from_bits = [](std::uint32_t u) { float f = 0; std::memcpy(&f, &u, sizeof f); return f; };
+  std::vector<std::uint32_t> magnitudes = {0u};
+  for (std::uint32_t e = 0; e < 255; ++e)
+    for (std::uint32_t m : {0u, 1u, 2u, 0x2aaaaau, 0x400000u, 0x7ffffeu, 0x7fffffu}) magnitudes.push_back(e << 23 | m);
+  long long vanished = 0, checked = 0;
+  for (long long k = order_model::fixed_vanishing_min_k<float>; k <= 127; ++k) {
+    const float two_k = order_model::fixed_two_k<float>(k);
+    ASSERT_NE(two_k, 0.0f) << k;
+    const unsigned limit = order_model::fixed_vanish_limit(two_k);
+    std::vector<std::uint32_t> xs = magnitudes;
+    const double edge = std::ldexp(1.0, static_cast<int>(-1 - k));  // 2^(-1-k), a float at every such k
+    const std::uint32_t e_bits = bits(static_cast<float>(edge));
+    for (std::uint32_t u : {e_bits - 1, e_bits, e_bits + 1}) xs.push_back(u);
+    for (std::uint32_t u : xs) {
+      for (std::uint32_t sign : {0u, 0x80000000u}) {
+        const float x = from_bits(sign | u);
+        const double y = std::fabs(static_cast<double>(x) * std::ldexp(1.0, static_cast<int>(k)));
+        const bool expect = y > 0 && y < 0.5;
+        const float z = x * order_model::fixed_vanishing_scale<float>;
+        ASSERT_TRUE(std::isfinite(z) || !expect) << k << " " << x;  // overflows only above the edge
+        ASSERT_EQ(order_model::fixed_vanishes(bits(z), limit), expect) << "k " << k << " x " << x;
+        vanished += expect;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(vanished, checked / 4);
+  EXPECT_LT(vanished, checked);
 }
 
 // The kernel's blocks add their 128-bit sums as four 32-bit digits into separate 64-bit words
