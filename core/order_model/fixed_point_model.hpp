@@ -193,12 +193,9 @@ SUMLAB_HD inline int fixed_finer_part(double d, double two_j) {
 // the caller to mask once, off the OR of a group's (an AND an element less).
 SUMLAB_HD inline unsigned fixed_lost24_unmasked(float d) {
 #if defined(__CUDA_ARCH__)
-  return __float_as_uint(fabsf(d) + 0.5f);
+  return to_bits(fabsf(d) + 0.5f);
 #else
-  const float h = std::fabs(d) + 0.5f;
-  unsigned u = 0;
-  std::memcpy(&u, &h, sizeof h);
-  return u;
+  return to_bits(std::fabs(d) + 0.5f);
 #endif
 }
 
@@ -264,11 +261,7 @@ template <class T> SUMLAB_HD constexpr T fixed_vanishing_min_two_k() {  // 2^fix
 // < 1/2 and x != 0 took two compares on the ALU pipe, the wide groups' busiest. `two` is 2; the GPU
 // passes one that ptxas cannot see (fixed_opaque_one_bits), since for a constant 2 it chose a
 // shift-and-add on the ALU pipe.
-SUMLAB_HD inline unsigned fixed_vanish_limit(float two_k) {
-  unsigned b = 0;
-  std::memcpy(&b, &two_k, sizeof b);
-  return 2u * (0x9d800000u - b) - 2u;
-}
+SUMLAB_HD inline unsigned fixed_vanish_limit(float two_k) { return 2u * (0x9d800000u - to_bits(two_k)) - 2u; }
 SUMLAB_HD inline bool fixed_vanishes(unsigned z, unsigned limit, unsigned two = 2u) {
   return two * z - 2u < limit;
 }
@@ -376,13 +369,9 @@ SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, detail::uin
     // elements, where a running OR takes one an element); gone_i, double's vanished significands.
     unsigned long long lost_i[N], gone_i[N];
     for (int i = 0; i < N; ++i) {
-      Bits u;
-      std::memcpy(&u, &x[i], sizeof(T));
+      [[maybe_unused]] const Bits u = to_bits(x[i]);
       // A vanished x's significand, normalised (fixed_group_bits_lost): x 2^62's bits.
-      const T scaled = x[i] * fixed_vanishing_scale<T>;
-      Bits v;
-      std::memcpy(&v, &scaled, sizeof(T));
-      constexpr Bits frac_mask = (Bits(1) << (FloatTraits<T>::precision - 1)) - 1;
+      const Bits v = to_bits(x[i] * fixed_vanishing_scale<T>);
 #if defined(__CUDA_ARCH__)
       const T y = fixed_scale_again(x[i], two_k);
       const T d = y - rint(y);
@@ -407,6 +396,7 @@ SUMLAB_HD inline bool fixed_quantise_group(const T (&x)[N], T two_k, detail::uin
       else gone = (std::fabs(y) < T(0.5)) & (x[i] != T(0));
       const bool part = !gone && std::fabs(d) <= T(0.5);
       if constexpr (sizeof(T) == 4) {
+        constexpr Bits frac_mask = (Bits(1) << (FloatTraits<T>::precision - 1)) - 1;
         lost_i[i] = gone ? (v & frac_mask) | 0x800000u : part ? static_cast<unsigned>(static_cast<int>(std::nearbyint(d * T(0x1p24)))) : 0u;
       } else {
         lost_i[i] = part ? static_cast<unsigned long long>(static_cast<long long>(std::nearbyint(d * T(0x1p62)))) : 0ull;

@@ -899,10 +899,10 @@ TEST(FixedPointModel, OnePassDecisionMatchesTheCpuReport) {
 // fixed_quantise_group against the integer steps: it takes a group exactly when, for every element,
 // two_k != 0 and the integer steps find it finite and not saturated, and k is at least
 // fixed_vanishing_min_k where its second loop runs (float: some |x 2^k| below 2^23; double: some
-// element vanished); it then adds the sum of their
-// signed q exactly (wrapping 128-bit), gives max |x 2^k|, and adds the count of elements that lost
-// bits and (fixed_group_bits_lost) the most bits one lost, those that vanished below 1/2 included
-// (subnormals among them); otherwise it changes nothing.
+// element vanished); it then adds the sum of their signed q exactly (wrapping 128-bit), gives max
+// |x 2^k|, and adds the count of elements that lost bits and (fixed_group_bits_lost) the most bits
+// one lost, those that vanished below 1/2 included (subnormals among them); otherwise it changes
+// nothing.
 template <class T, int N> struct GroupCheck {
   int taken = 0, taken_inexact = 0, taken_vanished = 0, taken_vanished_subnormal = 0, saturated = 0, special = 0,
       below_scale = 0;
@@ -1502,8 +1502,6 @@ TEST(FixedPointModel, FloatLostPartsBitsFromAnAddAreEveryFloatsRint) {
 // at every k it is used at (fixed_vanishing_min_k up to 127): every exponent of x with significands
 // at both ends and between, both signs, zeros, and the neighbours of each k's edge 2^(-1-k).
 TEST(FixedPointModel, FloatVanishesFromTheScaledBitsAtEveryScale) {
-  const auto bits = [](float f) { std::uint32_t u = 0; std::memcpy(&u, &f, sizeof u); return u; };
-  const auto from_bits = [](std::uint32_t u) { float f = 0; std::memcpy(&f, &u, sizeof f); return f; };
   std::vector<std::uint32_t> magnitudes = {0u};
   for (std::uint32_t e = 0; e < 255; ++e)
     for (std::uint32_t m : {0u, 1u, 2u, 0x2aaaaau, 0x400000u, 0x7ffffeu, 0x7fffffu}) magnitudes.push_back(e << 23 | m);
@@ -1514,16 +1512,16 @@ TEST(FixedPointModel, FloatVanishesFromTheScaledBitsAtEveryScale) {
     const unsigned limit = order_model::fixed_vanish_limit(two_k);
     std::vector<std::uint32_t> xs = magnitudes;
     const double edge = std::ldexp(1.0, static_cast<int>(-1 - k));  // 2^(-1-k), a float at every such k
-    const std::uint32_t e_bits = bits(static_cast<float>(edge));
+    const std::uint32_t e_bits = to_bits(static_cast<float>(edge));
     for (std::uint32_t u : {e_bits - 1, e_bits, e_bits + 1}) xs.push_back(u);
     for (std::uint32_t u : xs) {
       for (std::uint32_t sign : {0u, 0x80000000u}) {
-        const float x = from_bits(sign | u);
+        const float x = from_bits<float>(sign | u);
         const double y = std::fabs(static_cast<double>(x) * std::ldexp(1.0, static_cast<int>(k)));
         const bool expect = y > 0 && y < 0.5;
         const float z = x * order_model::fixed_vanishing_scale<float>;
         ASSERT_TRUE(std::isfinite(z) || !expect) << k << " " << x;  // overflows only above the edge
-        ASSERT_EQ(order_model::fixed_vanishes(bits(z), limit), expect) << "k " << k << " x " << x;
+        ASSERT_EQ(order_model::fixed_vanishes(to_bits(z), limit), expect) << "k " << k << " x " << x;
         vanished += expect;
         ++checked;
       }

@@ -18,6 +18,7 @@
 #include "core/float_traits.hpp"
 #include "core/generators.hpp"
 #include "core/gpu_kernel.hpp"
+#include "core/order_model/fixed_point_model.hpp"
 #include "core/order_model/model_sum.hpp"
 #include "core/order_model/reduce_ops.hpp"
 #include "reference/mpfr_sum.hpp"
@@ -552,6 +553,8 @@ TYPED_TEST(GpuFixedPointGivenScale, SameBitsAndReportAsTheCpu) {
   for (std::size_t i = 0; i < n_max; ++i)  // multiples of 2^-12 in (-64, 64): ties at k = 11
     x[i] = static_cast<T>(static_cast<double>(static_cast<long long>((i * 2654435761u) % 524287) - 262143) * 0x1p-12);
   const int k_data = 61 - 5;  // max|x| in [32, 64)
+  // The lowest k whose vanished elements x 2^62 normalises (fixed_vanishing_scale)
+  constexpr int edge = static_cast<int>(order_model::fixed_vanishing_min_k<T>);
   const std::vector<LaunchShape> all = shapes_with_partial_warps();
   std::vector<T> specials(1000, T(-0.0));
   const std::vector<std::vector<T>> inputs{
@@ -568,10 +571,9 @@ TYPED_TEST(GpuFixedPointGivenScale, SameBitsAndReportAsTheCpu) {
       // Negative and tiny: at k = -100 each y = x 2^k falls below the smallest subnormal (y = -0),
       // yet no element is -0, so a zero total is +0.
       std::vector<T>(3001, -std::numeric_limits<T>::min() * T(4)),
-      // At the lowest k whose vanished elements x 2^62 normalises (fixed_vanishing_scale) and one
-      // below it: the largest that vanishes there, subnormals, and the ones between.
+      // At that edge and one below it: the largest that vanishes there, subnormals, and the ones
+      // between.
       [&] {
-        const int edge = 60 - FloatTraits<T>::emax;
         std::vector<T> w(4099);
         for (std::size_t i = 0; i < w.size(); ++i) {
           const T top = std::nextafter(std::ldexp(T(1), -edge - (i % 3 == 0 ? 1 : 0)), T(0));
@@ -583,8 +585,7 @@ TYPED_TEST(GpuFixedPointGivenScale, SameBitsAndReportAsTheCpu) {
   for (const auto& in : inputs) {
     gpu::DeviceBuffer<T> buf(static_cast<std::int64_t>(in.size()));
     buf.upload(std::span<const T>(in));
-    for (const int k : {k_data, 11, 3, k_data + 3, -2, -100, FloatTraits<T>::emax + 5, 60 - FloatTraits<T>::emax,
-                        59 - FloatTraits<T>::emax}) {
+    for (const int k : {k_data, 11, 3, k_data + 3, -2, -100, FloatTraits<T>::emax + 5, edge, edge - 1}) {
       const auto cpu = fixed_point_sum<T>(std::span<const T>(in), k);
       KernelOptions opt;
       opt.fixed_scale = k;
