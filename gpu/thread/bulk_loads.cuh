@@ -119,6 +119,18 @@ template <class T> __device__ __forceinline__ void bulk_share(const void* tile, 
   }
 }
 
+// Thread 0's start of a block's ring of stages: a barrier a stage, initialised and fenced, and the
+// block's first tiles asked for, tile blockIdx.x + s gridDim.x into stage s.
+template <class T> __device__ __forceinline__ void bulk_ask_first(const BulkTiles<T>& tiles, int stages, unsigned long long* full) {
+  extern __shared__ __align__(128) unsigned char bulk_stage[];
+  for (int s = 0; s < stages; ++s) bulk::init(&full[s]);
+  bulk::fence_init();
+  for (int s = 0; s < stages; ++s) {
+    const std::int64_t j = blockIdx.x + std::int64_t(s) * gridDim.x;
+    if (j < tiles.count) bulk::load(bulk_stage + s * tiles.bytes, tiles.at(j), tiles.bytes, &full[s]);
+  }
+}
+
 // WarpPaced: a stage is refilled by the last warp to read it instead of after a block barrier, so a
 // warp slowed by its group (gpu_exact's float64 bins: a window raised, elements below it) holds
 // no other warp back until the ring of stages comes round. Per stage an mbarrier that every
@@ -169,14 +181,12 @@ __device__ __forceinline__ void for_each_bulk_group(const T* __restrict__ d_in, 
   if constexpr (WarpPaced) pace = warp_pace();
   if constexpr (!Begun) {
     if (threadIdx.x == 0) {  // the first tiles are asked for before anything else
-      for (int s = 0; s < stages; ++s) bulk::init(&full[s]);
       if constexpr (WarpPaced)
         for (int s = 0; s < stages; ++s) {
           bulk::init(&pace.read[s], blockDim.x);
           pace.arrived[s] = 0;
         }
-      bulk::fence_init();
-      for (int s = 0; s < stages; ++s) fill(s, blockIdx.x + std::int64_t(s) * gridDim.x);
+      bulk_ask_first(tiles, stages, full);  // its fence covers the pace's barriers too
     }
     __syncthreads();  // the barriers are initialised
   }
@@ -223,24 +233,15 @@ __device__ __forceinline__ void for_each_bulk_group(const T* __restrict__ d_in, 
 // block calls it (it holds a barrier); the caller may then wait for stage 0 (phase 0) and read
 // the block's first tile there before the loop reads it again.
 template <class T> __device__ __forceinline__ void bulk_begin(const T* __restrict__ d_in, std::int64_t n, unsigned long long* full) {
-  extern __shared__ __align__(128) unsigned char bulk_stage[];
-  const int stages = bulk_stages(static_cast<int>(blockDim.x));
   const BulkTiles<T> tiles = bulk_tiles(d_in, n);
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < stages; ++s) bulk::init(&full[s]);
-    bulk::fence_init();
-    for (int s = 0; s < stages; ++s) {
-      const std::int64_t j = blockIdx.x + std::int64_t(s) * gridDim.x;
-      if (j < tiles.count) bulk::load(bulk_stage + s * tiles.bytes, tiles.at(j), tiles.bytes, &full[s]);
-    }
-  }
+  if (threadIdx.x == 0) bulk_ask_first(tiles, tiles.stages, full);
   __syncthreads();
 }
 
 // Held tiles, for a kernel that reads its input twice in one launch (fixed_largest_launch_kernel):
-// each block asks for its first tiles, one a stage, at once (bulk_hold_start) and reads them from
-// shared memory as often as it likes (for_each_held_group), its later tiles from global memory
-// each time. Where every block's tiles fit its stages (bulk_holds_all), a second read costs no
+// each block asks for its first tiles, one a stage, at once (bulk_begin on bulk_held_barriers())
+// and reads them from shared memory as often as it likes (for_each_held_group), its later tiles
+// from global memory each time. Where every block's tiles fit its stages (bulk_holds_all), a second read costs no
 // memory traffic. Nothing is refilled, so no stage is written after the first read. The launch
 // provides bulk_smem_bytes(blockDim.x). bulk_holds_all: a conservative test (the tiles of an
 // aligned input, which a misaligned one's body never exceeds), the same on the host and the device.
@@ -251,24 +252,8 @@ __device__ __forceinline__ unsigned long long* bulk_held_barriers() {
   __shared__ __align__(8) unsigned long long full[bulk_max_stages];
   return full;
 }
-// Every thread of the block calls it (it holds a barrier): thread 0 initialises a barrier a stage
-// and asks for the block's tiles, tile blockIdx.x + s gridDim.x into stage s.
-template <class T> __device__ __forceinline__ void bulk_hold_start(const T* __restrict__ d_in, std::int64_t n) {
-  unsigned long long* const full = bulk_held_barriers();
-  extern __shared__ __align__(128) unsigned char bulk_stage[];
-  if (threadIdx.x == 0) {
-    const BulkTiles<T> tiles = bulk_tiles(d_in, n);
-    for (int s = 0; s < tiles.stages; ++s) bulk::init(&full[s]);
-    bulk::fence_init();
-    for (int s = 0; s < tiles.stages; ++s) {
-      const std::int64_t j = blockIdx.x + std::int64_t(s) * gridDim.x;
-      if (j < tiles.count) bulk::load(bulk_stage + s * tiles.bytes, tiles.at(j), tiles.bytes, &full[s]);
-    }
-  }
-  __syncthreads();  // the barriers are initialised
-}
-// for_each_bulk_group's calls, over the tiles bulk_hold_start asked for and, past the stages, tiles
-// read from global memory.
+// for_each_bulk_group's calls, over the tiles bulk_begin asked for on bulk_held_barriers() and,
+// past the stages, tiles read from global memory.
 template <class T, class F, class G>
 __device__ __forceinline__ void for_each_held_group(const T* __restrict__ d_in, std::int64_t n, F&& f, G&& group) {
   unsigned long long* const full = bulk_held_barriers();

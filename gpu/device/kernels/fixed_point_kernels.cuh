@@ -1298,7 +1298,7 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks)
 // the sum's time is mostly such chains anyway; and float's first pass, gpu_exact's kernel with the
 // range, costs more than finding the largest magnitude. Where the grid is resident whole and the
 // input is small (the dispatch says how small), fixed_largest_launch_kernel instead has each block
-// ask for all its tiles at once (bulk_hold_start), find the largest finite magnitude over them (a
+// ask for all its tiles at once (bulk_begin), find the largest finite magnitude over them (a
 // compare an element), meet at the gate, whose last block takes k by fixed_point_sum's rule, and
 // quantise every element at k (fixed_quantise_each) from the tiles it still holds: one read of
 // memory where every block's tiles fit its stages (bulk_holds_all), and where they do not, the
@@ -1341,7 +1341,7 @@ template <class T, int MaxThreads, int MinBlocks>
 __global__ void __launch_bounds__(MaxThreads, MinBlocks)
     fixed_largest_launch_kernel(const T* __restrict__ d_in, std::int64_t num_items, FixedBuffers out,
                                 unsigned long long* gate) {
-  bulk_hold_start(d_in, num_items);  // the tiles are asked for first
+  bulk_begin(d_in, num_items, bulk_held_barriers());  // the tiles are asked for first
   fixed_reset_next_set(out);
   const unsigned next = out.parity ^ 1u;
   if (blockIdx.x == 0 && threadIdx.x == 0) gate[next] = gate[2 + next] = gate[fixed_gate_words + next] = 0;
