@@ -241,10 +241,11 @@ template <class T> __device__ __forceinline__ void bulk_begin(const T* __restric
 // Held tiles, for a kernel that reads its input twice in one launch (fixed_largest_launch_kernel):
 // each block asks for its first tiles, one a stage, at once (bulk_begin on bulk_held_barriers())
 // and reads them from shared memory as often as it likes (for_each_held_group), its later tiles
-// from global memory each time. Where every block's tiles fit its stages (bulk_holds_all), a second read costs no
-// memory traffic. Nothing is refilled, so no stage is written after the first read. The launch
-// provides bulk_smem_bytes(blockDim.x). bulk_holds_all: a conservative test (the tiles of an
-// aligned input, which a misaligned one's body never exceeds), the same on the host and the device.
+// from global memory each time. Where every block's tiles fit its stages (bulk_holds_all), a
+// second read costs no memory traffic. Nothing is refilled, so no stage is written after the
+// first read. The launch provides bulk_smem_bytes(blockDim.x). bulk_holds_all: a conservative
+// test (the tiles of an aligned input, which a misaligned one's body never exceeds), the same on
+// the host and the device.
 template <class T> __host__ __device__ constexpr bool bulk_holds_all(std::int64_t n, int grid, int block) {
   return n / (std::int64_t(block) * bulk_group<T>) <= std::int64_t(bulk_stages(block)) * grid;
 }
