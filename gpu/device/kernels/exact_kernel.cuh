@@ -20,15 +20,21 @@
 // passes 2^55, and at the end. With 2 levels (float input, converted to double exactly) every
 // element above 2^(B - 60) is absorbed by the fast path; with 3 levels (double input), every
 // element above 2^(B - 73).
-// Anchor: a thread's first group sets B from its warp's largest magnitude, 2^4 above it
-// (anchor_margin); a finite element with |x| >= 2^B flushes and re-anchors (B = its exponent + 1 +
-// 4), which a thread does about ln(elements) / 4 times on random data at most. So inputs whose
-// dynamic range is under about 2^55 stay on the fast path. Why 2^4: a re-anchor is a long serial
-// chain in one lane (about 20,000 cycles), and a warp that meets one finishes late; with 2^2,
-// lognormal(0, 1) inputs met about 80 at n = 2^24 and ran at 0.62 of CUB (uniform 0.85), the
-// blocks' instruction counts differing by half (Nsight Compute). With 2^4 a simulation of the
-// same walk meets none. NaN and Inf are counted, never added. Double inputs above 2^1012
-// (whose M_0 would overflow) are added by the slow path directly.
+// Anchor: a thread's first group sets B a margin above its warp's largest magnitude
+// (ExactThread::first_anchor); a finite element with |x| >= 2^B flushes and re-anchors (B = its
+// exponent + 1 + anchor_margin_max). A re-anchor is a long serial chain in one lane, and a warp
+// that meets one finishes late, and with it its block, whose tiles wait for every warp, and the
+// launch, which ends with its last block: the margin is what keeps re-anchors rare. Its price is
+// reach: float's first level alone holds what lies within 2^(margin - 17) of the anchor, and a
+// warp in which some lane's group lies below that runs both levels (at a fixed 2^8, 96% of a
+// normal input's warp groups). So float's margin follows the warp's first groups, from 2^4 where
+// their upper tail is narrow (normal data: a fifth of the warp groups take level 1) to 2^12 where
+// it is wide (lognormal sigma 4: a re-anchor in 0.03% of the warp groups, where a fixed 2^4 had
+// 6%); double's first two levels hold what lies within 2^(margin - 30), so its margin is 2^12
+// throughout. The shares are a simulation's of the bench's inputs (docs/performance-notes.md,
+// "gpu_exact on middling spans"). NaN and Inf are
+// counted, never added. Double inputs above 2^1012 (whose M_0 would overflow) are added by the
+// slow path directly.
 // Wide groups: a finite group the levels cannot hold (an element below their last grid, or one at
 // or above 2^B that a re-anchor on the group's largest does not cure) goes whole to per-thread
 // integer bins in shared memory (ExactBins, bin_group): each element's significand, shifted by
@@ -38,12 +44,13 @@
 // they are a 512-bit window per thread (256 for 1024-thread blocks), raised when a larger element
 // comes, and the elements below it go to their warp's cells (ExactCells: 16-bit digits by 32-bit
 // shared atomics). Such a group pays the levels' attempt and then the bins, unless its warp's
-// first groups already spanned more binades than the levels hold (ExactThread::first_anchor), or
-// the thread's groups kept missing the levels (misses_to_wide: sorted data): then every finite
-// group goes straight to the bins. The bins' speed is bound, whatever the span, by their
-// shared-memory loads and stores (16 bytes a float element, 32 a double one) and the digits'
-// arithmetic, in about equal shares; not by the chain of one element's loads after the stores of
-// the one before (docs/performance-notes.md: "Two sets of bins", "What the loop's parts cost").
+// first groups already spanned more than wide_span binades (ExactThread::first_anchor), or the
+// warp's groups kept missing the levels (misses_to_wide: sorted data, or a span at the edge of
+// the first decision): then the whole warp sends every finite group straight to the bins. The
+// bins' speed is bound, whatever the span, by their shared-memory loads and stores (16 bytes a
+// float element, 32 a double one) and the digits' arithmetic, in about equal shares; not by the
+// chain of one element's loads after the stores of the one before (docs/performance-notes.md:
+// "Two sets of bins", "What the loop's parts cost").
 // Inputs of moderate range never reach them.
 // Loads: tiles by the bulk-copy engine (gpu/thread/bulk_loads.cuh), whatever the shape's vector
 // width and mapping: the bits do not depend on which thread adds which element (below). float64
@@ -91,19 +98,29 @@ template <class T> struct ExactLayout {
   static_assert(Superaccumulator<T>::min_exponent == min_exponent, "limb 0 bit 0 must weigh the smallest subnormal");
   static constexpr int levels = sizeof(T) == 4 ? 2 : 3;
   static constexpr int flush_every = 512;
-  static constexpr int anchor_margin = 4;  // B = (largest magnitude's exponent + 1) + anchor_margin
+  // B = (largest magnitude's exponent + 1) + a margin (the header's "Anchor"): at a first anchor
+  // between these two (ExactThread::first_anchor), at a re-anchor the larger.
+  static constexpr int anchor_margin_min = sizeof(T) == 4 ? 4 : 12;
+  static constexpr int anchor_margin_max = 12;
   // The levels hold every element of magnitude at least 2^(B - held_below): its lowest bit is at
   // or above the last level's grid, 2^(B - 83) for float (2 levels), 2^(B - 125) for double (3).
   static constexpr int held_below = sizeof(T) == 4 ? 60 : 73;
-  // So with B set 2^anchor_margin above the largest, every element within this many binades of the
-  // largest is held (ExactThread::first_anchor's wide decision).
-  static constexpr int wide_span = held_below - anchor_margin - 1;
-  // A thread whose groups keep falling below its anchor's reach (data sorted by decreasing
-  // magnitude: a block's tiles lie apart in the input, each some binades below the last) pays the
-  // levels' failed attempt before the bins on nearly every group; after this many such groups
-  // with fewer than flush_every held elements between them it sends its groups straight to the
-  // bins. Groups that a re-anchor lets the levels hold (increasing magnitudes) are not misses:
-  // the levels after a re-anchor ran faster than the bins on such data.
+  // So with B set 2^anchor_margin_max above the largest, every element within held_below -
+  // anchor_margin_max - 1 binades of the largest is held. A warp whose first groups span more than
+  // wide_span binades goes to the bins (ExactThread::first_anchor), well below that reach: a
+  // warp's first groups (512 elements of float, 256 of double) show less of the input's span than
+  // its later ones, and a warp left on the levels near the reach misses and re-anchors through
+  // its share (lognormal sigma 6 and 8 ran at 0.43-0.78 of CUB with the reach as the limit).
+  static constexpr int wide_span = sizeof(T) == 4 ? 40 : 48;
+  static_assert(wide_span <= held_below - anchor_margin_max - 1, "a warp the levels cannot hold goes to the bins");
+  // A warp whose groups keep falling below its anchor's reach (data sorted by decreasing
+  // magnitude: a block's tiles lie apart in the input, each some binades below the last; or a
+  // span just under wide_span) pays the levels' failed attempt before the bins; after this many
+  // groups in which some lane missed, the whole warp sends its groups straight to the bins. The
+  // count is the warp's (a vote), so that its lanes go together rather than leaving some on the
+  // levels and some in the bins, and it is never reset. Groups that a re-anchor lets the levels
+  // hold (increasing magnitudes) are not misses: the levels after a re-anchor ran faster than the
+  // bins on such data.
   static constexpr int misses_to_wide = 8;
   // Largest anchor: M_0 = 1.5 * 2^(B + 11) must be a finite double.
   static constexpr int max_anchor = sizeof(T) == 4 ? FloatTraits<T>::emax + 2 : 1012;
@@ -290,10 +307,12 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
   long long* bins = nullptr;  // this thread's bin 0 (ExactBins); bin k at bins[k * MaxThreads]
   int bin_base = Whole ? 0 : -1;  // the limb of bin 0; a double window: -1 until the first wide group
   int bin_adds = 0;  // elements sent to the bins (double: and cells) since bin_group last normalised
-  // Finite groups the levels could not hold (even after a re-anchor) since they last held
-  // flush_every elements; from misses_to_wide on (first_anchor's decision, or drift) every finite
-  // group goes straight to the bins.
+  // The warp's groups in which some lane's finite group the levels could not hold (even after a
+  // re-anchor), the same in every lane: from misses_to_wide on (first_anchor's decision, or
+  // drift) every finite group goes straight to the bins. missed: this lane's last group missed
+  // (add_group counts it with the other lanes' at its next call, where they run together).
   int misses = 0;
+  bool missed = false;
   __device__ __forceinline__ bool wide() const { return misses >= Layout::misses_to_wide; }
   bool binned = false;  // some group went to the bins (push_bins has nothing to do otherwise)
 
@@ -375,7 +394,7 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
     }
     flush(s_limbs);
     push(s_limbs);  // the grids change with the anchor
-    const int b = e + Layout::anchor_margin;
+    const int b = e + Layout::anchor_margin_max;
     anchor(b < Layout::max_anchor ? b : Layout::max_anchor);
     return true;
   }
@@ -395,13 +414,10 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
     if (++count == Layout::flush_every) flush(s_limbs);
   }
 
-  // n more elements the levels held: a flush when due, after which the misses count afresh.
+  // n more elements the levels held: a flush when due.
   __device__ __forceinline__ void held(int n, unsigned long long* s_limbs) {
     count += n;
-    if (count >= Layout::flush_every) {
-      flush(s_limbs);
-      misses = 0;
-    }
+    if (count >= Layout::flush_every) flush(s_limbs);
   }
 
   // The levels 0 .. Levels-1 over a group, without a branch; true when no element left bits below
@@ -424,28 +440,39 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
     return lost == 0;
   }
 
-  // A thread's first group anchors on the largest finite magnitude among the warp's first groups
-  // (plus a margin of 2^anchor_margin), so that on random data a thread rarely meets a larger
-  // element later (each would cost a re-anchor and a careful group). The same groups decide wide():
+  // A thread's first group anchors on the largest finite magnitude among the warp's first groups,
+  // plus a margin, so that on random data a thread rarely meets a larger element later (each would
+  // cost a re-anchor and a careful group). The margin, in binades, is the gap between that largest
+  // and the smallest of the lanes' largest (lanes with no nonzero finite element aside), plus 2,
+  // within [anchor_margin_min, anchor_margin_max]: how far the warp's later records may pass its
+  // first largest grows with the spread of its groups' largest, and the rule (chosen by a
+  // simulation of the bench's inputs, docs/performance-notes.md) keeps float's narrow data at 2^4,
+  // where level 0 alone holds nearly every group. The same groups decide wide():
   // when their nonzero magnitudes span more binades than the levels hold whatever the anchor
   // (wide_span), the warp's groups will keep missing the levels, and each miss would pay the
   // levels' attempt before the bins; so the warp sends every finite group straight to the bins.
   // A guess from 32 N elements: it costs speed when wrong, never bits (both paths are exact).
   template <int N> __device__ __forceinline__ void first_anchor(const T (&x)[N]) {
-    const Bits largest = group_largest(x);
     constexpr int drop = int(sizeof(Bits)) * 8 - 32;  // the exponent is in the top 32 bits
+    const unsigned lane_top = static_cast<unsigned>(group_largest(x) >> drop);
     const unsigned mask = __activemask();
-    const unsigned top = __reduce_max_sync(mask, static_cast<unsigned>(largest >> drop));
+    const unsigned top = __reduce_max_sync(mask, lane_top);
     if (top == 0) return;
     const unsigned low = __reduce_min_sync(mask, static_cast<unsigned>(group_smallest(x) >> drop));
     constexpr int field = FloatTraits<T>::precision - 1 - drop;  // the exponent field's shift in the top word
     if (static_cast<int>(top >> field) - static_cast<int>(low >> field) > Layout::wide_span) misses = Layout::misses_to_wide;
+    int margin = Layout::anchor_margin_max;
+    if constexpr (Layout::anchor_margin_min < Layout::anchor_margin_max) {
+      const unsigned lanes_low = __reduce_min_sync(mask, lane_top != 0 ? lane_top : ~0u);
+      const int gap = static_cast<int>(top >> field) - static_cast<int>(lanes_low >> field) + 2;
+      margin = gap < Layout::anchor_margin_min ? Layout::anchor_margin_min : gap < margin ? gap : margin;
+    }
     int e = 0;
     const Bits w = static_cast<Bits>(top) << drop;
     T v;
     memcpy(&v, &w, sizeof(T));
     frexp(static_cast<double>(v), &e);
-    const int b = e + Layout::anchor_margin;
+    const int b = e + margin;
     anchor(b < Layout::max_anchor ? b : Layout::max_anchor);
   }
 
@@ -470,6 +497,12 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
       }
       return;
     }
+    // The warp's misses, counted where its lanes run together (every lane takes its group at
+    // once); from misses_to_wide on, its next groups go to the bins. After the wide path's test,
+    // not before it: there it put a second test, a branch and a reconvergence before every wide
+    // group, and the whole range's loop, bound by the issue of its instructions, lost 3%.
+    misses += __any_sync(__activemask(), missed);
+    missed = false;
     constexpr bool level0_proof = sizeof(T) == 4;  // see Range above
     T largest_f = T(0);       // Range, float: the group's largest |x| (valid when `below`)
     Bits largest = 0;         // Range, double: the same as bits; and the smallest nonzero
@@ -538,7 +571,7 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
 #pragma unroll
       for (int l = 0; l < L; ++l) s[l] = saved[l];
     }
-    ++misses;
+    missed = true;
     bin_group(x, s_limbs, s_special);
   }
 
@@ -564,7 +597,7 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
     if (e > Layout::max_anchor) return false;
     flush(s_limbs);
     push(s_limbs);
-    const int b = e + Layout::anchor_margin;
+    const int b = e + Layout::anchor_margin_max;
     anchor(b < Layout::max_anchor ? b : Layout::max_anchor);
     return true;
   }
