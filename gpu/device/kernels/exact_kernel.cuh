@@ -25,16 +25,16 @@
 // exponent + 1 + anchor_margin_max). A re-anchor is a long serial chain in one lane, and a warp
 // that meets one finishes late, and with it its block, whose tiles wait for every warp, and the
 // launch, which ends with its last block: the margin is what keeps re-anchors rare. Its price is
-// reach: float's first level alone holds what lies within 2^(margin - 17) of the anchor, and a
-// warp in which some lane's group lies below that runs both levels (at a fixed 2^8, 96% of a
-// normal input's warp groups). So float's margin follows the warp's first groups, from 2^4 where
-// their upper tail is narrow (normal data: a fifth of the warp groups take level 1) to 2^12 where
-// it is wide (lognormal sigma 4: a re-anchor in 0.03% of the warp groups, where a fixed 2^4 had
-// 6%); double's first two levels hold what lies within 2^(margin - 30), so its margin is 2^12
-// throughout. The shares are a simulation's of the bench's inputs (docs/performance-notes.md,
-// "gpu_exact on middling spans"). NaN and Inf are
-// counted, never added. Double inputs above 2^1012 (whose M_0 would overflow) are added by the
-// slow path directly.
+// reach: float's first level alone holds what lies less than 2^(17 - margin) below the warp's
+// largest, and a warp in which some lane's group lies lower runs both levels (at a fixed 2^8, 96%
+// of a normal input's warp groups). So float's margin follows the warp's first groups, from 2^4
+// where their upper tail is narrow (normal data: a fifth of the warp groups take level 1) to 2^12
+// where it is wide (lognormal sigma 4: a re-anchor in 0.03% of the warp groups, where a fixed 2^4
+// had 6%); double's first two levels hold what lies less than 2^(30 - margin) below, so its
+// margin is 2^12 throughout. The shares are a simulation's of the bench's inputs
+// (docs/performance-notes.md, "gpu_exact on middling spans"). NaN and Inf are counted, never
+// added. Double inputs above 2^1012 (whose M_0 would overflow) are added by the slow path
+// directly.
 // Wide groups: a finite group the levels cannot hold (an element below their last grid, or one at
 // or above 2^B that a re-anchor on the group's largest does not cure) goes whole to per-thread
 // integer bins in shared memory (ExactBins, bin_group): each element's significand, shifted by
