@@ -193,6 +193,26 @@ inline std::size_t l2_cache_bytes() {
   return static_cast<std::size_t>(bytes);
 }
 
+// The current device's peak memory bandwidth in bytes per SM cycle: what its memory delivers
+// against what its SMs can do with it (an H100 SXM 12.8, the H200 18.4). From its attributes:
+// memory clock (double data rate) times bus width, over SMs times SM clock. 0 where an attribute
+// is unknown. Cached per device.
+inline double memory_bytes_per_sm_cycle() {
+  static std::mutex m;
+  static std::map<int, double> known;
+  int device = 0;
+  SUMLAB_CUDA_CHECK(cudaGetDevice(&device));
+  const std::lock_guard<std::mutex> lock(m);
+  if (const auto it = known.find(device); it != known.end()) return it->second;
+  int memory_khz = 0, bus_bits = 0, sms = 0, sm_khz = 0;
+  SUMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&memory_khz, cudaDevAttrMemoryClockRate, device));
+  SUMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device));
+  SUMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  SUMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sm_khz, cudaDevAttrClockRate, device));
+  const double sm_cycles = static_cast<double>(sms) * sm_khz;
+  return known[device] = sm_cycles > 0 ? 2.0 * memory_khz * (bus_bits / 8.0) / sm_cycles : 0.0;
+}
+
 // How many blocks of `kernel`, at `threads` a block and `smem` bytes of dynamic shared memory, are
 // resident on this GPU at once: the largest grid a cooperative launch takes (0 where the GPU takes
 // none). The kernel's dynamic shared-memory limit must already cover smem (opt_in_shared). Cached

@@ -44,7 +44,8 @@
 // they are a 512-bit window per thread (256 for 1024-thread blocks), raised when a larger element
 // comes, and the elements below it go to their warp's cells (ExactCells: 16-bit digits by 32-bit
 // shared atomics). Such a group pays the levels' attempt and then the bins, unless its warp's
-// first groups already spanned more than wide_span binades (ExactThread::first_anchor), or the
+// first groups already spanned more than wide_span binades (ExactThread::first_anchor; fewer for
+// double's whole range on a GPU whose memory the bins keep up with), or the
 // warp's groups kept missing the levels (misses_to_wide: sorted data, or a span at the edge of
 // the first decision): then the whole warp sends every finite group straight to the bins. The
 // bins' speed is bound, whatever the span, by their shared-memory loads and stores (16 bytes a
@@ -113,6 +114,14 @@ template <class T> struct ExactLayout {
   // its share (lognormal sigma 6 and 8 ran at 0.43-0.78 of CUB with the reach as the limit).
   static constexpr int wide_span = sizeof(T) == 4 ? 40 : 48;
   static_assert(wide_span <= held_below - anchor_margin_max - 1, "a warp the levels cannot hold goes to the bins");
+  // Double's whole range on a GPU whose memory the bins keep up with (bins_keep_up_with_memory):
+  // there the bins run at CUB's speed on any span from 2^26, and a warp whose first groups span
+  // more than 32 binades goes to them (on an H100 lognormal sigma 6 and 8 ran up to 19% faster;
+  // data of 33 to 48 binades that the three levels hold without re-anchoring, such as the bench's
+  // cancellation input, up to 12% slower at 2^22 and 1% from 2^26: docs/performance-notes.md).
+  // On a GPU whose memory outruns the bins (the H200: 0.68 of CUB) a warp stays on the levels up
+  // to wide_span.
+  static constexpr int wide_span_bins_keep_up = sizeof(T) == 4 ? wide_span : 32;
   // A warp whose groups keep falling below its anchor's reach (data sorted by decreasing
   // magnitude: a block's tiles lie apart in the input, each some binades below the last; or a
   // span just under wide_span) pays the levels' failed attempt before the bins; after this many
@@ -313,6 +322,7 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
   // (add_group counts it with the other lanes' at its next call, where they run together).
   int misses = 0;
   bool missed = false;
+  int wide_span = Layout::wide_span;  // first_anchor's limit (exact_limbs_block may lower it)
   __device__ __forceinline__ bool wide() const { return misses >= Layout::misses_to_wide; }
   bool binned = false;  // some group went to the bins (push_bins has nothing to do otherwise)
 
@@ -460,7 +470,7 @@ template <class T, bool Range, int Bins, int MaxThreads> struct ExactThread {
     if (top == 0) return;
     const unsigned low = __reduce_min_sync(mask, static_cast<unsigned>(group_smallest(x) >> drop));
     constexpr int field = FloatTraits<T>::precision - 1 - drop;  // the exponent field's shift in the top word
-    if (static_cast<int>(top >> field) - static_cast<int>(low >> field) > Layout::wide_span) misses = Layout::misses_to_wide;
+    if (static_cast<int>(top >> field) - static_cast<int>(low >> field) > wide_span) misses = Layout::misses_to_wide;
     int margin = Layout::anchor_margin_max;
     if constexpr (Layout::anchor_margin_min < Layout::anchor_margin_max) {
       const unsigned lanes_low = __reduce_min_sync(mask, lane_top != 0 ? lane_top : ~0u);
@@ -1072,6 +1082,7 @@ template <class T> __host__ __device__ inline unsigned long long exact_reset_wor
 struct ExactBuffers {
   unsigned long long* sets = nullptr;  // 2 * exact_set_words<T>; set 0 reset before the first launch
   unsigned parity = 0;                 // the set this launch adds to
+  bool bins_keep_up = false;           // launch_exact's: the GPU's memory no faster than the bins (wide_span_bins_keep_up)
 };
 
 // Block 0: the next launch's set to its reset state (a launch touches only its own).
@@ -1112,6 +1123,8 @@ __device__ __forceinline__ void exact_limbs_block(const T* __restrict__ d_in, st
   if (threadIdx.x < exact_specials) s_special[threadIdx.x] = 0;
   constexpr int Bins = ExactBins<T>::count(MaxThreads, MinBlocks);
   ExactThread<T, Range, Bins, MaxThreads> t;
+  if constexpr (decltype(t)::Whole && sizeof(T) == 8)
+    if (out.bins_keep_up) t.wide_span = ExactLayout<T>::wide_span_bins_keep_up;
   extern __shared__ __align__(128) unsigned char exact_dynamic_smem[];  // the bulk stages, then the bins
   constexpr int Stages = exact_stages<T>(MaxThreads, MinBlocks);
   static_assert(!Begun || (Stages == 0 && !Abs), "bulk_begin begins the default stages of the plain sum");
@@ -1259,6 +1272,15 @@ template <class T> __global__ void exact_round_kernel(ExactBuffers out, std::int
   for (int w = 0; w < exact_set_words<T>; ++w) set[w] = exact_reset_word<T>(w);
 }
 
+// Whether the current GPU's memory delivers no more bytes an SM cycle than double's whole-range
+// bins add: about 1.5 elements, 12 bytes, an SM cycle (0.98-0.99 of CUB on an H100 SXM, whose
+// memory gives 12.8; 0.68 on the H200, 18.4). Then launch_exact lowers the span that sends a
+// warp to the bins (ExactLayout::wide_span_bins_keep_up). Speed only: both paths are exact.
+inline bool bins_keep_up_with_memory() {
+  const double rate = memory_bytes_per_sm_cycle();
+  return rate > 0 && rate <= 14;
+}
+
 // Host side: the kernel for the block size, asynchronously on the default stream; set out.parity
 // must be in its reset state (exact_reset_sets, or the launch before with the other parity).
 // Abs (the sum of magnitudes) takes the sum's builds for blocks of up to 512 threads (the reference
@@ -1271,6 +1293,7 @@ void launch_exact(const LaunchShape& s, const T* d_in, std::int64_t n, const Exa
   // the launch opts in to its size.
   void (*kernel)(const T*, std::int64_t, ExactBuffers) = nullptr;
   std::size_t smem = 0;
+  ExactBuffers args = out;
   const auto what = [&] {
     return std::string("gpu_exact (") + (sizeof(T) == 4 ? "float32" : "float64") + ", " + std::to_string(s.block) + " threads a block)";
   };
@@ -1299,9 +1322,10 @@ void launch_exact(const LaunchShape& s, const T* d_in, std::int64_t n, const Exa
       takes_whole = s.grid <= resident_blocks(whole, s.block, smem);
     }
     if (!takes_whole) pick(exact_limbs_kernel<T, Range, 256, 2, Abs>, 256, 2);
+    args.bins_keep_up = takes_whole && bins_keep_up_with_memory();
   }
   opt_in_shared(reinterpret_cast<const void*>(kernel), smem, what);
-  kernel<<<s.grid, s.block, smem>>>(d_in, n, out);
+  kernel<<<s.grid, s.block, smem>>>(d_in, n, args);
   SUMLAB_CUDA_CHECK_LAUNCH("exact_limbs_kernel");
 }
 
