@@ -1274,7 +1274,7 @@ template <class T> __global__ void exact_round_kernel(ExactBuffers out, std::int
 
 // Whether the current GPU's memory delivers no more bytes an SM cycle than double's whole-range
 // bins add: about 1.5 elements, 12 bytes, an SM cycle (0.98-0.99 of CUB on an H100 SXM, whose
-// memory gives 12.8; 0.68 on the H200, 18.4). Then launch_exact lowers the span that sends a
+// memory gives 12.8; 0.68 on the H200, about 18). Then launch_exact lowers the span that sends a
 // warp to the bins (ExactLayout::wide_span_bins_keep_up). Speed only: both paths are exact.
 inline bool bins_keep_up_with_memory() {
   const double rate = memory_bytes_per_sm_cycle();
