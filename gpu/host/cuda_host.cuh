@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "gpu/cuda_check.cuh"
+#include "gpu/host/device_rates.hpp"
 
 namespace sumlab::gpu::detail {
 
@@ -193,11 +194,8 @@ inline std::size_t l2_cache_bytes() {
   return static_cast<std::size_t>(bytes);
 }
 
-// The current device's peak memory bandwidth in bytes per SM cycle: what its memory delivers
-// against what its SMs can do with it (an H100 SXM 12.8: HBM3 at 2619 MHz on 5120 bits, 132 SMs at
-// 1980 MHz; the H200 about 18, by its 4.8 TB/s). From its attributes: memory clock (double data
-// rate) times bus width, over SMs times SM clock. 0 where an attribute is unknown. Cached per
-// device.
+// The current device's memory_bytes_per_sm_cycle (device_rates.hpp), from its attributes. Cached
+// per device.
 inline double memory_bytes_per_sm_cycle() {
   static std::mutex m;
   static std::map<int, double> known;
@@ -210,8 +208,7 @@ inline double memory_bytes_per_sm_cycle() {
   SUMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device));
   SUMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   SUMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sm_khz, cudaDevAttrClockRate, device));
-  const double sm_cycles = static_cast<double>(sms) * sm_khz;
-  return known[device] = sm_cycles > 0 ? 2.0 * memory_khz * (bus_bits / 8.0) / sm_cycles : 0.0;
+  return known[device] = gpu::memory_bytes_per_sm_cycle(memory_khz, bus_bits, sms, sm_khz);
 }
 
 // How many blocks of `kernel`, at `threads` a block and `smem` bytes of dynamic shared memory, are

@@ -21,6 +21,7 @@
 #include "core/order_model/fixed_point_model.hpp"
 #include "core/order_model/model_sum.hpp"
 #include "core/order_model/reduce_ops.hpp"
+#include "gpu/host/device_rates.hpp"
 #include "reference/mpfr_sum.hpp"
 #include "tests/gpu/require_gpu.hpp"
 
@@ -336,6 +337,20 @@ template <class T> void check_exact_bins() {
       EXPECT_EQ(sum_abs.limbs(), host_abs.limbs());
     }
   }
+}
+
+// Which path double's middling spans take depends on the card (device_rates.hpp): an H100's
+// memory the whole range's bins keep up with (they ran at 0.98-0.99 of CUB there), the H200's they
+// do not (0.68). No device needed: the figures are the cards' attributes and datasheets.
+TEST(GpuExactPath, BinsKeepUpWithAnH100NotWithTheH200) {
+  const double h100_sxm = gpu::memory_bytes_per_sm_cycle(2619000, 5120, 132, 1980000);
+  EXPECT_NEAR(h100_sxm, 12.83, 0.01);
+  EXPECT_TRUE(gpu::exact_bins_keep_up(h100_sxm));
+  EXPECT_TRUE(gpu::exact_bins_keep_up(gpu::memory_bytes_per_sm_cycle(1593000, 5120, 114, 1755000)));  // H100 PCIe, 10.2
+  EXPECT_FALSE(gpu::exact_bins_keep_up(4.8e12 / (132 * 1.98e9)));  // the H200: 4.8 TB/s, 132 SMs at 1980 MHz
+  // An attribute the device does not report keeps the span that needs no rate.
+  EXPECT_EQ(gpu::memory_bytes_per_sm_cycle(2619000, 5120, 0, 1980000), 0.0);
+  EXPECT_FALSE(gpu::exact_bins_keep_up(0.0));
 }
 
 TEST(GpuExact, WideSpansThroughTheBinsStayExact) {

@@ -1272,14 +1272,9 @@ template <class T> __global__ void exact_round_kernel(ExactBuffers out, std::int
   for (int w = 0; w < exact_set_words<T>; ++w) set[w] = exact_reset_word<T>(w);
 }
 
-// Whether the current GPU's memory delivers no more bytes an SM cycle than double's whole-range
-// bins add: about 1.5 elements, 12 bytes, an SM cycle (0.98-0.99 of CUB on an H100 SXM, whose
-// memory gives 12.8; 0.68 on the H200, about 18). Then launch_exact lowers the span that sends a
-// warp to the bins (ExactLayout::wide_span_bins_keep_up). Speed only: both paths are exact.
-inline bool bins_keep_up_with_memory() {
-  const double rate = memory_bytes_per_sm_cycle();
-  return rate > 0 && rate <= 14;
-}
+// Whether double's whole-range bins keep pace with the current GPU's memory (device_rates.hpp):
+// then launch_exact lowers the span that sends a warp to them.
+inline bool bins_keep_up_with_memory() { return exact_bins_keep_up(memory_bytes_per_sm_cycle()); }
 
 // Host side: the kernel for the block size, asynchronously on the default stream; set out.parity
 // must be in its reset state (exact_reset_sets, or the launch before with the other parity).
