@@ -116,9 +116,9 @@ template <class T> struct ExactLayout {
   static_assert(wide_span <= held_below - anchor_margin_max - 1, "a warp the levels cannot hold goes to the bins");
   // Double's whole range on a GPU whose memory the bins keep up with (bins_keep_up_with_memory):
   // there the bins run at CUB's speed on any span from 2^26, and a warp whose first groups span
-  // more than 32 binades goes to them (on an H100 lognormal sigma 6 and 8 ran up to 19% faster;
-  // data of 33 to 48 binades that the three levels hold without re-anchoring, such as the bench's
-  // cancellation input, up to 12% slower at 2^22 and 1% from 2^26: docs/performance-notes.md).
+  // more than 32 binades goes to them (on an H100 lognormal sigma 6 and 8 took up to 19% less
+  // time; data of 33 to 48 binades that the three levels hold without re-anchoring, such as the
+  // bench's cancellation input, up to 12% more at 2^22 and 1% from 2^26: docs/performance-notes.md).
   // On a GPU whose memory outruns the bins (the H200: 0.68 of CUB) a warp stays on the levels up
   // to wide_span.
   static constexpr int wide_span_bins_keep_up = sizeof(T) == 4 ? wide_span : 32;
