@@ -45,9 +45,9 @@
 // comes, and the elements below it go to their warp's cells (ExactCells: 16-bit digits by 32-bit
 // shared atomics). Such a group pays the levels' attempt and then the bins, unless its warp's
 // first groups already spanned more than wide_span binades (ExactThread::first_anchor; fewer for
-// double's whole range on a GPU whose memory the bins keep up with), or the
-// warp's groups kept missing the levels (misses_to_wide: sorted data, or a span at the edge of
-// the first decision): then the whole warp sends every finite group straight to the bins. The
+// double's whole range on a GPU whose memory the bins keep up with), or the warp's groups kept
+// missing the levels (misses_to_wide: sorted data, or a span at the edge of the first decision):
+// then the whole warp sends every finite group straight to the bins. The
 // bins' speed is bound, whatever the span, by their shared-memory loads and stores (16 bytes a
 // float element, 32 a double one) and the digits' arithmetic, in about equal shares; not by the
 // chain of one element's loads after the stores of the one before (docs/performance-notes.md:
@@ -114,14 +114,14 @@ template <class T> struct ExactLayout {
   // its share (lognormal sigma 6 and 8 ran at 0.43-0.78 of CUB with the reach as the limit).
   static constexpr int wide_span = sizeof(T) == 4 ? 40 : 48;
   static_assert(wide_span <= held_below - anchor_margin_max - 1, "a warp the levels cannot hold goes to the bins");
-  // Double's whole range on a GPU whose memory the bins keep up with (bins_keep_up_with_memory):
-  // there the bins run at CUB's speed on any span from 2^26, and a warp whose first groups span
-  // more than 32 binades goes to them (on an H100 lognormal sigma 6 and 8 took up to 19% less
-  // time; data of 33 to 48 binades that the three levels hold without re-anchoring, such as the
-  // bench's cancellation input, up to 12% more at 2^22 and 1% from 2^26: docs/performance-notes.md).
-  // On a GPU whose memory outruns the bins (the H200: 0.68 of CUB) a warp stays on the levels up
-  // to wide_span.
-  static constexpr int wide_span_bins_keep_up = sizeof(T) == 4 ? wide_span : 32;
+  // Double's whole range only, on a GPU whose memory the bins keep up with
+  // (bins_keep_up_with_memory): there the bins run at CUB's speed on any span from 2^26, and a
+  // warp whose first groups span more than 32 binades goes to them (on an H100 lognormal sigma 6
+  // and 8 took up to 19% less time; data of 33 to 48 binades that the three levels hold without
+  // re-anchoring, such as the bench's cancellation input, up to 12% more at 2^22 and 1% from
+  // 2^26: docs/performance-notes.md). On a GPU whose memory outruns the bins (the H200: 0.68 of
+  // CUB) a warp stays on the levels up to wide_span.
+  static constexpr int wide_span_bins_keep_up = 32;
   // A warp whose groups keep falling below its anchor's reach (data sorted by decreasing
   // magnitude: a block's tiles lie apart in the input, each some binades below the last; or a
   // span just under wide_span) pays the levels' failed attempt before the bins; after this many
